@@ -1,3 +1,51 @@
-fn main() {
-    println!("arcane-mcp");
+use std::process::ExitCode;
+
+use anyhow::Result;
+use arcane_mcp::config::{Cli, Command};
+use arcane_mcp::inspect;
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let log = match &cli.command {
+        Some(Command::Serve(s)) => s.log_level.clone(),
+        _ => cli.serve.log_level.clone(),
+    };
+    init_logging(&log);
+    let result = match cli.command {
+        Some(Command::Catalog(args)) => run_catalog(&args),
+        Some(Command::AuditTokens(_)) => Err(anyhow::anyhow!("audit-tokens is not available yet")),
+        Some(Command::Serve(args)) => arcane_mcp::serve(*args),
+        None => arcane_mcp::serve(cli.serve),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("arcane-mcp: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+fn run_catalog(args: &arcane_mcp::config::CatalogArgs) -> Result<()> {
+    let sources = args.source.sources(args.arcane_url.as_deref());
+    let cat = sources.build()?;
+    if let Some(name) = &args.show {
+        println!("{}", inspect::show(&cat, name)?);
+    } else if args.json {
+        println!("{}", serde_json::to_string_pretty(&inspect::catalog_json(&cat))?);
+    } else {
+        print!("{}", inspect::summary(&cat));
+    }
+    Ok(())
 }

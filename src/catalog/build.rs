@@ -1,0 +1,574 @@
+//! Building the catalog: OpenAPI operations → derived actions → declarations → overlays.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use anyhow::{Result, bail};
+use serde_json::{Map, Value, json};
+
+use super::derive::{self, clean_input_schema, derive_flags, derive_name, schema_is_array};
+use super::overlay::{ActionOverlay, Layers};
+use super::{
+    Action, BodyEncoding, Catalog, Excluded, Param, ParamLocation, ResultKind,
+};
+use crate::spec::{RefResolver, SpecDoc};
+
+/// HTTP methods an OpenAPI path item can hold, in the order collisions are settled.
+const METHODS: [&str; 7] = ["get", "head", "post", "put", "patch", "delete", "options"];
+
+/// The longest tool name MCP clients accept.
+pub const MAX_TOOL_NAME: usize = 64;
+
+/// Everything a catalog is built from.
+pub struct BuildInput<'a> {
+    pub spec: &'a SpecDoc,
+    pub layers: &'a Layers,
+}
+
+/// One operation of the spec, before overlays.
+struct Operation<'a> {
+    method: String,
+    path: String,
+    op: &'a Value,
+    path_item: &'a Value,
+}
+
+/// Builds the catalog. Fails on an inconsistency an operator must fix (duplicate IDs, an
+/// overlay renaming two actions to one ID, an invalid ID); the error names the file.
+pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
+    let root = &input.spec.root;
+    let resolver = RefResolver::new(root);
+    let mut ops = Vec::new();
+    if let Some(paths) = root.get("paths").and_then(Value::as_object) {
+        for (path, item) in paths {
+            let item = resolver.deref(item);
+            for m in METHODS {
+                if let Some(op) = item.get(m) {
+                    ops.push(Operation {
+                        method: m.to_ascii_uppercase(),
+                        path: path.clone(),
+                        op,
+                        path_item: item,
+                    });
+                }
+            }
+        }
+    }
+
+    // Derive every action, then settle collisions.
+    let mut actions: Vec<Action> = ops.iter().map(|o| action_from_operation(o, &resolver)).collect();
+    settle_collisions(&mut actions);
+    let derived_ids: Vec<String> = actions.iter().map(|a| a.id.clone()).collect();
+
+    // Declarations: hand-written actions (later files replace earlier ones with the same ID).
+    let mut declared: BTreeMap<String, Action> = BTreeMap::new();
+    for file in &input.layers.declarations {
+        for d in &file.content.actions {
+            declared.insert(d.id.clone(), action_from_declaration(d, &file.origin)?);
+        }
+    }
+    let mut derived_of: HashMap<String, String> = HashMap::new();
+    for (i, a) in actions.iter().enumerate() {
+        derived_of.insert(a.id.clone(), derived_ids[i].clone());
+    }
+    for (id, a) in declared {
+        if let Some(pos) = actions.iter().position(|x| x.id == id) {
+            // A declaration wins over a derived action of the same ID: it knows more.
+            tracing::debug!(id = %id, "declaration replaces the derived action");
+            actions[pos] = a;
+        } else {
+            derived_of.insert(id.clone(), id.clone());
+            actions.push(a);
+        }
+    }
+
+    // Overlays: domain renames, then per-action corrections, file by file.
+    let mut domain_meta: BTreeMap<String, (String, String)> = BTreeMap::new();
+    let mut excluded = Vec::new();
+    for file in &input.layers.overlays {
+        for (from, d) in &file.content.domains {
+            if let Some(to) = &d.rename {
+                for a in actions.iter_mut().filter(|a| &a.domain == from) {
+                    a.domain = to.clone();
+                    a.id = format!("{}.{}", a.domain, a.name);
+                }
+            }
+            let target = d.rename.clone().unwrap_or_else(|| from.clone());
+            let entry = domain_meta
+                .entry(target.clone())
+                .or_insert_with(|| (derive::humanize_domain(&target), String::new()));
+            if let Some(t) = &d.title {
+                entry.0 = t.clone();
+            }
+            if let Some(desc) = &d.description {
+                entry.1 = desc.clone();
+            }
+        }
+        for (key, ov) in &file.content.actions {
+            let found = actions.iter().position(|a| {
+                a.id == *key
+                    || a.operation_id.as_deref() == Some(key.as_str())
+                    || derived_of.get(&a.id).is_some_and(|d| d == key)
+            });
+            let Some(i) = found else {
+                tracing::debug!(file = %file.origin, key = %key, "overlay entry matches no action of this spec");
+                continue;
+            };
+            if let Some(reason) = &ov.exclude {
+                let a = actions.remove(i);
+                excluded.push(Excluded {
+                    id: Some(a.id.clone()),
+                    operation_id: a.operation_id.clone().unwrap_or_default(),
+                    method: a.method.clone(),
+                    path: a.path.clone(),
+                    reason: reason.clone(),
+                });
+                continue;
+            }
+            let old_id = actions[i].id.clone();
+            apply_overlay(&mut actions[i], ov);
+            if actions[i].id != old_id {
+                let derived = derived_of.remove(&old_id).unwrap_or(old_id);
+                derived_of.insert(actions[i].id.clone(), derived);
+            }
+        }
+    }
+
+    // Invariants an operator's overlay could break: say which.
+    let mut seen: HashMap<&str, &Action> = HashMap::new();
+    for a in &actions {
+        if !is_valid_id(&a.id) {
+            bail!(
+                "action ID {:?} ({} {}) is not of the form domain.action in lower snake_case; fix the overlay that sets it",
+                a.id, a.method, a.path
+            );
+        }
+        if let Some(prev) = seen.insert(&a.id, a) {
+            bail!(
+                "two actions have the ID {}: {} {} and {} {}; give one of them another `id` in an overlay",
+                a.id, prev.method, prev.path, a.method, a.path
+            );
+        }
+    }
+    let known: HashSet<String> = actions.iter().map(|a| a.id.clone()).collect();
+    for a in &mut actions {
+        a.related.retain(|r| known.contains(r) && r != &a.id);
+        a.follow_ups.retain(|f| known.contains(&f.action));
+        if a.full_item.as_ref().is_some_and(|f| !known.contains(f)) {
+            a.full_item = None;
+        }
+    }
+
+    Ok(Catalog::new(
+        input.spec.version().to_string(),
+        input.spec.origin.clone(),
+        actions,
+        &domain_meta,
+        excluded,
+    ))
+}
+
+/// Whether an ID is `domain.action` in lower snake_case.
+pub fn is_valid_id(id: &str) -> bool {
+    let mut parts = id.split('.');
+    let ok = |p: Option<&str>| {
+        p.is_some_and(|p| {
+            let mut cs = p.chars();
+            cs.next().is_some_and(|c| c.is_ascii_lowercase())
+                && cs.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        })
+    };
+    ok(parts.next()) && ok(parts.next()) && parts.next().is_none()
+}
+
+fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
+    if let Some(id) = &ov.id
+        && let Some((d, n)) = id.split_once('.')
+    {
+        a.domain = d.to_string();
+        a.name = n.to_string();
+        a.id = id.clone();
+    }
+    macro_rules! set {
+        ($field:ident) => {
+            if let Some(v) = &ov.$field {
+                a.$field = v.clone();
+            }
+        };
+    }
+    set!(title);
+    set!(description);
+    set!(usage);
+    set!(related);
+    set!(follow_ups);
+    set!(mutating);
+    set!(destructive);
+    set!(idempotent);
+    if ov.columns.is_some() {
+        a.columns = ov.columns.clone();
+    }
+    if ov.empty_hint.is_some() {
+        a.empty_hint = ov.empty_hint.clone();
+    }
+    if ov.full_item.is_some() {
+        a.full_item = ov.full_item.clone();
+    }
+    if let Some(kind) = ov.result {
+        a.kind = kind;
+    }
+    if let Some(w) = &ov.widen {
+        a.widenings.extend(w.iter().cloned());
+    }
+    if let Some(descs) = &ov.params {
+        for (name, desc) in descs {
+            if let Some(p) = a.params.iter_mut().find(|p| &p.name == name) {
+                p.description = desc.clone();
+                if let Some(s) = a
+                    .input_schema
+                    .get_mut("properties")
+                    .and_then(|ps| ps.get_mut(name))
+                    .and_then(Value::as_object_mut)
+                {
+                    s.insert("description".into(), Value::String(desc.clone()));
+                }
+            }
+        }
+    }
+    if a.destructive {
+        a.mutating = true;
+    }
+}
+
+/// Settles derived-ID collisions: the first by method order keeps the ID; the others take the
+/// method's verb before the action (`update_workspace`), and failing that the operationId.
+fn settle_collisions(actions: &mut [Action]) {
+    let mut groups: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, a) in actions.iter().enumerate() {
+        groups.entry(a.id.clone()).or_default().push(i);
+    }
+    let mut taken: HashSet<String> = actions.iter().map(|a| a.id.clone()).collect();
+    let mut groups: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
+    groups.sort();
+    for mut group in groups {
+        group.sort_by_key(|&i| METHODS.iter().position(|m| m.eq_ignore_ascii_case(&actions[i].method)));
+        for &i in &group[1..] {
+            let a = &actions[i];
+            let verb = match a.method.as_str() {
+                "PUT" | "PATCH" => "update",
+                "DELETE" => "delete",
+                "POST" => "create",
+                "HEAD" => "head",
+                _ => "get",
+            };
+            let candidate = if a.name.starts_with(verb) {
+                None
+            } else {
+                Some(format!("{}_{}", verb, a.name))
+            };
+            let name = match candidate {
+                Some(c) if !taken.contains(&format!("{}.{}", a.domain, c)) => c,
+                _ => derive::snake(a.operation_id.as_deref().unwrap_or(&a.name)),
+            };
+            let a = &mut actions[i];
+            a.name = name;
+            a.id = format!("{}.{}", a.domain, a.name);
+            taken.insert(a.id.clone());
+        }
+    }
+}
+
+fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Action {
+    let op = o.op;
+    let (kind, response_schema) = result_kind(o, resolver);
+    let answers_array = response_schema.as_ref().is_some_and(schema_is_array);
+    let (domain, name) = derive_name(&o.method, &o.path, answers_array);
+    let (mutating, destructive, idempotent) = derive_flags(&o.method, &name);
+    let summary = op.get("summary").and_then(Value::as_str).unwrap_or("").trim();
+    let description = op
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or(summary)
+        .trim()
+        .to_string();
+    let title = if summary.is_empty() {
+        format!("{} {}", derive::humanize_domain(&name), domain.replace('_', " "))
+    } else {
+        summary.to_string()
+    };
+    let (params, body) = build_params(o, resolver);
+    let input_schema = input_schema_of(&params);
+    let required = params.iter().filter(|p| p.required).map(|p| p.name.clone()).collect();
+    let sortable = params.iter().any(|p| p.name == "sort" && p.location == ParamLocation::Query);
+    Action {
+        id: format!("{domain}.{name}"),
+        domain,
+        name,
+        title,
+        description,
+        usage: String::new(),
+        method: o.method.clone(),
+        path: o.path.clone(),
+        operation_id: op.get("operationId").and_then(Value::as_str).map(str::to_string),
+        params,
+        input_schema,
+        required,
+        mutating,
+        destructive,
+        idempotent,
+        kind,
+        body,
+        list: answers_array,
+        sortable,
+        related: Vec::new(),
+        follow_ups: Vec::new(),
+        columns: None,
+        empty_hint: None,
+        full_item: None,
+        response_schema,
+        widenings: Vec::new(),
+        handler: None,
+        source: "openapi".into(),
+    }
+}
+
+/// The result kind from the first 2xx response's content types, and its JSON schema.
+fn result_kind(o: &Operation<'_>, resolver: &RefResolver<'_>) -> (ResultKind, Option<Value>) {
+    let Some(responses) = o.op.get("responses").and_then(Value::as_object) else {
+        return (ResultKind::Json, None);
+    };
+    let success = responses
+        .iter()
+        .filter(|(code, _)| code.starts_with('2'))
+        .min_by_key(|(code, _)| code.to_string());
+    let Some((code, resp)) = success else {
+        return (ResultKind::Json, None);
+    };
+    let resp = resolver.deref(resp);
+    let content = resp.get("content").and_then(Value::as_object);
+    let types: Vec<&str> = content.map(|c| c.keys().map(String::as_str).collect()).unwrap_or_default();
+    if o.method == "HEAD" || code == "204" || code == "205" {
+        return (ResultKind::Empty, None);
+    }
+    if let Some(t) = types.iter().find(|t| is_json_type(t)) {
+        let schema = content
+            .and_then(|c| c.get(*t))
+            .and_then(|m| m.get("schema"))
+            .map(|s| resolver.inline(s));
+        return (ResultKind::Json, schema);
+    }
+    if types.iter().any(|t| t.contains("json-stream") || t.contains("ndjson") || t.contains("jsonl")) {
+        return (ResultKind::Stream, None);
+    }
+    // No declared content (Arcane's streams and downloads both look like this) or a file type.
+    (ResultKind::Download, None)
+}
+
+fn is_json_type(t: &str) -> bool {
+    t == "application/json" || (t.starts_with("application/") && t.ends_with("+json") && !t.contains("problem"))
+}
+
+/// The parameters of an operation: path and query, then the body.
+fn build_params(o: &Operation<'_>, resolver: &RefResolver<'_>) -> (Vec<Param>, BodyEncoding) {
+    let env_param = o.path.starts_with("/environments/{id}");
+    let mut params: Vec<Param> = Vec::new();
+    let mut raw: Vec<&Value> = Vec::new();
+    for list in [o.path_item.get("parameters"), o.op.get("parameters")].into_iter().flatten() {
+        if let Some(arr) = list.as_array() {
+            raw.extend(arr.iter().map(|p| resolver.deref(p)));
+        }
+    }
+    for p in raw {
+        let Some(name) = p.get("name").and_then(Value::as_str) else { continue };
+        let location = match p.get("in").and_then(Value::as_str) {
+            Some("path") if env_param && name == "id" => ParamLocation::Environment,
+            Some("path") => ParamLocation::Path,
+            Some("query") => ParamLocation::Query,
+            Some("header") => ParamLocation::Header,
+            _ => continue, // cookies are never sent by this server
+        };
+        let description = p.get("description").and_then(Value::as_str).unwrap_or("").to_string();
+        let (client_name, schema, required) = if location == ParamLocation::Environment {
+            ("environmentId".to_string(), derive::environment_param_schema(), false)
+        } else {
+            let mut schema = clean_input_schema(&resolver.inline(p.get("schema").unwrap_or(&json!({}))));
+            add_description(&mut schema, &description);
+            let required = location == ParamLocation::Path
+                || p.get("required").and_then(Value::as_bool).unwrap_or(false);
+            (name.to_string(), schema, required)
+        };
+        // An operation-level parameter overrides a path-level one of the same name.
+        params.retain(|q| q.wire_name != name || q.location != location);
+        params.push(Param {
+            name: client_name,
+            wire_name: name.to_string(),
+            location,
+            required,
+            description,
+            schema,
+        });
+    }
+
+    let mut encoding = BodyEncoding::None;
+    if let Some(body) = o.op.get("requestBody").map(|b| resolver.deref(b)) {
+        let body_required = body.get("required").and_then(Value::as_bool).unwrap_or(false);
+        let content = body.get("content").and_then(Value::as_object);
+        let pick = |pred: &dyn Fn(&str) -> bool| {
+            content.and_then(|c| c.iter().find(|(t, _)| pred(t)).map(|(_, m)| m))
+        };
+        if let Some(media) = pick(&|t| is_json_type(t)) {
+            encoding = BodyEncoding::Json;
+            let schema = clean_input_schema(&resolver.inline(media.get("schema").unwrap_or(&json!({}))));
+            lift_body(&mut params, &schema, body_required, ParamLocation::BodyProperty);
+        } else if let Some(media) = pick(&|t| t.starts_with("multipart/") || t == "application/x-www-form-urlencoded") {
+            encoding = BodyEncoding::Multipart;
+            let schema = clean_input_schema(&resolver.inline(media.get("schema").unwrap_or(&json!({}))));
+            lift_body(&mut params, &schema, body_required, ParamLocation::FormField);
+        } else if content.is_some_and(|c| !c.is_empty()) {
+            encoding = BodyEncoding::OctetStream;
+            params.push(Param {
+                name: "body".into(),
+                wire_name: "body".into(),
+                location: ParamLocation::Body,
+                required: body_required,
+                description: "Raw request body, base64-encoded".into(),
+                schema: json!({"type": "string", "contentEncoding": "base64", "description": "Raw request body, base64-encoded"}),
+            });
+        }
+    }
+    (params, encoding)
+}
+
+/// Lifts a JSON object body's properties to the top level. A property named like a path or
+/// query parameter is renamed `body_<name>` (the collision rule of ARCHITECTURE.md); a
+/// non-object body becomes one `body` parameter.
+fn lift_body(params: &mut Vec<Param>, schema: &Value, body_required: bool, loc: ParamLocation) {
+    let props = schema.get("properties").and_then(Value::as_object);
+    let is_object = props.is_some_and(|p| !p.is_empty());
+    if !is_object {
+        let whole = if loc == ParamLocation::FormField { ParamLocation::FormField } else { ParamLocation::Body };
+        let description = schema.get("description").and_then(Value::as_str).unwrap_or("Request body").to_string();
+        params.push(Param {
+            name: "body".into(),
+            wire_name: "body".into(),
+            location: whole,
+            required: body_required,
+            description,
+            schema: schema.clone(),
+        });
+        return;
+    }
+    let required: HashSet<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for (name, prop) in props.into_iter().flatten() {
+        let taken = params.iter().any(|p| p.name == *name);
+        let client = if taken { format!("body_{name}") } else { name.clone() };
+        let mut prop_schema = prop.clone();
+        if loc == ParamLocation::FormField && prop.get("format").and_then(Value::as_str) == Some("binary") {
+            prop_schema = json!({
+                "type": "string",
+                "description": format!("{} (file contents as text; prefix with base64: for binary)",
+                    prop.get("description").and_then(Value::as_str).unwrap_or("File")),
+            });
+        }
+        params.push(Param {
+            name: client,
+            wire_name: name.clone(),
+            location: loc,
+            required: body_required && required.contains(name.as_str()),
+            description: prop.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
+            schema: prop_schema,
+        });
+    }
+}
+
+fn add_description(schema: &mut Value, description: &str) {
+    if description.is_empty() {
+        return;
+    }
+    if let Some(obj) = schema.as_object_mut() {
+        obj.entry("description").or_insert_with(|| Value::String(description.to_string()));
+    }
+}
+
+/// The self-contained input schema of a parameter list.
+pub fn input_schema_of(params: &[Param]) -> Value {
+    let mut props = Map::new();
+    for p in params {
+        props.insert(p.name.clone(), p.schema.clone());
+    }
+    let required: Vec<Value> = params.iter().filter(|p| p.required).map(|p| Value::String(p.name.clone())).collect();
+    let mut schema = json!({"type": "object", "properties": props, "additionalProperties": false});
+    if !required.is_empty() {
+        schema["required"] = Value::Array(required);
+    }
+    schema
+}
+
+fn action_from_declaration(d: &super::overlay::Declaration, origin: &str) -> Result<Action> {
+    let Some((domain, name)) = d.id.split_once('.') else {
+        bail!("{origin}: declaration ID {:?} is not domain.action", d.id);
+    };
+    let mut params = Vec::new();
+    if d.handler.path.starts_with("/environments/{id}") {
+        params.push(Param {
+            name: "environmentId".into(),
+            wire_name: "id".into(),
+            location: ParamLocation::Environment,
+            required: false,
+            description: "Environment ID; defaults to the configured environment".into(),
+            schema: derive::environment_param_schema(),
+        });
+    }
+    let required: HashSet<&str> = d
+        .params
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(props) = d.params.get("properties").and_then(Value::as_object) {
+        for (pname, schema) in props {
+            let in_path = d.handler.path.contains(&format!("{{{pname}}}"));
+            params.push(Param {
+                name: pname.clone(),
+                wire_name: pname.clone(),
+                location: if in_path { ParamLocation::Path } else { ParamLocation::Handler },
+                required: required.contains(pname.as_str()) || in_path,
+                description: schema.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
+                schema: schema.clone(),
+            });
+        }
+    }
+    let input_schema = input_schema_of(&params);
+    Ok(Action {
+        id: d.id.clone(),
+        domain: domain.to_string(),
+        name: name.to_string(),
+        title: d.title.clone(),
+        description: d.description.clone(),
+        usage: d.usage.clone(),
+        method: "GET".into(),
+        path: d.handler.path.clone(),
+        operation_id: None,
+        required: params.iter().filter(|p| p.required).map(|p| p.name.clone()).collect(),
+        params,
+        input_schema,
+        mutating: d.mutating || d.destructive,
+        destructive: d.destructive,
+        idempotent: d.idempotent,
+        kind: ResultKind::Handler,
+        body: BodyEncoding::None,
+        list: false,
+        sortable: false,
+        related: d.related.clone(),
+        follow_ups: d.follow_ups.clone(),
+        columns: None,
+        empty_hint: None,
+        full_item: None,
+        response_schema: None,
+        widenings: Vec::new(),
+        handler: Some(d.handler.clone()),
+        source: origin.to_string(),
+    })
+}

@@ -1,0 +1,315 @@
+//! The catalog: every capability of Arcane as one immutable list of [`Action`]s.
+//!
+//! Built from three sources (see [`build`]): the OpenAPI document, hand-written declarations
+//! (`catalog/*.yaml`) and overlays (`overrides/*.yaml`). Everything else in the server (tool
+//! surfaces, search, resources, next steps) is a projection of this one value.
+
+pub mod build;
+pub mod derive;
+pub mod overlay;
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use build::{BuildInput, build_catalog};
+
+/// Where an input parameter goes in the HTTP request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ParamLocation {
+    /// `{id}` of `/environments/{id}/…`: optional, defaults to the configured environment.
+    Environment,
+    Path,
+    Query,
+    Header,
+    /// A property of a JSON object body, lifted to the top level.
+    BodyProperty,
+    /// The whole body (a non-object JSON body, or raw bytes for octet-stream).
+    Body,
+    /// A multipart/form-data field.
+    FormField,
+    /// A parameter consumed by a hand-written handler.
+    Handler,
+}
+
+/// One input parameter of an action.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Param {
+    /// The name the client uses.
+    pub name: String,
+    /// The name on the wire (differs when a body property was renamed to avoid a collision).
+    pub wire_name: String,
+    pub location: ParamLocation,
+    pub required: bool,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The parameter's JSON Schema (self-contained).
+    pub schema: Value,
+}
+
+/// How a successful answer is produced and shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultKind {
+    /// A JSON body, usually Arcane's `{success, data, pagination}` envelope.
+    Json,
+    /// A JSON-lines stream (`application/x-json-stream`): pull, build, up, redeploy.
+    Stream,
+    /// A file (text or binary).
+    Download,
+    /// No body (204, HEAD).
+    Empty,
+    /// A hand-written handler (WebSocket logs, stats, exec).
+    Handler,
+}
+
+impl ResultKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultKind::Json => "json",
+            ResultKind::Stream => "stream",
+            ResultKind::Download => "download",
+            ResultKind::Empty => "empty",
+            ResultKind::Handler => "handler",
+        }
+    }
+}
+
+/// How the request body is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BodyEncoding {
+    None,
+    Json,
+    Multipart,
+    OctetStream,
+}
+
+/// A suggested next action.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FollowUp {
+    /// Canonical ID of the suggested action.
+    pub action: String,
+    /// Why or when, e.g. "redeploy the project that uses the image".
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+/// A field whose type Arcane is known to send differently than its document declares.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Widening {
+    /// Property names to widen wherever they appear in the result.
+    pub fields: Vec<String>,
+    /// JSON types the fields accept, e.g. `[integer, string]`.
+    pub types: Vec<String>,
+    /// Only under a property path containing this name (e.g. `build`, `tmpfs`), if set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under: Option<String>,
+}
+
+/// A hand-written handler an action is executed by.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HandlerSpec {
+    /// Handler kind: `ws_logs`, `ws_stats`, `ws_exec`, `ws_system_stats`.
+    pub kind: String,
+    /// Arcane path of the WebSocket endpoint, relative to `/api`.
+    pub path: String,
+}
+
+/// One capability: the unit of the catalog.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Action {
+    /// Canonical ID, `domain.action`.
+    pub id: String,
+    pub domain: String,
+    /// The part after the dot.
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub usage: String,
+    /// HTTP method, upper case (`GET`); for handlers, the method of the upgrade (`GET`).
+    pub method: String,
+    /// Arcane path relative to `/api`, with `{}` templates as in the spec.
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation_id: Option<String>,
+    pub params: Vec<Param>,
+    /// Self-contained JSON Schema 2020-12 object schema of the input.
+    pub input_schema: Value,
+    pub required: Vec<String>,
+    pub mutating: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub kind: ResultKind,
+    pub body: BodyEncoding,
+    /// The answer is a list (the envelope's `data` is an array): paging and `sort` apply.
+    pub list: bool,
+    /// The operation accepts a `sort` query parameter.
+    pub sortable: bool,
+    pub related: Vec<String>,
+    pub follow_ups: Vec<FollowUp>,
+    /// Table columns for list results.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub columns: Option<Vec<String>>,
+    /// Wording for an empty list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub empty_hint: Option<String>,
+    /// The action that returns a full item of this list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_item: Option<String>,
+    /// The 2xx response schema, `$ref`s inlined (JSON results only).
+    #[serde(skip)]
+    pub response_schema: Option<Value>,
+    pub widenings: Vec<Widening>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handler: Option<HandlerSpec>,
+    /// Where this action came from: `openapi`, or a declaration file.
+    pub source: String,
+}
+
+impl Action {
+    /// `arcane_<domain>_<action>`, the individual surface's tool name.
+    pub fn individual_tool_name(&self) -> String {
+        format!("arcane_{}_{}", self.domain, self.name)
+    }
+
+    /// `arcane_<domain>`, the meta surface's tool name.
+    pub fn meta_tool_name(&self) -> String {
+        format!("arcane_{}", self.domain)
+    }
+
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.name == name)
+    }
+}
+
+/// An operation of the spec that is not served as an action, and why.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Excluded {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub operation_id: String,
+    pub method: String,
+    pub path: String,
+    pub reason: String,
+}
+
+/// A domain: a group of actions on one kind of resource.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Domain {
+    pub name: String,
+    pub title: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// IDs of its actions, in catalog order.
+    pub actions: Vec<String>,
+}
+
+/// The immutable catalog.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    pub arcane_version: String,
+    pub spec_origin: String,
+    pub actions: Vec<Action>,
+    pub domains: Vec<Domain>,
+    pub excluded: Vec<Excluded>,
+    by_id: HashMap<String, usize>,
+    /// Other accepted names (tool names, operationIds) → index.
+    aliases: HashMap<String, usize>,
+}
+
+impl Catalog {
+    /// Assembles a catalog from its actions; computes domains and lookup tables.
+    pub fn new(
+        arcane_version: String,
+        spec_origin: String,
+        mut actions: Vec<Action>,
+        domain_meta: &BTreeMap<String, (String, String)>,
+        excluded: Vec<Excluded>,
+    ) -> Catalog {
+        actions.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut by_id = HashMap::new();
+        let mut aliases = HashMap::new();
+        let mut domains: BTreeMap<String, Domain> = BTreeMap::new();
+        for (i, a) in actions.iter().enumerate() {
+            by_id.insert(a.id.clone(), i);
+            aliases.insert(a.individual_tool_name(), i);
+            aliases.insert(format!("arcane_{}", a.id), i);
+            if let Some(op) = &a.operation_id {
+                aliases.entry(op.clone()).or_insert(i);
+            }
+            let d = domains.entry(a.domain.clone()).or_insert_with(|| {
+                let (title, description) = domain_meta
+                    .get(&a.domain)
+                    .cloned()
+                    .unwrap_or_else(|| (derive::humanize_domain(&a.domain), String::new()));
+                Domain {
+                    name: a.domain.clone(),
+                    title,
+                    description,
+                    actions: Vec::new(),
+                }
+            });
+            d.actions.push(a.id.clone());
+        }
+        Catalog {
+            arcane_version,
+            spec_origin,
+            actions,
+            domains: domains.into_values().collect(),
+            excluded,
+            by_id,
+            aliases,
+        }
+    }
+
+    /// An action by canonical ID.
+    pub fn get(&self, id: &str) -> Option<&Action> {
+        self.by_id.get(id).map(|&i| &self.actions[i])
+    }
+
+    /// An action by any accepted name: canonical ID, `arcane_<domain>_<action>`,
+    /// `arcane_<domain>.<action>`, or Arcane's operationId.
+    pub fn resolve(&self, name: &str) -> Option<&Action> {
+        let name = name.trim();
+        self.get(name)
+            .or_else(|| self.aliases.get(name).map(|&i| &self.actions[i]))
+    }
+
+    /// Canonical IDs closest to an unknown name, best first.
+    pub fn closest(&self, name: &str, n: usize) -> Vec<&str> {
+        let needle = name.trim().to_ascii_lowercase();
+        let needle = needle.strip_prefix("arcane_").unwrap_or(&needle).to_string();
+        let mut scored: Vec<(f64, &str)> = self
+            .actions
+            .iter()
+            .map(|a| {
+                let dotted = strsim::jaro_winkler(&needle, &a.id);
+                let underscored =
+                    strsim::jaro_winkler(&needle, &format!("{}_{}", a.domain, a.name));
+                let op = a
+                    .operation_id
+                    .as_deref()
+                    .map(|o| strsim::jaro_winkler(&needle, o))
+                    .unwrap_or(0.0);
+                (dotted.max(underscored).max(op), a.id.as_str())
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        scored.into_iter().take(n).map(|(_, id)| id).collect()
+    }
+
+    pub fn domain(&self, name: &str) -> Option<&Domain> {
+        self.domains.iter().find(|d| d.name == name)
+    }
+}

@@ -1,0 +1,197 @@
+//! Configuration: every setting is a command-line flag and an environment variable.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::reload::Sources;
+use crate::spec::SpecSource;
+
+/// arcane-mcp: an MCP server (stdio) that lets AI assistants operate Arcane, the Docker
+/// management platform, through its REST API.
+///
+/// With no subcommand it serves MCP on stdin/stdout. Logs go to stderr.
+#[derive(Debug, Parser)]
+#[command(name = "arcane-mcp", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP over stdio (the default).
+    Serve(Box<ServeArgs>),
+    /// Print a summary of the catalog built from the spec and overlays (or all of it as JSON).
+    Catalog(CatalogArgs),
+    /// Measure the tool definitions of each surface in bytes and o200k tokens.
+    AuditTokens(AuditArgs),
+}
+
+/// Where the catalog comes from.
+#[derive(Debug, Clone, Args)]
+pub struct CatalogSourceArgs {
+    /// Arcane OpenAPI document (JSON or YAML). Default: catalog/openapi.json|yaml in the catalog
+    /// directory, else fetched from {ARCANE_URL}/api/openapi.json and cached.
+    #[arg(long, env = "ARCANE_MCP_SPEC", value_name = "PATH")]
+    pub spec: Option<PathBuf>,
+    /// Operator overlay directory (*.yaml), layered over the built-in overlays; hot-reloaded.
+    #[arg(long, env = "ARCANE_MCP_OVERRIDES", value_name = "DIR")]
+    pub overrides: Option<PathBuf>,
+    /// Catalog directory: openapi.json|yaml and extra action declarations (*.yaml); hot-reloaded.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_CATALOG_DIR",
+        value_name = "DIR",
+        default_value = "catalog"
+    )]
+    pub catalog_dir: PathBuf,
+    /// Where a spec fetched from Arcane is cached.
+    #[arg(long, env = "ARCANE_MCP_SPEC_CACHE", value_name = "PATH")]
+    pub spec_cache: Option<PathBuf>,
+}
+
+impl CatalogSourceArgs {
+    /// The sources to build (and watch) the catalog from.
+    pub fn sources(&self, arcane_url: Option<&str>) -> Sources {
+        let cache = self.spec_cache.clone().or_else(default_cache_path);
+        Sources {
+            spec: SpecSource {
+                explicit: self.spec.clone(),
+                catalog_dir: Some(self.catalog_dir.clone()),
+                arcane_url: arcane_url.map(str::to_string),
+                cache_path: cache,
+            },
+            overrides_dir: self.overrides.clone(),
+            catalog_dir: Some(self.catalog_dir.clone()),
+        }
+    }
+}
+
+fn default_cache_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("arcane-mcp").join("openapi.json"))
+}
+
+/// The tool surface: how the catalog appears in the client's tool list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Surface {
+    /// Two tools: arcane_find_action and arcane_execute_action.
+    #[default]
+    Dynamic,
+    /// One tool per domain, arcane_<domain>.
+    Meta,
+    /// One tool per action, arcane_<domain>_<action>.
+    Individual,
+}
+
+impl Surface {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Surface::Dynamic => "dynamic",
+            Surface::Meta => "meta",
+            Surface::Individual => "individual",
+        }
+    }
+}
+
+/// Parses `true/false`, `1/0`, `on/off`, `yes/no`.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "on" | "yes" => Ok(true),
+        "false" | "0" | "off" | "no" | "" => Ok(false),
+        other => Err(format!(
+            "{other:?} is not a boolean; use true/false, 1/0 or on/off"
+        )),
+    }
+}
+
+/// Settings of the MCP server.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Arcane base URL, e.g. https://arcane.example.com (without /api).
+    #[arg(long, env = "ARCANE_URL", value_name = "URL")]
+    pub arcane_url: Option<String>,
+    /// Arcane API key (sent as X-API-Key). Create one in Arcane under Settings → API Keys.
+    #[arg(long, env = "ARCANE_API_KEY", value_name = "KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// Bearer token (JWT), as an alternative to an API key.
+    #[arg(long, env = "ARCANE_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Default environment for actions that take environmentId.
+    #[arg(
+        long = "environment",
+        env = "ARCANE_ENVIRONMENT_ID",
+        value_name = "ID",
+        default_value = "0"
+    )]
+    pub environment: String,
+    /// Tool surface.
+    #[arg(long, env = "ARCANE_MCP_TOOL_SURFACE", value_enum, default_value_t = Surface::Dynamic)]
+    pub tool_surface: Surface,
+    /// Withdraw every mutating action (from tools, search, resources and calls).
+    #[arg(long, env = "ARCANE_MCP_READ_ONLY", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
+    pub read_only: bool,
+    /// Answer mutating calls with a preview of the request instead of sending it.
+    #[arg(long, env = "ARCANE_MCP_SAFE_MODE", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
+    pub safe_mode: bool,
+    /// Withdraw actions: comma-separated action IDs, tool names or whole domains.
+    #[arg(long, env = "ARCANE_MCP_EXCLUDE_TOOLS", value_name = "LIST", value_delimiter = ',')]
+    pub exclude_tools: Vec<String>,
+    /// Declare output schemas on the individual surface (experimental).
+    #[arg(long, env = "ARCANE_MCP_OUTPUT_SCHEMAS", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
+    pub output_schemas: bool,
+    /// Request timeout in seconds (streams and handlers have their own caps).
+    #[arg(long, env = "ARCANE_MCP_TIMEOUT", value_name = "SECONDS", default_value_t = 30)]
+    pub timeout: u64,
+    /// Extra CA certificate (PEM) to trust for Arcane's TLS.
+    #[arg(long, env = "ARCANE_MCP_CA_CERT", value_name = "PATH")]
+    pub ca_cert: Option<PathBuf>,
+    /// Skip TLS certificate verification (insecure; for testing only).
+    #[arg(long, env = "ARCANE_MCP_INSECURE_SKIP_VERIFY", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
+    pub insecure_skip_verify: bool,
+    /// Log level or filter (logs go to stderr), e.g. info, debug, arcane_mcp=trace.
+    #[arg(long, env = "ARCANE_MCP_LOG", value_name = "FILTER", default_value = "info")]
+    pub log_level: String,
+    #[command(flatten)]
+    pub source: CatalogSourceArgs,
+}
+
+/// `arcane-mcp catalog`.
+#[derive(Debug, Clone, Args)]
+pub struct CatalogArgs {
+    #[command(flatten)]
+    pub source: CatalogSourceArgs,
+    /// Arcane URL to fetch the spec from when no local spec is found.
+    #[arg(long, env = "ARCANE_URL", value_name = "URL")]
+    pub arcane_url: Option<String>,
+    /// Print the whole catalog as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Print one action in full (by ID or any accepted name).
+    #[arg(long, value_name = "ID")]
+    pub show: Option<String>,
+}
+
+/// `arcane-mcp audit-tokens`.
+#[derive(Debug, Clone, Args)]
+pub struct AuditArgs {
+    #[command(flatten)]
+    pub source: CatalogSourceArgs,
+    /// Arcane URL to fetch the spec from when no local spec is found.
+    #[arg(long, env = "ARCANE_URL", value_name = "URL")]
+    pub arcane_url: Option<String>,
+    /// Baseline file to compare with; exit non-zero when a figure drifts more than 15%.
+    #[arg(long, value_name = "PATH")]
+    pub baseline: Option<PathBuf>,
+    /// Write the measured figures to the baseline file instead of comparing.
+    #[arg(long)]
+    pub write_baseline: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,109 @@
+//! `arcane-mcp catalog`: what the catalog built from the spec and overlays contains.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use anyhow::{Result, anyhow};
+use serde_json::{Value, json};
+
+use crate::catalog::Catalog;
+
+/// The JSON form printed by `arcane-mcp catalog --json`.
+pub fn catalog_json(cat: &Catalog) -> Value {
+    let actions: Vec<Value> = cat.actions.iter().map(action_json).collect();
+    json!({
+        "arcaneVersion": cat.arcane_version,
+        "spec": cat.spec_origin,
+        "actions": actions,
+        "domains": cat.domains,
+        "excluded": cat.excluded,
+    })
+}
+
+/// One action in full.
+pub fn action_json(a: &crate::catalog::Action) -> Value {
+    json!({
+        "id": a.id,
+        "domain": a.domain,
+        "title": a.title,
+        "description": a.description,
+        "usage": a.usage,
+        "method": a.method,
+        "path": a.path,
+        "operationId": a.operation_id,
+        "mutating": a.mutating,
+        "destructive": a.destructive,
+        "idempotent": a.idempotent,
+        "kind": a.kind.as_str(),
+        "list": a.list,
+        "required": a.required,
+        "params": a.params,
+        "inputSchema": a.input_schema,
+        "related": a.related,
+        "followUps": a.follow_ups,
+        "columns": a.columns,
+        "emptyHint": a.empty_hint,
+        "fullItem": a.full_item,
+        "source": a.source,
+    })
+}
+
+/// The human summary: version, counts by kind, flags, exclusions.
+pub fn summary(cat: &Catalog) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "Arcane {} ({})", cat.arcane_version, cat.spec_origin);
+    let _ = writeln!(
+        out,
+        "{} actions in {} domains",
+        cat.actions.len(),
+        cat.domains.len()
+    );
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for a in &cat.actions {
+        *kinds.entry(a.kind.as_str()).or_default() += 1;
+    }
+    let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let _ = writeln!(out, "by result: {}", kinds.join(", "));
+    let mutating = cat.actions.iter().filter(|a| a.mutating).count();
+    let destructive = cat.actions.iter().filter(|a| a.destructive).count();
+    let _ = writeln!(
+        out,
+        "read-only {}, mutating {mutating} (destructive {destructive})",
+        cat.actions.len() - mutating
+    );
+    if cat.excluded.is_empty() {
+        let _ = writeln!(out, "excluded: none");
+    } else {
+        let _ = writeln!(out, "excluded ({}):", cat.excluded.len());
+        for e in &cat.excluded {
+            let _ = writeln!(
+                out,
+                "  {} {} ({}): {}",
+                e.method, e.path, e.operation_id, e.reason
+            );
+        }
+    }
+    let _ = writeln!(out, "domains:");
+    for d in &cat.domains {
+        let _ = writeln!(out, "  {:<28} {:>3}  {}", d.name, d.actions.len(), d.title);
+    }
+    out
+}
+
+/// `--show ID`: one action, pretty JSON; an unknown name gets the closest IDs.
+pub fn show(cat: &Catalog, name: &str) -> Result<String> {
+    match cat.resolve(name) {
+        Some(a) => Ok(serde_json::to_string_pretty(&action_json(a))?),
+        None => {
+            if let Some(e) = cat.excluded.iter().find(|e| {
+                e.id.as_deref() == Some(name) || e.operation_id == name
+            }) {
+                return Err(anyhow!("{name} is excluded: {}", e.reason));
+            }
+            Err(anyhow!(
+                "no action {name:?}; closest: {}",
+                cat.closest(name, 5).join(", ")
+            ))
+        }
+    }
+}
