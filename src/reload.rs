@@ -108,6 +108,8 @@ fn absolute(p: &Path) -> PathBuf {
 pub struct Live<S> {
     current: ArcSwap<S>,
     generation: watch::Sender<u64>,
+    /// Count of failed reloads and the last error, for logs, tests and status reports.
+    failures: watch::Sender<(u64, Option<String>)>,
 }
 
 impl<S> Live<S> {
@@ -115,6 +117,7 @@ impl<S> Live<S> {
         Live {
             current: ArcSwap::from_pointee(initial),
             generation: watch::channel(0).0,
+            failures: watch::channel((0, None)).0,
         }
     }
 
@@ -132,6 +135,19 @@ impl<S> Live<S> {
     /// A receiver that changes on every swap (the server sends `list_changed` from it).
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.generation.subscribe()
+    }
+
+    /// Records a failed reload; the current snapshot is untouched.
+    pub fn record_failure(&self, error: String) {
+        self.failures.send_modify(|(n, last)| {
+            *n += 1;
+            *last = Some(error);
+        });
+    }
+
+    /// A receiver of `(failed reloads so far, last error)`.
+    pub fn failures(&self) -> watch::Receiver<(u64, Option<String>)> {
+        self.failures.subscribe()
     }
 }
 
@@ -181,10 +197,13 @@ where
                         "catalog reloaded"
                     );
                 }
-                Err(e) => tracing::error!(
-                    changed = %changed.display(),
-                    "reload failed; the previous catalog keeps serving: {e:#}"
-                ),
+                Err(e) => {
+                    tracing::error!(
+                        changed = %changed.display(),
+                        "reload failed; the previous catalog keeps serving: {e:#}"
+                    );
+                    live.record_failure(format!("{e:#}"));
+                }
             }
         },
     )

@@ -57,7 +57,9 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     // Derive every action, then settle collisions.
     let mut actions: Vec<Action> = ops.iter().map(|o| action_from_operation(o, &resolver)).collect();
     settle_collisions(&mut actions);
-    let derived_ids: Vec<String> = actions.iter().map(|a| a.id.clone()).collect();
+    for a in &mut actions {
+        a.derived_id = a.id.clone();
+    }
 
     // Declarations: hand-written actions (later files replace earlier ones with the same ID).
     let mut declared: BTreeMap<String, Action> = BTreeMap::new();
@@ -66,24 +68,21 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             declared.insert(d.id.clone(), action_from_declaration(d, &file.origin)?);
         }
     }
-    let mut derived_of: HashMap<String, String> = HashMap::new();
-    for (i, a) in actions.iter().enumerate() {
-        derived_of.insert(a.id.clone(), derived_ids[i].clone());
-    }
     for (id, a) in declared {
         if let Some(pos) = actions.iter().position(|x| x.id == id) {
             // A declaration wins over a derived action of the same ID: it knows more.
             tracing::debug!(id = %id, "declaration replaces the derived action");
             actions[pos] = a;
         } else {
-            derived_of.insert(id.clone(), id.clone());
             actions.push(a);
         }
     }
 
-    // Overlays: domain renames, then per-action corrections, file by file.
+    // Overlays: every file's domain section first (renames change IDs), then every file's
+    // action section, in file order, so later files win.
     let mut domain_meta: BTreeMap<String, (String, String)> = BTreeMap::new();
     let mut excluded = Vec::new();
+    let mut unmatched = Vec::new();
     for file in &input.layers.overlays {
         for (from, d) in &file.content.domains {
             if let Some(to) = &d.rename {
@@ -103,14 +102,17 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 entry.1 = desc.clone();
             }
         }
+    }
+    for file in &input.layers.overlays {
         for (key, ov) in &file.content.actions {
             let found = actions.iter().position(|a| {
                 a.id == *key
                     || a.operation_id.as_deref() == Some(key.as_str())
-                    || derived_of.get(&a.id).is_some_and(|d| d == key)
+                    || a.derived_id == *key
             });
             let Some(i) = found else {
                 tracing::debug!(file = %file.origin, key = %key, "overlay entry matches no action of this spec");
+                unmatched.push(format!("{}: {key}", file.origin));
                 continue;
             };
             if let Some(reason) = &ov.exclude {
@@ -124,12 +126,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 });
                 continue;
             }
-            let old_id = actions[i].id.clone();
             apply_overlay(&mut actions[i], ov);
-            if actions[i].id != old_id {
-                let derived = derived_of.remove(&old_id).unwrap_or(old_id);
-                derived_of.insert(actions[i].id.clone(), derived);
-            }
         }
     }
 
@@ -158,13 +155,15 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         }
     }
 
-    Ok(Catalog::new(
+    let mut catalog = Catalog::new(
         input.spec.version().to_string(),
         input.spec.origin.clone(),
         actions,
         &domain_meta,
         excluded,
-    ))
+    );
+    catalog.unmatched_overlays = unmatched;
+    Ok(catalog)
 }
 
 /// Whether an ID is `domain.action` in lower snake_case.
@@ -327,6 +326,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         widenings: Vec::new(),
         handler: None,
         source: "openapi".into(),
+        derived_id: String::new(),
     }
 }
 
@@ -570,5 +570,6 @@ fn action_from_declaration(d: &super::overlay::Declaration, origin: &str) -> Res
         widenings: Vec::new(),
         handler: Some(d.handler.clone()),
         source: origin.to_string(),
+        derived_id: d.id.clone(),
     })
 }

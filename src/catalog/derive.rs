@@ -158,7 +158,7 @@ pub fn snake(word: &str) -> String {
 /// Words in an action name that mark it as destroying something.
 const DESTRUCTIVE_WORDS: &[&str] = &[
     "delete", "remove", "kill", "prune", "destroy", "leave", "reset", "down", "purge", "wipe",
-    "restore", "revoke", "clear", "uninstall", "rollback",
+    "restore", "revoke", "clear", "uninstall",
 ];
 
 /// Words that make a POST a safe read (it computes or searches, it changes nothing).

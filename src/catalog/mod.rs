@@ -173,6 +173,9 @@ pub struct Action {
     pub handler: Option<HandlerSpec>,
     /// Where this action came from: `openapi`, or a declaration file.
     pub source: String,
+    /// The ID the derivation rules gave it, before overlays (overlays may be keyed by it).
+    #[serde(skip)]
+    pub derived_id: String,
 }
 
 impl Action {
@@ -223,6 +226,9 @@ pub struct Catalog {
     pub actions: Vec<Action>,
     pub domains: Vec<Domain>,
     pub excluded: Vec<Excluded>,
+    /// Overlay entries that matched no action of this spec (`file: key`): typos, or entries for
+    /// another Arcane version. Logged at load; not an error.
+    pub unmatched_overlays: Vec<String>,
     by_id: HashMap<String, usize>,
     /// Other accepted names (tool names, operationIds) → index.
     aliases: HashMap<String, usize>,
@@ -268,6 +274,7 @@ impl Catalog {
             actions,
             domains: domains.into_values().collect(),
             excluded,
+            unmatched_overlays: Vec::new(),
             by_id,
             aliases,
         }

@@ -150,9 +150,15 @@ impl Layers {
         Ok(())
     }
 
-    /// Adds an operator's declaration directory (`*.yaml` with an `actions` list).
+    /// Adds an operator's declaration directory (`*.yaml` with an `actions` list). The OpenAPI
+    /// document may sit in the same directory (`openapi.yaml`); it is not a declaration file.
     pub fn add_declaration_dir(&mut self, dir: &Path) -> Result<()> {
-        for path in yaml_paths(dir)? {
+        let is_spec = |p: &PathBuf| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("openapi."))
+        };
+        for path in yaml_paths(dir)?.into_iter().filter(|p| !is_spec(p)) {
             let text = read(&path)?;
             let origin = path.display().to_string();
             self.declarations.push(Loaded {

@@ -1,0 +1,83 @@
+//! Catalog build from the 2.8.0 spec, and hot-reload latency (file write → new catalog serving).
+//!
+//! Run: `cargo bench --bench catalog`. Needs `../shared/arcane` beside the repository (or
+//! `ARCANE_SHARED_DIR`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arcane_mcp::catalog::overlay::Layers;
+use arcane_mcp::catalog::{BuildInput, Catalog, build_catalog};
+use arcane_mcp::reload::{Live, Sources, watch_sources};
+use arcane_mcp::spec::{SpecDoc, SpecSource};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+fn spec_path() -> PathBuf {
+    std::env::var_os("ARCANE_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/arcane"))
+        .join("openapi-v2.8.0.json")
+}
+
+fn bench_build(c: &mut Criterion) {
+    let path = spec_path();
+    let text = std::fs::read_to_string(&path).expect("the 2.8.0 spec");
+    c.bench_function("parse spec 2.8.0", |b| {
+        b.iter(|| SpecDoc::parse(&text, "bench").unwrap())
+    });
+    let doc = SpecDoc::parse(&text, "bench").unwrap();
+    c.bench_function("build catalog 2.8.0 (overlays included)", |b| {
+        b.iter(|| {
+            let layers = Layers::builtin().unwrap();
+            build_catalog(BuildInput { spec: &doc, layers: &layers }).unwrap()
+        })
+    });
+    let sources = Sources {
+        spec: SpecSource { explicit: Some(path.clone()), ..Default::default() },
+        ..Default::default()
+    };
+    c.bench_function("load + build catalog 2.8.0 from disk", |b| {
+        b.iter(|| sources.build().unwrap())
+    });
+}
+
+fn bench_reload(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let overrides = dir.path().join("overrides");
+    std::fs::create_dir_all(&overrides).unwrap();
+    let file = overrides.join("bench.yaml");
+    std::fs::write(&file, "actions: {}\n").unwrap();
+    let sources = Sources {
+        spec: SpecSource { explicit: Some(spec_path()), ..Default::default() },
+        overrides_dir: Some(overrides.clone()),
+        catalog_dir: None,
+    };
+    let live: Arc<Live<Catalog>> = Arc::new(Live::new(sources.build().unwrap()));
+    let _guard = watch_sources(sources, live.clone(), |s| s.build()).unwrap();
+    let mut rx = live.subscribe();
+    let mut n = 0u64;
+    let mut group = c.benchmark_group("hot reload");
+    group.sample_size(10);
+    group.bench_function("overlay edit → new catalog serving", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                n += 1;
+                rx.borrow_and_update();
+                let start = Instant::now();
+                std::fs::write(&file, format!("actions:\n  container.list: {{title: \"T{n}\"}}\n")).unwrap();
+                rt.block_on(async {
+                    tokio::time::timeout(Duration::from_secs(10), rx.changed()).await.unwrap().unwrap();
+                });
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_build, bench_reload);
+criterion_main!(benches);

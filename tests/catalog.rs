@@ -1,0 +1,361 @@
+//! The catalog built from Arcane's real OpenAPI documents (issue 2's "must show").
+
+mod fixtures;
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use arcane_mcp::catalog::build::MAX_TOOL_NAME;
+use arcane_mcp::catalog::overlay::Layers;
+use arcane_mcp::catalog::{BuildInput, Catalog, ResultKind, build_catalog};
+use arcane_mcp::reload::Sources;
+use arcane_mcp::spec::{SpecDoc, SpecSource};
+use serde_json::{Value, json};
+
+fn build(path: &Path) -> Catalog {
+    let doc = SpecDoc::from_file(path).unwrap();
+    let layers = Layers::builtin().unwrap();
+    build_catalog(BuildInput { spec: &doc, layers: &layers }).unwrap()
+}
+
+fn operations(path: &Path) -> Vec<(String, String, String)> {
+    let doc = SpecDoc::from_file(path).unwrap();
+    let mut ops = Vec::new();
+    for (p, item) in doc.root["paths"].as_object().unwrap() {
+        for m in ["get", "head", "post", "put", "patch", "delete", "options"] {
+            if let Some(op) = item.get(m) {
+                ops.push((
+                    m.to_ascii_uppercase(),
+                    p.clone(),
+                    op["operationId"].as_str().unwrap_or("").to_string(),
+                ));
+            }
+        }
+    }
+    ops
+}
+
+#[test]
+fn every_operation_is_exactly_one_action_or_excluded() {
+    for spec in [fixtures::spec_v2(), fixtures::spec_v1()] {
+        let cat = build(&spec);
+        let ops = operations(&spec);
+        if spec.ends_with("openapi-v2.8.0.json") {
+            assert_eq!(ops.len(), 347, "the 2.8.0 document has 347 operations");
+        }
+        for (method, path, op_id) in &ops {
+            let actions = cat
+                .actions
+                .iter()
+                .filter(|a| a.handler.is_none() && &a.method == method && &a.path == path)
+                .count();
+            let excluded = cat
+                .excluded
+                .iter()
+                .filter(|e| &e.method == method && &e.path == path)
+                .count();
+            assert_eq!(
+                actions + excluded,
+                1,
+                "{method} {path} ({op_id}) must be one action or one exclusion in {}",
+                spec.display()
+            );
+            if excluded == 1 {
+                let e = cat.excluded.iter().find(|e| &e.path == path).unwrap();
+                assert!(!e.reason.trim().is_empty());
+            }
+        }
+        let generic = cat.actions.iter().filter(|a| a.handler.is_none()).count();
+        assert_eq!(generic + cat.excluded.len(), ops.len());
+    }
+}
+
+#[test]
+fn ids_are_well_formed_unique_and_short_enough() {
+    let re = regex::Regex::new(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$").unwrap();
+    for spec in [fixtures::spec_v2(), fixtures::spec_v1()] {
+        let cat = build(&spec);
+        let mut seen = BTreeSet::new();
+        for a in &cat.actions {
+            assert!(re.is_match(&a.id), "bad ID {}", a.id);
+            assert!(seen.insert(a.id.clone()), "duplicate ID {}", a.id);
+            assert_eq!(a.id, format!("{}.{}", a.domain, a.name));
+            let tool = a.individual_tool_name();
+            assert!(tool.len() <= MAX_TOOL_NAME, "{tool} is longer than 64");
+            assert!(cat.resolve(&tool).is_some_and(|b| b.id == a.id));
+            assert!(cat.resolve(&format!("arcane_{}", a.id)).is_some_and(|b| b.id == a.id));
+            if let Some(op) = &a.operation_id {
+                assert_eq!(cat.resolve(op).map(|b| b.id.as_str()), Some(a.id.as_str()));
+            }
+        }
+    }
+}
+
+#[test]
+fn the_main_actions_exist_with_their_obvious_meaning() {
+    let cat = build(&fixtures::spec_v2());
+    let expect = [
+        ("container.list", "GET", "/environments/{id}/containers"),
+        ("container.get", "GET", "/environments/{id}/containers/{containerId}"),
+        ("container.restart", "POST", "/environments/{id}/containers/{containerId}/restart"),
+        ("container.kill", "POST", "/environments/{id}/containers/{containerId}/kill"),
+        ("image.pull", "POST", "/environments/{id}/images/pull"),
+        ("project.up", "POST", "/environments/{id}/projects/{projectId}/up"),
+        ("project.compose", "GET", "/environments/{id}/projects/{projectId}/compose"),
+        ("project.runtime", "GET", "/environments/{id}/projects/{projectId}/runtime"),
+        ("project.update", "PUT", "/environments/{id}/projects/{projectId}"),
+        ("project.updates", "GET", "/environments/{id}/projects/{projectId}/updates"),
+        ("swarm_service.scale", "POST", "/environments/{id}/swarm/services/{serviceId}/scale"),
+        ("environment.get", "GET", "/environments/{id}"),
+        ("environment.test", "POST", "/environments/{id}/test"),
+    ];
+    for (id, method, path) in expect {
+        let a = cat.get(id).unwrap_or_else(|| panic!("{id} missing"));
+        assert_eq!((a.method.as_str(), a.path.as_str()), (method, path), "{id}");
+    }
+    // Flags, kinds and parameters of a few.
+    let kill = cat.get("container.kill").unwrap();
+    assert!(kill.mutating && kill.destructive);
+    let list = cat.get("container.list").unwrap();
+    assert!(!list.mutating && list.list && list.sortable && list.idempotent);
+    assert_eq!(list.kind, ResultKind::Json);
+    let env = list.param("environmentId").unwrap();
+    assert!(!env.required && env.wire_name == "id");
+    assert_eq!(cat.get("image.pull").unwrap().kind, ResultKind::Stream);
+    assert_eq!(cat.get("project.up").unwrap().kind, ResultKind::Stream);
+    assert_eq!(cat.get("image.export").unwrap().kind, ResultKind::Download);
+    assert_eq!(cat.get("container.logs").unwrap().kind, ResultKind::Handler);
+    let restart = cat.get("container.restart").unwrap();
+    assert_eq!(restart.required, vec!["containerId".to_string()]);
+    assert!(restart.mutating && !restart.destructive);
+    assert!(!cat.get("environment.test").unwrap().destructive);
+    // Declared handlers.
+    for id in [
+        "container.logs",
+        "container.stats",
+        "container.exec",
+        "project.logs",
+        "swarm_service.logs",
+        "system.stats",
+    ] {
+        let a = cat.get(id).unwrap_or_else(|| panic!("{id} missing"));
+        assert!(a.handler.is_some());
+    }
+    assert!(cat.get("container.exec").unwrap().mutating);
+    // Overlays made the main lists read well.
+    for id in [
+        "container.list",
+        "image.list",
+        "project.list",
+        "volume.list",
+        "network.list",
+        "environment.list",
+    ] {
+        let a = cat.get(id).unwrap();
+        assert!(a.columns.is_some(), "{id} has columns");
+        assert!(a.empty_hint.is_some(), "{id} has an empty-list hint");
+        assert!(a.full_item.is_some(), "{id} names its full-item action");
+    }
+    let pull = cat.get("image.pull").unwrap();
+    assert_eq!(pull.follow_ups[0].action, "project.redeploy");
+    assert_eq!(cat.get("project.up").unwrap().follow_ups[0].action, "project.runtime");
+    let compose = cat.get("project.compose").unwrap();
+    assert!(compose.widenings.iter().any(|w| w.fields.contains(&"mem_limit".to_string())));
+}
+
+#[test]
+fn the_same_operation_gets_the_same_id_in_both_versions() {
+    let new = build(&fixtures::spec_v2());
+    let old = build(&fixtures::spec_v1());
+    let key = |c: &Catalog| -> HashMap<(String, String), String> {
+        c.actions
+            .iter()
+            .filter(|a| a.handler.is_none())
+            .map(|a| ((a.method.clone(), a.path.clone()), a.id.clone()))
+            .collect()
+    };
+    let (n, o) = (key(&new), key(&old));
+    let mut shared = 0;
+    for (k, id) in &o {
+        if let Some(nid) = n.get(k) {
+            shared += 1;
+            assert_eq!(id, nid, "{} {} differs between 1.11.2 and 2.8.0", k.0, k.1);
+        }
+    }
+    assert!(shared > 100, "only {shared} operations in common");
+}
+
+#[test]
+fn input_schemas_are_self_contained_2020_12_object_schemas() {
+    for spec in [fixtures::spec_v2(), fixtures::spec_v1()] {
+        let cat = build(&spec);
+        for a in &cat.actions {
+            let s = &a.input_schema;
+            assert_eq!(s["type"], "object", "{}", a.id);
+            assert!(
+                jsonschema::draft202012::meta::is_valid(s),
+                "{}: {:?}",
+                a.id,
+                jsonschema::draft202012::meta::validate(s).err()
+            );
+            assert!(!s.to_string().contains("\"$ref\""), "{} has a $ref", a.id);
+            jsonschema::validator_for(s).unwrap_or_else(|e| panic!("{}: {e}", a.id));
+            for r in &a.required {
+                assert!(s["properties"].get(r).is_some(), "{} requires unknown {r}", a.id);
+            }
+        }
+    }
+}
+
+#[test]
+fn builtin_overlays_all_match_the_current_spec() {
+    let cat = build(&fixtures::spec_v2());
+    assert!(
+        cat.unmatched_overlays.is_empty(),
+        "overlay entries matching nothing (typos?): {:?}",
+        cat.unmatched_overlays
+    );
+}
+
+#[test]
+fn derivation_works_on_a_spec_it_has_never_seen() {
+    let spec = json!({
+        "openapi": "3.1.0",
+        "info": {"title": "x", "version": "9.9.9"},
+        "servers": [{"url": "http://elsewhere.invalid/api"}],
+        "paths": {
+            "/environments/{id}/widgets": {
+                "get": {"operationId": "lw", "summary": "List widgets", "parameters": [
+                    {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}},
+                    {"name": "sort", "in": "query", "schema": {"type": "string"}}],
+                    "responses": {"200": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/WidgetList"}}}}}},
+                "post": {"operationId": "cw", "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Widget"}}}},
+                    "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "responses": {"200": {"content": {"application/json": {"schema": {"type": "object"}}}}}}
+            },
+            "/environments/{id}/widgets/{widgetId}/polish": {
+                "post": {"operationId": "pw", "parameters": [
+                    {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}},
+                    {"name": "widgetId", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "responses": {"200": {"content": {"application/json": {"schema": {"type": "object"}}}}}}
+            },
+            "/environments/{id}/widgets/{widgetId}/purge": {
+                "post": {"operationId": "xw", "parameters": [
+                    {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}},
+                    {"name": "widgetId", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "responses": {"204": {"description": "gone"}}}
+            },
+            "/gizmo-groups/{groupId}/gizmos/{gizmoId}": {
+                "delete": {"operationId": "dg", "parameters": [
+                    {"name": "groupId", "in": "path", "required": true, "schema": {"type": "string"}},
+                    {"name": "gizmoId", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "responses": {"200": {"content": {"application/json": {"schema": {"type": "object"}}}}}}
+            }
+        },
+        "components": {"schemas": {
+            "Widget": {"type": "object", "required": ["name"], "properties": {
+                "$schema": {"type": "string", "readOnly": true},
+                "name": {"type": "string"}, "id": {"type": "string"},
+                "parent": {"$ref": "#/components/schemas/Widget"}}},
+            "WidgetList": {"type": "object", "properties": {"data": {"type": "array", "items": {"$ref": "#/components/schemas/Widget"}}}}
+        }}
+    });
+    let doc = SpecDoc::parse(&spec.to_string(), "unseen.json").unwrap();
+    let cat = build_catalog(BuildInput { spec: &doc, layers: &Layers::default() }).unwrap();
+    let ids: Vec<&str> = cat.actions.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["gizmo_group_gizmo.delete", "widget.create", "widget.list", "widget.polish", "widget.purge"]
+    );
+    let create = cat.get("widget.create").unwrap();
+    // Body properties join the top level; read-only `$schema` is dropped; the cycle is cut.
+    let props = create.input_schema["properties"].as_object().unwrap();
+    assert!(props.contains_key("name") && props.contains_key("parent") && !props.contains_key("$schema"));
+    assert_eq!(create.required, vec!["name".to_string()]);
+    assert!(!create.input_schema.to_string().contains("$ref"));
+    assert!(cat.get("widget.purge").unwrap().destructive);
+    assert_eq!(cat.get("widget.purge").unwrap().kind, ResultKind::Empty);
+    assert!(!cat.get("widget.polish").unwrap().destructive);
+    assert!(cat.get("widget.list").unwrap().list);
+    assert!(cat.get("gizmo_group_gizmo.delete").unwrap().destructive);
+}
+
+#[test]
+fn body_properties_colliding_with_parameters_are_renamed() {
+    let spec = json!({
+        "openapi": "3.1.0", "info": {"version": "1"},
+        "paths": {"/things/{name}": {"put": {
+            "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"name": {"type": "string"}, "size": {"type": "integer"}}}}}},
+            "responses": {"200": {"content": {"application/json": {"schema": {"type": "object"}}}}}}}}
+    });
+    let doc = SpecDoc::parse(&spec.to_string(), "c.json").unwrap();
+    let cat = build_catalog(BuildInput { spec: &doc, layers: &Layers::default() }).unwrap();
+    let a = cat.get("thing.update").unwrap();
+    let p = a.param("body_name").unwrap();
+    assert_eq!(p.wire_name, "name");
+    assert!(a.param("name").is_some() && a.param("size").is_some());
+}
+
+#[test]
+fn operator_overlays_layer_on_top_and_errors_name_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mine.yaml"),
+        "actions:\n  container.list:\n    title: My containers\n  image.pull:\n    exclude: not here\n",
+    )
+    .unwrap();
+    let sources = Sources {
+        spec: SpecSource { explicit: Some(fixtures::spec_v2()), ..Default::default() },
+        overrides_dir: Some(dir.path().to_path_buf()),
+        catalog_dir: None,
+    };
+    let cat = sources.build().unwrap();
+    assert_eq!(cat.get("container.list").unwrap().title, "My containers");
+    // Built-in overlay values the operator did not touch remain.
+    assert!(cat.get("container.list").unwrap().empty_hint.is_some());
+    assert!(cat.get("image.pull").is_none());
+    let ex = cat.excluded.iter().find(|e| e.id.as_deref() == Some("image.pull")).unwrap();
+    assert_eq!(ex.reason, "not here");
+
+    std::fs::write(
+        dir.path().join("mine.yaml"),
+        "actions:\n  container.list:\n    title: ok\n    destructive: maybe\n",
+    )
+    .unwrap();
+    let err = format!("{:#}", sources.build().unwrap_err());
+    assert!(err.contains("mine.yaml:4:"), "{err}");
+    assert!(err.contains("maybe"), "{err}");
+
+    std::fs::write(dir.path().join("mine.yaml"), "actions:\n  a.b: {id: container.get}\n").unwrap();
+    let cat = sources.build();
+    assert!(cat.is_ok(), "an entry for an unknown key is not an error");
+}
+
+#[test]
+fn operator_declarations_add_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("extra.yaml"),
+        "actions:\n  - id: container.top\n    title: Top\n    description: Processes\n    handler: {kind: ws_exec, path: \"/environments/{id}/ws/containers/{containerId}/terminal\"}\n    params: {type: object, properties: {containerId: {type: string}}, required: [containerId]}\n",
+    )
+    .unwrap();
+    let sources = Sources {
+        spec: SpecSource { explicit: Some(fixtures::spec_v2()), ..Default::default() },
+        overrides_dir: None,
+        catalog_dir: Some(dir.path().to_path_buf()),
+    };
+    let cat = sources.build().unwrap();
+    let top = cat.get("container.top").unwrap();
+    assert_eq!(top.kind, ResultKind::Handler);
+    assert!(top.param("environmentId").is_some());
+    assert_eq!(top.required, vec!["containerId".to_string()]);
+}
+
+#[test]
+fn the_documents_servers_url_is_never_used() {
+    let cat = build(&fixtures::spec_v2());
+    let json = serde_json::to_string(&arcane_mcp::inspect::catalog_json(&cat)).unwrap();
+    assert!(!json.contains("localhost:3552"));
+    let _ = Value::Null;
+}
