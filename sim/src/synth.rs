@@ -6,7 +6,7 @@ use crate::spec::Spec;
 
 const MAX_DEPTH: usize = 8;
 
-/// A stable 64-hex-digit identifier derived from `seed` (FNV-1a, four rounds).
+/// A stable 64-hex-digit identifier derived from `seed` (FNV-1a + splitmix64, four rounds).
 pub fn hex_id(seed: &str) -> String {
     let mut out = String::with_capacity(64);
     for round in 0u64..4 {
@@ -15,6 +15,11 @@ pub fn hex_id(seed: &str) -> String {
             h ^= u64::from(*b);
             h = h.wrapping_mul(0x100000001b3);
         }
+        // splitmix64 finalizer, so that close seeds give unrelated IDs.
+        h = h.wrapping_add(0x9e3779b97f4a7c15);
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d049bb133111eb);
+        h ^= h >> 31;
         out.push_str(&format!("{h:016x}"));
     }
     out
@@ -310,7 +315,7 @@ mod tests {
         assert_eq!(a["id"].as_str().unwrap().len(), 64);
         assert!(a["size"].is_i64());
         assert_eq!(a["created"], "2025-06-01T12:00:00Z");
-        assert_eq!(a["tags"], json!(["example"]));
+        assert_eq!(a["tags"], json!(["latest"]));
         assert!(a.get("opt").is_none());
     }
 
