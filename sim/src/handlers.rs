@@ -850,6 +850,19 @@ fn project_stream(ctx: &Ctx, action: &'static str) -> Response {
     } else {
         None
     };
+    if ctx.response_schema().1.is_some() {
+        // The loaded spec declares a JSON answer (Arcane 1.x): apply and answer JSON.
+        if let Some(f) = on_done {
+            f(&mut ctx.sh.state());
+        }
+        let msg = match action {
+            "up" => "Project deployed successfully",
+            "redeploy" => "Project redeployed successfully",
+            "pull" => "Project images pulled successfully",
+            _ => "Project images built successfully",
+        };
+        return ctx.ok(json!({"message": msg}), vec![]);
+    }
     json_stream(ctx, lines, Ok(()), on_done)
 }
 
