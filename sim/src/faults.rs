@@ -125,8 +125,10 @@ mod tests {
 
     #[test]
     fn parse_and_take() {
-        let mut f = parse(br#"{"method":"post","path":"/restart$","kind":"status","status":503,"times":2}"#)
-            .unwrap();
+        let mut f = parse(
+            br#"{"method":"post","path":"/restart$","kind":"status","status":503,"times":2}"#,
+        )
+        .unwrap();
         assert!(take(&mut f, "GET", "/api/x/restart").is_none());
         assert!(take(&mut f, "POST", "/api/x/restart").is_some());
         assert!(take(&mut f, "POST", "/api/x/restart").is_some());

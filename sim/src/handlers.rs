@@ -138,9 +138,22 @@ pub enum Paging {
 
 /// Sorts, pages and reports pagination for a list.
 /// `items` are after search and filters; `grand_total` is the count before them.
-pub fn paginate(ctx: &Ctx, mut items: Vec<Value>, grand_total: usize, paging: Paging, default_sort: &str) -> (Vec<Value>, Value) {
-    let start = ctx.q("start").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0).max(0);
-    let mut limit = ctx.q("limit").and_then(|s| s.parse::<i64>().ok()).unwrap_or(20);
+pub fn paginate(
+    ctx: &Ctx,
+    mut items: Vec<Value>,
+    grand_total: usize,
+    paging: Paging,
+    default_sort: &str,
+) -> (Vec<Value>, Value) {
+    let start = ctx
+        .q("start")
+        .and_then(|s| s.parse::<i64>().ok())
+        .unwrap_or(0)
+        .max(0);
+    let mut limit = ctx
+        .q("limit")
+        .and_then(|s| s.parse::<i64>().ok())
+        .unwrap_or(20);
     if limit < -1 {
         limit = 20;
     }
@@ -206,8 +219,14 @@ fn sort_value(v: &Value, key: &str) -> Value {
 
 fn cmp_field(a: &Value, b: &Value, key: &str) -> Ordering {
     match (sort_value(a, key), sort_value(b, key)) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64().partial_cmp(&y.as_f64()).unwrap_or(Ordering::Equal),
-        (Value::String(x), Value::String(y)) => x.to_lowercase().cmp(&y.to_lowercase()).then_with(|| x.cmp(&y)),
+        (Value::Number(x), Value::Number(y)) => x
+            .as_f64()
+            .partial_cmp(&y.as_f64())
+            .unwrap_or(Ordering::Equal),
+        (Value::String(x), Value::String(y)) => x
+            .to_lowercase()
+            .cmp(&y.to_lowercase())
+            .then_with(|| x.cmp(&y)),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(&y),
         (Value::Null, Value::Null) => Ordering::Equal,
         (Value::Null, _) => Ordering::Less,
@@ -294,10 +313,14 @@ fn no_such_container(id: &str) -> String {
 }
 
 /// Finds a container of an environment by full ID, name or unique ID prefix (as Docker does).
-pub fn find_container<'a>(st: &'a State, env: &str, key: &str) -> Option<usize> {
+pub fn find_container(st: &State, env: &str, key: &str) -> Option<usize> {
     let key = key.strip_prefix('/').unwrap_or(key);
     let in_env = |c: &&Container| c.environment_id == env;
-    if let Some(i) = st.containers.iter().position(|c| c.environment_id == env && (c.id == key || c.name == key)) {
+    if let Some(i) = st
+        .containers
+        .iter()
+        .position(|c| c.environment_id == env && (c.id == key || c.name == key))
+    {
         return Some(i);
     }
     if key.len() >= 4 {
@@ -330,7 +353,9 @@ fn container_counts(st: &State, env: &str, include_internal: bool) -> (Value, us
 
 fn list_containers(ctx: &Ctx) -> Response {
     let env = ctx.p(0);
-    let include_internal = ctx.q("includeInternal").is_some_and(|v| v == "true" || v == "1");
+    let include_internal = ctx
+        .q("includeInternal")
+        .is_some_and(|v| v == "true" || v == "1");
     let st = ctx.sh.state();
     // WIRE.md §8: counts are computed before search and filters; internal containers are
     // hidden from both unless includeInternal.
@@ -342,12 +367,17 @@ fn list_containers(ctx: &Ctx) -> Response {
         .filter(|c| search_match(ctx, &[&c.name, &c.image, &c.state, &c.id]))
         .filter(|c| match filter_values(ctx, "standalone") {
             None => true,
-            Some(v) => v.iter().any(|v| v.parse::<bool>().ok() == Some(container_project(c).is_none())),
+            Some(v) => v
+                .iter()
+                .any(|v| v.parse::<bool>().ok() == Some(container_project(c).is_none())),
         })
         .filter(|c| match filter_values(ctx, "updates") {
             None => true,
             Some(v) => {
-                let has = st.projects.iter().any(|p| Some(p.name.as_str()) == container_project(c) && p.has_update);
+                let has = st
+                    .projects
+                    .iter()
+                    .any(|p| Some(p.name.as_str()) == container_project(c) && p.has_update);
                 let status = if has { "has_update" } else { "up_to_date" };
                 v.iter().any(|v| v == status)
             }
@@ -355,7 +385,13 @@ fn list_containers(ctx: &Ctx) -> Response {
         .map(state::container_summary)
         .collect();
     drop(st);
-    let (page, pagination) = paginate(ctx, items, grand, Paging::Docker { zero_is_20: false }, "name");
+    let (page, pagination) = paginate(
+        ctx,
+        items,
+        grand,
+        Paging::Docker { zero_is_20: false },
+        "name",
+    );
     let mut members = vec![("counts", counts)];
     if ctx.q("groupBy") == Some("project") {
         let mut groups: Vec<(String, Vec<Value>)> = Vec::new();
@@ -371,7 +407,10 @@ fn list_containers(ctx: &Ctx) -> Response {
                 None => groups.push((g, vec![item.clone()])),
             }
         }
-        let groups: Vec<Value> = groups.into_iter().map(|(n, items)| json!({"groupName": n, "items": items})).collect();
+        let groups: Vec<Value> = groups
+            .into_iter()
+            .map(|(n, items)| json!({"groupName": n, "items": items}))
+            .collect();
         members.push(("groups", Value::Array(groups)));
     }
     members.push(("pagination", pagination));
@@ -388,7 +427,10 @@ fn get_container(ctx: &Ctx) -> Response {
         }
         None => ctx.problem(
             404,
-            &format!("Failed to retrieve container: container not found: {}", no_such_container(ctx.p(1))),
+            &format!(
+                "Failed to retrieve container: container not found: {}",
+                no_such_container(ctx.p(1))
+            ),
         ),
     }
 }
@@ -401,23 +443,41 @@ fn create_container(ctx: &Ctx) -> Response {
     let strings = |k: &str| -> Vec<String> {
         body.get(k)
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let mut st = ctx.sh.state();
-    if st.containers.iter().any(|c| c.environment_id == env && c.name == name) {
-        let existing = st.containers.iter().find(|c| c.environment_id == env && c.name == name).map(|c| c.id.clone()).unwrap_or_default();
+    if st
+        .containers
+        .iter()
+        .any(|c| c.environment_id == env && c.name == name)
+    {
+        let existing = st
+            .containers
+            .iter()
+            .find(|c| c.environment_id == env && c.name == name)
+            .map(|c| c.id.clone())
+            .unwrap_or_default();
         drop(st);
         return ctx.problem(500, &format!("Failed to create container: Error response from daemon: Conflict. The container name \"/{name}\" is already in use by container \"{existing}\". You have to remove (or rename) that container to be able to reuse that name."));
     }
     let id = hex_id(&format!("container:{env}:{name}:{}", st.containers.len()));
     let mut env_vars = strings("env");
     env_vars.extend(strings("environment"));
-    let labels = body.get("labels").and_then(Value::as_object).cloned().unwrap_or_default();
+    let labels = body
+        .get("labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     let image_id = st
         .images
         .iter()
-        .find(|i| i.environment_id == env && i.repo_tags.iter().any(|t| *t == image))
+        .find(|i| i.environment_id == env && i.repo_tags.contains(&image))
         .map(|i| i.id.clone())
         .unwrap_or_else(|| format!("sha256:{}", hex_id(&format!("image:{image}"))));
     let c = Container {
@@ -452,25 +512,57 @@ fn container_action(ctx: &Ctx, action: &str) -> Response {
     let Some(i) = find_container(&st, ctx.p(0), ctx.p(1)) else {
         drop(st);
         // WIRE.md §2: actions on an unknown container are a 500.
-        return ctx.problem(500, &format!("Failed to {action} container: {}", no_such_container(ctx.p(1))));
+        return ctx.problem(
+            500,
+            &format!(
+                "Failed to {action} container: {}",
+                no_such_container(ctx.p(1))
+            ),
+        );
     };
     let c = &mut st.containers[i];
     let err = match (action, c.state.as_str()) {
         ("pause", s) if s != "running" => Some(format!("Container {} is not running", c.id)),
         ("unpause", s) if s != "paused" => Some(format!("Container {} is not paused", c.id)),
-        ("kill", s) if s != "running" && s != "paused" => Some(format!("cannot kill container: {}: container {} is not running", c.name, c.id)),
+        ("kill", s) if s != "running" && s != "paused" => Some(format!(
+            "cannot kill container: {}: container {} is not running",
+            c.name, c.id
+        )),
         _ => None,
     };
     if let Some(e) = err {
         drop(st);
-        return ctx.problem(500, &format!("Failed to {action} container: Error response from daemon: {e}"));
+        return ctx.problem(
+            500,
+            &format!("Failed to {action} container: Error response from daemon: {e}"),
+        );
     }
     let (new_state, status, msg) = match action {
-        "start" => ("running", "Up Less than a second", "Container started successfully"),
-        "stop" => ("exited", "Exited (0) Less than a second ago", "Container stopped successfully"),
-        "restart" => ("running", "Up Less than a second", "Container restarted successfully"),
-        "kill" => ("exited", "Exited (137) Less than a second ago", "Container killed successfully"),
-        "pause" => ("paused", "Up 3 hours (Paused)", "Container paused successfully"),
+        "start" => (
+            "running",
+            "Up Less than a second",
+            "Container started successfully",
+        ),
+        "stop" => (
+            "exited",
+            "Exited (0) Less than a second ago",
+            "Container stopped successfully",
+        ),
+        "restart" => (
+            "running",
+            "Up Less than a second",
+            "Container restarted successfully",
+        ),
+        "kill" => (
+            "exited",
+            "Exited (137) Less than a second ago",
+            "Container killed successfully",
+        ),
+        "pause" => (
+            "paused",
+            "Up 3 hours (Paused)",
+            "Container paused successfully",
+        ),
         _ => ("running", "Up 3 hours", "Container unpaused successfully"),
     };
     c.state = new_state.into();
@@ -484,7 +576,13 @@ fn delete_container(ctx: &Ctx) -> Response {
     let mut st = ctx.sh.state();
     let Some(i) = find_container(&st, ctx.p(0), ctx.p(1)) else {
         drop(st);
-        return ctx.problem(500, &format!("Failed to delete container: {}", no_such_container(ctx.p(1))));
+        return ctx.problem(
+            500,
+            &format!(
+                "Failed to delete container: {}",
+                no_such_container(ctx.p(1))
+            ),
+        );
     };
     if st.containers[i].state == "running" && !force {
         let name = st.containers[i].name.clone();
@@ -502,30 +600,56 @@ fn delete_container(ctx: &Ctx) -> Response {
 /// Finds an image by ID (with or without `sha256:`, or a unique prefix), or by reference.
 fn find_image(st: &State, env: &str, key: &str) -> Option<usize> {
     let bare = key.strip_prefix("sha256:").unwrap_or(key);
-    let with_latest = if key.contains(':') || key.contains('@') { key.to_string() } else { format!("{key}:latest") };
-    st.images.iter().position(|i| {
-        i.environment_id == env
-            && (i.id == key
-                || i.id.strip_prefix("sha256:") == Some(bare)
-                || i.repo_tags.iter().any(|t| *t == key || *t == with_latest)
-                || i.repo_digests.iter().any(|d| d == key))
-    }).or_else(|| {
-        if bare.len() < 4 { return None; }
-        let m: Vec<usize> = st.images.iter().enumerate()
-            .filter(|(_, i)| i.environment_id == env && i.id.strip_prefix("sha256:").unwrap_or(&i.id).starts_with(bare))
-            .map(|(n, _)| n).collect();
-        (m.len() == 1).then(|| m[0])
-    })
+    let with_latest = if key.contains(':') || key.contains('@') {
+        key.to_string()
+    } else {
+        format!("{key}:latest")
+    };
+    st.images
+        .iter()
+        .position(|i| {
+            i.environment_id == env
+                && (i.id == key
+                    || i.id.strip_prefix("sha256:") == Some(bare)
+                    || i.repo_tags.iter().any(|t| *t == key || *t == with_latest)
+                    || i.repo_digests.iter().any(|d| d == key))
+        })
+        .or_else(|| {
+            if bare.len() < 4 {
+                return None;
+            }
+            let m: Vec<usize> = st
+                .images
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| {
+                    i.environment_id == env
+                        && i.id
+                            .strip_prefix("sha256:")
+                            .unwrap_or(&i.id)
+                            .starts_with(bare)
+                })
+                .map(|(n, _)| n)
+                .collect();
+            (m.len() == 1).then(|| m[0])
+        })
 }
 
 fn image_in_use(st: &State, i: &state::Image) -> bool {
-    st.containers.iter().any(|c| c.environment_id == i.environment_id && (c.image_id == i.id || i.repo_tags.contains(&c.image)))
+    st.containers.iter().any(|c| {
+        c.environment_id == i.environment_id
+            && (c.image_id == i.id || i.repo_tags.contains(&c.image))
+    })
 }
 
 fn list_images(ctx: &Ctx) -> Response {
     let env = ctx.p(0);
     let st = ctx.sh.state();
-    let all: Vec<&state::Image> = st.images.iter().filter(|i| i.environment_id == env).collect();
+    let all: Vec<&state::Image> = st
+        .images
+        .iter()
+        .filter(|i| i.environment_id == env)
+        .collect();
     let grand = all.len();
     let items: Vec<Value> = all
         .iter()
@@ -537,7 +661,13 @@ fn list_images(ctx: &Ctx) -> Response {
         .map(|i| state::image_summary(i, image_in_use(&st, i)))
         .collect();
     drop(st);
-    let (page, pagination) = paginate(ctx, items, grand, Paging::Docker { zero_is_20: true }, "repo");
+    let (page, pagination) = paginate(
+        ctx,
+        items,
+        grand,
+        Paging::Docker { zero_is_20: true },
+        "repo",
+    );
     ctx.ok(Value::Array(page), vec![("pagination", pagination)])
 }
 
@@ -553,7 +683,13 @@ fn get_image(ctx: &Ctx) -> Response {
             drop(st);
             ctx.ok(v, vec![])
         }
-        None => ctx.problem(404, &format!("Image not found: inspect not found: {}", no_such_image(ctx.p(1)))),
+        None => ctx.problem(
+            404,
+            &format!(
+                "Image not found: inspect not found: {}",
+                no_such_image(ctx.p(1))
+            ),
+        ),
     }
 }
 
@@ -562,11 +698,19 @@ fn remove_image(ctx: &Ctx) -> Response {
     let mut st = ctx.sh.state();
     let Some(i) = find_image(&st, ctx.p(0), ctx.p(1)) else {
         drop(st);
-        return ctx.problem(500, &format!("Failed to remove image: {}", no_such_image(ctx.p(1))));
+        return ctx.problem(
+            500,
+            &format!("Failed to remove image: {}", no_such_image(ctx.p(1))),
+        );
     };
     if !force && image_in_use(&st, &st.images[i]) {
         let short = st.images[i].id.trim_start_matches("sha256:")[..12].to_string();
-        let user = st.containers.iter().find(|c| c.image_id == st.images[i].id || st.images[i].repo_tags.contains(&c.image)).map(|c| c.id[..12.min(c.id.len())].to_string()).unwrap_or_default();
+        let user = st
+            .containers
+            .iter()
+            .find(|c| c.image_id == st.images[i].id || st.images[i].repo_tags.contains(&c.image))
+            .map(|c| c.id[..12.min(c.id.len())].to_string())
+            .unwrap_or_default();
         drop(st);
         return ctx.problem(500, &format!("Failed to remove image: Error response from daemon: conflict: unable to delete {short} (must be forced) - image is being used by stopped container {user}"));
     }
@@ -580,15 +724,33 @@ fn image_ref(name: &str, tag: Option<&str>) -> String {
     if last.contains(':') || name.contains('@') {
         name.to_string()
     } else {
-        format!("{name}:{}", tag.filter(|t| !t.is_empty()).unwrap_or("latest"))
+        format!(
+            "{name}:{}",
+            tag.filter(|t| !t.is_empty()).unwrap_or("latest")
+        )
     }
 }
 
 fn pull_lines(reference: &str) -> Vec<String> {
-    let tag = reference.rsplit_once(':').map(|(_, t)| t).unwrap_or("latest");
-    let repo = reference.rsplit_once(':').map(|(r, _)| r).unwrap_or(reference);
-    let layers: Vec<String> = (0..3).map(|n| hex_id(&format!("layer:{reference}:{n}"))[..12].to_string()).collect();
-    let mut lines = vec![format!("{tag}: Pulling from {}", if repo.contains('/') { repo.to_string() } else { format!("library/{repo}") })];
+    let tag = reference
+        .rsplit_once(':')
+        .map(|(_, t)| t)
+        .unwrap_or("latest");
+    let repo = reference
+        .rsplit_once(':')
+        .map(|(r, _)| r)
+        .unwrap_or(reference);
+    let layers: Vec<String> = (0..3)
+        .map(|n| hex_id(&format!("layer:{reference}:{n}"))[..12].to_string())
+        .collect();
+    let mut lines = vec![format!(
+        "{tag}: Pulling from {}",
+        if repo.contains('/') {
+            repo.to_string()
+        } else {
+            format!("library/{repo}")
+        }
+    )];
     for l in &layers {
         lines.push(format!("{l}: Pulling fs layer"));
     }
@@ -596,7 +758,10 @@ fn pull_lines(reference: &str) -> Vec<String> {
         lines.push(format!("{l}: Download complete"));
         lines.push(format!("{l}: Pull complete"));
     }
-    lines.push(format!("Digest: sha256:{}", hex_id(&format!("digest:{reference}"))));
+    lines.push(format!(
+        "Digest: sha256:{}",
+        hex_id(&format!("digest:{reference}"))
+    ));
     lines.push(format!("Status: Downloaded newer image for {reference}"));
     lines
 }
@@ -616,15 +781,25 @@ fn pull_image(ctx: &Ctx) -> Response {
 }
 
 fn add_image(st: &mut State, env: &str, reference: &str) {
-    if st.images.iter().any(|i| i.environment_id == env && i.repo_tags.iter().any(|t| t == reference)) {
+    if st
+        .images
+        .iter()
+        .any(|i| i.environment_id == env && i.repo_tags.iter().any(|t| t == reference))
+    {
         return;
     }
-    let repo = reference.rsplit_once(':').map(|(r, _)| r).unwrap_or(reference);
+    let repo = reference
+        .rsplit_once(':')
+        .map(|(r, _)| r)
+        .unwrap_or(reference);
     st.images.push(state::Image {
         id: state::demo_image_id(reference),
         environment_id: env.to_string(),
         repo_tags: vec![reference.to_string()],
-        repo_digests: vec![format!("{repo}@sha256:{}", hex_id(&format!("digest:{reference}")))],
+        repo_digests: vec![format!(
+            "{repo}@sha256:{}",
+            hex_id(&format!("digest:{reference}"))
+        )],
         size: 52_428_800,
         created: 1_717_600_000,
         labels: Default::default(),
@@ -637,7 +812,12 @@ fn build_image(ctx: &Ctx) -> Response {
     let tag = ctx
         .body
         .as_ref()
-        .and_then(|b| b.get("tags").and_then(|t| t.get(0)).and_then(Value::as_str).or_else(|| b.get("tag").and_then(Value::as_str)))
+        .and_then(|b| {
+            b.get("tags")
+                .and_then(|t| t.get(0))
+                .and_then(Value::as_str)
+                .or_else(|| b.get("tag").and_then(Value::as_str))
+        })
         .unwrap_or("sim-build:latest")
         .to_string();
     let lines = vec![
@@ -651,7 +831,12 @@ fn build_image(ctx: &Ctx) -> Response {
         format!("#4 naming to docker.io/library/{tag} done"),
     ];
     let t2 = tag.clone();
-    json_stream(ctx, lines, Ok(()), Some(Box::new(move |st: &mut State| add_image(st, &env, &t2))))
+    json_stream(
+        ctx,
+        lines,
+        Ok(()),
+        Some(Box::new(move |st: &mut State| add_image(st, &env, &t2))),
+    )
 }
 
 fn prune_images(ctx: &Ctx) -> Response {
@@ -659,14 +844,21 @@ fn prune_images(ctx: &Ctx) -> Response {
     let dangling_only = ctx
         .q("dangling")
         .map(|v| v == "true")
-        .or_else(|| ctx.body.as_ref().and_then(|b| b.get("dangling")).and_then(Value::as_bool))
+        .or_else(|| {
+            ctx.body
+                .as_ref()
+                .and_then(|b| b.get("dangling"))
+                .and_then(Value::as_bool)
+        })
         .unwrap_or(true);
     let mut st = ctx.sh.state();
     let snapshot = st.clone();
     let mut deleted = Vec::new();
     let mut space = 0i64;
     st.images.retain(|i| {
-        let prune = i.environment_id == env && !image_in_use(&snapshot, i) && (!dangling_only || i.repo_tags.is_empty());
+        let prune = i.environment_id == env
+            && !image_in_use(&snapshot, i)
+            && (!dangling_only || i.repo_tags.is_empty());
         if prune {
             deleted.push(i.id.clone());
             space += i.size;
@@ -674,22 +866,39 @@ fn prune_images(ctx: &Ctx) -> Response {
         !prune
     });
     drop(st);
-    ctx.ok(json!({"imagesDeleted": deleted, "spaceReclaimed": space}), vec![])
+    ctx.ok(
+        json!({"imagesDeleted": deleted, "spaceReclaimed": space}),
+        vec![],
+    )
 }
 
 fn export_image(ctx: &Ctx) -> Response {
     let st = ctx.sh.state();
     let Some(i) = find_image(&st, ctx.p(0), ctx.p(1)) else {
         drop(st);
-        return ctx.problem(500, &format!("failed to export image: {}", no_such_image(ctx.p(1))));
+        return ctx.problem(
+            500,
+            &format!("failed to export image: {}", no_such_image(ctx.p(1))),
+        );
     };
     let img = st.images[i].clone();
     drop(st);
     let reference = ctx.p(1).to_string();
-    let file: String = reference.chars().map(|c| if matches!(c, '/' | ':' | '@') { '_' } else { c }).collect();
+    let file: String = reference
+        .chars()
+        .map(|c| if matches!(c, '/' | ':' | '@') { '_' } else { c })
+        .collect();
     let manifest = json!([{"Config": format!("{}.json", img.id.trim_start_matches("sha256:")), "RepoTags": img.repo_tags, "Layers": []}]);
-    let tar = tar_archive(&[("manifest.json", serde_json::to_vec(&manifest).unwrap_or_default())]);
-    download(ctx, "application/x-tar", &format!("attachment; filename=\"{file}.tar\""), tar)
+    let tar = tar_archive(&[(
+        "manifest.json",
+        serde_json::to_vec(&manifest).unwrap_or_default(),
+    )]);
+    download(
+        ctx,
+        "application/x-tar",
+        &format!("attachment; filename=\"{file}.tar\""),
+        tar,
+    )
 }
 
 /// A minimal ustar archive.
@@ -721,13 +930,17 @@ pub fn tar_archive(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
 // Projects.
 
 fn find_project(st: &State, env: &str, key: &str) -> Option<usize> {
-    st.projects.iter().position(|p| p.environment_id == env && (p.id == key || p.name == key))
+    st.projects
+        .iter()
+        .position(|p| p.environment_id == env && (p.id == key || p.name == key))
 }
 
 fn project_containers<'a>(st: &'a State, p: &state::Project) -> Vec<&'a Container> {
     st.containers
         .iter()
-        .filter(|c| c.environment_id == p.environment_id && container_project(c) == Some(p.name.as_str()))
+        .filter(|c| {
+            c.environment_id == p.environment_id && container_project(c) == Some(p.name.as_str())
+        })
         .collect()
 }
 
@@ -752,14 +965,18 @@ fn recompute_status(st: &mut State, i: usize) {
 fn list_projects(ctx: &Ctx) -> Response {
     let env = ctx.p(0);
     let st = ctx.sh.state();
-    let all: Vec<usize> = (0..st.projects.len()).filter(|i| st.projects[*i].environment_id == env).collect();
+    let all: Vec<usize> = (0..st.projects.len())
+        .filter(|i| st.projects[*i].environment_id == env)
+        .collect();
     let grand = all.len();
     let items: Vec<Value> = all
         .into_iter()
         .filter(|i| search_match(ctx, &[&st.projects[*i].name]))
         .filter(|i| match filter_values(ctx, "status") {
             None => true,
-            Some(v) => v.iter().any(|s| s.eq_ignore_ascii_case(&st.projects[*i].status)),
+            Some(v) => v
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(&st.projects[*i].status)),
         })
         .map(|i| project_value(&st, i))
         .collect();
@@ -798,11 +1015,26 @@ fn project_stream(ctx: &Ctx, action: &'static str) -> Response {
         return project_not_found(ctx);
     };
     let p = st.projects[i].clone();
-    let containers: Vec<String> = project_containers(&st, &p).iter().map(|c| c.name.clone()).collect();
+    let containers: Vec<String> = project_containers(&st, &p)
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
     drop(st);
-    let images: Vec<String> = p.services.iter().filter_map(|s| s.get("image").and_then(Value::as_str).map(str::to_string)).collect();
+    let images: Vec<String> = p
+        .services
+        .iter()
+        .filter_map(|s| s.get("image").and_then(Value::as_str).map(str::to_string))
+        .collect();
     let mut lines = Vec::new();
-    if matches!(action, "pull" | "redeploy") || (action == "up" && ctx.body.as_ref().and_then(|b| b.get("pullPolicy")).and_then(Value::as_str) == Some("always")) {
+    if matches!(action, "pull" | "redeploy")
+        || (action == "up"
+            && ctx
+                .body
+                .as_ref()
+                .and_then(|b| b.get("pullPolicy"))
+                .and_then(Value::as_str)
+                == Some("always"))
+    {
         for img in &images {
             lines.push(format!(" {img} Pulling"));
             lines.extend(pull_lines(img).into_iter().map(|l| format!(" {l}")));
@@ -813,7 +1045,9 @@ fn project_stream(ctx: &Ctx, action: &'static str) -> Response {
         for s in &p.services {
             if s.get("build").is_some() {
                 let n = s.get("name").and_then(Value::as_str).unwrap_or("app");
-                lines.push(format!("#1 [{n} internal] load build definition from Dockerfile"));
+                lines.push(format!(
+                    "#1 [{n} internal] load build definition from Dockerfile"
+                ));
                 lines.push("#1 DONE 0.0s".into());
                 lines.push(format!("#2 [{n}] exporting to image"));
                 lines.push("#2 DONE 0.3s".into());
@@ -828,13 +1062,20 @@ fn project_stream(ctx: &Ctx, action: &'static str) -> Response {
         lines.push(format!(" Network {net}  Creating"));
         lines.push(format!(" Network {net}  Created"));
         for c in &containers {
-            lines.push(format!(" Container {c}  {}", if action == "redeploy" { "Recreate" } else { "Starting" }));
+            lines.push(format!(
+                " Container {c}  {}",
+                if action == "redeploy" {
+                    "Recreate"
+                } else {
+                    "Starting"
+                }
+            ));
         }
         for c in &containers {
             lines.push(format!(" Container {c}  Started"));
         }
     }
-    let on_done: Option<Box<dyn FnOnce(&mut State) + Send>> = if matches!(action, "up" | "redeploy") {
+    let on_done: Option<crate::server::StateChange> = if matches!(action, "up" | "redeploy") {
         let name = p.name.clone();
         Some(Box::new(move |st: &mut State| {
             for c in st.containers.iter_mut() {
@@ -843,7 +1084,11 @@ fn project_stream(ctx: &Ctx, action: &'static str) -> Response {
                     c.status = "Up Less than a second".into();
                 }
             }
-            if let Some(i) = st.projects.iter().position(|p| p.environment_id == env && p.name == name) {
+            if let Some(i) = st
+                .projects
+                .iter()
+                .position(|p| p.environment_id == env && p.name == name)
+            {
                 recompute_status(st, i);
             }
         }))
@@ -872,13 +1117,19 @@ fn project_action(ctx: &Ctx, action: &str) -> Response {
     let Some(i) = find_project(&st, &env, ctx.p(1)) else {
         drop(st);
         return match action {
-            "down" => ctx.problem(500, "Failed to bring down project: failed to get project: project not found"),
+            "down" => ctx.problem(
+                500,
+                "Failed to bring down project: failed to get project: project not found",
+            ),
             "destroy" => ctx.problem(500, "Failed to destroy project: project not found"),
             _ => ctx.problem(400, "Failed to restart project: project not found"),
         };
     };
     let name = st.projects[i].name.clone();
-    let services: Option<Vec<String>> = ctx.q("services").filter(|s| !s.is_empty()).map(|s| s.split(',').map(str::to_string).collect());
+    let services: Option<Vec<String>> = ctx
+        .q("services")
+        .filter(|s| !s.is_empty())
+        .map(|s| s.split(',').map(str::to_string).collect());
     let msg = match action {
         "down" => {
             for c in st.containers.iter_mut() {
@@ -892,7 +1143,12 @@ fn project_action(ctx: &Ctx, action: &str) -> Response {
         }
         "restart" => {
             for c in st.containers.iter_mut() {
-                let svc = c.labels.get("com.docker.compose.service").and_then(Value::as_str).unwrap_or("").to_string();
+                let svc = c
+                    .labels
+                    .get("com.docker.compose.service")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
                 if c.environment_id == env
                     && container_project(c) == Some(name.as_str())
                     && services.as_ref().is_none_or(|s| s.contains(&svc))
@@ -905,10 +1161,23 @@ fn project_action(ctx: &Ctx, action: &str) -> Response {
             "Project restarted successfully"
         }
         _ => {
-            st.containers.retain(|c| !(c.environment_id == env && container_project(c) == Some(name.as_str())));
-            let remove_volumes = ctx.body.as_ref().and_then(|b| b.get("removeVolumes")).and_then(Value::as_bool).unwrap_or(false);
+            st.containers.retain(|c| {
+                !(c.environment_id == env && container_project(c) == Some(name.as_str()))
+            });
+            let remove_volumes = ctx
+                .body
+                .as_ref()
+                .and_then(|b| b.get("removeVolumes"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             if remove_volumes {
-                st.volumes.retain(|v| !(v.environment_id == env && v.labels.get("com.docker.compose.project").and_then(Value::as_str) == Some(name.as_str())));
+                st.volumes.retain(|v| {
+                    !(v.environment_id == env
+                        && v.labels
+                            .get("com.docker.compose.project")
+                            .and_then(Value::as_str)
+                            == Some(name.as_str()))
+                });
             }
             st.projects.remove(i);
             "Project destroyed successfully"
@@ -924,14 +1193,26 @@ fn project_action(ctx: &Ctx, action: &str) -> Response {
 fn volume_users(st: &State, v: &state::Volume) -> Vec<String> {
     st.containers
         .iter()
-        .filter(|c| c.environment_id == v.environment_id && c.mounts.iter().any(|m| m.get("name").and_then(Value::as_str) == Some(v.name.as_str())))
+        .filter(|c| {
+            c.environment_id == v.environment_id
+                && c.mounts
+                    .iter()
+                    .any(|m| m.get("name").and_then(Value::as_str) == Some(v.name.as_str()))
+        })
         .map(|c| c.id.clone())
         .collect()
 }
 
 fn volume_counts(st: &State, env: &str) -> Value {
-    let vs: Vec<&state::Volume> = st.volumes.iter().filter(|v| v.environment_id == env).collect();
-    let inuse = vs.iter().filter(|v| !volume_users(st, v).is_empty()).count();
+    let vs: Vec<&state::Volume> = st
+        .volumes
+        .iter()
+        .filter(|v| v.environment_id == env)
+        .collect();
+    let inuse = vs
+        .iter()
+        .filter(|v| !volume_users(st, v).is_empty())
+        .count();
     json!({"inuse": inuse, "unused": vs.len() - inuse, "total": vs.len()})
 }
 
@@ -939,7 +1220,11 @@ fn list_volumes(ctx: &Ctx) -> Response {
     let env = ctx.p(0);
     let st = ctx.sh.state();
     let counts = volume_counts(&st, env);
-    let all: Vec<&state::Volume> = st.volumes.iter().filter(|v| v.environment_id == env).collect();
+    let all: Vec<&state::Volume> = st
+        .volumes
+        .iter()
+        .filter(|v| v.environment_id == env)
+        .collect();
     let grand = all.len();
     let items: Vec<Value> = all
         .iter()
@@ -948,19 +1233,38 @@ fn list_volumes(ctx: &Ctx) -> Response {
         .map(|v| state::volume_json(v, &volume_users(&st, v)))
         .collect();
     drop(st);
-    let (page, pagination) = paginate(ctx, items, grand, Paging::Docker { zero_is_20: true }, "name");
-    ctx.ok(Value::Array(page), vec![("counts", counts), ("pagination", pagination)])
+    let (page, pagination) = paginate(
+        ctx,
+        items,
+        grand,
+        Paging::Docker { zero_is_20: true },
+        "name",
+    );
+    ctx.ok(
+        Value::Array(page),
+        vec![("counts", counts), ("pagination", pagination)],
+    )
 }
 
 fn get_volume(ctx: &Ctx) -> Response {
     let st = ctx.sh.state();
-    match st.volumes.iter().find(|v| v.environment_id == ctx.p(0) && v.name == ctx.p(1)) {
+    match st
+        .volumes
+        .iter()
+        .find(|v| v.environment_id == ctx.p(0) && v.name == ctx.p(1))
+    {
         Some(v) => {
             let out = state::volume_json(v, &volume_users(&st, v));
             drop(st);
             ctx.ok(out, vec![])
         }
-        None => ctx.problem(404, &format!("Volume not found: Error response from daemon: get {}: no such volume", ctx.p(1))),
+        None => ctx.problem(
+            404,
+            &format!(
+                "Volume not found: Error response from daemon: get {}: no such volume",
+                ctx.p(1)
+            ),
+        ),
     }
 }
 
@@ -968,17 +1272,30 @@ fn create_volume(ctx: &Ctx) -> Response {
     let env = ctx.p(0).to_string();
     let name = ctx.body_str("name").unwrap_or("").to_string();
     let mut st = ctx.sh.state();
-    let existing = st.volumes.iter().position(|v| v.environment_id == env && v.name == name);
+    let existing = st
+        .volumes
+        .iter()
+        .position(|v| v.environment_id == env && v.name == name);
     let i = match existing {
         Some(i) => i,
         None => {
             st.volumes.push(state::Volume {
                 name: name.clone(),
                 environment_id: env,
-                driver: ctx.body_str("driver").filter(|d| !d.is_empty()).unwrap_or("local").to_string(),
+                driver: ctx
+                    .body_str("driver")
+                    .filter(|d| !d.is_empty())
+                    .unwrap_or("local")
+                    .to_string(),
                 mountpoint: format!("/var/lib/docker/volumes/{name}/_data"),
                 created_at: "2025-06-01T12:00:00Z".into(),
-                labels: ctx.body.as_ref().and_then(|b| b.get("labels")).and_then(Value::as_object).cloned().unwrap_or_default(),
+                labels: ctx
+                    .body
+                    .as_ref()
+                    .and_then(|b| b.get("labels"))
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default(),
                 size: 0,
                 extra: Default::default(),
             });
@@ -993,9 +1310,19 @@ fn create_volume(ctx: &Ctx) -> Response {
 fn delete_volume(ctx: &Ctx) -> Response {
     let force = ctx.q("force") == Some("true");
     let mut st = ctx.sh.state();
-    let Some(i) = st.volumes.iter().position(|v| v.environment_id == ctx.p(0) && v.name == ctx.p(1)) else {
+    let Some(i) = st
+        .volumes
+        .iter()
+        .position(|v| v.environment_id == ctx.p(0) && v.name == ctx.p(1))
+    else {
         drop(st);
-        return ctx.problem(500, &format!("Failed to delete volume: Error response from daemon: get {}: no such volume", ctx.p(1)));
+        return ctx.problem(
+            500,
+            &format!(
+                "Failed to delete volume: Error response from daemon: get {}: no such volume",
+                ctx.p(1)
+            ),
+        );
     };
     let users = volume_users(&st, &st.volumes[i]);
     if !users.is_empty() && !force {
@@ -1022,14 +1349,19 @@ fn prune_volumes(ctx: &Ctx) -> Response {
         !prune
     });
     drop(st);
-    ctx.ok(json!({"volumesDeleted": deleted, "spaceReclaimed": space}), vec![])
+    ctx.ok(
+        json!({"volumesDeleted": deleted, "spaceReclaimed": space}),
+        vec![],
+    )
 }
 
 // ---------------------------------------------------------------------------------------
 // Networks.
 
 fn network_in_use(st: &State, n: &state::Network) -> bool {
-    st.containers.iter().any(|c| c.environment_id == n.environment_id && c.networks.contains(&n.name))
+    st.containers
+        .iter()
+        .any(|c| c.environment_id == n.environment_id && c.networks.contains(&n.name))
 }
 
 fn is_default_network(n: &state::Network) -> bool {
@@ -1037,16 +1369,30 @@ fn is_default_network(n: &state::Network) -> bool {
 }
 
 fn network_counts(st: &State, env: &str) -> Value {
-    let ns: Vec<&state::Network> = st.networks.iter().filter(|n| n.environment_id == env).collect();
+    let ns: Vec<&state::Network> = st
+        .networks
+        .iter()
+        .filter(|n| n.environment_id == env)
+        .collect();
     let inuse = ns.iter().filter(|n| network_in_use(st, n)).count();
     json!({"inuse": inuse, "unused": ns.len() - inuse, "total": ns.len()})
 }
 
 fn find_network(st: &State, env: &str, key: &str) -> Option<usize> {
-    st.networks.iter().position(|n| n.environment_id == env && (n.id == key || n.name == key))
+    st.networks
+        .iter()
+        .position(|n| n.environment_id == env && (n.id == key || n.name == key))
         .or_else(|| {
-            if key.len() < 4 { return None; }
-            let m: Vec<usize> = st.networks.iter().enumerate().filter(|(_, n)| n.environment_id == env && n.id.starts_with(key)).map(|(i, _)| i).collect();
+            if key.len() < 4 {
+                return None;
+            }
+            let m: Vec<usize> = st
+                .networks
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| n.environment_id == env && n.id.starts_with(key))
+                .map(|(i, _)| i)
+                .collect();
             (m.len() == 1).then(|| m[0])
         })
 }
@@ -1055,7 +1401,11 @@ fn list_networks(ctx: &Ctx) -> Response {
     let env = ctx.p(0);
     let st = ctx.sh.state();
     let counts = network_counts(&st, env);
-    let all: Vec<&state::Network> = st.networks.iter().filter(|n| n.environment_id == env).collect();
+    let all: Vec<&state::Network> = st
+        .networks
+        .iter()
+        .filter(|n| n.environment_id == env)
+        .collect();
     let grand = all.len();
     let items: Vec<Value> = all
         .iter()
@@ -1064,8 +1414,17 @@ fn list_networks(ctx: &Ctx) -> Response {
         .map(|n| state::network_json(n, network_in_use(&st, n)))
         .collect();
     drop(st);
-    let (page, pagination) = paginate(ctx, items, grand, Paging::Docker { zero_is_20: false }, "name");
-    ctx.ok(Value::Array(page), vec![("counts", counts), ("pagination", pagination)])
+    let (page, pagination) = paginate(
+        ctx,
+        items,
+        grand,
+        Paging::Docker { zero_is_20: false },
+        "name",
+    );
+    ctx.ok(
+        Value::Array(page),
+        vec![("counts", counts), ("pagination", pagination)],
+    )
 }
 
 fn get_network(ctx: &Ctx) -> Response {
@@ -1080,16 +1439,31 @@ fn get_network(ctx: &Ctx) -> Response {
             drop(st);
             ctx.ok(v, vec![])
         }
-        None => ctx.problem(404, &format!("Network not found: Error response from daemon: network {} not found", ctx.p(1))),
+        None => ctx.problem(
+            404,
+            &format!(
+                "Network not found: Error response from daemon: network {} not found",
+                ctx.p(1)
+            ),
+        ),
     }
 }
 
 fn create_network(ctx: &Ctx) -> Response {
     let env = ctx.p(0).to_string();
     let name = ctx.body_str("name").unwrap_or("").to_string();
-    let opts = ctx.body.as_ref().and_then(|b| b.get("options")).cloned().unwrap_or(Value::Null);
+    let opts = ctx
+        .body
+        .as_ref()
+        .and_then(|b| b.get("options"))
+        .cloned()
+        .unwrap_or(Value::Null);
     let mut st = ctx.sh.state();
-    if st.networks.iter().any(|n| n.environment_id == env && n.name == name) {
+    if st
+        .networks
+        .iter()
+        .any(|n| n.environment_id == env && n.name == name)
+    {
         drop(st);
         return ctx.problem(500, &format!("Failed to create network: Error response from daemon: network with name {name} already exists"));
     }
@@ -1098,10 +1472,22 @@ fn create_network(ctx: &Ctx) -> Response {
         id: id.clone(),
         name,
         environment_id: env,
-        driver: opts.get("driver").and_then(Value::as_str).filter(|d| !d.is_empty()).unwrap_or("bridge").to_string(),
+        driver: opts
+            .get("driver")
+            .and_then(Value::as_str)
+            .filter(|d| !d.is_empty())
+            .unwrap_or("bridge")
+            .to_string(),
         scope: "local".into(),
-        internal: opts.get("internal").and_then(Value::as_bool).unwrap_or(false),
-        labels: opts.get("labels").and_then(Value::as_object).cloned().unwrap_or_default(),
+        internal: opts
+            .get("internal")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        labels: opts
+            .get("labels")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
         created: "2025-06-01T12:00:00Z".into(),
         extra: Default::default(),
     });
@@ -1113,7 +1499,13 @@ fn delete_network(ctx: &Ctx) -> Response {
     let mut st = ctx.sh.state();
     let Some(i) = find_network(&st, ctx.p(0), ctx.p(1)) else {
         drop(st);
-        return ctx.problem(500, &format!("Failed to remove network: Error response from daemon: network {} not found", ctx.p(1)));
+        return ctx.problem(
+            500,
+            &format!(
+                "Failed to remove network: Error response from daemon: network {} not found",
+                ctx.p(1)
+            ),
+        );
     };
     let n = st.networks[i].clone();
     if is_default_network(&n) {
@@ -1135,36 +1527,62 @@ fn prune_networks(ctx: &Ctx) -> Response {
     let snapshot = st.clone();
     let mut deleted = Vec::new();
     st.networks.retain(|n| {
-        let prune = n.environment_id == env && !is_default_network(n) && !network_in_use(&snapshot, n);
+        let prune =
+            n.environment_id == env && !is_default_network(n) && !network_in_use(&snapshot, n);
         if prune {
             deleted.push(n.name.clone());
         }
         !prune
     });
     drop(st);
-    ctx.ok(json!({"networksDeleted": deleted, "spaceReclaimed": 0}), vec![])
+    ctx.ok(
+        json!({"networksDeleted": deleted, "spaceReclaimed": 0}),
+        vec![],
+    )
 }
 
 // ---------------------------------------------------------------------------------------
 // Swarm services.
 
 fn find_service(st: &State, env: &str, key: &str) -> Option<usize> {
-    st.swarm_services.iter().position(|s| s.environment_id == env && (s.id == key || s.name == key))
+    st.swarm_services
+        .iter()
+        .position(|s| s.environment_id == env && (s.id == key || s.name == key))
 }
 
 fn list_swarm_services(ctx: &Ctx) -> Response {
     let env = ctx.p(0);
     let st = ctx.sh.state();
-    let all: Vec<&state::SwarmService> = st.swarm_services.iter().filter(|s| s.environment_id == env).collect();
+    let all: Vec<&state::SwarmService> = st
+        .swarm_services
+        .iter()
+        .filter(|s| s.environment_id == env)
+        .collect();
     let grand = all.len();
-    let items: Vec<Value> = all.iter().filter(|s| search_match(ctx, &[&s.name, &s.image])).map(|s| state::swarm_service_json(s)).collect();
+    let items: Vec<Value> = all
+        .iter()
+        .filter(|s| search_match(ctx, &[&s.name, &s.image]))
+        .map(|s| state::swarm_service_json(s))
+        .collect();
     drop(st);
-    let (page, pagination) = paginate(ctx, items, grand, Paging::Docker { zero_is_20: false }, "name");
+    let (page, pagination) = paginate(
+        ctx,
+        items,
+        grand,
+        Paging::Docker { zero_is_20: false },
+        "name",
+    );
     ctx.ok(Value::Array(page), vec![("pagination", pagination)])
 }
 
 fn service_not_found(ctx: &Ctx) -> Response {
-    ctx.problem(404, &format!("Swarm service not found: Error response from daemon: service {} not found", ctx.p(1)))
+    ctx.problem(
+        404,
+        &format!(
+            "Swarm service not found: Error response from daemon: service {} not found",
+            ctx.p(1)
+        ),
+    )
 }
 
 fn get_swarm_service(ctx: &Ctx) -> Response {
@@ -1175,19 +1593,31 @@ fn get_swarm_service(ctx: &Ctx) -> Response {
     };
     let s = st.swarm_services[i].clone();
     drop(st);
-    let mode = if s.mode == "global" { json!({"Global": {}}) } else { json!({"Replicated": {"Replicas": s.replicas}}) };
+    let mode = if s.mode == "global" {
+        json!({"Global": {}})
+    } else {
+        json!({"Replicated": {"Replicas": s.replicas}})
+    };
     let mut v = state::swarm_service_json(&s);
     if let Value::Object(o) = &mut v {
         o.insert("version".into(), json!({"Index": 42}));
-        o.insert("spec".into(), json!({"Name": s.name, "Labels": s.labels, "Mode": mode,
-            "TaskTemplate": {"ContainerSpec": {"Image": s.image}}}));
+        o.insert(
+            "spec".into(),
+            json!({"Name": s.name, "Labels": s.labels, "Mode": mode,
+            "TaskTemplate": {"ContainerSpec": {"Image": s.image}}}),
+        );
         o.insert("endpoint".into(), json!({"Ports": []}));
     }
     ctx.ok(v, vec![])
 }
 
 fn scale_swarm_service(ctx: &Ctx) -> Response {
-    let replicas = ctx.body.as_ref().and_then(|b| b.get("replicas")).and_then(Value::as_i64).unwrap_or(0);
+    let replicas = ctx
+        .body
+        .as_ref()
+        .and_then(|b| b.get("replicas"))
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
     let mut st = ctx.sh.state();
     let Some(i) = find_service(&st, ctx.p(0), ctx.p(1)) else {
         drop(st);
@@ -1195,7 +1625,10 @@ fn scale_swarm_service(ctx: &Ctx) -> Response {
     };
     if st.swarm_services[i].mode == "global" {
         drop(st);
-        return ctx.problem(400, "scale can only be used with replicated or replicated-job mode");
+        return ctx.problem(
+            400,
+            "scale can only be used with replicated or replicated-job mode",
+        );
     }
     st.swarm_services[i].replicas = replicas;
     st.swarm_services[i].running_replicas = replicas;
@@ -1207,21 +1640,38 @@ fn scale_swarm_service(ctx: &Ctx) -> Response {
 // Downloads (WIRE.md §6).
 
 const DEMO_PEM: &str = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUYXJjYW5lLXNpbS1kZW1vLWNhMAoGCCqGSM49BAMCMB8x\nHTAbBgNVBAMMFGFyY2FuZS1zaW0gZGVtbyBDQSAwHhcNMjUwNjAxMTIwMDAwWhcN\nMzUwNjAxMTIwMDAwWjAfMR0wGwYDVQQDDBRhcmNhbmUtc2ltIGRlbW8gQ0EgMFkw\n-----END CERTIFICATE-----\n";
-const EMPTY_GZIP: [u8; 20] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+const EMPTY_GZIP: [u8; 20] = [
+    0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+];
 
 fn mtls_base_name(name: &str, env_id: &str) -> String {
-    let base: String = name.trim().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let base: String = name
+        .trim()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
     let base = base.trim_matches('-');
-    format!("{}-{env_id}", if base.is_empty() { "environment" } else { base })
+    format!(
+        "{}-{env_id}",
+        if base.is_empty() { "environment" } else { base }
+    )
 }
 
 fn downloads(ctx: &Ctx, shape: &str) -> Response {
     match shape {
         "/environments/{}/images/{}/export" => export_image(ctx),
-        "/environments/{}/volumes/backups/{}/download" => {
-            download(ctx, "application/x-gzip", &format!("attachment; filename={}.tar.gz", ctx.p(1)), EMPTY_GZIP.to_vec())
-        }
-        "/edge-mtls/ca" => download(ctx, "application/x-pem-file", "attachment; filename=\"ca.crt\"", DEMO_PEM.as_bytes().to_vec()),
+        "/environments/{}/volumes/backups/{}/download" => download(
+            ctx,
+            "application/x-gzip",
+            &format!("attachment; filename={}.tar.gz", ctx.p(1)),
+            EMPTY_GZIP.to_vec(),
+        ),
+        "/edge-mtls/ca" => download(
+            ctx,
+            "application/x-pem-file",
+            "attachment; filename=\"ca.crt\"",
+            DEMO_PEM.as_bytes().to_vec(),
+        ),
         "/environments/{}/deployment/mtls/bundle" | "/environments/{}/deployment/mtls/{}" => {
             let st = ctx.sh.state();
             let Some(env) = st.environments.iter().find(|e| e.id == ctx.p(0)).cloned() else {
@@ -1233,7 +1683,12 @@ fn downloads(ctx: &Ctx, shape: &str) -> Response {
             if shape.ends_with("/bundle") {
                 let mut zip = vec![0x50, 0x4b, 0x05, 0x06];
                 zip.extend_from_slice(&[0u8; 18]);
-                return download(ctx, "application/zip", &format!("attachment; filename=\"{base}-mtls.zip\""), zip);
+                return download(
+                    ctx,
+                    "application/zip",
+                    &format!("attachment; filename=\"{base}-mtls.zip\""),
+                    zip,
+                );
             }
             let file = ctx.p(1);
             let name = match file {
@@ -1247,12 +1702,29 @@ fn downloads(ctx: &Ctx, shape: &str) -> Response {
             } else {
                 DEMO_PEM.to_string()
             };
-            download(ctx, "application/x-pem-file", &format!("attachment; filename=\"{name}\""), body.into_bytes())
+            download(
+                ctx,
+                "application/x-pem-file",
+                &format!("attachment; filename=\"{name}\""),
+                body.into_bytes(),
+            )
         }
         _ => {
-            let rel = ctx.q("relativePath").or_else(|| ctx.q("path")).unwrap_or("file.txt");
-            let base = rel.rsplit('/').next().filter(|b| !b.is_empty()).unwrap_or("file.txt");
-            download(ctx, "application/octet-stream", &format!("attachment; filename={base}"), format!("contents of {rel}\n").into_bytes())
+            let rel = ctx
+                .q("relativePath")
+                .or_else(|| ctx.q("path"))
+                .unwrap_or("file.txt");
+            let base = rel
+                .rsplit('/')
+                .next()
+                .filter(|b| !b.is_empty())
+                .unwrap_or("file.txt");
+            download(
+                ctx,
+                "application/octet-stream",
+                &format!("attachment; filename={base}"),
+                format!("contents of {rel}\n").into_bytes(),
+            )
         }
     }
 }
@@ -1275,12 +1747,21 @@ pub fn generic(ctx: &Ctx) -> Response {
     let Some(schema) = schema else {
         // No JSON body declared: a stream, an event stream or an opaque answer.
         if op.template == "/stream" {
-            return ([(axum::http::header::CONTENT_TYPE, "text/event-stream")], ": connected\n\n").into_response();
+            return (
+                [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+                ": connected\n\n",
+            )
+                .into_response();
         }
         if ctx.method == "POST" {
             return json_stream(ctx, vec!["Working…".into()], Ok(()), None);
         }
-        return download(ctx, "application/octet-stream", "attachment; filename=download.bin", b"arcane-sim\n".to_vec());
+        return download(
+            ctx,
+            "application/octet-stream",
+            "attachment; filename=download.bin",
+            b"arcane-sim\n".to_vec(),
+        );
     };
     let mut v = synth(spec, schema, "", &op.template);
     if let Value::Object(o) = &mut v {

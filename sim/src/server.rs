@@ -36,6 +36,9 @@ pub struct Shared {
     activity: AtomicU64,
 }
 
+/// A change applied to the state when a stream completes.
+pub type StateChange = Box<dyn FnOnce(&mut State) + Send>;
+
 /// Default pause between two lines of a JSON-lines stream.
 pub const DEFAULT_STREAM_PACE_MS: u64 = 20;
 
@@ -66,7 +69,11 @@ impl Shared {
     /// A new activity ID (`act-…`), as Arcane's streams announce first.
     pub fn next_activity(&self) -> String {
         let n = self.activity.fetch_add(1, Ordering::Relaxed);
-        format!("{:08x}-5a1e-4c0d-9e00-{:012x}", 0x5157_0000u32 + n as u32, n)
+        format!(
+            "{:08x}-5a1e-4c0d-9e00-{:012x}",
+            0x5157_0000u32 + n as u32,
+            n
+        )
     }
 
     fn mark_log(&self, idx: usize, key: &str, v: Value) {
@@ -79,8 +86,10 @@ impl Shared {
     pub fn stream_started(&self, log_idx: usize, method: &str, path: &str) -> usize {
         let mut s = lock(&self.streams);
         let id = s.len();
-        s.push(json!({"id": id, "requestIndex": log_idx, "method": method, "path": path,
-                      "linesSent": 0, "completed": false, "aborted": false}));
+        s.push(
+            json!({"id": id, "requestIndex": log_idx, "method": method, "path": path,
+                      "linesSent": 0, "completed": false, "aborted": false}),
+        );
         s.len() - 1
     }
 
@@ -113,7 +122,11 @@ impl ConnKill {
 }
 
 /// Accepts connections until `shutdown` turns true.
-pub async fn serve(listener: TcpListener, shared: Arc<Shared>, mut shutdown: watch::Receiver<bool>) {
+pub async fn serve(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let app = router(shared);
     let mut conns = tokio::task::JoinSet::new();
     let conn_stop = shutdown.clone();
@@ -172,7 +185,12 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/__sim/requests", get(hook_requests))
         .route("/__sim/reset", post(hook_reset))
         .route("/__sim/state", get(hook_get_state).post(hook_set_state))
-        .route("/__sim/faults", get(hook_get_faults).post(hook_add_faults).delete(hook_clear_faults))
+        .route(
+            "/__sim/faults",
+            get(hook_get_faults)
+                .post(hook_add_faults)
+                .delete(hook_clear_faults),
+        )
         .route("/__sim/streams", get(hook_streams))
         .route("/__sim/config", get(hook_get_config).post(hook_set_config))
         .fallback(entry)
@@ -191,13 +209,17 @@ async fn hook_reset(st: St) -> Response {
     lock(&st.log).clear();
     lock(&st.faults).clear();
     lock(&st.streams).clear();
-    st.stream_pace_ms.store(DEFAULT_STREAM_PACE_MS, Ordering::Relaxed);
+    st.stream_pace_ms
+        .store(DEFAULT_STREAM_PACE_MS, Ordering::Relaxed);
     json_response(StatusCode::OK, &json!({"reset": true}))
 }
 
 async fn hook_get_state(st: St) -> Response {
     let s = st.state().clone();
-    json_response(StatusCode::OK, &serde_json::to_value(s).unwrap_or(Value::Null))
+    json_response(
+        StatusCode::OK,
+        &serde_json::to_value(s).unwrap_or(Value::Null),
+    )
 }
 
 async fn hook_set_state(st: St, body: Bytes) -> Response {
@@ -253,7 +275,10 @@ async fn hook_set_config(st: St, body: Bytes) -> Response {
     let v: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
-            return json_response(StatusCode::BAD_REQUEST, &json!({"error": format!("body is not JSON: {e}")}));
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                &json!({"error": format!("body is not JSON: {e}")}),
+            );
         }
     };
     match v.get("streamPaceMs").map(Value::as_u64) {
@@ -272,7 +297,15 @@ async fn hook_set_config(st: St, body: Bytes) -> Response {
 /// A JSON response with `application/json`.
 pub fn json_response(status: StatusCode, v: &Value) -> Response {
     let body = serde_json::to_vec(v).unwrap_or_default();
-    (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response()
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
 }
 
 /// The context of one `/api` request.
@@ -298,7 +331,10 @@ pub struct Ctx {
 impl Ctx {
     /// A decoded query parameter.
     pub fn q(&self, k: &str) -> Option<&str> {
-        self.query.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str())
+        self.query
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
     }
 
     /// Path parameter `i` (0 is the environment ID on `/environments/{id}/…`).
@@ -354,7 +390,8 @@ impl Ctx {
     pub fn finish_json(&self, status: u16, v: Value, schema_name: Option<&str>) -> Response {
         let mut resp = json_response(StatusCode::from_u16(status).unwrap_or(StatusCode::OK), &v);
         if let Some(n) = schema_name
-            && let Ok(h) = HeaderValue::from_str(&format!("<{}>; rel=\"describedBy\"", self.schema_url(n)))
+            && let Ok(h) =
+                HeaderValue::from_str(&format!("<{}>; rel=\"describedBy\"", self.schema_url(n)))
         {
             resp.headers_mut().insert(header::LINK, h);
         }
@@ -368,7 +405,12 @@ impl Ctx {
 
     /// A problem+json 422 `validation failed` with `errors[]`.
     pub fn validation(&self, status: u16, errors: Vec<Value>) -> Response {
-        problem(status, "validation failed", Some(Value::Array(errors)), &self.host)
+        problem(
+            status,
+            "validation failed",
+            Some(Value::Array(errors)),
+            &self.host,
+        )
     }
 }
 
@@ -376,8 +418,14 @@ impl Ctx {
 pub fn problem(status: u16, detail: &str, errors: Option<Value>, host: &str) -> Response {
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut body = Map::new();
-    body.insert("$schema".into(), json!(format!("http://{host}/api/schemas/ErrorModel.json")));
-    body.insert("title".into(), json!(code.canonical_reason().unwrap_or("Error")));
+    body.insert(
+        "$schema".into(),
+        json!(format!("http://{host}/api/schemas/ErrorModel.json")),
+    );
+    body.insert(
+        "title".into(),
+        json!(code.canonical_reason().unwrap_or("Error")),
+    );
     body.insert("status".into(), json!(status));
     body.insert("detail".into(), json!(detail));
     if let Some(e) = errors {
@@ -385,7 +433,10 @@ pub fn problem(status: u16, detail: &str, errors: Option<Value>, host: &str) -> 
     }
     (
         code,
-        [(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        )],
         serde_json::to_vec(&Value::Object(body)).unwrap_or_default(),
     )
         .into_response()
@@ -407,7 +458,13 @@ pub fn unknown_route(path: &str) -> Response {
     )
 }
 
-const SECRET_HEADERS: [&str; 5] = ["authorization", "x-api-key", "cookie", "x-arcane-agent-token", "proxy-authorization"];
+const SECRET_HEADERS: [&str; 5] = [
+    "authorization",
+    "x-api-key",
+    "cookie",
+    "x-arcane-agent-token",
+    "proxy-authorization",
+];
 
 fn headers_for_log(h: &HeaderMap) -> Value {
     let mut m = Map::new();
@@ -415,7 +472,10 @@ fn headers_for_log(h: &HeaderMap) -> Value {
         if SECRET_HEADERS.contains(&k.as_str()) {
             continue;
         }
-        m.insert(k.as_str().to_string(), json!(String::from_utf8_lossy(v.as_bytes())));
+        m.insert(
+            k.as_str().to_string(),
+            json!(String::from_utf8_lossy(v.as_bytes())),
+        );
     }
     Value::Object(m)
 }
@@ -445,8 +505,12 @@ fn auth_error(sh: &Shared, headers: &HeaderMap) -> Option<&'static str> {
             Some("Unauthorized: invalid API key")
         };
     }
-    if let Some(a) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok())
-        && let Some(tok) = a.strip_prefix("Bearer ").or_else(|| a.strip_prefix("bearer "))
+    if let Some(a) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        && let Some(tok) = a
+            .strip_prefix("Bearer ")
+            .or_else(|| a.strip_prefix("bearer "))
         && tok.trim() == sh.api_key
     {
         return None;
@@ -462,11 +526,22 @@ async fn entry(st: St, req: Request) -> Response {
     let path = parts.uri.path().to_string();
     let raw_query = parts.uri.query().unwrap_or("").to_string();
     let Some(sub) = path.strip_prefix("/api").map(str::to_string) else {
-        return (StatusCode::NOT_FOUND, "not found (arcane-sim serves /api and /__sim)\n").into_response();
+        return (
+            StatusCode::NOT_FOUND,
+            "not found (arcane-sim serves /api and /__sim)\n",
+        )
+            .into_response();
     };
     let raw_body = match axum::body::to_bytes(body, MAX_BODY).await {
         Ok(b) => b,
-        Err(e) => return problem(400, &format!("cannot read request body: {e}"), None, "localhost"),
+        Err(e) => {
+            return problem(
+                400,
+                &format!("cannot read request body: {e}"),
+                None,
+                "localhost",
+            );
+        }
     };
     let parsed: Option<Value> = if raw_body.is_empty() {
         None
@@ -503,7 +578,10 @@ async fn entry(st: St, req: Request) -> Response {
     // Public documents.
     if sub == "/openapi.json" && (parts.method == Method::GET || parts.method == Method::HEAD) {
         return (
-            [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
             sh.spec.json.clone(),
         )
             .into_response();
@@ -557,11 +635,18 @@ async fn entry(st: St, req: Request) -> Response {
         let env_id = crate::spec::percent_decode(segs[1]);
         let suffix = format!("/{}", segs[2..].join("/"));
         if !is_management_path(&ctx.method, &suffix) {
-            let env = sh.state().environments.iter().find(|e| e.id == env_id).cloned();
+            let env = sh
+                .state()
+                .environments
+                .iter()
+                .find(|e| e.id == env_id)
+                .cloned();
             match env {
                 None => return proxy_error(404, "Environment not found"),
                 Some(e) if !e.enabled => return proxy_error(400, "Environment is disabled"),
-                Some(e) if !e.agent_connected => return proxy_error(502, "Edge agent is not connected"),
+                Some(e) if !e.agent_connected => {
+                    return proxy_error(502, "Edge agent is not connected");
+                }
                 Some(_) => {}
             }
         }
@@ -569,8 +654,13 @@ async fn entry(st: St, req: Request) -> Response {
 
     // WebSockets (SPEC §5, WIRE.md §5).
     if segs.len() >= 4 && segs[0] == "environments" && segs[2] == "ws" {
-        let Ok(upgrade) = axum::extract::ws::WebSocketUpgrade::from_request_parts(&mut parts, &()).await else {
-            return json_response(StatusCode::BAD_REQUEST, &json!({"success": false, "error": "WebSocket upgrade required"}));
+        let Ok(upgrade) =
+            axum::extract::ws::WebSocketUpgrade::from_request_parts(&mut parts, &()).await
+        else {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                &json!({"success": false, "error": "WebSocket upgrade required"}),
+            );
         };
         return ws::route(ctx, upgrade, &segs);
     }
@@ -605,8 +695,16 @@ impl PipeTake for Vec<Fault> {
 /// Endpoints the manager serves itself even for remote environments.
 fn is_management_path(method: &str, suffix: &str) -> bool {
     const SET: [&str; 10] = [
-        "/test", "/heartbeat", "/sync-registries", "/sync", "/deployment", "/agent/pair", "/version",
-        "/settings", "/job-schedules", "/jobs",
+        "/test",
+        "/heartbeat",
+        "/sync-registries",
+        "/sync",
+        "/deployment",
+        "/agent/pair",
+        "/version",
+        "/settings",
+        "/job-schedules",
+        "/jobs",
     ];
     SET.contains(&suffix)
         || suffix == "/activities"
@@ -637,9 +735,15 @@ async fn apply_fault(ctx: &mut Ctx, f: &FaultSpec, kill: Option<ConnKill>) -> Fa
             let r = match &f.body {
                 Some(b) => {
                     let is_problem = b.get("title").is_some() && b.get("status").is_some();
-                    let mut r = json_response(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), b);
+                    let mut r = json_response(
+                        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                        b,
+                    );
                     if is_problem {
-                        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
+                        r.headers_mut().insert(
+                            header::CONTENT_TYPE,
+                            HeaderValue::from_static("application/problem+json"),
+                        );
                     }
                     r
                 }
@@ -660,7 +764,10 @@ async fn apply_fault(ctx: &mut Ctx, f: &FaultSpec, kill: Option<ConnKill>) -> Fa
             FaultOutcome::Respond(
                 (
                     status,
-                    [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+                    [(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    )],
                     "{\"success\":true,\"data\":{\"id\":\"abc\",\"name\":",
                 )
                     .into_response(),
@@ -674,7 +781,12 @@ async fn apply_fault(ctx: &mut Ctx, f: &FaultSpec, kill: Option<ConnKill>) -> Fa
             let msg = f
                 .body
                 .as_ref()
-                .and_then(|b| b.get("error").and_then(Value::as_str).map(str::to_string).or_else(|| b.as_str().map(str::to_string)))
+                .and_then(|b| {
+                    b.get("error")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                        .or_else(|| b.as_str().map(str::to_string))
+                })
                 .unwrap_or_else(|| "simulated stream failure".to_string());
             ctx.stream_error = Some(msg);
             FaultOutcome::Continue
@@ -682,7 +794,10 @@ async fn apply_fault(ctx: &mut Ctx, f: &FaultSpec, kill: Option<ConnKill>) -> Fa
         FaultKind::AgentUnreachable => {
             let status = f.status.unwrap_or(502);
             let r = match &f.body {
-                Some(b) => json_response(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY), b),
+                Some(b) => json_response(
+                    StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+                    b,
+                ),
                 None => proxy_error(status, "Edge agent is not connected"),
             };
             FaultOutcome::Respond(r)
@@ -702,8 +817,14 @@ fn validate_request(ctx: &Ctx) -> Option<Response> {
             if p.get("in").and_then(Value::as_str) != Some("query") {
                 continue;
             }
-            let Some(name) = p.get("name").and_then(Value::as_str) else { continue };
-            let ty = p.get("schema").map(|s| spec.resolve(s)).and_then(|s| s.get("type")).and_then(Value::as_str);
+            let Some(name) = p.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let ty = p
+                .get("schema")
+                .map(|s| spec.resolve(s))
+                .and_then(|s| s.get("type"))
+                .and_then(Value::as_str);
             if ty == Some("integer")
                 && let Some(v) = ctx.q(name)
                 && v.parse::<i64>().is_err()
@@ -721,7 +842,10 @@ fn validate_request(ctx: &Ctx) -> Option<Response> {
     };
     let schema = spec.resolve(schema);
     let mut errors = Vec::new();
-    if let (Some(obj), Some(props)) = (body.as_object(), schema.get("properties").and_then(Value::as_object)) {
+    if let (Some(obj), Some(props)) = (
+        body.as_object(),
+        schema.get("properties").and_then(Value::as_object),
+    ) {
         if let Some(req) = schema.get("required").and_then(Value::as_array) {
             for r in req.iter().filter_map(Value::as_str) {
                 if !obj.contains_key(r) {
@@ -746,7 +870,7 @@ pub fn json_stream(
     ctx: &Ctx,
     logs: Vec<String>,
     outcome: Result<(), String>,
-    on_done: Option<Box<dyn FnOnce(&mut State) + Send>>,
+    on_done: Option<StateChange>,
 ) -> Response {
     let sh = ctx.sh.clone();
     let mut lines: Vec<Value> = vec![json!({"type": "activity", "activityId": sh.next_activity()})];
@@ -778,11 +902,16 @@ pub fn json_stream(
         lines: std::vec::IntoIter<Value>,
         sent: usize,
         cut_after: Option<usize>,
-        on_done: Option<Box<dyn FnOnce(&mut State) + Send>>,
+        on_done: Option<StateChange>,
         ok: bool,
     }
     let s = S {
-        guard: Guard { sh: sh.clone(), id: stream_id, log_idx: ctx.log_idx, done: false },
+        guard: Guard {
+            sh: sh.clone(),
+            id: stream_id,
+            log_idx: ctx.log_idx,
+            done: false,
+        },
         lines: lines.into_iter(),
         sent: 0,
         cut_after,
@@ -827,7 +956,9 @@ pub fn json_stream(
 
 /// Ends a stream after its first error item.
 trait TakeWhileInclusiveErr: futures::Stream<Item = Result<Bytes, std::io::Error>> + Sized {
-    fn take_while_inclusive_err(self) -> futures::stream::BoxStream<'static, Result<Bytes, std::io::Error>>
+    fn take_while_inclusive_err(
+        self,
+    ) -> futures::stream::BoxStream<'static, Result<Bytes, std::io::Error>>
     where
         Self: Send + 'static,
     {
@@ -871,10 +1002,14 @@ pub fn download(ctx: &Ctx, content_type: &str, disposition: &str, bytes: Vec<u8>
 pub fn truncate_response(resp: Response) -> Response {
     let (parts, body) = resp.into_parts();
     let s = futures::stream::once(async move {
-        let b = axum::body::to_bytes(body, MAX_BODY).await.unwrap_or_default();
+        let b = axum::body::to_bytes(body, MAX_BODY)
+            .await
+            .unwrap_or_default();
         Ok::<Bytes, std::io::Error>(b.slice(..b.len() / 2))
     })
-    .chain(futures::stream::once(async { Err(std::io::Error::other("simulated truncated body")) }));
+    .chain(futures::stream::once(async {
+        Err(std::io::Error::other("simulated truncated body"))
+    }));
     let mut parts = parts;
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, Body::from_stream(s))

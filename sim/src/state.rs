@@ -1042,13 +1042,19 @@ fn demo_state() -> State {
             "webshop_db-data",
             "0",
             734_003_200,
-            &[("com.docker.compose.project", "webshop"), ("com.docker.compose.volume", "db-data")],
+            &[
+                ("com.docker.compose.project", "webshop"),
+                ("com.docker.compose.volume", "db-data"),
+            ],
         ),
         vol(
             "monitoring_grafana-data",
             "0",
             52_428_800,
-            &[("com.docker.compose.project", "monitoring"), ("com.docker.compose.volume", "grafana-data")],
+            &[
+                ("com.docker.compose.project", "monitoring"),
+                ("com.docker.compose.volume", "grafana-data"),
+            ],
         ),
         vol("orphaned-cache", "0", 10_485_760, &[]),
         vol(
@@ -1092,8 +1098,13 @@ fn demo_state() -> State {
             running_replicas: 2,
             stack_name: "edge".into(),
             labels: labels(&[("com.docker.stack.namespace", "edge")]),
-            ports: vec![json!({"protocol": "tcp", "targetPort": 80, "publishedPort": 80, "publishMode": "ingress"})],
-            logs: vec!["edge-proxy.1 | Configuration loaded".into(), "edge-proxy.2 | Configuration loaded".into()],
+            ports: vec![
+                json!({"protocol": "tcp", "targetPort": 80, "publishedPort": 80, "publishMode": "ingress"}),
+            ],
+            logs: vec![
+                "edge-proxy.1 | Configuration loaded".into(),
+                "edge-proxy.2 | Configuration loaded".into(),
+            ],
             extra: Map::new(),
         },
         SwarmService {

@@ -135,7 +135,10 @@ fn synth_number(schema: &Value, name: &str) -> f64 {
         1.0
     };
     let mut v = if schema.get("type").and_then(Value::as_str) == Some("integer")
-        || schema.get("format").and_then(Value::as_str).is_some_and(|f| f.starts_with("int"))
+        || schema
+            .get("format")
+            .and_then(Value::as_str)
+            .is_some_and(|f| f.starts_with("int"))
     {
         v.trunc()
     } else {
@@ -164,7 +167,10 @@ fn synth_string(schema: &Value, name: &str, path: &str) -> String {
         _ => {
             if n == "id" || n.ends_with("id") && !n.ends_with("valid") {
                 hex_id(path)
-            } else if n.ends_with("at") || n.contains("time") || n.contains("date") || n == "created"
+            } else if n.ends_with("at")
+                || n.contains("time")
+                || n.contains("date")
+                || n == "created"
             {
                 "2025-06-01T12:00:00Z".to_string()
             } else if n.contains("digest") || n.contains("checksum") {
@@ -278,7 +284,9 @@ fn conform_at(spec: &Spec, schema: &Value, value: Value, path: &str, depth: usiz
                 items
                     .into_iter()
                     .enumerate()
-                    .map(|(i, v)| conform_at(spec, &item_schema, v, &format!("{path}/{i}"), depth + 1))
+                    .map(|(i, v)| {
+                        conform_at(spec, &item_schema, v, &format!("{path}/{i}"), depth + 1)
+                    })
                     .collect(),
             )
         }
@@ -323,7 +331,12 @@ mod tests {
     fn conform_drops_unknown_and_fills_required() {
         let s = spec();
         let r = json!({"$ref": "#/components/schemas/Item"});
-        let v = conform(&s, &r, json!({"id": "\u{1b}[31mx", "bogus": 1, "tags": null}), "");
+        let v = conform(
+            &s,
+            &r,
+            json!({"id": "\u{1b}[31mx", "bogus": 1, "tags": null}),
+            "",
+        );
         assert_eq!(v["id"], "\u{1b}[31mx");
         assert!(v.get("bogus").is_none());
         assert_eq!(v["tags"], json!([]));

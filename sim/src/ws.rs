@@ -25,24 +25,42 @@ pub fn route(ctx: Ctx, upgrade: WebSocketUpgrade, segs: &[&str]) -> Response {
     match rest.as_slice() {
         ["containers", id, "logs"] => {
             let lines = match find_container(&st, &env, id) {
-                Some(i) => Ok(lines_of(&st.containers[i].logs, &st.containers[i].stderr, None)),
-                None => Err(format!("Failed to stream container logs: Error response from daemon: No such container: {id}")),
+                Some(i) => Ok(lines_of(
+                    &st.containers[i].logs,
+                    &st.containers[i].stderr,
+                    None,
+                )),
+                None => Err(format!(
+                    "Failed to stream container logs: Error response from daemon: No such container: {id}"
+                )),
             };
             upgrade.on_upgrade(move |ws| logs(ws, lines, opts, false))
         }
         ["swarm", "services", id, "logs"] => {
-            let lines = match st.swarm_services.iter().find(|s| s.environment_id == env && (s.id == *id || s.name == *id)) {
+            let lines = match st
+                .swarm_services
+                .iter()
+                .find(|s| s.environment_id == env && (s.id == *id || s.name == *id))
+            {
                 Some(s) => Ok(lines_of(&s.logs, &[], None)),
-                None => Err(format!("Failed to stream service logs: Error response from daemon: service {id} not found")),
+                None => Err(format!(
+                    "Failed to stream service logs: Error response from daemon: service {id} not found"
+                )),
             };
             upgrade.on_upgrade(move |ws| logs(ws, lines, opts, false))
         }
         ["projects", id, "logs"] => {
-            let lines = match st.projects.iter().find(|p| p.environment_id == env && (p.id == *id || p.name == *id)) {
+            let lines = match st
+                .projects
+                .iter()
+                .find(|p| p.environment_id == env && (p.id == *id || p.name == *id))
+            {
                 Some(p) => {
                     let mut out = Vec::new();
                     let mut err = Vec::new();
-                    for c in st.containers.iter().filter(|c| c.environment_id == env && container_project(c) == Some(p.name.as_str())) {
+                    for c in st.containers.iter().filter(|c| {
+                        c.environment_id == env && container_project(c) == Some(p.name.as_str())
+                    }) {
                         let l = lines_of(&c.logs, &c.stderr, Some(&c.name));
                         for x in l {
                             if x.stderr { err.push(x) } else { out.push(x) }
@@ -67,8 +85,16 @@ pub fn route(ctx: Ctx, upgrade: WebSocketUpgrade, segs: &[&str]) -> Response {
             upgrade.on_upgrade(move |ws| terminal(ws, found, id, shell))
         }
         ["system", "stats"] => {
-            let interval = ctx.q("interval").and_then(|i| i.parse::<u64>().ok()).filter(|i| *i > 0).unwrap_or(2);
-            let n = st.containers.iter().filter(|c| c.environment_id == env).count();
+            let interval = ctx
+                .q("interval")
+                .and_then(|i| i.parse::<u64>().ok())
+                .filter(|i| *i > 0)
+                .unwrap_or(2);
+            let n = st
+                .containers
+                .iter()
+                .filter(|c| c.environment_id == env)
+                .count();
             upgrade.on_upgrade(move |ws| system_stats(ws, interval, n))
         }
         _ => {
@@ -87,8 +113,16 @@ struct Line {
 
 fn lines_of(out: &[String], err: &[String], service: Option<&str>) -> Vec<Line> {
     out.iter()
-        .map(|m| Line { message: m.clone(), stderr: false, service: service.map(str::to_string) })
-        .chain(err.iter().map(|m| Line { message: m.clone(), stderr: true, service: service.map(str::to_string) }))
+        .map(|m| Line {
+            message: m.clone(),
+            stderr: false,
+            service: service.map(str::to_string),
+        })
+        .chain(err.iter().map(|m| Line {
+            message: m.clone(),
+            stderr: true,
+            service: service.map(str::to_string),
+        }))
         .collect()
 }
 
@@ -119,7 +153,9 @@ impl LogOpts {
 
 /// RFC 3339 with nanoseconds, UTC.
 fn now_rfc3339_nano() -> String {
-    let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     let base = crate::state::unix_to_rfc3339(d.as_secs() as i64);
     format!("{}.{:09}Z", base.trim_end_matches('Z'), d.subsec_nanos())
 }
@@ -156,10 +192,22 @@ async fn send_value(ws: &mut WebSocket, v: Value) -> bool {
     ws.send(Message::Text(text.into())).await.is_ok()
 }
 
-async fn send_lines(ws: &mut WebSocket, lines: &[Line], seq: &mut u64, opts: LogOpts, project: bool) -> bool {
+async fn send_lines(
+    ws: &mut WebSocket,
+    lines: &[Line],
+    seq: &mut u64,
+    opts: LogOpts,
+    project: bool,
+) -> bool {
     if opts.batched && opts.json {
         for chunk in lines.chunks(50) {
-            let arr: Vec<Value> = chunk.iter().map(|l| { *seq += 1; render(l, *seq, opts, project) }).collect();
+            let arr: Vec<Value> = chunk
+                .iter()
+                .map(|l| {
+                    *seq += 1;
+                    render(l, *seq, opts, project)
+                })
+                .collect();
             if !send_value(ws, Value::Array(arr)).await {
                 return false;
             }
@@ -215,7 +263,11 @@ async fn logs(mut ws: WebSocket, lines: Result<Vec<Line>, String>, opts: LogOpts
         drain(&mut ws).await;
         return;
     }
-    let template = lines.first().cloned().unwrap_or(Line { message: String::new(), stderr: false, service: None });
+    let template = lines.first().cloned().unwrap_or(Line {
+        message: String::new(),
+        stderr: false,
+        service: None,
+    });
     let mut n = 0u64;
     loop {
         tokio::select! {
@@ -251,7 +303,8 @@ fn stats_frame(c: &crate::state::Container, n: u64, first: bool) -> Value {
         "currentHistorySample": {"cpuTenths": 12, "memoryTenths": (mem * 1000 / 2_147_483_648u64), "memoryUsageBytes": mem},
     });
     if first {
-        v["statsHistory"] = json!([{"cpuTenths": 10, "memoryTenths": 24, "memoryUsageBytes": 51_380_224}]);
+        v["statsHistory"] =
+            json!([{"cpuTenths": 10, "memoryTenths": 24, "memoryUsageBytes": 51_380_224}]);
     }
     v
 }
@@ -301,7 +354,12 @@ async fn system_stats(mut ws: WebSocket, interval: u64, containers: usize) {
 
 /// The terminal: raw binary frames, TTY echo, a tiny shell (`echo`, `env`, `hostname`,
 /// `pwd`, `whoami`, `exit`), no resize or control messages (WIRE.md §5).
-async fn terminal(mut ws: WebSocket, c: Option<crate::state::Container>, id: String, shell: String) {
+async fn terminal(
+    mut ws: WebSocket,
+    c: Option<crate::state::Container>,
+    id: String,
+    shell: String,
+) {
     let Some(c) = c else {
         let _ = ws
             .send(Message::Text(format!("Error creating exec: failed to create exec: Error response from daemon: No such container: {id}\r\n").into()))
@@ -316,7 +374,11 @@ async fn terminal(mut ws: WebSocket, c: Option<crate::state::Container>, id: Str
         return;
     }
     let prompt = b"/ # ".to_vec();
-    if ws.send(Message::Binary(prompt.clone().into())).await.is_err() {
+    if ws
+        .send(Message::Binary(prompt.clone().into()))
+        .await
+        .is_err()
+    {
         return;
     }
     let mut line = Vec::<u8>::new();

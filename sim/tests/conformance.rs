@@ -13,7 +13,13 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 /// Compose byte-size fields that Arcane sends as strings (WIRE.md §7).
-const BYTE_FIELDS: [&str; 5] = ["mem_limit", "mem_reservation", "mem_swappiness", "memswap_limit", "shm_size"];
+const BYTE_FIELDS: [&str; 5] = [
+    "mem_limit",
+    "mem_reservation",
+    "mem_swappiness",
+    "memswap_limit",
+    "shm_size",
+];
 
 fn is_documented_divergence(pointer: &str, value: &Value) -> bool {
     if !value.is_string() {
@@ -39,7 +45,10 @@ fn fix_refs(v: &mut Value) {
                 if k == "$ref"
                     && let Value::String(r) = x
                 {
-                    *r = r.replace(' ', "%20").replace('{', "%7B").replace('}', "%7D");
+                    *r = r
+                        .replace(' ', "%20")
+                        .replace('{', "%7B")
+                        .replace('}', "%7D");
                 } else {
                     fix_refs(x);
                 }
@@ -65,7 +74,12 @@ fn param_value(template: &str, method: &str, name: &str) -> String {
         "imageId" | "name" if template.contains("/images/") => "nginx:1.27-alpine".into(),
         "name" if template.contains("/swarm/stacks/") => "edge".into(),
         "projectId" => "webshop".into(),
-        "volumeName" => if deleting { "orphaned-cache" } else { "webshop_db-data" }.into(),
+        "volumeName" => if deleting {
+            "orphaned-cache"
+        } else {
+            "webshop_db-data"
+        }
+        .into(),
         "networkId" => if deleting { "unused-net" } else { "bridge" }.into(),
         "serviceId" => "edge-proxy".into(),
         "fileName" => "agent.crt".into(),
@@ -75,7 +89,13 @@ fn param_value(template: &str, method: &str, name: &str) -> String {
 
 fn enc(s: &str) -> String {
     s.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b"-._~:".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~:".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
         .collect()
 }
 
@@ -92,21 +112,41 @@ async fn check_spec(path: &Path) -> Report {
     let mut validators: HashMap<String, jsonschema::Validator> = HashMap::new();
     let mut components = spec.doc.get("components").cloned().unwrap_or(json!({}));
     fix_refs(&mut components);
-    let mut report = Report { calls: 0, checked: 0, divergences: Vec::new(), failures: Vec::new() };
+    let mut report = Report {
+        calls: 0,
+        checked: 0,
+        divergences: Vec::new(),
+        failures: Vec::new(),
+    };
     for op in &spec.ops {
         s.hook_post("/__sim/reset", json!(null)).await;
         let o = &op.op;
         let mut path = op.template.clone();
         let mut query: Vec<(String, String)> = Vec::new();
-        for p in o.get("parameters").and_then(Value::as_array).cloned().unwrap_or_default() {
+        for p in o
+            .get("parameters")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+        {
             let p = spec.resolve(&p).clone();
             let name = p["name"].as_str().unwrap_or("").to_string();
             match p["in"].as_str() {
-                Some("path") => path = path.replace(&format!("{{{name}}}"), &enc(&param_value(&op.template, &op.method, &name))),
-                Some("query") if name == "force" && op.method == "DELETE" => query.push((name, "true".into())),
+                Some("path") => {
+                    path = path.replace(
+                        &format!("{{{name}}}"),
+                        &enc(&param_value(&op.template, &op.method, &name)),
+                    )
+                }
+                Some("query") if name == "force" && op.method == "DELETE" => {
+                    query.push((name, "true".into()))
+                }
                 Some("query") if p["required"] == true => {
                     let v = arcane_sim::synth::synth(&spec, &p["schema"], &name, &name);
-                    let v = match v { Value::String(s) => s, other => other.to_string() };
+                    let v = match v {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    };
                     query.push((name, v));
                 }
                 _ => {}
@@ -123,38 +163,60 @@ async fn check_spec(path: &Path) -> Report {
         let resp = match req.send().await {
             Ok(r) => r,
             Err(e) => {
-                report.failures.push(format!("{label}: request failed: {e}"));
+                report
+                    .failures
+                    .push(format!("{label}: request failed: {e}"));
                 continue;
             }
         };
         let status = resp.status().as_u16();
-        let ctype = resp.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+        let ctype = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
         let bytes = resp.bytes().await.unwrap_or_default();
         if !(200..300).contains(&status) {
-            report.failures.push(format!("{label}: status {status}: {}", String::from_utf8_lossy(&bytes)));
+            report.failures.push(format!(
+                "{label}: status {status}: {}",
+                String::from_utf8_lossy(&bytes)
+            ));
             continue;
         }
         let (_, schema) = spec.success_response(o);
         let Some(schema) = schema else {
             // Streams, downloads, HEAD: no JSON schema to check; streams must end with done.
             if ctype == "application/x-json-stream" {
-                let last = String::from_utf8_lossy(&bytes).lines().last().unwrap_or("").to_string();
+                let last = String::from_utf8_lossy(&bytes)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+                    .to_string();
                 if last != "{\"done\":true}" {
-                    report.failures.push(format!("{label}: stream did not end with done: {last}"));
+                    report
+                        .failures
+                        .push(format!("{label}: stream did not end with done: {last}"));
                 }
             }
             continue;
         };
         // WIRE.md §6: the builds download is `application/octet-stream` although the
         // document declares JSON (a documented divergence).
-        if op.template == "/environments/{id}/builds/browse/download" && ctype == "application/octet-stream" {
-            report.divergences.push(format!("{label}: octet-stream download declared as JSON"));
+        if op.template == "/environments/{id}/builds/browse/download"
+            && ctype == "application/octet-stream"
+        {
+            report
+                .divergences
+                .push(format!("{label}: octet-stream download declared as JSON"));
             continue;
         }
         let body: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(e) => {
-                report.failures.push(format!("{label}: body is not JSON ({e}), content-type {ctype}"));
+                report.failures.push(format!(
+                    "{label}: body is not JSON ({e}), content-type {ctype}"
+                ));
                 continue;
             }
         };
@@ -174,7 +236,9 @@ async fn check_spec(path: &Path) -> Report {
             let pointer = err.instance_path().to_string();
             let value = body.pointer(&pointer).cloned().unwrap_or(Value::Null);
             if is_documented_divergence(&pointer, &value) {
-                report.divergences.push(format!("{label} {pointer} = {value}"));
+                report
+                    .divergences
+                    .push(format!("{label} {pointer} = {value}"));
             } else {
                 report.failures.push(format!("{label}: {pointer}: {err}"));
             }
@@ -204,10 +268,23 @@ async fn every_operation_of_v2_8_0_conforms() {
     assert_eq!(r.calls, 347);
     assert!(r.failures.is_empty(), "{} failures", r.failures.len());
     // The project details answers (get, compose, runtime, updates, list) show the divergence.
-    for op in ["GET /environments/{id}/projects/{projectId} ", "/compose ", "/runtime ", "/updates ", "GET /environments/{id}/projects "] {
-        assert!(r.divergences.iter().any(|d| d.contains(op)), "no divergence seen for {op}");
+    for op in [
+        "GET /environments/{id}/projects/{projectId} ",
+        "/compose ",
+        "/runtime ",
+        "/updates ",
+        "GET /environments/{id}/projects ",
+    ] {
+        assert!(
+            r.divergences.iter().any(|d| d.contains(op)),
+            "no divergence seen for {op}"
+        );
     }
-    assert!(r.divergences.iter().any(|d| d.ends_with("/build/shm_size = \"0\"") || d.contains("/mem_limit")));
+    assert!(
+        r.divergences
+            .iter()
+            .any(|d| d.ends_with("/build/shm_size = \"0\"") || d.contains("/mem_limit"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

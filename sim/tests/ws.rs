@@ -10,13 +10,17 @@ use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn connect(s: &Sim, path: &str) -> Ws {
     let url = format!("{}{}", s.sim.base_url().replace("http://", "ws://"), path);
     let mut req = url.into_client_request().unwrap();
-    req.headers_mut().insert("X-API-Key", s.sim.api_key().parse().unwrap());
-    let (ws, resp) = tokio_tungstenite::connect_async(req).await.expect("ws connects");
+    req.headers_mut()
+        .insert("X-API-Key", s.sim.api_key().parse().unwrap());
+    let (ws, resp) = tokio_tungstenite::connect_async(req)
+        .await
+        .expect("ws connects");
     assert_eq!(resp.status(), 101);
     ws
 }
@@ -38,7 +42,10 @@ async fn next_text(ws: &mut Ws) -> String {
 #[tokio::test]
 async fn ws_needs_auth() {
     let s = start().await;
-    let url = format!("{}/api/environments/0/ws/containers/web-1/logs", s.sim.base_url().replace("http://", "ws://"));
+    let url = format!(
+        "{}/api/environments/0/ws/containers/web-1/logs",
+        s.sim.base_url().replace("http://", "ws://")
+    );
     let err = tokio_tungstenite::connect_async(url).await.unwrap_err();
     match err {
         tokio_tungstenite::tungstenite::Error::Http(resp) => {
@@ -55,15 +62,25 @@ async fn ws_needs_auth() {
 #[tokio::test]
 async fn container_logs_text_follow_false_stays_open() {
     let s = start().await;
-    let mut ws = connect(&s, "/api/environments/0/ws/containers/db-1/logs?follow=false").await;
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/containers/db-1/logs?follow=false",
+    )
+    .await;
     // WIRE.md §5: text frames, stdout first, then stderr lines prefixed with "[STDERR] ".
     assert_eq!(next_text(&mut ws).await, "db-1 starting");
     assert_eq!(next_text(&mut ws).await, "db-1 ready to accept connections");
-    assert_eq!(next_text(&mut ws).await, "db-1 handled request GET /health 200");
+    assert_eq!(
+        next_text(&mut ws).await,
+        "db-1 handled request GET /health 200"
+    );
     assert_eq!(next_text(&mut ws).await, "[STDERR] db-1 warning: demo mode");
     // WIRE.md §5: with follow=false the server does not close the socket.
     let more = tokio::time::timeout(Duration::from_millis(700), ws.next()).await;
-    assert!(more.is_err(), "socket should stay open and silent, got {more:?}");
+    assert!(
+        more.is_err(),
+        "socket should stay open and silent, got {more:?}"
+    );
     ws.close(None).await.unwrap();
     // The upgrade request is in the log.
     let log = s.hook_get("/__sim/requests").await;
@@ -76,7 +93,11 @@ async fn container_logs_text_follow_false_stays_open() {
 #[tokio::test]
 async fn container_logs_json_and_tail_and_follow() {
     let s = start().await;
-    let mut ws = connect(&s, "/api/environments/0/ws/containers/web-1/logs?format=json&tail=2").await;
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/containers/web-1/logs?format=json&tail=2",
+    )
+    .await;
     // WIRE.md §5: JSON frames {seq, level, message, timestamp}.
     let a: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
     assert_eq!(a["seq"], 1);
@@ -94,25 +115,58 @@ async fn container_logs_json_and_tail_and_follow() {
 async fn logs_batched_and_project_and_errors() {
     let s = start().await;
     // WIRE.md §5: batched=true sends arrays of entries.
-    let mut ws = connect(&s, "/api/environments/0/ws/containers/web-1/logs?format=json&batched=true&follow=false").await;
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/containers/web-1/logs?format=json&batched=true&follow=false",
+    )
+    .await;
     let arr: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
     assert_eq!(arr.as_array().unwrap().len(), 4);
     // WIRE.md §5: project text logs are the message only; JSON carries `service`.
-    let mut ws = connect(&s, "/api/environments/0/ws/projects/webshop/logs?follow=false").await;
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/projects/webshop/logs?follow=false",
+    )
+    .await;
     let first = next_text(&mut ws).await;
-    assert!(!first.contains(" | ") && !first.starts_with("[STDERR]"), "{first}");
-    let mut ws = connect(&s, "/api/environments/0/ws/projects/webshop/logs?follow=false&format=json").await;
+    assert!(
+        !first.contains(" | ") && !first.starts_with("[STDERR]"),
+        "{first}"
+    );
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/projects/webshop/logs?follow=false&format=json",
+    )
+    .await;
     let v: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
     assert!(v["service"].as_str().unwrap().ends_with("-1"));
     // WIRE.md §5: errors are a single frame and the socket stays open.
     let mut ws = connect(&s, "/api/environments/0/ws/containers/ghost/logs").await;
-    assert_eq!(next_text(&mut ws).await, "Failed to stream container logs: Error response from daemon: No such container: ghost");
-    assert!(tokio::time::timeout(Duration::from_millis(500), ws.next()).await.is_err());
-    let mut ws = connect(&s, "/api/environments/0/ws/containers/ghost/logs?format=json").await;
+    assert_eq!(
+        next_text(&mut ws).await,
+        "Failed to stream container logs: Error response from daemon: No such container: ghost"
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), ws.next())
+            .await
+            .is_err()
+    );
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/containers/ghost/logs?format=json",
+    )
+    .await;
     let v: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
-    assert_eq!((v["level"].as_str(), v["service"].as_str()), (Some("error"), Some("arcane")));
+    assert_eq!(
+        (v["level"].as_str(), v["service"].as_str()),
+        (Some("error"), Some("arcane"))
+    );
     // Swarm service logs.
-    let mut ws = connect(&s, "/api/environments/0/ws/swarm/services/edge-proxy/logs?follow=false").await;
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/swarm/services/edge-proxy/logs?follow=false",
+    )
+    .await;
     assert!(next_text(&mut ws).await.contains("Configuration loaded"));
 }
 
@@ -130,13 +184,31 @@ async fn stats_frames() {
     // Unknown container: an error frame, then the socket closes.
     let mut ws = connect(&s, "/api/environments/0/ws/containers/ghost/stats").await;
     let e: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
-    assert!(e["error"].as_str().unwrap().starts_with("Failed to stream container stats: "));
+    assert!(
+        e["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to stream container stats: ")
+    );
     assert!(e["timestamp"].is_string());
-    assert!(matches!(next_msg(&mut ws).await, Some(Message::Close(_)) | None));
+    assert!(matches!(
+        next_msg(&mut ws).await,
+        Some(Message::Close(_)) | None
+    ));
     // System stats: the first frame is immediate.
     let mut ws = connect(&s, "/api/environments/0/ws/system/stats?interval=1").await;
     let v: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
-    for k in ["cpuUsage", "memoryUsage", "memoryTotal", "diskUsage", "diskTotal", "cpuCount", "architecture", "platform", "gpuCount"] {
+    for k in [
+        "cpuUsage",
+        "memoryUsage",
+        "memoryTotal",
+        "diskUsage",
+        "diskTotal",
+        "cpuCount",
+        "architecture",
+        "platform",
+        "gpuCount",
+    ] {
         assert!(v.get(k).is_some(), "{k}");
     }
 }
@@ -144,7 +216,11 @@ async fn stats_frames() {
 #[tokio::test]
 async fn terminal_speaks_raw_binary() {
     let s = start().await;
-    let mut ws = connect(&s, "/api/environments/0/ws/containers/db-1/terminal?shell=/bin/bash").await;
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/containers/db-1/terminal?shell=/bin/bash",
+    )
+    .await;
     // WIRE.md §5: output is binary frames of raw bytes.
     match next_msg(&mut ws).await {
         Some(Message::Binary(b)) => assert_eq!(&b[..], b"/ # "),
@@ -160,7 +236,9 @@ async fn terminal_speaks_raw_binary() {
         }
     }
     assert_eq!(String::from_utf8_lossy(&out), "echo hi\r\nhi\r\n/ # ");
-    ws.send(Message::Binary(b"env\n".to_vec().into())).await.unwrap();
+    ws.send(Message::Binary(b"env\n".to_vec().into()))
+        .await
+        .unwrap();
     let mut out = Vec::new();
     while !String::from_utf8_lossy(&out).ends_with("/ # ") {
         match next_msg(&mut ws).await {
@@ -172,6 +250,12 @@ async fn terminal_speaks_raw_binary() {
     // WIRE.md §5: failure is a text frame ending in \r\n, then an abrupt close.
     let mut ws = connect(&s, "/api/environments/0/ws/containers/ghost/terminal").await;
     let t = next_text(&mut ws).await;
-    assert_eq!(t, "Error creating exec: failed to create exec: Error response from daemon: No such container: ghost\r\n");
-    assert!(matches!(next_msg(&mut ws).await, None | Some(Message::Close(_))));
+    assert_eq!(
+        t,
+        "Error creating exec: failed to create exec: Error response from daemon: No such container: ghost\r\n"
+    );
+    assert!(matches!(
+        next_msg(&mut ws).await,
+        None | Some(Message::Close(_))
+    ));
 }

@@ -38,7 +38,10 @@ pub async fn start() -> Sim {
 
 pub async fn start_with(config: SimConfig) -> Sim {
     let sim = arcane_sim::start(config).await.expect("simulator starts");
-    Sim { sim, http: client() }
+    Sim {
+        sim,
+        http: client(),
+    }
 }
 
 impl Sim {
@@ -54,23 +57,45 @@ impl Sim {
     }
 
     pub async fn get_json(&self, path: &str) -> (u16, Value) {
-        let r = self.api(reqwest::Method::GET, path).send().await.expect("request");
+        let r = self
+            .api(reqwest::Method::GET, path)
+            .send()
+            .await
+            .expect("request");
         let s = r.status().as_u16();
         (s, r.json().await.unwrap_or(Value::Null))
     }
 
     pub async fn post_json(&self, path: &str, body: Value) -> (u16, Value) {
-        let r = self.api(reqwest::Method::POST, path).json(&body).send().await.expect("request");
+        let r = self
+            .api(reqwest::Method::POST, path)
+            .json(&body)
+            .send()
+            .await
+            .expect("request");
         let s = r.status().as_u16();
         (s, r.json().await.unwrap_or(Value::Null))
     }
 
     pub async fn hook_get(&self, path: &str) -> Value {
-        self.http.get(self.url(path)).send().await.unwrap().json().await.unwrap()
+        self.http
+            .get(self.url(path))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
     }
 
     pub async fn hook_post(&self, path: &str, body: Value) -> (u16, Value) {
-        let r = self.http.post(self.url(path)).json(&body).send().await.unwrap();
+        let r = self
+            .http
+            .post(self.url(path))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
         (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
     }
 }
