@@ -3,14 +3,13 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 
 use crate::handlers::find_container;
-use crate::server::{Ctx, json_response, unknown_route};
+use crate::server::{Ctx, unknown_route};
 use crate::spec::percent_decode;
-use crate::state::{State, container_project};
+use crate::state::container_project;
 
 /// Interval between follow-mode log lines and stats frames.
 const TICK: Duration = Duration::from_millis(500);
@@ -97,10 +96,7 @@ pub fn route(ctx: Ctx, upgrade: WebSocketUpgrade, segs: &[&str]) -> Response {
                 .count();
             upgrade.on_upgrade(move |ws| system_stats(ws, interval, n))
         }
-        _ => {
-            let _ = (State::default(), StatusCode::OK, json_response);
-            unknown_route(&ctx.path)
-        }
+        _ => unknown_route(&ctx.path),
     }
 }
 

@@ -1088,3 +1088,28 @@ async fn bad_hook_input_is_a_clear_error() {
         .await;
     assert_eq!(st, 400);
 }
+
+#[tokio::test]
+async fn huma_body_details() {
+    let s = start().await;
+    let r = s
+        .api(Method::GET, "/environments/0/projects/webshop")
+        .send()
+        .await
+        .unwrap();
+    // WIRE.md §0: huma puts `$schema` first and sends a matching describedBy Link header.
+    let link = r.headers()["link"].to_str().unwrap().to_string();
+    assert!(
+        link.ends_with("/api/schemas/BaseApiResponseProjectDetails.json>; rel=\"describedBy\""),
+        "{link}"
+    );
+    let text = r.text().await.unwrap();
+    assert!(text.starts_with("{\"$schema\":\"http://"), "{text}");
+    // WIRE.md §0: nil slices become [] and `false` is emitted.
+    let mut state = s.hook_get("/__sim/state").await;
+    state["projects"][0]["urls"] = Value::Null;
+    s.hook_post("/__sim/state", state).await;
+    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    assert_eq!(b["data"]["urls"], json!([]));
+    assert_eq!(b["data"]["isArchived"], false);
+}
