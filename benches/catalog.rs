@@ -30,11 +30,18 @@ fn bench_build(c: &mut Criterion) {
     c.bench_function("build catalog 2.8.0 (overlays included)", |b| {
         b.iter(|| {
             let layers = Layers::builtin().unwrap();
-            build_catalog(BuildInput { spec: &doc, layers: &layers }).unwrap()
+            build_catalog(BuildInput {
+                spec: &doc,
+                layers: &layers,
+            })
+            .unwrap()
         })
     });
     let sources = Sources {
-        spec: SpecSource { explicit: Some(path.clone()), ..Default::default() },
+        spec: SpecSource {
+            explicit: Some(path.clone()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     c.bench_function("load + build catalog 2.8.0 from disk", |b| {
@@ -50,7 +57,10 @@ fn bench_reload(c: &mut Criterion) {
     let file = overrides.join("bench.yaml");
     std::fs::write(&file, "actions: {}\n").unwrap();
     let sources = Sources {
-        spec: SpecSource { explicit: Some(spec_path()), ..Default::default() },
+        spec: SpecSource {
+            explicit: Some(spec_path()),
+            ..Default::default()
+        },
         overrides_dir: Some(overrides.clone()),
         catalog_dir: None,
     };
@@ -67,9 +77,16 @@ fn bench_reload(c: &mut Criterion) {
                 n += 1;
                 rx.borrow_and_update();
                 let start = Instant::now();
-                std::fs::write(&file, format!("actions:\n  container.list: {{title: \"T{n}\"}}\n")).unwrap();
+                std::fs::write(
+                    &file,
+                    format!("actions:\n  container.list: {{title: \"T{n}\"}}\n"),
+                )
+                .unwrap();
                 rt.block_on(async {
-                    tokio::time::timeout(Duration::from_secs(10), rx.changed()).await.unwrap().unwrap();
+                    tokio::time::timeout(Duration::from_secs(10), rx.changed())
+                        .await
+                        .unwrap()
+                        .unwrap();
                 });
                 total += start.elapsed();
             }

@@ -117,10 +117,20 @@ pub struct ServeArgs {
     #[arg(long, env = "ARCANE_URL", value_name = "URL")]
     pub arcane_url: Option<String>,
     /// Arcane API key (sent as X-API-Key). Create one in Arcane under Settings → API Keys.
-    #[arg(long, env = "ARCANE_API_KEY", value_name = "KEY", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "ARCANE_API_KEY",
+        value_name = "KEY",
+        hide_env_values = true
+    )]
     pub api_key: Option<String>,
     /// Bearer token (JWT), as an alternative to an API key.
-    #[arg(long, env = "ARCANE_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "ARCANE_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
     /// Default environment for actions that take environmentId.
     #[arg(
@@ -140,13 +150,23 @@ pub struct ServeArgs {
     #[arg(long, env = "ARCANE_MCP_SAFE_MODE", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
     pub safe_mode: bool,
     /// Withdraw actions: comma-separated action IDs, tool names or whole domains.
-    #[arg(long, env = "ARCANE_MCP_EXCLUDE_TOOLS", value_name = "LIST", value_delimiter = ',')]
+    #[arg(
+        long,
+        env = "ARCANE_MCP_EXCLUDE_TOOLS",
+        value_name = "LIST",
+        value_delimiter = ','
+    )]
     pub exclude_tools: Vec<String>,
     /// Declare output schemas on the individual surface (experimental).
     #[arg(long, env = "ARCANE_MCP_OUTPUT_SCHEMAS", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
     pub output_schemas: bool,
     /// Request timeout in seconds (streams and handlers have their own caps).
-    #[arg(long, env = "ARCANE_MCP_TIMEOUT", value_name = "SECONDS", default_value_t = 30)]
+    #[arg(
+        long,
+        env = "ARCANE_MCP_TIMEOUT",
+        value_name = "SECONDS",
+        default_value_t = 30
+    )]
     pub timeout: u64,
     /// Extra CA certificate (PEM) to trust for Arcane's TLS.
     #[arg(long, env = "ARCANE_MCP_CA_CERT", value_name = "PATH")]
@@ -155,7 +175,12 @@ pub struct ServeArgs {
     #[arg(long, env = "ARCANE_MCP_INSECURE_SKIP_VERIFY", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
     pub insecure_skip_verify: bool,
     /// Log level or filter (logs go to stderr), e.g. info, debug, arcane_mcp=trace.
-    #[arg(long, env = "ARCANE_MCP_LOG", value_name = "FILTER", default_value = "info")]
+    #[arg(
+        long,
+        env = "ARCANE_MCP_LOG",
+        value_name = "FILTER",
+        default_value = "info"
+    )]
     pub log_level: String,
     #[command(flatten)]
     pub source: CatalogSourceArgs,

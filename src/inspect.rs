@@ -95,9 +95,11 @@ pub fn show(cat: &Catalog, name: &str) -> Result<String> {
     match cat.resolve(name) {
         Some(a) => Ok(serde_json::to_string_pretty(&action_json(a))?),
         None => {
-            if let Some(e) = cat.excluded.iter().find(|e| {
-                e.id.as_deref() == Some(name) || e.operation_id == name
-            }) {
+            if let Some(e) = cat
+                .excluded
+                .iter()
+                .find(|e| e.id.as_deref() == Some(name) || e.operation_id == name)
+            {
                 return Err(anyhow!("{name} is excluded: {}", e.reason));
             }
             Err(anyhow!(

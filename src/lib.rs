@@ -5,13 +5,14 @@
 //! resources → the MCP glue → [`reload`].
 
 pub mod catalog;
-pub mod http;
-pub mod spec;
-pub mod reload;
 pub mod config;
+pub mod http;
 pub mod inspect;
+pub mod reload;
+pub mod spec;
 
 /// Runs the MCP server over stdio until the client disconnects.
 pub fn serve(_args: config::ServeArgs) -> anyhow::Result<()> {
     anyhow::bail!("the MCP server is not built yet (issue 4)")
 }
+pub mod resources;

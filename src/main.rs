@@ -43,7 +43,10 @@ fn run_catalog(args: &arcane_mcp::config::CatalogArgs) -> Result<()> {
     if let Some(name) = &args.show {
         println!("{}", inspect::show(&cat, name)?);
     } else if args.json {
-        println!("{}", serde_json::to_string_pretty(&inspect::catalog_json(&cat))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&inspect::catalog_json(&cat))?
+        );
     } else {
         print!("{}", inspect::summary(&cat));
     }

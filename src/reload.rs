@@ -56,7 +56,10 @@ impl Sources {
         {
             dirs.push(absolute(parent));
         }
-        for d in [&self.overrides_dir, &self.catalog_dir].into_iter().flatten() {
+        for d in [&self.overrides_dir, &self.catalog_dir]
+            .into_iter()
+            .flatten()
+        {
             if d.is_dir() {
                 dirs.push(absolute(d));
             }

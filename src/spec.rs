@@ -221,7 +221,11 @@ impl<'a> RefResolver<'a> {
         match value {
             Value::Object(map) => {
                 if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
-                    let name = reference.rsplit('/').next().unwrap_or(reference).to_string();
+                    let name = reference
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or(reference)
+                        .to_string();
                     if stack.iter().any(|r| r == reference) {
                         return cut_schema(&format!("recursive {name}; cut"));
                     }
@@ -281,7 +285,12 @@ mod tests {
         assert_eq!(out["properties"]["leaf"], json!({"type": "string"}));
         let child = &out["properties"]["child"];
         assert_eq!(child["type"], "object");
-        assert!(child["description"].as_str().unwrap().contains("recursive Node"));
+        assert!(
+            child["description"]
+                .as_str()
+                .unwrap()
+                .contains("recursive Node")
+        );
         assert!(!out.to_string().contains("$ref"));
     }
 

@@ -15,7 +15,11 @@ use serde_json::{Value, json};
 fn build(path: &Path) -> Catalog {
     let doc = SpecDoc::from_file(path).unwrap();
     let layers = Layers::builtin().unwrap();
-    build_catalog(BuildInput { spec: &doc, layers: &layers }).unwrap()
+    build_catalog(BuildInput {
+        spec: &doc,
+        layers: &layers,
+    })
+    .unwrap()
 }
 
 fn operations(path: &Path) -> Vec<(String, String, String)> {
@@ -83,7 +87,10 @@ fn ids_are_well_formed_unique_and_short_enough() {
             let tool = a.individual_tool_name();
             assert!(tool.len() <= MAX_TOOL_NAME, "{tool} is longer than 64");
             assert!(cat.resolve(&tool).is_some_and(|b| b.id == a.id));
-            assert!(cat.resolve(&format!("arcane_{}", a.id)).is_some_and(|b| b.id == a.id));
+            assert!(
+                cat.resolve(&format!("arcane_{}", a.id))
+                    .is_some_and(|b| b.id == a.id)
+            );
             if let Some(op) = &a.operation_id {
                 assert_eq!(cat.resolve(op).map(|b| b.id.as_str()), Some(a.id.as_str()));
             }
@@ -96,16 +103,52 @@ fn the_main_actions_exist_with_their_obvious_meaning() {
     let cat = build(&fixtures::spec_v2());
     let expect = [
         ("container.list", "GET", "/environments/{id}/containers"),
-        ("container.get", "GET", "/environments/{id}/containers/{containerId}"),
-        ("container.restart", "POST", "/environments/{id}/containers/{containerId}/restart"),
-        ("container.kill", "POST", "/environments/{id}/containers/{containerId}/kill"),
+        (
+            "container.get",
+            "GET",
+            "/environments/{id}/containers/{containerId}",
+        ),
+        (
+            "container.restart",
+            "POST",
+            "/environments/{id}/containers/{containerId}/restart",
+        ),
+        (
+            "container.kill",
+            "POST",
+            "/environments/{id}/containers/{containerId}/kill",
+        ),
         ("image.pull", "POST", "/environments/{id}/images/pull"),
-        ("project.up", "POST", "/environments/{id}/projects/{projectId}/up"),
-        ("project.compose", "GET", "/environments/{id}/projects/{projectId}/compose"),
-        ("project.runtime", "GET", "/environments/{id}/projects/{projectId}/runtime"),
-        ("project.update", "PUT", "/environments/{id}/projects/{projectId}"),
-        ("project.updates", "GET", "/environments/{id}/projects/{projectId}/updates"),
-        ("swarm_service.scale", "POST", "/environments/{id}/swarm/services/{serviceId}/scale"),
+        (
+            "project.up",
+            "POST",
+            "/environments/{id}/projects/{projectId}/up",
+        ),
+        (
+            "project.compose",
+            "GET",
+            "/environments/{id}/projects/{projectId}/compose",
+        ),
+        (
+            "project.runtime",
+            "GET",
+            "/environments/{id}/projects/{projectId}/runtime",
+        ),
+        (
+            "project.update",
+            "PUT",
+            "/environments/{id}/projects/{projectId}",
+        ),
+        (
+            "project.updates",
+            "GET",
+            "/environments/{id}/projects/{projectId}/updates",
+        ),
+        (
+            "swarm_service.scale",
+            "POST",
+            "/environments/{id}/swarm/services/{serviceId}/scale",
+        ),
         ("environment.get", "GET", "/environments/{id}"),
         ("environment.test", "POST", "/environments/{id}/test"),
     ];
@@ -158,9 +201,17 @@ fn the_main_actions_exist_with_their_obvious_meaning() {
     }
     let pull = cat.get("image.pull").unwrap();
     assert_eq!(pull.follow_ups[0].action, "project.redeploy");
-    assert_eq!(cat.get("project.up").unwrap().follow_ups[0].action, "project.runtime");
+    assert_eq!(
+        cat.get("project.up").unwrap().follow_ups[0].action,
+        "project.runtime"
+    );
     let compose = cat.get("project.compose").unwrap();
-    assert!(compose.widenings.iter().any(|w| w.fields.contains(&"mem_limit".to_string())));
+    assert!(
+        compose
+            .widenings
+            .iter()
+            .any(|w| w.fields.contains(&"mem_limit".to_string()))
+    );
 }
 
 #[test]
@@ -201,7 +252,11 @@ fn input_schemas_are_self_contained_2020_12_object_schemas() {
             assert!(!s.to_string().contains("\"$ref\""), "{} has a $ref", a.id);
             jsonschema::validator_for(s).unwrap_or_else(|e| panic!("{}: {e}", a.id));
             for r in &a.required {
-                assert!(s["properties"].get(r).is_some(), "{} requires unknown {r}", a.id);
+                assert!(
+                    s["properties"].get(r).is_some(),
+                    "{} requires unknown {r}",
+                    a.id
+                );
             }
         }
     }
@@ -261,16 +316,30 @@ fn derivation_works_on_a_spec_it_has_never_seen() {
         }}
     });
     let doc = SpecDoc::parse(&spec.to_string(), "unseen.json").unwrap();
-    let cat = build_catalog(BuildInput { spec: &doc, layers: &Layers::default() }).unwrap();
+    let cat = build_catalog(BuildInput {
+        spec: &doc,
+        layers: &Layers::default(),
+    })
+    .unwrap();
     let ids: Vec<&str> = cat.actions.iter().map(|a| a.id.as_str()).collect();
     assert_eq!(
         ids,
-        ["gizmo_group_gizmo.delete", "widget.create", "widget.list", "widget.polish", "widget.purge"]
+        [
+            "gizmo_group_gizmo.delete",
+            "widget.create",
+            "widget.list",
+            "widget.polish",
+            "widget.purge"
+        ]
     );
     let create = cat.get("widget.create").unwrap();
     // Body properties join the top level; read-only `$schema` is dropped; the cycle is cut.
     let props = create.input_schema["properties"].as_object().unwrap();
-    assert!(props.contains_key("name") && props.contains_key("parent") && !props.contains_key("$schema"));
+    assert!(
+        props.contains_key("name")
+            && props.contains_key("parent")
+            && !props.contains_key("$schema")
+    );
     assert_eq!(create.required, vec!["name".to_string()]);
     assert!(!create.input_schema.to_string().contains("$ref"));
     assert!(cat.get("widget.purge").unwrap().destructive);
@@ -290,7 +359,11 @@ fn body_properties_colliding_with_parameters_are_renamed() {
             "responses": {"200": {"content": {"application/json": {"schema": {"type": "object"}}}}}}}}
     });
     let doc = SpecDoc::parse(&spec.to_string(), "c.json").unwrap();
-    let cat = build_catalog(BuildInput { spec: &doc, layers: &Layers::default() }).unwrap();
+    let cat = build_catalog(BuildInput {
+        spec: &doc,
+        layers: &Layers::default(),
+    })
+    .unwrap();
     let a = cat.get("thing.update").unwrap();
     let p = a.param("body_name").unwrap();
     assert_eq!(p.wire_name, "name");
@@ -306,7 +379,10 @@ fn operator_overlays_layer_on_top_and_errors_name_file_and_line() {
     )
     .unwrap();
     let sources = Sources {
-        spec: SpecSource { explicit: Some(fixtures::spec_v2()), ..Default::default() },
+        spec: SpecSource {
+            explicit: Some(fixtures::spec_v2()),
+            ..Default::default()
+        },
         overrides_dir: Some(dir.path().to_path_buf()),
         catalog_dir: None,
     };
@@ -315,7 +391,11 @@ fn operator_overlays_layer_on_top_and_errors_name_file_and_line() {
     // Built-in overlay values the operator did not touch remain.
     assert!(cat.get("container.list").unwrap().empty_hint.is_some());
     assert!(cat.get("image.pull").is_none());
-    let ex = cat.excluded.iter().find(|e| e.id.as_deref() == Some("image.pull")).unwrap();
+    let ex = cat
+        .excluded
+        .iter()
+        .find(|e| e.id.as_deref() == Some("image.pull"))
+        .unwrap();
     assert_eq!(ex.reason, "not here");
 
     std::fs::write(
@@ -327,7 +407,11 @@ fn operator_overlays_layer_on_top_and_errors_name_file_and_line() {
     assert!(err.contains("mine.yaml:4:"), "{err}");
     assert!(err.contains("maybe"), "{err}");
 
-    std::fs::write(dir.path().join("mine.yaml"), "actions:\n  a.b: {id: container.get}\n").unwrap();
+    std::fs::write(
+        dir.path().join("mine.yaml"),
+        "actions:\n  a.b: {id: container.get}\n",
+    )
+    .unwrap();
     let cat = sources.build();
     assert!(cat.is_ok(), "an entry for an unknown key is not an error");
 }
@@ -341,7 +425,10 @@ fn operator_declarations_add_actions() {
     )
     .unwrap();
     let sources = Sources {
-        spec: SpecSource { explicit: Some(fixtures::spec_v2()), ..Default::default() },
+        spec: SpecSource {
+            explicit: Some(fixtures::spec_v2()),
+            ..Default::default()
+        },
         overrides_dir: None,
         catalog_dir: Some(dir.path().to_path_buf()),
     };
@@ -358,4 +445,18 @@ fn the_documents_servers_url_is_never_used() {
     let json = serde_json::to_string(&arcane_mcp::inspect::catalog_json(&cat)).unwrap();
     assert!(!json.contains("localhost:3552"));
     let _ = Value::Null;
+}
+
+#[test]
+fn guides_name_only_actions_of_the_catalog() {
+    let cat = build(&fixtures::spec_v2());
+    for g in arcane_mcp::resources::guides::GUIDES {
+        for id in g.actions() {
+            assert!(
+                cat.get(id).is_some(),
+                "guide {} names unknown action {id}",
+                g.slug
+            );
+        }
+    }
 }

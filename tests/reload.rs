@@ -34,9 +34,16 @@ async fn edits_are_served_and_broken_files_keep_the_previous_catalog() {
     std::fs::create_dir_all(&catalog_dir).unwrap();
     std::fs::create_dir_all(&overrides).unwrap();
     std::fs::copy(fixtures::spec_v2(), catalog_dir.join("openapi.json")).unwrap();
-    std::fs::write(overrides.join("ops.yaml"), "actions:\n  container.list:\n    title: Before\n").unwrap();
+    std::fs::write(
+        overrides.join("ops.yaml"),
+        "actions:\n  container.list:\n    title: Before\n",
+    )
+    .unwrap();
     let sources = Sources {
-        spec: SpecSource { catalog_dir: Some(catalog_dir.clone()), ..Default::default() },
+        spec: SpecSource {
+            catalog_dir: Some(catalog_dir.clone()),
+            ..Default::default()
+        },
         overrides_dir: Some(overrides.clone()),
         catalog_dir: Some(catalog_dir.clone()),
     };
@@ -50,13 +57,21 @@ async fn edits_are_served_and_broken_files_keep_the_previous_catalog() {
     let in_flight = live.load();
 
     // 1. An overlay edit is served.
-    std::fs::write(overrides.join("ops.yaml"), "actions:\n  container.list:\n    title: After\n").unwrap();
+    std::fs::write(
+        overrides.join("ops.yaml"),
+        "actions:\n  container.list:\n    title: After\n",
+    )
+    .unwrap();
     let overlay_latency = wait_for(&mut gen_rx, "reload after the overlay edit").await;
     assert_eq!(live.load().get("container.list").unwrap().title, "After");
     assert_eq!(in_flight.get("container.list").unwrap().title, "Before");
 
     // 2. A broken overlay: the error names the file and line; the previous catalog serves.
-    std::fs::write(overrides.join("ops.yaml"), "actions:\n  container.list:\n    title: [unclosed\n").unwrap();
+    std::fs::write(
+        overrides.join("ops.yaml"),
+        "actions:\n  container.list:\n    title: [unclosed\n",
+    )
+    .unwrap();
     wait_for(&mut fail_rx, "a reported failure").await;
     let (_, err) = fail_rx.borrow().clone();
     let err = err.unwrap();

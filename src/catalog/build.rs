@@ -7,9 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::derive::{self, clean_input_schema, derive_flags, derive_name, schema_is_array};
 use super::overlay::{ActionOverlay, Layers};
-use super::{
-    Action, BodyEncoding, Catalog, Excluded, Param, ParamLocation, ResultKind,
-};
+use super::{Action, BodyEncoding, Catalog, Excluded, Param, ParamLocation, ResultKind};
 use crate::spec::{RefResolver, SpecDoc};
 
 /// HTTP methods an OpenAPI path item can hold, in the order collisions are settled.
@@ -55,7 +53,10 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     }
 
     // Derive every action, then settle collisions.
-    let mut actions: Vec<Action> = ops.iter().map(|o| action_from_operation(o, &resolver)).collect();
+    let mut actions: Vec<Action> = ops
+        .iter()
+        .map(|o| action_from_operation(o, &resolver))
+        .collect();
     settle_collisions(&mut actions);
     for a in &mut actions {
         a.derived_id = a.id.clone();
@@ -136,13 +137,19 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         if !is_valid_id(&a.id) {
             bail!(
                 "action ID {:?} ({} {}) is not of the form domain.action in lower snake_case; fix the overlay that sets it",
-                a.id, a.method, a.path
+                a.id,
+                a.method,
+                a.path
             );
         }
         if let Some(prev) = seen.insert(&a.id, a) {
             bail!(
                 "two actions have the ID {}: {} {} and {} {}; give one of them another `id` in an overlay",
-                a.id, prev.method, prev.path, a.method, a.path
+                a.id,
+                prev.method,
+                prev.path,
+                a.method,
+                a.path
             );
         }
     }
@@ -248,7 +255,11 @@ fn settle_collisions(actions: &mut [Action]) {
     let mut groups: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
     groups.sort();
     for mut group in groups {
-        group.sort_by_key(|&i| METHODS.iter().position(|m| m.eq_ignore_ascii_case(&actions[i].method)));
+        group.sort_by_key(|&i| {
+            METHODS
+                .iter()
+                .position(|m| m.eq_ignore_ascii_case(&actions[i].method))
+        });
         for &i in &group[1..] {
             let a = &actions[i];
             let verb = match a.method.as_str() {
@@ -281,7 +292,11 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
     let answers_array = response_schema.as_ref().is_some_and(schema_is_array);
     let (domain, name) = derive_name(&o.method, &o.path, answers_array);
     let (mutating, destructive, idempotent) = derive_flags(&o.method, &name);
-    let summary = op.get("summary").and_then(Value::as_str).unwrap_or("").trim();
+    let summary = op
+        .get("summary")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim();
     let description = op
         .get("description")
         .and_then(Value::as_str)
@@ -289,14 +304,24 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         .trim()
         .to_string();
     let title = if summary.is_empty() {
-        format!("{} {}", derive::humanize_domain(&name), domain.replace('_', " "))
+        format!(
+            "{} {}",
+            derive::humanize_domain(&name),
+            domain.replace('_', " ")
+        )
     } else {
         summary.to_string()
     };
     let (params, body) = build_params(o, resolver);
     let input_schema = input_schema_of(&params);
-    let required = params.iter().filter(|p| p.required).map(|p| p.name.clone()).collect();
-    let sortable = params.iter().any(|p| p.name == "sort" && p.location == ParamLocation::Query);
+    let required = params
+        .iter()
+        .filter(|p| p.required)
+        .map(|p| p.name.clone())
+        .collect();
+    let sortable = params
+        .iter()
+        .any(|p| p.name == "sort" && p.location == ParamLocation::Query);
     Action {
         id: format!("{domain}.{name}"),
         domain,
@@ -306,7 +331,10 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         usage: String::new(),
         method: o.method.clone(),
         path: o.path.clone(),
-        operation_id: op.get("operationId").and_then(Value::as_str).map(str::to_string),
+        operation_id: op
+            .get("operationId")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         params,
         input_schema,
         required,
@@ -344,7 +372,9 @@ fn result_kind(o: &Operation<'_>, resolver: &RefResolver<'_>) -> (ResultKind, Op
     };
     let resp = resolver.deref(resp);
     let content = resp.get("content").and_then(Value::as_object);
-    let types: Vec<&str> = content.map(|c| c.keys().map(String::as_str).collect()).unwrap_or_default();
+    let types: Vec<&str> = content
+        .map(|c| c.keys().map(String::as_str).collect())
+        .unwrap_or_default();
     if o.method == "HEAD" || code == "204" || code == "205" {
         return (ResultKind::Empty, None);
     }
@@ -355,7 +385,10 @@ fn result_kind(o: &Operation<'_>, resolver: &RefResolver<'_>) -> (ResultKind, Op
             .map(|s| resolver.inline(s));
         return (ResultKind::Json, schema);
     }
-    if types.iter().any(|t| t.contains("json-stream") || t.contains("ndjson") || t.contains("jsonl")) {
+    if types
+        .iter()
+        .any(|t| t.contains("json-stream") || t.contains("ndjson") || t.contains("jsonl"))
+    {
         return (ResultKind::Stream, None);
     }
     // No declared content (Arcane's streams and downloads both look like this) or a file type.
@@ -363,7 +396,8 @@ fn result_kind(o: &Operation<'_>, resolver: &RefResolver<'_>) -> (ResultKind, Op
 }
 
 fn is_json_type(t: &str) -> bool {
-    t == "application/json" || (t.starts_with("application/") && t.ends_with("+json") && !t.contains("problem"))
+    t == "application/json"
+        || (t.starts_with("application/") && t.ends_with("+json") && !t.contains("problem"))
 }
 
 /// The parameters of an operation: path and query, then the body.
@@ -371,13 +405,18 @@ fn build_params(o: &Operation<'_>, resolver: &RefResolver<'_>) -> (Vec<Param>, B
     let env_param = o.path.starts_with("/environments/{id}");
     let mut params: Vec<Param> = Vec::new();
     let mut raw: Vec<&Value> = Vec::new();
-    for list in [o.path_item.get("parameters"), o.op.get("parameters")].into_iter().flatten() {
+    for list in [o.path_item.get("parameters"), o.op.get("parameters")]
+        .into_iter()
+        .flatten()
+    {
         if let Some(arr) = list.as_array() {
             raw.extend(arr.iter().map(|p| resolver.deref(p)));
         }
     }
     for p in raw {
-        let Some(name) = p.get("name").and_then(Value::as_str) else { continue };
+        let Some(name) = p.get("name").and_then(Value::as_str) else {
+            continue;
+        };
         let location = match p.get("in").and_then(Value::as_str) {
             Some("path") if env_param && name == "id" => ParamLocation::Environment,
             Some("path") => ParamLocation::Path,
@@ -385,11 +424,20 @@ fn build_params(o: &Operation<'_>, resolver: &RefResolver<'_>) -> (Vec<Param>, B
             Some("header") => ParamLocation::Header,
             _ => continue, // cookies are never sent by this server
         };
-        let description = p.get("description").and_then(Value::as_str).unwrap_or("").to_string();
+        let description = p
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let (client_name, schema, required) = if location == ParamLocation::Environment {
-            ("environmentId".to_string(), derive::environment_param_schema(), false)
+            (
+                "environmentId".to_string(),
+                derive::environment_param_schema(),
+                false,
+            )
         } else {
-            let mut schema = clean_input_schema(&resolver.inline(p.get("schema").unwrap_or(&json!({}))));
+            let mut schema =
+                clean_input_schema(&resolver.inline(p.get("schema").unwrap_or(&json!({}))));
             add_description(&mut schema, &description);
             let required = location == ParamLocation::Path
                 || p.get("required").and_then(Value::as_bool).unwrap_or(false);
@@ -409,19 +457,36 @@ fn build_params(o: &Operation<'_>, resolver: &RefResolver<'_>) -> (Vec<Param>, B
 
     let mut encoding = BodyEncoding::None;
     if let Some(body) = o.op.get("requestBody").map(|b| resolver.deref(b)) {
-        let body_required = body.get("required").and_then(Value::as_bool).unwrap_or(false);
+        let body_required = body
+            .get("required")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let content = body.get("content").and_then(Value::as_object);
         let pick = |pred: &dyn Fn(&str) -> bool| {
             content.and_then(|c| c.iter().find(|(t, _)| pred(t)).map(|(_, m)| m))
         };
         if let Some(media) = pick(&|t| is_json_type(t)) {
             encoding = BodyEncoding::Json;
-            let schema = clean_input_schema(&resolver.inline(media.get("schema").unwrap_or(&json!({}))));
-            lift_body(&mut params, &schema, body_required, ParamLocation::BodyProperty);
-        } else if let Some(media) = pick(&|t| t.starts_with("multipart/") || t == "application/x-www-form-urlencoded") {
+            let schema =
+                clean_input_schema(&resolver.inline(media.get("schema").unwrap_or(&json!({}))));
+            lift_body(
+                &mut params,
+                &schema,
+                body_required,
+                ParamLocation::BodyProperty,
+            );
+        } else if let Some(media) =
+            pick(&|t| t.starts_with("multipart/") || t == "application/x-www-form-urlencoded")
+        {
             encoding = BodyEncoding::Multipart;
-            let schema = clean_input_schema(&resolver.inline(media.get("schema").unwrap_or(&json!({}))));
-            lift_body(&mut params, &schema, body_required, ParamLocation::FormField);
+            let schema =
+                clean_input_schema(&resolver.inline(media.get("schema").unwrap_or(&json!({}))));
+            lift_body(
+                &mut params,
+                &schema,
+                body_required,
+                ParamLocation::FormField,
+            );
         } else if content.is_some_and(|c| !c.is_empty()) {
             encoding = BodyEncoding::OctetStream;
             params.push(Param {
@@ -444,8 +509,16 @@ fn lift_body(params: &mut Vec<Param>, schema: &Value, body_required: bool, loc: 
     let props = schema.get("properties").and_then(Value::as_object);
     let is_object = props.is_some_and(|p| !p.is_empty());
     if !is_object {
-        let whole = if loc == ParamLocation::FormField { ParamLocation::FormField } else { ParamLocation::Body };
-        let description = schema.get("description").and_then(Value::as_str).unwrap_or("Request body").to_string();
+        let whole = if loc == ParamLocation::FormField {
+            ParamLocation::FormField
+        } else {
+            ParamLocation::Body
+        };
+        let description = schema
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("Request body")
+            .to_string();
         params.push(Param {
             name: "body".into(),
             wire_name: "body".into(),
@@ -463,9 +536,15 @@ fn lift_body(params: &mut Vec<Param>, schema: &Value, body_required: bool, loc: 
         .unwrap_or_default();
     for (name, prop) in props.into_iter().flatten() {
         let taken = params.iter().any(|p| p.name == *name);
-        let client = if taken { format!("body_{name}") } else { name.clone() };
+        let client = if taken {
+            format!("body_{name}")
+        } else {
+            name.clone()
+        };
         let mut prop_schema = prop.clone();
-        if loc == ParamLocation::FormField && prop.get("format").and_then(Value::as_str) == Some("binary") {
+        if loc == ParamLocation::FormField
+            && prop.get("format").and_then(Value::as_str) == Some("binary")
+        {
             prop_schema = json!({
                 "type": "string",
                 "description": format!("{} (file contents as text; prefix with base64: for binary)",
@@ -477,7 +556,11 @@ fn lift_body(params: &mut Vec<Param>, schema: &Value, body_required: bool, loc: 
             wire_name: name.clone(),
             location: loc,
             required: body_required && required.contains(name.as_str()),
-            description: prop.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
+            description: prop
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
             schema: prop_schema,
         });
     }
@@ -488,7 +571,8 @@ fn add_description(schema: &mut Value, description: &str) {
         return;
     }
     if let Some(obj) = schema.as_object_mut() {
-        obj.entry("description").or_insert_with(|| Value::String(description.to_string()));
+        obj.entry("description")
+            .or_insert_with(|| Value::String(description.to_string()));
     }
 }
 
@@ -498,7 +582,11 @@ pub fn input_schema_of(params: &[Param]) -> Value {
     for p in params {
         props.insert(p.name.clone(), p.schema.clone());
     }
-    let required: Vec<Value> = params.iter().filter(|p| p.required).map(|p| Value::String(p.name.clone())).collect();
+    let required: Vec<Value> = params
+        .iter()
+        .filter(|p| p.required)
+        .map(|p| Value::String(p.name.clone()))
+        .collect();
     let mut schema = json!({"type": "object", "properties": props, "additionalProperties": false});
     if !required.is_empty() {
         schema["required"] = Value::Array(required);
@@ -533,9 +621,17 @@ fn action_from_declaration(d: &super::overlay::Declaration, origin: &str) -> Res
             params.push(Param {
                 name: pname.clone(),
                 wire_name: pname.clone(),
-                location: if in_path { ParamLocation::Path } else { ParamLocation::Handler },
+                location: if in_path {
+                    ParamLocation::Path
+                } else {
+                    ParamLocation::Handler
+                },
                 required: required.contains(pname.as_str()) || in_path,
-                description: schema.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
+                description: schema
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
                 schema: schema.clone(),
             });
         }
@@ -551,7 +647,11 @@ fn action_from_declaration(d: &super::overlay::Declaration, origin: &str) -> Res
         method: "GET".into(),
         path: d.handler.path.clone(),
         operation_id: None,
-        required: params.iter().filter(|p| p.required).map(|p| p.name.clone()).collect(),
+        required: params
+            .iter()
+            .filter(|p| p.required)
+            .map(|p| p.name.clone())
+            .collect(),
         params,
         input_schema,
         mutating: d.mutating || d.destructive,

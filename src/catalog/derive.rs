@@ -109,7 +109,11 @@ fn domain_from_nouns(nouns: &[&str]) -> String {
 /// Whether a path literal reads as a plural noun (a collection).
 pub fn is_plural(word: &str) -> bool {
     let w = word.rsplit(['-', '_']).next().unwrap_or(word);
-    w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is")
+    w.len() > 3
+        && w.ends_with('s')
+        && !w.ends_with("ss")
+        && !w.ends_with("us")
+        && !w.ends_with("is")
 }
 
 /// English singular of a snake_case word (only the last part changes).
@@ -122,7 +126,11 @@ pub fn singular(word: &str) -> String {
         last.to_string()
     } else if let Some(stem) = last.strip_suffix("ies") {
         format!("{stem}y")
-    } else if last.ends_with("sses") || last.ends_with("xes") || last.ends_with("ches") || last.ends_with("shes") {
+    } else if last.ends_with("sses")
+        || last.ends_with("xes")
+        || last.ends_with("ches")
+        || last.ends_with("shes")
+    {
         last[..last.len() - 2].to_string()
     } else {
         last[..last.len() - 1].to_string()
@@ -157,13 +165,33 @@ pub fn snake(word: &str) -> String {
 
 /// Words in an action name that mark it as destroying something.
 const DESTRUCTIVE_WORDS: &[&str] = &[
-    "delete", "remove", "kill", "prune", "destroy", "leave", "reset", "down", "purge", "wipe",
-    "restore", "revoke", "clear", "uninstall",
+    "delete",
+    "remove",
+    "kill",
+    "prune",
+    "destroy",
+    "leave",
+    "reset",
+    "down",
+    "purge",
+    "wipe",
+    "restore",
+    "revoke",
+    "clear",
+    "uninstall",
 ];
 
 /// Words that make a POST a safe read (it computes or searches, it changes nothing).
 const READ_WORDS: &[&str] = &[
-    "search", "render", "convert", "validate", "preview", "test", "summaries", "summary", "login",
+    "search",
+    "render",
+    "convert",
+    "validate",
+    "preview",
+    "test",
+    "summaries",
+    "summary",
+    "login",
 ];
 
 /// `(mutating, destructive, idempotent)` from method and name.
@@ -284,33 +312,112 @@ mod tests {
 
     #[test]
     fn container_actions() {
-        assert_eq!(id("GET", "/environments/{id}/containers", true), "container.list");
-        assert_eq!(id("POST", "/environments/{id}/containers", false), "container.create");
-        assert_eq!(id("GET", "/environments/{id}/containers/{containerId}", false), "container.get");
-        assert_eq!(id("DELETE", "/environments/{id}/containers/{containerId}", false), "container.delete");
-        assert_eq!(id("POST", "/environments/{id}/containers/{containerId}/restart", false), "container.restart");
-        assert_eq!(id("GET", "/environments/{id}/containers/counts", false), "container.counts");
+        assert_eq!(
+            id("GET", "/environments/{id}/containers", true),
+            "container.list"
+        );
+        assert_eq!(
+            id("POST", "/environments/{id}/containers", false),
+            "container.create"
+        );
+        assert_eq!(
+            id("GET", "/environments/{id}/containers/{containerId}", false),
+            "container.get"
+        );
+        assert_eq!(
+            id(
+                "DELETE",
+                "/environments/{id}/containers/{containerId}",
+                false
+            ),
+            "container.delete"
+        );
+        assert_eq!(
+            id(
+                "POST",
+                "/environments/{id}/containers/{containerId}/restart",
+                false
+            ),
+            "container.restart"
+        );
+        assert_eq!(
+            id("GET", "/environments/{id}/containers/counts", false),
+            "container.counts"
+        );
     }
 
     #[test]
     fn nested_and_namespaced() {
-        assert_eq!(id("POST", "/environments/{id}/swarm/services/{serviceId}/scale", false), "swarm_service.scale");
-        assert_eq!(id("GET", "/environments/{id}/swarm/services", true), "swarm_service.list");
-        assert_eq!(id("GET", "/environments/{id}/swarm/info", false), "swarm.info");
-        assert_eq!(id("GET", "/environments/{id}/volumes/backups/{backupId}/download", false), "volume_backup.download");
-        assert_eq!(id("POST", "/environments/{id}/volumes/{volumeName}/backups/{backupId}/restore", false), "volume_backup.restore");
-        assert_eq!(id("POST", "/environments/{id}/images/pull", false), "image.pull");
-        assert_eq!(id("GET", "/environments/{id}/image-updates/check/{imageId}", false), "image_update.check");
-        assert_eq!(id("PUT", "/customize/git-repositories/{id}", false), "customize_git_repository.update");
+        assert_eq!(
+            id(
+                "POST",
+                "/environments/{id}/swarm/services/{serviceId}/scale",
+                false
+            ),
+            "swarm_service.scale"
+        );
+        assert_eq!(
+            id("GET", "/environments/{id}/swarm/services", true),
+            "swarm_service.list"
+        );
+        assert_eq!(
+            id("GET", "/environments/{id}/swarm/info", false),
+            "swarm.info"
+        );
+        assert_eq!(
+            id(
+                "GET",
+                "/environments/{id}/volumes/backups/{backupId}/download",
+                false
+            ),
+            "volume_backup.download"
+        );
+        assert_eq!(
+            id(
+                "POST",
+                "/environments/{id}/volumes/{volumeName}/backups/{backupId}/restore",
+                false
+            ),
+            "volume_backup.restore"
+        );
+        assert_eq!(
+            id("POST", "/environments/{id}/images/pull", false),
+            "image.pull"
+        );
+        assert_eq!(
+            id(
+                "GET",
+                "/environments/{id}/image-updates/check/{imageId}",
+                false
+            ),
+            "image_update.check"
+        );
+        assert_eq!(
+            id("PUT", "/customize/git-repositories/{id}", false),
+            "customize_git_repository.update"
+        );
     }
 
     #[test]
     fn environment_verbs() {
-        assert_eq!(id("POST", "/environments/{id}/test", false), "environment.test");
+        assert_eq!(
+            id("POST", "/environments/{id}/test", false),
+            "environment.test"
+        );
         assert_eq!(id("GET", "/environments/{id}", false), "environment.get");
         assert_eq!(id("GET", "/environments", true), "environment.list");
-        assert_eq!(id("GET", "/environments/{id}/projects/{projectId}/updates", false), "project.updates");
-        assert_eq!(id("PUT", "/environments/{id}/projects/{projectId}", false), "project.update");
+        assert_eq!(
+            id(
+                "GET",
+                "/environments/{id}/projects/{projectId}/updates",
+                false
+            ),
+            "project.updates"
+        );
+        assert_eq!(
+            id("PUT", "/environments/{id}/projects/{projectId}", false),
+            "project.update"
+        );
     }
 
     #[test]

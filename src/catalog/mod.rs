@@ -296,7 +296,10 @@ impl Catalog {
     /// Canonical IDs closest to an unknown name, best first.
     pub fn closest(&self, name: &str, n: usize) -> Vec<&str> {
         let needle = name.trim().to_ascii_lowercase();
-        let needle = needle.strip_prefix("arcane_").unwrap_or(&needle).to_string();
+        let needle = needle
+            .strip_prefix("arcane_")
+            .unwrap_or(&needle)
+            .to_string();
         let mut scored: Vec<(f64, &str)> = self
             .actions
             .iter()

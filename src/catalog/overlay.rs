@@ -296,7 +296,12 @@ pub fn locate_line(text: &str, path: &[String]) -> usize {
                 }
                 _ => {
                     let key = trimmed.trim_start_matches("- ");
-                    let key = key.split(':').next().unwrap_or("").trim().trim_matches(['"', '\'']);
+                    let key = key
+                        .split(':')
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .trim_matches(['"', '\'']);
                     if key == seg {
                         hit = Some((i, indent));
                         break;
@@ -321,13 +326,22 @@ pub fn locate_line(text: &str, path: &[String]) -> usize {
                     }
                     end = j;
                     // Re-scan from the dash line with keys at indent+2.
-                    return locate_in_item(&lines, i, end, indent, &path[path.iter().position(|p| p == seg).unwrap_or(0) + 1..])
-                        .unwrap_or(found_line);
+                    return locate_in_item(
+                        &lines,
+                        i,
+                        end,
+                        indent,
+                        &path[path.iter().position(|p| p == seg).unwrap_or(0) + 1..],
+                    )
+                    .unwrap_or(found_line);
                 }
                 let mut j = i + 1;
                 while j < lines.len() {
                     let t = lines[j].trim_start();
-                    if !t.is_empty() && !t.starts_with('#') && ((lines[j].len() - t.len()) as isize) <= min_indent {
+                    if !t.is_empty()
+                        && !t.starts_with('#')
+                        && ((lines[j].len() - t.len()) as isize) <= min_indent
+                    {
                         break;
                     }
                     j += 1;
@@ -340,7 +354,13 @@ pub fn locate_line(text: &str, path: &[String]) -> usize {
     found_line
 }
 
-fn locate_in_item(lines: &[&str], dash: usize, end: usize, indent: usize, rest: &[String]) -> Option<usize> {
+fn locate_in_item(
+    lines: &[&str],
+    dash: usize,
+    end: usize,
+    indent: usize,
+    rest: &[String],
+) -> Option<usize> {
     if rest.is_empty() {
         return Some(dash + 1);
     }
@@ -380,17 +400,26 @@ mod tests {
         let msg = parse_checked::<OverlayFile>(text, "my.yaml", OVERLAY_SCHEMA)
             .unwrap_err()
             .to_string();
-        assert!(msg.starts_with("my.yaml:2:") && msg.contains("bogus"), "{msg}");
+        assert!(
+            msg.starts_with("my.yaml:2:") && msg.contains("bogus"),
+            "{msg}"
+        );
         let msg = parse_checked::<OverlayFile>("actions: [\n", "bad.yaml", OVERLAY_SCHEMA)
             .unwrap_err()
             .to_string();
-        assert!(msg.starts_with("bad.yaml:") && msg.contains("invalid YAML"), "{msg}");
+        assert!(
+            msg.starts_with("bad.yaml:") && msg.contains("invalid YAML"),
+            "{msg}"
+        );
     }
 
     #[test]
     fn locates_sequence_items() {
         let text = "actions:\n  - id: a.b\n    title: x\n  - id: c.d\n    title: y\n";
-        assert_eq!(locate_line(text, &["actions".into(), "1".into(), "title".into()]), 5);
+        assert_eq!(
+            locate_line(text, &["actions".into(), "1".into(), "title".into()]),
+            5
+        );
         assert_eq!(locate_line(text, &["actions".into(), "0".into()]), 2);
     }
 }
