@@ -91,11 +91,11 @@ fn walk(value: &mut Value, path: &mut String, key: Option<&str>, masked: &mut Ve
                     *s = MASK.to_string();
                     masked.push(path.clone());
                 }
-            } else if TEXT_DOC_KEYS.contains(&nkey.as_str()) || s.contains('\n') {
-                if let Some(new) = mask_lines(s, false) {
-                    *s = new;
-                    masked.push(path.clone());
-                }
+            } else if (TEXT_DOC_KEYS.contains(&nkey.as_str()) || s.contains('\n'))
+                && let Some(new) = mask_lines(s, false)
+            {
+                *s = new;
+                masked.push(path.clone());
             }
         }
         Value::Array(items) => {
