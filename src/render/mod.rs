@@ -1,0 +1,3 @@
+pub mod escape;
+pub mod markdown;
+pub mod units;
