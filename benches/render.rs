@@ -13,8 +13,8 @@ fn container(i: usize) -> Value {
         "imageId": format!("sha256:{:064x}", i * 104_729),
         "command": "docker-entrypoint.sh node server.js --port 8080",
         "created": 1_714_560_000 + i as u64 * 3600,
-        "state": if i % 5 == 0 { "exited" } else { "running" },
-        "status": if i % 5 == 0 { "Exited (0) 2 hours ago".to_owned() } else { format!("Up {i} hours (healthy)") },
+        "state": if i.is_multiple_of(5) { "exited" } else { "running" },
+        "status": if i.is_multiple_of(5) { "Exited (0) 2 hours ago".to_owned() } else { format!("Up {i} hours (healthy)") },
         "ports": [{"IP": "0.0.0.0", "PrivatePort": 80, "PublicPort": 8000 + i, "Type": "tcp"}],
         "labels": {
             "com.docker.compose.project": "stack",

@@ -36,8 +36,8 @@ fn json() -> impl Strategy<Value = serde_json::Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        any::<u64>().prop_map(|n| Value::from(n)),
-        any::<i64>().prop_map(|n| Value::from(n)),
+        any::<u64>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
         hostile().prop_map(Value::String),
     ];
     leaf.prop_recursive(3, 24, 6, |inner| {

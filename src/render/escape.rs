@@ -59,7 +59,11 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
             '\x1b' => i = skip_after_esc(&chars, i),
             '\u{9b}' => i = skip_csi(&chars, i),
             '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => i = skip_string(&chars, i),
-            '\r' => out.push(if chars.get(i) == Some(&'\n') { '\r' } else { '\n' }),
+            '\r' => out.push(if chars.get(i) == Some(&'\n') {
+                '\r'
+            } else {
+                '\n'
+            }),
             '\u{2028}' | '\u{2029}' => out.push('\n'),
             '\n' | '\t' => out.push(c),
             c if is_removed(c) => {}
@@ -73,18 +77,20 @@ fn needs_sanitize(s: &str) -> bool {
     let bytes = s.as_bytes();
     for (i, c) in s.char_indices() {
         match c {
-            '\r' => {
-                if bytes.get(i + 1) != Some(&b'\n') {
-                    return true;
-                }
-            }
-            '\n' | '\t' => {}
+            '\r' if bytes.get(i + 1) != Some(&b'\n') => return true,
+            '\r' | '\n' | '\t' => {}
             '\u{2028}' | '\u{2029}' => return true,
             c if is_removed(c) => return true,
             _ => {}
         }
     }
     false
+}
+
+/// Whether `sanitize` would remove or rewrite this character (CR aside,
+/// which it keeps before LF).
+pub(crate) fn is_unsafe_char(c: char) -> bool {
+    is_removed(c) || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 /// Characters dropped wherever they appear (CR and the line separators are
@@ -474,10 +480,10 @@ fn flanking(ch: char, prev: &[Class], next: &[Class]) -> (bool, bool) {
     let mut close = false;
     for &p in prev {
         for &n in next {
-            let left = n != Class::Space
-                && (n != Class::Punct || p == Class::Space || p == Class::Punct);
-            let right = p != Class::Space
-                && (p != Class::Punct || n == Class::Space || n == Class::Punct);
+            let left =
+                n != Class::Space && (n != Class::Punct || p == Class::Space || p == Class::Punct);
+            let right =
+                p != Class::Space && (p != Class::Punct || n == Class::Space || n == Class::Punct);
             if ch == '_' {
                 open |= left && (!right || p == Class::Punct);
                 close |= right && (!left || n == Class::Punct);
@@ -509,8 +515,8 @@ fn marks(c: &[char], slot: Slot) -> Vec<bool> {
     let mut next_gt = vec![usize::MAX; n + 1];
     let mut next_ws = vec![usize::MAX; n + 1];
     for i in (0..n).rev() {
-        link_close_after[i] = link_close_after[i + 1]
-            || (c[i] == ']' && matches!(c.get(i + 1), Some('(' | '[')));
+        link_close_after[i] =
+            link_close_after[i + 1] || (c[i] == ']' && matches!(c.get(i + 1), Some('(' | '[')));
         gt_after[i] = gt_after[i + 1] || c[i] == '>';
         close_bracket_after[i] = close_bracket_after[i + 1] || c[i] == ']';
         next_gt[i] = if c[i] == '>' { i } else { next_gt[i + 1] };
@@ -605,9 +611,7 @@ fn marks(c: &[char], slot: Slot) -> Vec<bool> {
                         // An email autolink: `<local@domain>` with no spaces.
                         Some(&d) if !d.is_whitespace() => {
                             let gt = next_gt[i + 1];
-                            gt != usize::MAX
-                                && next_ws[i + 1] > gt
-                                && c[i + 1..gt].contains(&'@')
+                            gt != usize::MAX && next_ws[i + 1] > gt && c[i + 1..gt].contains(&'@')
                         }
                         _ => false,
                     }
@@ -643,7 +647,10 @@ fn entity_at(rest: &[char]) -> bool {
             _ => digits_then_semi(&rest[1..], 7, char::is_ascii_digit),
         },
         Some(c) if c.is_ascii_alphabetic() => {
-            let k = rest.iter().take_while(|c| c.is_ascii_alphanumeric()).count();
+            let k = rest
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .count();
             rest.get(k) == Some(&';')
         }
         _ => false,

@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value};
 
+use super::escape::is_unsafe_char;
 use super::escape::{
     fenced, heading_text, inline, inline_strict, list_item_key, list_item_value, sanitize,
     table_cell, table_cell_strict,
@@ -135,19 +136,20 @@ pub fn render_list(ctx: &RenderContext<'_>, value: &Value) -> String {
     let pagination = envelope_map.get("pagination").and_then(Value::as_object);
 
     let mut out = title(ctx.title);
-    push_line(&mut out, &count_line(items.len(), pagination));
+    let total = pagination
+        .and_then(|p| p.get("totalItems"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    if items.is_empty() && total == 0 {
+        push_line(&mut out, ctx.empty_hint.unwrap_or("No items."));
+    } else {
+        push_line(&mut out, &count_line(items.len(), pagination));
+    }
 
     if items.is_empty() {
-        let total = pagination
-            .and_then(|p| p.get("totalItems"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        let text = match (total, ctx.empty_hint) {
-            (t, _) if t > 0 => "No items on this page.",
-            (_, Some(hint)) => hint,
-            (_, None) => "No items.",
-        };
-        push_line(&mut out, text);
+        if total > 0 {
+            push_line(&mut out, "No items on this page.");
+        }
     } else if let Some(columns) = table_columns(ctx, items) {
         table(&mut out, ctx, items, &columns, pagination);
     } else {
@@ -184,7 +186,7 @@ fn count_line(len: usize, pagination: Option<&Map<String, Value>>) -> String {
         }
         parts.push(part);
     }
-    if let (Some(cur), Some(pages)) = (num("currentPage"), num("totalPages")) {
+    if let (Some(cur), Some(pages)) = (num("currentPage"), num("totalPages").filter(|&p| p > 0)) {
         parts.push(format!("page {cur} of {pages}"));
     }
     if !parts.is_empty() {
@@ -197,7 +199,8 @@ fn count_line(len: usize, pagination: Option<&Map<String, Value>>) -> String {
 /// The columns of a table, or `None` when the items do not make one (not
 /// all objects, or no field with a value).
 fn table_columns(ctx: &RenderContext<'_>, items: &[Value]) -> Option<Vec<String>> {
-    let objects: Vec<&Map<String, Value>> = items.iter().map(Value::as_object).collect::<Option<_>>()?;
+    let objects: Vec<&Map<String, Value>> =
+        items.iter().map(Value::as_object).collect::<Option<_>>()?;
     let columns = match ctx.columns {
         Some(cols) if !cols.is_empty() => cols.to_vec(),
         _ => choose_columns(&objects, &field_union(&objects)),
@@ -492,7 +495,7 @@ fn cell_text(field: &str, v: &Value) -> String {
                 if i > 0 {
                     cell.push_str(", ");
                 }
-                cell.push_str(&table_cell_strict(&text));
+                cell.push_str(&list_element(&text, true));
                 used += len + 2;
             }
             cell
@@ -566,11 +569,11 @@ pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
             Value::Array(a)
                 if a.len() <= MAX_SHORT_LIST
                     && a.iter()
-                        .all(|x| is_scalar(x) && !scalar_text(x).contains(['\n', '\r'])) =>
+                        .all(|x| is_scalar(x) && !sanitize(&scalar_text(x)).contains('\n')) =>
             {
                 let parts: Vec<String> = a
                     .iter()
-                    .map(|x| inline_strict(&scalar_text(x)).into_owned())
+                    .map(|x| list_element(&scalar_text(x), false))
                     .collect();
                 Some(parts.join(", "))
             }
@@ -601,6 +604,18 @@ pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
     finish(out)
 }
 
+/// One value of a comma-separated short list; an empty one is shown as `""`
+/// so that the list keeps its shape.
+fn list_element(text: &str, table: bool) -> String {
+    if sanitize(text).is_empty() {
+        "\"\"".to_owned()
+    } else if table {
+        table_cell_strict(text).into_owned()
+    } else {
+        inline_strict(text).into_owned()
+    }
+}
+
 /// A field name inside running text; an empty name is shown as `""` so
 /// that the list keeps its shape.
 fn field_label(name: &str) -> String {
@@ -619,8 +634,25 @@ fn section(sections: &mut String, key: &str, block: &str) {
     sections.push('\n');
 }
 
+/// Pretty JSON in a fenced block. Characters that `sanitize` would drop or
+/// turn into line breaks can only sit inside JSON strings; they are written
+/// as `\uXXXX` escapes (as serde_json already does for C0 controls), so the
+/// block stays valid JSON that parses back to Arcane's exact value.
 fn json_block(v: &Value) -> String {
     let text = serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string());
+    let text = if text.chars().any(is_unsafe_char) {
+        let mut out = String::with_capacity(text.len() + 16);
+        for c in text.chars() {
+            if is_unsafe_char(c) {
+                out.push_str(&format!("\\u{:04x}", u32::from(c)));
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    } else {
+        text
+    };
     fenced(&text, "json")
 }
 
@@ -676,7 +708,10 @@ fn envelope(out: &mut String, map: &Map<String, Value>, skip: &[&str]) {
                 s
             }
             Value::Array(a) => format!("{label}: {} entries (in the structured result).", a.len()),
-            Value::Object(o) => format!("{label}: an object with {} field(s) (in the structured result).", o.len()),
+            Value::Object(o) => format!(
+                "{label}: an object with {} field(s) (in the structured result).",
+                o.len()
+            ),
             Value::String(s) if sanitize(s).contains('\n') => {
                 format!("{label}:\n\n{}", fenced(s, "text").trim_end())
             }
