@@ -101,8 +101,10 @@ proptest! {
 
     #[test]
     fn strict_values_do_not_pair_across(a in hostile(), b in hostile()) {
+        // Empty values are covered elsewhere; here both must show.
+        let a = if expected_inline(&a).is_empty() { format!("x{a}") } else { a };
+        let b = if expected_inline(&b).is_empty() { format!("y{b}") } else { b };
         let (ea, eb) = (expected_inline(&a), expected_inline(&b));
-        prop_assume!(!ea.is_empty() && !eb.is_empty());
         let md = format!("- {}: {}, {} {}", list_item_key(&a), inline_strict(&b), inline_strict(&a), inline(&b));
         let events = parse(&md);
         prop_assert!(forbidden(&events).is_empty(), "{:?} -> {:?}", md, forbidden(&events));

@@ -473,9 +473,11 @@ fn classes(c: Option<char>, edge: &'static [Class]) -> &'static [Class] {
     }
 }
 
-/// Which delimiter runs could open or close emphasis/strikethrough, given
-/// every combination of neighbour classes.
-fn flanking(ch: char, prev: &[Class], next: &[Class]) -> (bool, bool) {
+/// Whether a delimiter run could open or close emphasis/strikethrough, for
+/// every combination of neighbour classes. Two rule sets are united: the
+/// CommonMark flanking rules, and pulldown-cmark's (which let `~~` open and
+/// close inside words). A run either set would use is escaped.
+fn flanking(ch: char, run_len: usize, prev: &[Class], next: &[Class]) -> (bool, bool) {
     let mut open = false;
     let mut close = false;
     for &p in prev {
@@ -491,6 +493,15 @@ fn flanking(ch: char, prev: &[Class], next: &[Class]) -> (bool, bool) {
                 open |= left;
                 close |= right;
             }
+            // pulldown-cmark 0.13, `delim_run_can_open`/`delim_run_can_close`.
+            let intraword = ch == '*' || (ch == '~' && run_len > 1);
+            open |= n != Class::Space
+                && ((ch == '*' && n != Class::Punct)
+                    || (ch == '~' && run_len > 1)
+                    || p == Class::Space
+                    || p == Class::Punct);
+            close |= p != Class::Space
+                && ((intraword && p != Class::Punct) || n == Class::Space || n == Class::Punct);
         }
     }
     (open, close)
@@ -543,7 +554,7 @@ fn marks(c: &[char], slot: Slot) -> Vec<bool> {
             } else {
                 let prev = classes(start.checked_sub(1).map(|p| c[p]), edge);
                 let next = classes(c.get(i).copied(), edge);
-                let (open, close) = flanking(ch, prev, next);
+                let (open, close) = flanking(ch, i - start, prev, next);
                 delim_runs.push((ch, start, i, open, close));
             }
             continue;
@@ -582,12 +593,15 @@ fn marks(c: &[char], slot: Slot) -> Vec<bool> {
             m[start..end].iter_mut().for_each(|x| *x = true);
         }
     } else {
-        let mut counts = std::collections::HashMap::new();
-        for &(start, end) in &tick_runs {
-            *counts.entry(end - start).or_insert(0usize) += 1;
-        }
-        for &(start, end) in &tick_runs {
-            if counts[&(end - start)] > 1 {
+        // When two runs pair up, every backtick is escaped: backslash escapes
+        // do not work inside code spans, so an unescaped run could still be
+        // closed by an escaped one (`` `a\` `` is a code span).
+        let mut lengths = std::collections::HashSet::new();
+        let pair = tick_runs
+            .iter()
+            .any(|&(start, end)| !lengths.insert(end - start));
+        if pair {
+            for &(start, end) in &tick_runs {
                 m[start..end].iter_mut().for_each(|x| *x = true);
             }
         }
