@@ -422,11 +422,14 @@ pub fn escape(text: &str, slot: Slot) -> Cow<'_, str> {
     if s.is_empty() {
         return s;
     }
-    let chars: Vec<char> = s.chars().collect();
-    let outer_ws = chars[0].is_whitespace() || chars[chars.len() - 1].is_whitespace();
+    let outer_ws = s.starts_with(char::is_whitespace) || s.ends_with(char::is_whitespace);
     if outer_ws {
         return Cow::Owned(code_span_raw(&s, slot.table));
     }
+    if is_plain(&s, slot) {
+        return s;
+    }
+    let chars: Vec<char> = s.chars().collect();
     let marks = marks(&chars, slot);
     if !marks.iter().any(|&m| m) {
         return s;
@@ -443,6 +446,32 @@ pub fn escape(text: &str, slot: Slot) -> Cow<'_, str> {
         out.push(c);
     }
     Cow::Owned(out)
+}
+
+/// A cheap test that no rule of [`marks`] can fire: none of the characters
+/// they look at occurs where they look. Most values (names, IDs, states)
+/// take this path and are returned without allocating.
+fn is_plain(s: &str, slot: Slot) -> bool {
+    let inner = |b: u8| {
+        matches!(
+            b,
+            b'\\' | b'`' | b'*' | b'_' | b'~' | b'[' | b'<' | b'&' | b'|'
+        )
+    };
+    if s.bytes().any(inner) {
+        return false;
+    }
+    if slot.heading && s.ends_with('#') {
+        return false;
+    }
+    if slot.block_start
+        && s.bytes()
+            .next()
+            .is_some_and(|b| matches!(b, b'#' | b'>' | b'-' | b'+' | b'0'..=b'9'))
+    {
+        return false;
+    }
+    true
 }
 
 /// Character classes of the CommonMark flanking rules.
