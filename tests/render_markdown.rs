@@ -385,6 +385,7 @@ fn hostile_items(corpus: &[String]) -> Vec<Value> {
                 "projectName": v,
                 "labels": {v.clone(): other, "com.docker.compose.project": v},
                 "created": i,
+                v.clone(): other,
             })
         })
         .collect()
@@ -447,6 +448,22 @@ fn hostile_values_in_a_list() {
                 .collect();
             assert_eq!(row[1].text, names.join(", "), "{md}");
         }
+        // Hostile field names are listed, literally, in the closing note.
+        let note = paragraph_texts(&events)
+            .into_iter()
+            .find(|p| p.text.starts_with("Other fields: "))
+            .map(|p| p.text)
+            .unwrap_or_default();
+        for item in chunk {
+            for key in item.as_object().map(|o| o.keys()).into_iter().flatten() {
+                let e = expected_inline(key);
+                if !["id", "names", "state", "status", "image", "created"].contains(&key.as_str())
+                    && !e.is_empty()
+                {
+                    assert!(note.contains(&e), "{e:?} missing from {note:?}");
+                }
+            }
+        }
         for it in item_texts(&events).iter().take(5) {
             assert!(
                 warnings.iter().any(|w| {
@@ -465,6 +482,39 @@ fn line(key: &str, value: &str) -> String {
         format!("{key}:")
     } else {
         format!("{key}: {value}")
+    }
+}
+
+#[test]
+fn hostile_values_in_declared_columns() {
+    let corpus = hostile_corpus();
+    let items = hostile_items(&corpus);
+    let cols = vec![
+        "projectName".to_owned(),
+        "labels".to_owned(),
+        "labels.com.docker.compose.project".to_owned(),
+    ];
+    let ctx = RenderContext {
+        title: "Projects",
+        columns: Some(&cols),
+        ..Default::default()
+    };
+    for chunk in items.chunks(50) {
+        let md = render_list(&ctx, &json!({ "items": chunk }));
+        let events = parse(&md);
+        assert!(
+            forbidden(&events).is_empty(),
+            "{md}\n{:?}",
+            forbidden(&events)
+        );
+        let t = &table_cells(&events)[0];
+        assert_eq!(t.len(), chunk.len() + 1);
+        for (row, item) in t[1..].iter().zip(chunk) {
+            assert_eq!(row.len(), 3, "{md}");
+            let v = expected_inline(item["projectName"].as_str().unwrap_or_default());
+            assert_eq!(row[0].text, v, "{md}");
+            assert_eq!(row[2].text, v, "{md}");
+        }
     }
 }
 

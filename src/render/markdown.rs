@@ -317,20 +317,34 @@ fn field_union(objects: &[&Map<String, Value>]) -> Vec<String> {
     fields
 }
 
+/// Finds a column's value: a field name, or a dotted path into nested
+/// objects and arrays. Keys may contain dots themselves
+/// (`labels.com.docker.compose.project`), so every split is tried.
 fn lookup<'v>(obj: &'v Map<String, Value>, path: &str) -> Option<&'v Value> {
     if let Some(v) = obj.get(path) {
         return Some(v);
     }
-    let mut parts = path.split('.');
-    let mut cur = obj.get(parts.next()?)?;
-    for part in parts {
-        cur = match cur {
-            Value::Object(m) => m.get(part)?,
-            Value::Array(a) => a.get(part.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
+    path.match_indices('.').find_map(|(i, _)| {
+        let inner = obj.get(&path[..i])?;
+        lookup_value(inner, &path[i + 1..])
+    })
+}
+
+fn lookup_value<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
+    match v {
+        Value::Object(m) => lookup(m, path),
+        Value::Array(a) => {
+            let (head, rest) = path
+                .split_once('.')
+                .map_or((path, None), |(h, r)| (h, Some(r)));
+            let el = a.get(head.parse::<usize>().ok()?)?;
+            match rest {
+                Some(rest) => lookup_value(el, rest),
+                None => Some(el),
+            }
+        }
+        _ => None,
     }
-    Some(cur)
 }
 
 /// Identity fields first, in this order.
@@ -529,10 +543,10 @@ fn scalar_text(v: &Value) -> String {
 /// );
 /// ```
 pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
-    let mut out = title(ctx.title);
     let Some(map) = value.as_object() else {
         return render_value(ctx, value);
     };
+    let mut out = title(ctx.title);
     let mut fields: Vec<(usize, usize, &String, &Value)> = map
         .iter()
         .enumerate()
