@@ -284,6 +284,10 @@ fn byte_sizes() {
         title: "Image",
         ..Default::default()
     };
+    assert_eq!(
+        render_object(&ctx, &json!({"size": 1.5e9, "memory": 2.5})),
+        "# Image\n\n- size: 1500000000.0 (1.5 GB)\n- memory: 2.5\n"
+    );
     let v = json!({"id": "sha256:1", "size": 1500000000u64, "virtualSize": 2500, "sharedSize": -1, "pageSize": 5000, "memoryUsage": 999});
     assert_eq!(
         render_object(&ctx, &v),

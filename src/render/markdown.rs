@@ -468,9 +468,16 @@ fn trim_chars(s: &str, max: usize) -> (&str, bool) {
     }
 }
 
+/// A number as Arcane sent it, with human units appended for byte counts
+/// (some encoders send whole byte counts as floats: `1.5e9`).
 fn number_text(field: &str, n: &serde_json::Number) -> String {
-    match n.as_u64() {
-        Some(b) if b >= 1000 && is_byte_field(field) => format!("{b} ({})", human_bytes(b)),
+    let bytes = n.as_u64().or_else(|| {
+        n.as_f64()
+            .filter(|f| f.is_finite() && *f >= 0.0 && f.fract() == 0.0 && *f < 1.8e19)
+            .map(|f| f as u64)
+    });
+    match bytes {
+        Some(b) if b >= 1000 && is_byte_field(field) => format!("{n} ({})", human_bytes(b)),
         _ => n.to_string(),
     }
 }
