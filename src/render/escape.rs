@@ -737,3 +737,80 @@ fn mark_block_start(c: &[char], m: &mut [bool], close_bracket_after: &[bool]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const SLOTS: [Slot; 5] = [
+        Slot {
+            strict: false,
+            table: false,
+            block_start: false,
+            heading: false,
+        },
+        Slot {
+            strict: true,
+            table: false,
+            block_start: false,
+            heading: false,
+        },
+        Slot {
+            strict: false,
+            table: true,
+            block_start: false,
+            heading: false,
+        },
+        Slot {
+            strict: true,
+            table: false,
+            block_start: true,
+            heading: false,
+        },
+        Slot {
+            strict: false,
+            table: false,
+            block_start: false,
+            heading: true,
+        },
+    ];
+
+    proptest! {
+        /// The fast path may only skip values the full scan would leave alone.
+        #[test]
+        fn fast_path_agrees_with_the_full_scan(s in "[a-z0-9 #>+.)=:/@!-]{1,12}[-a-z0-9 `*_~\\[\\]()<>&|#\\\\!.:]{0,12}") {
+            let s = s.trim();
+            prop_assume!(!s.is_empty());
+            let chars: Vec<char> = s.chars().collect();
+            for slot in SLOTS {
+                if is_plain(s, slot) {
+                    prop_assert!(!marks(&chars, slot).contains(&true), "{:?} {:?}", s, slot);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn character_references() {
+        let refs = ["amp;", "#65;", "#x41;", "#X41;", "nbsp;", "#1234567;"];
+        for r in refs {
+            assert!(entity_at(&r.chars().collect::<Vec<_>>()), "{r}");
+        }
+        let not_refs = ["", " amp;", "amp", "#;", "#x;", "#12345678;", "#xg;", "1a;"];
+        for r in not_refs {
+            assert!(!entity_at(&r.chars().collect::<Vec<_>>()), "{r}");
+        }
+    }
+
+    #[test]
+    fn flanking_follows_both_rule_sets() {
+        use Class::*;
+        // `a~~.~~`: CommonMark would not open here, pulldown-cmark does.
+        assert_eq!(flanking('~', 2, &[Other], &[Punct]), (true, true));
+        // Intraword `_` neither opens nor closes under either rule set.
+        assert_eq!(flanking('_', 1, &[Other], &[Other]), (false, false));
+        // A `*` between spaces is literal.
+        assert_eq!(flanking('*', 1, &[Space], &[Space]), (false, false));
+    }
+}
