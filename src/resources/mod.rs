@@ -2,3 +2,4 @@
 
 pub mod guides;
 pub mod redact;
+pub mod tools;

@@ -1,0 +1,83 @@
+//! The `Next steps` section that may end a successful result's text (SPEC §6).
+//!
+//! At most four lines: the action's declared follow-ups (with their notes), then its related
+//! actions with their titles. Destructive suggestions say they need `confirm: true`; in safe
+//! mode mutating ones say they only preview. Actions the server does not serve (read-only mode,
+//! exclusions) are never suggested. Names are written by the caller's `name` function, so they
+//! follow the calling surface.
+
+use crate::catalog::{Action, Catalog, ResultKind};
+use crate::render::escape;
+
+/// The most lines the section holds.
+pub const MAX_NEXT_STEPS: usize = 4;
+
+/// How the server names and filters actions for the calling surface.
+pub struct Naming<'a> {
+    /// How the surface spells an action, e.g. "`container.get`" or
+    /// "`arcane_container` (action `get`)". Already Markdown.
+    pub name: &'a dyn Fn(&Action) -> String,
+    /// Whether the server serves the action (read-only mode and exclusions withdraw actions).
+    pub served: &'a dyn Fn(&Action) -> bool,
+    /// Safe mode: mutating suggestions only preview.
+    pub safe_mode: bool,
+}
+
+/// Whether a result of this action gets a next-steps section at all: not for downloads, log
+/// and exec output (they are shown as they are); previews are the caller's call.
+pub fn applies_to(action: &Action) -> bool {
+    match action.kind {
+        ResultKind::Download => false,
+        ResultKind::Handler => !action
+            .handler
+            .as_ref()
+            .is_some_and(|h| h.kind == "ws_logs" || h.kind == "ws_exec"),
+        _ => true,
+    }
+}
+
+/// The section's Markdown (starting with a blank line), or `None` when there is nothing to
+/// suggest or the action's results never carry one.
+pub fn next_steps(action: &Action, catalog: &Catalog, naming: &Naming<'_>) -> Option<String> {
+    if !applies_to(action) {
+        return None;
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let mut seen: Vec<&str> = vec![action.id.as_str()];
+    let follow = action
+        .follow_ups
+        .iter()
+        .map(|f| (f.action.as_str(), Some(f.note.as_str())));
+    let related = action.related.iter().map(|r| (r.as_str(), None));
+    for (id, note) in follow.chain(related) {
+        if lines.len() == MAX_NEXT_STEPS {
+            break;
+        }
+        if seen.contains(&id) {
+            continue;
+        }
+        let Some(target) = catalog.get(id) else {
+            continue;
+        };
+        if !(naming.served)(target) {
+            continue;
+        }
+        seen.push(id);
+        let what = match note {
+            Some(n) if !n.is_empty() => escape::inline(n).into_owned(),
+            _ => escape::inline(&target.title).into_owned(),
+        };
+        let mut line = format!("- {} — {what}", (naming.name)(target));
+        if target.destructive {
+            line.push_str(" (destructive: needs `confirm: true`)");
+        }
+        if naming.safe_mode && target.mutating {
+            line.push_str(" (safe mode: preview only)");
+        }
+        lines.push(line);
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    Some(format!("\n\n**Next steps**\n{}", lines.join("\n")))
+}

@@ -1,0 +1,101 @@
+//! Next steps: follow-ups first, then related actions; never a withdrawn action; destructive and
+//! safe-mode marks; names as the calling surface spells them.
+
+mod fixtures;
+
+use arcane_mcp::catalog::{Action, Catalog};
+use arcane_mcp::reload::Sources;
+use arcane_mcp::render::next_steps::{MAX_NEXT_STEPS, Naming, next_steps};
+use arcane_mcp::spec::SpecSource;
+
+fn catalog() -> Catalog {
+    Sources {
+        spec: SpecSource {
+            explicit: Some(fixtures::spec_v2()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+    .build()
+    .unwrap()
+}
+
+fn dotted(a: &Action) -> String {
+    format!("`{}`", a.id)
+}
+
+#[test]
+fn follow_ups_come_first_then_related_with_titles() {
+    let cat = catalog();
+    let all = |_: &Action| true;
+    let naming = Naming {
+        name: &dotted,
+        served: &all,
+        safe_mode: false,
+    };
+    let text = next_steps(cat.get("image.pull").unwrap(), &cat, &naming).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("- ")).collect();
+    assert!(
+        lines[0].starts_with("- `project.redeploy` — redeploy the project that uses the image"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("- `image.list` — see the pulled image"),
+        "{text}"
+    );
+    let text = next_steps(cat.get("image.list").unwrap(), &cat, &naming).unwrap();
+    assert!(text.contains("- `image.get` — Inspect image"), "{text}");
+    assert!(
+        text.contains("- `image.prune` — Prune unused images (destructive: needs `confirm: true`)"),
+        "{text}"
+    );
+    for id in ["container.get", "project.get", "container.list"] {
+        let t = next_steps(cat.get(id).unwrap(), &cat, &naming).unwrap_or_default();
+        assert!(t.lines().filter(|l| l.starts_with("- ")).count() <= MAX_NEXT_STEPS);
+    }
+}
+
+#[test]
+fn withdrawn_actions_are_never_suggested_and_safe_mode_marks_mutations() {
+    let cat = catalog();
+    let read_only = |a: &Action| !a.mutating;
+    let naming = Naming {
+        name: &dotted,
+        served: &read_only,
+        safe_mode: false,
+    };
+    let text = next_steps(cat.get("image.pull").unwrap(), &cat, &naming).unwrap();
+    assert!(!text.contains("project.redeploy"), "{text}");
+    assert!(text.contains("`image.list`"));
+    let all = |_: &Action| true;
+    let naming = Naming {
+        name: &dotted,
+        served: &all,
+        safe_mode: true,
+    };
+    let text = next_steps(cat.get("image.pull").unwrap(), &cat, &naming).unwrap();
+    assert!(text.contains("`project.redeploy` — redeploy the project that uses the image (safe mode: preview only)"), "{text}");
+    assert!(
+        !text.contains("`image.list` — see the pulled image (safe mode"),
+        "{text}"
+    );
+}
+
+#[test]
+fn names_follow_the_surface_and_logs_get_none() {
+    let cat = catalog();
+    let all = |_: &Action| true;
+    let meta = |a: &Action| format!("`arcane_{}` (action `{}`)", a.domain, a.name);
+    let naming = Naming {
+        name: &meta,
+        served: &all,
+        safe_mode: false,
+    };
+    let text = next_steps(cat.get("project.up").unwrap(), &cat, &naming).unwrap();
+    assert!(
+        text.contains("`arcane_project` (action `runtime`)"),
+        "{text}"
+    );
+    assert!(next_steps(cat.get("container.logs").unwrap(), &cat, &naming).is_none());
+    assert!(next_steps(cat.get("image.export").unwrap(), &cat, &naming).is_none());
+}
