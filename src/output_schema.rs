@@ -145,7 +145,11 @@ enum Shape {
 
 fn shape(schema: &Value) -> Shape {
     let types = declared_types(schema);
-    let non_null: Vec<&str> = types.iter().map(String::as_str).filter(|t| *t != "null").collect();
+    let non_null: Vec<&str> = types
+        .iter()
+        .map(String::as_str)
+        .filter(|t| *t != "null")
+        .collect();
     match non_null.as_slice() {
         ["object"] => Shape::Object,
         ["array"] => Shape::Array,
@@ -158,7 +162,11 @@ fn shape(schema: &Value) -> Shape {
 fn declared_types(schema: &Value) -> Vec<String> {
     match schema.get("type") {
         Some(Value::String(t)) => vec![t.clone()],
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -206,7 +214,12 @@ fn root_schema(response: &Value, widenings: &[Widening]) -> Value {
                     }
                     // A map-like `data` (`additionalProperties: {…}`) and combinators apply to
                     // the lifted fields, which now sit at the root.
-                    for k in ["additionalProperties", "patternProperties", "anyOf", "allOf"] {
+                    for k in [
+                        "additionalProperties",
+                        "patternProperties",
+                        "anyOf",
+                        "allOf",
+                    ] {
                         if let Some(v) = r.remove(k) {
                             root.insert(k.into(), v);
                         }
@@ -243,9 +256,13 @@ fn root_schema(response: &Value, widenings: &[Widening]) -> Value {
 /// reference (`crate::spec::RefResolver`): its declared `type: object` is a guess, so the
 /// relaxed schema accepts any value there.
 fn is_cut(schema: &Map<String, Value>) -> bool {
-    schema.get("description").and_then(Value::as_str).is_some_and(|d| {
-        (d.starts_with("(recursive ") && d.ends_with("; cut)")) || d.starts_with("(unresolved reference ")
-    })
+    schema
+        .get("description")
+        .and_then(Value::as_str)
+        .is_some_and(|d| {
+            (d.starts_with("(recursive ") && d.ends_with("; cut)"))
+                || d.starts_with("(unresolved reference ")
+        })
 }
 
 /// Relaxes one schema node; `path` holds the property names from the root of
@@ -289,7 +306,10 @@ fn relax(schema: &Value, path: &mut Vec<String>, widenings: &[Widening], depth: 
         out.insert("properties".into(), Value::Object(props));
     }
     if let Some(ap @ Value::Object(_)) = s.get("additionalProperties") {
-        out.insert("additionalProperties".into(), relax(ap, path, widenings, depth + 1));
+        out.insert(
+            "additionalProperties".into(),
+            relax(ap, path, widenings, depth + 1),
+        );
     }
     if let Some(Value::Object(pp)) = s.get("patternProperties") {
         let relaxed: Map<String, Value> = pp
@@ -304,12 +324,18 @@ fn relax(schema: &Value, path: &mut Vec<String>, widenings: &[Widening], depth: 
         }
         // Draft-4 style tuple `items: [...]` is 2020-12's `prefixItems`.
         Some(Value::Array(tuple)) => {
-            out.insert("prefixItems".into(), relax_all(tuple, path, widenings, depth));
+            out.insert(
+                "prefixItems".into(),
+                relax_all(tuple, path, widenings, depth),
+            );
         }
         _ => {}
     }
     if let Some(Value::Array(tuple)) = s.get("prefixItems") {
-        out.insert("prefixItems".into(), relax_all(tuple, path, widenings, depth));
+        out.insert(
+            "prefixItems".into(),
+            relax_all(tuple, path, widenings, depth),
+        );
     }
     // oneOf is read as anyOf: with nulls and unlisted fields accepted, branches overlap, and
     // "exactly one" would reject values that fit several.
@@ -353,8 +379,18 @@ fn relax(schema: &Value, path: &mut Vec<String>, widenings: &[Widening], depth: 
     Value::Object(out)
 }
 
-fn relax_all(schemas: &[Value], path: &mut Vec<String>, widenings: &[Widening], depth: usize) -> Value {
-    Value::Array(schemas.iter().map(|b| relax(b, path, widenings, depth + 1)).collect())
+fn relax_all(
+    schemas: &[Value],
+    path: &mut Vec<String>,
+    widenings: &[Widening],
+    depth: usize,
+) -> Value {
+    Value::Array(
+        schemas
+            .iter()
+            .map(|b| relax(b, path, widenings, depth + 1))
+            .collect(),
+    )
 }
 
 fn type_value(types: &[String]) -> Value {
@@ -380,7 +416,12 @@ fn widen(out: &mut Map<String, Value>, path: &[String], widenings: &[Widening]) 
         {
             continue;
         }
-        let extra: Vec<String> = w.types.iter().filter(|t| is_json_type_name(t)).cloned().collect();
+        let extra: Vec<String> = w
+            .types
+            .iter()
+            .filter(|t| is_json_type_name(t))
+            .cloned()
+            .collect();
         if let Some(existing) = out.get("type") {
             let mut types = declared_types(&json!({ "type": existing }));
             for t in extra.iter().chain(std::iter::once(&"null".to_string())) {
@@ -399,7 +440,10 @@ fn widen(out: &mut Map<String, Value>, path: &[String], widenings: &[Widening]) 
 }
 
 fn is_json_type_name(t: &str) -> bool {
-    matches!(t, "null" | "boolean" | "object" | "array" | "number" | "string" | "integer")
+    matches!(
+        t,
+        "null" | "boolean" | "object" | "array" | "number" | "string" | "integer"
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -550,7 +594,11 @@ impl OutputFitter {
 }
 
 /// Replaces non-conforming parts of `value` by null until it validates (bounded).
-fn fit_with(validator: &jsonschema::Validator, schema: &Value, value: &mut Value) -> Vec<Adjustment> {
+fn fit_with(
+    validator: &jsonschema::Validator,
+    schema: &Value,
+    value: &mut Value,
+) -> Vec<Adjustment> {
     if validator.is_valid(value) {
         return Vec::new();
     }
@@ -563,7 +611,12 @@ fn fit_with(validator: &jsonschema::Validator, schema: &Value, value: &mut Value
         let errors: Vec<(String, String)> = validator
             .iter_errors(value)
             .take(MAX_ERRORS_PER_ROUND)
-            .map(|e| (e.instance_path().as_str().to_string(), e.schema_path().as_str().to_string()))
+            .map(|e| {
+                (
+                    e.instance_path().as_str().to_string(),
+                    e.schema_path().as_str().to_string(),
+                )
+            })
             .collect();
         if errors.is_empty() {
             break;
@@ -574,12 +627,16 @@ fn fit_with(validator: &jsonschema::Validator, schema: &Value, value: &mut Value
         let mut this_round: Vec<String> = Vec::new();
         for (pointer, schema_path) in errors {
             let mut pointer = pointer;
-            let mut expected = describe(schema.pointer(parent_pointer(&schema_path)).unwrap_or(&Value::Null));
+            let mut expected = describe(
+                schema
+                    .pointer(parent_pointer(&schema_path))
+                    .unwrap_or(&Value::Null),
+            );
             // Null is already there and still rejected (only possible at the root or for a
             // hand-made schema): move up to the enclosing part.
             while !pointer.is_empty() && value.pointer(&pointer).is_none_or(Value::is_null) {
                 pointer = parent_pointer(&pointer).to_string();
-                expected = "null".into();
+                expected = "a value that fits the schema".into();
             }
             if this_round.iter().any(|p| is_within(&pointer, p)) {
                 continue;
@@ -618,7 +675,9 @@ fn fit_with(validator: &jsonschema::Validator, schema: &Value, value: &mut Value
 
 /// `p` is `ancestor` or lies inside it (JSON Pointers).
 fn is_within(p: &str, ancestor: &str) -> bool {
-    ancestor.is_empty() || p == ancestor || (p.starts_with(ancestor) && p.as_bytes().get(ancestor.len()) == Some(&b'/'))
+    ancestor.is_empty()
+        || p == ancestor
+        || (p.starts_with(ancestor) && p.as_bytes().get(ancestor.len()) == Some(&b'/'))
 }
 
 fn parent_pointer(p: &str) -> &str {
@@ -684,15 +743,28 @@ pub fn note(adjustments: &[Adjustment]) -> String {
     );
     for a in adjustments.iter().take(NOTE_MAX_PARTS) {
         let (json, cut) = cut_json(&a.original, NOTE_MAX_VALUE_BYTES);
-        let pointer = if a.pointer.is_empty() { "(the whole value)".to_string() } else { code_span(&a.pointer) };
-        let _ = write!(s, "- {pointer} (expected {}): {}", a.expected, code_span(&json));
+        let pointer = if a.pointer.is_empty() {
+            "(the whole value)".to_string()
+        } else {
+            code_span(&a.pointer)
+        };
+        let _ = write!(
+            s,
+            "- {pointer} (expected {}): {}",
+            a.expected,
+            code_span(&json)
+        );
         if let Some(total) = cut {
             let _ = write!(s, " (cut at {NOTE_MAX_VALUE_BYTES} of {total} bytes)");
         }
         s.push('\n');
     }
     if adjustments.len() > NOTE_MAX_PARTS {
-        let _ = writeln!(s, "- … and {} more part(s) not listed.", adjustments.len() - NOTE_MAX_PARTS);
+        let _ = writeln!(
+            s,
+            "- … and {} more part(s) not listed.",
+            adjustments.len() - NOTE_MAX_PARTS
+        );
     }
     s
 }
@@ -736,8 +808,15 @@ fn code_span(text: &str) -> String {
 /// (JSON cut at [`NOTE_MAX_VALUE_BYTES`] bytes), tab-separated.
 pub fn report_line(action_id: &str, adjustment: &Adjustment) -> String {
     let (json, cut) = cut_json(&adjustment.original, NOTE_MAX_VALUE_BYTES);
-    let pointer = if adjustment.pointer.is_empty() { "(root)" } else { adjustment.pointer.as_str() };
-    let mut line = format!("{action_id}\t{pointer}\texpected {}\tgot {json}", adjustment.expected);
+    let pointer = if adjustment.pointer.is_empty() {
+        "(root)"
+    } else {
+        adjustment.pointer.as_str()
+    };
+    let mut line = format!(
+        "{action_id}\t{pointer}\texpected {}\tgot {json}",
+        adjustment.expected
+    );
     if let Some(total) = cut {
         let _ = write!(line, " (cut at {NOTE_MAX_VALUE_BYTES} of {total} bytes)");
     }
@@ -787,7 +866,11 @@ impl ValidationReport {
 
     /// Parts that did not fit so far.
     pub fn divergences(&self) -> usize {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).lines.len()
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lines
+            .len()
     }
 
     /// The report: a summary line, then one [`report_line`] per divergence.
@@ -829,7 +912,12 @@ pub fn is_flat(schema: &Value) -> bool {
     let primitive = |s: &Value| {
         let types = declared_types(s);
         !types.is_empty()
-            && types.iter().all(|t| matches!(t.as_str(), "string" | "number" | "integer" | "boolean" | "null"))
+            && types.iter().all(|t| {
+                matches!(
+                    t.as_str(),
+                    "string" | "number" | "integer" | "boolean" | "null"
+                )
+            })
             && s.get("anyOf").is_none()
             && s.get("allOf").is_none()
     };
