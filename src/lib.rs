@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod config;
 pub mod http;
 pub mod inspect;
+pub mod output_schema;
 pub mod reload;
 pub mod render;
 pub mod resources;
