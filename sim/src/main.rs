@@ -1,1 +1,78 @@
-fn main() {}
+//! `arcane-sim`: run the Arcane simulator as a standalone server.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// A faithful Arcane API simulator (test equipment and demo backend for arcane-mcp).
+#[derive(Debug, Parser)]
+#[command(name = "arcane-sim", version)]
+struct Cli {
+    /// Arcane OpenAPI document (JSON or YAML) to serve and answer.
+    #[arg(long, env = "ARCANE_SIM_SPEC")]
+    spec: PathBuf,
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:0", env = "ARCANE_SIM_LISTEN")]
+    listen: SocketAddr,
+    /// API key accepted in `X-API-Key` or `Authorization: Bearer`.
+    #[arg(long, default_value = arcane_sim::DEFAULT_API_KEY, env = "ARCANE_SIM_API_KEY")]
+    api_key: String,
+    /// State file (JSON or YAML); the built-in demo state otherwise.
+    #[arg(long, env = "ARCANE_SIM_STATE")]
+    state: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let config = arcane_sim::SimConfig {
+        spec_path: cli.spec,
+        listen: cli.listen,
+        api_key: cli.api_key,
+        state_path: cli.state,
+    };
+    let sim = match arcane_sim::start(config).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("arcane-sim: {e:#}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    println!("listening on {}", sim.base_url());
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    wait_for_signal().await;
+    tracing::info!("shutting down");
+    sim.shutdown().await;
+    std::process::ExitCode::SUCCESS
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = tokio::signal::ctrl_c() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

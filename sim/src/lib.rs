@@ -1,0 +1,136 @@
+//! # arcane-sim
+//!
+//! An in-process (or standalone) simulator of [Arcane](https://github.com/getarcaneapp/arcane)'s
+//! REST API, driven by an Arcane OpenAPI document. It keeps a small Docker world in memory
+//! (environments, containers, images, compose projects, volumes, networks, swarm services),
+//! answers every other operation of the document with a response synthesized from its schema,
+//! and follows Arcane's real wire behaviour (`WIRE.md`): envelopes, pagination arithmetic,
+//! problem+json errors, JSON-lines streams, WebSockets and downloads.
+//!
+//! Test hooks live outside `/api`, under `/__sim/` (see `sim/README.md`).
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! let sim = arcane_sim::start(arcane_sim::SimConfig::new("../shared/arcane/openapi-v2.8.0.json")).await?;
+//! println!("{} (key {})", sim.base_url(), sim.api_key());
+//! sim.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+mod faults;
+mod handlers;
+mod server;
+pub mod spec;
+pub mod state;
+pub mod synth;
+mod ws;
+
+pub use state::State;
+
+/// The API key the simulator accepts unless told otherwise.
+pub const DEFAULT_API_KEY: &str = "arcane-sim-key";
+
+/// How to run a simulator.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// The Arcane OpenAPI document (JSON or YAML) to serve and answer.
+    pub spec_path: PathBuf,
+    /// Address to listen on; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// The API key accepted in `X-API-Key` or `Authorization: Bearer`.
+    pub api_key: String,
+    /// Optional state file (JSON or YAML); the built-in demo state otherwise.
+    pub state_path: Option<PathBuf>,
+}
+
+impl SimConfig {
+    /// A config for `spec_path` with the defaults: `127.0.0.1:0`, [`DEFAULT_API_KEY`], demo state.
+    pub fn new(spec_path: impl Into<PathBuf>) -> SimConfig {
+        SimConfig {
+            spec_path: spec_path.into(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            api_key: DEFAULT_API_KEY.to_string(),
+            state_path: None,
+        }
+    }
+}
+
+/// A simulator serving in the background. Dropping it without [`RunningSim::shutdown`] also
+/// stops the server (its task is aborted).
+pub struct RunningSim {
+    addr: SocketAddr,
+    api_key: String,
+    shutdown: tokio::sync::watch::Sender<bool>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    _shared: Arc<server::Shared>,
+}
+
+impl RunningSim {
+    /// `http://127.0.0.1:PORT` (no trailing slash, no `/api`).
+    pub fn base_url(&self) -> String {
+        let ip = if self.addr.ip().is_unspecified() {
+            "127.0.0.1".to_string()
+        } else if self.addr.is_ipv6() {
+            format!("[{}]", self.addr.ip())
+        } else {
+            self.addr.ip().to_string()
+        };
+        format!("http://{ip}:{}", self.addr.port())
+    }
+
+    /// The socket address actually bound.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The accepted API key.
+    pub fn api_key(&self) -> &str {
+        &self.api_key
+    }
+
+    /// Stops accepting connections, closes the open ones and waits for the server task.
+    pub async fn shutdown(mut self) {
+        let _ = self.shutdown.send(true);
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+    }
+}
+
+impl Drop for RunningSim {
+    fn drop(&mut self) {
+        let _ = self.shutdown.send(true);
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+    }
+}
+
+/// Loads the spec and the state, binds the listener, spawns the server task and returns once
+/// it accepts connections. Errors name the file that failed to load.
+pub async fn start(config: SimConfig) -> anyhow::Result<RunningSim> {
+    let spec = spec::Spec::load(&config.spec_path)?;
+    let seed = match &config.state_path {
+        Some(p) => State::load(p)?,
+        None => State::demo(),
+    };
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
+    let addr = listener.local_addr()?;
+    let shared = Arc::new(server::Shared::new(spec, seed, config.api_key.clone()));
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(server::serve(listener, shared.clone(), rx));
+    tracing::info!(%addr, spec = %config.spec_path.display(), "arcane-sim ready");
+    Ok(RunningSim {
+        addr,
+        api_key: config.api_key,
+        shutdown: tx,
+        task: Some(task),
+        _shared: shared,
+    })
+}

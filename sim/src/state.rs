@@ -1,0 +1,1176 @@
+//! The simulator's in-memory state: its file format, the built-in demo state and the
+//! projections of stored objects into Arcane's API shapes.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::synth::hex_id;
+
+/// The whole simulated world. Every list defaults to empty; every string may hold anything
+/// (ANSI escapes, bidi controls, Markdown, HTML…) and is returned byte for byte.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct State {
+    /// Environments; `"0"` is the local one, any other ID is a remote (agent) environment.
+    pub environments: Vec<Environment>,
+    /// Containers of every environment.
+    pub containers: Vec<Container>,
+    /// Images of every environment.
+    pub images: Vec<Image>,
+    /// Compose projects of every environment.
+    pub projects: Vec<Project>,
+    /// Volumes of every environment.
+    pub volumes: Vec<Volume>,
+    /// Networks of every environment.
+    pub networks: Vec<Network>,
+    /// Swarm services of every environment.
+    pub swarm_services: Vec<SwarmService>,
+}
+
+fn local() -> String {
+    "0".to_string()
+}
+fn yes() -> bool {
+    true
+}
+
+/// An Arcane environment.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Environment {
+    pub id: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub api_url: String,
+    #[serde(default = "online")]
+    pub status: String,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Whether the environment's agent answers; `false` makes every proxied request to this
+    /// (remote) environment fail with Arcane's 502 `Edge agent is not connected`.
+    #[serde(default = "yes")]
+    pub agent_connected: bool,
+    /// Any other fields, merged into API answers.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn online() -> String {
+    "online".to_string()
+}
+
+/// A Docker container.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Container {
+    /// 64-hex container ID.
+    pub id: String,
+    /// Container name (without leading `/`).
+    pub name: String,
+    #[serde(default = "local")]
+    pub environment_id: String,
+    pub image: String,
+    #[serde(default)]
+    pub image_id: String,
+    /// Docker's raw state: created, running, paused, restarting, removing, exited or dead.
+    #[serde(default = "running")]
+    pub state: String,
+    /// Docker's status text (`Up 3 hours`); derived from `state` when empty.
+    #[serde(default)]
+    pub status: String,
+    /// Unix seconds.
+    #[serde(default = "created")]
+    pub created: i64,
+    #[serde(default)]
+    pub command: String,
+    #[serde(default)]
+    pub labels: Map<String, Value>,
+    /// `KEY=value` environment entries.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Ports in Arcane's shape (`{ip, privatePort, publicPort, type}`).
+    #[serde(default)]
+    pub ports: Vec<Value>,
+    /// Names of the networks it is attached to.
+    #[serde(default)]
+    pub networks: Vec<String>,
+    /// Mounts in Arcane's shape (`{type, name, source, destination, rw}`).
+    #[serde(default)]
+    pub mounts: Vec<Value>,
+    /// Log lines on stdout, served by the logs WebSocket.
+    #[serde(default)]
+    pub logs: Vec<String>,
+    /// Log lines on stderr.
+    #[serde(default)]
+    pub stderr: Vec<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn running() -> String {
+    "running".to_string()
+}
+fn created() -> i64 {
+    1_717_400_000
+}
+
+/// A Docker image.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Image {
+    /// `sha256:<64 hex>`.
+    pub id: String,
+    #[serde(default = "local")]
+    pub environment_id: String,
+    #[serde(default)]
+    pub repo_tags: Vec<String>,
+    #[serde(default)]
+    pub repo_digests: Vec<String>,
+    #[serde(default)]
+    pub size: i64,
+    #[serde(default = "created")]
+    pub created: i64,
+    #[serde(default)]
+    pub labels: Map<String, Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A compose project.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Project {
+    pub id: String,
+    pub name: String,
+    #[serde(default = "local")]
+    pub environment_id: String,
+    /// `running`, `stopped` or `partially running`; recomputed after up/down/restart.
+    #[serde(default = "running")]
+    pub status: String,
+    #[serde(default)]
+    pub path: String,
+    #[serde(default)]
+    pub compose_content: String,
+    #[serde(default)]
+    pub env_content: String,
+    /// Compose service configs (compose-go's JSON shape, e.g. `{name, image, mem_limit}`).
+    #[serde(default)]
+    pub services: Vec<Value>,
+    #[serde(default = "created_at")]
+    pub created_at: String,
+    #[serde(default = "created_at")]
+    pub updated_at: String,
+    /// Whether an image update is available (for `…/updates`).
+    #[serde(default)]
+    pub has_update: bool,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn created_at() -> String {
+    "2025-05-20T09:30:00Z".to_string()
+}
+
+/// A Docker volume.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Volume {
+    pub name: String,
+    #[serde(default = "local")]
+    pub environment_id: String,
+    #[serde(default = "driver_local")]
+    pub driver: String,
+    #[serde(default)]
+    pub mountpoint: String,
+    #[serde(default = "created_at")]
+    pub created_at: String,
+    #[serde(default)]
+    pub labels: Map<String, Value>,
+    #[serde(default)]
+    pub size: i64,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn driver_local() -> String {
+    "local".to_string()
+}
+
+/// A Docker network.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Network {
+    pub id: String,
+    pub name: String,
+    #[serde(default = "local")]
+    pub environment_id: String,
+    #[serde(default = "driver_bridge")]
+    pub driver: String,
+    #[serde(default = "driver_local")]
+    pub scope: String,
+    #[serde(default)]
+    pub internal: bool,
+    #[serde(default)]
+    pub labels: Map<String, Value>,
+    #[serde(default = "created_at")]
+    pub created: String,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn driver_bridge() -> String {
+    "bridge".to_string()
+}
+
+/// A swarm service.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SwarmService {
+    pub id: String,
+    pub name: String,
+    #[serde(default = "local")]
+    pub environment_id: String,
+    pub image: String,
+    /// `replicated` or `global`.
+    #[serde(default = "replicated")]
+    pub mode: String,
+    #[serde(default)]
+    pub replicas: i64,
+    #[serde(default)]
+    pub running_replicas: i64,
+    #[serde(default)]
+    pub stack_name: String,
+    #[serde(default)]
+    pub labels: Map<String, Value>,
+    #[serde(default)]
+    pub ports: Vec<Value>,
+    #[serde(default)]
+    pub logs: Vec<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn replicated() -> String {
+    "replicated".to_string()
+}
+
+impl State {
+    /// Reads a state file (JSON or YAML).
+    pub fn load(path: &Path) -> Result<State> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read state file {}", path.display()))?;
+        Self::parse(&text).with_context(|| format!("invalid state file {}", path.display()))
+    }
+
+    /// Parses state text (JSON, or YAML when it is not JSON).
+    pub fn parse(text: &str) -> Result<State> {
+        let trimmed = text.trim_start();
+        let state: State = if trimmed.starts_with('{') {
+            serde_json::from_str(text).context("invalid JSON state")?
+        } else {
+            yaml_serde::from_str(text).context("invalid YAML state")?
+        };
+        state.validate()?;
+        Ok(state)
+    }
+
+    /// Parses a JSON value into a state (for `POST /__sim/state`).
+    pub fn from_json(v: Value) -> Result<State> {
+        let state: State = serde_json::from_value(v)?;
+        state.validate()?;
+        Ok(state)
+    }
+
+    fn validate(&self) -> Result<()> {
+        let mut seen = std::collections::HashSet::new();
+        for e in &self.environments {
+            if !seen.insert(e.id.as_str()) {
+                anyhow::bail!("duplicate environment id {:?}", e.id);
+            }
+        }
+        Ok(())
+    }
+
+    /// The built-in demo state.
+    pub fn demo() -> State {
+        demo_state()
+    }
+}
+
+/// Docker-style status text for a state.
+pub fn status_text(state: &str) -> String {
+    match state {
+        "running" => "Up 3 hours".to_string(),
+        "paused" => "Up 3 hours (Paused)".to_string(),
+        "exited" => "Exited (0) 2 hours ago".to_string(),
+        "created" => "Created".to_string(),
+        "restarting" => "Restarting (1) 5 seconds ago".to_string(),
+        "dead" => "Dead".to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn merge_extra(mut base: Value, extra: &Map<String, Value>) -> Value {
+    if let Value::Object(o) = &mut base {
+        for (k, v) in extra {
+            o.insert(k.clone(), v.clone());
+        }
+    }
+    base
+}
+
+/// The compose project a container belongs to (its `com.docker.compose.project` label).
+pub fn container_project(c: &Container) -> Option<&str> {
+    c.labels
+        .get("com.docker.compose.project")
+        .and_then(Value::as_str)
+}
+
+/// Whether a container carries Arcane's internal-resource label (WIRE.md §8).
+pub fn is_internal(c: &Container) -> bool {
+    c.labels
+        .get("com.getarcaneapp.internal.resource")
+        .and_then(Value::as_str)
+        .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on"))
+}
+
+fn container_status(c: &Container) -> String {
+    if c.status.is_empty() {
+        status_text(&c.state)
+    } else {
+        c.status.clone()
+    }
+}
+
+fn container_networks(c: &Container) -> Value {
+    let mut nets = Map::new();
+    for (i, n) in c.networks.iter().enumerate() {
+        nets.insert(
+            n.clone(),
+            json!({
+                "networkId": hex_id(&format!("network:{}:{n}", c.environment_id)),
+                "ipAddress": format!("172.18.0.{}", i + 2),
+                "gateway": "172.18.0.1",
+                "macAddress": "02:42:ac:12:00:02",
+            }),
+        );
+    }
+    Value::Object(nets)
+}
+
+/// A container in the list's shape (`ContainerSummary`).
+pub fn container_summary(c: &Container) -> Value {
+    let ports: Vec<Value> = c
+        .ports
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            // WIRE.md §8: unpublished ports carry ip "invalid IP".
+            if let Value::Object(o) = &mut p
+                && !o.contains_key("ip")
+                && !o.contains_key("publicPort")
+            {
+                o.insert("ip".into(), json!("invalid IP"));
+            }
+            p
+        })
+        .collect();
+    let v = json!({
+        "id": c.id,
+        "names": [c.name],
+        "image": c.image,
+        "imageId": c.image_id,
+        "command": c.command,
+        "created": c.created,
+        "ports": ports,
+        "labels": c.labels,
+        "state": c.state,
+        "status": container_status(c),
+        "hostConfig": {"networkMode": c.networks.first().cloned().unwrap_or_else(|| "bridge".into())},
+        "networkSettings": {"networks": container_networks(c)},
+        "mounts": c.mounts,
+    });
+    merge_extra(v, &c.extra)
+}
+
+/// A container in the inspect shape (`ContainerDetails`).
+pub fn container_details(c: &Container) -> Value {
+    let running = c.state == "running" || c.state == "paused";
+    let v = json!({
+        "id": c.id,
+        "name": c.name,
+        "image": c.image,
+        "imageId": c.image_id,
+        "created": unix_to_rfc3339(c.created),
+        "state": {
+            "status": c.state,
+            "running": running,
+            "exitCode": 0,
+            "startedAt": "2025-06-01T09:00:00Z",
+            "finishedAt": if running { "0001-01-01T00:00:00Z" } else { "2025-06-01T10:00:00Z" },
+        },
+        "config": {
+            "env": c.env,
+            "cmd": if c.command.is_empty() { Vec::new() } else { c.command.split(' ').map(str::to_string).collect::<Vec<_>>() },
+            "workingDir": "",
+            "user": "",
+        },
+        "hostConfig": {"networkMode": c.networks.first().cloned().unwrap_or_else(|| "bridge".into()), "restartPolicy": "unless-stopped"},
+        "networkSettings": {"networks": container_networks(c)},
+        "ports": c.ports,
+        "mounts": c.mounts,
+        "labels": c.labels,
+    });
+    merge_extra(v, &c.extra)
+}
+
+/// An image in the list's shape (`ImageSummary`).
+pub fn image_summary(i: &Image, in_use: bool) -> Value {
+    let (repo, tag) = repo_and_tag(i);
+    let v = json!({
+        "id": i.id,
+        "repoTags": i.repo_tags,
+        "repoDigests": i.repo_digests,
+        "created": i.created,
+        "size": i.size,
+        "virtualSize": i.size,
+        "labels": i.labels,
+        "inUse": in_use,
+        "repo": repo,
+        "tag": tag,
+    });
+    merge_extra(v, &i.extra)
+}
+
+/// An image in the inspect shape (`ImageDetailSummary`).
+pub fn image_details(i: &Image) -> Value {
+    let v = json!({
+        "id": i.id,
+        "repoTags": i.repo_tags,
+        "repoDigests": i.repo_digests,
+        "comment": "",
+        "created": unix_to_rfc3339(i.created),
+        "author": "",
+        "architecture": "amd64",
+        "os": "linux",
+        "size": i.size,
+        "config": {"labels": i.labels},
+    });
+    merge_extra(v, &i.extra)
+}
+
+/// `(repo, tag)` of an image's first tag (`<none>` when untagged).
+pub fn repo_and_tag(i: &Image) -> (String, String) {
+    match i.repo_tags.first() {
+        Some(t) => match t.rsplit_once(':') {
+            Some((r, tag)) if !tag.contains('/') => (r.to_string(), tag.to_string()),
+            _ => (t.clone(), "latest".to_string()),
+        },
+        None => ("<none>".to_string(), "<none>".to_string()),
+    }
+}
+
+/// Compose byte-size fields that compose-go marshals as quoted decimals (WIRE.md §7).
+pub const COMPOSE_BYTE_FIELDS: [&str; 5] = [
+    "mem_limit",
+    "mem_reservation",
+    "mem_swappiness",
+    "memswap_limit",
+    "shm_size",
+];
+
+fn to_byte_string(v: Option<&Value>) -> Value {
+    match v {
+        Some(Value::Number(n)) => Value::String(n.to_string()),
+        Some(Value::String(s)) => Value::String(s.clone()),
+        _ => Value::String("0".to_string()),
+    }
+}
+
+/// Rewrites a compose service config so that its byte sizes are strings, as Arcane sends
+/// them (WIRE.md §7): `mem_limit`, `mem_reservation`, `mem_swappiness`, `memswap_limit`,
+/// `shm_size`, build `shm_size`, deploy resources `memory`, tmpfs `size`.
+pub fn stringify_compose_bytes(service: &mut Value) {
+    let Value::Object(o) = service else { return };
+    for f in COMPOSE_BYTE_FIELDS {
+        let s = to_byte_string(o.get(f));
+        o.insert(f.to_string(), s);
+    }
+    if let Some(Value::Object(b)) = o.get_mut("build") {
+        let s = to_byte_string(b.get("shm_size"));
+        b.insert("shm_size".into(), s);
+    }
+    if let Some(Value::Object(res)) = o.get_mut("deploy").and_then(|d| d.get_mut("resources")) {
+        for k in ["limits", "reservations"] {
+            if let Some(Value::Object(r)) = res.get_mut(k) {
+                let s = to_byte_string(r.get("memory"));
+                r.insert("memory".into(), s);
+            }
+        }
+    }
+    if let Some(Value::Array(vols)) = o.get_mut("volumes") {
+        for v in vols {
+            if let Some(Value::Object(t)) = v.get_mut("tmpfs") {
+                let s = to_byte_string(t.get("size"));
+                t.insert("size".into(), s);
+            }
+        }
+    }
+}
+
+/// A project in the details shape (`ProjectDetails`), with the containers that run it.
+pub fn project_details(p: &Project, containers: &[&Container]) -> Value {
+    let running = containers.iter().filter(|c| c.state == "running").count();
+    let runtime: Vec<Value> = containers
+        .iter()
+        .map(|c| {
+            let svc = c
+                .labels
+                .get("com.docker.compose.service")
+                .and_then(Value::as_str)
+                .unwrap_or(&c.name);
+            json!({
+                "name": svc,
+                "image": c.image,
+                "status": c.state,
+                "containerId": c.id,
+                "containerName": c.name,
+                "health": "",
+                "ports": c.ports.iter().filter_map(|p| {
+                    let pp = p.get("privatePort")?;
+                    Some(match p.get("publicPort") { Some(pub_) => format!("{pub_}:{pp}"), None => pp.to_string() })
+                }).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let services: Vec<Value> = p
+        .services
+        .iter()
+        .map(|s| {
+            let mut s = s.clone();
+            if let Value::Object(o) = &mut s {
+                o.entry("command").or_insert(json!([]));
+                o.entry("entrypoint").or_insert(json!([]));
+            }
+            stringify_compose_bytes(&mut s);
+            s
+        })
+        .collect();
+    let v = json!({
+        "id": p.id,
+        "name": p.name,
+        "dirName": p.name,
+        "path": p.path,
+        "status": p.status,
+        "composeFileName": "compose.yaml",
+        "composeContent": p.compose_content,
+        "envContent": p.env_content,
+        "createdAt": p.created_at,
+        "updatedAt": p.updated_at,
+        "serviceCount": p.services.len().max(containers.len()),
+        "runningCount": running,
+        "isArchived": false,
+        "tags": [],
+        "services": services,
+        "runtimeServices": runtime,
+        "updateInfo": {
+            "status": if p.has_update { "has_update" } else { "up_to_date" },
+            "hasUpdate": p.has_update,
+            "imageCount": p.services.len(),
+            "checkedImageCount": p.services.len(),
+            "imagesWithUpdates": if p.has_update { 1 } else { 0 },
+            "errorCount": 0,
+            "lastCheckedAt": "2025-06-01T12:00:00Z",
+        },
+    });
+    merge_extra(v, &p.extra)
+}
+
+/// A volume (`VolumeVolume`).
+pub fn volume_json(v: &Volume, users: &[String]) -> Value {
+    let out = json!({
+        "id": v.name,
+        "name": v.name,
+        "driver": v.driver,
+        "mountpoint": if v.mountpoint.is_empty() { format!("/var/lib/docker/volumes/{}/_data", v.name) } else { v.mountpoint.clone() },
+        "scope": "local",
+        "options": {},
+        "labels": v.labels,
+        "createdAt": v.created_at,
+        "inUse": !users.is_empty(),
+        "size": v.size,
+        "containers": users,
+    });
+    merge_extra(out, &v.extra)
+}
+
+/// A network (`NetworkSummary` / `NetworkInspect`).
+pub fn network_json(n: &Network, in_use: bool) -> Value {
+    let out = json!({
+        "id": n.id,
+        "name": n.name,
+        "driver": n.driver,
+        "scope": n.scope,
+        "internal": n.internal,
+        "created": n.created,
+        "options": {},
+        "labels": n.labels,
+        "inUse": in_use,
+        "isDefault": matches!(n.name.as_str(), "bridge" | "host" | "none"),
+    });
+    merge_extra(out, &n.extra)
+}
+
+/// A swarm service (`SwarmServiceSummary`).
+pub fn swarm_service_json(s: &SwarmService) -> Value {
+    let out = json!({
+        "id": s.id,
+        "name": s.name,
+        "image": s.image,
+        "mode": s.mode,
+        "replicas": s.replicas,
+        "runningReplicas": s.running_replicas,
+        "ports": s.ports,
+        "createdAt": "2025-05-20T09:30:00Z",
+        "updatedAt": "2025-06-01T12:00:00Z",
+        "labels": s.labels,
+        "nodes": ["node-1"],
+        "networks": ["ingress"],
+        "mounts": [],
+        "stackName": s.stack_name,
+    });
+    merge_extra(out, &s.extra)
+}
+
+/// An environment (`EnvironmentEnvironment`).
+pub fn environment_json(e: &Environment) -> Value {
+    let out = json!({
+        "id": e.id,
+        "name": e.name,
+        "apiUrl": e.api_url,
+        "status": e.status,
+        "enabled": e.enabled,
+        "isEdge": false,
+        "connected": e.agent_connected,
+        "lastSeen": "2025-06-01T12:00:00Z",
+    });
+    merge_extra(out, &e.extra)
+}
+
+/// Formats Unix seconds as RFC 3339 UTC.
+pub fn unix_to_rfc3339(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn labels(pairs: &[(&str, &str)]) -> Map<String, Value> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+        .collect()
+}
+
+/// ID of a demo container, derived from its name: `hex_id("container:<name>")`.
+pub fn demo_container_id(name: &str) -> String {
+    hex_id(&format!("container:{name}"))
+}
+
+/// ID of a demo image, derived from its first tag: `sha256:` + `hex_id("image:<tag>")`.
+pub fn demo_image_id(tag: &str) -> String {
+    format!("sha256:{}", hex_id(&format!("image:{tag}")))
+}
+
+struct DemoContainer<'a> {
+    name: &'a str,
+    env: &'a str,
+    image: &'a str,
+    state: &'a str,
+    status: &'a str,
+    project: Option<(&'a str, &'a str)>,
+    ports: Value,
+    vars: &'a [&'a str],
+    volume: Option<(&'a str, &'a str)>,
+    internal: bool,
+}
+
+fn demo_state() -> State {
+    let environments = vec![
+        Environment {
+            id: "0".into(),
+            name: "local".into(),
+            api_url: "http://localhost:3552".into(),
+            status: "online".into(),
+            enabled: true,
+            agent_connected: true,
+            extra: Map::new(),
+        },
+        Environment {
+            id: "env-2".into(),
+            name: "staging-agent".into(),
+            api_url: "http://10.20.0.12:3553".into(),
+            status: "online".into(),
+            enabled: true,
+            agent_connected: true,
+            extra: Map::new(),
+        },
+    ];
+    let dc = [
+        DemoContainer {
+            name: "web-1",
+            env: "0",
+            image: "nginx:1.27-alpine",
+            state: "running",
+            status: "Up 3 hours",
+            project: Some(("webshop", "web")),
+            ports: json!([{"ip": "0.0.0.0", "privatePort": 80, "publicPort": 8080, "type": "tcp"}]),
+            vars: &["NGINX_ENTRYPOINT_QUIET_LOGS=1"],
+            volume: None,
+            internal: false,
+        },
+        DemoContainer {
+            name: "api-1",
+            env: "0",
+            image: "ghcr.io/getarcaneapp/demo-api:2.3.1",
+            state: "running",
+            status: "Up 3 hours (healthy)",
+            project: Some(("webshop", "api")),
+            ports: json!([{"privatePort": 3000, "type": "tcp"}]),
+            vars: &[
+                "DATABASE_URL=postgres://shop:s3cr3t-demo@db-1:5432/shop",
+                "LOG_LEVEL=info",
+            ],
+            volume: None,
+            internal: false,
+        },
+        DemoContainer {
+            name: "db-1",
+            env: "0",
+            image: "postgres:16-alpine",
+            state: "running",
+            status: "Up 3 hours",
+            project: Some(("webshop", "db")),
+            ports: json!([{"privatePort": 5432, "type": "tcp"}]),
+            vars: &[
+                "POSTGRES_USER=shop",
+                "POSTGRES_PASSWORD=s3cr3t-demo",
+                "POSTGRES_DB=shop",
+                "PGDATA=/var/lib/postgresql/data",
+            ],
+            volume: Some(("webshop_db-data", "/var/lib/postgresql/data")),
+            internal: false,
+        },
+        DemoContainer {
+            name: "cache-1",
+            env: "0",
+            image: "redis:7.2-alpine",
+            state: "paused",
+            status: "Up 3 hours (Paused)",
+            project: Some(("webshop", "cache")),
+            ports: json!([{"privatePort": 6379, "type": "tcp"}]),
+            vars: &[],
+            volume: None,
+            internal: false,
+        },
+        DemoContainer {
+            name: "grafana-1",
+            env: "0",
+            image: "grafana/grafana:11.1.0",
+            state: "running",
+            status: "Up 2 days",
+            project: Some(("monitoring", "grafana")),
+            ports: json!([{"ip": "0.0.0.0", "privatePort": 3000, "publicPort": 3001, "type": "tcp"}]),
+            vars: &["GF_SECURITY_ADMIN_PASSWORD=grafana-admin-demo"],
+            volume: Some(("monitoring_grafana-data", "/var/lib/grafana")),
+            internal: false,
+        },
+        DemoContainer {
+            name: "prometheus-1",
+            env: "0",
+            image: "prom/prometheus:v2.53.0",
+            state: "exited",
+            status: "Exited (0) 2 hours ago",
+            project: Some(("monitoring", "prometheus")),
+            ports: json!([{"privatePort": 9090, "type": "tcp"}]),
+            vars: &[],
+            volume: None,
+            internal: false,
+        },
+        DemoContainer {
+            name: "backup-1",
+            env: "0",
+            image: "alpine:3.20",
+            state: "exited",
+            status: "Exited (1) 5 hours ago",
+            project: None,
+            ports: json!([]),
+            vars: &["BACKUP_TARGET=s3://backups/demo"],
+            volume: None,
+            internal: false,
+        },
+        DemoContainer {
+            name: "arcane-edge-proxy",
+            env: "0",
+            image: "ghcr.io/getarcaneapp/arcane-proxy:1.0.0",
+            state: "running",
+            status: "Up 3 days",
+            project: None,
+            ports: json!([]),
+            vars: &[],
+            volume: None,
+            internal: true,
+        },
+        DemoContainer {
+            name: "worker-1",
+            env: "env-2",
+            image: "ghcr.io/acme/worker:1.4.0",
+            state: "running",
+            status: "Up 6 hours",
+            project: Some(("jobs", "worker")),
+            ports: json!([]),
+            vars: &["QUEUE_URL=redis://queue:6379/0"],
+            volume: Some(("jobs_worker-data", "/data")),
+            internal: false,
+        },
+        DemoContainer {
+            name: "cron-1",
+            env: "env-2",
+            image: "alpine:3.20",
+            state: "exited",
+            status: "Exited (0) 1 hour ago",
+            project: None,
+            ports: json!([]),
+            vars: &[],
+            volume: None,
+            internal: false,
+        },
+    ];
+    let containers: Vec<Container> = dc
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let mut l = Map::new();
+            if let Some((p, s)) = d.project {
+                l = labels(&[
+                    ("com.docker.compose.project", p),
+                    ("com.docker.compose.service", s),
+                    ("com.docker.compose.container-number", "1"),
+                ]);
+            }
+            if d.internal {
+                l.insert(
+                    "com.getarcaneapp.internal.resource".into(),
+                    Value::String("true".into()),
+                );
+            }
+            let network = match d.project {
+                Some((p, _)) => format!("{p}_default"),
+                None => "bridge".to_string(),
+            };
+            let mounts = match d.volume {
+                Some((v, dest)) => json!([{
+                    "type": "volume", "name": v,
+                    "source": format!("/var/lib/docker/volumes/{v}/_data"),
+                    "destination": dest, "driver": "local", "mode": "z", "rw": true, "propagation": ""
+                }]),
+                None => json!([]),
+            };
+            Container {
+                id: demo_container_id(d.name),
+                name: d.name.into(),
+                environment_id: d.env.into(),
+                image: d.image.into(),
+                image_id: demo_image_id(d.image),
+                state: d.state.into(),
+                status: d.status.into(),
+                created: 1_717_400_000 + i as i64 * 3_600,
+                command: match d.name {
+                    "web-1" => "/docker-entrypoint.sh nginx -g 'daemon off;'".into(),
+                    "db-1" => "docker-entrypoint.sh postgres".into(),
+                    _ => String::new(),
+                },
+                labels: l,
+                env: d.vars.iter().map(|s| s.to_string()).collect(),
+                ports: d.ports.as_array().cloned().unwrap_or_default(),
+                networks: vec![network],
+                mounts: mounts.as_array().cloned().unwrap_or_default(),
+                logs: vec![
+                    format!("{} starting", d.name),
+                    format!("{} ready to accept connections", d.name),
+                    format!("{} handled request GET /health 200", d.name),
+                ],
+                stderr: vec![format!("{} warning: demo mode", d.name)],
+                extra: Map::new(),
+            }
+        })
+        .collect();
+
+    let image_specs: [(&str, &str, i64); 10] = [
+        ("0", "nginx:1.27-alpine", 48_300_000),
+        ("0", "ghcr.io/getarcaneapp/demo-api:2.3.1", 182_000_000),
+        ("0", "postgres:16-alpine", 276_000_000),
+        ("0", "redis:7.2-alpine", 41_200_000),
+        ("0", "grafana/grafana:11.1.0", 451_000_000),
+        ("0", "prom/prometheus:v2.53.0", 272_000_000),
+        ("0", "alpine:3.20", 7_800_000),
+        ("0", "ghcr.io/getarcaneapp/arcane-proxy:1.0.0", 21_000_000),
+        ("env-2", "ghcr.io/acme/worker:1.4.0", 96_000_000),
+        ("env-2", "alpine:3.20", 7_800_000),
+    ];
+    let mut images: Vec<Image> = image_specs
+        .iter()
+        .enumerate()
+        .map(|(i, (env, tag, size))| {
+            let repo = tag.rsplit_once(':').map(|(r, _)| r).unwrap_or(tag);
+            Image {
+                id: demo_image_id(tag),
+                environment_id: env.to_string(),
+                repo_tags: vec![tag.to_string()],
+                repo_digests: vec![format!(
+                    "{repo}@sha256:{}",
+                    hex_id(&format!("digest:{tag}"))
+                )],
+                size: *size,
+                created: 1_714_000_000 + i as i64 * 86_400,
+                labels: Map::new(),
+                extra: Map::new(),
+            }
+        })
+        .collect();
+    images.push(Image {
+        id: demo_image_id("<none>:<none>"),
+        environment_id: "0".into(),
+        repo_tags: vec![],
+        repo_digests: vec![],
+        size: 133_000_000,
+        created: 1_713_000_000,
+        labels: Map::new(),
+        extra: Map::new(),
+    });
+
+    let projects = vec![
+        Project {
+            id: "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01".into(),
+            name: "webshop".into(),
+            environment_id: "0".into(),
+            status: "partially running".into(),
+            path: "/app/data/projects/webshop".into(),
+            compose_content: "services:\n  web:\n    image: nginx:1.27-alpine\n    ports:\n      - \"8080:80\"\n    mem_limit: 256m\n  api:\n    image: ghcr.io/getarcaneapp/demo-api:2.3.1\n    environment:\n      DATABASE_URL: ${DATABASE_URL}\n  db:\n    image: postgres:16-alpine\n    environment:\n      POSTGRES_PASSWORD: ${POSTGRES_PASSWORD}\n    volumes:\n      - db-data:/var/lib/postgresql/data\n    shm_size: 128m\n  cache:\n    image: redis:7.2-alpine\nvolumes:\n  db-data:\n".into(),
+            env_content: "POSTGRES_PASSWORD=s3cr3t-demo\nDATABASE_URL=postgres://shop:s3cr3t-demo@db:5432/shop\n".into(),
+            services: vec![
+                json!({"name": "web", "image": "nginx:1.27-alpine", "mem_limit": 268435456,
+                       "ports": [{"mode": "ingress", "target": 80, "published": "8080", "protocol": "tcp"}]}),
+                json!({"name": "api", "image": "ghcr.io/getarcaneapp/demo-api:2.3.1",
+                       "deploy": {"resources": {"limits": {"memory": 536870912}}}}),
+                json!({"name": "db", "image": "postgres:16-alpine", "shm_size": 134217728,
+                       "environment": {"POSTGRES_PASSWORD": "s3cr3t-demo"},
+                       "volumes": [{"type": "volume", "source": "db-data", "target": "/var/lib/postgresql/data"},
+                                   {"type": "tmpfs", "target": "/tmp", "tmpfs": {"size": 67108864}}]}),
+                json!({"name": "cache", "image": "redis:7.2-alpine"}),
+            ],
+            created_at: "2025-05-20T09:30:00Z".into(),
+            updated_at: "2025-06-01T08:15:00Z".into(),
+            has_update: true,
+            extra: Map::new(),
+        },
+        Project {
+            id: "a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02".into(),
+            name: "monitoring".into(),
+            environment_id: "0".into(),
+            status: "partially running".into(),
+            path: "/app/data/projects/monitoring".into(),
+            compose_content: "services:\n  grafana:\n    image: grafana/grafana:11.1.0\n    ports:\n      - \"3001:3000\"\n  prometheus:\n    image: prom/prometheus:v2.53.0\n    build:\n      context: .\n".into(),
+            env_content: String::new(),
+            services: vec![
+                json!({"name": "grafana", "image": "grafana/grafana:11.1.0"}),
+                json!({"name": "prometheus", "image": "prom/prometheus:v2.53.0",
+                       "build": {"context": "."}}),
+            ],
+            created_at: "2025-05-21T10:00:00Z".into(),
+            updated_at: "2025-05-28T16:40:00Z".into(),
+            has_update: false,
+            extra: Map::new(),
+        },
+        Project {
+            id: "c4e8a2f6-93b1-4d7c-a5e9-1f3b5d7c9e03".into(),
+            name: "jobs".into(),
+            environment_id: "env-2".into(),
+            status: "running".into(),
+            path: "/app/data/projects/jobs".into(),
+            compose_content: "services:\n  worker:\n    image: ghcr.io/acme/worker:1.4.0\n".into(),
+            env_content: String::new(),
+            services: vec![json!({"name": "worker", "image": "ghcr.io/acme/worker:1.4.0"})],
+            created_at: "2025-05-22T11:00:00Z".into(),
+            updated_at: "2025-05-22T11:00:00Z".into(),
+            has_update: false,
+            extra: Map::new(),
+        },
+    ];
+
+    let vol = |name: &str, env: &str, size: i64, l: &[(&str, &str)]| Volume {
+        name: name.into(),
+        environment_id: env.into(),
+        driver: "local".into(),
+        mountpoint: format!("/var/lib/docker/volumes/{name}/_data"),
+        created_at: "2025-05-20T09:31:00Z".into(),
+        labels: labels(l),
+        size,
+        extra: Map::new(),
+    };
+    let volumes = vec![
+        vol(
+            "webshop_db-data",
+            "0",
+            734_003_200,
+            &[
+                ("com.docker.compose.project", "webshop"),
+                ("com.docker.compose.volume", "db-data"),
+            ],
+        ),
+        vol(
+            "monitoring_grafana-data",
+            "0",
+            52_428_800,
+            &[
+                ("com.docker.compose.project", "monitoring"),
+                ("com.docker.compose.volume", "grafana-data"),
+            ],
+        ),
+        vol("orphaned-cache", "0", 10_485_760, &[]),
+        vol(
+            "jobs_worker-data",
+            "env-2",
+            1_048_576,
+            &[("com.docker.compose.project", "jobs")],
+        ),
+    ];
+
+    let net = |name: &str, env: &str, driver: &str| Network {
+        id: hex_id(&format!("network:{env}:{name}")),
+        name: name.into(),
+        environment_id: env.into(),
+        driver: driver.into(),
+        scope: "local".into(),
+        internal: false,
+        labels: Map::new(),
+        created: "2025-05-20T09:30:00Z".into(),
+        extra: Map::new(),
+    };
+    let networks = vec![
+        net("bridge", "0", "bridge"),
+        net("host", "0", "host"),
+        net("none", "0", "null"),
+        net("webshop_default", "0", "bridge"),
+        net("monitoring_default", "0", "bridge"),
+        net("unused-net", "0", "bridge"),
+        net("bridge", "env-2", "bridge"),
+        net("jobs_default", "env-2", "bridge"),
+    ];
+
+    let swarm_services = vec![
+        SwarmService {
+            id: hex_id("swarm:edge-proxy")[..25].to_string(),
+            name: "edge-proxy".into(),
+            environment_id: "0".into(),
+            image: "traefik:v3.1".into(),
+            mode: "replicated".into(),
+            replicas: 2,
+            running_replicas: 2,
+            stack_name: "edge".into(),
+            labels: labels(&[("com.docker.stack.namespace", "edge")]),
+            ports: vec![
+                json!({"protocol": "tcp", "targetPort": 80, "publishedPort": 80, "publishMode": "ingress"}),
+            ],
+            logs: vec![
+                "edge-proxy.1 | Configuration loaded".into(),
+                "edge-proxy.2 | Configuration loaded".into(),
+            ],
+            extra: Map::new(),
+        },
+        SwarmService {
+            id: hex_id("swarm:metrics-agent")[..25].to_string(),
+            name: "metrics-agent".into(),
+            environment_id: "0".into(),
+            image: "prom/node-exporter:v1.8.1".into(),
+            mode: "global".into(),
+            replicas: 0,
+            running_replicas: 1,
+            stack_name: String::new(),
+            labels: Map::new(),
+            ports: vec![],
+            logs: vec!["metrics-agent | Listening on :9100".into()],
+            extra: Map::new(),
+        },
+    ];
+
+    State {
+        environments,
+        containers,
+        images,
+        projects,
+        volumes,
+        networks,
+        swarm_services,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demo_round_trips_through_json_and_yaml() {
+        let d = State::demo();
+        let j = serde_json::to_string(&d).unwrap();
+        assert_eq!(State::parse(&j).unwrap(), d);
+        let y = yaml_serde::to_string(&d).unwrap();
+        assert_eq!(State::parse(&y).unwrap(), d);
+    }
+
+    #[test]
+    fn bad_state_is_an_error() {
+        let e = State::parse("{\"containers\": 3}").unwrap_err();
+        assert!(format!("{e:#}").contains("invalid JSON state"));
+        let e = State::parse("bogus: [1]\n").unwrap_err();
+        assert!(format!("{e:#}").contains("unknown field"), "{e:#}");
+    }
+
+    #[test]
+    fn rfc3339() {
+        assert_eq!(unix_to_rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(unix_to_rfc3339(1_717_171_717), "2024-05-31T16:08:37Z");
+    }
+
+    #[test]
+    fn compose_bytes_become_strings() {
+        // WIRE.md §7: compose byte sizes go out as quoted decimals, "0" when unset.
+        let mut s = json!({"mem_limit": 268435456, "build": {}, "deploy": {"resources": {"limits": {"memory": 5}}},
+                           "volumes": [{"tmpfs": {"size": 64}}]});
+        stringify_compose_bytes(&mut s);
+        assert_eq!(s["mem_limit"], "268435456");
+        assert_eq!(s["mem_reservation"], "0");
+        assert_eq!(s["build"]["shm_size"], "0");
+        assert_eq!(s["deploy"]["resources"]["limits"]["memory"], "5");
+        assert_eq!(s["volumes"][0]["tmpfs"]["size"], "64");
+    }
+}

@@ -1,0 +1,1115 @@
+//! HTTP-level tests of the simulator. Each WIRE.md fact the simulator implements is cited.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use futures::StreamExt;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn openapi_and_health_are_public() {
+    let s = start().await;
+    // WIRE.md §3: /api/openapi.json and /api/health need no credentials.
+    let r = s.http.get(s.url("/api/openapi.json")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    let doc: Value = r.json().await.unwrap();
+    assert_eq!(doc["info"]["version"], "2.8.0");
+    let r = s.http.get(s.url("/api/health")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let h: Value = r.json().await.unwrap();
+    assert_eq!(h["status"], "UP");
+}
+
+#[tokio::test]
+async fn yaml_spec_is_served_as_json() {
+    let s = start_with(arcane_sim::SimConfig::new(spec_v1())).await;
+    let r = s.http.get(s.url("/api/openapi.json")).send().await.unwrap();
+    assert_eq!(r.headers()["content-type"], "application/json");
+    let doc: Value = r.json().await.unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert!(doc["paths"]["/environments/{id}/containers"].is_object());
+}
+
+#[tokio::test]
+async fn auth_is_required_and_answers_problem_json() {
+    let s = start().await;
+    let url = s.url("/api/environments/0/containers");
+    // WIRE.md §2: no credentials → 401 `Unauthorized: valid authentication required`.
+    let r = s.http.get(&url).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
+    let b: Value = r.json().await.unwrap();
+    assert_eq!(b["title"], "Unauthorized");
+    assert_eq!(b["status"], 401);
+    assert_eq!(b["detail"], "Unauthorized: valid authentication required");
+    // WIRE.md §2: a bad API key → `Unauthorized: invalid API key`.
+    let b: Value = s
+        .http
+        .get(&url)
+        .header("X-API-Key", "wrong")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(b["detail"], "Unauthorized: invalid API key");
+    // WIRE.md §3: X-API-Key is checked first, even when a good bearer follows.
+    let r = s
+        .http
+        .get(&url)
+        .header("X-API-Key", "wrong")
+        .bearer_auth(arcane_sim::DEFAULT_API_KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    // Bearer with the key works; so does X-API-Key.
+    let r = s
+        .http
+        .get(&url)
+        .bearer_auth(arcane_sim::DEFAULT_API_KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = s
+        .http
+        .get(&url)
+        .header("X-API-Key", arcane_sim::DEFAULT_API_KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // WIRE.md §3: query-string tokens are never accepted.
+    let r = s
+        .http
+        .get(format!("{url}?token={}", arcane_sim::DEFAULT_API_KEY))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+}
+
+#[tokio::test]
+async fn custom_api_key() {
+    let mut cfg = arcane_sim::SimConfig::new(spec_v2());
+    cfg.api_key = "k-123".into();
+    let s = start_with(cfg).await;
+    assert_eq!(s.sim.api_key(), "k-123");
+    let (st, _) = s.get_json("/environments").await;
+    assert_eq!(st, 200);
+}
+
+#[tokio::test]
+async fn container_list_envelope_counts_and_pagination() {
+    let s = start().await;
+    let (st, b) = s
+        .get_json("/environments/0/containers?start=2&limit=3")
+        .await;
+    assert_eq!(st, 200);
+    assert_eq!(b["success"], true);
+    // WIRE.md §1: `counts` comes before `pagination` in the with-counts envelope.
+    let keys: Vec<&String> = b.as_object().unwrap().keys().collect();
+    let ci = keys.iter().position(|k| *k == "counts").unwrap();
+    let pi = keys.iter().position(|k| *k == "pagination").unwrap();
+    assert!(ci < pi);
+    // WIRE.md §8: the internal container is hidden from data and counts by default.
+    // Demo env 0 has 7 visible containers: 4 running (web, api, db, grafana), paused cache,
+    // exited prometheus and backup; anything not running counts as stopped.
+    assert_eq!(
+        b["counts"],
+        json!({"runningContainers": 4, "stoppedContainers": 3, "totalContainers": 7})
+    );
+    // WIRE.md §1: currentPage=start/limit+1, itemsPerPage=limit, totalPages=ceil(total/limit).
+    let p = &b["pagination"];
+    assert_eq!(p["currentPage"], 1); // 2/3+1 = 1 (never clamped to the real page)
+    assert_eq!(p["itemsPerPage"], 3);
+    assert_eq!(p["totalItems"], 7);
+    assert_eq!(p["totalPages"], 3);
+    assert_eq!(p["grandTotalItems"], 7);
+    assert_eq!(b["data"].as_array().unwrap().len(), 3);
+    // WIRE.md §1: default sort is by name, ascending.
+    let names: Vec<String> = b["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["names"][0].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, vec!["cache-1", "db-1", "grafana-1"]);
+    // WIRE.md §8: names have no leading slash.
+    assert!(!names[0].starts_with('/'));
+}
+
+#[tokio::test]
+async fn pagination_edge_cases() {
+    let s = start().await;
+    // WIRE.md §1: limit -1 means all: one page, itemsPerPage = totalItems.
+    let (_, b) = s.get_json("/environments/0/containers?limit=-1").await;
+    assert_eq!(
+        b["pagination"],
+        json!({"totalPages": 1, "totalItems": 7, "currentPage": 1, "itemsPerPage": 7, "grandTotalItems": 7})
+    );
+    // WIRE.md §1: a limit below -1 becomes 20.
+    let (_, b) = s.get_json("/environments/0/containers?limit=-5").await;
+    assert_eq!(b["pagination"]["itemsPerPage"], 20);
+    // WIRE.md §1: containers and networks return everything for limit 0.
+    let (_, b) = s.get_json("/environments/0/networks?limit=0").await;
+    assert_eq!(b["pagination"]["itemsPerPage"], 6);
+    assert_eq!(b["data"].as_array().unwrap().len(), 6);
+    // WIRE.md §1: images and volumes treat limit 0 as 20.
+    let (_, b) = s.get_json("/environments/0/images?limit=0").await;
+    assert_eq!(b["pagination"]["itemsPerPage"], 20);
+    let (_, b) = s.get_json("/environments/0/volumes?limit=0").await;
+    assert_eq!(b["pagination"]["itemsPerPage"], 20);
+    // WIRE.md §1: there is no max limit on Docker-backed lists.
+    let (_, b) = s.get_json("/environments/0/containers?limit=500").await;
+    assert_eq!(b["pagination"]["itemsPerPage"], 500);
+    // WIRE.md §1: totalPages is at least 1, even with no items; start beyond the end is allowed.
+    let (_, b) = s
+        .get_json("/environments/0/containers?search=zzz-nothing")
+        .await;
+    assert_eq!(b["pagination"]["totalPages"], 1);
+    assert_eq!(b["pagination"]["totalItems"], 0);
+    assert_eq!(b["data"], json!([]));
+    let (_, b) = s
+        .get_json("/environments/0/containers?start=40&limit=10")
+        .await;
+    assert_eq!(b["pagination"]["currentPage"], 5);
+    assert_eq!(b["data"], json!([]));
+    // WIRE.md §1: DB-backed lists clamp limit>100 to 100 and ≤0 to 20; grandTotalItems 0.
+    let (_, b) = s.get_json("/environments?limit=1000").await;
+    assert_eq!(b["pagination"]["itemsPerPage"], 100);
+    assert_eq!(b["pagination"]["grandTotalItems"], 0);
+    let (_, b) = s.get_json("/environments?limit=0").await;
+    assert_eq!(b["pagination"]["itemsPerPage"], 20);
+    // WIRE.md §1: projects clamp the same way.
+    let (_, b) = s.get_json("/environments/0/projects?limit=-1").await;
+    assert_eq!(b["pagination"]["itemsPerPage"], 20);
+    // WIRE.md §2: a non-integer limit is a 422 `invalid integer` at query.limit.
+    let r = s
+        .api(Method::GET, "/environments/0/containers?limit=abc")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+    let b: Value = r.json().await.unwrap();
+    assert_eq!(b["detail"], "validation failed");
+    assert_eq!(b["errors"][0]["message"], "invalid integer");
+    assert_eq!(b["errors"][0]["location"], "query.limit");
+}
+
+#[tokio::test]
+async fn search_sort_order_and_filters() {
+    let s = start().await;
+    // WIRE.md §1: search is a case-insensitive substring; totalItems after, grandTotalItems before.
+    let (_, b) = s.get_json("/environments/0/containers?search=WEB").await;
+    let names: Vec<&str> = b["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["names"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["web-1"]);
+    assert_eq!(b["pagination"]["totalItems"], 1);
+    assert_eq!(b["pagination"]["grandTotalItems"], 7);
+    // WIRE.md §8: counts are computed before search and filters.
+    assert_eq!(b["counts"]["totalContainers"], 7);
+    // WIRE.md §1: only the exact value `desc` reverses.
+    let (_, b) = s
+        .get_json("/environments/0/containers?limit=-1&order=desc")
+        .await;
+    assert_eq!(b["data"][0]["names"][0], "web-1");
+    let (_, b) = s
+        .get_json("/environments/0/containers?limit=-1&order=DESC")
+        .await;
+    assert_eq!(b["data"][0]["names"][0], "api-1");
+    // WIRE.md §1: an unknown sort falls back to the first key (name).
+    let (_, b) = s
+        .get_json("/environments/0/containers?limit=-1&sort=bogus")
+        .await;
+    assert_eq!(b["data"][0]["names"][0], "api-1");
+    let (_, b) = s
+        .get_json("/environments/0/containers?limit=-1&sort=state")
+        .await;
+    assert_eq!(b["data"][0]["state"], "exited");
+    // WIRE.md §8: includeInternal shows the internal container in data and counts.
+    let (_, b) = s
+        .get_json("/environments/0/containers?includeInternal=true&limit=-1")
+        .await;
+    assert_eq!(b["counts"]["totalContainers"], 8);
+    assert!(
+        b["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["names"][0] == "arcane-edge-proxy")
+    );
+    // Standalone filter.
+    let (_, b) = s
+        .get_json("/environments/0/containers?standalone=true")
+        .await;
+    let names: Vec<&str> = b["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["names"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["backup-1"]);
+    // WIRE.md §1: comma-separated filter values are OR'd.
+    let (_, b) = s
+        .get_json("/environments/0/containers?standalone=true,false")
+        .await;
+    assert_eq!(b["pagination"]["totalItems"], 7);
+    // WIRE.md §1: `groups` appears only with groupBy=project, standalone ones in "No Project".
+    assert!(b.get("groups").is_none());
+    let (_, b) = s
+        .get_json("/environments/0/containers?groupBy=project&limit=-1")
+        .await;
+    let groups: Vec<&str> = b["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["groupName"].as_str().unwrap())
+        .collect();
+    assert!(groups.contains(&"webshop") && groups.contains(&"No Project"));
+    // WIRE.md §8: unpublished ports carry ip "invalid IP".
+    let (_, b) = s.get_json("/environments/0/containers?search=db-1").await;
+    assert_eq!(b["data"][0]["ports"][0]["ip"], "invalid IP");
+    // Images sort by repo by default.
+    let (_, b) = s.get_json("/environments/0/images?limit=-1").await;
+    assert_eq!(b["data"][0]["repo"], "<none>");
+    assert_eq!(b["data"][1]["repo"], "alpine");
+    let (_, b) = s
+        .get_json("/environments/0/images?inUse=false&limit=-1")
+        .await;
+    assert!(
+        b["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["inUse"] == false)
+    );
+}
+
+#[tokio::test]
+async fn container_lifecycle_changes_state() {
+    let s = start().await;
+    let (_, b) = s.get_json("/environments/0/containers/web-1").await;
+    assert_eq!(b["data"]["state"]["status"], "running");
+    let id = b["data"]["id"].as_str().unwrap().to_string();
+    assert_eq!(id.len(), 64);
+    // Addressed by ID, name or ID prefix.
+    let (st, _) = s
+        .get_json(&format!("/environments/0/containers/{}", &id[..12]))
+        .await;
+    assert_eq!(st, 200);
+    let (st, b) = s
+        .post_json("/environments/0/containers/web-1/stop", json!(null))
+        .await;
+    assert_eq!(st, 200, "{b}");
+    assert!(b["data"]["message"].is_string());
+    let (_, b) = s
+        .get_json(&format!("/environments/0/containers/{id}"))
+        .await;
+    assert_eq!(b["data"]["state"]["status"], "exited");
+    assert_eq!(b["data"]["state"]["running"], false);
+    let (_, b) = s.get_json("/environments/0/containers/counts").await;
+    assert_eq!(b["data"]["runningContainers"], 3);
+    s.post_json("/environments/0/containers/web-1/start", json!(null))
+        .await;
+    s.post_json("/environments/0/containers/web-1/pause", json!(null))
+        .await;
+    let (_, b) = s.get_json("/environments/0/containers/web-1").await;
+    assert_eq!(b["data"]["state"]["status"], "paused");
+    s.post_json("/environments/0/containers/web-1/unpause", json!(null))
+        .await;
+    s.post_json("/environments/0/containers/web-1/kill", json!(null))
+        .await;
+    let (_, b) = s.get_json("/environments/0/containers/web-1").await;
+    assert_eq!(b["data"]["state"]["status"], "exited");
+    s.post_json("/environments/0/containers/web-1/restart", json!(null))
+        .await;
+    let (_, b) = s.get_json("/environments/0/containers/web-1").await;
+    assert_eq!(b["data"]["state"]["status"], "running");
+    // Unpausing a running container is Docker's error, as a 500.
+    let (st, b) = s
+        .post_json("/environments/0/containers/web-1/unpause", json!(null))
+        .await;
+    assert_eq!(st, 500);
+    assert!(
+        b["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to unpause container: Error response from daemon:")
+    );
+    // Delete: running needs force.
+    let r = s
+        .api(Method::DELETE, "/environments/0/containers/web-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 500);
+    let r = s
+        .api(
+            Method::DELETE,
+            "/environments/0/containers/web-1?force=true",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let (st, _) = s.get_json("/environments/0/containers/web-1").await;
+    assert_eq!(st, 404);
+    // Create.
+    let (st, b) = s
+        .post_json(
+            "/environments/0/containers",
+            json!({"name": "new-1", "image": "alpine:3.20", "env": ["A=1"]}),
+        )
+        .await;
+    assert_eq!(st, 200, "{b}");
+    assert_eq!(b["data"]["name"], "new-1");
+    let (_, b) = s.get_json("/environments/0/containers/new-1").await;
+    assert_eq!(b["data"]["config"]["env"], json!(["A=1"]));
+    // The state hook shows the change; reset restores the seed.
+    let state = s.hook_get("/__sim/state").await;
+    assert!(
+        state["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "new-1")
+    );
+    let (st, _) = s.hook_post("/__sim/reset", json!(null)).await;
+    assert_eq!(st, 200);
+    let (st, _) = s.get_json("/environments/0/containers/web-1").await;
+    assert_eq!(st, 200);
+    let (st, _) = s.get_json("/environments/0/containers/new-1").await;
+    assert_eq!(st, 404);
+}
+
+#[tokio::test]
+async fn arcane_error_wording() {
+    let s = start().await;
+    // WIRE.md §2: GET container unknown → 404 with the chained Docker text.
+    let (st, b) = s.get_json("/environments/0/containers/ghost").await;
+    assert_eq!(st, 404);
+    assert_eq!(b["title"], "Not Found");
+    assert_eq!(
+        b["detail"],
+        "Failed to retrieve container: container not found: Error response from daemon: No such container: ghost"
+    );
+    // WIRE.md §2: actions on an unknown container are a 500.
+    for action in ["start", "stop", "restart", "kill", "pause", "unpause"] {
+        let (st, b) = s
+            .post_json(
+                &format!("/environments/0/containers/ghost/{action}"),
+                json!(null),
+            )
+            .await;
+        assert_eq!(st, 500, "{action}");
+        assert_eq!(
+            b["detail"],
+            format!(
+                "Failed to {action} container: Error response from daemon: No such container: ghost"
+            )
+        );
+    }
+    let r = s
+        .api(Method::DELETE, "/environments/0/containers/ghost")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 500);
+    // WIRE.md §2: image, project, environment, volume, network not-found texts.
+    let (st, b) = s.get_json("/environments/0/images/ghost").await;
+    assert_eq!(
+        (st, b["detail"].as_str().unwrap()),
+        (
+            404,
+            "Image not found: inspect not found: Error response from daemon: No such image: ghost"
+        )
+    );
+    let (st, b) = s.get_json("/environments/0/projects/ghost").await;
+    assert_eq!(
+        (st, b["detail"].as_str().unwrap()),
+        (404, "Failed to get project details: project not found")
+    );
+    let (st, b) = s.get_json("/environments/ghost").await;
+    assert_eq!(
+        (st, b["detail"].as_str().unwrap()),
+        (404, "Environment not found")
+    );
+    let (st, b) = s.get_json("/environments/0/volumes/ghost").await;
+    assert_eq!(st, 404);
+    assert!(
+        b["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("Volume not found: ")
+    );
+    let (st, b) = s.get_json("/environments/0/networks/ghost").await;
+    assert_eq!(st, 404);
+    assert!(
+        b["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("Network not found: ")
+    );
+    // WIRE.md §2: an unknown route is plain JSON 404 `API endpoint not found: <path>`.
+    let r = s.api(Method::GET, "/no/such/route").send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    let b: Value = r.json().await.unwrap();
+    assert_eq!(
+        b,
+        json!({"success": false, "error": "API endpoint not found: /api/no/such/route"})
+    );
+    // WIRE.md §2: remote environment errors are plain JSON {"success":false,"data":{"error"}}.
+    let r = s
+        .api(Method::GET, "/environments/nope/containers")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    let b: Value = r.json().await.unwrap();
+    assert_eq!(
+        b,
+        json!({"success": false, "data": {"error": "Environment not found"}})
+    );
+}
+
+#[tokio::test]
+async fn request_validation() {
+    let s = start().await;
+    // WIRE.md §2: missing required body → 400 `request body is required`.
+    let r = s
+        .api(Method::POST, "/environments/0/images/pull")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let b: Value = r.json().await.unwrap();
+    assert_eq!(b["detail"], "request body is required");
+    // WIRE.md §2: bad JSON → 400 `validation failed`.
+    let r = s
+        .api(Method::POST, "/environments/0/images/pull")
+        .header("content-type", "application/json")
+        .body("{nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let b: Value = r.json().await.unwrap();
+    assert_eq!(b["detail"], "validation failed");
+    // WIRE.md §2: 422 for an unexpected property and for a missing required one.
+    let (st, b) = s
+        .post_json("/environments/0/images/pull", json!({"x": 1}))
+        .await;
+    assert_eq!(st, 422);
+    assert_eq!(b["detail"], "validation failed");
+    let errs = b["errors"].as_array().unwrap();
+    assert!(errs.iter().any(|e| e["message"]
+        == "expected required property imageName to be present"
+        && e["location"] == "body"));
+    assert!(
+        errs.iter()
+            .any(|e| e["message"] == "unexpected property" && e["location"] == "body.x")
+    );
+}
+
+#[tokio::test]
+async fn remote_environment_works_and_reports_agent_state() {
+    let s = start().await;
+    let (st, b) = s.get_json("/environments/env-2/containers").await;
+    assert_eq!(st, 200);
+    let names: Vec<&str> = b["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["names"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["cron-1", "worker-1"]);
+    let (_, b) = s.get_json("/environments").await;
+    assert_eq!(b["pagination"]["totalItems"], 2);
+    // Disconnected agent → WIRE.md §2's 502 `Edge agent is not connected`; disabled → 400.
+    let mut state = s.hook_get("/__sim/state").await;
+    state["environments"][1]["agentConnected"] = json!(false);
+    let (st, _) = s.hook_post("/__sim/state", state.clone()).await;
+    assert_eq!(st, 200);
+    let r = s
+        .api(Method::GET, "/environments/env-2/containers")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 502);
+    let b: Value = r.json().await.unwrap();
+    assert_eq!(
+        b,
+        json!({"success": false, "data": {"error": "Edge agent is not connected"}})
+    );
+    // Management endpoints are served by the manager: test reports offline.
+    let (st, b) = s.post_json("/environments/env-2/test", json!({})).await;
+    assert_eq!(st, 200);
+    assert_eq!(b["data"]["status"], "offline");
+    state["environments"][1]["enabled"] = json!(false);
+    s.hook_post("/__sim/state", state).await;
+    let r = s
+        .api(Method::GET, "/environments/env-2/images")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let b: Value = r.json().await.unwrap();
+    assert_eq!(b["data"]["error"], "Environment is disabled");
+}
+
+#[tokio::test]
+async fn images_volumes_networks_swarm() {
+    let s = start().await;
+    let (_, b) = s.get_json("/environments/0/images/nginx:1.27-alpine").await;
+    assert_eq!(b["data"]["repoTags"][0], "nginx:1.27-alpine");
+    assert!(
+        b["data"]["repoDigests"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("nginx@sha256:")
+    );
+    let (st, b) = s.post_json("/environments/0/images/prune", json!({})).await;
+    assert_eq!(st, 200, "{b}");
+    assert_eq!(b["data"]["imagesDeleted"].as_array().unwrap().len(), 1);
+    // Removing an image in use needs force.
+    let r = s
+        .api(Method::DELETE, "/environments/0/images/postgres:16-alpine")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 500);
+    let r = s
+        .api(
+            Method::DELETE,
+            "/environments/0/images/postgres:16-alpine?force=true",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // Volumes.
+    let (_, b) = s.get_json("/environments/0/volumes").await;
+    assert_eq!(b["counts"], json!({"inuse": 2, "unused": 1, "total": 3}));
+    let (st, b) = s
+        .post_json("/environments/0/volumes", json!({"name": "scratch"}))
+        .await;
+    assert_eq!(st, 200, "{b}");
+    assert_eq!(b["data"]["name"], "scratch");
+    let (st, b) = s
+        .post_json("/environments/0/volumes/prune", json!(null))
+        .await;
+    assert_eq!(st, 200);
+    let mut deleted: Vec<&str> = b["data"]["volumesDeleted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    deleted.sort();
+    assert_eq!(deleted, vec!["orphaned-cache", "scratch"]);
+    let r = s
+        .api(Method::DELETE, "/environments/0/volumes/webshop_db-data")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 500);
+    // Networks.
+    let (st, b) = s
+        .post_json(
+            "/environments/0/networks",
+            json!({"name": "frontend", "options": {"driver": "bridge"}}),
+        )
+        .await;
+    assert_eq!(st, 200, "{b}");
+    let id = b["data"]["id"].as_str().unwrap().to_string();
+    let (_, b) = s.get_json(&format!("/environments/0/networks/{id}")).await;
+    assert_eq!(b["data"]["name"], "frontend");
+    let r = s
+        .api(Method::DELETE, "/environments/0/networks/frontend")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = s
+        .api(Method::DELETE, "/environments/0/networks/bridge")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 500);
+    let (_, b) = s
+        .post_json("/environments/0/networks/prune", json!(null))
+        .await;
+    assert_eq!(b["data"]["networksDeleted"], json!(["unused-net"]));
+    // Swarm.
+    let (_, b) = s.get_json("/environments/0/swarm/services").await;
+    assert_eq!(b["data"][0]["name"], "edge-proxy");
+    let (st, b) = s
+        .post_json(
+            "/environments/0/swarm/services/edge-proxy/scale",
+            json!({"replicas": 5}),
+        )
+        .await;
+    assert_eq!(st, 200, "{b}");
+    let (_, b) = s
+        .get_json("/environments/0/swarm/services/edge-proxy")
+        .await;
+    assert_eq!(b["data"]["spec"]["Mode"]["Replicated"]["Replicas"], 5);
+    let (_, b) = s.get_json("/environments/0/swarm/services").await;
+    assert_eq!(b["data"][0]["replicas"], 5);
+}
+
+#[tokio::test]
+async fn projects_and_compose_byte_sizes() {
+    let s = start().await;
+    let (_, b) = s.get_json("/environments/0/projects").await;
+    let names: Vec<&str> = b["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["monitoring", "webshop"]);
+    for suffix in ["", "/compose", "/runtime", "/updates"] {
+        let (st, b) = s
+            .get_json(&format!("/environments/0/projects/webshop{suffix}"))
+            .await;
+        assert_eq!(st, 200);
+        // WIRE.md §7: compose byte sizes are quoted decimals, "0" when unset.
+        let svc = &b["data"]["services"][0];
+        assert_eq!(svc["mem_limit"], "268435456");
+        assert_eq!(svc["mem_reservation"], "0");
+        assert_eq!(svc["memswap_limit"], "0");
+        assert_eq!(svc["mem_swappiness"], "0");
+        assert_eq!(svc["shm_size"], "0");
+        assert_eq!(
+            b["data"]["services"][1]["deploy"]["resources"]["limits"]["memory"],
+            "536870912"
+        );
+        assert_eq!(
+            b["data"]["services"][2]["volumes"][1]["tmpfs"]["size"],
+            "67108864"
+        );
+    }
+    let (_, b) = s.get_json("/environments/0/projects/monitoring").await;
+    assert_eq!(b["data"]["services"][1]["build"]["shm_size"], "0");
+    // down / restart / destroy.
+    let (st, _) = s
+        .post_json("/environments/0/projects/webshop/down", json!(null))
+        .await;
+    assert_eq!(st, 200);
+    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    assert_eq!(b["data"]["status"], "stopped");
+    assert_eq!(b["data"]["runningCount"], 0);
+    let (st, _) = s
+        .post_json("/environments/0/projects/webshop/restart", json!(null))
+        .await;
+    assert_eq!(st, 200);
+    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    assert_eq!(b["data"]["status"], "running");
+    let r = s
+        .api(
+            Method::DELETE,
+            "/environments/0/projects/monitoring/destroy",
+        )
+        .json(&json!({"removeVolumes": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let (st, _) = s.get_json("/environments/0/projects/monitoring").await;
+    assert_eq!(st, 404);
+    let (st, _) = s.get_json("/environments/0/containers/grafana-1").await;
+    assert_eq!(st, 404);
+}
+
+async fn read_lines(resp: reqwest::Response) -> Vec<Value> {
+    let text = resp.text().await.unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn image_pull_stream_follows_wire() {
+    let s = start().await;
+    let r = s
+        .api(Method::POST, "/environments/0/images/pull")
+        .json(&json!({"imageName": "nginx", "tag": "1.28"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // WIRE.md §4: stream headers.
+    assert_eq!(r.headers()["content-type"], "application/x-json-stream");
+    assert_eq!(
+        r.headers()["cache-control"],
+        "no-store, no-cache, must-revalidate"
+    );
+    assert_eq!(r.headers()["x-accel-buffering"], "no");
+    let lines = read_lines(r).await;
+    // WIRE.md §4: activity line first, then {"log"} lines, then {"done":true}.
+    assert_eq!(lines[0]["type"], "activity");
+    assert!(lines[0]["activityId"].is_string());
+    assert!(
+        lines[1..lines.len() - 1]
+            .iter()
+            .all(|l| l.as_object().unwrap().len() == 1 && l["log"].is_string())
+    );
+    assert_eq!(lines.last().unwrap(), &json!({"done": true}));
+    // WIRE.md §4: pulls show non-TTY `<id>: <status>` lines, no raw Docker objects.
+    assert!(lines.iter().any(|l| {
+        l["log"]
+            .as_str()
+            .is_some_and(|t| t.ends_with(": Pull complete"))
+    }));
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.get("status").is_none() && l.get("progressDetail").is_none())
+    );
+    // The pulled image is now listed.
+    let (_, b) = s.get_json("/environments/0/images/nginx:1.28").await;
+    assert_eq!(b["data"]["repoTags"][0], "nginx:1.28");
+}
+
+#[tokio::test]
+async fn project_up_stream_changes_state() {
+    let s = start().await;
+    s.post_json("/environments/0/projects/webshop/down", json!(null))
+        .await;
+    let r = s
+        .api(Method::POST, "/environments/0/projects/webshop/up")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-type"], "application/x-json-stream");
+    let lines = read_lines(r).await;
+    assert_eq!(lines[0]["type"], "activity");
+    assert!(lines.iter().any(|l| {
+        l["log"]
+            .as_str()
+            .is_some_and(|t| t.contains("Container web-1  Started"))
+    }));
+    assert_eq!(lines.last().unwrap(), &json!({"done": true}));
+    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    assert_eq!(b["data"]["status"], "running");
+    // Redeploy, pull and build streams.
+    for action in ["redeploy", "pull", "build"] {
+        let r = s
+            .api(
+                Method::POST,
+                &format!("/environments/0/projects/monitoring/{action}"),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{action}");
+        let lines = read_lines(r).await;
+        assert_eq!(lines.last().unwrap(), &json!({"done": true}), "{action}");
+    }
+    // WIRE.md §4: failures before the stream starts are problem+json.
+    let r = s
+        .api(Method::POST, "/environments/0/projects/ghost/up")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
+}
+
+#[tokio::test]
+async fn cancelled_stream_is_visible() {
+    let s = start().await;
+    let (st, b) = s
+        .hook_post("/__sim/config", json!({"streamPaceMs": 100}))
+        .await;
+    assert_eq!((st, b["streamPaceMs"].as_u64()), (200, Some(100)));
+    let r = s
+        .api(Method::POST, "/environments/0/projects/webshop/up")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    let mut body = r.bytes_stream();
+    let first = body.next().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("activity"));
+    drop(body);
+    // The server notices the disconnect on its next write(s).
+    let mut aborted = false;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let streams = s.hook_get("/__sim/streams").await;
+        if streams[0]["aborted"] == true {
+            assert_eq!(streams[0]["completed"], false);
+            assert_eq!(
+                streams[0]["path"],
+                "/api/environments/0/projects/webshop/up"
+            );
+            aborted = true;
+            break;
+        }
+    }
+    assert!(aborted, "the stream was not reported aborted");
+    let log = s.hook_get("/__sim/requests").await;
+    let e = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "/api/environments/0/projects/webshop/up")
+        .unwrap();
+    assert_eq!(e["aborted"], true);
+    // The state change of an aborted `up` did not happen (webshop stays partially running).
+    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    assert_eq!(b["data"]["status"], "partially running");
+}
+
+#[tokio::test]
+async fn downloads_follow_wire() {
+    let s = start().await;
+    // WIRE.md §6: image export is a binary tar with a quoted, sanitized filename.
+    let r = s
+        .api(
+            Method::GET,
+            "/environments/0/images/ghcr.io%2Fgetarcaneapp%2Fdemo-api:2.3.1/export",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/x-tar");
+    assert_eq!(
+        r.headers()["content-disposition"],
+        "attachment; filename=\"ghcr.io_getarcaneapp_demo-api_2.3.1.tar\""
+    );
+    let tar = r.bytes().await.unwrap();
+    assert_eq!(tar.len() % 512, 0);
+    assert_eq!(&tar[257..262], b"ustar");
+    // WIRE.md §6: the edge mTLS CA is a PEM text.
+    let r = s.api(Method::GET, "/edge-mtls/ca").send().await.unwrap();
+    assert_eq!(r.headers()["content-type"], "application/x-pem-file");
+    assert_eq!(
+        r.headers()["content-disposition"],
+        "attachment; filename=\"ca.crt\""
+    );
+    assert!(
+        r.text()
+            .await
+            .unwrap()
+            .starts_with("-----BEGIN CERTIFICATE-----")
+    );
+    // WIRE.md §6: volume backups: gzip, unquoted <backupId>.tar.gz.
+    let r = s
+        .api(Method::GET, "/environments/0/volumes/backups/bk-1/download")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-type"], "application/x-gzip");
+    assert_eq!(
+        r.headers()["content-disposition"],
+        "attachment; filename=bk-1.tar.gz"
+    );
+    assert_eq!(&r.bytes().await.unwrap()[..2], &[0x1f, 0x8b]);
+    // WIRE.md §6: mTLS bundle and files.
+    let r = s
+        .api(Method::GET, "/environments/env-2/deployment/mtls/bundle")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-type"], "application/zip");
+    assert_eq!(
+        r.headers()["content-disposition"],
+        "attachment; filename=\"staging-agent-env-2-mtls.zip\""
+    );
+    let r = s
+        .api(Method::GET, "/environments/env-2/deployment/mtls/agent.crt")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.headers()["content-disposition"],
+        "attachment; filename=\"staging-agent-env-2.pem\""
+    );
+    let r = s
+        .api(Method::GET, "/environments/env-2/deployment/mtls/agent.key")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.headers()["content-disposition"],
+        "attachment; filename=\"staging-agent-env-2.key\""
+    );
+    // WIRE.md §6: workspace downloads are octet-stream with an unquoted basename.
+    let r = s
+        .api(
+            Method::GET,
+            "/environments/0/projects/webshop/workspace/file/download?relativePath=conf/nginx.conf",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-type"], "application/octet-stream");
+    assert_eq!(
+        r.headers()["content-disposition"],
+        "attachment; filename=nginx.conf"
+    );
+}
+
+#[tokio::test]
+async fn request_log_records_everything_but_secrets() {
+    let s = start().await;
+    s.http.get(s.url("/api/health")).send().await.unwrap();
+    s.api(
+        Method::POST,
+        "/environments/0/containers/web-1/restart?x=1&y=%20",
+    )
+    .bearer_auth("also-secret")
+    .send()
+    .await
+    .unwrap();
+    s.post_json("/environments/0/images/pull", json!({"imageName": "redis"}))
+        .await;
+    let log = s.hook_get("/__sim/requests").await;
+    let log = log.as_array().unwrap();
+    assert_eq!(log.len(), 3);
+    assert_eq!(log[0]["path"], "/api/health");
+    assert_eq!(log[1]["method"], "POST");
+    assert_eq!(
+        log[1]["path"],
+        "/api/environments/0/containers/web-1/restart"
+    );
+    assert_eq!(log[1]["query"], "x=1&y=%20");
+    assert_eq!(log[1]["body"], Value::Null);
+    assert_eq!(log[2]["body"], json!({"imageName": "redis"}));
+    let text = serde_json::to_string(&log).unwrap();
+    assert!(!text.contains(arcane_sim::DEFAULT_API_KEY) && !text.contains("also-secret"));
+    s.hook_post("/__sim/reset", json!(null)).await;
+    assert_eq!(s.hook_get("/__sim/requests").await, json!([]));
+}
+
+#[tokio::test]
+async fn hostile_values_round_trip_byte_for_byte() {
+    let s = start().await;
+    let hostile = [
+        "\u{1b}[31mred\u{1b}[0m\u{1b}]0;title\u{7}",
+        "abc\u{202e}cba\u{2066}x\u{2069}",
+        "zero\u{200b}width\u{200d}\u{feff}",
+        "**bold** _it_ [link](http://evil) | pipe `code` # head",
+        "<script>alert(1)</script><!-- c -->",
+        "line1\r\nline2\rline3\u{2028}\u{2029}\u{0}\u{85}",
+    ];
+    let mut state = s.hook_get("/__sim/state").await;
+    for (i, h) in hostile.iter().enumerate() {
+        state["containers"][i]["labels"]["evil"] = json!(h);
+        state["containers"][i]["status"] = json!(h);
+    }
+    state["projects"][0]["name"] = json!(hostile[3]);
+    state["volumes"][2]["name"] = json!(hostile[4]);
+    let (st, b) = s.hook_post("/__sim/state", state.clone()).await;
+    assert_eq!(st, 200, "{b}");
+    let (_, b) = s
+        .get_json("/environments/0/containers?limit=-1&includeInternal=true")
+        .await;
+    let data = b["data"].as_array().unwrap();
+    for (i, h) in hostile.iter().enumerate() {
+        let name = state["containers"][i]["name"].as_str().unwrap();
+        let c = data.iter().find(|c| c["names"][0] == name).unwrap();
+        assert_eq!(
+            c["labels"]["evil"].as_str().unwrap().as_bytes(),
+            h.as_bytes()
+        );
+        assert_eq!(c["status"].as_str().unwrap().as_bytes(), h.as_bytes());
+    }
+    let (_, b) = s
+        .get_json(&format!(
+            "/environments/0/projects/{}",
+            urlencode(hostile[3])
+        ))
+        .await;
+    assert_eq!(b["data"]["name"].as_str().unwrap(), hostile[3]);
+    let (_, b) = s.get_json("/environments/0/volumes?limit=-1").await;
+    assert!(
+        b["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["name"].as_str() == Some(hostile[4]))
+    );
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn bad_hook_input_is_a_clear_error() {
+    let s = start().await;
+    let (st, b) = s
+        .hook_post("/__sim/state", json!({"containers": [{"name": "x"}]}))
+        .await;
+    assert_eq!(st, 400);
+    assert!(
+        b["error"].as_str().unwrap().contains("missing field"),
+        "{b}"
+    );
+    let (st, b) = s
+        .hook_post("/__sim/faults", json!({"path": "(", "kind": "drop"}))
+        .await;
+    assert_eq!(st, 400);
+    assert!(b["error"].as_str().unwrap().contains("regex"));
+    let (st, b) = s
+        .hook_post("/__sim/faults", json!({"path": "x", "kind": "nope"}))
+        .await;
+    assert_eq!(st, 400);
+    assert!(b["error"].as_str().unwrap().contains("unknown variant"));
+    let (st, _) = s
+        .hook_post("/__sim/config", json!({"streamPaceMs": "fast"}))
+        .await;
+    assert_eq!(st, 400);
+}
+
+#[tokio::test]
+async fn huma_body_details() {
+    let s = start().await;
+    let r = s
+        .api(Method::GET, "/environments/0/projects/webshop")
+        .send()
+        .await
+        .unwrap();
+    // WIRE.md §0: huma puts `$schema` first and sends a matching describedBy Link header.
+    let link = r.headers()["link"].to_str().unwrap().to_string();
+    assert!(
+        link.ends_with("/api/schemas/BaseApiResponseProjectDetails.json>; rel=\"describedBy\""),
+        "{link}"
+    );
+    let text = r.text().await.unwrap();
+    assert!(text.starts_with("{\"$schema\":\"http://"), "{text}");
+    // WIRE.md §0: nil slices become [] and `false` is emitted.
+    let mut state = s.hook_get("/__sim/state").await;
+    state["projects"][0]["urls"] = Value::Null;
+    s.hook_post("/__sim/state", state).await;
+    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    assert_eq!(b["data"]["urls"], json!([]));
+    assert_eq!(b["data"]["isArchived"], false);
+}
