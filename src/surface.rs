@@ -23,7 +23,7 @@ pub const MAX_LIMIT: usize = 50;
 /// Nesting depth of object properties kept in an individual tool's schema; deeper levels are
 /// replaced by `{"type": "object"}` and the full schema is at `arcane://tools/<id>` (calls are
 /// still validated against the full schema).
-pub const TOOL_SCHEMA_DEPTH: usize = 2;
+pub const TOOL_SCHEMA_DEPTH: usize = 3;
 
 /// The server's `instructions` (SPEC §3), for the active surface.
 pub fn instructions(surface: Surface, environment: &str, safe_mode: bool) -> String {
@@ -464,5 +464,69 @@ fn parse_confirm(v: &Value) -> Result<bool, String> {
         Value::String(s) if s.eq_ignore_ascii_case("true") => Ok(true),
         Value::String(s) if s.eq_ignore_ascii_case("false") => Ok(false),
         other => Err(format!("\"confirm\" must be true or false; got {other}.")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn dynamic_call_shapes() {
+        let cat = Catalog::default();
+        let call = parse_call(
+            Surface::Dynamic,
+            &cat,
+            EXECUTE_TOOL,
+            Some(&args(json!({"action": "container.restart", "params": {"containerId": "w"}, "confirm": true}))),
+        )
+        .unwrap();
+        assert_eq!(
+            call,
+            Call::Execute {
+                action: "container.restart".into(),
+                params: args(json!({"containerId": "w"})),
+                confirm: true
+            }
+        );
+        // params as a JSON string, confirm as a string.
+        let call = parse_call(
+            Surface::Dynamic,
+            &cat,
+            EXECUTE_TOOL,
+            Some(&args(json!({"action": "x.y", "params": "{\"a\":1}", "confirm": "false"}))),
+        )
+        .unwrap();
+        assert!(matches!(call, Call::Execute { confirm: false, .. }));
+        assert!(parse_call(Surface::Dynamic, &cat, EXECUTE_TOOL, Some(&args(json!({"action": "x.y", "a": 1})))).unwrap_err().contains("inside \"params\""));
+        assert!(parse_call(Surface::Dynamic, &cat, EXECUTE_TOOL, None).unwrap_err().contains("Missing \"action\""));
+        assert!(parse_call(Surface::Dynamic, &cat, FIND_TOOL, Some(&args(json!({"query": "q", "limit": 0})))).is_err());
+        assert_eq!(
+            parse_call(Surface::Dynamic, &cat, FIND_TOOL, Some(&args(json!({"query": " list containers "})))).unwrap(),
+            Call::Find { query: "list containers".into(), limit: DEFAULT_LIMIT }
+        );
+        assert!(parse_call(Surface::Dynamic, &cat, "nope", None).unwrap_err().contains("Unknown tool"));
+    }
+
+    #[test]
+    fn tool_schemas_are_shrunk_not_broken() {
+        let full = json!({"type": "object", "properties": {
+            "containerId": {"type": "string", "description": "Container ID"},
+            "config": {"type": "object", "description": "Config. More words here.", "properties": {
+                "a": {"type": "object", "properties": {"b": {"type": "object", "properties": {"c": {"type": "string"}}, "required": ["c"], "additionalProperties": false}}}
+            }}
+        }, "additionalProperties": false});
+        let s = tool_schema(&full);
+        assert!(s["properties"]["containerId"].get("description").is_none(), "repeats the name");
+        assert_eq!(s["properties"]["config"]["description"], "Config.");
+        let b = &s["properties"]["config"]["properties"]["a"]["properties"]["b"];
+        assert_eq!(b["type"], "object");
+        assert!(b.get("properties").is_none() && b.get("required").is_none() && b.get("additionalProperties").is_none());
+        assert_eq!(s["additionalProperties"], false);
+        assert_eq!(schema_depth(&full), 4);
     }
 }

@@ -288,3 +288,32 @@ pub fn type_of(schema: &Value) -> String {
         _ => "any".into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_error_shape() {
+        let p = parse_error(422, r#"{"$schema":"x","title":"Unprocessable Entity","status":422,"detail":"validation failed","errors":[{"message":"unexpected property","location":"body.x","value":1}]}"#);
+        assert_eq!(p.message, "validation failed");
+        assert_eq!(p.details, ["unexpected property (at body.x)"]);
+        let p = parse_error(404, r#"{"success":false,"error":"API endpoint not found: /api/x"}"#);
+        assert_eq!(p.message, "API endpoint not found: /api/x");
+        let p = parse_error(502, r#"{"success":false,"data":{"error":"Edge agent is not connected"}}"#);
+        assert_eq!(p.message, "Edge agent is not connected");
+        let p = parse_error(502, "<html>Bad gateway</html>");
+        assert_eq!(p.message, "<html>Bad gateway</html>");
+        assert_eq!(parse_error(500, "").message, "no error text");
+    }
+
+    #[test]
+    fn classifies_unreachable_and_not_found() {
+        assert!(is_unreachable("Failed to list containers: failed to list Docker containers: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"));
+        assert!(is_unreachable("Edge agent is not connected"));
+        assert!(is_unreachable("Proxy request failed: Get \"http://x\": dial tcp 1.2.3.4:3553: connect: connection refused"));
+        assert!(!is_unreachable("Image not found: inspect not found"));
+        assert!(is_not_found("Failed to start container: Error response from daemon: No such container: x"));
+        assert!(is_not_found("Failed to get project details: project not found"));
+    }
+}

@@ -318,3 +318,29 @@ impl Prepared {
         json!({"method": self.method, "url": self.url, "headers": headers, "body": body})
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_masked() {
+        let body = json!({"username": "bot", "password": "p", "token": "t", "apiKey": "k",
+                          "awsAccessKeyId": "AKIA", "nested": {"clientSecret": "s"},
+                          "env": ["A=1", "B"], "envContent": "X=1\nY=2"});
+        let m = mask_secrets(&body);
+        assert_eq!(m["username"], "bot");
+        for k in ["password", "token", "apiKey"] {
+            assert_eq!(m[k], "***", "{k}");
+        }
+        assert_eq!(m["awsAccessKeyId"], "AKIA");
+        assert_eq!(m["nested"]["clientSecret"], "***");
+        assert_eq!(m["env"], json!(["A=***", "B"]));
+        assert_eq!(m["envContent"], "X=***\nY=***");
+    }
+
+    #[test]
+    fn auth_debug_hides_the_credential() {
+        assert_eq!(format!("{:?}", Auth::ApiKey("sekrit".into())), "ApiKey(***)");
+    }
+}

@@ -134,3 +134,46 @@ pub fn disposition_filename(header: &str) -> Option<String> {
         Some(v.trim_matches('"').to_string())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_unwrapping() {
+        let list = json!({"success": true, "data": [{"id": 1}], "counts": {"total": 1},
+                          "pagination": {"totalItems": 1}});
+        assert_eq!(
+            unwrap_envelope(list),
+            json!({"items": [{"id": 1}], "counts": {"total": 1}, "pagination": {"totalItems": 1}})
+        );
+        let obj = json!({"$schema": "x", "success": true, "data": {"id": "a", "name": "web"}});
+        assert_eq!(unwrap_envelope(obj), json!({"id": "a", "name": "web"}));
+        let lone = json!({"success": true, "data": "1.2.3"});
+        assert_eq!(unwrap_envelope(lone), json!({"value": "1.2.3"}));
+        assert_eq!(unwrap_envelope(json!([1, 2])), json!({"items": [1, 2]}));
+        assert_eq!(unwrap_envelope(json!({"$schema": "x", "status": "UP"})), json!({"status": "UP"}));
+        assert_eq!(unwrap_envelope(json!(true)), json!({"value": true}));
+    }
+
+    #[test]
+    fn streams() {
+        let ok = "{\"type\":\"activity\",\"activityId\":\"a1\"}\n{\"log\":\"x: Pulling\"}\n{\"done\":true}\n";
+        let s = read_stream(ok);
+        assert_eq!(s.end, StreamEnd::Done);
+        assert_eq!(s.activity_id.as_deref(), Some("a1"));
+        assert_eq!(s.log, ["x: Pulling"]);
+        let bad = "{\"log\":\"a\"}\n{\"error\":\"denied\"}\n";
+        assert_eq!(read_stream(bad).end, StreamEnd::Error("denied".into()));
+        assert_eq!(read_stream("{\"log\":\"a\"}\n").end, StreamEnd::CutShort);
+        assert_eq!(read_stream("").end, StreamEnd::CutShort);
+    }
+
+    #[test]
+    fn downloads() {
+        assert_eq!(disposition_filename("attachment; filename=\"a_b.tar\"").as_deref(), Some("a_b.tar"));
+        assert_eq!(disposition_filename("attachment; filename=x.tar.gz").as_deref(), Some("x.tar.gz"));
+        assert!(is_textual("application/x-pem-file") && is_textual("text/plain; charset=utf-8"));
+        assert!(!is_textual("application/x-tar") && !is_textual("application/zip"));
+    }
+}
