@@ -180,6 +180,11 @@ impl Executor {
         let status = resp.status();
         let content_type = header(&resp, "content-type");
         let disposition = header(&resp, "content-disposition");
+        if status.is_success() && action.kind == ResultKind::Stream {
+            // A stream cut mid-way is reported from what arrived, not as a transport failure.
+            let body = read_until_cut(resp).await;
+            return stream_result(snap, action, &String::from_utf8_lossy(&body));
+        }
         let bytes = match resp.bytes().await {
             Ok(b) => b,
             Err(e) => return self.transport_error(snap, action, &e, timeout),
@@ -190,11 +195,7 @@ impl Executor {
             tracing::debug!(action = %action.id, status = status.as_u16(), "Arcane answered an error");
             return error_result(errors::http_error_text(snap, action, &err, env, self.credential_name()));
         }
-        let is_stream_body = content_type.contains("json-stream") || content_type.contains("ndjson");
         match action.kind {
-            ResultKind::Stream if is_stream_body || !content_type.contains("application/json") => {
-                stream_result(snap, action, &String::from_utf8_lossy(&bytes))
-            }
             ResultKind::Download => download_result(action, &content_type, &disposition, &bytes),
             _ if bytes.iter().all(u8::is_ascii_whitespace) => success(
                 snap,
@@ -267,6 +268,22 @@ impl Executor {
             root_cause(e)
         ))
     }
+}
+
+/// The body of a streaming answer up to its end or to the point the connection broke.
+async fn read_until_cut(mut resp: reqwest::Response) -> Vec<u8> {
+    let mut body = Vec::new();
+    loop {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) => break,
+            Err(e) => {
+                tracing::debug!(error = %e, "stream cut");
+                break;
+            }
+        }
+    }
+    body
 }
 
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
