@@ -65,7 +65,12 @@ fn benches(c: &mut Criterion) {
     g.bench_function("raw_http", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let r = http.get(&url).header("X-API-Key", &key).send().await.unwrap();
+                let r = http
+                    .get(&url)
+                    .header("X-API-Key", &key)
+                    .send()
+                    .await
+                    .unwrap();
                 r.bytes().await.unwrap()
             })
         })
@@ -76,7 +81,9 @@ fn benches(c: &mut Criterion) {
                 let mut args = serde_json::Map::new();
                 args.insert("action".into(), "container.list".into());
                 let r = client
-                    .call_tool(CallToolRequestParams::new("arcane_execute_action").with_arguments(args))
+                    .call_tool(
+                        CallToolRequestParams::new("arcane_execute_action").with_arguments(args),
+                    )
                     .await
                     .unwrap();
                 assert_ne!(r.is_error, Some(true));

@@ -148,11 +148,17 @@ pub fn run(catalog: &Catalog, baseline: Option<&Path>, write: bool, json: bool) 
         eprintln!("baseline written to {}", path.display());
         return Ok(());
     }
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let base: Audit = serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let base: Audit =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
     let drifted = drift(&audit, &base);
     if drifted.is_empty() {
-        eprintln!("within {:.0}% of the baseline {}", MAX_DRIFT * 100.0, path.display());
+        eprintln!(
+            "within {:.0}% of the baseline {}",
+            MAX_DRIFT * 100.0,
+            path.display()
+        );
         Ok(())
     } else {
         bail!(

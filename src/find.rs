@@ -46,7 +46,11 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
                 r["required"]
                     .as_array()
                     .filter(|a| !a.is_empty())
-                    .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
+                    .map(|a| a
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", "))
                     .unwrap_or_else(|| "none".into())
             ));
         }
@@ -55,8 +59,11 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
              structuredContent has each input schema (first 5) or parameter lines.",
         );
     }
-    let mut r = CallToolResult::success(vec![crate::exec::assistant_text(crate::render::escape::sanitize(&text).into_owned())]);
-    r.structured_content = Some(json!({"query": query, "count": results.len(), "results": results}));
+    let mut r = CallToolResult::success(vec![crate::exec::assistant_text(
+        crate::render::escape::sanitize(&text).into_owned(),
+    )]);
+    r.structured_content =
+        Some(json!({"query": query, "count": results.len(), "results": results}));
     r
 }
 

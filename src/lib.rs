@@ -44,14 +44,20 @@ pub fn connection(args: &config::ServeArgs) -> Result<(String, Auth)> {
                  e.g. https://arcane.example.com"
             )
         })?;
-    let parsed = url::Url::parse(raw).map_err(|e| anyhow!("ARCANE_URL {raw:?} is not a URL: {e}"))?;
+    let parsed =
+        url::Url::parse(raw).map_err(|e| anyhow!("ARCANE_URL {raw:?} is not a URL: {e}"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         bail!("ARCANE_URL {raw:?} must start with http:// or https://");
     }
     // Accept a URL given with /api: every path the server builds starts with /api.
     let base = raw.trim_end_matches('/');
     let base = base.strip_suffix("/api").unwrap_or(base).to_string();
-    let nonempty = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+    let nonempty = |s: &Option<String>| {
+        s.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
     let auth = match (nonempty(&args.api_key), nonempty(&args.token)) {
         (Some(k), _) => Auth::ApiKey(k),
         (None, Some(t)) => Auth::Bearer(t),

@@ -43,7 +43,10 @@ fn run_catalog(args: &arcane_mcp::config::CatalogArgs) -> Result<()> {
     if let Some(name) = &args.show {
         println!("{}", inspect::show(&cat, name)?);
     } else if args.json {
-        println!("{}", serde_json::to_string_pretty(&inspect::catalog_json(&cat))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&inspect::catalog_json(&cat))?
+        );
     } else {
         print!("{}", inspect::summary(&cat));
     }
@@ -52,5 +55,10 @@ fn run_catalog(args: &arcane_mcp::config::CatalogArgs) -> Result<()> {
 
 fn run_audit(args: &arcane_mcp::config::AuditArgs) -> Result<()> {
     let cat = args.source.sources(args.arcane_url.as_deref()).build()?;
-    arcane_mcp::audit::run(&cat, args.baseline.as_deref(), args.write_baseline, args.json)
+    arcane_mcp::audit::run(
+        &cat,
+        args.baseline.as_deref(),
+        args.write_baseline,
+        args.json,
+    )
 }

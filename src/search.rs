@@ -36,7 +36,10 @@ impl SearchIndex {
             .filter(|w| !w.is_empty())
             .map(|w| {
                 let w = w.to_ascii_lowercase();
-                w.strip_suffix('s').filter(|s| s.len() > 2).map(str::to_string).unwrap_or(w)
+                w.strip_suffix('s')
+                    .filter(|s| s.len() > 2)
+                    .map(str::to_string)
+                    .unwrap_or(w)
             })
             .collect();
         let mut hits: Vec<Hit> = catalog

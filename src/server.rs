@@ -79,7 +79,9 @@ impl ServerHandler for ArcaneServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.live.load().tools.clone()))
+        Ok(ListToolsResult::with_all_items(
+            self.live.load().tools.clone(),
+        ))
     }
 
     async fn call_tool(
@@ -136,10 +138,7 @@ impl ServerHandler for ArcaneServer {
 
 /// Sends `notifications/tools/list_changed` and `notifications/resources/list_changed` to a
 /// legacy (initialize-handshake) session on every snapshot swap, until the session ends.
-pub async fn notify_legacy_session(
-    peer: rmcp::Peer<RoleServer>,
-    live: Arc<Live<Snapshot>>,
-) {
+pub async fn notify_legacy_session(peer: rmcp::Peer<RoleServer>, live: Arc<Live<Snapshot>>) {
     let mut generation = live.subscribe();
     while generation.changed().await.is_ok() {
         let legacy = peer

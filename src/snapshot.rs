@@ -30,7 +30,10 @@ impl Snapshot {
     pub fn build(catalog: Catalog, surface: Surface, policy: Policy) -> Result<Snapshot> {
         let search = SearchIndex::build(&catalog)?;
         for entry in policy.unknown_entries(&catalog) {
-            tracing::warn!(entry, "exclusion names no action, tool or domain of the catalog");
+            tracing::warn!(
+                entry,
+                "exclusion names no action, tool or domain of the catalog"
+            );
         }
         let tools = surface::tools(surface, &catalog, &policy);
         let validators = catalog.actions.iter().map(|_| OnceLock::new()).collect();

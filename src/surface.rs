@@ -117,7 +117,12 @@ fn dynamic_tools() -> Vec<Tool> {
         })),
     )
     .with_title("Run an Arcane action")
-    .with_annotations(ToolAnnotations::new().read_only(false).destructive(true).open_world(true));
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .open_world(true),
+    );
     vec![find, exec]
 }
 
@@ -332,11 +337,12 @@ pub fn parse_call(
             other => Err(unknown_tool(other, &[FIND_TOOL, EXECUTE_TOOL])),
         },
         Surface::Meta => {
-            let Some(domain) = tool
-                .strip_prefix("arcane_")
-                .and_then(|d| catalog.domain(d))
-            else {
-                let names: Vec<String> = catalog.domains.iter().map(|d| format!("arcane_{}", d.name)).collect();
+            let Some(domain) = tool.strip_prefix("arcane_").and_then(|d| catalog.domain(d)) else {
+                let names: Vec<String> = catalog
+                    .domains
+                    .iter()
+                    .map(|d| format!("arcane_{}", d.name))
+                    .collect();
                 let names: Vec<&str> = names.iter().map(String::as_str).collect();
                 return Err(unknown_tool(tool, &names));
             };
@@ -373,7 +379,10 @@ fn unknown_tool(tool: &str, known: &[&str]) -> String {
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     let best: Vec<&str> = scored.into_iter().take(5).map(|(_, k)| k).collect();
-    format!("Unknown tool {tool:?}. Available tools include: {}.", best.join(", "))
+    format!(
+        "Unknown tool {tool:?}. Available tools include: {}.",
+        best.join(", ")
+    )
 }
 
 fn parse_find(args: &Map<String, Value>) -> Result<Call, String> {
@@ -425,7 +434,9 @@ fn parse_wrapped(args: &Map<String, Value>, domain: Option<&str>) -> Result<Call
     };
     let action = match domain {
         // A bare action name is relative to the tool's domain; other forms are aliases.
-        Some(d) if !action.contains('.') && !action.starts_with("arcane_") => format!("{d}.{action}"),
+        Some(d) if !action.contains('.') && !action.starts_with("arcane_") => {
+            format!("{d}.{action}")
+        }
         _ => action,
     };
     let params = match args.get("params") {
@@ -498,18 +509,54 @@ mod tests {
             Surface::Dynamic,
             &cat,
             EXECUTE_TOOL,
-            Some(&args(json!({"action": "x.y", "params": "{\"a\":1}", "confirm": "false"}))),
+            Some(&args(
+                json!({"action": "x.y", "params": "{\"a\":1}", "confirm": "false"}),
+            )),
         )
         .unwrap();
         assert!(matches!(call, Call::Execute { confirm: false, .. }));
-        assert!(parse_call(Surface::Dynamic, &cat, EXECUTE_TOOL, Some(&args(json!({"action": "x.y", "a": 1})))).unwrap_err().contains("inside \"params\""));
-        assert!(parse_call(Surface::Dynamic, &cat, EXECUTE_TOOL, None).unwrap_err().contains("Missing \"action\""));
-        assert!(parse_call(Surface::Dynamic, &cat, FIND_TOOL, Some(&args(json!({"query": "q", "limit": 0})))).is_err());
-        assert_eq!(
-            parse_call(Surface::Dynamic, &cat, FIND_TOOL, Some(&args(json!({"query": " list containers "})))).unwrap(),
-            Call::Find { query: "list containers".into(), limit: DEFAULT_LIMIT }
+        assert!(
+            parse_call(
+                Surface::Dynamic,
+                &cat,
+                EXECUTE_TOOL,
+                Some(&args(json!({"action": "x.y", "a": 1})))
+            )
+            .unwrap_err()
+            .contains("inside \"params\"")
         );
-        assert!(parse_call(Surface::Dynamic, &cat, "nope", None).unwrap_err().contains("Unknown tool"));
+        assert!(
+            parse_call(Surface::Dynamic, &cat, EXECUTE_TOOL, None)
+                .unwrap_err()
+                .contains("Missing \"action\"")
+        );
+        assert!(
+            parse_call(
+                Surface::Dynamic,
+                &cat,
+                FIND_TOOL,
+                Some(&args(json!({"query": "q", "limit": 0})))
+            )
+            .is_err()
+        );
+        assert_eq!(
+            parse_call(
+                Surface::Dynamic,
+                &cat,
+                FIND_TOOL,
+                Some(&args(json!({"query": " list containers "})))
+            )
+            .unwrap(),
+            Call::Find {
+                query: "list containers".into(),
+                limit: DEFAULT_LIMIT
+            }
+        );
+        assert!(
+            parse_call(Surface::Dynamic, &cat, "nope", None)
+                .unwrap_err()
+                .contains("Unknown tool")
+        );
     }
 
     #[test]
@@ -521,11 +568,18 @@ mod tests {
             }}
         }, "additionalProperties": false});
         let s = tool_schema(&full);
-        assert!(s["properties"]["containerId"].get("description").is_none(), "repeats the name");
+        assert!(
+            s["properties"]["containerId"].get("description").is_none(),
+            "repeats the name"
+        );
         assert_eq!(s["properties"]["config"]["description"], "Config.");
         let b = &s["properties"]["config"]["properties"]["a"]["properties"]["b"];
         assert_eq!(b["type"], "object");
-        assert!(b.get("properties").is_none() && b.get("required").is_none() && b.get("additionalProperties").is_none());
+        assert!(
+            b.get("properties").is_none()
+                && b.get("required").is_none()
+                && b.get("additionalProperties").is_none()
+        );
         assert_eq!(s["additionalProperties"], false);
         assert_eq!(schema_depth(&full), 4);
     }

@@ -20,7 +20,11 @@ fn audit(extra: &[&str]) -> std::process::Output {
 #[test]
 fn sizes_within_budgets_and_baseline() {
     let out = audit(&["--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let s = |name: &str| {
         v["surfaces"]
@@ -32,9 +36,18 @@ fn sizes_within_budgets_and_baseline() {
             .clone()
     };
     assert_eq!(s("dynamic")["tools"], 2);
-    assert!(s("dynamic")["bytes"].as_u64().unwrap() <= 1800, "dynamic ≤ 1.8 KB");
-    assert!(s("meta")["bytesPerAction"].as_f64().unwrap() <= 150.0, "meta ≤ 150 B/action");
-    assert!(s("individual")["bytesPerAction"].as_f64().unwrap() <= 1150.0, "individual ≤ 1.15 KB/action");
+    assert!(
+        s("dynamic")["bytes"].as_u64().unwrap() <= 1800,
+        "dynamic ≤ 1.8 KB"
+    );
+    assert!(
+        s("meta")["bytesPerAction"].as_f64().unwrap() <= 150.0,
+        "meta ≤ 150 B/action"
+    );
+    assert!(
+        s("individual")["bytesPerAction"].as_f64().unwrap() <= 1150.0,
+        "individual ≤ 1.15 KB/action"
+    );
     for sur in ["dynamic", "meta", "individual"] {
         assert!(s(sur)["tokens"].as_u64().unwrap() > 0);
     }
@@ -54,7 +67,12 @@ fn drift_fails_the_check() {
     let out = audit(&["--json"]);
     let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     // Pretend the meta surface used to be half its size.
-    let meta = v["surfaces"].as_array_mut().unwrap().iter_mut().find(|s| s["surface"] == "meta").unwrap();
+    let meta = v["surfaces"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["surface"] == "meta")
+        .unwrap();
     meta["bytes"] = (meta["bytes"].as_u64().unwrap() / 2).into();
     std::fs::write(&path, v.to_string()).unwrap();
     let out = audit(&["--baseline", path.to_str().unwrap()]);

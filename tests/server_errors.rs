@@ -27,7 +27,10 @@ async fn http_error_hints() {
     assert!(e.contains("404") && e.contains("container.list"), "{e}");
     // Arcane's 500 for an action on a missing container is a not-found too.
     let e = err(&run("container.restart", json!({"containerId": "nope"})).await);
-    assert!(e.contains("500") && e.contains("container.list") && e.contains("does not exist"), "{e}");
+    assert!(
+        e.contains("500") && e.contains("container.list") && e.contains("does not exist"),
+        "{e}"
+    );
 
     // 403: the permission and the role assignment.
     sim.fault(json!({"method": "POST", "path": "/containers/[^/]+/start$", "kind": "status", "status": 403,
@@ -39,30 +42,46 @@ async fn http_error_hints() {
     sim.fault(json!({"method": "GET", "path": "/containers$", "kind": "status", "status": 500,
         "body": {"title": "Internal Server Error", "status": 500, "detail": "Failed to list containers: failed to list Docker containers: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"}})).await;
     let e = err(&run("container.list", json!({})).await);
-    assert!(e.contains("Docker daemon") && e.contains("environment.test") && e.contains("environment.get"), "{e}");
+    assert!(
+        e.contains("Docker daemon")
+            && e.contains("environment.test")
+            && e.contains("environment.get"),
+        "{e}"
+    );
     assert!(!e.contains("does not exist"), "{e}");
 
     // Remote environment whose agent is unreachable (plain-JSON body).
-    sim.fault(json!({"path": "/environments/env-2/", "kind": "agent_unreachable"})).await;
+    sim.fault(json!({"path": "/environments/env-2/", "kind": "agent_unreachable"}))
+        .await;
     let e = err(&run("container.list", json!({"environmentId": "env-2"})).await);
-    assert!(e.contains("502") && e.contains("Edge agent is not connected") && e.contains("agent"), "{e}");
+    assert!(
+        e.contains("502") && e.contains("Edge agent is not connected") && e.contains("agent"),
+        "{e}"
+    );
     assert!(e.contains("environment.test") && e.contains("env-2"), "{e}");
 
     // A 404 that says the daemon is unreachable is not a missing container either.
     sim.fault(json!({"method": "GET", "path": "/containers/web-1$", "kind": "status", "status": 404,
         "body": {"success": false, "error": "Proxy request failed: Get \"http://agent:3553\": dial tcp 10.0.0.5:3553: connect: connection refused"}})).await;
     let e = err(&run("container.get", json!({"containerId": "web-1"})).await);
-    assert!(e.contains("environment.test") && !e.contains("does not exist"), "{e}");
+    assert!(
+        e.contains("environment.test") && !e.contains("does not exist"),
+        "{e}"
+    );
 
     // 422 validation from Arcane: its details are listed.
     sim.fault(json!({"method": "POST", "path": "/volumes$", "kind": "status", "status": 422,
         "body": {"title": "Unprocessable Entity", "status": 422, "detail": "validation failed",
                  "errors": [{"message": "expected required property name to be present", "location": "body", "value": {}}]}})).await;
     let e = err(&run("volume.create", json!({"name": "v1"})).await);
-    assert!(e.contains("validation failed") && e.contains("expected required property name"), "{e}");
+    assert!(
+        e.contains("validation failed") && e.contains("expected required property name"),
+        "{e}"
+    );
 
     // Malformed JSON on a read.
-    sim.fault(json!({"method": "GET", "path": "/containers$", "kind": "malformed_json"})).await;
+    sim.fault(json!({"method": "GET", "path": "/containers$", "kind": "malformed_json"}))
+        .await;
     let e = err(&run("container.list", json!({})).await);
     assert!(e.contains("could not be read"), "{e}");
 
@@ -72,8 +91,12 @@ async fn http_error_hints() {
     assert_eq!(v["done"], true, "{v}");
     sim.fault(json!({"path": "/images/pull$", "kind": "stream_error", "body": {"error": "failed to initiate image pull for nope: denied"}})).await;
     let e = err(&run("image.pull", json!({"imageName": "nope"})).await);
-    assert!(e.contains("failed to initiate image pull for nope: denied"), "{e}");
-    sim.fault(json!({"path": "/images/pull$", "kind": "truncated_stream"})).await;
+    assert!(
+        e.contains("failed to initiate image pull for nope: denied"),
+        "{e}"
+    );
+    sim.fault(json!({"path": "/images/pull$", "kind": "truncated_stream"}))
+        .await;
     let e = err(&run("image.pull", json!({"imageName": "nginx:1.27-alpine"})).await);
     assert!(e.contains("cut short"), "{e}");
     client.cancel().await.ok();
@@ -89,16 +112,40 @@ async fn credential_and_timeout_hints() {
     bad.cancel().await.ok();
 
     // A write that times out may have happened: say so, and how to check.
-    let client = spawn(&sim.base(), sim.sim.api_key(), &["--tool-surface", "individual", "--timeout", "1"]).await;
-    sim.fault(json!({"method": "POST", "path": "/restart$", "kind": "delay", "delayMs": 2500})).await;
-    let e = err(&call(&client, "arcane_container_restart", json!({"containerId": "web-1"})).await);
-    assert!(e.contains("timed out") && e.contains("may have happened") && e.contains("arcane_container_get"), "{e}");
+    let client = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--tool-surface", "individual", "--timeout", "1"],
+    )
+    .await;
+    sim.fault(json!({"method": "POST", "path": "/restart$", "kind": "delay", "delayMs": 2500}))
+        .await;
+    let e = err(&call(
+        &client,
+        "arcane_container_restart",
+        json!({"containerId": "web-1"}),
+    )
+    .await);
+    assert!(
+        e.contains("timed out")
+            && e.contains("may have happened")
+            && e.contains("arcane_container_get"),
+        "{e}"
+    );
     client.cancel().await.ok();
 
     // Arcane unreachable.
     let gone = spawn("http://127.0.0.1:9", "k", &[]).await;
-    let e = err(&call(&gone, "arcane_execute_action", exec("container.list", json!({}))).await);
-    assert!(e.contains("Cannot connect to Arcane") && e.contains("ARCANE_URL"), "{e}");
+    let e = err(&call(
+        &gone,
+        "arcane_execute_action",
+        exec("container.list", json!({})),
+    )
+    .await);
+    assert!(
+        e.contains("Cannot connect to Arcane") && e.contains("ARCANE_URL"),
+        "{e}"
+    );
     gone.cancel().await.ok();
 }
 
@@ -119,7 +166,10 @@ fn startup_needs_url_and_credential() {
     let out = run(&["--spec", spec, "--arcane-url", "http://127.0.0.1:9"]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("ARCANE_API_KEY") && stderr.contains("ARCANE_TOKEN"), "{stderr}");
+    assert!(
+        stderr.contains("ARCANE_API_KEY") && stderr.contains("ARCANE_TOKEN"),
+        "{stderr}"
+    );
     // Booleans accept on/off and 1/0.
     let out = run(&["--read-only", "maybe"]);
     assert!(!out.status.success());

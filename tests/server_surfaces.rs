@@ -15,7 +15,11 @@ fn assert_object_schemas(tools: &[rmcp::model::Tool]) {
         if let Err(e) = jsonschema::meta::validate(&schema) {
             panic!("{}: invalid JSON Schema: {e}", t.name);
         }
-        assert!(jsonschema::draft202012::new(&schema).is_ok(), "{} compiles", t.name);
+        assert!(
+            jsonschema::draft202012::new(&schema).is_ok(),
+            "{} compiles",
+            t.name
+        );
     }
 }
 
@@ -42,13 +46,22 @@ async fn exercise(surface: &str) {
         }
         _ => {
             assert_eq!(tools.len(), catalog.actions.len(), "one tool per action");
-            let del = tools.iter().find(|t| t.name == "arcane_container_delete").unwrap();
+            let del = tools
+                .iter()
+                .find(|t| t.name == "arcane_container_delete")
+                .unwrap();
             assert!(del.input_schema["properties"].get("confirm").is_some());
             let ann = del.annotations.as_ref().unwrap();
             assert_eq!(ann.destructive_hint, Some(true));
             assert_eq!(ann.read_only_hint, Some(false));
-            let list = tools.iter().find(|t| t.name == "arcane_container_list").unwrap();
-            assert_eq!(list.annotations.as_ref().unwrap().read_only_hint, Some(true));
+            let list = tools
+                .iter()
+                .find(|t| t.name == "arcane_container_list")
+                .unwrap();
+            assert_eq!(
+                list.annotations.as_ref().unwrap().read_only_hint,
+                Some(true)
+            );
             assert!(list.input_schema["properties"].get("confirm").is_none());
         }
     }
@@ -61,30 +74,58 @@ async fn exercise(surface: &str) {
     let v = ok(&r);
     assert!(v["items"].as_array().is_some_and(|i| !i.is_empty()), "{v}");
     assert!(v["items"].to_string().contains("web-1"), "{v}");
-    assert!(v.get("pagination").is_some() && v.get("counts").is_some(), "{v}");
+    assert!(
+        v.get("pagination").is_some() && v.get("counts").is_some(),
+        "{v}"
+    );
     assert!(v.get("success").is_none() && v.get("data").is_none());
     assert!(text(&r).contains("web-1"), "the text shows the list");
     let log = sim.requests().await;
     assert_eq!(log.len(), 1);
     assert_eq!(log[0]["path"], "/api/environments/0/containers");
-    assert!(log[0]["query"].as_str().unwrap().contains("sort="), "{}", log[0]);
+    assert!(
+        log[0]["query"].as_str().unwrap().contains("sort="),
+        "{}",
+        log[0]
+    );
 
     // Restart a stopped container: the simulator's state shows it running.
-    assert_eq!(sim.container("prometheus-1").await.unwrap()["state"], "exited");
-    let (tool, args) = shape(surface, "container.restart", json!({"containerId": "prometheus-1"}), false);
+    assert_eq!(
+        sim.container("prometheus-1").await.unwrap()["state"],
+        "exited"
+    );
+    let (tool, args) = shape(
+        surface,
+        "container.restart",
+        json!({"containerId": "prometheus-1"}),
+        false,
+    );
     ok(&call(&client, &tool, args).await);
-    assert_eq!(sim.container("prometheus-1").await.unwrap()["state"], "running");
+    assert_eq!(
+        sim.container("prometheus-1").await.unwrap()["state"],
+        "running"
+    );
 
     // Destructive without confirm: refused, nothing sent.
     sim.reset().await;
-    let (tool, args) = shape(surface, "container.delete", json!({"containerId": "backup-1"}), false);
+    let (tool, args) = shape(
+        surface,
+        "container.delete",
+        json!({"containerId": "backup-1"}),
+        false,
+    );
     let e = err(&call(&client, &tool, args).await);
     assert!(e.contains("confirm"), "{e}");
     assert!(sim.requests().await.is_empty(), "nothing reached Arcane");
     assert!(sim.container("backup-1").await.is_some());
 
     // With confirm: it happens.
-    let (tool, args) = shape(surface, "container.delete", json!({"containerId": "backup-1"}), true);
+    let (tool, args) = shape(
+        surface,
+        "container.delete",
+        json!({"containerId": "backup-1"}),
+        true,
+    );
     ok(&call(&client, &tool, args).await);
     assert!(sim.container("backup-1").await.is_none(), "deleted");
     assert_eq!(writes(&sim.requests().await).len(), 1);
@@ -114,24 +155,64 @@ async fn individual_surface() {
 async fn find_action_results() {
     let sim = Sim::start().await;
     let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
-    let r = call(&client, "arcane_find_action", json!({"query": "restart container", "limit": 8})).await;
+    let r = call(
+        &client,
+        "arcane_find_action",
+        json!({"query": "restart container", "limit": 8}),
+    )
+    .await;
     let v = ok(&r);
     let results = v["results"].as_array().unwrap();
     assert!(!results.is_empty() && results.len() <= 8);
-    assert!(results.iter().any(|x| x["id"] == "container.restart"), "{v}");
+    assert!(
+        results.iter().any(|x| x["id"] == "container.restart"),
+        "{v}"
+    );
     for (i, x) in results.iter().enumerate() {
-        assert_eq!(x["schemaUri"], format!("arcane://tools/{}", x["id"].as_str().unwrap()));
-        for k in ["title", "description", "required", "mutating", "destructive", "related"] {
+        assert_eq!(
+            x["schemaUri"],
+            format!("arcane://tools/{}", x["id"].as_str().unwrap())
+        );
+        for k in [
+            "title",
+            "description",
+            "required",
+            "mutating",
+            "destructive",
+            "related",
+        ] {
             assert!(x.get(k).is_some(), "result has {k}");
         }
-        assert_eq!(x.get("inputSchema").is_some(), i < 5, "full schema only in the first five");
+        assert_eq!(
+            x.get("inputSchema").is_some(),
+            i < 5,
+            "full schema only in the first five"
+        );
         assert_eq!(x.get("params").is_some(), i >= 5);
     }
     let long = "x".repeat(257);
-    assert!(err(&call(&client, "arcane_find_action", json!({"query": long})).await).contains("256"));
-    assert!(err(&call(&client, "arcane_find_action", json!({"query": "containers", "limit": 51})).await).contains("50"));
-    let d = ok(&call(&client, "arcane_find_action", json!({"query": "list containers"})).await);
-    assert!(d["results"].as_array().unwrap().len() <= 10, "default limit 10");
+    assert!(
+        err(&call(&client, "arcane_find_action", json!({"query": long})).await).contains("256")
+    );
+    assert!(
+        err(&call(
+            &client,
+            "arcane_find_action",
+            json!({"query": "containers", "limit": 51})
+        )
+        .await)
+        .contains("50")
+    );
+    let d = ok(&call(
+        &client,
+        "arcane_find_action",
+        json!({"query": "list containers"}),
+    )
+    .await);
+    assert!(
+        d["results"].as_array().unwrap().len() <= 10,
+        "default limit 10"
+    );
     assert!(sim.requests().await.is_empty(), "search never calls Arcane");
     client.cancel().await.ok();
 }

@@ -39,7 +39,10 @@ pub fn parse_error(status: u16, body: &str) -> ArcaneError {
                 e.details = errs
                     .iter()
                     .map(|x| {
-                        let msg = x.get("message").and_then(Value::as_str).unwrap_or("invalid");
+                        let msg = x
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .unwrap_or("invalid");
                         match x.get("location").and_then(Value::as_str) {
                             Some(loc) => format!("{msg} (at {loc})"),
                             None => msg.to_string(),
@@ -161,7 +164,11 @@ pub fn http_error_text(
                 None => out.push_str(&format!(
                     "The user of {credential} is not allowed to do this{}. An Arcane administrator \
                      must grant a role with access (Settings → Users / Roles).",
-                    if msg.contains("environment") { " on this environment" } else { "" }
+                    if msg.contains("environment") {
+                        " on this environment"
+                    } else {
+                        ""
+                    }
                 )),
             }
         }
@@ -174,7 +181,8 @@ pub fn http_error_text(
             let list = served(snap, "environment", &["list"]);
             out.push_str(&format!(
                 "Environment {env:?} does not exist.{}",
-                list.map(|l| format!(" List the valid IDs with {l}.")).unwrap_or_default()
+                list.map(|l| format!(" List the valid IDs with {l}."))
+                    .unwrap_or_default()
             ));
         }
         400 if msg.contains("environment is disabled") => out.push_str(&format!(
@@ -270,7 +278,15 @@ pub fn params_summary(action: &Action) -> String {
 /// A short type name of a schema (`string`, `integer`, `array of string`, `one of a|b`…).
 pub fn type_of(schema: &Value) -> String {
     if let Some(Value::Array(e)) = schema.get("enum") {
-        let vals: Vec<String> = e.iter().take(8).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect();
+        let vals: Vec<String> = e
+            .iter()
+            .take(8)
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
+            .collect();
         return format!("one of {}", vals.join("|"));
     }
     match schema.get("type") {
@@ -295,12 +311,21 @@ mod tests {
 
     #[test]
     fn reads_every_error_shape() {
-        let p = parse_error(422, r#"{"$schema":"x","title":"Unprocessable Entity","status":422,"detail":"validation failed","errors":[{"message":"unexpected property","location":"body.x","value":1}]}"#);
+        let p = parse_error(
+            422,
+            r#"{"$schema":"x","title":"Unprocessable Entity","status":422,"detail":"validation failed","errors":[{"message":"unexpected property","location":"body.x","value":1}]}"#,
+        );
         assert_eq!(p.message, "validation failed");
         assert_eq!(p.details, ["unexpected property (at body.x)"]);
-        let p = parse_error(404, r#"{"success":false,"error":"API endpoint not found: /api/x"}"#);
+        let p = parse_error(
+            404,
+            r#"{"success":false,"error":"API endpoint not found: /api/x"}"#,
+        );
         assert_eq!(p.message, "API endpoint not found: /api/x");
-        let p = parse_error(502, r#"{"success":false,"data":{"error":"Edge agent is not connected"}}"#);
+        let p = parse_error(
+            502,
+            r#"{"success":false,"data":{"error":"Edge agent is not connected"}}"#,
+        );
         assert_eq!(p.message, "Edge agent is not connected");
         let p = parse_error(502, "<html>Bad gateway</html>");
         assert_eq!(p.message, "<html>Bad gateway</html>");
@@ -309,11 +334,19 @@ mod tests {
 
     #[test]
     fn classifies_unreachable_and_not_found() {
-        assert!(is_unreachable("Failed to list containers: failed to list Docker containers: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"));
+        assert!(is_unreachable(
+            "Failed to list containers: failed to list Docker containers: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
+        ));
         assert!(is_unreachable("Edge agent is not connected"));
-        assert!(is_unreachable("Proxy request failed: Get \"http://x\": dial tcp 1.2.3.4:3553: connect: connection refused"));
+        assert!(is_unreachable(
+            "Proxy request failed: Get \"http://x\": dial tcp 1.2.3.4:3553: connect: connection refused"
+        ));
         assert!(!is_unreachable("Image not found: inspect not found"));
-        assert!(is_not_found("Failed to start container: Error response from daemon: No such container: x"));
-        assert!(is_not_found("Failed to get project details: project not found"));
+        assert!(is_not_found(
+            "Failed to start container: Error response from daemon: No such container: x"
+        ));
+        assert!(is_not_found(
+            "Failed to get project details: project not found"
+        ));
     }
 }

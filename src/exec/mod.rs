@@ -46,9 +46,8 @@ pub struct Executor {
 /// A text block for the model (audience `assistant`, SPEC §6).
 pub fn assistant_text(text: impl Into<String>) -> ContentBlock {
     let mut t = rmcp::model::TextContent::new(text);
-    t.annotations = Some(
-        rmcp::model::Annotations::default().with_audience(vec![rmcp::model::Role::Assistant]),
-    );
+    t.annotations =
+        Some(rmcp::model::Annotations::default().with_audience(vec![rmcp::model::Role::Assistant]));
     ContentBlock::Text(t)
 }
 
@@ -70,8 +69,9 @@ impl Executor {
             .user_agent(concat!("arcane-mcp/", env!("CARGO_PKG_VERSION")))
             .danger_accept_invalid_certs(insecure);
         if let Some(path) = ca_cert {
-            let pem = std::fs::read(path)
-                .map_err(|e| anyhow::anyhow!("cannot read CA certificate {}: {e}", path.display()))?;
+            let pem = std::fs::read(path).map_err(|e| {
+                anyhow::anyhow!("cannot read CA certificate {}: {e}", path.display())
+            })?;
             let cert = reqwest::Certificate::from_pem(&pem)
                 .map_err(|e| anyhow::anyhow!("{} is not a PEM certificate: {e}", path.display()))?;
             builder = builder.add_root_certificate(cert);
@@ -121,9 +121,16 @@ impl Executor {
                 action.id, action.title
             ));
         }
-        let prepared = match request::build(action, &params, &self.config.base_url, &self.config.environment) {
+        let prepared = match request::build(
+            action,
+            &params,
+            &self.config.base_url,
+            &self.config.environment,
+        ) {
             Ok(p) => p,
-            Err(e) => return error_result(format!("Cannot build the request of {}: {e}.", action.id)),
+            Err(e) => {
+                return error_result(format!("Cannot build the request of {}: {e}.", action.id));
+            }
         };
         // 4. Safe mode: the exact request instead of sending it.
         if snap.policy.safe_mode && action.mutating {
@@ -140,12 +147,18 @@ impl Executor {
         self.send(snap, action, prepared).await
     }
 
-    async fn send(&self, snap: &Snapshot, action: &Action, prepared: request::Prepared) -> CallToolResult {
+    async fn send(
+        &self,
+        snap: &Snapshot,
+        action: &Action,
+        prepared: request::Prepared,
+    ) -> CallToolResult {
         let timeout = match action.kind {
             ResultKind::Stream => self.config.timeout * STREAM_TIMEOUT_FACTOR,
             _ => self.config.timeout,
         };
-        let method = reqwest::Method::from_bytes(prepared.method.as_bytes()).unwrap_or(reqwest::Method::GET);
+        let method =
+            reqwest::Method::from_bytes(prepared.method.as_bytes()).unwrap_or(reqwest::Method::GET);
         let mut req = self.http.request(method, &prepared.url).timeout(timeout);
         let (h, v) = self.config.auth.header();
         req = req.header(h, v);
@@ -193,15 +206,19 @@ impl Executor {
             let body = String::from_utf8_lossy(&bytes);
             let err = errors::parse_error(status.as_u16(), &body);
             tracing::debug!(action = %action.id, status = status.as_u16(), "Arcane answered an error");
-            return error_result(errors::http_error_text(snap, action, &err, env, self.credential_name()));
+            return error_result(errors::http_error_text(
+                snap,
+                action,
+                &err,
+                env,
+                self.credential_name(),
+            ));
         }
         match action.kind {
             ResultKind::Download => download_result(action, &content_type, &disposition, &bytes),
-            _ if bytes.iter().all(u8::is_ascii_whitespace) => success(
-                snap,
-                action,
-                json!({"status": status.as_u16(), "ok": true}),
-            ),
+            _ if bytes.iter().all(u8::is_ascii_whitespace) => {
+                success(snap, action, json!({"status": status.as_u16(), "ok": true}))
+            }
             _ => match serde_json::from_slice::<Value>(&bytes) {
                 Ok(body) => success(snap, action, response::unwrap_envelope(body)),
                 Err(_) if !content_type.contains("json") => {
@@ -213,7 +230,10 @@ impl Executor {
                     action.id,
                     status.as_u16(),
                     if action.mutating {
-                        format!("The change may have happened: check{} before retrying.", errors::check_hint(snap, action))
+                        format!(
+                            "The change may have happened: check{} before retrying.",
+                            errors::check_hint(snap, action)
+                        )
                     } else {
                         "Retry the call.".into()
                     }
@@ -384,7 +404,14 @@ fn success(snap: &Snapshot, action: &Action, value: Value) -> CallToolResult {
 /// A JSON-lines stream read to its end.
 fn stream_result(snap: &Snapshot, action: &Action, body: &str) -> CallToolResult {
     let s = response::read_stream(body);
-    let tail: Vec<&str> = s.log.iter().rev().take(10).rev().map(String::as_str).collect();
+    let tail: Vec<&str> = s
+        .log
+        .iter()
+        .rev()
+        .take(10)
+        .rev()
+        .map(String::as_str)
+        .collect();
     match &s.end {
         response::StreamEnd::Error(e) => error_result(format!(
             "{} failed: Arcane's stream ended with an error: {e}\nLast log lines:\n{}\n\nNext step: fix the cause and retry.",
@@ -415,13 +442,20 @@ fn stream_result(snap: &Snapshot, action: &Action, body: &str) -> CallToolResult
 }
 
 /// A download: text inline when it is text, else its metadata.
-fn download_result(action: &Action, content_type: &str, disposition: &str, bytes: &[u8]) -> CallToolResult {
-    let file_name = response::disposition_filename(disposition).unwrap_or_else(|| action.name.clone());
+fn download_result(
+    action: &Action,
+    content_type: &str,
+    disposition: &str,
+    bytes: &[u8],
+) -> CallToolResult {
+    let file_name =
+        response::disposition_filename(disposition).unwrap_or_else(|| action.name.clone());
     let size = bytes.len() as u64;
     let text_ok = response::is_textual(content_type) || content_type.is_empty();
     match std::str::from_utf8(bytes) {
         Ok(text) if text_ok && bytes.len() <= MAX_TEXT_DOWNLOAD => {
-            let md = crate::render::markdown::render_text_download(&file_name, size, content_type, text);
+            let md =
+                crate::render::markdown::render_text_download(&file_name, size, content_type, text);
             let mut r = CallToolResult::success(vec![crate::exec::assistant_text(md)]);
             r.structured_content = Some(json!({
                 "fileName": file_name, "size": size, "contentType": content_type, "text": text
@@ -429,7 +463,11 @@ fn download_result(action: &Action, content_type: &str, disposition: &str, bytes
             r
         }
         _ => {
-            let md = crate::render::markdown::render_binary_download_meta(&file_name, size, content_type);
+            let md = crate::render::markdown::render_binary_download_meta(
+                &file_name,
+                size,
+                content_type,
+            );
             let mut r = CallToolResult::success(vec![crate::exec::assistant_text(md)]);
             r.structured_content = Some(json!({
                 "fileName": file_name, "size": size, "contentType": content_type

@@ -10,7 +10,11 @@ use serde_json::{Map, Value, json};
 use crate::catalog::{Action, BodyEncoding, ParamLocation};
 
 /// Characters escaped in a path segment (everything but unreserved characters).
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
 
 /// How the server authenticates to Arcane.
 #[derive(Clone)]
@@ -233,7 +237,15 @@ pub fn default_sort(action: &Action) -> String {
 
 /// Words in a field name that mark it as secret.
 const SECRET_WORDS: [&str; 9] = [
-    "password", "passwd", "secret", "token", "key", "credential", "auth", "private", "cert",
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "key",
+    "credential",
+    "auth",
+    "private",
+    "cert",
 ];
 
 /// Whether a field name looks like it holds a secret (`password`, `apiKey`, `clientSecret`…).
@@ -248,9 +260,16 @@ pub fn mask_secrets(v: &Value) -> Value {
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, val)| {
-                    let masked = if is_secret_name(k) && !val.is_null() && !val.is_object() && !val.is_array() {
+                    let masked = if is_secret_name(k)
+                        && !val.is_null()
+                        && !val.is_object()
+                        && !val.is_array()
+                    {
                         Value::String("***".into())
-                    } else if matches!(k.to_ascii_lowercase().as_str(), "env" | "environment" | "envcontent" | "envvars") {
+                    } else if matches!(
+                        k.to_ascii_lowercase().as_str(),
+                        "env" | "environment" | "envcontent" | "envvars"
+                    ) {
                         mask_env(val)
                     } else {
                         mask_secrets(val)
@@ -294,7 +313,11 @@ impl Prepared {
         let (name, _) = auth.header();
         headers.insert(name.into(), Value::String("***".into()));
         for (k, v) in &self.headers {
-            let masked = if is_secret_name(k) { "***".to_string() } else { v.clone() };
+            let masked = if is_secret_name(k) {
+                "***".to_string()
+            } else {
+                v.clone()
+            };
             headers.insert(k.clone(), Value::String(masked));
         }
         let body = match &self.body {
@@ -341,6 +364,9 @@ mod tests {
 
     #[test]
     fn auth_debug_hides_the_credential() {
-        assert_eq!(format!("{:?}", Auth::ApiKey("sekrit".into())), "ApiKey(***)");
+        assert_eq!(
+            format!("{:?}", Auth::ApiKey("sekrit".into())),
+            "ApiKey(***)"
+        );
     }
 }

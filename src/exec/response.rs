@@ -122,9 +122,18 @@ impl StreamSummary {
 pub fn is_textual(content_type: &str) -> bool {
     let ct = content_type.to_ascii_lowercase();
     ct.starts_with("text/")
-        || ["json", "yaml", "yml", "xml", "pem", "x-sh", "javascript", "toml"]
-            .iter()
-            .any(|w| ct.contains(w))
+        || [
+            "json",
+            "yaml",
+            "yml",
+            "xml",
+            "pem",
+            "x-sh",
+            "javascript",
+            "toml",
+        ]
+        .iter()
+        .any(|w| ct.contains(w))
 }
 
 /// The file name of a `Content-Disposition` header (quoted or not).
@@ -152,7 +161,10 @@ mod tests {
         let lone = json!({"success": true, "data": "1.2.3"});
         assert_eq!(unwrap_envelope(lone), json!({"value": "1.2.3"}));
         assert_eq!(unwrap_envelope(json!([1, 2])), json!({"items": [1, 2]}));
-        assert_eq!(unwrap_envelope(json!({"$schema": "x", "status": "UP"})), json!({"status": "UP"}));
+        assert_eq!(
+            unwrap_envelope(json!({"$schema": "x", "status": "UP"})),
+            json!({"status": "UP"})
+        );
         assert_eq!(unwrap_envelope(json!(true)), json!({"value": true}));
     }
 
@@ -171,8 +183,14 @@ mod tests {
 
     #[test]
     fn downloads() {
-        assert_eq!(disposition_filename("attachment; filename=\"a_b.tar\"").as_deref(), Some("a_b.tar"));
-        assert_eq!(disposition_filename("attachment; filename=x.tar.gz").as_deref(), Some("x.tar.gz"));
+        assert_eq!(
+            disposition_filename("attachment; filename=\"a_b.tar\"").as_deref(),
+            Some("a_b.tar")
+        );
+        assert_eq!(
+            disposition_filename("attachment; filename=x.tar.gz").as_deref(),
+            Some("x.tar.gz")
+        );
         assert!(is_textual("application/x-pem-file") && is_textual("text/plain; charset=utf-8"));
         assert!(!is_textual("application/x-tar") && !is_textual("application/zip"));
     }

@@ -94,7 +94,11 @@ impl Sim {
             .send()
             .await
             .unwrap();
-        assert!(r.status().is_success(), "fault accepted: {}", r.text().await.unwrap());
+        assert!(
+            r.status().is_success(),
+            "fault accepted: {}",
+            r.text().await.unwrap()
+        );
     }
 
     pub async fn state(&self) -> Value {
@@ -183,7 +187,10 @@ pub fn ok(r: &CallToolResult) -> Value {
 /// Asserts an isError result without structuredContent and returns its text.
 pub fn err(r: &CallToolResult) -> String {
     assert!(is_error(r), "expected an error, got: {}", text(r));
-    assert!(r.structured_content.is_none(), "errors carry no structuredContent");
+    assert!(
+        r.structured_content.is_none(),
+        "errors carry no structuredContent"
+    );
     text(r)
 }
 
