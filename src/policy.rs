@@ -77,6 +77,14 @@ pub fn catalog_exclusion<'a>(catalog: &'a Catalog, name: &str) -> Option<&'a str
     catalog
         .excluded
         .iter()
-        .find(|e| e.id.as_deref() == Some(name) || e.operation_id == name)
+        .find(|e| {
+            e.operation_id == name
+                || e.id.as_deref().is_some_and(|id| {
+                    id == name
+                        || name
+                            .strip_prefix("arcane_")
+                            .is_some_and(|rest| rest == id || rest == id.replacen('.', "_", 1))
+                })
+        })
         .map(|e| e.reason.as_str())
 }

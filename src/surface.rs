@@ -350,6 +350,9 @@ pub fn parse_call(
         }
         Surface::Individual => {
             let Some(action) = catalog.resolve(tool) else {
+                if let Some(reason) = crate::policy::catalog_exclusion(catalog, tool) {
+                    return Err(format!("{tool} is not served: {reason}."));
+                }
                 let closest = catalog.closest(tool, 5);
                 return Err(format!(
                     "Unknown tool {tool:?}. Closest actions: {}. Their tools are arcane_<domain>_<action>.",

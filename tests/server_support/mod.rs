@@ -125,8 +125,8 @@ impl Sim {
 /// An MCP client session with a spawned `arcane-mcp`.
 pub type Client = RunningService<RoleClient, ()>;
 
-/// Spawns the binary against the simulator with `args` (surface, modes…) and connects.
-pub async fn spawn(sim_base: &str, api_key: &str, args: &[&str]) -> Client {
+/// The `arcane-mcp` command against the simulator with `args` (surface, modes…).
+pub fn command(sim_base: &str, api_key: &str, args: &[&str]) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_arcane-mcp"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_clear()
@@ -139,11 +139,26 @@ pub async fn spawn(sim_base: &str, api_key: &str, args: &[&str]) -> Client {
         .arg("--spec")
         .arg(spec_path())
         .args(args);
-    let (transport, _) = TokioChildProcess::builder(cmd)
+    cmd
+}
+
+/// Spawns the binary and connects with a client handler.
+pub async fn spawn_with<H: rmcp::ClientHandler>(
+    handler: H,
+    sim_base: &str,
+    api_key: &str,
+    args: &[&str],
+) -> RunningService<RoleClient, H> {
+    let (transport, _) = TokioChildProcess::builder(command(sim_base, api_key, args))
         .stderr(Stdio::inherit())
         .spawn()
         .expect("arcane-mcp spawns");
-    ().serve(transport).await.expect("MCP session starts")
+    handler.serve(transport).await.expect("MCP session starts")
+}
+
+/// Spawns the binary against the simulator with `args` (surface, modes…) and connects.
+pub async fn spawn(sim_base: &str, api_key: &str, args: &[&str]) -> Client {
+    spawn_with((), sim_base, api_key, args).await
 }
 
 /// Calls a tool with JSON arguments.
