@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod http;
 pub mod spec;
 pub mod reload;
+pub mod search;
 pub mod config;
 pub mod inspect;
 
