@@ -18,9 +18,7 @@ use std::collections::HashSet;
 use anyhow::{Context, Result, ensure};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::{
-    FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
-};
+use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
@@ -53,6 +51,8 @@ const W_COVER: f32 = 2.0;
 const W_PRECISION: f32 = 1.5;
 /// A query that names only the resource prefers its list action (scaled by the cover).
 const W_LIST: f32 = 0.5;
+/// Share of the action's domain words the query names: the resource outweighs a verb.
+const W_DOMAIN_HIT: f32 = 0.3;
 /// Share of the query's words matching an ID word in the very form typed (not only the stem).
 const W_SURFACE: f32 = 0.2;
 
@@ -161,8 +161,8 @@ const SYNONYMS: &[(&str, &[&str])] = &[
 const STOP_WORDS: &[&str] = &[
     "a", "an", "the", "of", "in", "on", "at", "for", "to", "from", "with", "by", "into", "onto",
     "and", "or", "not", "is", "are", "be", "it", "its", "this", "that", "these", "those", "i",
-    "we", "you", "please", "can", "could", "would", "should", "how", "do", "does", "what",
-    "which", "some", "any", "there", "want", "need", "let",
+    "we", "you", "please", "can", "could", "would", "should", "how", "do", "does", "what", "which",
+    "some", "any", "there", "want", "need", "let",
 ];
 
 /// One search result.
@@ -185,8 +185,6 @@ struct Word {
 #[derive(Debug, Clone)]
 struct Entry {
     id: String,
-    /// Index into `SearchIndex::domain_words`.
-    domain: usize,
     domain_words: Vec<Word>,
     name_words: Vec<Word>,
     /// The action's name is `list`.
@@ -233,8 +231,8 @@ pub struct SearchIndex {
     vocabulary: HashSet<String>,
     /// Stems of IDs and titles: what a typo is corrected to.
     corrections: Vec<String>,
-    /// Per domain: stems of its actions' names and titles (the verbs that apply to it).
-    domain_words: Vec<HashSet<String>>,
+    /// Stems of every action name's words: what a query word must be to count as a verb.
+    verbs: HashSet<String>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -300,8 +298,7 @@ impl SearchIndex {
             .writer_with_num_threads::<TantivyDocument>(1, 15_000_000)
             .context("creating the search index writer")?;
         let mut entries = Vec::with_capacity(catalog.actions.len());
-        let mut domain_names: Vec<&str> = Vec::new();
-        let mut domain_words: Vec<HashSet<String>> = Vec::new();
+        let mut verbs: HashSet<String> = HashSet::new();
         let mut corrections: HashSet<String> = HashSet::new();
         for (ord, a) in catalog.actions.iter().enumerate() {
             let params: Vec<String> = a.params.iter().map(|p| index_text(&p.name)).collect();
@@ -324,30 +321,20 @@ impl SearchIndex {
                     })
                     .collect()
             };
-            let d = match domain_names.iter().position(|n| *n == a.domain) {
-                Some(d) => d,
-                None => {
-                    domain_names.push(&a.domain);
-                    domain_words.push(HashSet::new());
-                    domain_names.len() - 1
-                }
-            };
             let entry = Entry {
                 id: a.id.clone(),
-                domain: d,
                 domain_words: words(&a.domain, &mut analyzer),
                 name_words: words(&a.name, &mut analyzer),
                 list_verb: a.name == "list",
                 returns_list: a.list,
             };
-            let title_stems = stems(&mut analyzer, &index_text(&a.title));
-            for w in entry.name_words.iter().map(|w| &w.stem).chain(&title_stems) {
-                domain_words[d].insert(w.clone());
+            for w in &entry.name_words {
+                verbs.insert(w.stem.clone());
             }
             for w in entry.domain_words.iter().chain(&entry.name_words) {
                 corrections.insert(w.stem.clone());
             }
-            corrections.extend(title_stems);
+            corrections.extend(stems(&mut analyzer, &index_text(&a.title)));
             entries.push(entry);
         }
         writer.commit().context("committing the search index")?;
@@ -395,7 +382,7 @@ impl SearchIndex {
             doc_map,
             vocabulary,
             corrections,
-            domain_words,
+            verbs,
         })
     }
 
@@ -493,7 +480,10 @@ impl SearchIndex {
                 for (field, w) in self.fields.weighted() {
                     let term = Term::from_field_text(field, &alt.stem);
                     let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
-                    clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), w * alt.weight))));
+                    clauses.push((
+                        Occur::Should,
+                        Box::new(BoostQuery::new(Box::new(q), w * alt.weight)),
+                    ));
                 }
             }
         }
@@ -504,7 +494,10 @@ impl SearchIndex {
         Ok(found
             .into_iter()
             .filter_map(|(score, addr)| {
-                let e = *self.doc_map.get(addr.segment_ord as usize)?.get(addr.doc_id as usize)?;
+                let e = *self
+                    .doc_map
+                    .get(addr.segment_ord as usize)?
+                    .get(addr.doc_id as usize)?;
                 ((e as usize) < self.entries.len()).then_some((e as usize, score))
             })
             .collect())
@@ -514,11 +507,13 @@ impl SearchIndex {
     fn structure(&self, e: &Entry, groups: &[Group]) -> f32 {
         let n = groups.len() as f32;
         let mut used = vec![false; groups.len()];
-        let mut matched = 0.0_f32;
         let mut cover = 0.0_f32;
         let mut surface = 0.0_f32;
+        let mut domain_hit = 0.0_f32;
+        let mut name_hit = false;
         // Domain words first: a word that names the resource is not also its verb.
-        for word in e.domain_words.iter().chain(&e.name_words) {
+        let words = e.domain_words.iter().map(|w| (w, true));
+        for (word, in_domain) in words.chain(e.name_words.iter().map(|w| (w, false))) {
             let best = groups
                 .iter()
                 .enumerate()
@@ -527,27 +522,32 @@ impl SearchIndex {
                 .max_by(|a, b| a.1.0.total_cmp(&b.1.0));
             if let Some((i, (w, exact))) = best {
                 used[i] = true;
-                matched += w;
                 cover += w;
                 if exact {
                     surface += 1.0;
                 }
+                if in_domain {
+                    domain_hit += w;
+                } else {
+                    name_hit = true;
+                }
             }
         }
         let id_words = (e.domain_words.len() + e.name_words.len()).max(1) as f32;
-        let mut score = W_COVER * cover / n + W_PRECISION * matched / id_words + W_SURFACE * surface / n;
-        // Only the resource named: every other word is no verb of this domain.
-        let verbs = &self.domain_words[e.domain];
-        let noun_only = groups
-            .iter()
-            .zip(&used)
-            .filter(|(_, u)| !**u)
-            .all(|(g, _)| !g.alts.iter().any(|a| verbs.contains(&a.stem)));
-        let domain_named = e
-            .domain_words
-            .iter()
-            .any(|w| groups.iter().any(|g| g.matches(w).is_some()));
-        if noun_only && domain_named {
+        let mut score = W_COVER * cover / n
+            + W_PRECISION * cover / id_words
+            + W_DOMAIN_HIT * domain_hit / e.domain_words.len().max(1) as f32
+            + W_SURFACE * surface / n;
+        // The query names the resource and no verb (no word left is the name of any action):
+        // the list action is what is meant.
+        let noun_only = !name_hit
+            && domain_hit > 0.0
+            && groups
+                .iter()
+                .zip(&used)
+                .filter(|(_, u)| !**u)
+                .all(|(g, _)| !g.alts.iter().any(|a| self.verbs.contains(&a.stem)));
+        if noun_only {
             let list = if e.list_verb {
                 1.0
             } else if e.returns_list {
@@ -612,15 +612,22 @@ fn plain_words(query: &str) -> Vec<String> {
 /// the right, replace the words typed.
 fn rewrite_phrases(words: &mut Vec<String>) {
     for (from, to) in SYNONYMS {
-        let Some(replacement) = to.iter().find(|t| t.contains(' ')).copied().or_else(|| {
-            from.contains(' ').then(|| to.first().copied()).flatten()
-        }) else {
+        let Some(replacement) = to
+            .iter()
+            .find(|t| t.contains(' '))
+            .copied()
+            .or_else(|| from.contains(' ').then(|| to.first().copied()).flatten())
+        else {
             continue;
         };
         let pattern: Vec<&str> = from.split(' ').collect();
         let mut i = 0;
         while i + pattern.len() <= words.len() {
-            if words[i..i + pattern.len()].iter().zip(&pattern).all(|(w, p)| w == p) {
+            if words[i..i + pattern.len()]
+                .iter()
+                .zip(&pattern)
+                .all(|(w, p)| w == p)
+            {
                 let new: Vec<String> = replacement.split(' ').map(str::to_string).collect();
                 let len = new.len();
                 words.splice(i..i + pattern.len(), new);
@@ -673,7 +680,10 @@ mod tests {
 
     #[test]
     fn query_syntax_is_not_syntax() {
-        assert_eq!(plain_words("id:\"x\" (a) AND*b^2 ~c"), vec!["id", "x", "a", "and", "b", "2", "c"]);
+        assert_eq!(
+            plain_words("id:\"x\" (a) AND*b^2 ~c"),
+            vec!["id", "x", "a", "and", "b", "2", "c"]
+        );
         assert!(plain_words("  \"\" :: () ").is_empty());
     }
 
