@@ -73,6 +73,9 @@ const SYNONYMS: &[(&str, &[&str])] = &[
     ("deploy", &["up"]),
     ("launch", &["up", "start"]),
     ("up", &["deploy"]),
+    // Compose: a project starts with `up` and stops with `down`.
+    ("start", &["up"]),
+    ("stop", &["down"]),
     ("create", &["add", "new"]),
     ("add", &["create"]),
     ("new", &["create"]),
