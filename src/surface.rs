@@ -53,7 +53,7 @@ pub fn instructions(surface: Surface, environment: &str, safe_mode: bool) -> Str
 /// The tool list of a surface: only served actions and domains appear.
 pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> {
     match surface {
-        Surface::Dynamic => dynamic_tools(),
+        Surface::Dynamic => dynamic_tools(policy.read_only),
         Surface::Meta => catalog
             .domains
             .iter()
@@ -83,7 +83,7 @@ fn object(v: Value) -> Arc<JsonObject> {
     }
 }
 
-fn dynamic_tools() -> Vec<Tool> {
+fn dynamic_tools(read_only: bool) -> Vec<Tool> {
     let find = Tool::new(
         FIND_TOOL,
         "Search Arcane's actions locally (containers, images, projects, volumes, networks, swarm, \
@@ -117,10 +117,11 @@ fn dynamic_tools() -> Vec<Tool> {
         })),
     )
     .with_title("Run an Arcane action")
+    // In read-only mode every action it can run only reads.
     .with_annotations(
         ToolAnnotations::new()
-            .read_only(false)
-            .destructive(true)
+            .read_only(read_only)
+            .destructive(!read_only)
             .open_world(true),
     );
     vec![find, exec]

@@ -51,6 +51,12 @@ async fn read_only_withdraws_mutating_actions() {
     meta.cancel().await.ok();
 
     let dynamic = spawn(&sim.base(), sim.sim.api_key(), &["--read-only"]).await;
+    let exec_tool = tools(&dynamic)
+        .await
+        .into_iter()
+        .find(|t| t.name == "arcane_execute_action")
+        .unwrap();
+    assert_eq!(exec_tool.annotations.unwrap().read_only_hint, Some(true));
     let found = ok(&call(
         &dynamic,
         "arcane_find_action",
