@@ -203,6 +203,31 @@ async fn safe_mode_previews_without_sending() {
     assert_eq!(log.len(), 1);
     assert!(writes(&log).is_empty());
     client.cancel().await.ok();
+
+    // The same on the individual surface; confirm is still required first.
+    let ind = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--tool-surface", "individual", "--safe-mode", "on"],
+    )
+    .await;
+    let e = err(&call(
+        &ind,
+        "arcane_container_delete",
+        json!({"containerId": "backup-1"}),
+    )
+    .await);
+    assert!(e.contains("confirm"), "{e}");
+    let v = ok(&call(
+        &ind,
+        "arcane_container_delete",
+        json!({"containerId": "backup-1", "confirm": true}),
+    )
+    .await);
+    assert_eq!(v["request"]["method"], "DELETE");
+    assert!(sim.container("backup-1").await.is_some(), "nothing deleted");
+    assert!(writes(&sim.requests().await).is_empty());
+    ind.cancel().await.ok();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

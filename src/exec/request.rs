@@ -72,6 +72,8 @@ pub struct Prepared {
     pub body: Body,
     /// The environment the call addresses (for hints), when the action has one.
     pub environment: Option<String>,
+    /// Values of secret-looking path and query parameters, masked in previews of the URL.
+    pub secret_values: Vec<String>,
 }
 
 /// Builds the request of `action` with `params` (already validated) against `base_url`
@@ -89,9 +91,16 @@ pub fn build(
     let mut whole_body: Option<&Value> = None;
     let mut form: Vec<(String, FormValue)> = Vec::new();
     let mut environment = None;
+    let mut secret_values = Vec::new();
 
     for p in &action.params {
         let value = params.get(&p.name);
+        if matches!(p.location, ParamLocation::Path | ParamLocation::Query)
+            && is_secret_name(&p.name)
+            && let Some(v) = value
+        {
+            secret_values.push(scalar(v));
+        }
         match p.location {
             ParamLocation::Environment => {
                 // Never sent itself: it only fills `{id}` of `/environments/{id}/…`.
@@ -185,6 +194,7 @@ pub fn build(
         headers,
         body,
         environment,
+        secret_values,
     })
 }
 
@@ -338,7 +348,16 @@ impl Prepared {
                     .collect(),
             ),
         };
-        json!({"method": self.method, "url": self.url, "headers": headers, "body": body})
+        let mut url = self.url.clone();
+        for secret in self.secret_values.iter().filter(|s| !s.is_empty()) {
+            for form in [
+                utf8_percent_encode(secret, SEGMENT).to_string(),
+                url::form_urlencoded::byte_serialize(secret.as_bytes()).collect(),
+            ] {
+                url = url.replace(&form, "***");
+            }
+        }
+        json!({"method": self.method, "url": url, "headers": headers, "body": body})
     }
 }
 
@@ -360,6 +379,22 @@ mod tests {
         assert_eq!(m["nested"]["clientSecret"], "***");
         assert_eq!(m["env"], json!(["A=***", "B"]));
         assert_eq!(m["envContent"], "X=***\nY=***");
+    }
+
+    #[test]
+    fn secret_path_values_are_masked_in_previews() {
+        let p = Prepared {
+            method: "POST".into(),
+            url: "http://a/api/webhooks/trigger/s3cr%2Ft?x=1".into(),
+            headers: vec![("X-Registry-Token".into(), "t".into())],
+            body: Body::None,
+            environment: None,
+            secret_values: vec!["s3cr/t".into()],
+        };
+        let v = p.preview(&Auth::ApiKey("k".into()));
+        assert_eq!(v["url"], "http://a/api/webhooks/trigger/***?x=1");
+        assert_eq!(v["headers"]["X-Registry-Token"], "***");
+        assert_eq!(v["headers"]["X-API-Key"], "***");
     }
 
     #[test]
