@@ -76,3 +76,78 @@ async fn overlay_change_reloads_and_notifies() {
     assert!(sim.requests().await.is_empty());
     client.cancel().await.ok();
 }
+
+/// A 2026-07-28 session (`server/discover`, no initialize) gets the same notifications through
+/// `subscriptions/listen`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modern_session_notified_through_subscriptions() {
+    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::transport::TokioChildProcess;
+
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let overrides = dir.path().to_str().unwrap().to_string();
+    let (transport, _) = TokioChildProcess::builder(command(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--tool-surface", "meta", "--overrides", &overrides],
+    ))
+    .stderr(std::process::Stdio::inherit())
+    .spawn()
+    .unwrap();
+    let client = ()
+        .serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("discover session");
+    let before = client.list_all_tools().await.unwrap();
+    let mut sub = client
+        .peer()
+        .listen(
+            SubscriptionFilter::builder()
+                .tools_list_changed()
+                .resources_list_changed()
+                .build(),
+        )
+        .await
+        .expect("subscriptions/listen accepted");
+    // Withdraw a whole domain: the meta surface loses its tool.
+    std::fs::write(
+        dir.path().join("no-volumes.yaml"),
+        volume_exclusions(&catalog()),
+    )
+    .unwrap();
+    let (mut tools_changed, mut resources_changed) = (false, false);
+    while !(tools_changed && resources_changed) {
+        let n = tokio::time::timeout(Duration::from_secs(60), sub.next())
+            .await
+            .expect("list_changed arrives (hang guard)")
+            .unwrap()
+            .expect("subscription open");
+        match n {
+            ServerNotification::ToolListChangedNotification(_) => tools_changed = true,
+            ServerNotification::ResourceListChangedNotification(_) => resources_changed = true,
+            _ => {}
+        }
+    }
+    let after = client.list_all_tools().await.unwrap();
+    assert_eq!(after.len(), before.len() - 1);
+    assert!(!after.iter().any(|t| t.name == "arcane_volume"));
+    client.cancel().await.ok();
+}
+
+/// An overlay excluding every action of the volume domain.
+fn volume_exclusions(catalog: &arcane_mcp::catalog::Catalog) -> String {
+    let mut out = String::from("actions:\n");
+    for id in &catalog.domain("volume").unwrap().actions {
+        out.push_str(&format!(
+            "  {id}: {{exclude: \"volumes are managed elsewhere\"}}\n"
+        ));
+    }
+    out
+}
