@@ -14,7 +14,7 @@ fn main() -> ExitCode {
     init_logging(&log);
     let result = match cli.command {
         Some(Command::Catalog(args)) => run_catalog(&args),
-        Some(Command::AuditTokens(_)) => Err(anyhow::anyhow!("audit-tokens is not available yet")),
+        Some(Command::AuditTokens(args)) => run_audit(&args),
         Some(Command::Serve(args)) => arcane_mcp::serve(*args),
         None => arcane_mcp::serve(cli.serve),
     };
@@ -51,4 +51,14 @@ fn run_catalog(args: &arcane_mcp::config::CatalogArgs) -> Result<()> {
         print!("{}", inspect::summary(&cat));
     }
     Ok(())
+}
+
+fn run_audit(args: &arcane_mcp::config::AuditArgs) -> Result<()> {
+    let cat = args.source.sources(args.arcane_url.as_deref()).build()?;
+    arcane_mcp::audit::run(
+        &cat,
+        args.baseline.as_deref(),
+        args.write_baseline,
+        args.json,
+    )
 }

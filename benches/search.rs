@@ -1,0 +1,65 @@
+//! Search latency and index build time over the real catalog (Arcane 2.8.0).
+//!
+//! `cargo bench --bench search` (add `-- --measurement-time 2` for a quick run). The spec is
+//! read from `../shared/arcane` next to the repository, or from `ARCANE_SHARED_DIR`.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use arcane_mcp::catalog::{Action, Catalog};
+use arcane_mcp::reload::Sources;
+use arcane_mcp::search::SearchIndex;
+use arcane_mcp::spec::SpecSource;
+use criterion::{Criterion, criterion_group, criterion_main};
+
+const QUERIES: &[&str] = &[
+    "restart container",
+    "scale swarm service",
+    "who am i",
+    "containers",
+    "restrat container",
+    "scan image vulnerabilities for the latest nginx tag please",
+];
+
+fn catalog() -> Catalog {
+    let dir = std::env::var_os("ARCANE_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/arcane"));
+    Sources {
+        spec: SpecSource {
+            explicit: Some(dir.join("openapi-v2.8.0.json")),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+    .build()
+    .expect("the catalog builds")
+}
+
+fn bench(c: &mut Criterion) {
+    let catalog = catalog();
+    c.bench_function("search/build", |b| {
+        b.iter(|| SearchIndex::build(black_box(&catalog)).expect("builds"))
+    });
+    let index = SearchIndex::build(&catalog).expect("builds");
+    let all = |_: &Action| true;
+    let read_only = |a: &Action| !a.mutating;
+    for q in QUERIES {
+        c.bench_function(&format!("search/query/{q}"), |b| {
+            b.iter(|| index.search(&catalog, black_box(q), 10, &all))
+        });
+    }
+    c.bench_function("search/query/restart container (read-only)", |b| {
+        b.iter(|| index.search(&catalog, black_box("restart container"), 10, &read_only))
+    });
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(std::time::Duration::from_millis(500))
+        .measurement_time(std::time::Duration::from_secs(2));
+    targets = bench
+}
+criterion_main!(benches);

@@ -1,0 +1,352 @@
+//! Error messages with a next step (SPEC §8), reading Arcane's real answers (WIRE.md §2):
+//! problem+json `{title,status,detail,errors[]}`, plain JSON `{"success":false,"error":…}` or
+//! `{"success":false,"data":{"error":…}}`, and whatever else a proxy may put in between.
+
+use serde_json::Value;
+
+use crate::catalog::Action;
+use crate::snapshot::Snapshot;
+use crate::surface::call_name;
+
+/// What Arcane said, read from any of its error shapes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ArcaneError {
+    pub status: u16,
+    /// The human message: problem `detail` (or `title`), or the plain-JSON `error`.
+    pub message: String,
+    /// Problem `errors[]` entries as `message (at location)`.
+    pub details: Vec<String>,
+}
+
+/// Parses an error body of any shape.
+pub fn parse_error(status: u16, body: &str) -> ArcaneError {
+    let mut e = ArcaneError {
+        status,
+        ..Default::default()
+    };
+    match serde_json::from_str::<Value>(body) {
+        Ok(v) => {
+            let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+            e.message = text(v.get("detail"))
+                .filter(|s| !s.is_empty())
+                .or_else(|| text(v.get("error")))
+                .or_else(|| text(v.pointer("/data/error")))
+                .or_else(|| text(v.pointer("/error/message")))
+                .or_else(|| text(v.get("message")))
+                .or_else(|| text(v.get("title")))
+                .unwrap_or_else(|| clip(body, 300));
+            if let Some(errs) = v.get("errors").and_then(Value::as_array) {
+                e.details = errs
+                    .iter()
+                    .map(|x| {
+                        let msg = x
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .unwrap_or("invalid");
+                        match x.get("location").and_then(Value::as_str) {
+                            Some(loc) => format!("{msg} (at {loc})"),
+                            None => msg.to_string(),
+                        }
+                    })
+                    .collect();
+            }
+        }
+        Err(_) => e.message = clip(body.trim(), 300),
+    }
+    if e.message.is_empty() {
+        e.message = "no error text".into();
+    }
+    e
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+/// Whether Arcane's words say it could not reach the Docker daemon or the environment's agent
+/// (then a 404/500/502/503 is not a missing resource).
+pub fn is_unreachable(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "cannot connect to the docker daemon",
+        "is the docker daemon running",
+        "failed to connect to docker",
+        "failed to create docker client",
+        "failed to negotiate docker api version",
+        "agent is not connected",
+        "agent not connected",
+        "agent is offline",
+        "agent unreachable",
+        "proxy request failed",
+        "connection refused",
+        "no route to host",
+        "i/o timeout",
+    ]
+    .iter()
+    .any(|w| m.contains(w))
+}
+
+/// Whether Arcane's words say the addressed thing does not exist (Arcane answers 500 for
+/// actions on a missing container).
+pub fn is_not_found(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("not found") || m.contains("no such ") || m.contains("does not exist")
+}
+
+/// A served action of the same domain, by name, as the surface writes it.
+fn served(snap: &Snapshot, domain: &str, names: &[&str]) -> Option<String> {
+    names.iter().find_map(|n| {
+        let a = snap.catalog.get(&format!("{domain}.{n}"))?;
+        snap.policy.serves(a).then(|| call_name(snap.surface, a))
+    })
+}
+
+/// The full error text of a failed HTTP answer: what Arcane said, then a next step.
+pub fn http_error_text(
+    snap: &Snapshot,
+    action: &Action,
+    err: &ArcaneError,
+    environment: Option<&str>,
+    credential: &str,
+) -> String {
+    let mut out = format!(
+        "{} failed: Arcane answered {} — {}",
+        action.id, err.status, err.message
+    );
+    for d in err.details.iter().take(20) {
+        out.push_str("\n- ");
+        out.push_str(d);
+    }
+    out.push_str("\n\nNext step: ");
+    let env = environment.unwrap_or("the configured environment");
+    let env_checks = || {
+        let test = served(snap, "environment", &["test"]);
+        let get = served(snap, "environment", &["get"]);
+        match (test, get) {
+            (Some(t), Some(g)) => format!(" Check it with {t} and {g} (environmentId {env:?})."),
+            (Some(t), None) => format!(" Check it with {t} (environmentId {env:?})."),
+            (None, Some(g)) => format!(" Check it with {g} (environmentId {env:?})."),
+            (None, None) => String::new(),
+        }
+    };
+    let msg = err.message.to_ascii_lowercase();
+    match err.status {
+        404 | 500 | 502 | 503 if is_unreachable(&err.message) => {
+            let what = if msg.contains("docker") {
+                "the Docker daemon"
+            } else {
+                "the environment's agent"
+            };
+            out.push_str(&format!(
+                "Arcane could not reach {what} of environment {env:?}; the resource is not \
+                 necessarily missing. Retry once it is reachable.{}",
+                env_checks()
+            ));
+        }
+        401 => out.push_str(&format!(
+            "Arcane rejected the credential. Check {credential}: it must be valid, not expired, \
+             and belong to a user of this Arcane (create an API key under Settings → API Keys)."
+        )),
+        403 => {
+            let perm = err
+                .message
+                .split_once("permission denied:")
+                .map(|(_, p)| p.trim().to_string());
+            match perm {
+                Some(p) => out.push_str(&format!(
+                    "The user of {credential} lacks the permission `{p}`. An Arcane administrator \
+                     must assign a role that grants it (Settings → Users / Roles)."
+                )),
+                None => out.push_str(&format!(
+                    "The user of {credential} is not allowed to do this{}. An Arcane administrator \
+                     must grant a role with access (Settings → Users / Roles).",
+                    if msg.contains("environment") {
+                        " on this environment"
+                    } else {
+                        ""
+                    }
+                )),
+            }
+        }
+        404 if msg.contains("api endpoint not found") => out.push_str(
+            "This Arcane does not serve the endpoint: its version differs from the spec the \
+             catalog was built from. Point --spec at this Arcane's document (or let the server \
+             fetch it) and retry.",
+        ),
+        404 if msg.contains("environment not found") => {
+            let list = served(snap, "environment", &["list"]);
+            out.push_str(&format!(
+                "Environment {env:?} does not exist.{}",
+                list.map(|l| format!(" List the valid IDs with {l}."))
+                    .unwrap_or_default()
+            ));
+        }
+        400 if msg.contains("environment is disabled") => out.push_str(&format!(
+            "Environment {env:?} is disabled in Arcane; enable it, or use another environmentId.{}",
+            env_checks()
+        )),
+        404 | 500 if err.status == 404 || is_not_found(&err.message) => {
+            let list = served(snap, &action.domain, &["list"]).or_else(|| {
+                snap.catalog
+                    .domain(&action.domain)?
+                    .actions
+                    .iter()
+                    .filter_map(|id| snap.catalog.get(id))
+                    .find(|a| a.list && snap.policy.serves(a))
+                    .map(|a| call_name(snap.surface, a))
+            });
+            match list {
+                Some(l) => out.push_str(&format!(
+                    "The ID or name does not exist in environment {env:?}. Find valid ones with {l}."
+                )),
+                None => out.push_str(&format!(
+                    "The ID or name does not exist in environment {env:?}; check it."
+                )),
+            }
+        }
+        400 | 422 => out.push_str(&format!(
+            "Arcane rejected the parameters. Fix them and retry; the accepted ones are at \
+             arcane://tools/{}.",
+            action.id
+        )),
+        429 => out.push_str("Arcane is rate-limiting; wait a minute before retrying."),
+        s if s >= 500 && action.mutating => out.push_str(&format!(
+            "Arcane failed while handling a change; it may have partly happened. Check the \
+             current state{} before retrying.",
+            check_hint(snap, action)
+        )),
+        s if s >= 500 => out.push_str("Arcane failed; retry later, or check Arcane's logs."),
+        _ => out.push_str("Check the parameters and retry."),
+    }
+    out
+}
+
+/// " with `container.get`" when a read of the same domain is served.
+pub fn check_hint(snap: &Snapshot, action: &Action) -> String {
+    served(snap, &action.domain, &["get", "list"])
+        .map(|a| format!(" with {a}"))
+        .unwrap_or_default()
+}
+
+/// The text of a failed validation: what is wrong, then the accepted and required parameters.
+pub fn validation_text(action: &Action, problems: &[String]) -> String {
+    let mut out = format!("Invalid parameters for {}:", action.id);
+    for p in problems.iter().take(20) {
+        out.push_str("\n- ");
+        out.push_str(p);
+    }
+    out.push_str("\n\n");
+    out.push_str(&params_summary(action));
+    out.push_str(&format!(
+        "\nNothing was sent to Arcane. Full schema: arcane://tools/{}",
+        action.id
+    ));
+    out
+}
+
+/// `Accepted parameters: a (string, required), …` and the required list.
+pub fn params_summary(action: &Action) -> String {
+    let mut out = String::from("Accepted parameters:");
+    if action.params.is_empty() {
+        out.push_str(" none");
+    }
+    for p in &action.params {
+        out.push_str(&format!("\n- {} ({}", p.name, type_of(&p.schema)));
+        if p.required {
+            out.push_str(", required");
+        }
+        out.push(')');
+        if !p.description.is_empty() {
+            let d: String = p.description.chars().take(100).collect();
+            out.push_str(": ");
+            out.push_str(d.lines().next().unwrap_or(""));
+        }
+    }
+    out.push_str("\nRequired: ");
+    if action.required.is_empty() {
+        out.push_str("none");
+    } else {
+        out.push_str(&action.required.join(", "));
+    }
+    out
+}
+
+/// A short type name of a schema (`string`, `integer`, `array of string`, `one of a|b`…).
+pub fn type_of(schema: &Value) -> String {
+    if let Some(Value::Array(e)) = schema.get("enum") {
+        let vals: Vec<String> = e
+            .iter()
+            .take(8)
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
+            .collect();
+        return format!("one of {}", vals.join("|"));
+    }
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "array" => match schema.get("items") {
+            Some(items) => format!("array of {}", type_of(items)),
+            None => "array".into(),
+        },
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null")
+            .collect::<Vec<_>>()
+            .join("|"),
+        _ => "any".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_error_shape() {
+        let p = parse_error(
+            422,
+            r#"{"$schema":"x","title":"Unprocessable Entity","status":422,"detail":"validation failed","errors":[{"message":"unexpected property","location":"body.x","value":1}]}"#,
+        );
+        assert_eq!(p.message, "validation failed");
+        assert_eq!(p.details, ["unexpected property (at body.x)"]);
+        let p = parse_error(
+            404,
+            r#"{"success":false,"error":"API endpoint not found: /api/x"}"#,
+        );
+        assert_eq!(p.message, "API endpoint not found: /api/x");
+        let p = parse_error(
+            502,
+            r#"{"success":false,"data":{"error":"Edge agent is not connected"}}"#,
+        );
+        assert_eq!(p.message, "Edge agent is not connected");
+        let p = parse_error(502, "<html>Bad gateway</html>");
+        assert_eq!(p.message, "<html>Bad gateway</html>");
+        assert_eq!(parse_error(500, "").message, "no error text");
+    }
+
+    #[test]
+    fn classifies_unreachable_and_not_found() {
+        assert!(is_unreachable(
+            "Failed to list containers: failed to list Docker containers: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
+        ));
+        assert!(is_unreachable("Edge agent is not connected"));
+        assert!(is_unreachable(
+            "Proxy request failed: Get \"http://x\": dial tcp 1.2.3.4:3553: connect: connection refused"
+        ));
+        assert!(!is_unreachable("Image not found: inspect not found"));
+        assert!(is_not_found(
+            "Failed to start container: Error response from daemon: No such container: x"
+        ));
+        assert!(is_not_found(
+            "Failed to get project details: project not found"
+        ));
+    }
+}

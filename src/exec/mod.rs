@@ -1,0 +1,478 @@
+//! The generic executor (SPEC §4): one table-driven pipeline for every action.
+//!
+//! resolve → policy (read-only, exclusions) → validate (jsonschema, locally) → confirm →
+//! safe-mode preview → HTTP request → result (§6) or error (§8). Every failure is an `isError`
+//! tool result with a next step, never a protocol error.
+
+pub mod errors;
+pub mod request;
+pub mod response;
+
+use std::time::Duration;
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value, json};
+
+use crate::catalog::{Action, ResultKind};
+use crate::policy::catalog_exclusion;
+use crate::render::markdown::{RenderContext, render_value};
+use crate::snapshot::Snapshot;
+use crate::surface::call_name;
+
+pub use request::Auth;
+
+/// How long a JSON-lines stream (pull, build, up) may run, as a multiple of the request timeout.
+const STREAM_TIMEOUT_FACTOR: u32 = 20;
+/// Largest download returned as text.
+const MAX_TEXT_DOWNLOAD: usize = 256 * 1024;
+
+/// Connection settings of the executor.
+#[derive(Debug, Clone)]
+pub struct ExecConfig {
+    /// Arcane base URL, without `/api`.
+    pub base_url: String,
+    pub auth: Auth,
+    /// The default environment for `environmentId`.
+    pub environment: String,
+    pub timeout: Duration,
+}
+
+/// Runs actions against Arcane.
+pub struct Executor {
+    config: ExecConfig,
+    http: reqwest::Client,
+}
+
+/// A text block for the model (audience `assistant`, SPEC §6).
+pub fn assistant_text(text: impl Into<String>) -> ContentBlock {
+    let mut t = rmcp::model::TextContent::new(text);
+    t.annotations =
+        Some(rmcp::model::Annotations::default().with_audience(vec![rmcp::model::Role::Assistant]));
+    ContentBlock::Text(t)
+}
+
+/// The text of a failed call: an `isError` result, no structuredContent.
+pub fn error_result(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text.into())])
+}
+
+impl Executor {
+    /// An executor with its HTTP client (rustls; connect timeout; optional extra CA).
+    pub fn new(
+        config: ExecConfig,
+        ca_cert: Option<&std::path::Path>,
+        insecure: bool,
+    ) -> anyhow::Result<Executor> {
+        crate::http::ensure_crypto_provider();
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10).min(config.timeout))
+            .user_agent(concat!("arcane-mcp/", env!("CARGO_PKG_VERSION")))
+            .danger_accept_invalid_certs(insecure);
+        if let Some(path) = ca_cert {
+            let pem = std::fs::read(path).map_err(|e| {
+                anyhow::anyhow!("cannot read CA certificate {}: {e}", path.display())
+            })?;
+            let cert = reqwest::Certificate::from_pem(&pem)
+                .map_err(|e| anyhow::anyhow!("{} is not a PEM certificate: {e}", path.display()))?;
+            builder = builder.add_root_certificate(cert);
+        }
+        Ok(Executor {
+            http: builder.build()?,
+            config,
+        })
+    }
+
+    /// The executor's settings.
+    pub fn config(&self) -> &ExecConfig {
+        &self.config
+    }
+
+    fn credential_name(&self) -> &'static str {
+        match self.config.auth {
+            Auth::ApiKey(_) => "the API key (ARCANE_API_KEY / --api-key)",
+            Auth::Bearer(_) => "the token (ARCANE_TOKEN / --token)",
+        }
+    }
+
+    /// Runs one call on one snapshot: the whole pipeline of SPEC §4.
+    pub async fn execute(
+        &self,
+        snap: &Snapshot,
+        name: &str,
+        params: Map<String, Value>,
+        confirm: bool,
+    ) -> CallToolResult {
+        // 1. Resolve; withdrawn → the reason.
+        let Some(action) = snap.catalog.resolve(name) else {
+            return error_result(unknown_action_text(snap, name));
+        };
+        if let Some(reason) = snap.policy.withdrawn(action) {
+            return error_result(format!("{reason}. It cannot be run on this server."));
+        }
+        // 2. Validate locally, before anything reaches Arcane.
+        if let Err(text) = validate(snap, action, &params) {
+            return error_result(text);
+        }
+        // 3. Destructive without confirm.
+        if action.destructive && !confirm {
+            return error_result(format!(
+                "{} is destructive ({}), so it needs \"confirm\": true. Nothing was sent. Ask the \
+                 user, then call again with confirm set to true.",
+                action.id, action.title
+            ));
+        }
+        let prepared = match request::build(
+            action,
+            &params,
+            &self.config.base_url,
+            &self.config.environment,
+        ) {
+            Ok(p) => p,
+            Err(e) => {
+                return error_result(format!("Cannot build the request of {}: {e}.", action.id));
+            }
+        };
+        // 4. Safe mode: the exact request instead of sending it.
+        if snap.policy.safe_mode && action.mutating {
+            return safe_mode_preview(action, &prepared, &self.config.auth);
+        }
+        if action.kind == ResultKind::Handler {
+            return error_result(format!(
+                "{} runs over Arcane's WebSocket API, which this server does not support yet. \
+                 Use Arcane's web UI for it for now.",
+                action.id
+            ));
+        }
+        // 5. Send and read the answer.
+        self.send(snap, action, prepared).await
+    }
+
+    async fn send(
+        &self,
+        snap: &Snapshot,
+        action: &Action,
+        prepared: request::Prepared,
+    ) -> CallToolResult {
+        let timeout = match action.kind {
+            ResultKind::Stream => self.config.timeout * STREAM_TIMEOUT_FACTOR,
+            _ => self.config.timeout,
+        };
+        let method =
+            reqwest::Method::from_bytes(prepared.method.as_bytes()).unwrap_or(reqwest::Method::GET);
+        let mut req = self.http.request(method, &prepared.url).timeout(timeout);
+        let (h, v) = self.config.auth.header();
+        req = req.header(h, v);
+        for (k, v) in &prepared.headers {
+            req = req.header(k, v);
+        }
+        req = match &prepared.body {
+            request::Body::None => req,
+            request::Body::Json(v) => req.json(v),
+            request::Body::Bytes(b) => req
+                .header("Content-Type", "application/octet-stream")
+                .body(b.clone()),
+            request::Body::Multipart(fields) => {
+                let mut form = reqwest::multipart::Form::new();
+                for (k, f) in fields {
+                    form = match f {
+                        request::FormValue::Text(t) => form.text(k.clone(), t.clone()),
+                        request::FormValue::Bytes(b) => form.part(
+                            k.clone(),
+                            reqwest::multipart::Part::bytes(b.clone()).file_name(k.clone()),
+                        ),
+                    };
+                }
+                req.multipart(form)
+            }
+        };
+        let env = prepared.environment.as_deref();
+        let resp = match req.send().await {
+            Ok(r) => r,
+            Err(e) => return self.transport_error(snap, action, &e, timeout),
+        };
+        let status = resp.status();
+        let content_type = header(&resp, "content-type");
+        let disposition = header(&resp, "content-disposition");
+        if status.is_success() && action.kind == ResultKind::Stream {
+            // A stream cut mid-way is reported from what arrived, not as a transport failure.
+            let body = read_until_cut(resp).await;
+            return stream_result(snap, action, &String::from_utf8_lossy(&body));
+        }
+        let bytes = match resp.bytes().await {
+            Ok(b) => b,
+            Err(e) => return self.transport_error(snap, action, &e, timeout),
+        };
+        if !status.is_success() {
+            let body = String::from_utf8_lossy(&bytes);
+            let err = errors::parse_error(status.as_u16(), &body);
+            tracing::debug!(action = %action.id, status = status.as_u16(), "Arcane answered an error");
+            return error_result(errors::http_error_text(
+                snap,
+                action,
+                &err,
+                env,
+                self.credential_name(),
+            ));
+        }
+        match action.kind {
+            ResultKind::Download => download_result(action, &content_type, &disposition, &bytes),
+            _ if bytes.iter().all(u8::is_ascii_whitespace) => {
+                success(snap, action, json!({"status": status.as_u16(), "ok": true}))
+            }
+            _ => match serde_json::from_slice::<Value>(&bytes) {
+                Ok(body) => success(snap, action, response::unwrap_envelope(body)),
+                Err(_) if !content_type.contains("json") => {
+                    download_result(action, &content_type, &disposition, &bytes)
+                }
+                Err(e) => error_result(format!(
+                    "{} answered {} but its JSON body could not be read ({e}); the answer may \
+                     have been cut. {}",
+                    action.id,
+                    status.as_u16(),
+                    if action.mutating {
+                        format!(
+                            "The change may have happened: check{} before retrying.",
+                            errors::check_hint(snap, action)
+                        )
+                    } else {
+                        "Retry the call.".into()
+                    }
+                )),
+            },
+        }
+    }
+
+    fn transport_error(
+        &self,
+        snap: &Snapshot,
+        action: &Action,
+        e: &reqwest::Error,
+        timeout: Duration,
+    ) -> CallToolResult {
+        let base = &self.config.base_url;
+        if e.is_timeout() {
+            if action.mutating {
+                return error_result(format!(
+                    "{} timed out after {}s. The change may have happened anyway: check the \
+                     current state{} before retrying, rather than repeating the call blindly.",
+                    action.id,
+                    timeout.as_secs(),
+                    errors::check_hint(snap, action)
+                ));
+            }
+            return error_result(format!(
+                "{} timed out after {}s waiting for Arcane at {base}. Retry, narrow the request \
+                 (filters, a smaller limit), or raise ARCANE_MCP_TIMEOUT.",
+                action.id,
+                timeout.as_secs()
+            ));
+        }
+        if e.is_connect() {
+            return error_result(format!(
+                "Cannot connect to Arcane at {base} ({}). Check ARCANE_URL and that Arcane is \
+                 running and reachable from this machine.",
+                root_cause(e)
+            ));
+        }
+        let maybe = if action.mutating {
+            format!(
+                " The change may have happened: check{} before retrying.",
+                errors::check_hint(snap, action)
+            )
+        } else {
+            " Retry the call.".into()
+        };
+        error_result(format!(
+            "The connection to Arcane at {base} failed during {} ({}).{maybe}",
+            action.id,
+            root_cause(e)
+        ))
+    }
+}
+
+/// The body of a streaming answer up to its end or to the point the connection broke.
+async fn read_until_cut(mut resp: reqwest::Response) -> Vec<u8> {
+    let mut body = Vec::new();
+    loop {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) => break,
+            Err(e) => {
+                tracing::debug!(error = %e, "stream cut");
+                break;
+            }
+        }
+    }
+    body
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+fn header(resp: &reqwest::Response, name: &str) -> String {
+    resp.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The text of an unknown name: the reason when an overlay excludes it, else the closest IDs.
+pub fn unknown_action_text(snap: &Snapshot, name: &str) -> String {
+    if let Some(reason) = catalog_exclusion(&snap.catalog, name) {
+        return format!("{name} is not served: {reason}.");
+    }
+    let closest: Vec<String> = snap
+        .catalog
+        .closest(name, 20)
+        .into_iter()
+        .filter_map(|id| snap.catalog.get(id))
+        .filter(|a| snap.policy.serves(a))
+        .take(5)
+        .map(|a| call_name(snap.surface, a))
+        .collect();
+    let mut out = format!("Unknown action {name:?}.");
+    if !closest.is_empty() {
+        out.push_str(&format!(" Closest: {}.", closest.join(", ")));
+    }
+    if snap.surface == crate::config::Surface::Dynamic {
+        out.push_str(" Search with arcane_find_action.");
+    }
+    out
+}
+
+/// Validates parameters against the action's full input schema.
+fn validate(snap: &Snapshot, action: &Action, params: &Map<String, Value>) -> Result<(), String> {
+    let validator = snap.validator(action)?;
+    let instance = Value::Object(params.clone());
+    let problems: Vec<String> = validator
+        .iter_errors(&instance)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(errors::validation_text(action, &problems))
+    }
+}
+
+fn safe_mode_preview(action: &Action, prepared: &request::Prepared, auth: &Auth) -> CallToolResult {
+    let preview = prepared.preview(auth);
+    let text = format!(
+        "Safe mode: {} was not sent. This is the request it would send (secrets masked):\n\n```json\n{}\n```\n",
+        action.id,
+        serde_json::to_string_pretty(&preview).unwrap_or_default()
+    );
+    let mut r = CallToolResult::success(vec![crate::exec::assistant_text(text)]);
+    r.structured_content = Some(json!({"safeMode": true, "action": action.id, "request": preview}));
+    r
+}
+
+/// A successful JSON result: structuredContent plus the Markdown text.
+fn success(snap: &Snapshot, action: &Action, value: Value) -> CallToolResult {
+    let full_item = action
+        .full_item
+        .as_deref()
+        .and_then(|id| snap.catalog.get(id))
+        .filter(|a| snap.policy.serves(a))
+        .map(|a| call_name(snap.surface, a));
+    let ctx = RenderContext {
+        title: &action.title,
+        columns: action.columns.as_deref(),
+        full_item_action: full_item.as_deref(),
+        empty_hint: action.empty_hint.as_deref(),
+        ..Default::default()
+    };
+    let text = render_value(&ctx, &value);
+    let mut r = CallToolResult::success(vec![crate::exec::assistant_text(text)]);
+    r.structured_content = Some(value);
+    r
+}
+
+/// A JSON-lines stream read to its end.
+fn stream_result(snap: &Snapshot, action: &Action, body: &str) -> CallToolResult {
+    let s = response::read_stream(body);
+    let tail: Vec<&str> = s
+        .log
+        .iter()
+        .rev()
+        .take(10)
+        .rev()
+        .map(String::as_str)
+        .collect();
+    match &s.end {
+        response::StreamEnd::Error(e) => error_result(format!(
+            "{} failed: Arcane's stream ended with an error: {e}\nLast log lines:\n{}\n\nNext step: fix the cause and retry.",
+            action.id,
+            tail.join("\n")
+        )),
+        response::StreamEnd::CutShort => error_result(format!(
+            "{}: the stream was cut short after {} log line(s), without Arcane's final line. \
+             The operation may still be running or may have partly happened: check the state{} \
+             before retrying.\nLast log lines:\n{}",
+            action.id,
+            s.log.len(),
+            errors::check_hint(snap, action),
+            tail.join("\n")
+        )),
+        response::StreamEnd::Done => {
+            let text = format!(
+                "# {}\n\nDone ({} log line(s)).\n\n```text\n{}\n```\n",
+                action.title,
+                s.log.len(),
+                crate::render::escape::sanitize(&tail.join("\n"))
+            );
+            let mut r = CallToolResult::success(vec![crate::exec::assistant_text(text)]);
+            r.structured_content = Some(s.structured());
+            r
+        }
+    }
+}
+
+/// A download: text inline when it is text, else its metadata.
+fn download_result(
+    action: &Action,
+    content_type: &str,
+    disposition: &str,
+    bytes: &[u8],
+) -> CallToolResult {
+    let file_name =
+        response::disposition_filename(disposition).unwrap_or_else(|| action.name.clone());
+    let size = bytes.len() as u64;
+    let text_ok = response::is_textual(content_type) || content_type.is_empty();
+    match std::str::from_utf8(bytes) {
+        Ok(text) if text_ok && bytes.len() <= MAX_TEXT_DOWNLOAD => {
+            let md =
+                crate::render::markdown::render_text_download(&file_name, size, content_type, text);
+            let mut r = CallToolResult::success(vec![crate::exec::assistant_text(md)]);
+            r.structured_content = Some(json!({
+                "fileName": file_name, "size": size, "contentType": content_type, "text": text
+            }));
+            r
+        }
+        _ => {
+            let md = crate::render::markdown::render_binary_download_meta(
+                &file_name,
+                size,
+                content_type,
+            );
+            let mut r = CallToolResult::success(vec![crate::exec::assistant_text(md)]);
+            r.structured_content = Some(json!({
+                "fileName": file_name, "size": size, "contentType": content_type
+            }));
+            r
+        }
+    }
+}

@@ -1,0 +1,407 @@
+//! Building the HTTP request of an action from its validated parameters: path, query, header,
+//! body, multipart and octet-stream parameters by [`ParamLocation`], the default environment, an
+//! explicit `sort` on list calls. A [`Prepared`] request can be previewed (secrets masked) or
+//! sent.
+
+use base64::Engine as _;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use serde_json::{Map, Value, json};
+
+use crate::catalog::{Action, BodyEncoding, ParamLocation};
+
+/// Characters escaped in a path segment (everything but unreserved characters).
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// How the server authenticates to Arcane.
+#[derive(Clone)]
+pub enum Auth {
+    ApiKey(String),
+    Bearer(String),
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the credential itself.
+        match self {
+            Auth::ApiKey(_) => f.write_str("ApiKey(***)"),
+            Auth::Bearer(_) => f.write_str("Bearer(***)"),
+        }
+    }
+}
+
+impl Auth {
+    /// The header carrying the credential.
+    pub fn header(&self) -> (&'static str, String) {
+        match self {
+            Auth::ApiKey(k) => ("X-API-Key", k.clone()),
+            Auth::Bearer(t) => ("Authorization", format!("Bearer {t}")),
+        }
+    }
+}
+
+/// The body of a prepared request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    None,
+    Json(Value),
+    /// Raw bytes (octet-stream bodies, sent from a base64 `body` parameter).
+    Bytes(Vec<u8>),
+    /// multipart/form-data fields; binary fields came `base64:`-prefixed.
+    Multipart(Vec<(String, FormValue)>),
+}
+
+/// One multipart field.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormValue {
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+/// A request ready to preview or send.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub method: String,
+    /// Full URL including the query string.
+    pub url: String,
+    /// Headers other than authentication.
+    pub headers: Vec<(String, String)>,
+    pub body: Body,
+    /// The environment the call addresses (for hints), when the action has one.
+    pub environment: Option<String>,
+    /// Values of secret-looking path and query parameters, masked in previews of the URL.
+    pub secret_values: Vec<String>,
+}
+
+/// Builds the request of `action` with `params` (already validated) against `base_url`
+/// (without `/api`).
+pub fn build(
+    action: &Action,
+    params: &Map<String, Value>,
+    base_url: &str,
+    default_env: &str,
+) -> Result<Prepared, String> {
+    let mut path = action.path.clone();
+    let mut query: Vec<(String, String)> = Vec::new();
+    let mut headers: Vec<(String, String)> = Vec::new();
+    let mut json_body = Map::new();
+    let mut whole_body: Option<&Value> = None;
+    let mut form: Vec<(String, FormValue)> = Vec::new();
+    let mut environment = None;
+    let mut secret_values = Vec::new();
+
+    for p in &action.params {
+        let value = params.get(&p.name);
+        if matches!(p.location, ParamLocation::Path | ParamLocation::Query)
+            && is_secret_name(&p.name)
+            && let Some(v) = value
+        {
+            secret_values.push(scalar(v));
+        }
+        match p.location {
+            ParamLocation::Environment => {
+                // Never sent itself: it only fills `{id}` of `/environments/{id}/…`.
+                let env = value.map(scalar).unwrap_or_else(|| default_env.to_string());
+                path = path.replacen("{id}", &utf8_percent_encode(&env, SEGMENT).to_string(), 1);
+                environment = Some(env);
+            }
+            ParamLocation::Path => {
+                let Some(v) = value else {
+                    return Err(format!("missing path parameter {}", p.name));
+                };
+                let seg = utf8_percent_encode(&scalar(v), SEGMENT).to_string();
+                path = path.replace(&format!("{{{}}}", p.wire_name), &seg);
+            }
+            ParamLocation::Query => {
+                if let Some(v) = value {
+                    match v {
+                        Value::Null => {}
+                        // Arcane (huma) reads arrays in the query as comma-separated values.
+                        Value::Array(xs) => query.push((
+                            p.wire_name.clone(),
+                            xs.iter().map(scalar).collect::<Vec<_>>().join(","),
+                        )),
+                        other => query.push((p.wire_name.clone(), scalar(other))),
+                    }
+                }
+            }
+            ParamLocation::Header => {
+                if let Some(v) = value {
+                    headers.push((p.wire_name.clone(), scalar(v)));
+                }
+            }
+            ParamLocation::BodyProperty => {
+                if let Some(v) = value {
+                    json_body.insert(p.wire_name.clone(), v.clone());
+                }
+            }
+            ParamLocation::Body => whole_body = value,
+            ParamLocation::FormField => {
+                if let Some(v) = value {
+                    let text = scalar(v);
+                    let field = match text.strip_prefix("base64:") {
+                        Some(b64) => FormValue::Bytes(
+                            base64::engine::general_purpose::STANDARD
+                                .decode(b64.trim())
+                                .map_err(|e| format!("{}: invalid base64: {e}", p.name))?,
+                        ),
+                        None => FormValue::Text(text),
+                    };
+                    form.push((p.wire_name.clone(), field));
+                }
+            }
+            ParamLocation::Handler => {}
+        }
+    }
+
+    if action.list && action.sortable && !params.contains_key("sort") {
+        // Paging is only stable with an explicit order.
+        query.push(("sort".into(), default_sort(action)));
+    }
+
+    let body = match action.body {
+        BodyEncoding::None => Body::None,
+        BodyEncoding::Json => match whole_body {
+            Some(v) => Body::Json(v.clone()),
+            None if json_body.is_empty() && !body_required(action) => Body::None,
+            None => Body::Json(Value::Object(json_body)),
+        },
+        BodyEncoding::OctetStream => match whole_body {
+            Some(v) => Body::Bytes(
+                base64::engine::general_purpose::STANDARD
+                    .decode(scalar(v).trim())
+                    .map_err(|e| format!("body: invalid base64: {e}"))?,
+            ),
+            None => Body::None,
+        },
+        BodyEncoding::Multipart => Body::Multipart(form),
+    };
+
+    let mut url = format!("{}/api{}", base_url.trim_end_matches('/'), path);
+    if !query.is_empty() {
+        let qs = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(query.iter())
+            .finish();
+        url.push('?');
+        url.push_str(&qs);
+    }
+    Ok(Prepared {
+        method: action.method.clone(),
+        url,
+        headers,
+        body,
+        environment,
+        secret_values,
+    })
+}
+
+/// Whether any body property is required (then an empty object is still sent).
+fn body_required(action: &Action) -> bool {
+    action
+        .params
+        .iter()
+        .any(|p| p.location == ParamLocation::BodyProperty && p.required)
+}
+
+/// A value as it goes into a path, query or header.
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// The sort key of a list call when the caller gave none: the first of the `sort` parameter's
+/// enum (preferring `name`), else `name`, `id` or the first field of the listed items.
+pub fn default_sort(action: &Action) -> String {
+    if let Some(Value::Array(options)) = action.param("sort").and_then(|p| p.schema.get("enum")) {
+        let names: Vec<&str> = options.iter().filter_map(Value::as_str).collect();
+        for want in ["name", "id"] {
+            if names.contains(&want) {
+                return want.to_string();
+            }
+        }
+        if let Some(first) = names.first() {
+            return first.to_string();
+        }
+    }
+    let item_props = action.response_schema.as_ref().and_then(|s| {
+        s.pointer("/properties/data/items/properties")
+            .or_else(|| s.pointer("/items/properties"))
+            .and_then(Value::as_object)
+    });
+    match item_props {
+        Some(props) => ["name", "id"]
+            .into_iter()
+            .find(|k| props.contains_key(*k))
+            .map(str::to_string)
+            .or_else(|| props.keys().find(|k| *k != "$schema").cloned())
+            .unwrap_or_else(|| "id".into()),
+        None => "name".into(),
+    }
+}
+
+/// Words in a field name that mark it as secret.
+const SECRET_WORDS: [&str; 9] = [
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "key",
+    "credential",
+    "auth",
+    "private",
+    "cert",
+];
+
+/// Whether a field name looks like it holds a secret (`password`, `apiKey`, `clientSecret`…).
+pub fn is_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    SECRET_WORDS.iter().any(|w| n.contains(w)) && !n.ends_with("id") && n != "keys"
+}
+
+/// Masks secret-looking fields (recursively) and `KEY=value` environment entries.
+pub fn mask_secrets(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, val)| {
+                    let masked = if is_secret_name(k)
+                        && !val.is_null()
+                        && !val.is_object()
+                        && !val.is_array()
+                    {
+                        Value::String("***".into())
+                    } else if matches!(
+                        k.to_ascii_lowercase().as_str(),
+                        "env" | "environment" | "envcontent" | "envvars"
+                    ) {
+                        mask_env(val)
+                    } else {
+                        mask_secrets(val)
+                    };
+                    (k.clone(), masked)
+                })
+                .collect(),
+        ),
+        Value::Array(xs) => Value::Array(xs.iter().map(mask_secrets).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Environment values are secrets as a rule: keep the names, mask the values.
+fn mask_env(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(
+            s.lines()
+                .map(|l| match l.split_once('=') {
+                    Some((k, _)) => format!("{k}=***"),
+                    None => l.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        Value::Array(xs) => Value::Array(xs.iter().map(mask_env).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, _)| (k.clone(), Value::String("***".into())))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+impl Prepared {
+    /// The request as a safe-mode preview: method, URL, headers (the credential masked), body
+    /// with secret-looking fields masked.
+    pub fn preview(&self, auth: &Auth) -> Value {
+        let mut headers = Map::new();
+        let (name, _) = auth.header();
+        headers.insert(name.into(), Value::String("***".into()));
+        for (k, v) in &self.headers {
+            let masked = if is_secret_name(k) {
+                "***".to_string()
+            } else {
+                v.clone()
+            };
+            headers.insert(k.clone(), Value::String(masked));
+        }
+        let body = match &self.body {
+            Body::None => Value::Null,
+            Body::Json(v) => mask_secrets(v),
+            Body::Bytes(b) => json!({"bytes": b.len(), "contentType": "application/octet-stream"}),
+            Body::Multipart(fields) => Value::Object(
+                fields
+                    .iter()
+                    .map(|(k, f)| {
+                        let v = match f {
+                            _ if is_secret_name(k) => Value::String("***".into()),
+                            FormValue::Text(t) => Value::String(t.clone()),
+                            FormValue::Bytes(b) => Value::String(format!("<{} bytes>", b.len())),
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect(),
+            ),
+        };
+        let mut url = self.url.clone();
+        for secret in self.secret_values.iter().filter(|s| !s.is_empty()) {
+            for form in [
+                utf8_percent_encode(secret, SEGMENT).to_string(),
+                url::form_urlencoded::byte_serialize(secret.as_bytes()).collect(),
+            ] {
+                url = url.replace(&form, "***");
+            }
+        }
+        json!({"method": self.method, "url": url, "headers": headers, "body": body})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_masked() {
+        let body = json!({"username": "bot", "password": "p", "token": "t", "apiKey": "k",
+                          "awsAccessKeyId": "AKIA", "nested": {"clientSecret": "s"},
+                          "env": ["A=1", "B"], "envContent": "X=1\nY=2"});
+        let m = mask_secrets(&body);
+        assert_eq!(m["username"], "bot");
+        for k in ["password", "token", "apiKey"] {
+            assert_eq!(m[k], "***", "{k}");
+        }
+        assert_eq!(m["awsAccessKeyId"], "AKIA");
+        assert_eq!(m["nested"]["clientSecret"], "***");
+        assert_eq!(m["env"], json!(["A=***", "B"]));
+        assert_eq!(m["envContent"], "X=***\nY=***");
+    }
+
+    #[test]
+    fn secret_path_values_are_masked_in_previews() {
+        let p = Prepared {
+            method: "POST".into(),
+            url: "http://a/api/webhooks/trigger/s3cr%2Ft?x=1".into(),
+            headers: vec![("X-Registry-Token".into(), "t".into())],
+            body: Body::None,
+            environment: None,
+            secret_values: vec!["s3cr/t".into()],
+        };
+        let v = p.preview(&Auth::ApiKey("k".into()));
+        assert_eq!(v["url"], "http://a/api/webhooks/trigger/***?x=1");
+        assert_eq!(v["headers"]["X-Registry-Token"], "***");
+        assert_eq!(v["headers"]["X-API-Key"], "***");
+    }
+
+    #[test]
+    fn auth_debug_hides_the_credential() {
+        assert_eq!(
+            format!("{:?}", Auth::ApiKey("sekrit".into())),
+            "ApiKey(***)"
+        );
+    }
+}

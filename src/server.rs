@@ -1,0 +1,157 @@
+//! The rmcp glue: `ServerHandler` over the live snapshot and the executor. No logic of its own
+//! beyond routing; list-changed notifications follow the snapshot's generation.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
+};
+use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+
+use crate::exec::{Executor, error_result};
+use crate::reload::Live;
+use crate::snapshot::Snapshot;
+use crate::surface::{self, Call};
+
+/// The MCP server: the live snapshot, the executor and the server instructions.
+#[derive(Clone)]
+pub struct ArcaneServer {
+    live: Arc<Live<Snapshot>>,
+    exec: Arc<Executor>,
+    instructions: String,
+}
+
+impl ArcaneServer {
+    /// A server over a live snapshot.
+    pub fn new(live: Arc<Live<Snapshot>>, exec: Arc<Executor>) -> ArcaneServer {
+        let snap = live.load();
+        let instructions = surface::instructions(
+            snap.surface,
+            &exec.config().environment,
+            snap.policy.safe_mode,
+        );
+        ArcaneServer {
+            live,
+            exec,
+            instructions,
+        }
+    }
+
+    /// Handles one `tools/call` on the current snapshot (loaded once for the whole call).
+    pub async fn call(
+        &self,
+        tool: &str,
+        args: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) -> rmcp::model::CallToolResult {
+        let snap = self.live.load();
+        match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
+            Err(text) => error_result(text),
+            Ok(Call::Find { query, limit }) => crate::find::find(&snap, &query, limit),
+            Ok(Call::Execute {
+                action,
+                params,
+                confirm,
+            }) => self.exec.execute(&snap, &action, params, confirm).await,
+        }
+    }
+}
+
+impl ServerHandler for ArcaneServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("arcane-mcp", env!("CARGO_PKG_VERSION")).with_title("Arcane"),
+        )
+        .with_instructions(self.instructions.clone())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(
+            self.live.load().tools.clone(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let started = std::time::Instant::now();
+        let result = self.call(&request.name, request.arguments.as_ref()).await;
+        tracing::debug!(
+            tool = %request.name,
+            is_error = result.is_error.unwrap_or(false),
+            ms = started.elapsed().as_millis() as u64,
+            "tools/call"
+        );
+        Ok(result.into())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Sessions of the 2026-07-28 protocol get list changes through subscriptions/listen.
+        let _ = requested;
+        Some(
+            SubscriptionFilter::builder()
+                .tools_list_changed()
+                .resources_list_changed()
+                .build(),
+        )
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let mut generation = self.live.subscribe();
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                changed = generation.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    let sink = context.sink();
+                    if context.accepted().tools_list_changed == Some(true) {
+                        let _ = sink.notify_tool_list_changed().await;
+                    }
+                    if context.accepted().resources_list_changed == Some(true) {
+                        let _ = sink.notify_resource_list_changed().await;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Sends `notifications/tools/list_changed` and `notifications/resources/list_changed` to a
+/// legacy (initialize-handshake) session on every snapshot swap, until the session ends.
+pub async fn notify_legacy_session(peer: rmcp::Peer<RoleServer>, live: Arc<Live<Snapshot>>) {
+    let mut generation = live.subscribe();
+    while generation.changed().await.is_ok() {
+        let legacy = peer
+            .peer_info()
+            .is_some_and(|info| info.protocol_version.has_initialize());
+        if !legacy {
+            continue;
+        }
+        if peer.notify_tool_list_changed().await.is_err()
+            || peer.notify_resource_list_changed().await.is_err()
+        {
+            return;
+        }
+        tracing::debug!("sent tools and resources list_changed");
+    }
+}

@@ -1,0 +1,590 @@
+//! The three tool surfaces (SPEC §3): the tool definitions each one lists, and the parsing of a
+//! call into what the executor needs (`action`, `params`, `confirm`). Nothing here talks to
+//! Arcane; every surface is a projection of the same catalog and policy.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::{Map, Value, json};
+
+use crate::catalog::{Action, Catalog};
+use crate::config::Surface;
+use crate::policy::Policy;
+
+/// The dynamic surface's search tool.
+pub const FIND_TOOL: &str = "arcane_find_action";
+/// The dynamic surface's execution tool.
+pub const EXECUTE_TOOL: &str = "arcane_execute_action";
+/// Longest accepted search query, in characters.
+pub const MAX_QUERY_CHARS: usize = 256;
+/// Default and largest number of search results.
+pub const DEFAULT_LIMIT: usize = 10;
+pub const MAX_LIMIT: usize = 50;
+/// Nesting depth of object properties kept in an individual tool's schema; deeper levels are
+/// replaced by `{"type": "object"}` and the full schema is at `arcane://tools/<id>` (calls are
+/// still validated against the full schema).
+pub const TOOL_SCHEMA_DEPTH: usize = 3;
+
+/// The server's `instructions` (SPEC §3), for the active surface.
+pub fn instructions(surface: Surface, environment: &str, safe_mode: bool) -> String {
+    let how = match surface {
+        Surface::Dynamic => format!(
+            "Find an action with {FIND_TOOL} (plain words: a resource and a verb), then run it with \
+             {EXECUTE_TOOL} {{\"action\": \"<id>\", \"params\": {{...}}, \"confirm\": false}}."
+        ),
+        Surface::Meta => "One tool per domain (arcane_<domain>); call it with {\"action\": \"<name>\", \
+             \"params\": {...}, \"confirm\": false}. Full schema of an action: arcane://tools/<domain>.<name>."
+            .to_string(),
+        Surface::Individual => "One tool per action (arcane_<domain>_<action>); parameters are top level."
+            .to_string(),
+    };
+    let mut s = format!(
+        "Operate Arcane (Docker containers, images, compose projects, volumes, networks, swarm, \
+         environments, registries, GitOps, users, settings). {how} Destructive actions need \
+         \"confirm\": true; ask the user first. environmentId defaults to the configured \
+         environment (\"{environment}\"). Parameters are checked before anything reaches Arcane."
+    );
+    if safe_mode {
+        s.push_str(" Safe mode is on: changing actions return a preview of the request instead of running.");
+    }
+    s
+}
+
+/// The tool list of a surface: only served actions and domains appear.
+pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> {
+    match surface {
+        Surface::Dynamic => dynamic_tools(policy.read_only),
+        Surface::Meta => catalog
+            .domains
+            .iter()
+            .filter_map(|d| {
+                let served: Vec<&Action> = d
+                    .actions
+                    .iter()
+                    .filter_map(|id| catalog.get(id))
+                    .filter(|a| policy.serves(a))
+                    .collect();
+                (!served.is_empty()).then(|| meta_tool(&d.name, &d.title, &served))
+            })
+            .collect(),
+        Surface::Individual => catalog
+            .actions
+            .iter()
+            .filter(|a| policy.serves(a))
+            .map(individual_tool)
+            .collect(),
+    }
+}
+
+fn object(v: Value) -> Arc<JsonObject> {
+    match v {
+        Value::Object(m) => Arc::new(m),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn dynamic_tools(read_only: bool) -> Vec<Tool> {
+    let find = Tool::new(
+        FIND_TOOL,
+        "Search Arcane's actions locally (containers, images, projects, volumes, networks, swarm, \
+         environments, registries, GitOps, users, settings). Returns IDs, required params, flags; \
+         the first 5 with their input schema.",
+        object(json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "maxLength": MAX_QUERY_CHARS, "description": "Plain words: a resource and a verb, e.g. restart container"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        })),
+    )
+    .with_title("Find an Arcane action")
+    .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true).open_world(false));
+    let exec = Tool::new(
+        EXECUTE_TOOL,
+        "Run an Arcane action by ID from arcane_find_action. Parameters go in params. Destructive \
+         actions need confirm: true. Schema: arcane://tools/<id>.",
+        object(json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "description": "Action ID, e.g. container.restart"},
+                "params": {"type": "object"},
+                "confirm": {"type": "boolean", "default": false}
+            },
+            "required": ["action"],
+            "additionalProperties": false
+        })),
+    )
+    .with_title("Run an Arcane action")
+    // In read-only mode every action it can run only reads.
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(read_only)
+            .destructive(!read_only)
+            .open_world(true),
+    );
+    vec![find, exec]
+}
+
+fn meta_tool(domain: &str, title: &str, actions: &[&Action]) -> Tool {
+    let mut desc = format!("{title} actions:");
+    for a in actions {
+        desc.push(' ');
+        desc.push_str(&a.name);
+        if a.destructive {
+            desc.push('!');
+        }
+        desc.push(',');
+    }
+    desc.pop();
+    desc.push_str(". ! = destructive, needs confirm. Schema: arcane://tools/");
+    desc.push_str(domain);
+    desc.push_str(".<action>");
+    let any_mutating = actions.iter().any(|a| a.mutating);
+    let any_destructive = actions.iter().any(|a| a.destructive);
+    Tool::new(
+        format!("arcane_{domain}"),
+        desc,
+        object(json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string"},
+                "params": {"type": "object"},
+                "confirm": {"type": "boolean"}
+            },
+            "required": ["action"],
+            "additionalProperties": false
+        })),
+    )
+    .with_title(title.to_string())
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(!any_mutating)
+            .destructive(any_destructive)
+            .idempotent(actions.iter().all(|a| a.idempotent))
+            .open_world(true),
+    )
+}
+
+fn individual_tool(a: &Action) -> Tool {
+    let mut schema = tool_schema(&a.input_schema);
+    if a.destructive
+        && a.param("confirm").is_none()
+        && let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut)
+    {
+        props.insert(
+            "confirm".into(),
+            json!({"type": "boolean", "description": "Must be true: destructive"}),
+        );
+    }
+    let mut desc = a.description.trim().to_string();
+    if desc.is_empty() {
+        desc = a.title.clone();
+    }
+    if schema_depth(&a.input_schema) > TOOL_SCHEMA_DEPTH {
+        desc.push_str(&format!(" Full schema: arcane://tools/{}", a.id));
+    }
+    Tool::new(a.individual_tool_name(), desc, object(schema))
+        .with_title(a.title.clone())
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(!a.mutating)
+                .destructive(a.destructive)
+                .idempotent(a.idempotent)
+                .open_world(true),
+        )
+}
+
+/// An input schema as shown in a tool definition: descriptions that merely repeat the property
+/// name are dropped and object nesting is capped at [`TOOL_SCHEMA_DEPTH`] (the full schema is
+/// served at `arcane://tools/<id>` and used for validation).
+pub fn tool_schema(full: &Value) -> Value {
+    shrink(full, 0, None)
+}
+
+fn shrink(v: &Value, depth: usize, name: Option<&str>) -> Value {
+    let Value::Object(map) = v else {
+        return v.clone();
+    };
+    let mut out = Map::with_capacity(map.len());
+    for (k, val) in map {
+        match k.as_str() {
+            "properties" => {
+                let Value::Object(props) = val else { continue };
+                if depth >= TOOL_SCHEMA_DEPTH {
+                    // Too deep for a tool definition: keep the type, say where the rest is.
+                    continue;
+                }
+                let mut p = Map::with_capacity(props.len());
+                for (pn, ps) in props {
+                    p.insert(pn.clone(), shrink(ps, depth + 1, Some(pn)));
+                }
+                out.insert(k.clone(), Value::Object(p));
+            }
+            "description" | "title" => {
+                let text = val.as_str().unwrap_or_default();
+                if k == "title" || repeats_name(text, name) {
+                    continue;
+                }
+                out.insert(k.clone(), Value::String(trim_description(text)));
+            }
+            "required" | "additionalProperties" | "patternProperties"
+                if depth >= TOOL_SCHEMA_DEPTH => {}
+            "items" | "additionalProperties" => {
+                out.insert(k.clone(), shrink(val, depth + 1, name));
+            }
+            "anyOf" | "oneOf" | "allOf" => {
+                let items = val
+                    .as_array()
+                    .map(|xs| xs.iter().map(|x| shrink(x, depth, name)).collect())
+                    .unwrap_or_default();
+                out.insert(k.clone(), Value::Array(items));
+            }
+            _ => {
+                out.insert(k.clone(), val.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// How deep object properties nest in a schema (the input object itself is depth 0).
+fn schema_depth(v: &Value) -> usize {
+    match v {
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, val)| match k.as_str() {
+                "properties" => val
+                    .as_object()
+                    .map(|p| p.values().map(|s| 1 + schema_depth(s)).max().unwrap_or(0))
+                    .unwrap_or(0),
+                "items" | "additionalProperties" => 1 + schema_depth(val),
+                "anyOf" | "oneOf" | "allOf" => val
+                    .as_array()
+                    .map(|xs| xs.iter().map(schema_depth).max().unwrap_or(0))
+                    .unwrap_or(0),
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// A description that adds nothing to the property name ("Container ID" for `containerId`).
+fn repeats_name(text: &str, name: Option<&str>) -> bool {
+    let norm = |s: &str| -> String {
+        s.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let t = norm(text);
+    t.is_empty() || name.is_some_and(|n| norm(n) == t || format!("the{}", norm(n)) == t)
+}
+
+/// First sentence, at most 160 characters: tool definitions are paid for in every prompt.
+fn trim_description(text: &str) -> String {
+    let t = text.trim();
+    let first = match t.find(". ") {
+        Some(i) => &t[..=i],
+        None => t.lines().next().unwrap_or(""),
+    };
+    if first.chars().count() > 160 {
+        let cut: String = first.chars().take(157).collect();
+        format!("{}…", cut.trim_end())
+    } else {
+        first.to_string()
+    }
+}
+
+/// How the server writes an action's name on a surface (next steps, hints): dynamic
+/// `container.get`, meta `arcane_container` (action `get`), individual `arcane_container_get`.
+pub fn call_name(surface: Surface, a: &Action) -> String {
+    match surface {
+        Surface::Dynamic => format!("`{}`", a.id),
+        Surface::Meta => format!("`{}` (action `{}`)", a.meta_tool_name(), a.name),
+        Surface::Individual => format!("`{}`", a.individual_tool_name()),
+    }
+}
+
+/// A parsed tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call {
+    /// `arcane_find_action`.
+    Find { query: String, limit: usize },
+    /// Run an action; `action` is a name as given (any accepted alias), resolved by the executor.
+    Execute {
+        action: String,
+        params: Map<String, Value>,
+        confirm: bool,
+    },
+}
+
+/// Parses a `tools/call` into a [`Call`]; the error is the text of an `isError` result.
+pub fn parse_call(
+    surface: Surface,
+    catalog: &Catalog,
+    tool: &str,
+    args: Option<&Map<String, Value>>,
+) -> Result<Call, String> {
+    let empty = Map::new();
+    let args = args.unwrap_or(&empty);
+    match surface {
+        Surface::Dynamic => match tool {
+            FIND_TOOL => parse_find(args),
+            EXECUTE_TOOL => parse_wrapped(args, None),
+            other => Err(unknown_tool(other, &[FIND_TOOL, EXECUTE_TOOL])),
+        },
+        Surface::Meta => {
+            let Some(domain) = tool.strip_prefix("arcane_").and_then(|d| catalog.domain(d)) else {
+                let names: Vec<String> = catalog
+                    .domains
+                    .iter()
+                    .map(|d| format!("arcane_{}", d.name))
+                    .collect();
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                return Err(unknown_tool(tool, &names));
+            };
+            parse_wrapped(args, Some(&domain.name))
+        }
+        Surface::Individual => {
+            let Some(action) = catalog.resolve(tool) else {
+                if let Some(reason) = crate::policy::catalog_exclusion(catalog, tool) {
+                    return Err(format!("{tool} is not served: {reason}."));
+                }
+                let closest = catalog.closest(tool, 5);
+                return Err(format!(
+                    "Unknown tool {tool:?}. Closest actions: {}. Their tools are arcane_<domain>_<action>.",
+                    closest.join(", ")
+                ));
+            };
+            let mut params = args.clone();
+            let mut confirm = false;
+            if action.param("confirm").is_none()
+                && let Some(c) = params.remove("confirm")
+            {
+                confirm = parse_confirm(&c)?;
+            }
+            Ok(Call::Execute {
+                action: action.id.clone(),
+                params,
+                confirm,
+            })
+        }
+    }
+}
+
+fn unknown_tool(tool: &str, known: &[&str]) -> String {
+    let mut scored: Vec<(f64, &str)> = known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(tool, k), *k))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let best: Vec<&str> = scored.into_iter().take(5).map(|(_, k)| k).collect();
+    format!(
+        "Unknown tool {tool:?}. Available tools include: {}.",
+        best.join(", ")
+    )
+}
+
+fn parse_find(args: &Map<String, Value>) -> Result<Call, String> {
+    let query = match args.get("query") {
+        Some(Value::String(q)) if !q.trim().is_empty() => q.trim().to_string(),
+        _ => {
+            return Err(format!(
+                "{FIND_TOOL} needs \"query\": plain words naming a resource and a verb, e.g. \
+                 {{\"query\": \"restart container\"}}."
+            ));
+        }
+    };
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return Err(format!(
+            "The query has {} characters; at most {MAX_QUERY_CHARS} are accepted. Use a few words: a resource and a verb.",
+            query.chars().count()
+        ));
+    }
+    let limit = match args.get("limit") {
+        None | Some(Value::Null) => DEFAULT_LIMIT,
+        Some(v) => match v.as_u64() {
+            Some(n) if (1..=MAX_LIMIT as u64).contains(&n) => n as usize,
+            _ => {
+                return Err(format!(
+                    "\"limit\" must be an integer from 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT}); got {v}."
+                ));
+            }
+        },
+    };
+    if let Some(k) = args.keys().find(|k| *k != "query" && *k != "limit") {
+        return Err(format!(
+            "{FIND_TOOL} accepts only \"query\" and \"limit\"; remove {k:?}."
+        ));
+    }
+    Ok(Call::Find { query, limit })
+}
+
+/// `{"action", "params", "confirm"}` (dynamic, and meta with the domain implied).
+fn parse_wrapped(args: &Map<String, Value>, domain: Option<&str>) -> Result<Call, String> {
+    let action = match args.get("action") {
+        Some(Value::String(a)) if !a.trim().is_empty() => a.trim().to_string(),
+        _ => {
+            let example = match domain {
+                Some(_) => "{\"action\": \"list\", \"params\": {}}",
+                None => "{\"action\": \"container.list\", \"params\": {}}",
+            };
+            return Err(format!("Missing \"action\". Call shape: {example}."));
+        }
+    };
+    let action = match domain {
+        // A bare action name is relative to the tool's domain; other forms are aliases.
+        Some(d) if !action.contains('.') && !action.starts_with("arcane_") => {
+            format!("{d}.{action}")
+        }
+        _ => action,
+    };
+    let params = match args.get("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        // Some clients send the object as a JSON string.
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(m)) => m,
+            _ => return Err("\"params\" must be an object of the action's parameters.".into()),
+        },
+        Some(_) => return Err("\"params\" must be an object of the action's parameters.".into()),
+    };
+    let confirm = match args.get("confirm") {
+        None | Some(Value::Null) => false,
+        Some(c) => parse_confirm(c)?,
+    };
+    if let Some(k) = args
+        .keys()
+        .find(|k| !matches!(k.as_str(), "action" | "params" | "confirm"))
+    {
+        return Err(format!(
+            "Unexpected top-level {k:?}: the action's parameters go inside \"params\", e.g. \
+             {{\"action\": \"{action}\", \"params\": {{\"{k}\": …}}}}."
+        ));
+    }
+    Ok(Call::Execute {
+        action,
+        params,
+        confirm,
+    })
+}
+
+fn parse_confirm(v: &Value) -> Result<bool, String> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::String(s) if s.eq_ignore_ascii_case("true") => Ok(true),
+        Value::String(s) if s.eq_ignore_ascii_case("false") => Ok(false),
+        other => Err(format!("\"confirm\" must be true or false; got {other}.")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn dynamic_call_shapes() {
+        let cat = Catalog::default();
+        let call = parse_call(
+            Surface::Dynamic,
+            &cat,
+            EXECUTE_TOOL,
+            Some(&args(json!({"action": "container.restart", "params": {"containerId": "w"}, "confirm": true}))),
+        )
+        .unwrap();
+        assert_eq!(
+            call,
+            Call::Execute {
+                action: "container.restart".into(),
+                params: args(json!({"containerId": "w"})),
+                confirm: true
+            }
+        );
+        // params as a JSON string, confirm as a string.
+        let call = parse_call(
+            Surface::Dynamic,
+            &cat,
+            EXECUTE_TOOL,
+            Some(&args(
+                json!({"action": "x.y", "params": "{\"a\":1}", "confirm": "false"}),
+            )),
+        )
+        .unwrap();
+        assert!(matches!(call, Call::Execute { confirm: false, .. }));
+        assert!(
+            parse_call(
+                Surface::Dynamic,
+                &cat,
+                EXECUTE_TOOL,
+                Some(&args(json!({"action": "x.y", "a": 1})))
+            )
+            .unwrap_err()
+            .contains("inside \"params\"")
+        );
+        assert!(
+            parse_call(Surface::Dynamic, &cat, EXECUTE_TOOL, None)
+                .unwrap_err()
+                .contains("Missing \"action\"")
+        );
+        assert!(
+            parse_call(
+                Surface::Dynamic,
+                &cat,
+                FIND_TOOL,
+                Some(&args(json!({"query": "q", "limit": 0})))
+            )
+            .is_err()
+        );
+        assert_eq!(
+            parse_call(
+                Surface::Dynamic,
+                &cat,
+                FIND_TOOL,
+                Some(&args(json!({"query": " list containers "})))
+            )
+            .unwrap(),
+            Call::Find {
+                query: "list containers".into(),
+                limit: DEFAULT_LIMIT
+            }
+        );
+        assert!(
+            parse_call(Surface::Dynamic, &cat, "nope", None)
+                .unwrap_err()
+                .contains("Unknown tool")
+        );
+    }
+
+    #[test]
+    fn tool_schemas_are_shrunk_not_broken() {
+        let full = json!({"type": "object", "properties": {
+            "containerId": {"type": "string", "description": "Container ID"},
+            "config": {"type": "object", "description": "Config. More words here.", "properties": {
+                "a": {"type": "object", "properties": {"b": {"type": "object", "properties": {"c": {"type": "string"}}, "required": ["c"], "additionalProperties": false}}}
+            }}
+        }, "additionalProperties": false});
+        let s = tool_schema(&full);
+        assert!(
+            s["properties"]["containerId"].get("description").is_none(),
+            "repeats the name"
+        );
+        assert_eq!(s["properties"]["config"]["description"], "Config.");
+        let b = &s["properties"]["config"]["properties"]["a"]["properties"]["b"];
+        assert_eq!(b["type"], "object");
+        assert!(
+            b.get("properties").is_none()
+                && b.get("required").is_none()
+                && b.get("additionalProperties").is_none()
+        );
+        assert_eq!(s["additionalProperties"], false);
+        assert_eq!(schema_depth(&full), 4);
+    }
+}

@@ -1,0 +1,282 @@
+//! Search quality over the real catalog (Arcane 2.8.0's OpenAPI document + built-in layers).
+//!
+//! The query list below was written, with its expected IDs, before the ranking was tuned: it
+//! describes what a user means, not what the ranking happens to return. The spec is read from
+//! `../shared/arcane` next to the repository, or from `ARCANE_SHARED_DIR`.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use arcane_mcp::catalog::{Action, Catalog};
+use arcane_mcp::reload::Sources;
+use arcane_mcp::search::SearchIndex;
+use arcane_mcp::spec::SpecSource;
+
+/// (plain query, the action a user means).
+const QUERIES: &[(&str, &str)] = &[
+    ("restart container", "container.restart"),
+    ("pull image", "image.pull"),
+    ("scale swarm service", "swarm_service.scale"),
+    ("list volumes", "volume.list"),
+    ("deploy project", "project.up"),
+    ("who am i", "auth.me"),
+    ("container logs", "container.logs"),
+    ("stop container", "container.stop"),
+    ("start container", "container.start"),
+    ("remove image", "image.delete"),
+    ("prune images", "image.prune"),
+    ("create network", "network.create"),
+    ("delete volume", "volume.delete"),
+    ("project compose file", "project.compose"),
+    ("check image updates", "image_update.check"),
+    ("scan image vulnerabilities", "image.vulnerabilities_scan"),
+    ("list environments", "environment.list"),
+    ("test environment connection", "environment.test"),
+    ("swarm nodes", "swarm_node.list"),
+    ("rollback swarm service", "swarm_service.rollback"),
+    ("redeploy project", "project.redeploy"),
+    ("down project", "project.down"),
+    ("system prune", "system.prune"),
+    ("docker info", "system.docker_info"),
+    ("list users", "user.list"),
+    ("create api key", "api_key.create"),
+    ("gitops sync", "gitops_sync.list"),
+    ("container registries", "container_registry.list"),
+    ("templates", "template.list"),
+    ("volume backup", "volume.backups"),
+    ("restore volume backup", "volume_backup.restore"),
+    ("exec command in container", "container.exec"),
+    ("container stats", "container.stats"),
+    ("host resource usage", "system.stats"),
+    ("project runtime status", "project.runtime"),
+    ("kill container", "container.kill"),
+    ("pause container", "container.pause"),
+    ("unpause container", "container.unpause"),
+    ("network topology", "network.topology"),
+    ("list images", "image.list"),
+    ("image history", "image.history"),
+    ("project updates", "project.updates"),
+    ("containers", "container.list"),
+    ("create user", "user.create"),
+    ("delete project", "project.destroy"),
+    ("list swarm stacks", "swarm_stack.list"),
+    ("deploy stack", "swarm_stack.create"),
+    ("swarm secrets", "swarm_secret.list"),
+    ("rotate join token", "swarm_join_token.rotate"),
+    ("change password", "auth.password"),
+    ("logout", "auth.logout"),
+    ("list webhooks", "webhook.list"),
+    ("tag image", "image.tag"),
+    ("build image", "image.build"),
+    ("run job now", "job.run"),
+    ("check for upgrade", "system.upgrade_check"),
+    ("recent events", "event.list"),
+    ("ignore vulnerability", "vulnerability.ignore"),
+    ("swarm service logs", "swarm_service.logs"),
+    ("project logs", "project.logs"),
+    ("remove container", "container.delete"),
+    ("rm container", "container.delete"),
+    ("docker ps", "container.list"),
+    ("export image", "image.export"),
+    ("join swarm", "swarm.join"),
+    ("docker compose up", "project.up"),
+    ("global variables", "variable.list"),
+    ("update settings", "setting.update"),
+    ("api keys", "api_key.list"),
+    ("inspect container", "container.get"),
+    ("start stopped containers", "system_container.start_stopped"),
+    ("stop all containers", "system_container.stop_all"),
+    ("network list", "network.list"),
+    ("health check", "health.get"),
+    // Typos (one edit) still find the action.
+    ("restrat container", "container.restart"),
+    ("list netwroks", "network.list"),
+    ("prune volumse", "volume.prune"),
+];
+
+fn shared_dir() -> PathBuf {
+    match std::env::var_os("ARCANE_SHARED_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/arcane"),
+    }
+}
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        let sources = Sources {
+            spec: SpecSource {
+                explicit: Some(shared_dir().join("openapi-v2.8.0.json")),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        sources.build().expect("the catalog builds")
+    })
+}
+
+fn index() -> &'static SearchIndex {
+    static INDEX: OnceLock<SearchIndex> = OnceLock::new();
+    INDEX.get_or_init(|| SearchIndex::build(catalog()).expect("the index builds"))
+}
+
+fn all(_: &Action) -> bool {
+    true
+}
+
+fn ids(query: &str, limit: usize) -> Vec<String> {
+    index()
+        .search(catalog(), query, limit, &all)
+        .into_iter()
+        .map(|h| h.id)
+        .collect()
+}
+
+#[test]
+fn expected_ids_exist() {
+    let missing: Vec<&str> = QUERIES
+        .iter()
+        .map(|(_, id)| *id)
+        .filter(|id| catalog().get(id).is_none())
+        .collect();
+    assert!(missing.is_empty(), "expected IDs not in the catalog: {missing:?}");
+    assert!(QUERIES.len() >= 40);
+}
+
+#[test]
+fn quality() {
+    let mut first = 0;
+    let mut top3 = 0;
+    let mut report = String::new();
+    for (query, want) in QUERIES {
+        let got = ids(query, 5);
+        match got.iter().position(|id| id == want) {
+            Some(0) => {
+                first += 1;
+                top3 += 1;
+            }
+            Some(p) if p < 3 => {
+                top3 += 1;
+                report.push_str(&format!("  #{} {query:?} → want {want}, got {got:?}\n", p + 1));
+            }
+            _ => report.push_str(&format!("  MISS {query:?} → want {want}, got {got:?}\n")),
+        }
+    }
+    let n = QUERIES.len();
+    let first_pct = 100.0 * first as f64 / n as f64;
+    println!(
+        "search quality: first {first}/{n} ({first_pct:.1}%), top-3 {top3}/{n}\n{report}"
+    );
+    assert!(first_pct >= 90.0, "first-hit rate {first_pct:.1}% < 90%:\n{report}");
+    assert_eq!(top3, n, "not all queries have their action in the top 3:\n{report}");
+}
+
+#[test]
+fn verb_beats_noun() {
+    let got = ids("restart container", 10);
+    let restart = got.iter().position(|id| id == "container.restart");
+    let get = got.iter().position(|id| id == "container.get");
+    assert!(restart.is_some(), "{got:?}");
+    assert!(get.is_none() || restart < get, "{got:?}");
+}
+
+#[test]
+fn limit_is_honoured() {
+    for limit in [0, 1, 3, 10, 50] {
+        let got = ids("container", limit);
+        assert!(got.len() <= limit, "limit {limit}: {got:?}");
+    }
+    assert_eq!(ids("container", 3).len(), 3);
+    assert!(ids("container", 1000).len() <= catalog().actions.len());
+}
+
+#[test]
+fn hits_are_sorted_and_unique() {
+    let hits = index().search(catalog(), "update project", 50, &all);
+    assert!(!hits.is_empty());
+    for w in hits.windows(2) {
+        assert!(w[0].score >= w[1].score, "{} < {}", w[0].score, w[1].score);
+    }
+    let mut seen = std::collections::HashSet::new();
+    assert!(hits.iter().all(|h| seen.insert(h.id.clone())));
+}
+
+#[test]
+fn allow_filter_is_honoured() {
+    let read_only = |a: &Action| !a.mutating;
+    let hits = index().search(catalog(), "restart container", 20, &read_only);
+    assert!(hits.iter().all(|h| !catalog().get(&h.id).unwrap().mutating));
+    assert!(!hits.iter().any(|h| h.id == "container.restart"));
+
+    let no_containers = |a: &Action| a.domain != "container";
+    let hits = index().search(catalog(), "containers", 20, &no_containers);
+    assert!(hits.iter().all(|h| !h.id.starts_with("container.")), "{hits:?}");
+
+    let nothing = |_: &Action| false;
+    assert!(index().search(catalog(), "container", 10, &nothing).is_empty());
+}
+
+#[test]
+fn blank_queries_return_nothing() {
+    for q in ["", " ", "\t\n", "   \u{3000} "] {
+        assert!(ids(q, 10).is_empty(), "{q:?}");
+    }
+}
+
+#[test]
+fn hostile_queries_never_fail() {
+    let long = "container ".repeat(26);
+    let long_unbroken = "x".repeat(256);
+    let odd = [
+        "\"",
+        "\"\"",
+        "\"restart container",
+        ":",
+        "id:container.restart",
+        "title:restart",
+        "(",
+        ")",
+        "(restart",
+        "*",
+        "container*",
+        "?",
+        "~",
+        "restart~2",
+        "^",
+        "boost^10",
+        "AND OR NOT",
+        "AND",
+        "NOT container",
+        "+container -image",
+        "[a TO z]",
+        "{}",
+        "\\",
+        "/regex/",
+        "&& || !",
+        "🐳 container 🚀",
+        "🐳",
+        "conteneur redémarrer",
+        "容器 重启",
+        "ﬁle",
+        "İstanbul",
+        "\u{0}",
+        "\u{200b}",
+        long.as_str(),
+        long_unbroken.as_str(),
+    ];
+    for q in odd {
+        let hits = index().search(catalog(), q, 10, &all);
+        assert!(hits.len() <= 10, "{q:?}");
+    }
+    // Syntax characters do not change what plain words find.
+    assert_eq!(
+        ids("\"restart\" (container)", 1),
+        vec!["container.restart".to_string()]
+    );
+}
+
+#[test]
+fn index_is_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<SearchIndex>();
+}

@@ -1,0 +1,327 @@
+//! Safety and naming, enforced server-side: read-only mode and exclusions withdraw actions from
+//! tools, search and calls (with the reason); safe mode sends nothing and previews the request
+//! with secrets masked; every alias resolves; unknown names get the closest IDs; wrong
+//! parameters get the accepted and required ones back before anything is sent.
+
+mod server_support;
+
+use serde_json::json;
+use server_support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_withdraws_mutating_actions() {
+    let sim = Sim::start().await;
+    let catalog = catalog();
+    let reads = catalog.actions.iter().filter(|a| !a.mutating).count();
+
+    let ind = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--tool-surface", "individual", "--read-only"],
+    )
+    .await;
+    let listed = tools(&ind).await;
+    assert_eq!(listed.len(), reads, "only reading actions have tools");
+    assert!(
+        listed
+            .iter()
+            .all(|t| t.annotations.as_ref().unwrap().read_only_hint == Some(true))
+    );
+    let e = err(&call(
+        &ind,
+        "arcane_container_restart",
+        json!({"containerId": "web-1"}),
+    )
+    .await);
+    assert!(e.contains("read-only"), "{e}");
+    ind.cancel().await.ok();
+
+    let meta = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--tool-surface", "meta", "--read-only"],
+    )
+    .await;
+    let c = tools(&meta)
+        .await
+        .into_iter()
+        .find(|t| t.name == "arcane_container")
+        .unwrap();
+    assert!(!c.description.as_deref().unwrap().contains("restart"));
+    meta.cancel().await.ok();
+
+    let dynamic = spawn(&sim.base(), sim.sim.api_key(), &["--read-only"]).await;
+    let exec_tool = tools(&dynamic)
+        .await
+        .into_iter()
+        .find(|t| t.name == "arcane_execute_action")
+        .unwrap();
+    assert_eq!(exec_tool.annotations.unwrap().read_only_hint, Some(true));
+    let found = ok(&call(
+        &dynamic,
+        "arcane_find_action",
+        json!({"query": "restart delete kill container", "limit": 50}),
+    )
+    .await);
+    for r in found["results"].as_array().unwrap() {
+        assert_eq!(r["mutating"], false, "search hides mutating actions: {r}");
+    }
+    let e = err(&call(
+        &dynamic,
+        "arcane_execute_action",
+        json!({"action": "container.restart", "params": {"containerId": "web-1"}}),
+    )
+    .await);
+    assert!(e.contains("read-only"), "{e}");
+    // Reads still work.
+    ok(&call(
+        &dynamic,
+        "arcane_execute_action",
+        json!({"action": "container.list"}),
+    )
+    .await);
+    assert!(
+        writes(&sim.requests().await).is_empty(),
+        "no write reached Arcane"
+    );
+    dynamic.cancel().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exclusions_withdraw_ids_tools_and_domains() {
+    let sim = Sim::start().await;
+    let catalog = catalog();
+    let volumes = catalog.domain("volume").unwrap().actions.len();
+    let args = [
+        "--tool-surface",
+        "individual",
+        "--exclude-tools",
+        "container.restart,arcane_container_kill,volume",
+    ];
+    let ind = spawn(&sim.base(), sim.sim.api_key(), &args).await;
+    let names: Vec<String> = tools(&ind)
+        .await
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(names.len(), catalog.actions.len() - 2 - volumes);
+    for gone in [
+        "arcane_container_restart",
+        "arcane_container_kill",
+        "arcane_volume_list",
+    ] {
+        assert!(!names.iter().any(|n| n == gone), "{gone} withdrawn");
+    }
+    let e = err(&call(
+        &ind,
+        "arcane_container_restart",
+        json!({"containerId": "web-1"}),
+    )
+    .await);
+    assert!(e.contains("excluded"), "{e}");
+    ind.cancel().await.ok();
+
+    let dynamic = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--exclude-tools", "container.restart,volume"],
+    )
+    .await;
+    let found = ok(&call(
+        &dynamic,
+        "arcane_find_action",
+        json!({"query": "restart container volume", "limit": 50}),
+    )
+    .await);
+    for r in found["results"].as_array().unwrap() {
+        assert_ne!(r["id"], "container.restart");
+        assert!(!r["id"].as_str().unwrap().starts_with("volume."), "{r}");
+    }
+    let e = err(&call(
+        &dynamic,
+        "arcane_execute_action",
+        json!({"action": "volume.list"}),
+    )
+    .await);
+    assert!(e.contains("excluded"), "{e}");
+    assert!(sim.requests().await.is_empty());
+    dynamic.cancel().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn safe_mode_previews_without_sending() {
+    let sim = Sim::start().await;
+    let client = spawn(&sim.base(), sim.sim.api_key(), &["--safe-mode"]).await;
+    let r = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container.restart", "params": {"containerId": "web-1"}}),
+    )
+    .await;
+    let v = ok(&r);
+    assert_eq!(v["safeMode"], true);
+    assert_eq!(v["request"]["method"], "POST");
+    assert!(
+        v["request"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/api/environments/0/containers/web-1/restart")
+    );
+    assert_eq!(v["request"]["headers"]["X-API-Key"], "***");
+    assert!(!text(&r).contains(sim.sim.api_key()) && !v.to_string().contains(sim.sim.api_key()));
+
+    // A body with a secret: masked in the preview.
+    let r = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container_registry.create", "params": {
+            "url": "ghcr.io", "username": "bot", "token": "ghp_secret123",
+            "awsAccessKeyId": "", "awsRegion": "", "awsSecretAccessKey": "aws-secret-xyz",
+            "description": null, "enabled": true, "insecure": false,
+            "registryType": "generic", "repositoryNames": []
+        }}),
+    )
+    .await;
+    let v = ok(&r);
+    assert_eq!(v["request"]["body"]["token"], "***", "{v}");
+    assert_eq!(v["request"]["body"]["username"], "bot");
+    for secret in ["ghp_secret123", "aws-secret-xyz"] {
+        assert!(
+            !v.to_string().contains(secret) && !text(&r).contains(secret),
+            "{secret} masked"
+        );
+    }
+
+    // Reads still run; nothing mutating was sent.
+    ok(&call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container.list"}),
+    )
+    .await);
+    let log = sim.requests().await;
+    assert_eq!(log.len(), 1);
+    assert!(writes(&log).is_empty());
+    client.cancel().await.ok();
+
+    // The same on the individual surface; confirm is still required first.
+    let ind = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--tool-surface", "individual", "--safe-mode", "on"],
+    )
+    .await;
+    let e = err(&call(
+        &ind,
+        "arcane_container_delete",
+        json!({"containerId": "backup-1"}),
+    )
+    .await);
+    assert!(e.contains("confirm"), "{e}");
+    let v = ok(&call(
+        &ind,
+        "arcane_container_delete",
+        json!({"containerId": "backup-1", "confirm": true}),
+    )
+    .await);
+    assert_eq!(v["request"]["method"], "DELETE");
+    assert!(sim.container("backup-1").await.is_some(), "nothing deleted");
+    assert!(writes(&sim.requests().await).is_empty());
+    ind.cancel().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_aliases_and_validation() {
+    let sim = Sim::start().await;
+    let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
+    let op = catalog()
+        .get("container.get")
+        .unwrap()
+        .operation_id
+        .clone()
+        .unwrap();
+    for name in [
+        "container.get",
+        "arcane_container_get",
+        "arcane_container.get",
+        op.as_str(),
+    ] {
+        let v = ok(&call(
+            &client,
+            "arcane_execute_action",
+            json!({"action": name, "params": {"containerId": "web-1"}}),
+        )
+        .await);
+        assert!(v.to_string().contains("web-1"), "{name}: {v}");
+    }
+
+    // Unknown → the closest IDs.
+    let e = err(&call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container.restrat"}),
+    )
+    .await);
+    assert!(e.contains("container.restart"), "{e}");
+
+    // Wrong parameters → accepted and required ones, nothing sent.
+    sim.reset().await;
+    let e = err(&call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container.restart", "params": {"id": "web-1"}}),
+    )
+    .await);
+    assert!(
+        e.contains("Accepted parameters") && e.contains("containerId") && e.contains("Required: "),
+        "{e}"
+    );
+    let e = err(&call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container.list", "params": {"limit": "many"}}),
+    )
+    .await);
+    assert!(e.contains("limit"), "{e}");
+    let e = err(&call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container.list", "containerId": "x"}),
+    )
+    .await);
+    assert!(
+        e.contains("params"),
+        "top-level parameters are pointed into params: {e}"
+    );
+    assert!(sim.requests().await.is_empty(), "nothing reached Arcane");
+    client.cancel().await.ok();
+
+    // Meta accepts the bare name and the other forms; individual resolves its tool names.
+    let meta = spawn(&sim.base(), sim.sim.api_key(), &["--tool-surface", "meta"]).await;
+    for name in ["get", "container.get", "arcane_container_get"] {
+        ok(&call(
+            &meta,
+            "arcane_container",
+            json!({"action": name, "params": {"containerId": "web-1"}}),
+        )
+        .await);
+    }
+    let e = err(&call(&meta, "arcane_container", json!({"action": "restat"})).await);
+    assert!(
+        e.contains("container.restart") || e.contains("restart"),
+        "{e}"
+    );
+    let e = err(&call(&meta, "arcane_containr", json!({"action": "list"})).await);
+    assert!(e.contains("arcane_container"), "{e}");
+    meta.cancel().await.ok();
+
+    let ind = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--tool-surface", "individual"],
+    )
+    .await;
+    let e = err(&call(&ind, "arcane_container_restat", json!({})).await);
+    assert!(e.contains("container.restart"), "{e}");
+    ind.cancel().await.ok();
+}

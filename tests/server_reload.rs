@@ -1,0 +1,153 @@
+//! Hot reload: an overlay written while the server runs changes the served catalog, and the
+//! client is told with `notifications/tools/list_changed` and `notifications/resources/list_changed`.
+
+mod server_support;
+
+use std::time::Duration;
+
+use rmcp::service::NotificationContext;
+use rmcp::{ClientHandler, RoleClient};
+use serde_json::json;
+use server_support::*;
+use tokio::sync::mpsc;
+
+/// Records the list-changed notifications the server sends.
+struct Recorder(mpsc::UnboundedSender<&'static str>);
+
+impl ClientHandler for Recorder {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send("tools");
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send("resources");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overlay_change_reloads_and_notifies() {
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let overrides = dir.path().to_str().unwrap().to_string();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let client = spawn_with(
+        Recorder(tx),
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--tool-surface", "individual", "--overrides", &overrides],
+    )
+    .await;
+    let before = client.list_all_tools().await.unwrap();
+    assert!(before.iter().any(|t| t.name == "arcane_container_restart"));
+
+    std::fs::write(
+        dir.path().join("maintenance.yaml"),
+        "actions:\n  container.restart: {exclude: \"withdrawn by the operator for maintenance\"}\n",
+    )
+    .unwrap();
+
+    // A generous guard against a hang, not a timing assertion.
+    let (mut tools_changed, mut resources_changed) = (false, false);
+    while !(tools_changed && resources_changed) {
+        match tokio::time::timeout(Duration::from_secs(60), rx.recv()).await {
+            Ok(Some("tools")) => tools_changed = true,
+            Ok(Some("resources")) => resources_changed = true,
+            other => panic!("list_changed notifications expected, got {other:?}"),
+        }
+    }
+
+    let after = client.list_all_tools().await.unwrap();
+    assert_eq!(after.len(), before.len() - 1);
+    assert!(!after.iter().any(|t| t.name == "arcane_container_restart"));
+    let mut args = serde_json::Map::new();
+    args.insert("containerId".into(), json!("web-1"));
+    let r = client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("arcane_container_restart")
+                .with_arguments(args),
+        )
+        .await
+        .unwrap();
+    let e = err(&r);
+    assert!(
+        e.contains("withdrawn by the operator for maintenance"),
+        "{e}"
+    );
+    assert!(sim.requests().await.is_empty());
+    client.cancel().await.ok();
+}
+
+/// A 2026-07-28 session (`server/discover`, no initialize) gets the same notifications through
+/// `subscriptions/listen`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modern_session_notified_through_subscriptions() {
+    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::transport::TokioChildProcess;
+
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let overrides = dir.path().to_str().unwrap().to_string();
+    let (transport, _) = TokioChildProcess::builder(command(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--tool-surface", "meta", "--overrides", &overrides],
+    ))
+    .stderr(std::process::Stdio::inherit())
+    .spawn()
+    .unwrap();
+    let client = ()
+        .serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("discover session");
+    let before = client.list_all_tools().await.unwrap();
+    let mut sub = client
+        .peer()
+        .listen(
+            SubscriptionFilter::builder()
+                .tools_list_changed()
+                .resources_list_changed()
+                .build(),
+        )
+        .await
+        .expect("subscriptions/listen accepted");
+    // Withdraw a whole domain: the meta surface loses its tool.
+    std::fs::write(
+        dir.path().join("no-volumes.yaml"),
+        volume_exclusions(&catalog()),
+    )
+    .unwrap();
+    let (mut tools_changed, mut resources_changed) = (false, false);
+    while !(tools_changed && resources_changed) {
+        let n = tokio::time::timeout(Duration::from_secs(60), sub.next())
+            .await
+            .expect("list_changed arrives (hang guard)")
+            .unwrap()
+            .expect("subscription open");
+        match n {
+            ServerNotification::ToolListChangedNotification(_) => tools_changed = true,
+            ServerNotification::ResourceListChangedNotification(_) => resources_changed = true,
+            _ => {}
+        }
+    }
+    let after = client.list_all_tools().await.unwrap();
+    assert_eq!(after.len(), before.len() - 1);
+    assert!(!after.iter().any(|t| t.name == "arcane_volume"));
+    client.cancel().await.ok();
+}
+
+/// An overlay excluding every action of the volume domain.
+fn volume_exclusions(catalog: &arcane_mcp::catalog::Catalog) -> String {
+    let mut out = String::from("actions:\n");
+    for id in &catalog.domain("volume").unwrap().actions {
+        out.push_str(&format!(
+            "  {id}: {{exclude: \"volumes are managed elsewhere\"}}\n"
+        ));
+    }
+    out
+}
