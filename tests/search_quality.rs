@@ -139,7 +139,10 @@ fn expected_ids_exist() {
         .map(|(_, id)| *id)
         .filter(|id| catalog().get(id).is_none())
         .collect();
-    assert!(missing.is_empty(), "expected IDs not in the catalog: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "expected IDs not in the catalog: {missing:?}"
+    );
     assert!(QUERIES.len() >= 40);
 }
 
@@ -157,18 +160,25 @@ fn quality() {
             }
             Some(p) if p < 3 => {
                 top3 += 1;
-                report.push_str(&format!("  #{} {query:?} → want {want}, got {got:?}\n", p + 1));
+                report.push_str(&format!(
+                    "  #{} {query:?} → want {want}, got {got:?}\n",
+                    p + 1
+                ));
             }
             _ => report.push_str(&format!("  MISS {query:?} → want {want}, got {got:?}\n")),
         }
     }
     let n = QUERIES.len();
     let first_pct = 100.0 * first as f64 / n as f64;
-    println!(
-        "search quality: first {first}/{n} ({first_pct:.1}%), top-3 {top3}/{n}\n{report}"
+    println!("search quality: first {first}/{n} ({first_pct:.1}%), top-3 {top3}/{n}\n{report}");
+    assert!(
+        first_pct >= 90.0,
+        "first-hit rate {first_pct:.1}% < 90%:\n{report}"
     );
-    assert!(first_pct >= 90.0, "first-hit rate {first_pct:.1}% < 90%:\n{report}");
-    assert_eq!(top3, n, "not all queries have their action in the top 3:\n{report}");
+    assert_eq!(
+        top3, n,
+        "not all queries have their action in the top 3:\n{report}"
+    );
 }
 
 #[test]
@@ -210,10 +220,17 @@ fn allow_filter_is_honoured() {
 
     let no_containers = |a: &Action| a.domain != "container";
     let hits = index().search(catalog(), "containers", 20, &no_containers);
-    assert!(hits.iter().all(|h| !h.id.starts_with("container.")), "{hits:?}");
+    assert!(
+        hits.iter().all(|h| !h.id.starts_with("container.")),
+        "{hits:?}"
+    );
 
     let nothing = |_: &Action| false;
-    assert!(index().search(catalog(), "container", 10, &nothing).is_empty());
+    assert!(
+        index()
+            .search(catalog(), "container", 10, &nothing)
+            .is_empty()
+    );
 }
 
 #[test]
