@@ -4,8 +4,10 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+    ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -62,6 +64,7 @@ impl ServerHandler for ArcaneServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
+                .enable_completions()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_resources()
@@ -82,6 +85,58 @@ impl ServerHandler for ArcaneServer {
         Ok(ListToolsResult::with_all_items(
             self.live.load().tools.clone(),
         ))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let snap = self.live.load();
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let (items, next) =
+            crate::resources::page(&snap, cursor).map_err(|e| McpError::invalid_params(e, None))?;
+        let mut result = ListResourcesResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            crate::resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let snap = self.live.load();
+        match crate::resources::read(&snap, &self.exec, &request.uri).await {
+            Ok(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
+            Err(crate::resources::ReadError::NotFound(msg)) => Err(McpError::resource_not_found(
+                msg,
+                Some(serde_json::json!({"uri": request.uri})),
+            )),
+            Err(crate::resources::ReadError::Upstream(msg)) => Err(McpError::internal_error(
+                msg,
+                Some(serde_json::json!({"uri": request.uri})),
+            )),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let snap = self.live.load();
+        Ok(crate::resources::complete(&snap, &self.exec, &request).await)
     }
 
     async fn call_tool(

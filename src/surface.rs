@@ -309,6 +309,51 @@ pub fn call_name(surface: Surface, a: &Action) -> String {
     }
 }
 
+/// The tool that runs an action on a surface: `arcane_execute_action`, `arcane_<domain>` or
+/// `arcane_<domain>_<action>`.
+pub fn tool_name(surface: Surface, a: &Action) -> String {
+    match surface {
+        Surface::Dynamic => "arcane_execute_action".to_string(),
+        Surface::Meta => a.meta_tool_name(),
+        Surface::Individual => a.individual_tool_name(),
+    }
+}
+
+/// A ready-to-adapt call line for the `arcane://tools` resource, e.g.
+/// `arcane_container {"action":"kill","params":{...},"confirm":true}`.
+pub fn call_line(surface: Surface, a: &Action) -> String {
+    let confirm = if a.destructive {
+        ",\"confirm\":true"
+    } else {
+        ""
+    };
+    let params = if a.params.is_empty() { "{}" } else { "{...}" };
+    match surface {
+        Surface::Dynamic => format!(
+            "arcane_execute_action {{\"action\":\"{}\",\"params\":{params}{confirm}}}",
+            a.id
+        ),
+        Surface::Meta => format!(
+            "{} {{\"action\":\"{}\",\"params\":{params}{confirm}}}",
+            a.meta_tool_name(),
+            a.name
+        ),
+        Surface::Individual => {
+            let inner = if a.params.is_empty() { "" } else { "..." };
+            let sep = if !inner.is_empty() && !confirm.is_empty() {
+                ","
+            } else {
+                ""
+            };
+            format!(
+                "{} {{{inner}{sep}{}}}",
+                a.individual_tool_name(),
+                confirm.trim_start_matches(',')
+            )
+        }
+    }
+}
+
 /// A parsed tool call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call {

@@ -5,6 +5,7 @@
 //! tool result with a next step, never a protocol error.
 
 pub mod errors;
+pub mod finish;
 pub mod request;
 pub mod response;
 
@@ -143,8 +144,9 @@ impl Executor {
                 action.id
             ));
         }
-        // 5. Send and read the answer.
-        self.send(snap, action, prepared).await
+        // 5. Send and read the answer; then next steps, the resource link, a last sanitize.
+        let result = self.send(snap, action, prepared).await;
+        finish::finish(snap, action, &params, &self.config.environment, result)
     }
 
     async fn send(

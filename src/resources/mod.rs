@@ -1,5 +1,454 @@
-//! MCP resources: the catalog (`arcane://tools`), Docker state as redacted views, and guides.
+//! MCP resources (SPEC §10): the catalog (`arcane://tools`), Docker state as redacted views, and
+//! working guides. The same on every surface, except that names and call lines follow it.
+//!
+//! | URI | what |
+//! |---|---|
+//! | `arcane://tools`, `arcane://tools/{id}` | the served catalog; a withdrawn ID gives its reason |
+//! | `arcane://environments`, `arcane://containers`, `arcane://projects`, `arcane://images` | lists of the default environment |
+//! | `arcane://environment/{environmentId}` | one environment |
+//! | `arcane://environment/{environmentId}/{container,project,image}/{id}` | one object |
+//! | `arcane://{container,project,image}/{id}` | the same, in the default environment |
+//! | `arcane://guides/{slug}` | task guides naming actions as the surface spells them |
+//!
+//! Docker state is read through the executor (the same validation, policy and errors as a tool
+//! call), then redacted ([`redact`]) with a note of what was masked.
 
 pub mod guides;
+pub mod links;
 pub mod redact;
 pub mod tools;
+
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, CompletionInfo, Reference, Resource, ResourceContents,
+    ResourceTemplate,
+};
+use serde_json::{Map, Value, json};
+
+use crate::catalog::Action;
+use crate::exec::Executor;
+use crate::snapshot::Snapshot;
+use crate::surface::call_name;
+
+/// Resources per `resources/list` page.
+pub const PAGE_SIZE: usize = 100;
+
+const JSON: &str = "application/json";
+const MARKDOWN: &str = "text/markdown";
+
+/// Docker-state list resources: URI, action that reads it, title.
+const STATE_LISTS: &[(&str, &str, &str)] = &[
+    ("arcane://environments", "environment.list", "Environments"),
+    (
+        "arcane://containers",
+        "container.list",
+        "Containers (default environment)",
+    ),
+    (
+        "arcane://projects",
+        "project.list",
+        "Compose projects (default environment)",
+    ),
+    (
+        "arcane://images",
+        "image.list",
+        "Images (default environment)",
+    ),
+];
+
+/// Object kinds under an environment: URI segment, action, its ID parameter.
+const OBJECTS: &[(&str, &str, &str)] = &[
+    ("container", "container.get", "containerId"),
+    ("project", "project.get", "projectId"),
+    ("image", "image.get", "imageId"),
+];
+
+/// What a resource read failed with: a message for the client.
+#[derive(Debug)]
+pub enum ReadError {
+    /// No resource has this URI.
+    NotFound(String),
+    /// Arcane answered an error (its text says what to do).
+    Upstream(String),
+}
+
+/// How the active surface names and calls an action, for the catalog resources.
+fn surface_view(
+    snap: &Snapshot,
+) -> (
+    impl Fn(&Action) -> String + '_,
+    impl Fn(&Action) -> String + '_,
+) {
+    let tool = move |a: &Action| crate::surface::tool_name(snap.surface, a);
+    let call = move |a: &Action| crate::surface::call_line(snap.surface, a);
+    (tool, call)
+}
+
+/// The catalog resources as `tools::SurfaceView`.
+fn with_view<R>(snap: &Snapshot, f: impl FnOnce(&tools::SurfaceView<'_>) -> R) -> R {
+    let (tool, call) = surface_view(snap);
+    let served = |a: &Action| match snap.policy.withdrawn(a) {
+        Some(reason) => Err(reason),
+        None => Ok(()),
+    };
+    let view = tools::SurfaceView {
+        surface: snap.surface.as_str(),
+        tool: &tool,
+        call: &call,
+        served: &served,
+    };
+    f(&view)
+}
+
+/// Every concrete resource, in a stable order: the catalog, the state lists, the guides, then
+/// one `arcane://tools/{id}` per served action.
+pub fn all_resources(snap: &Snapshot) -> Vec<Resource> {
+    let mut out = vec![
+        Resource::new("arcane://tools", "tools")
+            .with_title("Served actions")
+            .with_description("Every action this server serves on the active surface, with the tool and call line that run it")
+            .with_mime_type(JSON),
+    ];
+    for (uri, action, title) in STATE_LISTS {
+        if snap
+            .catalog
+            .get(action)
+            .is_some_and(|a| snap.policy.serves(a))
+        {
+            let name = uri.trim_start_matches("arcane://");
+            out.push(
+                Resource::new(*uri, name)
+                    .with_title(*title)
+                    .with_description("Redacted view (secrets masked)")
+                    .with_mime_type(JSON),
+            );
+        }
+    }
+    for g in guides::GUIDES {
+        out.push(
+            Resource::new(
+                format!("arcane://guides/{}", g.slug),
+                format!("guide-{}", g.slug),
+            )
+            .with_title(g.title)
+            .with_description(g.description)
+            .with_mime_type(MARKDOWN),
+        );
+    }
+    for a in snap
+        .catalog
+        .actions
+        .iter()
+        .filter(|a| snap.policy.serves(a))
+    {
+        out.push(
+            Resource::new(format!("arcane://tools/{}", a.id), a.id.clone())
+                .with_title(a.title.clone())
+                .with_mime_type(JSON),
+        );
+    }
+    out
+}
+
+/// One page of [`all_resources`]; the cursor is the index of the next item.
+pub fn page(
+    snap: &Snapshot,
+    cursor: Option<&str>,
+) -> Result<(Vec<Resource>, Option<String>), String> {
+    let start: usize = match cursor {
+        None => 0,
+        Some(c) => c
+            .parse()
+            .map_err(|_| format!("invalid cursor {c:?}; start again without one"))?,
+    };
+    let all = all_resources(snap);
+    let end = (start + PAGE_SIZE).min(all.len());
+    let next = (end < all.len()).then(|| end.to_string());
+    Ok((all.into_iter().skip(start).take(PAGE_SIZE).collect(), next))
+}
+
+/// The resource templates.
+pub fn templates() -> Vec<ResourceTemplate> {
+    let t = |uri: &str, name: &str, title: &str, mime: &str| {
+        ResourceTemplate::new(uri, name)
+            .with_title(title)
+            .with_mime_type(mime)
+    };
+    vec![
+        t("arcane://tools/{id}", "tool", "One action in full", JSON),
+        t(
+            "arcane://environment/{environmentId}",
+            "environment",
+            "An environment (redacted)",
+            JSON,
+        ),
+        t(
+            "arcane://environment/{environmentId}/container/{containerId}",
+            "container",
+            "A container (redacted)",
+            JSON,
+        ),
+        t(
+            "arcane://container/{containerId}",
+            "container-default",
+            "A container of the default environment (redacted)",
+            JSON,
+        ),
+        t(
+            "arcane://environment/{environmentId}/project/{projectId}",
+            "project",
+            "A compose project (redacted)",
+            JSON,
+        ),
+        t(
+            "arcane://project/{projectId}",
+            "project-default",
+            "A compose project of the default environment (redacted)",
+            JSON,
+        ),
+        t(
+            "arcane://environment/{environmentId}/image/{imageId}",
+            "image",
+            "An image",
+            JSON,
+        ),
+        t(
+            "arcane://image/{imageId}",
+            "image-default",
+            "An image of the default environment",
+            JSON,
+        ),
+        t(
+            "arcane://guides/{slug}",
+            "guide",
+            "A working guide",
+            MARKDOWN,
+        ),
+    ]
+}
+
+/// Reads one resource.
+pub async fn read(
+    snap: &Snapshot,
+    exec: &Executor,
+    uri: &str,
+) -> Result<ResourceContents, ReadError> {
+    let Some(rest) = uri.strip_prefix("arcane://") else {
+        return Err(ReadError::NotFound(format!(
+            "{uri} is not an arcane:// resource"
+        )));
+    };
+    let segs: Vec<String> = rest
+        .split('/')
+        .map(|s| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+        .collect();
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let default_env = exec.config().environment.clone();
+    match segs.as_slice() {
+        ["tools"] => Ok(json_contents(
+            uri,
+            &with_view(snap, |v| tools::tools_index(&snap.catalog, v)),
+        )),
+        ["tools", id] => with_view(snap, |v| tools::tool_detail(&snap.catalog, id, v))
+            .map(|doc| json_contents(uri, &doc))
+            .map_err(ReadError::NotFound),
+        ["guides", slug] => {
+            let g = guides::GUIDES
+                .iter()
+                .find(|g| g.slug == *slug)
+                .ok_or_else(|| {
+                    ReadError::NotFound(format!(
+                        "no guide {slug:?}; arcane://tools and resources/list name them"
+                    ))
+                })?;
+            let name = |id: &str| {
+                snap.catalog
+                    .get(id)
+                    .filter(|a| snap.policy.serves(a))
+                    .map(|a| call_name(snap.surface, a))
+            };
+            Ok(ResourceContents::TextResourceContents {
+                uri: uri.to_string(),
+                mime_type: Some(MARKDOWN.into()),
+                text: g.render(&name),
+                meta: None,
+            })
+        }
+        [list]
+            if STATE_LISTS
+                .iter()
+                .any(|(u, _, _)| u.ends_with(&format!("//{list}"))) =>
+        {
+            let (_, action, _) = STATE_LISTS
+                .iter()
+                .find(|(u, _, _)| u.ends_with(&format!("//{list}")))
+                .unwrap();
+            let mut params = Map::new();
+            if *list != "environments" {
+                params.insert("environmentId".into(), Value::String(default_env));
+            }
+            params.insert("limit".into(), json!(100));
+            state(snap, exec, uri, action, params).await
+        }
+        ["environment", env] => {
+            let params =
+                Map::from_iter([("environmentId".to_string(), Value::String(env.to_string()))]);
+            state(snap, exec, uri, "environment.get", params).await
+        }
+        ["environment", env, kind, id] => object(snap, exec, uri, env, kind, id).await,
+        [kind, id] if OBJECTS.iter().any(|(k, _, _)| k == kind) => {
+            object(snap, exec, uri, &default_env, kind, id).await
+        }
+        _ => Err(ReadError::NotFound(format!(
+            "no resource {uri}; resources/list and resources/templates/list show what exists"
+        ))),
+    }
+}
+
+async fn object(
+    snap: &Snapshot,
+    exec: &Executor,
+    uri: &str,
+    env: &str,
+    kind: &str,
+    id: &str,
+) -> Result<ResourceContents, ReadError> {
+    let Some((_, action, param)) = OBJECTS.iter().find(|(k, _, _)| *k == kind) else {
+        return Err(ReadError::NotFound(format!(
+            "no resource kind {kind:?} in {uri}; use container, project or image"
+        )));
+    };
+    let params = Map::from_iter([
+        ("environmentId".to_string(), Value::String(env.to_string())),
+        (param.to_string(), Value::String(id.to_string())),
+    ]);
+    state(snap, exec, uri, action, params).await
+}
+
+/// Runs a read action and returns its redacted value with a note of what was masked.
+async fn state(
+    snap: &Snapshot,
+    exec: &Executor,
+    uri: &str,
+    action: &str,
+    params: Map<String, Value>,
+) -> Result<ResourceContents, ReadError> {
+    let result = exec.execute(snap, action, params, false).await;
+    if result.is_error == Some(true) {
+        let text = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        return Err(ReadError::Upstream(text));
+    }
+    let mut value = result.structured_content.unwrap_or(Value::Null);
+    let masked = redact::redact(&mut value);
+    let doc = if masked.is_empty() {
+        value
+    } else {
+        json!({
+            "redacted": {
+                "note": format!("{} secret value(s) masked as {:?}; read them in Arcane if you really need them", masked.len(), redact::MASK),
+                "pointers": masked,
+            },
+            "value": value,
+        })
+    };
+    Ok(json_contents(uri, &doc))
+}
+
+fn json_contents(uri: &str, doc: &Value) -> ResourceContents {
+    ResourceContents::TextResourceContents {
+        uri: uri.to_string(),
+        mime_type: Some(JSON.into()),
+        text: serde_json::to_string_pretty(doc).unwrap_or_default(),
+        meta: None,
+    }
+}
+
+/// `completion/complete` for the templates' arguments: real IDs fetched from Arcane.
+pub async fn complete(
+    snap: &Snapshot,
+    exec: &Executor,
+    req: &CompleteRequestParams,
+) -> CompleteResult {
+    let Reference::Resource(r) = &req.r#ref else {
+        return CompleteResult::new(CompletionInfo::default());
+    };
+    let partial = req.argument.value.to_ascii_lowercase();
+    let env = req
+        .context
+        .as_ref()
+        .and_then(|c| c.arguments.as_ref())
+        .and_then(|a| a.get("environmentId").cloned())
+        .unwrap_or_else(|| exec.config().environment.clone());
+    let mut values: Vec<String> = match (req.argument.name.as_str(), r.uri.as_str()) {
+        ("id", u) if u.starts_with("arcane://tools") => snap
+            .catalog
+            .actions
+            .iter()
+            .filter(|a| snap.policy.serves(a))
+            .map(|a| a.id.clone())
+            .collect(),
+        ("slug", _) => guides::GUIDES.iter().map(|g| g.slug.to_string()).collect(),
+        ("environmentId", _) => ids(snap, exec, "environment.list", None, &["id", "name"]).await,
+        ("containerId", _) => ids(snap, exec, "container.list", Some(&env), &["names", "id"]).await,
+        ("projectId", _) => ids(snap, exec, "project.list", Some(&env), &["name", "id"]).await,
+        ("imageId", _) => ids(snap, exec, "image.list", Some(&env), &["repoTags", "id"]).await,
+        _ => Vec::new(),
+    };
+    values.retain(|v| v.to_ascii_lowercase().contains(&partial));
+    values.sort_by_key(|v| !v.to_ascii_lowercase().starts_with(&partial));
+    values.dedup();
+    let total = values.len();
+    values.truncate(CompletionInfo::MAX_VALUES);
+    let info = CompletionInfo::with_pagination(
+        values,
+        Some(total as u32),
+        total > CompletionInfo::MAX_VALUES,
+    )
+    .unwrap_or_default();
+    CompleteResult::new(info)
+}
+
+/// Identifiers (names first, then IDs) from a list action's items.
+async fn ids(
+    snap: &Snapshot,
+    exec: &Executor,
+    action: &str,
+    env: Option<&str>,
+    fields: &[&str],
+) -> Vec<String> {
+    let mut params = Map::new();
+    if let Some(e) = env {
+        params.insert("environmentId".into(), Value::String(e.to_string()));
+    }
+    params.insert("limit".into(), json!(100));
+    let result = exec.execute(snap, action, params, false).await;
+    let Some(items) = result
+        .structured_content
+        .as_ref()
+        .and_then(|v| v.get("items"))
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for item in items {
+        for f in fields {
+            match item.get(*f) {
+                Some(Value::String(s)) => out.push(s.clone()),
+                Some(Value::Array(a)) => {
+                    out.extend(a.iter().filter_map(Value::as_str).map(str::to_string))
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,70 @@
+//! URIs of the Docker-state resources, and the `resource_link` that `environment.get`,
+//! `container.get` and `project.get` results end with (SPEC §6, §10).
+
+use rmcp::model::Resource;
+use serde_json::{Map, Value};
+
+use crate::catalog::Action;
+
+/// `arcane://environment/{environmentId}`.
+pub fn environment_uri(env: &str) -> String {
+    format!("arcane://environment/{}", enc(env))
+}
+
+/// `arcane://environment/{environmentId}/{kind}/{id}` (`kind`: container, project, image).
+pub fn object_uri(env: &str, kind: &str, id: &str) -> String {
+    format!("arcane://environment/{}/{kind}/{}", enc(env), enc(id))
+}
+
+/// Percent-encodes what would break a URI segment (IDs are normally plain).
+fn enc(s: &str) -> String {
+    percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC)
+        .to_string()
+        .replace("%2D", "-")
+        .replace("%5F", "_")
+        .replace("%2E", ".")
+        .replace("%3A", ":")
+}
+
+/// The link a successful result of `action` ends with, if it has one: filled with the call's
+/// arguments, the default environment when `environmentId` was omitted.
+pub fn result_link(
+    action: &Action,
+    params: &Map<String, Value>,
+    default_env: &str,
+) -> Option<Resource> {
+    let env = params
+        .get("environmentId")
+        .and_then(Value::as_str)
+        .unwrap_or(default_env);
+    let arg = |name: &str| params.get(name).and_then(Value::as_str).map(str::to_string);
+    let (uri, name, title) = match action.id.as_str() {
+        "environment.get" => (
+            environment_uri(env),
+            format!("environment-{env}"),
+            format!("Environment {env}"),
+        ),
+        "container.get" => {
+            let id = arg("containerId")?;
+            (
+                object_uri(env, "container", &id),
+                format!("container-{id}"),
+                format!("Container {id}"),
+            )
+        }
+        "project.get" => {
+            let id = arg("projectId")?;
+            (
+                object_uri(env, "project", &id),
+                format!("project-{id}"),
+                format!("Project {id}"),
+            )
+        }
+        _ => return None,
+    };
+    Some(
+        Resource::new(uri, name)
+            .with_title(title)
+            .with_mime_type("application/json"),
+    )
+}

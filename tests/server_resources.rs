@@ -1,0 +1,263 @@
+//! Resources (SPEC §10) and the result decorations of SPEC §6 (next steps, resource links),
+//! against the simulator, on each surface.
+
+mod server_support;
+
+use rmcp::model::{
+    ArgumentInfo, CompleteRequestParams, ContentBlock, ReadResourceRequestParams, Reference,
+    ResourceContents,
+};
+use serde_json::{Value, json};
+use server_support::*;
+
+async fn read(client: &Client, uri: &str) -> Result<String, String> {
+    match client
+        .read_resource(ReadResourceRequestParams::new(uri.to_string()))
+        .await
+    {
+        Ok(r) => match r.contents.first() {
+            Some(ResourceContents::TextResourceContents { text, .. }) => Ok(text.clone()),
+            other => Err(format!("unexpected contents {other:?}")),
+        },
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn links(r: &rmcp::model::CallToolResult) -> Vec<String> {
+    r.content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::ResourceLink(l) => Some(l.uri.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_on_every_surface() {
+    let sim = Sim::start().await;
+    let served = catalog().actions.len();
+    for surface in ["dynamic", "meta", "individual"] {
+        let client = spawn(&sim.base(), sim.sim.api_key(), &["--tool-surface", surface]).await;
+
+        // The catalog as a resource, adapted to the surface.
+        let index: Value =
+            serde_json::from_str(&read(&client, "arcane://tools").await.unwrap()).unwrap();
+        assert_eq!(index["surface"], surface);
+        assert_eq!(index["count"], served);
+        let kill = index["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["id"] == "container.kill")
+            .unwrap();
+        let expected_tool = match surface {
+            "dynamic" => "arcane_execute_action",
+            "meta" => "arcane_container",
+            _ => "arcane_container_kill",
+        };
+        assert_eq!(kill["tool"], expected_tool);
+        assert!(
+            kill["call"].as_str().unwrap().contains("\"confirm\":true"),
+            "{kill}"
+        );
+        assert_eq!(kill["destructive"], true);
+        let detail: Value = serde_json::from_str(
+            &read(&client, "arcane://tools/container.restart")
+                .await
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(detail["operationId"], "restart-container");
+        assert_eq!(detail["inputSchema"]["type"], "object");
+
+        // resources/list pages through everything; templates are listed.
+        let all = client.list_all_resources().await.unwrap();
+        assert!(
+            all.iter()
+                .any(|r| r.uri == "arcane://guides/deploy-project")
+        );
+        assert!(all.iter().any(|r| r.uri == "arcane://containers"));
+        assert_eq!(
+            all.iter()
+                .filter(|r| r.uri.starts_with("arcane://tools/"))
+                .count(),
+            served
+        );
+        let templates = client.list_all_resource_templates().await.unwrap();
+        assert!(
+            templates.iter().any(|t| t.uri_template
+                == "arcane://environment/{environmentId}/container/{containerId}")
+        );
+
+        // Guides name actions as the surface spells them.
+        let guide = read(&client, "arcane://guides/deploy-project")
+            .await
+            .unwrap();
+        let up = match surface {
+            "dynamic" => "`project.up`",
+            "meta" => "`arcane_project` (action `up`)",
+            _ => "`arcane_project_up`",
+        };
+        assert!(guide.contains(up), "{guide}");
+
+        // container.get ends with a link that resolves; its text has next steps named for the surface.
+        let (tool, args) = shape(
+            surface,
+            "container.get",
+            json!({"containerId": "db-1"}),
+            false,
+        );
+        let r = call(&client, &tool, args).await;
+        ok(&r);
+        assert_eq!(
+            links(&r),
+            vec!["arcane://environment/0/container/db-1".to_string()]
+        );
+        let t = text(&r);
+        assert!(t.contains("**Next steps**"), "{t}");
+        let logs = match surface {
+            "dynamic" => "`container.logs`",
+            "meta" => "`arcane_container` (action `logs`)",
+            _ => "`arcane_container_logs`",
+        };
+        assert!(t.contains(logs), "{t}");
+        let doc = read(&client, "arcane://environment/0/container/db-1")
+            .await
+            .unwrap();
+        assert!(doc.contains("db-1"));
+        assert!(
+            !doc.contains("s3cr3t-demo"),
+            "a secret leaked into a resource: {doc}"
+        );
+        assert!(doc.contains("masked"), "{doc}");
+        // The short form reads the same container in the default environment.
+        assert!(
+            read(&client, "arcane://container/db-1")
+                .await
+                .unwrap()
+                .contains("POSTGRES_PASSWORD")
+        );
+
+        for (id, params, uri) in [
+            ("environment.get", json!({}), "arcane://environment/0"),
+            (
+                "project.get",
+                json!({"projectId": "webshop"}),
+                "arcane://environment/0/project/webshop",
+            ),
+        ] {
+            let (tool, args) = shape(surface, id, params, false);
+            let r = call(&client, &tool, args).await;
+            ok(&r);
+            assert_eq!(links(&r), vec![uri.to_string()], "{id}");
+            let doc = read(&client, uri).await.unwrap();
+            assert!(!doc.contains("s3cr3t-demo"), "{uri} leaked a secret");
+        }
+        // A failed call carries no link.
+        let (tool, args) = shape(
+            surface,
+            "container.get",
+            json!({"containerId": "nope-404"}),
+            false,
+        );
+        let r = call(&client, &tool, args).await;
+        err(&r);
+        assert!(links(&r).is_empty());
+
+        // No secret in any list resource either.
+        for uri in [
+            "arcane://containers",
+            "arcane://projects",
+            "arcane://environments",
+            "arcane://images",
+        ] {
+            let doc = read(&client, uri).await.unwrap();
+            assert!(
+                !doc.contains("s3cr3t-demo") && !doc.contains("grafana-admin-demo"),
+                "{uri} leaked"
+            );
+        }
+        // Unknown resources are a clear error.
+        let e = read(&client, "arcane://tools/container.restrat")
+            .await
+            .unwrap_err();
+        assert!(e.contains("container.restart"), "{e}");
+
+        // Completion returns real IDs from the simulator.
+        let done = client
+            .complete(CompleteRequestParams::new(
+                Reference::for_resource(
+                    "arcane://environment/{environmentId}/container/{containerId}",
+                ),
+                ArgumentInfo::new("containerId", "we"),
+            ))
+            .await
+            .unwrap();
+        assert!(
+            done.completion.values.contains(&"web-1".to_string()),
+            "{:?}",
+            done.completion.values
+        );
+        client.cancel().await.unwrap();
+    }
+    sim.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_lowers_counts_and_gives_reasons() {
+    let sim = Sim::start().await;
+    let cat = catalog();
+    let reads = cat.actions.iter().filter(|a| !a.mutating).count();
+    let client = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--read-only", "--exclude-tools", "image"],
+    )
+    .await;
+    let index: Value =
+        serde_json::from_str(&read(&client, "arcane://tools").await.unwrap()).unwrap();
+    let images = cat
+        .actions
+        .iter()
+        .filter(|a| !a.mutating && a.domain == "image")
+        .count();
+    assert_eq!(index["count"], reads - images);
+    let detail: Value = serde_json::from_str(
+        &read(&client, "arcane://tools/container.restart")
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(detail["withdrawn"], true);
+    assert!(
+        detail["reason"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("read-only"),
+        "{detail}"
+    );
+    let detail: Value =
+        serde_json::from_str(&read(&client, "arcane://tools/image.list").await.unwrap()).unwrap();
+    assert_eq!(detail["withdrawn"], true);
+    // Guides never suggest a withdrawn action without saying so.
+    let guide = read(&client, "arcane://guides/clean-up-disk")
+        .await
+        .unwrap();
+    assert!(
+        guide.contains("`image.prune` (not available here)"),
+        "{guide}"
+    );
+    // Next steps never suggest a withdrawn action.
+    let r = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container.get", "params": {"containerId": "web-1"}}),
+    )
+    .await;
+    let t = text(&r);
+    assert!(!t.contains("container.restart"), "{t}");
+    client.cancel().await.unwrap();
+    sim.sim.shutdown().await;
+}
