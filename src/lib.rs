@@ -76,7 +76,8 @@ pub fn serve(args: config::ServeArgs) -> Result<()> {
     let (base_url, auth) = connection(&args)?;
     let sources = args.source.sources(Some(&base_url));
     let surface = args.tool_surface;
-    let policy = Policy::new(args.read_only, args.safe_mode, &args.exclude_tools);
+    let policy = Policy::new(args.read_only, args.safe_mode, &args.exclude_tools)
+        .with_output_schemas(args.output_schemas);
     let started = std::time::Instant::now();
     // Built before the runtime starts: fetching the spec from Arcane blocks.
     let catalog = sources.build()?;

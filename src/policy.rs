@@ -12,6 +12,8 @@ pub struct Policy {
     pub safe_mode: bool,
     /// `--exclude-tools` entries, trimmed, non-empty: action IDs, tool names or domains.
     pub exclude: Vec<String>,
+    /// `--output-schemas`: declare and enforce output schemas on the individual surface.
+    pub output_schemas: bool,
 }
 
 impl Policy {
@@ -25,7 +27,20 @@ impl Policy {
                 .map(|e| e.trim().to_string())
                 .filter(|e| !e.is_empty())
                 .collect(),
+            output_schemas: false,
         }
+    }
+
+    /// The same policy with output schemas on or off.
+    pub fn with_output_schemas(mut self, on: bool) -> Policy {
+        self.output_schemas = on;
+        self
+    }
+
+    /// Whether an action's tool declares an output schema: on the individual surface, with
+    /// output schemas on, and not for a mutating action in safe mode (it answers a preview).
+    pub fn declares_output_schema(&self, a: &Action) -> bool {
+        self.output_schemas && !(self.safe_mode && a.mutating)
     }
 
     /// Why an action is withdrawn, or `None` when it is served.

@@ -20,6 +20,8 @@ pub struct Snapshot {
     pub surface: Surface,
     /// The tool definitions of the active surface (computed once per snapshot).
     pub tools: Vec<Tool>,
+    /// Output-schema fitting, when output schemas are declared (individual surface, flag on).
+    pub fitter: Option<crate::output_schema::OutputFitter>,
     /// One validator per action (same order as `catalog.actions`), compiled on first use so
     /// that startup stays fast.
     validators: Vec<OnceLock<Result<jsonschema::Validator, String>>>,
@@ -37,7 +39,10 @@ impl Snapshot {
         }
         let tools = surface::tools(surface, &catalog, &policy);
         let validators = catalog.actions.iter().map(|_| OnceLock::new()).collect();
+        let fitter = (policy.output_schemas && surface == Surface::Individual)
+            .then(|| crate::output_schema::OutputFitter::new(&catalog));
         Ok(Snapshot {
+            fitter,
             catalog,
             search,
             policy,

@@ -71,7 +71,15 @@ pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> 
             .actions
             .iter()
             .filter(|a| policy.serves(a))
-            .map(individual_tool)
+            .map(|a| {
+                let tool = individual_tool(a);
+                match crate::output_schema::output_schema(a) {
+                    Some(Value::Object(schema)) if policy.declares_output_schema(a) => {
+                        tool.with_raw_output_schema(Arc::new(schema))
+                    }
+                    _ => tool,
+                }
+            })
             .collect(),
     }
 }

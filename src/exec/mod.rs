@@ -397,7 +397,19 @@ fn success(snap: &Snapshot, action: &Action, value: Value) -> CallToolResult {
         empty_hint: action.empty_hint.as_deref(),
         ..Default::default()
     };
-    let text = render_value(&ctx, &value);
+    let mut text = render_value(&ctx, &value);
+    let mut value = value;
+    // Declared output schemas are enforced: a part that does not fit is sent as null, and the
+    // text names it with Arcane's original value.
+    if let Some(fitter) = &snap.fitter
+        && snap.policy.declares_output_schema(action)
+    {
+        let adjusted = fitter.fit(&action.id, &mut value);
+        if !adjusted.is_empty() {
+            text.push_str("\n\n");
+            text.push_str(&crate::output_schema::note(&adjusted));
+        }
+    }
     let mut r = CallToolResult::success(vec![crate::exec::assistant_text(text)]);
     r.structured_content = Some(value);
     r

@@ -1,44 +1,13 @@
 //! Turning Arcane's answers into results (SPEC §6): the envelope unwrapped into
 //! `structuredContent`, JSON-lines streams read to the end, downloads as text or metadata.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-/// Unwraps Arcane's `{success, data, pagination, …}` envelope: an object's fields go to the top
-/// level, a list under `items`, a lone value under `value`; the other envelope members
-/// (`pagination`, `counts`, `warnings`, `groups`…) stay beside them. The envelope's `success`
-/// and huma's `$schema` are dropped. A body that is not an envelope is treated as its `data`.
+/// Unwraps Arcane's `{success, data, pagination, …}` envelope into `structuredContent`. One
+/// implementation serves results and output schemas, so that what is declared is what is sent:
+/// see [`crate::output_schema::unwrap_envelope`].
 pub fn unwrap_envelope(body: Value) -> Value {
-    let (data, rest) = match body {
-        Value::Object(mut map) if map.contains_key("data") && map.contains_key("success") => {
-            let data = map.remove("data").unwrap_or(Value::Null);
-            map.remove("success");
-            map.remove("$schema");
-            (data, map)
-        }
-        Value::Object(mut map) => {
-            map.remove("$schema");
-            (Value::Object(map), Map::new())
-        }
-        other => (other, Map::new()),
-    };
-    let mut out = match data {
-        Value::Object(map) => map,
-        Value::Array(items) => {
-            let mut m = Map::new();
-            m.insert("items".into(), Value::Array(items));
-            m
-        }
-        other => {
-            let mut m = Map::new();
-            m.insert("value".into(), other);
-            m
-        }
-    };
-    for (k, v) in rest {
-        // The value's own fields win over an envelope member of the same name.
-        out.entry(k).or_insert(v);
-    }
-    Value::Object(out)
+    crate::output_schema::unwrap_envelope(body)
 }
 
 /// What a JSON-lines stream (pull, build, up, redeploy) ended with.
