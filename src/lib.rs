@@ -10,6 +10,7 @@ pub mod spec;
 pub mod reload;
 pub mod config;
 pub mod inspect;
+pub mod render;
 
 /// Runs the MCP server over stdio until the client disconnects.
 pub fn serve(_args: config::ServeArgs) -> anyhow::Result<()> {

@@ -1,0 +1,597 @@
+//! Exact renderings of representative results, and hostile values through
+//! the renderer, checked by parsing.
+
+mod render_support;
+
+use arcane_mcp::render::escape::sanitize;
+use arcane_mcp::render::markdown::{
+    RenderContext, RestHint, render_binary_download_meta, render_list, render_object,
+    render_text_download, render_value,
+};
+use arcane_mcp::render::units::{human_bytes, is_byte_field};
+use render_support::*;
+use serde_json::{Value, json};
+
+fn container_page() -> Value {
+    json!({
+        "items": [
+            {"id": "4f2a9c1e8b7d", "names": ["/web-1"], "image": "nginx:1.25", "imageId": "sha256:aa11",
+             "command": "nginx -g 'daemon off;'", "created": 1714560000, "state": "running",
+             "status": "Up 3 hours (healthy)",
+             "ports": [{"IP": "0.0.0.0", "PrivatePort": 80, "PublicPort": 8080, "Type": "tcp"}],
+             "labels": {"com.docker.compose.project": "shop"}, "sizeRw": 1500000000u64},
+            {"id": "9d8e7f6a5b4c", "names": ["/db"], "image": "postgres:16", "imageId": "sha256:bb22",
+             "command": "docker-entrypoint.sh postgres", "created": 1714556400, "state": "exited",
+             "status": "Exited (0) 2 hours ago", "ports": [], "labels": {}, "sizeRw": 0},
+            {"id": "1a2b3c4d5e6f", "names": ["/<none>:<none>"], "image": "<none>:<none>", "imageId": "sha256:cc33",
+             "command": "sh", "created": 1714552800, "state": "created", "status": "Created",
+             "ports": [], "labels": {}, "sizeRw": 2048},
+        ],
+        "pagination": {"totalItems": 12, "totalPages": 4, "currentPage": 1, "itemsPerPage": 3, "grandTotalItems": 12},
+        "counts": {"runningContainers": 7, "stoppedContainers": 5, "totalContainers": 12},
+        "warnings": ["environment edge-2 did not answer"]
+    })
+}
+
+#[test]
+fn container_page_with_pagination_and_counts() {
+    let ctx = RenderContext {
+        title: "Containers",
+        full_item_action: Some("`container.get`"),
+        ..Default::default()
+    };
+    let want = "\
+# Containers
+
+3 item(s) — 12 total, page 1 of 4
+
+| id | names | state | status | image | created |
+|---|---|---|---|---|---|
+| 4f2a9c1e8b7d | /web-1 | running | Up 3 hours (healthy) | nginx:1.25 | 1714560000 |
+| 9d8e7f6a5b4c | /db | exited | Exited (0) 2 hours ago | postgres:16 | 1714556400 |
+| 1a2b3c4d5e6f | `/<none>:<none>` | created | Created | `<none>:<none>` | 1714552800 |
+
+Other fields: imageId, command, ports, labels, sizeRw. `container.get` returns a full item.
+
+counts: runningContainers 7, stoppedContainers 5, totalContainers 12.
+
+warnings (1):
+
+- environment edge-2 did not answer
+";
+    assert_eq!(render_value(&ctx, &container_page()), want);
+    assert_eq!(render_list(&ctx, &container_page()), want);
+}
+
+#[test]
+fn declared_columns_and_meta_surface_action_name() {
+    let cols = vec![
+        "names".to_owned(),
+        "state".to_owned(),
+        "ports.0.PublicPort".to_owned(),
+    ];
+    let ctx = RenderContext {
+        title: "Containers",
+        columns: Some(&cols),
+        full_item_action: Some("`arcane_container` (action `get`)"),
+        ..Default::default()
+    };
+    let page = json!({"items": container_page()["items"].clone()});
+    let want = "\
+# Containers
+
+3 item(s)
+
+| names | state | ports.0.PublicPort |
+|---|---|---|
+| /web-1 | running | 8080 |
+| /db | exited | |
+| `/<none>:<none>` | created | |
+
+Other fields: id, image, imageId, command, created, status, labels, sizeRw. `arcane_container` (action `get`) returns a full item.
+";
+    assert_eq!(render_list(&ctx, &page), want);
+}
+
+#[test]
+fn empty_lists() {
+    let ctx = RenderContext {
+        title: "Containers",
+        empty_hint: Some(
+            "No containers match. If search, label, standalone or updates was set, drop it to widen the list; …",
+        ),
+        ..Default::default()
+    };
+    let v = json!({"items": [], "pagination": {"totalItems": 0, "totalPages": 0, "currentPage": 1, "itemsPerPage": 20}});
+    assert_eq!(
+        render_value(&ctx, &v),
+        "# Containers\n\nNo containers match. If search, label, standalone or updates was set, drop it to widen the list; …\n"
+    );
+    let ctx = RenderContext {
+        title: "Images",
+        ..Default::default()
+    };
+    assert_eq!(
+        render_value(&ctx, &json!({"items": []})),
+        "# Images\n\nNo items.\n"
+    );
+    assert_eq!(render_value(&ctx, &json!([])), "# Images\n\nNo items.\n");
+    // A page past the end: the list is not empty, this page is.
+    let v = json!({"items": [], "pagination": {"totalItems": 12, "totalPages": 2, "currentPage": 3, "itemsPerPage": 10}});
+    assert_eq!(
+        render_value(&ctx, &v),
+        "# Images\n\n0 item(s) — 12 total, page 3 of 2\n\nNo items on this page.\n"
+    );
+}
+
+fn volume_rows(n: usize) -> Vec<Value> {
+    (0..n)
+        .map(|i| json!({"name": format!("vol-{i:02}"), "driver": "local", "size": 1000 * i}))
+        .collect()
+}
+
+#[test]
+fn sixty_rows_cut_to_fifty() {
+    let ctx = RenderContext {
+        title: "Volumes",
+        full_item_action: Some("`volume.get`"),
+        ..Default::default()
+    };
+    let v = json!({"items": volume_rows(60), "pagination": {"totalItems": 125, "totalPages": 3, "currentPage": 2, "itemsPerPage": 60}});
+    let mut want = String::from(
+        "# Volumes\n\n60 item(s) — 125 total, page 2 of 3\n\n| name | driver | size |\n|---|---|---|\n| vol-00 | local | 0 |\n",
+    );
+    for i in 1..50 {
+        want.push_str(&format!(
+            "| vol-{i:02} | local | {} ({}.0 kB) |\n",
+            i * 1000,
+            i
+        ));
+    }
+    want.push_str("\n10 more row(s) of this page are not shown. To read them, call the list again with `start` 110 and `limit` 10.\n");
+    let got = render_value(&ctx, &v);
+    assert_eq!(got, want);
+    let events = parse(&got);
+    assert_eq!(table_cells(&events)[0].len(), 51, "header and 50 rows");
+
+    // Without pagination the page starts at 0; a list that cannot page names
+    // its filters instead.
+    let ctx = RenderContext {
+        title: "Volumes",
+        rest_hint: RestHint::Filters("set `search` or `driver`."),
+        ..Default::default()
+    };
+    let got = render_value(&ctx, &json!({"items": volume_rows(51)}));
+    assert!(
+        got.ends_with("| vol-49 | local | 49000 (49.0 kB) |\n\n1 more row(s) of this page are not shown. To see them, narrow the list: set `search` or `driver`.\n"),
+        "{got}"
+    );
+    let ctx = RenderContext {
+        title: "Volumes",
+        ..Default::default()
+    };
+    let got = render_value(&ctx, &json!({"items": volume_rows(55)}));
+    assert!(got.ends_with("with `start` 50 and `limit` 5.\n"), "{got}");
+}
+
+#[test]
+fn object_with_nested_multiline_and_null_fields() {
+    let obj = json!({
+        "created": "2024-05-01T12:00:00Z",
+        "status": "running",
+        "name": "shop",
+        "id": "p-42",
+        "description": null,
+        "composeContent": "services:\n  web:\n    image: nginx\n",
+        "serviceCount": 2,
+        "tags": ["prod", "*edge*"],
+        "labels": {"team": "payments", "tier": "frontend"},
+        "services": [{"name": "web", "status": "running"}],
+        "diskUsageBytes": 1234567,
+        "enabled": true,
+        "env": [],
+        "empty": ""
+    });
+    let ctx = RenderContext {
+        title: "Project shop",
+        ..Default::default()
+    };
+    let want = "\
+# Project shop
+
+- id: p-42
+- name: shop
+- status: running
+- enabled: true
+- created: 2024-05-01T12:00:00Z
+- serviceCount: 2
+- tags: prod, `*edge*`
+- diskUsageBytes: 1234567 (1.2 MB)
+- env: []
+- empty:
+
+## composeContent
+
+```text
+services:
+  web:
+    image: nginx
+```
+
+## labels
+
+```json
+{
+  \"team\": \"payments\",
+  \"tier\": \"frontend\"
+}
+```
+
+## services
+
+```json
+[
+  {
+    \"name\": \"web\",
+    \"status\": \"running\"
+  }
+]
+```
+";
+    assert_eq!(render_object(&ctx, &obj), want);
+    assert_eq!(render_value(&ctx, &obj), want);
+}
+
+#[test]
+fn byte_sizes() {
+    assert_eq!(human_bytes(0), "0 B");
+    assert_eq!(human_bytes(999), "999 B");
+    assert_eq!(human_bytes(1000), "1.0 kB");
+    assert_eq!(human_bytes(1_500_000_000), "1.5 GB");
+    assert_eq!(human_bytes(1_449_999), "1.4 MB");
+    assert_eq!(human_bytes(1_450_000), "1.5 MB");
+    assert_eq!(human_bytes(999_949), "999.9 kB");
+    assert_eq!(human_bytes(999_950), "1.0 MB");
+    assert_eq!(human_bytes(u64::MAX), "18.4 EB");
+    for f in [
+        "size",
+        "sizeRw",
+        "sizeRootFs",
+        "virtualSize",
+        "sharedSize",
+        "memory",
+        "memoryUsage",
+        "memoryLimit",
+        "sizeBytes",
+        "rxBytes",
+        "diskUsageBytes",
+    ] {
+        assert!(is_byte_field(f), "{f}");
+    }
+    for f in [
+        "pageSize",
+        "batchSize",
+        "memoryPercent",
+        "cpuPercent",
+        "itemsPerPage",
+        "created",
+        "containers",
+        "sizeCount",
+    ] {
+        assert!(!is_byte_field(f), "{f}");
+    }
+    let ctx = RenderContext {
+        title: "Image",
+        ..Default::default()
+    };
+    assert_eq!(
+        render_object(&ctx, &json!({"size": 1.5e9, "memory": 2.5})),
+        "# Image\n\n- size: 1500000000.0 (1.5 GB)\n- memory: 2.5\n"
+    );
+    let v = json!({"id": "sha256:1", "size": 1500000000u64, "virtualSize": 2500, "sharedSize": -1, "pageSize": 5000, "memoryUsage": 999});
+    assert_eq!(
+        render_object(&ctx, &v),
+        "# Image\n\n- id: sha256:1\n- size: 1500000000 (1.5 GB)\n- virtualSize: 2500 (2.5 kB)\n- sharedSize: -1\n- pageSize: 5000\n- memoryUsage: 999\n"
+    );
+}
+
+#[test]
+fn lone_values_and_downloads() {
+    let ctx = RenderContext {
+        title: "Version",
+        ..Default::default()
+    };
+    assert_eq!(
+        render_value(&ctx, &json!({"value": "1.2.3"})),
+        "# Version\n\n1.2.3\n"
+    );
+    assert_eq!(
+        render_value(&ctx, &json!({"value": 42})),
+        "# Version\n\n42\n"
+    );
+    assert_eq!(
+        render_value(&ctx, &json!({"value": "# not a heading"})),
+        "# Version\n\n\\# not a heading\n"
+    );
+    assert_eq!(
+        render_value(&ctx, &json!({"value": "a\nb"})),
+        "# Version\n\n```text\na\nb\n```\n"
+    );
+    assert_eq!(
+        render_value(&ctx, &json!({"value": null})),
+        "# Version\n\nNo value.\n"
+    );
+    assert_eq!(render_value(&ctx, &json!(true)), "# Version\n\ntrue\n");
+    // A setting object that happens to have a `value` field stays an object.
+    assert_eq!(
+        render_value(&ctx, &json!({"key": "theme", "value": "dark"})),
+        "# Version\n\n- key: theme\n- value: dark\n"
+    );
+
+    assert_eq!(
+        render_text_download(
+            "compose.yaml",
+            1234,
+            "application/yaml",
+            "services:\n  web:\n    image: nginx\n"
+        ),
+        "# compose.yaml\n\n- size: 1234 bytes (1.2 kB)\n- type: application/yaml\n\n```yaml\nservices:\n  web:\n    image: nginx\n```\n"
+    );
+    let log = "\x1b[32mINFO\x1b[0m started\r\n```\nnot a fence end\n";
+    let md = render_text_download("web.log", 60, "text/plain", log);
+    assert_eq!(
+        md,
+        "# web.log\n\n- size: 60 bytes\n- type: text/plain\n\n````text\nINFO started\r\n```\nnot a fence end\n````\n"
+    );
+    assert_eq!(
+        render_binary_download_meta("backup.tar.gz", 1_500_000_000, "application/gzip"),
+        "# backup.tar.gz\n\n- size: 1500000000 bytes (1.5 GB)\n- type: application/gzip\n\nThe file is attached as a separate embedded resource for the user; its content is not shown here.\n"
+    );
+    // A hostile file name cannot break the heading.
+    let md = render_binary_download_meta("x #", 1, "<b>t</b>");
+    assert_eq!(blocks(&parse(&md)).headings, 1);
+    assert!(forbidden(&parse(&md)).is_empty(), "{md}");
+}
+
+#[test]
+fn long_cells_are_trimmed_but_identifiers_are_not() {
+    let long = "x".repeat(100);
+    let id = "f".repeat(64);
+    let ctx = RenderContext {
+        title: "T",
+        ..Default::default()
+    };
+    let v = json!({"items": [{"id": id, "networkName": long, "description": long, "names": ["a", "b"]}]});
+    let md = render_list(&ctx, &v);
+    let events = parse(&md);
+    let t = &table_cells(&events)[0];
+    let head: Vec<&str> = t[0].iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(head, ["id", "names", "description", "networkName"]);
+    assert_eq!(t[1][0].text, id);
+    assert_eq!(t[1][1].text, "a, b");
+    assert_eq!(t[1][2].text, format!("{}…", "x".repeat(60)));
+    assert_eq!(t[1][3].text, long);
+}
+
+/// Container-like items whose every string is hostile.
+fn hostile_items(corpus: &[String]) -> Vec<Value> {
+    corpus
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let other = &corpus[(i + 7) % corpus.len()];
+            json!({
+                "id": v,
+                "names": [v, other],
+                "image": other,
+                "state": v,
+                "status": other,
+                "projectName": v,
+                "labels": {v.clone(): other, "com.docker.compose.project": v},
+                "created": i,
+                v.clone(): other,
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn hostile_values_in_a_list() {
+    let corpus = hostile_corpus();
+    let items = hostile_items(&corpus);
+    let counts: serde_json::Map<String, Value> = corpus
+        .iter()
+        .take(20)
+        .map(|k| (k.clone(), json!(1)))
+        .collect();
+    let warnings: Vec<&String> = corpus.iter().take(30).collect();
+    for (title, chunk) in [
+        ("Containers", &items[..40]),
+        ("Containers #", &items[40..80]),
+        ("x", &items[80..120]),
+        ("y", &items[120..]),
+    ] {
+        let v = json!({"items": chunk, "counts": counts, "warnings": warnings});
+        let ctx = RenderContext {
+            title,
+            full_item_action: Some("`container.get`"),
+            ..Default::default()
+        };
+        let md = render_value(&ctx, &v);
+        let events = parse(&md);
+        assert!(
+            forbidden(&events).is_empty(),
+            "{md}\n{:?}",
+            forbidden(&events)
+        );
+        let b = blocks(&events);
+        assert_eq!(
+            (b.headings, b.tables, b.code_blocks, b.lists),
+            (1, 1, 0, 1),
+            "{md}"
+        );
+        assert_eq!(b.items, 6, "five warnings and the rest: {md}");
+        assert_eq!(heading_texts(&events)[0].text, title);
+        let t = &table_cells(&events)[0];
+        let head: Vec<&str> = t[0].iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(head, ["id", "names", "state", "status", "image", "created"]);
+        assert_eq!(t.len(), chunk.len() + 1);
+        for (row, item) in t[1..].iter().zip(chunk) {
+            assert_eq!(row.len(), 6, "{md}");
+            let s = |k: &str| expected_inline(item[k].as_str().unwrap_or_default());
+            assert_eq!(row[0].text, s("id"), "{md}");
+            let names: Vec<String> = item["names"]
+                .as_array()
+                .unwrap_or(&Vec::new())
+                .iter()
+                .map(|n| expected_inline(n.as_str().unwrap_or_default()))
+                .collect();
+            let names: Vec<String> = names
+                .into_iter()
+                .map(|n| if n.is_empty() { "\"\"".to_owned() } else { n })
+                .collect();
+            assert_eq!(row[1].text, names.join(", "), "{md}");
+        }
+        // Hostile field names are listed, literally, in the closing note.
+        let note = paragraph_texts(&events)
+            .into_iter()
+            .find(|p| p.text.starts_with("Other fields: "))
+            .map(|p| p.text)
+            .unwrap_or_default();
+        for item in chunk {
+            for key in item.as_object().map(|o| o.keys()).into_iter().flatten() {
+                let e = expected_inline(key);
+                if !["id", "names", "state", "status", "image", "created"].contains(&key.as_str())
+                    && !e.is_empty()
+                {
+                    assert!(note.contains(&e), "{e:?} missing from {note:?}");
+                }
+            }
+        }
+        for it in item_texts(&events).iter().take(5) {
+            assert!(
+                warnings.iter().any(|w| {
+                    let e = expected_inline(w);
+                    it.text == e || (e.chars().count() > 200 && it.text.ends_with('…'))
+                }),
+                "warning {:?} in {md}",
+                it.text
+            );
+        }
+    }
+}
+
+fn line(key: &str, value: &str) -> String {
+    if value.is_empty() {
+        format!("{key}:")
+    } else {
+        format!("{key}: {value}")
+    }
+}
+
+#[test]
+fn hostile_values_in_declared_columns() {
+    let corpus = hostile_corpus();
+    let items = hostile_items(&corpus);
+    let cols = vec![
+        "projectName".to_owned(),
+        "labels".to_owned(),
+        "labels.com.docker.compose.project".to_owned(),
+    ];
+    let ctx = RenderContext {
+        title: "Projects",
+        columns: Some(&cols),
+        ..Default::default()
+    };
+    for chunk in items.chunks(50) {
+        let md = render_list(&ctx, &json!({ "items": chunk }));
+        let events = parse(&md);
+        assert!(
+            forbidden(&events).is_empty(),
+            "{md}\n{:?}",
+            forbidden(&events)
+        );
+        let t = &table_cells(&events)[0];
+        assert_eq!(t.len(), chunk.len() + 1);
+        for (row, item) in t[1..].iter().zip(chunk) {
+            assert_eq!(row.len(), 3, "{md}");
+            let v = expected_inline(item["projectName"].as_str().unwrap_or_default());
+            assert_eq!(row[0].text, v, "{md}");
+            assert_eq!(row[2].text, v, "{md}");
+        }
+    }
+}
+
+#[test]
+fn hostile_values_in_objects() {
+    let corpus = hostile_corpus();
+    for (i, v) in corpus.iter().enumerate() {
+        let other = &corpus[(i + 11) % corpus.len()];
+        let mut obj = serde_json::Map::new();
+        obj.insert("id".into(), json!(v));
+        obj.insert(v.clone(), json!(other));
+        obj.insert("names".into(), json!([v, other, v]));
+        obj.insert("nested".into(), json!({v.clone(): [other]}));
+        obj.insert("gone".into(), Value::Null);
+        assert_eq!(obj.len(), 5, "corpus values are not field names used here");
+        let ctx = RenderContext {
+            title: v,
+            ..Default::default()
+        };
+        let md = render_object(&ctx, &Value::Object(obj.clone()));
+        let events = parse(&md);
+        assert!(
+            forbidden(&events).is_empty(),
+            "{md}\n{:?}",
+            forbidden(&events)
+        );
+
+        let (ev, eo) = (expected_inline(v), expected_inline(other));
+        let (nl_v, nl_o) = (has_newline(v), has_newline(other));
+        let mut lines = Vec::new();
+        let mut sections = vec![];
+        if nl_v {
+            sections.push("id".to_owned())
+        } else {
+            lines.push(line("id", &ev))
+        }
+        if nl_v || nl_o {
+            sections.push("names".to_owned());
+        } else {
+            let el = |e: &String| {
+                if e.is_empty() {
+                    "\"\"".to_owned()
+                } else {
+                    e.clone()
+                }
+            };
+            lines.push(format!("names: {}, {}, {}", el(&ev), el(&eo), el(&ev)));
+        }
+        if nl_o {
+            sections.push(ev.clone())
+        } else {
+            lines.push(line(&ev, &eo))
+        }
+        sections.push("nested".to_owned());
+
+        let b = blocks(&events);
+        let has_title = !sanitize(v).trim().is_empty();
+        assert_eq!(b.tables, 0, "{md}");
+        assert_eq!(b.lists, 1, "{md}");
+        assert_eq!(b.code_blocks, sections.len(), "{md}");
+        assert_eq!(b.headings, usize::from(has_title) + sections.len(), "{md}");
+        let items: Vec<String> = item_texts(&events).into_iter().map(|t| t.text).collect();
+        assert_eq!(items, lines, "{md}");
+        let headings: Vec<String> = heading_texts(&events).into_iter().map(|t| t.text).collect();
+        assert_eq!(&headings[usize::from(has_title)..], &sections[..], "{md}");
+
+        // The nested object is literal JSON of Arcane's exact value.
+        let json_text = code_blocks(&events).pop().unwrap_or_default();
+        let back: Value = serde_json::from_str(&json_text).unwrap_or(Value::Null);
+        assert_eq!(back, obj["nested"], "{md}");
+    }
+}
+
+fn has_newline(s: &str) -> bool {
+    sanitize(s).contains('\n')
+}
