@@ -5,6 +5,7 @@
 //! resources → the MCP glue → [`reload`].
 
 pub mod catalog;
+pub mod exec;
 pub mod http;
 pub mod spec;
 pub mod reload;

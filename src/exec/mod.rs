@@ -1,0 +1,3 @@
+pub mod jsonlines;
+pub mod transfer;
+pub mod websocket;
