@@ -3,9 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use arcane_mcp::exec::jsonlines::{
-    Progress, StreamErrorKind, read_response, summarize,
-};
+use arcane_mcp::exec::jsonlines::{Progress, StreamErrorKind, read_response, summarize};
 use arcane_mcp::exec::transfer::{
     DEFAULT_MAX_DOWNLOAD, DownloadBody, FormField, TransferError, multipart_form, octet_body,
     read_download,
@@ -79,13 +77,21 @@ async fn guarded<F: std::future::Future>(f: F) -> F::Output {
 #[tokio::test]
 async fn pull_stream_to_done_with_monotonic_progress() {
     let s = Sim::start().await;
-    s.hook(reqwest::Method::POST, "/__sim/config", Some(json!({"streamPaceMs": 1})))
-        .await;
+    s.hook(
+        reqwest::Method::POST,
+        "/__sim/config",
+        Some(json!({"streamPaceMs": 1})),
+    )
+    .await;
     let mut progress: Vec<Progress> = Vec::new();
     let resp = s.pull().await;
-    let sum = guarded(read_response(resp, |p| progress.push(p), &CancellationToken::new()))
-        .await
-        .expect("stream completes");
+    let sum = guarded(read_response(
+        resp,
+        |p| progress.push(p),
+        &CancellationToken::new(),
+    ))
+    .await
+    .expect("stream completes");
     assert!(sum.done);
     assert_eq!(sum.error, None);
     assert!(sum.activity_id.as_deref().is_some_and(|a| !a.is_empty()));
@@ -98,7 +104,11 @@ async fn pull_stream_to_done_with_monotonic_progress() {
     }
     assert_eq!(progress.last().unwrap().message.as_deref(), Some("done"));
     // Three layers, each ending "Pull complete"; the final status line.
-    let layers: Vec<_> = sum.items.iter().filter(|o| o.item.starts_with("layer ")).collect();
+    let layers: Vec<_> = sum
+        .items
+        .iter()
+        .filter(|o| o.item.starts_with("layer "))
+        .collect();
     assert_eq!(layers.len(), 3, "{:?}", sum.items);
     assert!(layers.iter().all(|o| o.status == "Pull complete"));
     assert_eq!(
@@ -116,10 +126,17 @@ async fn pull_stream_to_done_with_monotonic_progress() {
 #[tokio::test]
 async fn project_up_per_container_outcome() {
     let s = Sim::start().await;
-    s.hook(reqwest::Method::POST, "/__sim/config", Some(json!({"streamPaceMs": 1})))
-        .await;
+    s.hook(
+        reqwest::Method::POST,
+        "/__sim/config",
+        Some(json!({"streamPaceMs": 1})),
+    )
+    .await;
     let resp = s
-        .api(reqwest::Method::POST, &format!("/environments/0/projects/{WEBSHOP}/up"))
+        .api(
+            reqwest::Method::POST,
+            &format!("/environments/0/projects/{WEBSHOP}/up"),
+        )
         .json(&json!({}))
         .send()
         .await
@@ -134,8 +151,16 @@ async fn project_up_per_container_outcome() {
         .filter(|o| o.item.starts_with("Container "))
         .collect();
     assert!(!started.is_empty());
-    assert!(started.iter().all(|o| o.status == "Started"), "{:?}", sum.items);
-    assert!(sum.items.iter().any(|o| o.item == "Network webshop_default" && o.status == "Created"));
+    assert!(
+        started.iter().all(|o| o.status == "Started"),
+        "{:?}",
+        sum.items
+    );
+    assert!(
+        sum.items
+            .iter()
+            .any(|o| o.item == "Network webshop_default" && o.status == "Created")
+    );
     s.sim.shutdown().await;
 }
 
@@ -201,10 +226,17 @@ async fn http_error_before_the_stream() {
 async fn cancelled_project_up_aborts_the_request() {
     let s = Sim::start().await;
     // Slow lines so that the cancel lands mid-stream.
-    s.hook(reqwest::Method::POST, "/__sim/config", Some(json!({"streamPaceMs": 200})))
-        .await;
+    s.hook(
+        reqwest::Method::POST,
+        "/__sim/config",
+        Some(json!({"streamPaceMs": 200})),
+    )
+    .await;
     let resp = s
-        .api(reqwest::Method::POST, &format!("/environments/0/projects/{WEBSHOP}/up"))
+        .api(
+            reqwest::Method::POST,
+            &format!("/environments/0/projects/{WEBSHOP}/up"),
+        )
         .json(&json!({"pullPolicy": "always"}))
         .send()
         .await
@@ -253,8 +285,14 @@ async fn cancelled_project_up_aborts_the_request() {
 #[tokio::test]
 async fn downloads_pem_text_tar_binary_unquoted_name_and_cap() {
     let s = Sim::start().await;
-    let resp = s.api(reqwest::Method::GET, "/edge-mtls/ca").send().await.unwrap();
-    let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD)).await.unwrap();
+    let resp = s
+        .api(reqwest::Method::GET, "/edge-mtls/ca")
+        .send()
+        .await
+        .unwrap();
+    let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD))
+        .await
+        .unwrap();
     assert_eq!(d.file_name.as_deref(), Some("ca.crt"));
     assert_eq!(d.content_type.as_deref(), Some("application/x-pem-file"));
     match &d.body {
@@ -266,11 +304,16 @@ async fn downloads_pem_text_tar_binary_unquoted_name_and_cap() {
     }
 
     let resp = s
-        .api(reqwest::Method::GET, "/environments/0/images/nginx:1.27-alpine/export")
+        .api(
+            reqwest::Method::GET,
+            "/environments/0/images/nginx:1.27-alpine/export",
+        )
         .send()
         .await
         .unwrap();
-    let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD)).await.unwrap();
+    let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD))
+        .await
+        .unwrap();
     assert_eq!(d.file_name.as_deref(), Some("nginx_1.27-alpine.tar"));
     assert_eq!(d.content_type.as_deref(), Some("application/x-tar"));
     match &d.body {
@@ -282,27 +325,48 @@ async fn downloads_pem_text_tar_binary_unquoted_name_and_cap() {
     }
 
     let resp = s
-        .api(reqwest::Method::GET, "/environments/0/volumes/backups/bk-42/download")
+        .api(
+            reqwest::Method::GET,
+            "/environments/0/volumes/backups/bk-42/download",
+        )
         .send()
         .await
         .unwrap();
-    let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD)).await.unwrap();
+    let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD))
+        .await
+        .unwrap();
     assert_eq!(d.file_name.as_deref(), Some("bk-42.tar.gz"));
     assert!(matches!(d.body, DownloadBody::Binary(_)));
 
     let resp = s
-        .api(reqwest::Method::GET, "/environments/0/images/nginx:1.27-alpine/export")
+        .api(
+            reqwest::Method::GET,
+            "/environments/0/images/nginx:1.27-alpine/export",
+        )
         .send()
         .await
         .unwrap();
     let err = guarded(read_download(resp, 100)).await.unwrap_err();
-    assert!(matches!(err, TransferError::TooLarge { limit: 100, .. }), "{err:?}");
+    assert!(
+        matches!(err, TransferError::TooLarge { limit: 100, .. }),
+        "{err:?}"
+    );
     let text = err.to_string();
-    assert!(text.contains("100 bytes") && text.contains("download it directly"), "{text}");
+    assert!(
+        text.contains("100 bytes") && text.contains("download it directly"),
+        "{text}"
+    );
 
-    s.fault(json!({"path": "/edge-mtls/ca$", "kind": "truncated_stream"})).await;
-    let resp = s.api(reqwest::Method::GET, "/edge-mtls/ca").send().await.unwrap();
-    let err = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD)).await.unwrap_err();
+    s.fault(json!({"path": "/edge-mtls/ca$", "kind": "truncated_stream"}))
+        .await;
+    let resp = s
+        .api(reqwest::Method::GET, "/edge-mtls/ca")
+        .send()
+        .await
+        .unwrap();
+    let err = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD))
+        .await
+        .unwrap_err();
     assert!(matches!(err, TransferError::Read { .. }), "{err:?}");
     assert!(err.to_string().contains("retry"));
     s.sim.shutdown().await;
@@ -354,14 +418,32 @@ async fn multipart_project_create_and_workspace_update() {
     let ct = entry["headers"]["content-type"].as_str().unwrap();
     assert!(ct.starts_with("multipart/form-data; boundary="), "{ct}");
     let body = entry["body"].as_str().unwrap();
-    assert!(body.contains("name=\"project\"\r\n\r\n{\"name\":\"demo\"}"), "{body}");
-    assert!(body.contains("name=\"manifest\"\r\n\r\n{\"files\":[]}"), "{body}");
-    assert!(body.contains("name=\"files\"; filename=\"compose.yaml\""), "{body}");
-    assert!(body.contains("services:\n  web:\n    image: nginx\n"), "{body}");
-    assert!(body.contains("name=\"files\"; filename=\"files-2\""), "{body}");
+    assert!(
+        body.contains("name=\"project\"\r\n\r\n{\"name\":\"demo\"}"),
+        "{body}"
+    );
+    assert!(
+        body.contains("name=\"manifest\"\r\n\r\n{\"files\":[]}"),
+        "{body}"
+    );
+    assert!(
+        body.contains("name=\"files\"; filename=\"compose.yaml\""),
+        "{body}"
+    );
+    assert!(
+        body.contains("services:\n  web:\n    image: nginx\n"),
+        "{body}"
+    );
+    assert!(
+        body.contains("name=\"files\"; filename=\"files-2\""),
+        "{body}"
+    );
     assert!(!body.contains("skipped"));
     // The binary file went out as raw bytes (shown lossily by the request log).
-    assert!(body.contains(&String::from_utf8_lossy(&binary).into_owned()), "{body}");
+    assert!(
+        body.contains(&String::from_utf8_lossy(&binary).into_owned()),
+        "{body}"
+    );
 
     let form = multipart_form(&[FormField {
         name: "manifest".into(),
@@ -371,7 +453,10 @@ async fn multipart_project_create_and_workspace_update() {
     }])
     .unwrap();
     let resp = s
-        .api(reqwest::Method::PUT, "/environments/0/volumes/webshop_db-data/workspace")
+        .api(
+            reqwest::Method::PUT,
+            "/environments/0/volumes/webshop_db-data/workspace",
+        )
         .multipart(form)
         .send()
         .await
@@ -386,7 +471,10 @@ async fn octet_stream_upload_chunk() {
     let body = octet_body("aGVsbG8gY2h1bmsK").unwrap();
     assert_eq!(body, b"hello chunk\n");
     let resp = s
-        .api(reqwest::Method::PUT, "/environments/0/uploads/volume/up-1/chunks/0")
+        .api(
+            reqwest::Method::PUT,
+            "/environments/0/uploads/volume/up-1/chunks/0",
+        )
         .header("Content-Type", "application/octet-stream")
         .body(body)
         .send()

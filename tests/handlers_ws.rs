@@ -91,7 +91,12 @@ async fn container_logs_all_then_idle_end_and_query() {
     assert_eq!(out.truncated, None);
     let reqs = get_json(&sim, "/__sim/requests").await;
     let q = reqs[0]["query"].as_str().unwrap();
-    for part in ["follow=false", "tail=100", "timestamps=false", "format=text"] {
+    for part in [
+        "follow=false",
+        "tail=100",
+        "timestamps=false",
+        "format=text",
+    ] {
         assert!(q.contains(part), "{q}");
     }
     // The API key is never in the request log's headers.
@@ -159,10 +164,15 @@ async fn no_log_lines_and_error_frame() {
     let text = err.to_string();
     assert!(matches!(err, HandlerError::Arcane(_)), "{err:?}");
     assert!(
-        text.contains("Failed to stream container logs: Error response from daemon: No such container: nope"),
+        text.contains(
+            "Failed to stream container logs: Error response from daemon: No such container: nope"
+        ),
         "{text}"
     );
-    assert!(text.contains("container.list") || text.contains("list action"), "{text}");
+    assert!(
+        text.contains("container.list") || text.contains("list action"),
+        "{text}"
+    );
     sim.shutdown().await;
 }
 
@@ -221,7 +231,10 @@ async fn container_and_system_stats() {
         .await
         .unwrap_err();
     assert!(matches!(err, HandlerError::Arcane(_)), "{err:?}");
-    assert!(err.to_string().contains("Failed to stream container stats"), "{err}");
+    assert!(
+        err.to_string().contains("Failed to stream container stats"),
+        "{err}"
+    );
 
     let t = target(&sim, "/environments/0/ws/system/stats");
     let out = guarded(sample_system_stats(
@@ -270,7 +283,10 @@ async fn exec_error_frame_and_shell_param() {
     let err = guarded(run_exec(&t, "ls", &opts)).await.unwrap_err();
     assert!(matches!(err, HandlerError::Arcane(_)), "{err:?}");
     let text = err.to_string();
-    assert!(text.contains("Error creating exec: failed to create exec"), "{text}");
+    assert!(
+        text.contains("Error creating exec: failed to create exec"),
+        "{text}"
+    );
     assert!(text.contains("is not running"), "{text}");
     assert!(!text.contains('\r'));
     let reqs = get_json(&sim, "/__sim/requests").await;
@@ -301,7 +317,10 @@ async fn dropped_connection_and_auth_failures_are_clear_errors() {
         .await
         .unwrap_err();
     let text = err.to_string();
-    assert!(matches!(err, HandlerError::Rejected { status: 401, .. }), "{err:?}");
+    assert!(
+        matches!(err, HandlerError::Rejected { status: 401, .. }),
+        "{err:?}"
+    );
     assert!(text.contains("API key"), "{text}");
     assert!(!text.contains("wrong-key-123"));
     assert!(!format!("{bad:?}").contains("wrong-key-123"));
@@ -329,7 +348,9 @@ async fn scripted_terminal() -> (std::net::SocketAddr, tokio::task::JoinHandle<(
     let task = tokio::spawn(async move {
         let (tcp, _) = listener.accept().await.unwrap();
         let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-        ws.send(Message::Binary(b"/ # ".to_vec().into())).await.unwrap();
+        ws.send(Message::Binary(b"/ # ".to_vec().into()))
+            .await
+            .unwrap();
         while let Some(Ok(m)) = ws.next().await {
             let input = match m {
                 Message::Binary(b) => String::from_utf8_lossy(&b).into_owned(),
@@ -348,7 +369,11 @@ async fn scripted_terminal() -> (std::net::SocketAddr, tokio::task::JoinHandle<(
                     out.push_str("\u{1b}[1;34mbin\u{1b}[0m  etc\r\nls: /missing: No such file or directory\r\n/ # ");
                 }
             }
-            if ws.send(Message::Binary(out.into_bytes().into())).await.is_err() {
+            if ws
+                .send(Message::Binary(out.into_bytes().into()))
+                .await
+                .is_err()
+            {
                 break;
             }
         }
@@ -368,7 +393,10 @@ async fn exec_exit_code_from_the_marker() {
         .await
         .unwrap();
     assert_eq!(out.exit_code, Some(3));
-    assert_eq!(out.output, "bin  etc\nls: /missing: No such file or directory");
+    assert_eq!(
+        out.output,
+        "bin  etc\nls: /missing: No such file or directory"
+    );
     assert_eq!(out.truncated, None);
     assert!(out.to_text().ends_with("Exit code: 3"));
     task.abort();

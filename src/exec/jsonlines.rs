@@ -312,7 +312,11 @@ impl State {
                 } else if o.get("type").and_then(Value::as_str) == Some("activity") {
                     let id = o
                         .get("activityId")
-                        .map(|v| v.as_str().map(str::to_string).unwrap_or(v.to_string()))
+                        .map(|v| {
+                            v.as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| v.to_string())
+                        })
                         .unwrap_or_default();
                     let id = sanitize(&id).into_owned();
                     message = Some(format!("activity {id}"));
@@ -393,7 +397,10 @@ fn parse_item(line: &str) -> Option<(String, String)> {
         "Container" | "Network" | "Volume" | "Image" | "Service"
     ) {
         let name = words.next()?;
-        (format!("{first} {name}"), words.collect::<Vec<_>>().join(" "))
+        (
+            format!("{first} {name}"),
+            words.collect::<Vec<_>>().join(" "),
+        )
     } else {
         (first.to_string(), words.collect::<Vec<_>>().join(" "))
     };
@@ -495,8 +502,12 @@ mod tests {
     #[tokio::test]
     async fn split_lines_malformed_and_done() {
         let chunks: Vec<Result<Bytes, String>> = vec![
-            Ok(Bytes::from_static(b"{\"type\":\"activity\",\"activityId\":\"a1\"}\n{\"log\":\"abc")),
-            Ok(Bytes::from_static(b"def012345678: Pull complete\"}\nnot json\n\n")),
+            Ok(Bytes::from_static(
+                b"{\"type\":\"activity\",\"activityId\":\"a1\"}\n{\"log\":\"abc",
+            )),
+            Ok(Bytes::from_static(
+                b"def012345678: Pull complete\"}\nnot json\n\n",
+            )),
             Ok(Bytes::from_static(b"{\"done\":true}")),
         ];
         let mut seen = Vec::new();
@@ -514,7 +525,10 @@ mod tests {
         assert_eq!(s.malformed_samples, vec!["not json".to_string()]);
         assert!(s.done);
         let text = summarize(&s);
-        assert!(text.starts_with("Completed. 1 log line(s). Activity: `a1`."), "{text}");
+        assert!(
+            text.starts_with("Completed. 1 log line(s). Activity: `a1`."),
+            "{text}"
+        );
         assert!(text.contains("layer abcdef012345: Pull complete"), "{text}");
     }
 }

@@ -50,7 +50,9 @@ pub enum TransferError {
     #[error("the download broke off after {received} bytes ({detail}); retry")]
     Read { received: usize, detail: String },
     /// Arcane answered with an HTTP error instead of the file.
-    #[error("Arcane answered HTTP {status} instead of the file: {message}. Check the ID or path and retry.")]
+    #[error(
+        "Arcane answered HTTP {status} instead of the file: {message}. Check the ID or path and retry."
+    )]
     Http { status: u16, message: String },
 }
 
@@ -417,24 +419,45 @@ mod tests {
     #[test]
     fn dispositions() {
         let f = content_disposition_filename;
-        assert_eq!(f("attachment; filename=\"nginx_1.27.tar\"").as_deref(), Some("nginx_1.27.tar"));
-        assert_eq!(f("attachment; filename=abc.tar.gz").as_deref(), Some("abc.tar.gz"));
-        assert_eq!(f("attachment; filename=\"a\\\"b;c.txt\"").as_deref(), Some("a\"b;c.txt"));
+        assert_eq!(
+            f("attachment; filename=\"nginx_1.27.tar\"").as_deref(),
+            Some("nginx_1.27.tar")
+        );
+        assert_eq!(
+            f("attachment; filename=abc.tar.gz").as_deref(),
+            Some("abc.tar.gz")
+        );
+        assert_eq!(
+            f("attachment; filename=\"a\\\"b;c.txt\"").as_deref(),
+            Some("a\"b;c.txt")
+        );
         assert_eq!(
             f("attachment; filename=\"x.txt\"; filename*=UTF-8''%E2%82%AC%20rates.txt").as_deref(),
             Some("€ rates.txt")
         );
-        assert_eq!(f("attachment; filename=\"../../etc/passwd\"").as_deref(), Some("passwd"));
-        assert_eq!(f("attachment; filename=\"\x1b[31mred.txt\"").as_deref(), Some("red.txt"));
+        assert_eq!(
+            f("attachment; filename=\"../../etc/passwd\"").as_deref(),
+            Some("passwd")
+        );
+        assert_eq!(
+            f("attachment; filename=\"\x1b[31mred.txt\"").as_deref(),
+            Some("red.txt")
+        );
         assert_eq!(f("attachment"), None);
         assert_eq!(f("attachment; filename=\"\""), None);
     }
 
     #[test]
     fn text_or_binary() {
-        assert!(is_text(Some("application/x-pem-file"), b"-----BEGIN CERTIFICATE-----\n"));
+        assert!(is_text(
+            Some("application/x-pem-file"),
+            b"-----BEGIN CERTIFICATE-----\n"
+        ));
         assert!(!is_text(Some("application/x-tar"), b"plain ascii"));
-        assert!(is_text(Some("application/octet-stream"), b"services:\n  web: {}\n"));
+        assert!(is_text(
+            Some("application/octet-stream"),
+            b"services:\n  web: {}\n"
+        ));
         assert!(!is_text(Some("application/octet-stream"), b"a\0b"));
         assert!(!is_text(Some("text/plain"), &[0xff, 0xfe]));
         assert!(!is_text(None, &[0x1f, 0x8b, 0x08, 0x00]));
@@ -445,10 +468,19 @@ mod tests {
         assert_eq!(file_bytes("base64:AAEC").unwrap(), vec![0, 1, 2]);
         assert_eq!(file_bytes("base64:AAECAw").unwrap(), vec![0, 1, 2, 3]);
         assert_eq!(file_bytes("plain").unwrap(), b"plain".to_vec());
-        assert!(file_bytes("base64:!!").unwrap_err().contains("not valid base64"));
+        assert!(
+            file_bytes("base64:!!")
+                .unwrap_err()
+                .contains("not valid base64")
+        );
         assert_eq!(octet_body("AAEC\n").unwrap(), vec![0, 1, 2]);
         assert!(octet_body("%%").is_err());
-        let bad = FormField { name: "files".into(), value: serde_json::json!([1]), is_file: true, file_name: None };
+        let bad = FormField {
+            name: "files".into(),
+            value: serde_json::json!([1]),
+            is_file: true,
+            file_name: None,
+        };
         assert!(multipart_form(&[bad]).unwrap_err().contains("files"));
     }
 }

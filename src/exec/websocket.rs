@@ -113,14 +113,14 @@ pub enum HandlerError {
 fn rejected_text(status: u16, detail: &str) -> String {
     let hint = match status {
         401 => "Check the API key (ARCANE_API_KEY) or token the server uses.",
-        403 => "The API key's role lacks the permission named above; ask an Arcane admin to grant it.",
+        403 => {
+            "The API key's role lacks the permission named above; ask an Arcane admin to grant it."
+        }
         404 => {
             "Check the ID with the matching list action (container.list, project.list, swarm_service.list) and the environmentId."
         }
         429 => "Too many connections to this endpoint; wait a few seconds and retry.",
-        500..=599 => {
-            "Arcane or its Docker daemon/agent failed; check environment.test and retry."
-        }
+        500..=599 => "Arcane or its Docker daemon/agent failed; check environment.test and retry.",
         _ => "Check the parameters and retry.",
     };
     let detail = if detail.is_empty() {
@@ -196,9 +196,8 @@ async fn connect(
         HandlerError::InvalidTarget(format!("cannot build the WebSocket request: {e}"))
     })?;
     for (name, value) in &target.headers {
-        let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-            HandlerError::InvalidTarget(format!("invalid header name {name:?}"))
-        })?;
+        let n = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| HandlerError::InvalidTarget(format!("invalid header name {name:?}")))?;
         // The value is a secret: say which header is bad, never what it holds.
         let mut v = HeaderValue::from_str(value).map_err(|_| {
             HandlerError::InvalidTarget(format!(
@@ -753,10 +752,7 @@ pub(crate) fn clean_exec_output(raw: &[u8], command: &str, nonce: &str) -> Strin
         .chain(["exit"])
         .collect();
     let ends_unterminated = !text.ends_with('\n');
-    let mut lines: Vec<&str> = text
-        .split('\n')
-        .map(|l| l.trim_end_matches('\r'))
-        .collect();
+    let mut lines: Vec<&str> = text.split('\n').map(|l| l.trim_end_matches('\r')).collect();
     if ends_unterminated
         && let Some(last) = lines.last()
         && looks_like_prompt(last)
@@ -831,6 +827,9 @@ mod tests {
             error_body_text(br#"{"message":"Authentication required","code":"UNAUTHORIZED"}"#),
             "Authentication required"
         );
-        assert_eq!(error_body_text(b"permission denied: containers:exec"), "permission denied: containers:exec");
+        assert_eq!(
+            error_body_text(b"permission denied: containers:exec"),
+            "permission denied: containers:exec"
+        );
     }
 }
