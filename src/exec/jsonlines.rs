@@ -506,7 +506,7 @@ mod tests {
                 b"{\"type\":\"activity\",\"activityId\":\"a1\"}\n{\"log\":\"abc",
             )),
             Ok(Bytes::from_static(
-                b"def012345678: Pull complete\"}\nnot json\n\n",
+                b"def012345: Pull complete\"}\nnot json\n\n",
             )),
             Ok(Bytes::from_static(b"{\"done\":true}")),
         ];

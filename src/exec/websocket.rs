@@ -718,6 +718,13 @@ pub async fn run_exec(
                 .and_then(|d| std::str::from_utf8(d.as_bytes()).ok())
                 .and_then(|d| d.parse::<i32>().ok());
             end = Some(whole);
+            if whole > opts.max_bytes {
+                end = Some(opts.max_bytes);
+                truncated = Some(format!(
+                    "output cut at maxBytes={}; narrow the command (e.g. | head) or raise maxBytes",
+                    opts.max_bytes
+                ));
+            }
             break;
         }
         if buf.len() > opts.max_bytes {
