@@ -6,8 +6,11 @@
 
 pub mod errors;
 pub mod finish;
+pub mod jsonlines;
 pub mod request;
 pub mod response;
+pub mod transfer;
+pub mod websocket;
 
 use std::time::Duration;
 

@@ -1,0 +1,534 @@
+//! JSON-lines progress streams (`application/x-json-stream`, WIRE.md §4): image pull/build and
+//! project up/redeploy/pull/build.
+//!
+//! A stream is an activity line `{"type":"activity","activityId":…}`, zero or more
+//! `{"log": "<docker CLI text>"}` lines, then `{"done":true}` or `{"error": …}` (no done line).
+//! [`read_stream`] reads one to the end, calls a progress callback per line, honours a
+//! cancellation token and returns a [`StreamSummary`]; [`summarize`] writes the human text.
+//!
+//! Decisions: a line that is not JSON, or JSON with none of the known keys, is **tolerated**:
+//! counted in [`StreamSummary::malformed`] and quoted (first few) in the summary. An `{"error"}`
+//! line ends the read with [`StreamErrorKind::Arcane`]; the end of the body without done or
+//! error is [`StreamErrorKind::CutShort`].
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::render::escape::{code_span, fenced, sanitize};
+
+/// How many of the last log lines a summary keeps.
+pub const LAST_LINES: usize = 20;
+/// How many per-item outcomes a summary keeps (layers, containers, networks…).
+pub const MAX_ITEMS: usize = 200;
+/// How many malformed lines a summary quotes.
+pub const MALFORMED_SAMPLES: usize = 3;
+/// Longest line kept in memory; longer input without a line break is dropped as malformed.
+const MAX_LINE: usize = 1 << 20;
+/// Longest progress message (characters).
+const MAX_MESSAGE: usize = 200;
+
+/// One progress report, sent once per line read (suitable for MCP `notifications/progress`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    /// Lines read so far: strictly increasing from 1.
+    pub progress: u64,
+    /// Unknown for Arcane's streams (they do not announce a length).
+    pub total: Option<u64>,
+    /// The line in words: the (sanitized, shortened) log text, or what the control line meant.
+    pub message: Option<String>,
+}
+
+/// The final status of one item the stream talked about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemOutcome {
+    /// `layer 1a2b3c4d5e6f`, `Container webshop-web-1`, `Network webshop_default`, `nginx:1.27`.
+    pub item: String,
+    /// The last status seen for it: `Pull complete`, `Started`, `Created`…
+    pub status: String,
+}
+
+/// What a stream said, in short.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StreamSummary {
+    /// The Arcane activity that records the operation, when announced.
+    pub activity_id: Option<String>,
+    /// Number of `{"log"}` lines.
+    pub lines: usize,
+    /// The last [`LAST_LINES`] log lines, sanitized.
+    pub last_lines: Vec<String>,
+    /// Per-item final status in first-seen order (pull layers `<id>: <status>`, compose
+    /// `Container x  Started`), at most [`MAX_ITEMS`].
+    pub items: Vec<ItemOutcome>,
+    /// The last `Status: …` line of a pull (`Status: Downloaded newer image for …`).
+    pub final_status: Option<String>,
+    /// Lines that were not JSON or had no known key.
+    pub malformed: usize,
+    /// The first [`MALFORMED_SAMPLES`] of them (sanitized, shortened).
+    pub malformed_samples: Vec<String>,
+    /// `{"done":true}` was seen.
+    pub done: bool,
+    /// The `{"error"}` text, when the stream failed.
+    pub error: Option<String>,
+}
+
+/// Why a stream did not finish with done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamErrorKind {
+    /// Arcane sent `{"error": …}`.
+    Arcane,
+    /// The body ended (or broke) before done or error.
+    CutShort,
+    /// The caller cancelled; the HTTP request was aborted.
+    Cancelled,
+    /// Arcane answered with an HTTP error instead of a stream.
+    Http(u16),
+}
+
+/// A stream that did not end with done, with what was read up to then.
+#[derive(Debug, Clone)]
+pub struct StreamError {
+    pub kind: StreamErrorKind,
+    /// The cause in words (Arcane's error text, the read error…).
+    pub message: String,
+    /// Everything read before the failure.
+    pub summary: Box<StreamSummary>,
+}
+
+impl fmt::Display for StreamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let activity = self
+            .summary
+            .activity_id
+            .as_deref()
+            .map(|a| format!(" (activity {a})"))
+            .unwrap_or_default();
+        match self.kind {
+            StreamErrorKind::Arcane => write!(
+                f,
+                "Arcane reported an error{activity}: {}. Nothing after the failing step was applied; fix the cause (image name, registry credentials, compose file) and run it again.",
+                self.message
+            ),
+            StreamErrorKind::CutShort => write!(
+                f,
+                "the stream was cut short after {} log line(s){activity}, before Arcane reported done or error ({}). The operation may be incomplete: check the result (e.g. project.get or image.list) before retrying.",
+                self.summary.lines, self.message
+            ),
+            StreamErrorKind::Cancelled => write!(
+                f,
+                "cancelled after {} log line(s){activity}; the request was aborted. Arcane may have completed part of the operation: check its state before retrying.",
+                self.summary.lines
+            ),
+            StreamErrorKind::Http(status) => write!(
+                f,
+                "Arcane answered HTTP {status} instead of a stream: {}. Check the parameters and IDs and retry.",
+                self.message
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StreamError {}
+
+/// Reads a streaming answer to the end. A non-2xx answer → [`StreamErrorKind::Http`] with
+/// Arcane's message. Dropping the response on cancellation aborts the HTTP request.
+pub async fn read_response<F>(
+    resp: reqwest::Response,
+    on_progress: F,
+    cancel: &CancellationToken,
+) -> Result<StreamSummary, StreamError>
+where
+    F: FnMut(Progress),
+{
+    let status = resp.status();
+    if !status.is_success() {
+        let body = tokio::select! {
+            b = resp.bytes() => b.map(|b| b.to_vec()).unwrap_or_default(),
+            _ = cancel.cancelled() => Vec::new(),
+        };
+        return Err(StreamError {
+            kind: StreamErrorKind::Http(status.as_u16()),
+            message: http_error_text(&body),
+            summary: Box::default(),
+        });
+    }
+    read_stream(resp.bytes_stream(), on_progress, cancel).await
+}
+
+fn http_error_text(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    if let Ok(v) = serde_json::from_str::<Value>(&text) {
+        for ptr in ["/detail", "/message", "/error", "/data/error", "/title"] {
+            if let Some(s) = v.pointer(ptr).and_then(Value::as_str) {
+                return sanitize(s).into_owned();
+            }
+        }
+    }
+    shorten(&sanitize(text.trim()), 300)
+}
+
+/// Reads a JSON-lines body (any byte stream) to the end; see the module docs. `on_progress` is
+/// called once per non-empty line. When `cancel` fires, the stream is dropped (for a reqwest
+/// body this aborts the request) and [`StreamErrorKind::Cancelled`] is returned.
+pub async fn read_stream<S, E, F>(
+    body: S,
+    mut on_progress: F,
+    cancel: &CancellationToken,
+) -> Result<StreamSummary, StreamError>
+where
+    S: Stream<Item = Result<Bytes, E>>,
+    E: fmt::Display,
+    F: FnMut(Progress),
+{
+    let mut body = std::pin::pin!(body);
+    let mut st = State::default();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut skipping = false; // inside an over-long line
+    loop {
+        let chunk = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                return Err(st.fail(StreamErrorKind::Cancelled, "cancelled".into()));
+            }
+            c = body.next() => c,
+        };
+        match chunk {
+            None => break,
+            Some(Err(e)) => {
+                if let Some(err) = st.finish_line(&buf, &mut on_progress, skipping) {
+                    return Err(err);
+                }
+                if st.summary.done {
+                    return Ok(st.summary);
+                }
+                return Err(st.fail(StreamErrorKind::CutShort, format!("read error: {e}")));
+            }
+            Some(Ok(bytes)) => {
+                let mut rest: &[u8] = &bytes;
+                while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
+                    buf.extend_from_slice(&rest[..pos]);
+                    rest = &rest[pos + 1..];
+                    let line = std::mem::take(&mut buf);
+                    if let Some(err) = st.finish_line(&line, &mut on_progress, skipping) {
+                        return Err(err);
+                    }
+                    skipping = false;
+                }
+                buf.extend_from_slice(rest);
+                if buf.len() > MAX_LINE {
+                    if !skipping {
+                        st.malformed(format!("a line longer than {MAX_LINE} bytes"));
+                    }
+                    skipping = true;
+                    buf.clear();
+                }
+            }
+        }
+    }
+    if let Some(err) = st.finish_line(&buf, &mut on_progress, skipping) {
+        return Err(err);
+    }
+    if st.summary.done {
+        Ok(st.summary)
+    } else {
+        Err(st.fail(
+            StreamErrorKind::CutShort,
+            "the body ended without a done line".into(),
+        ))
+    }
+}
+
+#[derive(Default)]
+struct State {
+    summary: StreamSummary,
+    seen: u64,
+    last: VecDeque<String>,
+}
+
+impl State {
+    fn fail(mut self, kind: StreamErrorKind, message: String) -> StreamError {
+        self.flush();
+        StreamError {
+            kind,
+            message,
+            summary: Box::new(self.summary),
+        }
+    }
+
+    fn flush(&mut self) {
+        self.summary.last_lines = self.last.iter().cloned().collect();
+    }
+
+    fn malformed(&mut self, sample: String) {
+        self.summary.malformed += 1;
+        if self.summary.malformed_samples.len() < MALFORMED_SAMPLES {
+            self.summary.malformed_samples.push(sample);
+        }
+    }
+
+    /// Handles one complete line; returns the error that ends the stream, if it is one.
+    fn finish_line<F: FnMut(Progress)>(
+        &mut self,
+        raw: &[u8],
+        on_progress: &mut F,
+        skipped_tail: bool,
+    ) -> Option<StreamError> {
+        if skipped_tail {
+            return None; // the tail of an over-long line, already counted
+        }
+        let text = String::from_utf8_lossy(raw);
+        let text = text.trim();
+        if text.is_empty() {
+            return None;
+        }
+        self.seen += 1;
+        let mut message = None;
+        let mut error = None;
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(o)) => {
+                if let Some(e) = o.get("error").filter(|e| !e.is_null()) {
+                    let e = e
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| e.to_string());
+                    let e = sanitize(&e).into_owned();
+                    message = Some(format!("error: {}", shorten(&e, MAX_MESSAGE)));
+                    error = Some(e);
+                } else if let Some(l) = o.get("log") {
+                    let l = l
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| l.to_string());
+                    let l = sanitize(&l).trim_end_matches(['\r', '\n']).to_string();
+                    self.log_line(&l);
+                    message = Some(shorten(l.trim(), MAX_MESSAGE));
+                } else if o.get("done").and_then(Value::as_bool) == Some(true) {
+                    self.summary.done = true;
+                    message = Some("done".into());
+                } else if o.get("type").and_then(Value::as_str) == Some("activity") {
+                    let id = o
+                        .get("activityId")
+                        .map(|v| {
+                            v.as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| v.to_string())
+                        })
+                        .unwrap_or_default();
+                    let id = sanitize(&id).into_owned();
+                    message = Some(format!("activity {id}"));
+                    self.summary.activity_id = Some(id);
+                } else {
+                    self.malformed(shorten(&sanitize(text), MAX_MESSAGE));
+                }
+            }
+            _ => self.malformed(shorten(&sanitize(text), MAX_MESSAGE)),
+        }
+        on_progress(Progress {
+            progress: self.seen,
+            total: None,
+            message,
+        });
+        if let Some(e) = error {
+            self.summary.error = Some(e.clone());
+            self.flush();
+            return Some(StreamError {
+                kind: StreamErrorKind::Arcane,
+                message: e,
+                summary: Box::new(std::mem::take(&mut self.summary)),
+            });
+        }
+        None
+    }
+
+    fn log_line(&mut self, line: &str) {
+        self.summary.lines += 1;
+        // A log line may hold several lines (lone CRs became line breaks); each counts for items.
+        for l in line.split('\n') {
+            let l = l.trim_end_matches('\r');
+            self.item(l);
+            if self.last.len() == LAST_LINES {
+                self.last.pop_front();
+            }
+            self.last.push_back(shorten(l, 500));
+        }
+        self.flush();
+    }
+
+    /// Recognizes per-item status lines and records the latest status of each item.
+    fn item(&mut self, line: &str) {
+        let t = line.trim();
+        if let Some(s) = t.strip_prefix("Status: ") {
+            self.summary.final_status = Some(format!("Status: {s}"));
+            return;
+        }
+        let Some((item, status)) = parse_item(line) else {
+            return;
+        };
+        if let Some(o) = self.summary.items.iter_mut().find(|o| o.item == item) {
+            o.status = status;
+        } else if self.summary.items.len() < MAX_ITEMS {
+            self.summary.items.push(ItemOutcome { item, status });
+        }
+    }
+}
+
+/// Per-item lines: a pull's `<12-hex layer id>: <status>` (also indented inside compose
+/// output), and compose's indented `Container|Network|Volume|Image|Service <name>  <status>` or
+/// ` <image> Pulling|Pulled`.
+fn parse_item(line: &str) -> Option<(String, String)> {
+    let t = line.trim();
+    if let Some((id, status)) = t.split_once(": ")
+        && id.len() == 12
+        && id.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return Some((format!("layer {id}"), status.trim().to_string()));
+    }
+    if !line.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let mut words = t.split_whitespace();
+    let first = words.next()?;
+    let (item, rest) = if matches!(
+        first,
+        "Container" | "Network" | "Volume" | "Image" | "Service"
+    ) {
+        let name = words.next()?;
+        (
+            format!("{first} {name}"),
+            words.collect::<Vec<_>>().join(" "),
+        )
+    } else {
+        (first.to_string(), words.collect::<Vec<_>>().join(" "))
+    };
+    if rest.is_empty() || item.ends_with(':') {
+        return None;
+    }
+    Some((item, rest))
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// The human text of a stream's outcome: how it ended, the activity ID, the per-item outcome
+/// (layers, containers…), the final pull status, the last lines, and malformed lines if any.
+/// Arcane's text goes into fenced blocks, so nothing in it can form Markdown.
+pub fn summarize(s: &StreamSummary) -> String {
+    let mut out = String::new();
+    let outcome = match (&s.error, s.done) {
+        (Some(e), _) => format!("Failed: {}", sanitize(e)),
+        (None, true) => "Completed.".to_string(),
+        (None, false) => "Ended without a final status (incomplete).".to_string(),
+    };
+    out.push_str(&outcome);
+    out.push_str(&format!(" {} log line(s).", s.lines));
+    if let Some(a) = &s.activity_id {
+        out.push_str(&format!(" Activity: {}.", code_span(a)));
+    }
+    out.push('\n');
+    if !s.items.is_empty() {
+        out.push_str(&format!("\nOutcome per item ({}):\n", s.items.len()));
+        let body: Vec<String> = s
+            .items
+            .iter()
+            .map(|o| format!("{}: {}", o.item, o.status))
+            .collect();
+        out.push_str(&fenced(&body.join("\n"), "text"));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    if let Some(f) = &s.final_status {
+        out.push_str(&format!("\n{}\n", code_span(f)));
+    }
+    if !s.last_lines.is_empty() {
+        let shown = s.last_lines.len();
+        if shown < s.lines {
+            out.push_str(&format!("\nLast {shown} line(s):\n"));
+        } else {
+            out.push_str("\nOutput:\n");
+        }
+        out.push_str(&fenced(&s.last_lines.join("\n"), "text"));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    if s.malformed > 0 {
+        out.push_str(&format!(
+            "\n{} line(s) were not understood (not JSON, or no known key); first:\n",
+            s.malformed
+        ));
+        out.push_str(&fenced(&s.malformed_samples.join("\n"), "text"));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items() {
+        assert_eq!(
+            parse_item("a1b2c3d4e5f6: Pull complete"),
+            Some(("layer a1b2c3d4e5f6".into(), "Pull complete".into()))
+        );
+        assert_eq!(
+            parse_item(" Container webshop-web-1  Started"),
+            Some(("Container webshop-web-1".into(), "Started".into()))
+        );
+        assert_eq!(
+            parse_item(" nginx:1.27-alpine Pulled"),
+            Some(("nginx:1.27-alpine".into(), "Pulled".into()))
+        );
+        assert_eq!(parse_item(" Digest: sha256:abc"), None);
+        assert_eq!(parse_item("1.27-alpine: Pulling from library/nginx"), None);
+        assert_eq!(parse_item("#1 DONE 0.0s"), None);
+    }
+
+    #[tokio::test]
+    async fn split_lines_malformed_and_done() {
+        let chunks: Vec<Result<Bytes, String>> = vec![
+            Ok(Bytes::from_static(
+                b"{\"type\":\"activity\",\"activityId\":\"a1\"}\n{\"log\":\"abc",
+            )),
+            Ok(Bytes::from_static(
+                b"def012345: Pull complete\"}\nnot json\n\n",
+            )),
+            Ok(Bytes::from_static(b"{\"done\":true}")),
+        ];
+        let mut seen = Vec::new();
+        let s = read_stream(
+            futures::stream::iter(chunks),
+            |p| seen.push(p.progress),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(seen, vec![1, 2, 3, 4]);
+        assert_eq!(s.activity_id.as_deref(), Some("a1"));
+        assert_eq!(s.items[0].item, "layer abcdef012345");
+        assert_eq!(s.malformed, 1);
+        assert_eq!(s.malformed_samples, vec!["not json".to_string()]);
+        assert!(s.done);
+        let text = summarize(&s);
+        assert!(
+            text.starts_with("Completed. 1 log line(s). Activity: `a1`."),
+            "{text}"
+        );
+        assert!(text.contains("layer abcdef012345: Pull complete"), "{text}");
+    }
+}

@@ -1,0 +1,478 @@
+//! JSON-lines streams, downloads and uploads against the in-process Arcane simulator.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use arcane_mcp::exec::jsonlines::{Progress, StreamErrorKind, read_response, summarize};
+use arcane_mcp::exec::transfer::{
+    DEFAULT_MAX_DOWNLOAD, DownloadBody, FormField, TransferError, multipart_form, octet_body,
+    read_download,
+};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+const GUARD: Duration = Duration::from_secs(20);
+const WEBSHOP: &str = "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01";
+
+fn spec_path() -> PathBuf {
+    let dir = std::env::var_os("ARCANE_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/arcane"));
+    dir.join("openapi-v2.8.0.json")
+}
+
+struct Sim {
+    sim: arcane_sim::RunningSim,
+    http: reqwest::Client,
+}
+
+impl Sim {
+    async fn start() -> Sim {
+        arcane_mcp::http::ensure_crypto_provider();
+        let sim = arcane_sim::start(arcane_sim::SimConfig::new(spec_path()))
+            .await
+            .expect("simulator starts");
+        Sim {
+            sim,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    fn api(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}/api{path}", self.sim.base_url()))
+            .header("X-API-Key", self.sim.api_key())
+    }
+
+    async fn hook(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let mut r = self
+            .http
+            .request(method, format!("{}{path}", self.sim.base_url()));
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        let resp = r.send().await.expect("hook reachable");
+        assert!(resp.status().is_success(), "{path}: {}", resp.status());
+        resp.json().await.unwrap_or(Value::Null)
+    }
+
+    async fn fault(&self, f: Value) {
+        self.hook(reqwest::Method::POST, "/__sim/faults", Some(f))
+            .await;
+    }
+
+    async fn pull(&self) -> reqwest::Response {
+        self.api(reqwest::Method::POST, "/environments/0/images/pull")
+            .json(&json!({"imageName": "nginx", "tag": "1.27-alpine"}))
+            .send()
+            .await
+            .expect("pull answered")
+    }
+}
+
+async fn guarded<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(GUARD, f).await.expect("hang guard")
+}
+
+#[tokio::test]
+async fn pull_stream_to_done_with_monotonic_progress() {
+    let s = Sim::start().await;
+    s.hook(
+        reqwest::Method::POST,
+        "/__sim/config",
+        Some(json!({"streamPaceMs": 1})),
+    )
+    .await;
+    let mut progress: Vec<Progress> = Vec::new();
+    let resp = s.pull().await;
+    let sum = guarded(read_response(
+        resp,
+        |p| progress.push(p),
+        &CancellationToken::new(),
+    ))
+    .await
+    .expect("stream completes");
+    assert!(sum.done);
+    assert_eq!(sum.error, None);
+    assert!(sum.activity_id.as_deref().is_some_and(|a| !a.is_empty()));
+    assert_eq!(sum.malformed, 0);
+    // Every line reported, strictly increasing from 1, no total.
+    assert!(progress.len() >= 3);
+    for (i, p) in progress.iter().enumerate() {
+        assert_eq!(p.progress, i as u64 + 1);
+        assert_eq!(p.total, None);
+    }
+    assert_eq!(progress.last().unwrap().message.as_deref(), Some("done"));
+    // Three layers, each ending "Pull complete"; the final status line.
+    let layers: Vec<_> = sum
+        .items
+        .iter()
+        .filter(|o| o.item.starts_with("layer "))
+        .collect();
+    assert_eq!(layers.len(), 3, "{:?}", sum.items);
+    assert!(layers.iter().all(|o| o.status == "Pull complete"));
+    assert_eq!(
+        sum.final_status.as_deref(),
+        Some("Status: Downloaded newer image for nginx:1.27-alpine")
+    );
+    let text = summarize(&sum);
+    assert!(text.starts_with("Completed."), "{text}");
+    assert!(text.contains(sum.activity_id.as_deref().unwrap()), "{text}");
+    assert!(text.contains(": Pull complete"), "{text}");
+    assert!(text.contains("Downloaded newer image"), "{text}");
+    s.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn project_up_per_container_outcome() {
+    let s = Sim::start().await;
+    s.hook(
+        reqwest::Method::POST,
+        "/__sim/config",
+        Some(json!({"streamPaceMs": 1})),
+    )
+    .await;
+    let resp = s
+        .api(
+            reqwest::Method::POST,
+            &format!("/environments/0/projects/{WEBSHOP}/up"),
+        )
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    let sum = guarded(read_response(resp, |_| {}, &CancellationToken::new()))
+        .await
+        .unwrap();
+    assert!(sum.done);
+    let started: Vec<_> = sum
+        .items
+        .iter()
+        .filter(|o| o.item.starts_with("Container "))
+        .collect();
+    assert!(!started.is_empty());
+    assert!(
+        started.iter().all(|o| o.status == "Started"),
+        "{:?}",
+        sum.items
+    );
+    assert!(
+        sum.items
+            .iter()
+            .any(|o| o.item == "Network webshop_default" && o.status == "Created")
+    );
+    s.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn error_line_mid_stream_is_an_error_quoting_it() {
+    let s = Sim::start().await;
+    s.fault(json!({"path": "/images/pull$", "kind": "stream_error",
+                   "body": {"error": "error reading image pull stream for nginx:1.27-alpine: unauthorized"}}))
+        .await;
+    let resp = s.pull().await;
+    let err = guarded(read_response(resp, |_| {}, &CancellationToken::new()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, StreamErrorKind::Arcane);
+    let text = err.to_string();
+    assert!(
+        text.contains("error reading image pull stream for nginx:1.27-alpine: unauthorized"),
+        "{text}"
+    );
+    assert!(text.contains("run it again"), "{text}");
+    assert!(!err.summary.done);
+    assert!(err.summary.lines > 0);
+    assert!(summarize(&err.summary).starts_with("Failed: error reading image pull stream"));
+    s.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn truncated_stream_is_cut_short() {
+    let s = Sim::start().await;
+    s.fault(json!({"path": "/images/pull$", "kind": "truncated_stream"}))
+        .await;
+    let resp = s.pull().await;
+    let err = guarded(read_response(resp, |_| {}, &CancellationToken::new()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, StreamErrorKind::CutShort);
+    // Activity line and at most the one log line before the cut.
+    assert!(err.summary.lines <= 1);
+    assert!(err.summary.activity_id.is_some());
+    let text = err.to_string();
+    assert!(text.contains("cut short"), "{text}");
+    assert!(text.contains("check the result"), "{text}");
+    s.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn http_error_before_the_stream() {
+    let s = Sim::start().await;
+    let resp = s
+        .api(reqwest::Method::POST, "/environments/0/projects/nope/up")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    let err = guarded(read_response(resp, |_| {}, &CancellationToken::new()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, StreamErrorKind::Http(404));
+    assert!(err.to_string().contains("project not found"), "{err}");
+    s.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn cancelled_project_up_aborts_the_request() {
+    let s = Sim::start().await;
+    // Slow lines so that the cancel lands mid-stream.
+    s.hook(
+        reqwest::Method::POST,
+        "/__sim/config",
+        Some(json!({"streamPaceMs": 200})),
+    )
+    .await;
+    let resp = s
+        .api(
+            reqwest::Method::POST,
+            &format!("/environments/0/projects/{WEBSHOP}/up"),
+        )
+        .json(&json!({"pullPolicy": "always"}))
+        .send()
+        .await
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let err = guarded(read_response(
+        resp,
+        move |p| {
+            if p.progress == 2 {
+                trigger.cancel();
+            }
+        },
+        &cancel,
+    ))
+    .await
+    .unwrap_err();
+    assert_eq!(err.kind, StreamErrorKind::Cancelled);
+    assert!(err.to_string().contains("aborted"));
+    // The simulator notices the disconnect when it writes the next line (bounded poll).
+    let mut aborted = false;
+    for _ in 0..50 {
+        let streams = s.hook(reqwest::Method::GET, "/__sim/streams", None).await;
+        let st = &streams.as_array().unwrap()[0];
+        if st["aborted"] == true {
+            assert_eq!(st["completed"], false);
+            aborted = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(aborted, "the simulator saw the stream aborted");
+    // The up was not applied: cache-1 is still paused.
+    let c = s
+        .api(reqwest::Method::GET, "/environments/0/containers/cache-1")
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(c["data"]["state"]["status"], "paused");
+    s.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn downloads_pem_text_tar_binary_unquoted_name_and_cap() {
+    let s = Sim::start().await;
+    let resp = s
+        .api(reqwest::Method::GET, "/edge-mtls/ca")
+        .send()
+        .await
+        .unwrap();
+    let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD))
+        .await
+        .unwrap();
+    assert_eq!(d.file_name.as_deref(), Some("ca.crt"));
+    assert_eq!(d.content_type.as_deref(), Some("application/x-pem-file"));
+    match &d.body {
+        DownloadBody::Text(t) => {
+            assert!(t.starts_with("-----BEGIN CERTIFICATE-----"), "{t}");
+            assert_eq!(t.len(), d.size);
+        }
+        other => panic!("expected text, got {other:?}"),
+    }
+
+    let resp = s
+        .api(
+            reqwest::Method::GET,
+            "/environments/0/images/nginx:1.27-alpine/export",
+        )
+        .send()
+        .await
+        .unwrap();
+    let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD))
+        .await
+        .unwrap();
+    assert_eq!(d.file_name.as_deref(), Some("nginx_1.27-alpine.tar"));
+    assert_eq!(d.content_type.as_deref(), Some("application/x-tar"));
+    match &d.body {
+        DownloadBody::Binary(b) => {
+            assert_eq!(b.len(), d.size);
+            assert!(b.len() >= 512, "a tar archive");
+        }
+        other => panic!("expected binary, got {other:?}"),
+    }
+
+    let resp = s
+        .api(
+            reqwest::Method::GET,
+            "/environments/0/volumes/backups/bk-42/download",
+        )
+        .send()
+        .await
+        .unwrap();
+    let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD))
+        .await
+        .unwrap();
+    assert_eq!(d.file_name.as_deref(), Some("bk-42.tar.gz"));
+    assert!(matches!(d.body, DownloadBody::Binary(_)));
+
+    let resp = s
+        .api(
+            reqwest::Method::GET,
+            "/environments/0/images/nginx:1.27-alpine/export",
+        )
+        .send()
+        .await
+        .unwrap();
+    let err = guarded(read_download(resp, 100)).await.unwrap_err();
+    assert!(
+        matches!(err, TransferError::TooLarge { limit: 100, .. }),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("100 bytes") && text.contains("download it directly"),
+        "{text}"
+    );
+
+    s.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn multipart_project_create_and_workspace_update() {
+    let s = Sim::start().await;
+    let binary = [0u8, 159, 146, 150, 255];
+    let form = multipart_form(&[
+        FormField {
+            name: "project".into(),
+            value: json!({"name": "demo"}),
+            is_file: false,
+            file_name: None,
+        },
+        FormField {
+            name: "manifest".into(),
+            value: json!("{\"files\":[]}"),
+            is_file: false,
+            file_name: None,
+        },
+        FormField {
+            name: "files".into(),
+            value: json!([
+                {"name": "compose.yaml", "content": "services:\n  web:\n    image: nginx\n"},
+                "base64:AJ+Slv8="
+            ]),
+            is_file: true,
+            file_name: None,
+        },
+        FormField {
+            name: "skipped".into(),
+            value: Value::Null,
+            is_file: false,
+            file_name: None,
+        },
+    ])
+    .unwrap();
+    let resp = s
+        .api(reqwest::Method::POST, "/environments/0/projects")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "{}", resp.status());
+    let log = s.hook(reqwest::Method::GET, "/__sim/requests", None).await;
+    let entry = &log.as_array().unwrap()[0];
+    let ct = entry["headers"]["content-type"].as_str().unwrap();
+    assert!(ct.starts_with("multipart/form-data; boundary="), "{ct}");
+    let body = entry["body"].as_str().unwrap();
+    assert!(
+        body.contains("name=\"project\"\r\n\r\n{\"name\":\"demo\"}"),
+        "{body}"
+    );
+    assert!(
+        body.contains("name=\"manifest\"\r\n\r\n{\"files\":[]}"),
+        "{body}"
+    );
+    assert!(
+        body.contains("name=\"files\"; filename=\"compose.yaml\""),
+        "{body}"
+    );
+    assert!(
+        body.contains("services:\n  web:\n    image: nginx\n"),
+        "{body}"
+    );
+    assert!(
+        body.contains("name=\"files\"; filename=\"files-2\""),
+        "{body}"
+    );
+    assert!(!body.contains("skipped"));
+    // The binary file went out as raw bytes (shown lossily by the request log).
+    assert!(
+        body.contains(&String::from_utf8_lossy(&binary).into_owned()),
+        "{body}"
+    );
+
+    let form = multipart_form(&[FormField {
+        name: "manifest".into(),
+        value: json!("{}"),
+        is_file: false,
+        file_name: None,
+    }])
+    .unwrap();
+    let resp = s
+        .api(
+            reqwest::Method::PUT,
+            "/environments/0/volumes/webshop_db-data/workspace",
+        )
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "{}", resp.status());
+    s.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn octet_stream_upload_chunk() {
+    let s = Sim::start().await;
+    let body = octet_body("aGVsbG8gY2h1bmsK").unwrap();
+    assert_eq!(body, b"hello chunk\n");
+    let resp = s
+        .api(
+            reqwest::Method::PUT,
+            "/environments/0/uploads/volume/up-1/chunks/0",
+        )
+        .header("Content-Type", "application/octet-stream")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "{}", resp.status());
+    let log = s.hook(reqwest::Method::GET, "/__sim/requests", None).await;
+    assert_eq!(log[0]["body"], "hello chunk\n");
+    let err = octet_body("not base64!").unwrap_err();
+    assert!(err.contains("base64"), "{err}");
+    s.sim.shutdown().await;
+}
