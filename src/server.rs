@@ -6,13 +6,13 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig, SubscriptionFilter,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use crate::exec::{Executor, error_result};
+use crate::exec::{CallContext, Executor, error_result};
 use crate::reload::Live;
 use crate::snapshot::Snapshot;
 use crate::surface::{self, Call};
@@ -46,6 +46,7 @@ impl ArcaneServer {
         &self,
         tool: &str,
         args: Option<&serde_json::Map<String, serde_json::Value>>,
+        ctx: &CallContext,
     ) -> rmcp::model::CallToolResult {
         let snap = self.live.load();
         match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
@@ -55,7 +56,11 @@ impl ArcaneServer {
                 action,
                 params,
                 confirm,
-            }) => self.exec.execute(&snap, &action, params, confirm).await,
+            }) => {
+                self.exec
+                    .execute(&snap, &action, params, confirm, ctx)
+                    .await
+            }
         }
     }
 }
@@ -142,10 +147,40 @@ impl ServerHandler for ArcaneServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let started = std::time::Instant::now();
-        let result = self.call(&request.name, request.arguments.as_ref()).await;
+        // Progress of long calls goes to the client when it sent a progress token; its
+        // cancellation drops the request to Arcane.
+        let mut ctx = CallContext {
+            cancel: context.ct.clone(),
+            progress: None,
+        };
+        let forwarder = context.meta.get_progress_token().map(|token| {
+            let (tx, mut rx) =
+                tokio::sync::mpsc::unbounded_channel::<crate::exec::jsonlines::Progress>();
+            ctx.progress = Some(tx);
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while let Some(p) = rx.recv().await {
+                    let mut param =
+                        ProgressNotificationParam::new(token.clone(), p.progress as f64);
+                    param.total = p.total.map(|t| t as f64);
+                    param.message = p.message;
+                    if peer.notify_progress(param).await.is_err() {
+                        break;
+                    }
+                }
+            })
+        });
+        let result = self
+            .call(&request.name, request.arguments.as_ref(), &ctx)
+            .await;
+        drop(ctx);
+        if let Some(f) = forwarder {
+            // Every progress notification is sent before the result.
+            let _ = f.await;
+        }
         tracing::debug!(
             tool = %request.name,
             is_error = result.is_error.unwrap_or(false),

@@ -6,6 +6,7 @@
 
 pub mod errors;
 pub mod finish;
+pub mod handlers;
 pub mod jsonlines;
 pub mod request;
 pub mod response;
@@ -39,6 +40,17 @@ pub struct ExecConfig {
     /// The default environment for `environmentId`.
     pub environment: String,
     pub timeout: Duration,
+}
+
+/// What a call carries besides its arguments: the client's cancellation, and where progress
+/// goes when the client sent a progress token.
+#[derive(Default, Clone)]
+pub struct CallContext {
+    /// Cancelled when the client sends `notifications/cancelled`; the HTTP request is dropped.
+    pub cancel: tokio_util::sync::CancellationToken,
+    /// Receives progress of long calls (JSON-lines streams), forwarded as
+    /// `notifications/progress`.
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<jsonlines::Progress>>,
 }
 
 /// Runs actions against Arcane.
@@ -105,6 +117,7 @@ impl Executor {
         name: &str,
         params: Map<String, Value>,
         confirm: bool,
+        ctx: &CallContext,
     ) -> CallToolResult {
         // 1. Resolve; withdrawn → the reason.
         let Some(action) = snap.catalog.resolve(name) else {
@@ -140,15 +153,27 @@ impl Executor {
         if snap.policy.safe_mode && action.mutating {
             return safe_mode_preview(action, &prepared, &self.config.auth);
         }
-        if action.kind == ResultKind::Handler {
-            return error_result(format!(
-                "{} runs over Arcane's WebSocket API, which this server does not support yet. \
-                 Use Arcane's web UI for it for now.",
-                action.id
-            ));
-        }
-        // 5. Send and read the answer; then next steps, the resource link, a last sanitize.
-        let result = self.send(snap, action, prepared).await;
+        // 5. Send and read the answer (a WebSocket for handlers); the client may cancel; then
+        // next steps, the resource link, a last sanitize.
+        let work = async {
+            if action.kind == ResultKind::Handler {
+                handlers::run(&self.config, action, &params).await
+            } else {
+                self.send(snap, action, prepared, ctx).await
+            }
+        };
+        let result = tokio::select! {
+            r = work => r,
+            _ = ctx.cancel.cancelled() => error_result(format!(
+                "{} was cancelled; the request to Arcane was dropped.{}",
+                action.id,
+                if action.mutating {
+                    format!(" The change may have started: check{} before retrying.", errors::check_hint(snap, action))
+                } else {
+                    String::new()
+                }
+            )),
+        };
         finish::finish(snap, action, &params, &self.config.environment, result)
     }
 
@@ -157,6 +182,7 @@ impl Executor {
         snap: &Snapshot,
         action: &Action,
         prepared: request::Prepared,
+        ctx: &CallContext,
     ) -> CallToolResult {
         let timeout = match action.kind {
             ResultKind::Stream => self.config.timeout * STREAM_TIMEOUT_FACTOR,
@@ -199,9 +225,39 @@ impl Executor {
         let content_type = header(&resp, "content-type");
         let disposition = header(&resp, "content-disposition");
         if status.is_success() && action.kind == ResultKind::Stream {
-            // A stream cut mid-way is reported from what arrived, not as a transport failure.
-            let body = read_until_cut(resp).await;
-            return stream_result(snap, action, &String::from_utf8_lossy(&body));
+            // Read to the end, forwarding progress; a stream cut mid-way is reported from what
+            // arrived, not as a transport failure.
+            let progress = ctx.progress.clone();
+            let on_progress = move |p: jsonlines::Progress| {
+                if let Some(tx) = &progress {
+                    let _ = tx.send(p);
+                }
+            };
+            return match jsonlines::read_response(resp, on_progress, &ctx.cancel).await {
+                Ok(summary) => {
+                    let text = format!("# {}\n\n{}", action.title, jsonlines::summarize(&summary));
+                    let mut r = CallToolResult::success(vec![assistant_text(text)]);
+                    r.structured_content = Some(stream_json(&summary));
+                    r
+                }
+                Err(e) => {
+                    let hint = if matches!(e.kind, jsonlines::StreamErrorKind::CutShort) {
+                        format!(
+                            " Check the state{} before retrying.",
+                            errors::check_hint(snap, action)
+                        )
+                    } else {
+                        String::new()
+                    };
+                    error_result(format!("{}: {e}{hint}", action.id))
+                }
+            };
+        }
+        if status.is_success() && action.kind == ResultKind::Download {
+            return match transfer::read_download(resp, transfer::DEFAULT_MAX_DOWNLOAD).await {
+                Ok(d) => download_result(action, d),
+                Err(e) => error_result(format!("{}: {e}", action.id)),
+            };
         }
         let bytes = match resp.bytes().await {
             Ok(b) => b,
@@ -220,14 +276,13 @@ impl Executor {
             ));
         }
         match action.kind {
-            ResultKind::Download => download_result(action, &content_type, &disposition, &bytes),
             _ if bytes.iter().all(u8::is_ascii_whitespace) => {
                 success(snap, action, json!({"status": status.as_u16(), "ok": true}))
             }
             _ => match serde_json::from_slice::<Value>(&bytes) {
                 Ok(body) => success(snap, action, response::unwrap_envelope(body)),
                 Err(_) if !content_type.contains("json") => {
-                    download_result(action, &content_type, &disposition, &bytes)
+                    download_result(action, download_of(&content_type, &disposition, &bytes))
                 }
                 Err(e) => error_result(format!(
                     "{} answered {} but its JSON body could not be read ({e}); the answer may \
@@ -293,22 +348,6 @@ impl Executor {
             root_cause(e)
         ))
     }
-}
-
-/// The body of a streaming answer up to its end or to the point the connection broke.
-async fn read_until_cut(mut resp: reqwest::Response) -> Vec<u8> {
-    let mut body = Vec::new();
-    loop {
-        match resp.chunk().await {
-            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
-            Ok(None) => break,
-            Err(e) => {
-                tracing::debug!(error = %e, "stream cut");
-                break;
-            }
-        }
-    }
-    body
 }
 
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
@@ -418,77 +457,83 @@ fn success(snap: &Snapshot, action: &Action, value: Value) -> CallToolResult {
     r
 }
 
-/// A JSON-lines stream read to its end.
-fn stream_result(snap: &Snapshot, action: &Action, body: &str) -> CallToolResult {
-    let s = response::read_stream(body);
-    let tail: Vec<&str> = s
-        .log
-        .iter()
-        .rev()
-        .take(10)
-        .rev()
-        .map(String::as_str)
-        .collect();
-    match &s.end {
-        response::StreamEnd::Error(e) => error_result(format!(
-            "{} failed: Arcane's stream ended with an error: {e}\nLast log lines:\n{}\n\nNext step: fix the cause and retry.",
-            action.id,
-            tail.join("\n")
-        )),
-        response::StreamEnd::CutShort => error_result(format!(
-            "{}: the stream was cut short after {} log line(s), without Arcane's final line. \
-             The operation may still be running or may have partly happened: check the state{} \
-             before retrying.\nLast log lines:\n{}",
-            action.id,
-            s.log.len(),
-            errors::check_hint(snap, action),
-            tail.join("\n")
-        )),
-        response::StreamEnd::Done => {
-            let text = format!(
-                "# {}\n\nDone ({} log line(s)).\n\n```text\n{}\n```\n",
-                action.title,
-                s.log.len(),
-                crate::render::escape::sanitize(&tail.join("\n"))
-            );
-            let mut r = CallToolResult::success(vec![crate::exec::assistant_text(text)]);
-            r.structured_content = Some(s.structured());
-            r
-        }
+/// The structured form of a finished stream.
+fn stream_json(s: &jsonlines::StreamSummary) -> Value {
+    json!({
+        "activityId": s.activity_id,
+        "done": s.done,
+        "lines": s.lines,
+        "finalStatus": s.final_status,
+        "items": s.items.iter().map(|i| json!({"item": i.item, "status": i.status})).collect::<Vec<_>>(),
+        "lastLines": s.last_lines,
+        "malformedLines": s.malformed,
+    })
+}
+
+/// A body Arcane sent as something other than JSON, as a download.
+fn download_of(content_type: &str, disposition: &str, bytes: &[u8]) -> transfer::Download {
+    let ct = (!content_type.is_empty()).then(|| content_type.to_string());
+    let body = if transfer::is_text(ct.as_deref(), bytes) {
+        transfer::DownloadBody::Text(String::from_utf8_lossy(bytes).into_owned())
+    } else {
+        transfer::DownloadBody::Binary(bytes.to_vec())
+    };
+    transfer::Download {
+        file_name: transfer::content_disposition_filename(disposition),
+        content_type: ct,
+        size: bytes.len(),
+        body,
     }
 }
 
-/// A download: text inline when it is text, else its metadata.
-fn download_result(
-    action: &Action,
-    content_type: &str,
-    disposition: &str,
-    bytes: &[u8],
-) -> CallToolResult {
-    let file_name =
-        response::disposition_filename(disposition).unwrap_or_else(|| action.name.clone());
-    let size = bytes.len() as u64;
-    let text_ok = response::is_textual(content_type) || content_type.is_empty();
-    match std::str::from_utf8(bytes) {
-        Ok(text) if text_ok && bytes.len() <= MAX_TEXT_DOWNLOAD => {
-            let md =
-                crate::render::markdown::render_text_download(&file_name, size, content_type, text);
-            let mut r = CallToolResult::success(vec![crate::exec::assistant_text(md)]);
-            r.structured_content = Some(json!({
-                "fileName": file_name, "size": size, "contentType": content_type, "text": text
-            }));
+/// A download (SPEC §6): text in a fenced block when small enough; otherwise the metadata in
+/// the text and the file itself as an embedded resource for the user.
+fn download_result(action: &Action, d: transfer::Download) -> CallToolResult {
+    let file_name = d.file_name.clone().unwrap_or_else(|| action.name.clone());
+    let content_type = d
+        .content_type
+        .clone()
+        .unwrap_or_else(|| "application/octet-stream".into());
+    let size = d.size as u64;
+    let meta = json!({"fileName": file_name, "size": size, "contentType": content_type});
+    match d.body {
+        transfer::DownloadBody::Text(text) if text.len() <= MAX_TEXT_DOWNLOAD => {
+            let md = crate::render::markdown::render_text_download(
+                &file_name,
+                size,
+                &content_type,
+                &text,
+            );
+            let mut r = CallToolResult::success(vec![assistant_text(md)]);
+            let mut sc = meta;
+            sc["text"] = Value::String(text);
+            r.structured_content = Some(sc);
             r
         }
-        _ => {
+        body => {
+            let bytes = match body {
+                transfer::DownloadBody::Text(t) => t.into_bytes(),
+                transfer::DownloadBody::Binary(b) => b,
+            };
             let md = crate::render::markdown::render_binary_download_meta(
                 &file_name,
                 size,
-                content_type,
+                &content_type,
             );
-            let mut r = CallToolResult::success(vec![crate::exec::assistant_text(md)]);
-            r.structured_content = Some(json!({
-                "fileName": file_name, "size": size, "contentType": content_type
-            }));
+            let uri = format!("arcane://download/{}", file_name);
+            let blob = rmcp::model::ResourceContents::BlobResourceContents {
+                uri,
+                mime_type: Some(content_type.clone()),
+                blob: base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &bytes),
+                meta: None,
+            };
+            let mut embedded = rmcp::model::EmbeddedResource::new(blob);
+            embedded.annotations = Some(
+                rmcp::model::Annotations::default().with_audience(vec![rmcp::model::Role::User]),
+            );
+            let mut r =
+                CallToolResult::success(vec![assistant_text(md), ContentBlock::Resource(embedded)]);
+            r.structured_content = Some(meta);
             r
         }
     }

@@ -336,7 +336,15 @@ async fn state(
     action: &str,
     params: Map<String, Value>,
 ) -> Result<ResourceContents, ReadError> {
-    let result = exec.execute(snap, action, params, false).await;
+    let result = exec
+        .execute(
+            snap,
+            action,
+            params,
+            false,
+            &crate::exec::CallContext::default(),
+        )
+        .await;
     if result.is_error == Some(true) {
         let text = result
             .content
@@ -429,7 +437,15 @@ async fn ids(
         params.insert("environmentId".into(), Value::String(e.to_string()));
     }
     params.insert("limit".into(), json!(100));
-    let result = exec.execute(snap, action, params, false).await;
+    let result = exec
+        .execute(
+            snap,
+            action,
+            params,
+            false,
+            &crate::exec::CallContext::default(),
+        )
+        .await;
     let Some(items) = result
         .structured_content
         .as_ref()
