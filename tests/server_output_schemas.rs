@@ -213,3 +213,23 @@ async fn a_divergence_becomes_null_with_a_note_and_none_elsewhere() {
     client.cancel().await.unwrap();
     sim.sim.shutdown().await;
 }
+
+#[test]
+fn tools_list_size_with_and_without_output_schemas() {
+    use arcane_mcp::config::Surface;
+    use arcane_mcp::policy::Policy;
+    let cat = catalog();
+    let size = |on: bool| {
+        let policy = Policy::new(false, false, &[]).with_output_schemas(on);
+        serde_json::to_vec(&arcane_mcp::surface::tools(
+            Surface::Individual,
+            &cat,
+            &policy,
+        ))
+        .unwrap()
+        .len()
+    };
+    let (off, on) = (size(false), size(true));
+    eprintln!("individual tools/list: {off} bytes without output schemas, {on} with");
+    assert!(on > off + 300_000, "schemas declared: {off} → {on}");
+}

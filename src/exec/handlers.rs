@@ -56,6 +56,7 @@ fn api_path(
 /// Runs a handler action and turns its output (or error) into a result.
 pub async fn run(
     config: &ExecConfig,
+    tls: Option<std::sync::Arc<rustls::ClientConfig>>,
     action: &Action,
     params: &Map<String, Value>,
 ) -> CallToolResult {
@@ -71,7 +72,7 @@ pub async fn run(
     let target = WsTarget {
         url,
         headers: vec![(h.to_string(), v)],
-        tls: None,
+        tls,
     };
     let kind = action
         .handler

@@ -57,6 +57,8 @@ pub struct CallContext {
 pub struct Executor {
     config: ExecConfig,
     http: reqwest::Client,
+    /// TLS settings of WebSocket (`wss://`) connections, the same trust as `http`.
+    ws_tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 /// A text block for the model (audience `assistant`, SPEC §6).
@@ -92,9 +94,15 @@ impl Executor {
                 .map_err(|e| anyhow::anyhow!("{} is not a PEM certificate: {e}", path.display()))?;
             builder = builder.add_root_certificate(cert);
         }
+        let ws_tls = if config.base_url.starts_with("https://") {
+            Some(crate::http::ws_tls_config(ca_cert, insecure)?)
+        } else {
+            None
+        };
         Ok(Executor {
             http: builder.build()?,
             config,
+            ws_tls,
         })
     }
 
@@ -157,7 +165,7 @@ impl Executor {
         // next steps, the resource link, a last sanitize.
         let work = async {
             if action.kind == ResultKind::Handler {
-                handlers::run(&self.config, action, &params).await
+                handlers::run(&self.config, self.ws_tls.clone(), action, &params).await
             } else {
                 self.send(snap, action, prepared, ctx).await
             }
