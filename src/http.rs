@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 
@@ -33,7 +34,7 @@ pub fn ws_tls_config(ca_cert: Option<&Path>, insecure: bool) -> Result<Arc<Clien
         if let Some(path) = ca_cert {
             let pem = std::fs::read(path)
                 .with_context(|| format!("cannot read CA certificate {}", path.display()))?;
-            for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
+            for cert in CertificateDer::pem_slice_iter(&pem) {
                 extra.push(
                     cert.map_err(|e| anyhow!("{} is not a PEM certificate: {e}", path.display()))?,
                 );
