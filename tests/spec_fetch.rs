@@ -18,26 +18,17 @@ async fn fetched_then_cached_then_served_from_the_cache() {
         cache_path: Some(cache.clone()),
         ..Default::default()
     };
-    let doc = tokio::task::spawn_blocking({
-        let s = source.clone();
-        move || s.load()
-    })
-    .await
-    .unwrap()
-    .unwrap();
+    // The fetch blocks (it runs its own runtime), so it runs off the async workers.
+    let load =
+        |s: SpecSource| async move { tokio::task::spawn_blocking(move || s.load()).await.unwrap() };
+    let doc = load(source.clone()).await.unwrap();
     assert_eq!(doc.version(), "1.11.2");
     assert!(doc.origin.ends_with("/api/openapi.json"));
     assert!(cache.is_file(), "the fetched document is cached");
     sim.shutdown().await;
 
     // Arcane is gone: the cached copy serves.
-    let doc = tokio::task::spawn_blocking({
-        let s = source.clone();
-        move || s.load()
-    })
-    .await
-    .unwrap()
-    .unwrap();
+    let doc = load(source.clone()).await.unwrap();
     assert_eq!(doc.version(), "1.11.2");
 
     // No cache either: a clear error naming what to set.
@@ -45,10 +36,7 @@ async fn fetched_then_cached_then_served_from_the_cache() {
         cache_path: Some(dir.path().join("absent.json")),
         ..source
     };
-    let err = tokio::task::spawn_blocking(move || no_cache.load())
-        .await
-        .unwrap()
-        .unwrap_err();
+    let err = load(no_cache).await.unwrap_err();
     let msg = format!("{err:#}");
     assert!(
         msg.contains("ARCANE_URL") && msg.contains("--spec"),

@@ -465,28 +465,21 @@ fn build_params(o: &Operation<'_>, resolver: &RefResolver<'_>) -> (Vec<Param>, B
         let pick = |pred: &dyn Fn(&str) -> bool| {
             content.and_then(|c| c.iter().find(|(t, _)| pred(t)).map(|(_, m)| m))
         };
-        if let Some(media) = pick(&|t| is_json_type(t)) {
-            encoding = BodyEncoding::Json;
-            let schema =
-                clean_input_schema(&resolver.inline(media.get("schema").unwrap_or(&json!({}))));
-            lift_body(
-                &mut params,
-                &schema,
-                body_required,
-                ParamLocation::BodyProperty,
-            );
-        } else if let Some(media) =
+        let json_media = pick(&|t| is_json_type(t)).map(|m| (m, BodyEncoding::Json));
+        let form_media = || {
             pick(&|t| t.starts_with("multipart/") || t == "application/x-www-form-urlencoded")
-        {
-            encoding = BodyEncoding::Multipart;
+                .map(|m| (m, BodyEncoding::Multipart))
+        };
+        if let Some((media, enc)) = json_media.or_else(form_media) {
+            encoding = enc;
             let schema =
                 clean_input_schema(&resolver.inline(media.get("schema").unwrap_or(&json!({}))));
-            lift_body(
-                &mut params,
-                &schema,
-                body_required,
-                ParamLocation::FormField,
-            );
+            let location = if enc == BodyEncoding::Json {
+                ParamLocation::BodyProperty
+            } else {
+                ParamLocation::FormField
+            };
+            lift_body(&mut params, &schema, body_required, location);
         } else if content.is_some_and(|c| !c.is_empty()) {
             encoding = BodyEncoding::OctetStream;
             params.push(Param {

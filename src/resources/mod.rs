@@ -328,6 +328,17 @@ async fn object(
     state(snap, exec, uri, action, params).await
 }
 
+/// Runs a read action as a tool call would (policy, validation, errors), with no progress.
+async fn run_read(
+    snap: &Snapshot,
+    exec: &Executor,
+    action: &str,
+    params: Map<String, Value>,
+) -> rmcp::model::CallToolResult {
+    let ctx = crate::exec::CallContext::default();
+    exec.execute(snap, action, params, false, &ctx).await
+}
+
 /// Runs a read action and returns its redacted value with a note of what was masked.
 async fn state(
     snap: &Snapshot,
@@ -336,15 +347,7 @@ async fn state(
     action: &str,
     params: Map<String, Value>,
 ) -> Result<ResourceContents, ReadError> {
-    let result = exec
-        .execute(
-            snap,
-            action,
-            params,
-            false,
-            &crate::exec::CallContext::default(),
-        )
-        .await;
+    let result = run_read(snap, exec, action, params).await;
     if result.is_error == Some(true) {
         let text = result
             .content
@@ -437,15 +440,7 @@ async fn ids(
         params.insert("environmentId".into(), Value::String(e.to_string()));
     }
     params.insert("limit".into(), json!(100));
-    let result = exec
-        .execute(
-            snap,
-            action,
-            params,
-            false,
-            &crate::exec::CallContext::default(),
-        )
-        .await;
+    let result = run_read(snap, exec, action, params).await;
     let Some(items) = result
         .structured_content
         .as_ref()
