@@ -460,3 +460,30 @@ fn guides_name_only_actions_of_the_catalog() {
         }
     }
 }
+
+#[test]
+fn every_action_has_an_executor() {
+    // The executor runs json, stream, download and empty results over HTTP and these handler
+    // kinds over WebSocket (src/exec/handlers.rs); nothing in the catalog may fall outside.
+    let known_handlers = ["ws_logs", "ws_stats", "ws_exec", "ws_system_stats"];
+    let cat = build(&fixtures::spec_v2());
+    for a in &cat.actions {
+        match a.kind {
+            ResultKind::Handler => {
+                let kind = &a
+                    .handler
+                    .as_ref()
+                    .expect("a handler action declares its handler")
+                    .kind;
+                assert!(
+                    known_handlers.contains(&kind.as_str()),
+                    "{}: unknown handler {kind}",
+                    a.id
+                );
+            }
+            ResultKind::Json | ResultKind::Stream | ResultKind::Download | ResultKind::Empty => {
+                assert!(a.handler.is_none(), "{}", a.id);
+            }
+        }
+    }
+}
