@@ -98,6 +98,14 @@ pub fn serve(args: config::ServeArgs) -> Result<()> {
     })
     .map_err(|e| tracing::warn!("hot reload is off: {e:#}"))
     .ok();
+    if args.insecure_skip_verify {
+        tracing::warn!(
+            "TLS CERTIFICATE VERIFICATION IS OFF (--insecure-skip-verify / \
+             ARCANE_MCP_INSECURE_SKIP_VERIFY): anyone on the network path to {base_url} can read \
+             and change this server's traffic, including the API key. Use it only for testing; \
+             prefer --ca-cert for a private CA."
+        );
+    }
     let executor = Arc::new(Executor::new(
         ExecConfig {
             base_url,
