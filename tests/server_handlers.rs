@@ -184,15 +184,7 @@ async fn progress_is_forwarded_and_cancel_stops_the_request() {
     );
     let mut aborted = false;
     for _ in 0..50 {
-        let streams: Value = sim
-            .http
-            .get(format!("{}/__sim/streams", sim.base()))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let streams = sim.hook("/__sim/streams").await;
         if streams
             .as_array()
             .unwrap()

@@ -59,17 +59,21 @@ impl Sim {
         self.sim.base_url()
     }
 
-    /// Every request under `/api` since the last reset (excluding the spec fetch).
-    pub async fn requests(&self) -> Vec<Value> {
-        let v: Value = self
-            .http
-            .get(format!("{}/__sim/requests", self.base()))
+    /// A JSON test hook of the simulator, e.g. `/__sim/streams`.
+    pub async fn hook(&self, path: &str) -> Value {
+        self.http
+            .get(format!("{}{path}", self.base()))
             .send()
             .await
             .unwrap()
             .json()
             .await
-            .unwrap();
+            .unwrap()
+    }
+
+    /// Every request under `/api` since the last reset (excluding the spec fetch).
+    pub async fn requests(&self) -> Vec<Value> {
+        let v = self.hook("/__sim/requests").await;
         v.as_array()
             .cloned()
             .unwrap_or_default()
