@@ -9,7 +9,7 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, ContentBlock, ProgressNotificationParam, Role};
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
-use serde_json::{Value, json};
+use serde_json::json;
 use server_support::*;
 
 #[derive(Clone, Default)]
