@@ -44,6 +44,7 @@ pub fn action_json(a: &crate::catalog::Action) -> Value {
         "columns": a.columns,
         "emptyHint": a.empty_hint,
         "fullItem": a.full_item,
+        "defaultSort": a.default_sort,
         "source": a.source,
     })
 }

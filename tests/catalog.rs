@@ -199,6 +199,10 @@ fn the_main_actions_exist_with_their_obvious_meaning() {
         assert!(a.empty_hint.is_some(), "{id} has an empty-list hint");
         assert!(a.full_item.is_some(), "{id} names its full-item action");
     }
+    assert_eq!(
+        cat.get("container.list").unwrap().default_sort.as_deref(),
+        Some("name")
+    );
     let pull = cat.get("image.pull").unwrap();
     assert_eq!(pull.follow_ups[0].action, "project.redeploy");
     assert_eq!(

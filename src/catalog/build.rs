@@ -218,6 +218,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     if ov.full_item.is_some() {
         a.full_item = ov.full_item.clone();
     }
+    if ov.default_sort.is_some() {
+        a.default_sort = ov.default_sort.clone();
+    }
     if let Some(kind) = ov.result {
         a.kind = kind;
     }
@@ -350,6 +353,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         columns: None,
         empty_hint: None,
         full_item: None,
+        default_sort: None,
         response_schema,
         widenings: Vec::new(),
         handler: None,
@@ -659,6 +663,7 @@ fn action_from_declaration(d: &super::overlay::Declaration, origin: &str) -> Res
         columns: None,
         empty_hint: None,
         full_item: None,
+        default_sort: None,
         response_schema: None,
         widenings: Vec::new(),
         handler: Some(d.handler.clone()),

@@ -165,6 +165,9 @@ pub struct Action {
     /// The action that returns a full item of this list.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_item: Option<String>,
+    /// The `sort` sent when a list call gives none (paging needs a stable order).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_sort: Option<String>,
     /// The 2xx response schema, `$ref`s inlined (JSON results only).
     #[serde(skip)]
     pub response_schema: Option<Value>,

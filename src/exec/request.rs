@@ -218,6 +218,9 @@ fn scalar(v: &Value) -> String {
 /// The sort key of a list call when the caller gave none: the first of the `sort` parameter's
 /// enum (preferring `name`), else `name`, `id` or the first field of the listed items.
 pub fn default_sort(action: &Action) -> String {
+    if let Some(sort) = &action.default_sort {
+        return sort.clone();
+    }
     if let Some(Value::Array(options)) = action.param("sort").and_then(|p| p.schema.get("enum")) {
         let names: Vec<&str> = options.iter().filter_map(Value::as_str).collect();
         for want in ["name", "id"] {
