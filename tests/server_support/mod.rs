@@ -106,14 +106,7 @@ impl Sim {
     }
 
     pub async fn state(&self) -> Value {
-        self.http
-            .get(format!("{}/__sim/state", self.base()))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        self.hook("/__sim/state").await
     }
 
     /// A container of the simulator's state by name.
