@@ -21,6 +21,9 @@ struct Cli {
     /// State file (JSON or YAML); the built-in demo state otherwise.
     #[arg(long, env = "ARCANE_SIM_STATE")]
     state: Option<PathBuf>,
+    /// Which Arcane to imitate where releases differ: `2.8` (the release) or `main`.
+    #[arg(long, default_value = "2.8", env = "ARCANE_SIM_VERSION")]
+    arcane_version: arcane_sim::ArcaneVersion,
 }
 
 #[tokio::main]
@@ -38,6 +41,7 @@ async fn main() -> std::process::ExitCode {
         listen: cli.listen,
         api_key: cli.api_key,
         state_path: cli.state,
+        arcane_version: cli.arcane_version,
     };
     let sim = match arcane_sim::start(config).await {
         Ok(s) => s,
