@@ -1875,11 +1875,10 @@ fn build_change(ctx: &Ctx, mkdir: bool) -> Response {
         Ok(p) => p,
         Err(r) => return r,
     };
-    if path.is_empty() {
-        return ctx.problem(400, "path is required");
-    }
     let mut st = ctx.sh.state();
-    if mkdir {
+    if path.is_empty() {
+        // The root itself: nothing to create or delete.
+    } else if mkdir {
         if !st.build_dirs.contains(&path) {
             st.build_dirs.push(path);
         }

@@ -109,7 +109,7 @@ async fn custom_api_key() {
 async fn container_list_envelope_counts_and_pagination() {
     let s = start().await;
     let (st, b) = s
-        .get_json("/environments/0/containers?start=2&limit=3")
+        .get_json("/environments/0/containers?start=2&limit=3&sort=name")
         .await;
     assert_eq!(st, 200);
     assert_eq!(b["success"], true);
@@ -133,7 +133,7 @@ async fn container_list_envelope_counts_and_pagination() {
     assert_eq!(p["totalPages"], 3);
     assert_eq!(p["grandTotalItems"], 7);
     assert_eq!(b["data"].as_array().unwrap().len(), 3);
-    // WIRE.md §1: default sort is by name, ascending.
+    // WIRE.md §1: sort=name sorts by name, ascending.
     let names: Vec<String> = b["data"]
         .as_array()
         .unwrap()
@@ -221,18 +221,25 @@ async fn search_sort_order_and_filters() {
     assert_eq!(b["counts"]["totalContainers"], 7);
     // WIRE.md §1: only the exact value `desc` reverses.
     let (_, b) = s
-        .get_json("/environments/0/containers?limit=-1&order=desc")
+        .get_json("/environments/0/containers?limit=-1&sort=name&order=desc")
         .await;
     assert_eq!(b["data"][0]["names"][0], "web-1");
     let (_, b) = s
-        .get_json("/environments/0/containers?limit=-1&order=DESC")
+        .get_json("/environments/0/containers?limit=-1&sort=name&order=DESC")
         .await;
     assert_eq!(b["data"][0]["names"][0], "api-1");
-    // WIRE.md §1: an unknown sort falls back to the first key (name).
+    // WIRE.md §1, 2.8.x: an unknown sort leaves Docker's order (the state's, for containers).
+    let (_, b) = s
+        .get_json("/environments/0/containers?limit=-1&sort=bogus")
+        .await;
+    assert_eq!(b["data"][0]["names"][0], "web-1");
+    // main: an unknown sort falls back to the first key (name).
+    s.set_version("main").await;
     let (_, b) = s
         .get_json("/environments/0/containers?limit=-1&sort=bogus")
         .await;
     assert_eq!(b["data"][0]["names"][0], "api-1");
+    s.set_version("2.8").await;
     let (_, b) = s
         .get_json("/environments/0/containers?limit=-1&sort=state")
         .await;
@@ -280,8 +287,8 @@ async fn search_sort_order_and_filters() {
     // WIRE.md §8: unpublished ports carry ip "invalid IP".
     let (_, b) = s.get_json("/environments/0/containers?search=db-1").await;
     assert_eq!(b["data"][0]["ports"][0]["ip"], "invalid IP");
-    // Images sort by repo by default.
-    let (_, b) = s.get_json("/environments/0/images?limit=-1").await;
+    // Images sort by repo, byte-wise (`<` sorts before letters).
+    let (_, b) = s.get_json("/environments/0/images?limit=-1&sort=repo").await;
     assert_eq!(b["data"][0]["repo"], "<none>");
     assert_eq!(b["data"][1]["repo"], "alpine");
     let (_, b) = s
@@ -527,7 +534,9 @@ async fn request_validation() {
 #[tokio::test]
 async fn remote_environment_works_and_reports_agent_state() {
     let s = start().await;
-    let (st, b) = s.get_json("/environments/env-2/containers").await;
+    let (st, b) = s
+        .get_json("/environments/env-2/containers?sort=name")
+        .await;
     assert_eq!(st, 200);
     let names: Vec<&str> = b["data"]
         .as_array()
@@ -674,7 +683,7 @@ async fn images_volumes_networks_swarm() {
 #[tokio::test]
 async fn projects_and_compose_byte_sizes() {
     let s = start().await;
-    let (_, b) = s.get_json("/environments/0/projects").await;
+    let (_, b) = s.get_json("/environments/0/projects?sort=name").await;
     let names: Vec<&str> = b["data"]
         .as_array()
         .unwrap()
@@ -684,7 +693,7 @@ async fn projects_and_compose_byte_sizes() {
     assert_eq!(names, vec!["monitoring", "webshop"]);
     for suffix in ["", "/compose", "/runtime", "/updates"] {
         let (st, b) = s
-            .get_json(&format!("/environments/0/projects/webshop{suffix}"))
+            .get_json(&format!("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01{suffix}"))
             .await;
         assert_eq!(st, 200);
         // WIRE.md §7: compose byte sizes are quoted decimals, "0" when unset.
@@ -703,33 +712,33 @@ async fn projects_and_compose_byte_sizes() {
             "67108864"
         );
     }
-    let (_, b) = s.get_json("/environments/0/projects/monitoring").await;
+    let (_, b) = s.get_json("/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02").await;
     assert_eq!(b["data"]["services"][1]["build"]["shm_size"], "0");
     // down / restart / destroy.
     let (st, _) = s
-        .post_json("/environments/0/projects/webshop/down", json!(null))
+        .post_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/down", json!(null))
         .await;
     assert_eq!(st, 200);
-    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    let (_, b) = s.get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01").await;
     assert_eq!(b["data"]["status"], "stopped");
     assert_eq!(b["data"]["runningCount"], 0);
     let (st, _) = s
-        .post_json("/environments/0/projects/webshop/restart", json!(null))
+        .post_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/restart", json!(null))
         .await;
     assert_eq!(st, 200);
-    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    let (_, b) = s.get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01").await;
     assert_eq!(b["data"]["status"], "running");
     let r = s
         .api(
             Method::DELETE,
-            "/environments/0/projects/monitoring/destroy",
+            "/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02/destroy",
         )
         .json(&json!({"removeVolumes": true}))
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    let (st, _) = s.get_json("/environments/0/projects/monitoring").await;
+    let (st, _) = s.get_json("/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02").await;
     assert_eq!(st, 404);
     let (st, _) = s.get_json("/environments/0/containers/grafana-1").await;
     assert_eq!(st, 404);
@@ -788,10 +797,10 @@ async fn image_pull_stream_follows_wire() {
 #[tokio::test]
 async fn project_up_stream_changes_state() {
     let s = start().await;
-    s.post_json("/environments/0/projects/webshop/down", json!(null))
+    s.post_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/down", json!(null))
         .await;
     let r = s
-        .api(Method::POST, "/environments/0/projects/webshop/up")
+        .api(Method::POST, "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up")
         .json(&json!({}))
         .send()
         .await
@@ -805,14 +814,14 @@ async fn project_up_stream_changes_state() {
             .is_some_and(|t| t.contains("Container web-1  Started"))
     }));
     assert_eq!(lines.last().unwrap(), &json!({"done": true}));
-    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    let (_, b) = s.get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01").await;
     assert_eq!(b["data"]["status"], "running");
     // Redeploy, pull and build streams.
     for action in ["redeploy", "pull", "build"] {
         let r = s
             .api(
                 Method::POST,
-                &format!("/environments/0/projects/monitoring/{action}"),
+                &format!("/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02/{action}"),
             )
             .send()
             .await
@@ -839,7 +848,7 @@ async fn cancelled_stream_is_visible() {
         .await;
     assert_eq!((st, b["streamPaceMs"].as_u64()), (200, Some(100)));
     let r = s
-        .api(Method::POST, "/environments/0/projects/webshop/up")
+        .api(Method::POST, "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up")
         .json(&json!({}))
         .send()
         .await
@@ -857,7 +866,7 @@ async fn cancelled_stream_is_visible() {
             assert_eq!(streams[0]["completed"], false);
             assert_eq!(
                 streams[0]["path"],
-                "/api/environments/0/projects/webshop/up"
+                "/api/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up"
             );
             aborted = true;
             break;
@@ -869,11 +878,11 @@ async fn cancelled_stream_is_visible() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| e["path"] == "/api/environments/0/projects/webshop/up")
+        .find(|e| e["path"] == "/api/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up")
         .unwrap();
     assert_eq!(e["aborted"], true);
     // The state change of an aborted `up` did not happen (webshop stays partially running).
-    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    let (_, b) = s.get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01").await;
     assert_eq!(b["data"]["status"], "partially running");
 }
 
@@ -956,7 +965,7 @@ async fn downloads_follow_wire() {
     let r = s
         .api(
             Method::GET,
-            "/environments/0/projects/webshop/workspace/file/download?relativePath=conf/nginx.conf",
+            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/workspace/file/download?relativePath=conf/nginx.conf",
         )
         .send()
         .await
@@ -1036,7 +1045,7 @@ async fn hostile_values_round_trip_byte_for_byte() {
     let (_, b) = s
         .get_json(&format!(
             "/environments/0/projects/{}",
-            urlencode(hostile[3])
+            state["projects"][0]["id"].as_str().unwrap()
         ))
         .await;
     assert_eq!(b["data"]["name"].as_str().unwrap(), hostile[3]);
@@ -1048,18 +1057,6 @@ async fn hostile_values_round_trip_byte_for_byte() {
             .iter()
             .any(|v| v["name"].as_str() == Some(hostile[4]))
     );
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
 
 #[tokio::test]
@@ -1093,7 +1090,7 @@ async fn bad_hook_input_is_a_clear_error() {
 async fn huma_body_details() {
     let s = start().await;
     let r = s
-        .api(Method::GET, "/environments/0/projects/webshop")
+        .api(Method::GET, "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
         .send()
         .await
         .unwrap();
@@ -1109,7 +1106,7 @@ async fn huma_body_details() {
     let mut state = s.hook_get("/__sim/state").await;
     state["projects"][0]["urls"] = Value::Null;
     s.hook_post("/__sim/state", state).await;
-    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    let (_, b) = s.get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01").await;
     assert_eq!(b["data"]["urls"], json!([]));
     assert_eq!(b["data"]["isArchived"], false);
 }

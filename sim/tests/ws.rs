@@ -125,7 +125,7 @@ async fn logs_batched_and_project_and_errors() {
     // WIRE.md §5: project text logs are the message only; JSON carries `service`.
     let mut ws = connect(
         &s,
-        "/api/environments/0/ws/projects/webshop/logs?follow=false",
+        "/api/environments/0/ws/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/logs?follow=false",
     )
     .await;
     let first = next_text(&mut ws).await;
@@ -135,7 +135,7 @@ async fn logs_batched_and_project_and_errors() {
     );
     let mut ws = connect(
         &s,
-        "/api/environments/0/ws/projects/webshop/logs?follow=false&format=json",
+        "/api/environments/0/ws/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/logs?follow=false&format=json",
     )
     .await;
     let v: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
