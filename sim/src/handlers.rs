@@ -82,9 +82,7 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         }
         // Vulnerability scans and update checks.
         ("GET", "/environments/{}/images/{}/vulnerabilities") => crate::scans::result(ctx),
-        ("GET", "/environments/{}/images/{}/vulnerabilities/summary") => {
-            crate::scans::summary(ctx)
-        }
+        ("GET", "/environments/{}/images/{}/vulnerabilities/summary") => crate::scans::summary(ctx),
         ("GET", "/environments/{}/images/{}/vulnerabilities/list") => crate::scans::list(ctx),
         ("POST", "/environments/{}/images/{}/vulnerabilities/scan") => crate::scans::scan(ctx),
         ("POST", "/environments/{}/images/vulnerabilities/summaries") => {
@@ -857,7 +855,7 @@ fn remove_image(ctx: &Ctx) -> Response {
         if ctx.p(1).contains('%') {
             return ctx.problem(
                 500,
-                "Failed to remove image: Error response from daemon: invalid reference format",
+                "Failed to remove image: Error response from daemon: invalid reference format: repository name must be lowercase",
             );
         }
         return ctx.problem(
@@ -1111,7 +1109,8 @@ fn project_value(st: &State, i: usize, version: ArcaneVersion) -> Value {
     let p = &st.projects[i];
     let mut v = state::project_details(p, &project_containers(st, p));
     // 2.8.x always reports false; main reports whether a service has a `build` section.
-    let builds = version == ArcaneVersion::Main && p.services.iter().any(|s| s.get("build").is_some());
+    let builds =
+        version == ArcaneVersion::Main && p.services.iter().any(|s| s.get("build").is_some());
     v["hasBuildDirective"] = json!(builds);
     v
 }

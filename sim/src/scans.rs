@@ -7,7 +7,9 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use crate::ArcaneVersion;
-use crate::handlers::{Paging, VULNERABILITY_SORT, filter_values, find_image, paginate, search_match};
+use crate::handlers::{
+    Paging, VULNERABILITY_SORT, filter_values, find_image, paginate, search_match,
+};
 use crate::server::Ctx;
 use crate::state::{Scan, State, repo_and_tag};
 
@@ -68,12 +70,18 @@ pub fn list(ctx: &Ctx) -> Response {
         .filter(|v| {
             search_match(
                 ctx,
-                &[&field(v, "vulnerabilityId"), &field(v, "pkgName"), &field(v, "title")],
+                &[
+                    &field(v, "vulnerabilityId"),
+                    &field(v, "pkgName"),
+                    &field(v, "title"),
+                ],
             )
         })
         .filter(|v| match filter_values(ctx, "severity") {
             None => true,
-            Some(want) => want.iter().any(|w| w.eq_ignore_ascii_case(&field(v, "severity"))),
+            Some(want) => want
+                .iter()
+                .any(|w| w.eq_ignore_ascii_case(&field(v, "severity"))),
         })
         .collect();
     let (page, pagination) = paginate(
@@ -125,7 +133,12 @@ pub fn summaries(ctx: &Ctx) -> Response {
         .as_ref()
         .and_then(|b| b.get("imageIds"))
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     let st = ctx.sh.state();
     let mut map = serde_json::Map::new();

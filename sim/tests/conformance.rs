@@ -51,7 +51,8 @@ fn documented_status(method: &str, template: &str) -> Option<u16> {
 /// document requires them.
 fn missing_browse_field(template: &str, err: &str) -> bool {
     template == "/environments/{id}/builds/browse"
-        && (err.contains("\"relativePath\" is a required") || err.contains("\"editable\" is a required"))
+        && (err.contains("\"relativePath\" is a required")
+            || err.contains("\"editable\" is a required"))
 }
 
 /// Percent-encodes the characters some Arcane schema names carry (`BaseApiResponseStruct {}`)

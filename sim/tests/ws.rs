@@ -259,3 +259,37 @@ async fn terminal_speaks_raw_binary() {
         None | Some(Message::Close(_))
     ));
 }
+
+#[tokio::test]
+async fn ws_parameters_are_raw_on_2_8_locally_and_decoded_through_the_manager() {
+    let s = start().await;
+    // WIRE.md §2a: `web%2D1` reaches Docker still encoded on the local environment.
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/containers/web%2D1/logs?follow=false",
+    )
+    .await;
+    let t = next_text(&mut ws).await;
+    assert!(t.ends_with("No such container: web%2D1"), "{t}");
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/containers/web-1/logs?follow=false",
+    )
+    .await;
+    assert!(!next_text(&mut ws).await.contains("No such container"));
+    // A remote environment's manager decodes the path before proxying it.
+    let mut ws = connect(
+        &s,
+        "/api/environments/env-2/ws/containers/worker%2D1/logs?follow=false",
+    )
+    .await;
+    assert!(!next_text(&mut ws).await.contains("No such container"));
+    // main decodes everywhere.
+    s.set_version("main").await;
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/containers/web%2D1/logs?follow=false",
+    )
+    .await;
+    assert!(!next_text(&mut ws).await.contains("No such container"));
+}

@@ -91,7 +91,10 @@ impl Sim {
     /// Switches the imitated Arcane (`"2.8"` or `"main"`) through `/__sim/config`.
     pub async fn set_version(&self, version: &str) {
         let (st, b) = self
-            .hook_post("/__sim/config", serde_json::json!({"arcaneVersion": version}))
+            .hook_post(
+                "/__sim/config",
+                serde_json::json!({"arcaneVersion": version}),
+            )
             .await;
         assert_eq!(st, 200, "{b}");
         assert_eq!(b["arcaneVersion"], version);
