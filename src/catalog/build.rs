@@ -169,6 +169,40 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         &domain_meta,
         excluded,
     );
+    // Resolvers: the last entry for a parameter wins; one whose list action this spec lacks
+    // is reported like an unmatched overlay entry, and one with a bad `keep` fails the load.
+    let mut resolvers: Vec<crate::catalog::ParamResolver> = Vec::new();
+    for file in &input.layers.overlays {
+        for r in &file.content.resolvers {
+            if let Some(k) = &r.keep {
+                regex::Regex::new(k).map_err(|e| {
+                    anyhow::anyhow!(
+                        "{}: resolver for {}: `keep` is not a valid regular expression: {e}",
+                        file.origin,
+                        r.param
+                    )
+                })?;
+            }
+            if catalog.get(&r.through).is_none() {
+                unmatched.push(format!(
+                    "{}: resolver {} through {}",
+                    file.origin, r.param, r.through
+                ));
+                continue;
+            }
+            resolvers.retain(|x| x.param != r.param);
+            resolvers.push(r.clone());
+        }
+    }
+    catalog.resolvers = resolvers;
+    // An operator's hints (later files) are tried before the built-in ones.
+    catalog.error_hints = input
+        .layers
+        .overlays
+        .iter()
+        .rev()
+        .flat_map(|f| f.content.error_hints.iter().cloned())
+        .collect();
     catalog.unmatched_overlays = unmatched;
     Ok(catalog)
 }

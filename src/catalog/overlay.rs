@@ -16,7 +16,7 @@ use include_dir::{Dir, include_dir};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{FollowUp, HandlerSpec, ResultKind, Widening};
+use super::{ErrorHint, FollowUp, HandlerSpec, ParamResolver, ResultKind, Widening};
 
 static BUILTIN_OVERRIDES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/overrides");
 static BUILTIN_DECLARATIONS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/catalog");
@@ -67,6 +67,13 @@ pub struct OverlayFile {
     pub domains: BTreeMap<String, DomainOverlay>,
     #[serde(default)]
     pub actions: BTreeMap<String, ActionOverlay>,
+    /// Name/reference → ID lookups; a later file's entry for the same `param` replaces an
+    /// earlier one.
+    #[serde(default)]
+    pub resolvers: Vec<ParamResolver>,
+    /// Next steps for misleading answers; later files' hints are tried first.
+    #[serde(default)]
+    pub error_hints: Vec<ErrorHint>,
 }
 
 /// One hand-written action.

@@ -9,6 +9,7 @@ pub mod finish;
 pub mod handlers;
 pub mod jsonlines;
 pub mod request;
+pub mod resolve;
 pub mod response;
 pub mod transfer;
 pub mod websocket;
@@ -59,6 +60,8 @@ pub struct Executor {
     http: reqwest::Client,
     /// TLS settings of WebSocket (`wss://`) connections, the same trust as `http`.
     ws_tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    /// Lists fetched to turn names into IDs (`resolve.rs`).
+    resolve_cache: resolve::Cache,
 }
 
 /// A text block for the model (audience `assistant`, SPEC §6).
@@ -103,6 +106,7 @@ impl Executor {
             http: builder.build()?,
             config,
             ws_tls,
+            resolve_cache: resolve::Cache::default(),
         })
     }
 
@@ -134,8 +138,19 @@ impl Executor {
         if let Some(reason) = snap.policy.withdrawn(action) {
             return error_result(format!("{reason}. It cannot be run on this server."));
         }
-        // 2. Validate locally, before anything reaches Arcane.
+        // 2. Validate locally, before anything reaches Arcane; then names → IDs.
         if let Err(text) = validate(snap, action, &params) {
+            return error_result(text);
+        }
+        let mut params = params;
+        let resolved = tokio::select! {
+            r = resolve::resolve_params(self, snap, action, &mut params) => r,
+            _ = ctx.cancel.cancelled() => Err(format!(
+                "{} was cancelled while looking up an ID; nothing was sent.",
+                action.id
+            )),
+        };
+        if let Err(text) = resolved {
             return error_result(text);
         }
         // 3. Destructive without confirm.
