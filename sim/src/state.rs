@@ -1186,7 +1186,7 @@ fn demo_state() -> State {
         },
     ];
 
-    // Only nginx has been scanned; every other image has no scan (WIRE: never scanned).
+    // Only nginx has been scanned; every other image has no scan (docs/arcane-wire.md, vulnerability scans).
     let vuln = |id: &str, pkg: &str, installed: &str, fixed: &str, severity: &str, title: &str| {
         json!({"vulnerabilityId": id, "pkgName": pkg, "installedVersion": installed,
                "fixedVersion": fixed, "severity": severity, "title": title})

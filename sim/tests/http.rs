@@ -133,7 +133,7 @@ async fn container_list_envelope_counts_and_pagination() {
     assert_eq!(p["totalPages"], 3);
     assert_eq!(p["grandTotalItems"], 7);
     assert_eq!(b["data"].as_array().unwrap().len(), 3);
-    // WIRE.md §1: sort=name sorts by name, ascending.
+    // docs/arcane-wire.md (lists and sorting): sort=name sorts by name, ascending.
     let names: Vec<String> = b["data"]
         .as_array()
         .unwrap()
@@ -228,7 +228,7 @@ async fn search_sort_order_and_filters() {
         .get_json("/environments/0/containers?limit=-1&sort=name&order=DESC")
         .await;
     assert_eq!(b["data"][0]["names"][0], "api-1");
-    // WIRE.md §1, 2.8.x: an unknown sort leaves Docker's order (the state's, for containers).
+    // docs/arcane-wire.md, 2.8.x: an unknown sort leaves Docker's order (the state's, for containers).
     let (_, b) = s
         .get_json("/environments/0/containers?limit=-1&sort=bogus")
         .await;
@@ -1148,7 +1148,7 @@ async fn huma_body_details() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Arcane 2.8.x's known wire bugs (WIRE.md §2a), reproduced by default; `main` behind the switch.
+// Arcane 2.8.x's known wire bugs (docs/arcane-wire.md), reproduced by default; `main` behind the switch.
 // Measured facts are cross-checked against marcoaperez/arcane-mcp-server's notes on a live
 // Arcane 2.8.0 (the file is named at each assertion).
 
@@ -1161,7 +1161,7 @@ async fn path_parameters_are_not_decoded_on_2_8() {
     let s = start().await;
     let id = nginx_id();
     let escaped = id.replace(':', "%3A");
-    // WIRE.md §2a; measured in marcoaperez/arcane-mcp-server docs/balances/2026-08-19-f4.md
+    // docs/arcane-wire.md (path parameters); measured in marcoaperez/arcane-mcp-server docs/balances/2026-08-19-f4.md
     // (§5.2): an escaped `sha256%3A…` reaches Docker still encoded.
     let (st, b) = s
         .get_json(&format!("/environments/0/images/{escaped}"))
@@ -1276,7 +1276,7 @@ async fn path_parameters_are_not_decoded_on_2_8() {
 #[tokio::test]
 async fn health_is_an_empty_500_while_docker_is_up() {
     let s = start().await;
-    // WIRE.md §2a (arcane#3638, both releases); measured 5/5 in marcoaperez/arcane-mcp-server
+    // docs/arcane-wire.md (health; arcane#3638, both releases); measured 5/5 in marcoaperez/arcane-mcp-server
     // docs/balances/2026-08-16-f2.md.
     for version in ["2.8", "main"] {
         s.set_version(version).await;

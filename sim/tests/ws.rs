@@ -263,7 +263,7 @@ async fn terminal_speaks_raw_binary() {
 #[tokio::test]
 async fn ws_parameters_are_raw_on_2_8_locally_and_decoded_through_the_manager() {
     let s = start().await;
-    // WIRE.md §2a: `web%2D1` reaches Docker still encoded on the local environment.
+    // docs/arcane-wire.md (path parameters): `web%2D1` reaches Docker still encoded on the local environment.
     let mut ws = connect(
         &s,
         "/api/environments/0/ws/containers/web%2D1/logs?follow=false",
