@@ -1,0 +1,117 @@
+//! Logging: `tracing` to stderr (stdout is the MCP protocol), text or JSON lines.
+//!
+//! Whatever filter the operator sets (`ARCANE_MCP_LOG`), the dependencies' own loggers are
+//! capped by a fixed filter layered on top of it: at debug and trace the MCP SDK logs every
+//! message it reads and writes (tool arguments, results, `.env` contents), and the HTTP and
+//! WebSocket stacks log request headers (the API key). Only this crate's events pass below
+//! `warn`, and this crate never logs argument values, result bodies or credentials
+//! (`docs/logging.md`).
+
+use std::io::IsTerminal;
+
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::{EnvFilter, FilterExt, LevelFilter, Targets};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+use crate::config::LogFormat;
+
+/// The most each logger may emit, whatever the operator's filter says.
+pub fn dependency_caps() -> Targets {
+    Targets::new()
+        .with_default(LevelFilter::WARN)
+        .with_target("arcane_mcp", LevelFilter::TRACE)
+        // The SDK's warnings quote rejected requests and error data (serde errors echo
+        // argument values); its errors are transport failures.
+        .with_target("rmcp", LevelFilter::ERROR)
+}
+
+/// Installs the global subscriber: the operator's filter, capped by [`dependency_caps`];
+/// colours only when stderr is a terminal. An invalid filter falls back to `info`, with a
+/// warning naming it.
+pub fn init(filter: &str, format: LogFormat) {
+    let (user, invalid) = match EnvFilter::try_new(filter) {
+        Ok(f) => (f, None),
+        Err(e) => (EnvFilter::new("info"), Some(e)),
+    };
+    let layer = match format {
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_target(false)
+            .with_ansi(std::io::stderr().is_terminal())
+            .boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .with_current_span(false)
+            .with_span_list(false)
+            .boxed(),
+    };
+    let _ = tracing_subscriber::registry()
+        .with(layer.with_filter(user.and(dependency_caps())))
+        .try_init();
+    if let Some(e) = invalid {
+        tracing::warn!("ARCANE_MCP_LOG {filter:?} is not a valid log filter ({e}); using info");
+    }
+}
+
+/// A URL as it may appear in logs: the password of `user:password@` masked, the query and
+/// fragment (which may carry tokens) dropped.
+pub fn masked_url(raw: &str) -> String {
+    match url::Url::parse(raw) {
+        Ok(mut u) => {
+            if u.password().is_some() {
+                let _ = u.set_password(Some("***"));
+            }
+            u.set_query(None);
+            u.set_fragment(None);
+            u.as_str().trim_end_matches('/').to_string()
+        }
+        // Not a URL: keep only what precedes a userinfo or query part.
+        Err(_) => raw
+            .split(['@', '?', '#'])
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_passwords_and_queries_are_masked() {
+        assert_eq!(
+            masked_url("https://admin:hunter2@arcane.example.com:8443/base?token=abc#x"),
+            "https://admin:***@arcane.example.com:8443/base"
+        );
+        assert_eq!(
+            masked_url("http://127.0.0.1:3552"),
+            "http://127.0.0.1:3552"
+        );
+        assert!(!masked_url("not a url user:hunter2@host").contains("hunter2"));
+    }
+
+    #[test]
+    fn dependencies_are_capped_and_this_crate_is_not() {
+        use tracing::Level;
+        let caps = dependency_caps();
+        assert!(caps.would_enable("arcane_mcp::exec", &Level::TRACE));
+        assert!(!caps.would_enable("rmcp::service", &Level::WARN));
+        assert!(caps.would_enable("rmcp::service", &Level::ERROR));
+        for dep in [
+            "tungstenite::handshake::client",
+            "tokio_tungstenite",
+            "reqwest::connect",
+            "hyper_util::client",
+            "h2::codec",
+            "rustls::client",
+            "arcane_sim::server",
+        ] {
+            assert!(!caps.would_enable(dep, &Level::DEBUG), "{dep} at debug");
+            assert!(caps.would_enable(dep, &Level::WARN), "{dep} at warn");
+        }
+    }
+}
