@@ -227,8 +227,13 @@ pub fn print(result: &CallToolResult, json: bool) -> Result<ExitCode> {
         _ => text,
     };
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{}", out.trim_end_matches('\n'))
-        .map_err(|e| anyhow!("writing the result: {e}"))?;
+    match writeln!(stdout, "{}", out.trim_end_matches('\n')) {
+        // A reader that stopped early (`| head`) is not a failure of the call.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            bail!("writing the result: {e}")
+        }
+        _ => {}
+    }
     Ok(if result.is_error == Some(true) {
         ExitCode::FAILURE
     } else {
