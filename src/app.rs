@@ -83,11 +83,7 @@ impl App {
             output_schemas = self.policy.output_schemas,
             url = %crate::logging::masked_url(&self.base_url),
             ms = self.started.elapsed().as_millis() as u64,
-            "arcane-mcp {} ready: Arcane {}, {} actions, {} surface",
-            env!("CARGO_PKG_VERSION"),
-            snap.catalog.arcane_version,
-            snap.catalog.actions.len(),
-            snap.surface.as_str(),
+            "arcane-mcp ready"
         );
     }
 

@@ -41,10 +41,7 @@ pub fn demo_spec(args: &ServeArgs) -> Result<PathBuf> {
     if let Some(found) = candidates.iter().find(|p| p.is_file()) {
         return Ok(found.clone());
     }
-    let names: Vec<String> = candidates
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
+    let names: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
     bail!(
         "the demo needs Arcane's OpenAPI document and found none. Pass --spec PATH or set \
          ARCANE_MCP_SPEC, or put it at one of: {} (Arcane serves it at /api/openapi.json)",
@@ -76,10 +73,7 @@ pub fn run_call(args: &CallArgs) -> Result<ExitCode> {
 
 /// `arcane-mcp find`: a search of the catalog.
 pub fn run_find(args: &FindArgs) -> Result<ExitCode> {
-    let sources = args
-        .serve
-        .source
-        .sources(args.serve.arcane_url.as_deref());
+    let sources = args.serve.source.sources(args.serve.arcane_url.as_deref());
     let snap = snapshot(&args.serve, &sources)?;
     print(&find(&snap, &args.words, args.limit), false)
 }

@@ -34,26 +34,38 @@ pub fn init(filter: &str, format: LogFormat) {
         Ok(f) => (f, None),
         Err(e) => (EnvFilter::new("info"), Some(e)),
     };
+    let ansi = std::io::stderr().is_terminal();
+    let _ = subscriber(user, format, std::io::stderr, ansi).try_init();
+    if let Some(e) = invalid {
+        tracing::warn!("ARCANE_MCP_LOG {filter:?} is not a valid log filter ({e}); using info");
+    }
+}
+
+/// The subscriber [`init`] installs, writing to `writer`.
+fn subscriber<W>(
+    user: EnvFilter,
+    format: LogFormat,
+    writer: W,
+    ansi: bool,
+) -> impl tracing::Subscriber + Send + Sync
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
     let layer = match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()
-            .with_writer(std::io::stderr)
+            .with_writer(writer)
             .with_target(false)
-            .with_ansi(std::io::stderr().is_terminal())
+            .with_ansi(ansi)
             .boxed(),
         LogFormat::Json => tracing_subscriber::fmt::layer()
             .json()
-            .with_writer(std::io::stderr)
+            .with_writer(writer)
             .with_ansi(false)
             .with_current_span(false)
             .with_span_list(false)
             .boxed(),
     };
-    let _ = tracing_subscriber::registry()
-        .with(layer.with_filter(user.and(dependency_caps())))
-        .try_init();
-    if let Some(e) = invalid {
-        tracing::warn!("ARCANE_MCP_LOG {filter:?} is not a valid log filter ({e}); using info");
-    }
+    tracing_subscriber::registry().with(layer.with_filter(user.and(dependency_caps())))
 }
 
 /// A URL as it may appear in logs: the password of `user:password@` masked, the query and
@@ -68,12 +80,8 @@ pub fn masked_url(raw: &str) -> String {
             u.set_fragment(None);
             u.as_str().trim_end_matches('/').to_string()
         }
-        // Not a URL: keep only what precedes a userinfo or query part.
-        Err(_) => raw
-            .split(['@', '?', '#'])
-            .next()
-            .unwrap_or_default()
-            .to_string(),
+        // Not a URL (the settings reject those before anything is logged): show nothing of it.
+        Err(_) => "(not a URL)".to_string(),
     }
 }
 
@@ -87,11 +95,65 @@ mod tests {
             masked_url("https://admin:hunter2@arcane.example.com:8443/base?token=abc#x"),
             "https://admin:***@arcane.example.com:8443/base"
         );
-        assert_eq!(
-            masked_url("http://127.0.0.1:3552"),
-            "http://127.0.0.1:3552"
-        );
-        assert!(!masked_url("not a url user:hunter2@host").contains("hunter2"));
+        assert_eq!(masked_url("http://127.0.0.1:3552"), "http://127.0.0.1:3552");
+        assert_eq!(masked_url("not a url user:hunter2@host"), "(not a URL)");
+    }
+
+    /// A writer into a shared buffer.
+    #[derive(Clone, Default)]
+    struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn written(filter: &str, format: LogFormat, emit: impl FnOnce()) -> String {
+        let buf = Buf::default();
+        let out = buf.clone();
+        let sub = subscriber(EnvFilter::new(filter), format, move || out.clone(), false);
+        tracing::subscriber::with_default(sub, emit);
+        String::from_utf8(buf.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn capped_events_are_not_written_whatever_the_filter() {
+        let text = written("trace", LogFormat::Text, || {
+            tracing::trace!(target: "arcane_mcp::exec", "ours-trace");
+            tracing::info!(target: "arcane_sim", "sim-info");
+            tracing::debug!(target: "rmcp::service", "rmcp-debug");
+            tracing::warn!(target: "rmcp::service", "rmcp-warn");
+            tracing::error!(target: "rmcp::service", "rmcp-error");
+            tracing::trace!(target: "tungstenite::handshake", "ws-trace");
+            tracing::warn!(target: "hyper", "hyper-warn");
+        });
+        for shown in ["ours-trace", "rmcp-error", "hyper-warn"] {
+            assert!(text.contains(shown), "{shown} in {text}");
+        }
+        for hidden in ["sim-info", "rmcp-debug", "rmcp-warn", "ws-trace"] {
+            assert!(!text.contains(hidden), "{hidden} in {text}");
+        }
+        assert!(!text.contains('\x1b'), "no colour codes: {text:?}");
+        // The operator's filter still narrows.
+        let text = written("warn", LogFormat::Text, || {
+            tracing::info!(target: "arcane_mcp", "ours-info");
+        });
+        assert!(text.is_empty(), "{text}");
+    }
+
+    #[test]
+    fn json_lines_are_json() {
+        let text = written("info", LogFormat::Json, || {
+            tracing::info!(target: "arcane_mcp", actions = 3, "ready");
+        });
+        let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(v["fields"]["actions"], 3);
+        assert_eq!(v["fields"]["message"], "ready");
     }
 
     #[test]

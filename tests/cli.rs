@@ -61,13 +61,22 @@ fn demo_call_prints_the_demo_containers_table() {
         assert!(text.contains(&format!("| {name} |")), "{name} in {text}");
     }
     assert!(text.contains("**Next steps**"), "{text}");
-    assert!(!stderr(&out).contains("\x1b["), "no colour codes off a terminal");
+    assert!(
+        !stderr(&out).contains("\x1b["),
+        "no colour codes off a terminal"
+    );
 }
 
 #[test]
 fn demo_call_json_params_and_exit_codes() {
     // --json prints structuredContent; --param fills the action's parameters.
-    let out = demo(&["call", "container.get", "--param", "containerId=web-1", "--json"]);
+    let out = demo(&[
+        "call",
+        "container.get",
+        "--param",
+        "containerId=web-1",
+        "--json",
+    ]);
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let v: Value = serde_json::from_str(&stdout(&out)).expect("--json prints JSON");
     assert_eq!(v["name"], "web-1");
@@ -88,7 +97,11 @@ fn demo_call_json_params_and_exit_codes() {
     // A destructive call without --confirm is an error result: exit 1, nothing sent.
     let out = demo(&["call", "container.delete", "--param", "containerId=web-1"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains("Nothing was sent"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("Nothing was sent"),
+        "{}",
+        stdout(&out)
+    );
 
     // An unknown action answers as the model would see it.
     let out = demo(&["call", "container.lst"]);
@@ -234,7 +247,10 @@ async fn no_log_level_prints_arguments_results_or_credentials() {
     )
     .await;
     let sc = serde_json::to_string(&got.structured_content).unwrap();
-    assert!(sc.contains(ENV_SECRET), "the result carries the planted env value");
+    assert!(
+        sc.contains(ENV_SECRET),
+        "the result carries the planted env value"
+    );
     // … and the WebSocket handshake carries the key.
     let logs = call(
         &client,
@@ -258,7 +274,10 @@ async fn no_log_level_prints_arguments_results_or_credentials() {
             "{secret} leaked into the logs:\n{log}"
         );
     }
-    assert!(!log.contains("\x1b["), "colour codes off a terminal:\n{log}");
+    assert!(
+        !log.contains("\x1b["),
+        "colour codes off a terminal:\n{log}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -272,7 +291,10 @@ async fn json_logs_have_one_startup_line_with_a_masked_url() {
         &sim,
         &url,
         &key,
-        &[("ARCANE_MCP_LOG", "info"), ("ARCANE_MCP_LOG_FORMAT", "json")],
+        &[
+            ("ARCANE_MCP_LOG", "info"),
+            ("ARCANE_MCP_LOG_FORMAT", "json"),
+        ],
     )
     .await;
     let tools = server_support::tools(&client).await;
@@ -301,7 +323,10 @@ async fn json_logs_have_one_startup_line_with_a_masked_url() {
     assert_eq!(f["safe_mode"], false);
     assert!(f["actions"].as_u64().unwrap() > 300, "{f}");
     let shown = f["url"].as_str().unwrap();
-    assert!(shown.starts_with("http://operator:***@127.0.0.1:"), "{shown}");
+    assert!(
+        shown.starts_with("http://operator:***@127.0.0.1:"),
+        "{shown}"
+    );
     assert_eq!(ready[0]["level"], "INFO");
 }
 
@@ -419,7 +444,12 @@ fn cargo_install_builds_the_server_with_the_demo() {
     assert_eq!(t["package"]["default-run"], "arcane-mcp");
     assert_eq!(t["features"]["default"], json!(["demo"]));
     assert_eq!(t["features"]["demo"], json!(["dep:arcane-sim"]));
-    assert!(t["optional"].as_array().unwrap().contains(&json!("arcane-sim")));
+    assert!(
+        t["optional"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("arcane-sim"))
+    );
 }
 
 /// Dockerfile instructions with line continuations joined: (keyword, arguments).
@@ -528,7 +558,10 @@ fn dockerfile_lint() {
             .filter(|p| !p.starts_with("--"))
             .collect();
         for src in &parts[..parts.len() - 1] {
-            assert!(repo().join(src).exists(), "COPY {src}: not in the repository");
+            assert!(
+                repo().join(src).exists(),
+                "COPY {src}: not in the repository"
+            );
         }
     }
     // COPY --from names a stage.
@@ -662,7 +695,10 @@ fn server_json_meets_the_registry_schema() {
     assert_eq!(pkg["registryType"], "oci");
     assert_eq!(pkg["transport"]["type"], "stdio");
     let id = pkg["identifier"].as_str().unwrap();
-    assert!(id.ends_with(&format!(":{version}")), "OCI tag is the version: {id}");
+    assert!(
+        id.ends_with(&format!(":{version}")),
+        "OCI tag is the version: {id}"
+    );
     let env: BTreeMap<&str, &Value> = pkg["environmentVariables"]
         .as_array()
         .unwrap()
@@ -753,7 +789,9 @@ fn release_workflow_builds_every_platform_with_checksums() {
     let jobs = wf["jobs"].as_object().expect("jobs");
     for (name, job) in jobs {
         assert!(job["runs-on"].is_string(), "{name}: runs-on");
-        let steps = job["steps"].as_array().unwrap_or_else(|| panic!("{name}: steps"));
+        let steps = job["steps"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: steps"));
         for s in steps {
             assert!(
                 s.get("uses").is_some() || s.get("run").is_some(),
