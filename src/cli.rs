@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, bail};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
@@ -80,12 +80,25 @@ pub fn run_find(args: &FindArgs) -> Result<ExitCode> {
 
 /// `arcane-mcp demo [call|find]`.
 pub fn run_demo(args: &DemoArgs) -> Result<ExitCode> {
+    // `demo --spec X call …` names the spec before the subcommand: use it there too.
+    let with_spec = |serve: &ServeArgs| {
+        let mut serve = serve.clone();
+        if serve.source.spec.is_none() {
+            serve.source.spec = args.serve.source.spec.clone();
+        }
+        serve
+    };
     match &args.command {
         Some(DemoCommand::Find(f)) => {
-            let snap = snapshot(&f.serve, &demo_sources(&f.serve)?)?;
+            let serve = with_spec(&f.serve);
+            let snap = snapshot(&serve, &demo_sources(&serve)?)?;
             print(&find(&snap, &f.words, f.limit), false)
         }
-        Some(DemoCommand::Call(c)) => demo::call(c),
+        Some(DemoCommand::Call(c)) => {
+            let mut c = c.as_ref().clone();
+            c.serve = with_spec(&c.serve);
+            demo::call(&c)
+        }
         None => demo::serve(&args.serve).map(|()| ExitCode::SUCCESS),
     }
 }
@@ -247,7 +260,7 @@ mod demo {
         config.api_key = demo_key();
         arcane_sim::start(config)
             .await
-            .map_err(|e| anyhow!("starting the demo simulator: {e:#}"))
+            .map_err(|e| anyhow::anyhow!("starting the demo simulator: {e:#}"))
     }
 
     /// A key only this process knows, so that other local programs cannot drive the demo.

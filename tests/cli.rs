@@ -150,6 +150,17 @@ fn demo_without_a_spec_names_every_place_it_looked() {
     ] {
         assert!(err.contains(place), "{place} in {err}");
     }
+    // --spec works before or after the subcommand.
+    let spec = spec_path();
+    let spec = spec.to_str().unwrap();
+    for args in [
+        ["demo", "--spec", spec, "call", "container.list"],
+        ["demo", "call", "container.list", "--spec", spec],
+    ] {
+        let out = cmd_in(dir.path(), &args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).contains("| web-1 |"));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
