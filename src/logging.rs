@@ -85,6 +85,22 @@ pub fn masked_url(raw: &str) -> String {
     }
 }
 
+/// `text` with the password of `url` (as written and percent-decoded) masked, for logging an
+/// error whose message quotes the URL (HTTP client errors do).
+pub fn without_url_password(text: &str, url: &str) -> String {
+    let Some(password) = url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.password().map(str::to_string))
+        .filter(|p| !p.is_empty())
+    else {
+        return text.to_string();
+    };
+    let decoded = percent_encoding::percent_decode_str(&password)
+        .decode_utf8_lossy()
+        .into_owned();
+    text.replace(&password, "***").replace(&decoded, "***")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +113,14 @@ mod tests {
         );
         assert_eq!(masked_url("http://127.0.0.1:3552"), "http://127.0.0.1:3552");
         assert_eq!(masked_url("not a url user:hunter2@host"), "(not a URL)");
+        assert_eq!(
+            without_url_password(
+                "error sending request for url (https://u:p%40ss@h/api/openapi.json): p@ss",
+                "https://u:p%40ss@h"
+            ),
+            "error sending request for url (https://u:***@h/api/openapi.json): ***"
+        );
+        assert_eq!(without_url_password("no secret", "https://h"), "no secret");
     }
 
     /// A writer into a shared buffer.
