@@ -111,10 +111,24 @@ pub async fn call(app: &App, args: &CallArgs) -> Result<CallToolResult> {
         let params = params(&snap.catalog, &args.action, args)?;
         tool_call(&snap, &args.action, params, args.confirm)
     };
-    Ok(app
-        .server()
-        .call(&tool, Some(&arguments), &CallContext::default())
-        .await)
+    // Progress of long calls (pull, build, up) goes to stderr as it comes, as a client with a
+    // progress token would get it.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::exec::jsonlines::Progress>();
+    let printer = tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            if let Some(m) = p.message {
+                eprintln!("[{}] {m}", p.progress);
+            }
+        }
+    });
+    let ctx = CallContext {
+        progress: Some(tx),
+        ..CallContext::default()
+    };
+    let result = app.server().call(&tool, Some(&arguments), &ctx).await;
+    drop(ctx);
+    let _ = printer.await;
+    Ok(result)
 }
 
 /// A search, parsed as an `arcane_find_action` call.

@@ -127,6 +127,20 @@ fn demo_call_speaks_as_the_chosen_surface_and_find_searches() {
         stdout(&out)
     );
 
+    // A stream's progress goes to stderr as it comes; the summary is the result.
+    let out = demo(&[
+        "call",
+        "image.pull",
+        "--param",
+        "imageName=nginx",
+        "--param",
+        "tag=1.27",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert!(stdout(&out).contains("Completed."), "{}", stdout(&out));
+    assert!(stderr(&out).contains("[1] "), "progress: {}", stderr(&out));
+    assert!(!stdout(&out).contains("[1] "), "progress stays off stdout");
+
     let out = demo(&["find", "restart", "container"]);
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let text = stdout(&out);
