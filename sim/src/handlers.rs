@@ -1814,20 +1814,23 @@ fn cancel_activity(ctx: &Ctx) -> Response {
     }
 }
 
-/// The build workspace path of a request: `../` is refused, an absolute path is re-rooted
-/// under the build root.
-fn build_path(ctx: &Ctx) -> Result<String, Response> {
+/// The build workspace path of a request, an absolute path re-rooted under the build root;
+/// `None` for a path with `..` (refused).
+fn build_path(ctx: &Ctx) -> Option<String> {
     let raw = ctx.q("path").unwrap_or("");
     if raw.split('/').any(|s| s == "..") {
-        return Err(ctx.problem(400, "invalid path: path traversal not allowed"));
+        return None;
     }
-    Ok(raw.trim_matches('/').to_string())
+    Some(raw.trim_matches('/').to_string())
+}
+
+fn traversal(ctx: &Ctx) -> Response {
+    ctx.problem(400, "invalid path: path traversal not allowed")
 }
 
 fn build_browse(ctx: &Ctx) -> Response {
-    let dir = match build_path(ctx) {
-        Ok(d) => d,
-        Err(r) => return r,
+    let Some(dir) = build_path(ctx) else {
+        return traversal(ctx);
     };
     let st = ctx.sh.state();
     let mut names: Vec<(String, bool)> = Vec::new();
@@ -1870,9 +1873,8 @@ fn build_browse(ctx: &Ctx) -> Response {
 
 /// mkdir and delete answer 204 with no body.
 fn build_change(ctx: &Ctx, mkdir: bool) -> Response {
-    let path = match build_path(ctx) {
-        Ok(p) => p,
-        Err(r) => return r,
+    let Some(path) = build_path(ctx) else {
+        return traversal(ctx);
     };
     let mut st = ctx.sh.state();
     if path.is_empty() {

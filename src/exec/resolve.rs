@@ -27,14 +27,19 @@ const MAX_PAGES: u64 = 20;
 /// Candidates named in a "not found" or "ambiguous" message.
 const MAX_CANDIDATES: usize = 10;
 
+/// (list action, environment).
+type ListKey = (String, String);
+/// When a list was fetched, and its items.
+type Kept = (Instant, Arc<Vec<Value>>);
+
 /// Lists fetched for lookups, by (list action, environment).
 #[derive(Default)]
 pub struct Cache {
-    lists: Mutex<HashMap<(String, String), (Instant, Arc<Vec<Value>>)>>,
+    lists: Mutex<HashMap<ListKey, Kept>>,
 }
 
 impl Cache {
-    fn get(&self, key: &(String, String)) -> Option<Arc<Vec<Value>>> {
+    fn get(&self, key: &ListKey) -> Option<Arc<Vec<Value>>> {
         let lists = self.lists.lock().unwrap_or_else(|e| e.into_inner());
         lists
             .get(key)
@@ -42,7 +47,7 @@ impl Cache {
             .map(|(_, items)| items.clone())
     }
 
-    fn put(&self, key: (String, String), items: Arc<Vec<Value>>) {
+    fn put(&self, key: ListKey, items: Arc<Vec<Value>>) {
         let mut lists = self.lists.lock().unwrap_or_else(|e| e.into_inner());
         lists.retain(|_, (at, _)| at.elapsed() < KEEP_FOR);
         lists.insert(key, (Instant::now(), items));
