@@ -225,6 +225,37 @@ async fn arcane_2_8_wire_bugs() {
     // A project by name: resolved to its database ID (a name is a 404 on Arcane).
     let out = ok(&run("project.get", json!({"projectId": "webshop"})).await);
     assert_eq!(out["id"], "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01");
+    // Projects created after the list was kept: looked up again on the miss. Two projects with
+    // one name are ambiguous: both IDs named, nothing sent.
+    let mut state = sim.state().await;
+    for (id, name) in [
+        ("0b5e6c1d-1111-4222-8333-944455556666", "late"),
+        ("0b5e6c1d-1111-4222-8333-944455557777", "twin"),
+        ("0b5e6c1d-1111-4222-8333-944455558888", "twin"),
+    ] {
+        let mut p = state["projects"][0].clone();
+        p["id"] = json!(id);
+        p["name"] = json!(name);
+        state["projects"].as_array_mut().unwrap().push(p);
+    }
+    sim.set_state(state).await;
+    let out = ok(&run("project.get", json!({"projectId": "late"})).await);
+    assert_eq!(out["id"], "0b5e6c1d-1111-4222-8333-944455556666");
+    sim.reset().await;
+    let e = err(&run("project.get", json!({"projectId": "twin"})).await);
+    assert!(
+        e.contains("more than one project")
+            && e.contains("944455557777")
+            && e.contains("944455558888"),
+        "{e}"
+    );
+    assert!(
+        sim.requests()
+            .await
+            .iter()
+            .all(|r| !r["path"].as_str().unwrap().contains("/projects/0b5e"))
+    );
+    sim.reset().await;
     // 2.8.x reports no build directive (arcane#3685).
     let out = ok(&run("project.get", json!({"projectId": "monitoring"})).await);
     assert_eq!(out["hasBuildDirective"], false);

@@ -24,6 +24,8 @@ const KEEP_FOR: Duration = Duration::from_secs(30);
 const PAGE: u64 = 100;
 /// At most this many pages are read per lookup; a bigger collection is searched in part.
 const MAX_PAGES: u64 = 20;
+/// Largest answer read per lookup page; a bigger one is refused rather than held in memory.
+const MAX_PAGE_BYTES: usize = 16 * 1024 * 1024;
 /// Candidates named in a "not found" or "ambiguous" message.
 const MAX_CANDIDATES: usize = 10;
 
@@ -275,9 +277,10 @@ async fn fetch_all(
                 )
             })?;
         let status = resp.status().as_u16();
-        let body = resp.bytes().await.map_err(|e| {
+        let body = read_capped(resp).await.map_err(|e| {
             format!(
-                "Cannot look up the ID through {}: reading Arcane's answer failed ({e}). Retry.",
+                "Cannot look up the ID through {}: reading Arcane's answer failed ({e}). Retry, \
+                 or pass the ID itself.",
                 through.id
             )
         })?;
@@ -311,6 +314,21 @@ async fn fetch_all(
         }
     }
     Ok(items)
+}
+
+/// The body of an answer, refused past [`MAX_PAGE_BYTES`].
+async fn read_capped(mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
+        if body.len() + chunk.len() > MAX_PAGE_BYTES {
+            return Err(format!(
+                "larger than {} MiB",
+                MAX_PAGE_BYTES / (1024 * 1024)
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 #[cfg(test)]

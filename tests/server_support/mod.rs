@@ -123,6 +123,18 @@ impl Sim {
         );
     }
 
+    /// Replaces the simulator's state (and its reset seed).
+    pub async fn set_state(&self, state: Value) {
+        let r = self
+            .http
+            .post(format!("{}/__sim/state", self.base()))
+            .json(&state)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+    }
+
     pub async fn state(&self) -> Value {
         self.hook("/__sim/state").await
     }
