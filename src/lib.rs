@@ -6,6 +6,7 @@
 
 pub mod audit;
 pub mod catalog;
+pub mod check;
 pub mod config;
 pub mod exec;
 pub mod find;
@@ -91,6 +92,7 @@ pub fn serve(args: config::ServeArgs) -> Result<()> {
         ms = started.elapsed().as_millis() as u64,
         "catalog loaded"
     );
+    reload::warn_unmatched(&snapshot.catalog);
     let live = Arc::new(Live::new(snapshot));
     let rebuild_policy = policy.clone();
     let _watch = reload::watch_sources(sources, live.clone(), move |s| {

@@ -15,6 +15,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Catalog(args)) => run_catalog(&args),
         Some(Command::AuditTokens(args)) => run_audit(&args),
+        Some(Command::Check(args)) => run_check(&args),
         Some(Command::Serve(args)) => arcane_mcp::serve(*args),
         None => arcane_mcp::serve(cli.serve),
     };
@@ -39,6 +40,13 @@ fn init_logging(filter: &str) {
 
 fn run_catalog(args: &arcane_mcp::config::CatalogArgs) -> Result<()> {
     let sources = args.source.sources(args.arcane_url.as_deref());
+    if let Some(old) = &args.diff {
+        print!(
+            "{}",
+            inspect::upgrade_preview(&sources, old, args.arcane_url.as_deref(), args.json)?
+        );
+        return Ok(());
+    }
     let cat = sources.build()?;
     if let Some(name) = &args.show {
         println!("{}", inspect::show(&cat, name)?);
@@ -61,4 +69,13 @@ fn run_audit(args: &arcane_mcp::config::AuditArgs) -> Result<()> {
         args.write_baseline,
         args.json,
     )
+}
+
+fn run_check(args: &arcane_mcp::config::CheckArgs) -> Result<()> {
+    let report = arcane_mcp::check::check(&args.source.sources(args.arcane_url.as_deref()));
+    print!("{}", report.text(args.allow_unmatched));
+    if report.failed(args.allow_unmatched) {
+        anyhow::bail!("check failed; fix the lines above");
+    }
+    Ok(())
 }

@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod derive;
+pub mod diff;
 pub mod overlay;
 pub mod yaml;
 

@@ -73,8 +73,15 @@ pub fn scan(text: &str, origin: &str) -> Result<LineMap, String> {
     let mut map = LineMap::default();
     let mut stack: Vec<Frame> = Vec::new();
     for item in Parser::new_from_str(text) {
-        let (event, span) =
-            item.map_err(|e| format!("{origin}:{}: invalid YAML: {}", e.marker().line(), e.info()))?;
+        let (event, span) = item.map_err(|e| {
+            let line = e.marker().line();
+            // The scanner reads nested flow collections ahead and has its own (higher) cap.
+            if e.info().contains("recursion limit") {
+                too_deep(origin, line)
+            } else {
+                format!("{origin}:{line}: invalid YAML: {}", e.info())
+            }
+        })?;
         let line = span.start.line();
         let starts = match &event {
             Event::Scalar(..) | Event::Alias(_) => Some(false),
@@ -132,9 +139,7 @@ pub fn scan(text: &str, origin: &str) -> Result<LineMap, String> {
             continue;
         };
         if stack.len() >= MAX_DEPTH {
-            return Err(format!(
-                "{origin}:{line}: nested deeper than {MAX_DEPTH} levels — overlay and declaration files need only a few; flatten this part"
-            ));
+            return Err(too_deep(origin, line));
         }
         let kind = if matches!(event, Event::MappingStart(..)) {
             FrameKind::Map {
@@ -147,6 +152,12 @@ pub fn scan(text: &str, origin: &str) -> Result<LineMap, String> {
         stack.push(Frame { path, kind });
     }
     Ok(map)
+}
+
+fn too_deep(origin: &str, line: usize) -> String {
+    format!(
+        "{origin}:{line}: nested deeper than {MAX_DEPTH} levels — overlay and declaration files need only a few; flatten this part"
+    )
 }
 
 /// The error for a file over [`MAX_FILE_BYTES`].
