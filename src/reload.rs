@@ -329,9 +329,12 @@ where
                 .flat_map(|e| e.paths.iter())
                 .cloned()
                 .collect();
-            // A watched directory that reappeared: its old watch died with it.
-            let mut back = false;
+            // A watched directory that went away or reappeared: rebuild either way (a missing
+            // directory is a failed reload, logged), and watch one that reappeared anew, since
+            // its old watch died with it.
+            let mut dir_event = false;
             for dir in watched.iter().filter(|d| touched.iter().any(|p| absolute(p) == **d)) {
+                dir_event = true;
                 if !dir.is_dir() {
                     tracing::warn!(
                         dir = %dir.display(),
@@ -346,14 +349,13 @@ where
                 let _ = debouncer.unwatch(dir);
                 match debouncer.watch(dir, RecursiveMode::NonRecursive) {
                     Ok(()) => {
-                        back = true;
                         tracing::info!(dir = %dir.display(), "watching the directory again (it was made anew)");
                     }
                     Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "cannot watch the directory again; later edits there are not picked up"),
                 }
             }
             let relevant = touched.iter().find(|p| filter.is_source(p)).cloned();
-            let changed = match (relevant, back) {
+            let changed = match (relevant, dir_event) {
                 (Some(p), _) => p,
                 (None, true) => watched[0].clone(),
                 (None, false) => return,
@@ -377,17 +379,11 @@ where
                         );
                     }
                     tracing::info!(
-                        generation = change.generation,
-                        actions = change.actions,
-                        added = change.added.len(),
-                        removed = change.removed.len(),
-                        overlays_applied = change.overlays_applied,
-                        unmatched = change.unmatched,
-                        arcane = %next.catalog().arcane_version,
                         changed = %changed.display(),
                         rebuild_ms = started.elapsed().as_millis() as u64,
-                        "catalog reloaded (generation {}): {} actions, +{} [{}] -{} [{}], {} overlay entries applied, {} unmatched",
+                        "catalog reloaded (generation {}): Arcane {}, {} actions, +{} [{}] -{} [{}], {} overlay entries applied, {} unmatched",
                         change.generation,
+                        next.catalog().arcane_version,
                         change.actions,
                         change.added.len(),
                         sample(&change.added),
