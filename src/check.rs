@@ -51,7 +51,11 @@ impl CheckReport {
             "check {verdict}: {} error(s), {} unmatched overlay entr{}{}\n",
             self.errors.len(),
             self.unmatched.len(),
-            if self.unmatched.len() == 1 { "y" } else { "ies" },
+            if self.unmatched.len() == 1 {
+                "y"
+            } else {
+                "ies"
+            },
             if allow_unmatched && !self.unmatched.is_empty() {
                 " (allowed)"
             } else {

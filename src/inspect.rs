@@ -160,9 +160,7 @@ pub fn upgrade_preview(
     let old_cat = old_sources
         .build()
         .map_err(|e| anyhow!("the old catalog ({old}): {e:#}"))?;
-    let new_cat = new
-        .build()
-        .map_err(|e| anyhow!("the new catalog: {e:#}"))?;
+    let new_cat = new.build().map_err(|e| anyhow!("the new catalog: {e:#}"))?;
     let diff = crate::catalog::diff::diff(&old_cat, &new_cat);
     Ok(if json {
         format!("{}\n", serde_json::to_string_pretty(&diff)?)

@@ -280,16 +280,23 @@ impl Change {
 /// A few IDs of a list, for a log line.
 fn sample(ids: &[String]) -> String {
     const SHOWN: usize = 5;
-    let mut s = ids.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    let mut s = ids
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
     if ids.len() > SHOWN {
         s.push_str(&format!(" and {} more", ids.len() - SHOWN));
     }
     s
 }
 
+type FileWatcher = Debouncer<RecommendedWatcher, RecommendedCache>;
+
 /// Keeps the watcher alive; dropping it stops watching.
 pub struct WatchGuard {
-    _debouncer: Arc<Mutex<Debouncer<RecommendedWatcher, RecommendedCache>>>,
+    _debouncer: Arc<Mutex<FileWatcher>>,
 }
 
 /// Watches the sources and, on a change, rebuilds with `rebuild` and swaps it into `live`.
@@ -306,8 +313,7 @@ where
     let filter = sources.clone();
     // The callback re-adds the watch of a directory made again; it reaches the debouncer
     // through a weak handle so that dropping the guard still stops everything.
-    let handle: Arc<OnceLock<Weak<Mutex<Debouncer<RecommendedWatcher, RecommendedCache>>>>> =
-        Arc::new(OnceLock::new());
+    let handle: Arc<OnceLock<Weak<Mutex<FileWatcher>>>> = Arc::new(OnceLock::new());
     let callback_handle = handle.clone();
     let watched = targets.clone();
     let debouncer = new_debouncer(

@@ -522,7 +522,12 @@ fn a_mistyped_overlay_key_is_reported_by_catalog_json_and_check() {
     )
     .unwrap();
     let spec = fixtures::spec_v2();
-    let base = ["--spec", path_str(&spec), "--overrides", path_str(dir.path())];
+    let base = [
+        "--spec",
+        path_str(&spec),
+        "--overrides",
+        path_str(dir.path()),
+    ];
     let expected_at = format!("{}:3:", file.display());
 
     // `catalog`: a section naming file, line, key and the closest IDs.
@@ -554,13 +559,16 @@ fn a_mistyped_overlay_key_is_reported_by_catalog_json_and_check() {
     let (ok, out, _) = cli(&[&["check"][..], &base].concat());
     assert!(!ok, "check must fail on an unmatched entry:\n{out}");
     assert!(
-        out.lines().any(|l| l.starts_with(&expected_at)
-            && l.contains("did you mean `container.restart`")),
+        out.lines()
+            .any(|l| l.starts_with(&expected_at) && l.contains("did you mean `container.restart`")),
         "{out}"
     );
     let (ok, out, err) = cli(&[&["check", "--allow-unmatched"][..], &base].concat());
     assert!(ok, "{out}{err}");
-    assert!(out.contains("warning: ") && out.contains("check ok"), "{out}");
+    assert!(
+        out.contains("warning: ") && out.contains("check ok"),
+        "{out}"
+    );
 
     // Fixed, the check passes.
     std::fs::write(
@@ -643,7 +651,12 @@ fn check_refuses_a_spec_without_operations() {
 
 /// (method, path with parameter names erased) of every action of a catalog.
 fn shapes(cat: &Catalog) -> BTreeSet<(String, String)> {
-    let erase = |p: &str| regex::Regex::new(r"\{[^}]*\}").unwrap().replace_all(p, "{}").into_owned();
+    let erase = |p: &str| {
+        regex::Regex::new(r"\{[^}]*\}")
+            .unwrap()
+            .replace_all(p, "{}")
+            .into_owned()
+    };
     cat.actions
         .iter()
         .map(|a| (a.method.clone(), erase(&a.path)))
@@ -656,32 +669,77 @@ fn upgrade_preview_from_1_11_2_to_2_8_0_agrees_with_both_catalogs() {
     let old = build(&fixtures::spec_v1());
     let new = build(&fixtures::spec_v2());
     let d = diff(&old, &new);
-    assert_eq!((d.old_actions, d.new_actions), (old.actions.len(), new.actions.len()));
-    assert_eq!((d.old_version.as_str(), d.new_version.as_str()), ("1.11.2", "2.8.0"));
+    assert_eq!(
+        (d.old_actions, d.new_actions),
+        (old.actions.len(), new.actions.len())
+    );
+    assert_eq!(
+        (d.old_version.as_str(), d.new_version.as_str()),
+        ("1.11.2", "2.8.0")
+    );
     // Every action of each catalog is accounted for exactly once.
-    assert_eq!(d.unchanged + d.renamed.len() + d.added.len(), new.actions.len());
-    assert_eq!(d.unchanged + d.renamed.len() + d.removed.len(), old.actions.len());
+    assert_eq!(
+        d.unchanged + d.renamed.len() + d.added.len(),
+        new.actions.len()
+    );
+    assert_eq!(
+        d.unchanged + d.renamed.len() + d.removed.len(),
+        old.actions.len()
+    );
     // Added: no operation of that shape or operationId in the old catalog; removed: the reverse.
     let (old_shapes, new_shapes) = (shapes(&old), shapes(&new));
-    let erase = |p: &str| regex::Regex::new(r"\{[^}]*\}").unwrap().replace_all(p, "{}").into_owned();
+    let erase = |p: &str| {
+        regex::Regex::new(r"\{[^}]*\}")
+            .unwrap()
+            .replace_all(p, "{}")
+            .into_owned()
+    };
     for a in &d.added {
         assert!(new.get(&a.id).is_some(), "{} not in the new catalog", a.id);
-        assert!(!old_shapes.contains(&(a.method.clone(), erase(&a.path))), "{a:?}");
-        assert!(a.operation_id.as_deref().is_none_or(|op| old.resolve(op).is_none()), "{a:?}");
+        assert!(
+            !old_shapes.contains(&(a.method.clone(), erase(&a.path))),
+            "{a:?}"
+        );
+        assert!(
+            a.operation_id
+                .as_deref()
+                .is_none_or(|op| old.resolve(op).is_none()),
+            "{a:?}"
+        );
     }
     for r in &d.removed {
         assert!(old.get(&r.id).is_some(), "{} not in the old catalog", r.id);
-        assert!(!new_shapes.contains(&(r.method.clone(), erase(&r.path))), "{r:?}");
+        assert!(
+            !new_shapes.contains(&(r.method.clone(), erase(&r.path))),
+            "{r:?}"
+        );
     }
     // The 2.8.0 API grew: the counts say so, and known removals and additions are there.
     assert!(d.added.len() > 150, "{}", d.added.len());
-    assert!(d.removed.iter().any(|r| r.id == "font.mono"), "{:?}", d.removed);
+    assert!(
+        d.removed.iter().any(|r| r.id == "font.mono"),
+        "{:?}",
+        d.removed
+    );
     assert!(d.added.iter().any(|a| a.id == "swarm_service.list"));
     // New required parameters are flag changes.
-    let api_key = d.flag_changes.iter().find(|f| f.id == "api_key.create").unwrap();
-    assert!(api_key.changes.iter().any(|c| c.contains("new required parameter `permissions`")));
+    let api_key = d
+        .flag_changes
+        .iter()
+        .find(|f| f.id == "api_key.create")
+        .unwrap();
+    assert!(
+        api_key
+            .changes
+            .iter()
+            .any(|c| c.contains("new required parameter `permissions`"))
+    );
     // The built-in overlays target 2.8.0: none stops matching on the way up…
-    assert!(d.overlays_stop_matching.is_empty(), "{:?}", d.overlays_stop_matching);
+    assert!(
+        d.overlays_stop_matching.is_empty(),
+        "{:?}",
+        d.overlays_stop_matching
+    );
     // …and on the way down, exactly those unmatched under 1.11.2.
     let down = diff(&new, &old);
     assert_eq!(down.overlays_stop_matching, old.unmatched_overlays);
@@ -691,7 +749,14 @@ fn upgrade_preview_from_1_11_2_to_2_8_0_agrees_with_both_catalogs() {
 
     // The binary prints the same counts, in text and in JSON.
     let (v1, v2) = (fixtures::spec_v1(), fixtures::spec_v2());
-    let (ok, out, err) = cli(&["catalog", "--spec", path_str(&v2), "--diff", path_str(&v1), "--json"]);
+    let (ok, out, err) = cli(&[
+        "catalog",
+        "--spec",
+        path_str(&v2),
+        "--diff",
+        path_str(&v1),
+        "--json",
+    ]);
     assert!(ok, "{err}");
     let j: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(j["added"].as_array().unwrap().len(), d.added.len());
@@ -729,7 +794,9 @@ fn upgrade_preview_names_renames_and_flag_changes() {
     // A new required query parameter.
     let get = &mut paths["/environments/{id}/containers/{containerId}"]["get"];
     let params = get["parameters"].as_array_mut().unwrap();
-    params.push(json!({"name": "view", "in": "query", "required": true, "schema": {"type": "string"}}));
+    params.push(
+        json!({"name": "view", "in": "query", "required": true, "schema": {"type": "string"}}),
+    );
     // One operation gone.
     paths.remove("/version");
     let dir = tempfile::tempdir().unwrap();
@@ -738,7 +805,11 @@ fn upgrade_preview_names_renames_and_flag_changes() {
     // An operator overlay keyed by the old operationId stops matching.
     let overrides = dir.path().join("overrides");
     std::fs::create_dir(&overrides).unwrap();
-    std::fs::write(overrides.join("mine.yaml"), "actions:\n  list-containers:\n    usage: Filter by name.\n").unwrap();
+    std::fs::write(
+        overrides.join("mine.yaml"),
+        "actions:\n  list-containers:\n    usage: Filter by name.\n",
+    )
+    .unwrap();
 
     let sources = |spec: &Path| Sources {
         spec: SpecSource {
@@ -751,26 +822,73 @@ fn upgrade_preview_names_renames_and_flag_changes() {
     let old = sources(&fixtures::spec_v2()).build().unwrap();
     let new = sources(&new_path).build().unwrap();
     let d = diff(&old, &new);
-    assert_eq!(d.removed.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["version.get"]);
+    assert_eq!(
+        d.removed.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+        ["version.get"]
+    );
     assert!(d.added.is_empty(), "{:?}", d.added);
-    let by_how = |how: &str| d.renamed.iter().filter(|r| r.how == how).collect::<Vec<_>>();
+    let by_how = |how: &str| {
+        d.renamed
+            .iter()
+            .filter(|r| r.how == how)
+            .collect::<Vec<_>>()
+    };
     let moved = by_how("new path");
     assert_eq!(moved.len(), 1, "{:?}", d.renamed);
-    assert_eq!((moved[0].old.id.as_str(), moved[0].new.id.as_str()), ("customize.search", "customize.purge"));
+    assert_eq!(
+        (moved[0].old.id.as_str(), moved[0].new.id.as_str()),
+        ("customize.search", "customize.purge")
+    );
     let reid = by_how("new operationId");
     assert_eq!(reid.len(), 1, "{:?}", d.renamed);
-    assert_eq!(reid[0].new.operation_id.as_deref(), Some("listContainersV3"));
-    let purge = d.flag_changes.iter().find(|f| f.id == "customize.purge").unwrap();
-    assert!(purge.changes.contains(&"read → mutating".to_string()), "{purge:?}");
-    assert!(purge.changes.contains(&"now destructive".to_string()), "{purge:?}");
-    let get = d.flag_changes.iter().find(|f| f.id == "container.get").unwrap();
+    assert_eq!(
+        reid[0].new.operation_id.as_deref(),
+        Some("listContainersV3")
+    );
+    let purge = d
+        .flag_changes
+        .iter()
+        .find(|f| f.id == "customize.purge")
+        .unwrap();
+    assert!(
+        purge.changes.contains(&"read → mutating".to_string()),
+        "{purge:?}"
+    );
+    assert!(
+        purge.changes.contains(&"now destructive".to_string()),
+        "{purge:?}"
+    );
+    let get = d
+        .flag_changes
+        .iter()
+        .find(|f| f.id == "container.get")
+        .unwrap();
     assert_eq!(get.changes, ["new required parameter `view`"]);
-    assert_eq!(d.overlays_stop_matching.len(), 1, "{:?}", d.overlays_stop_matching);
+    assert_eq!(
+        d.overlays_stop_matching.len(),
+        1,
+        "{:?}",
+        d.overlays_stop_matching
+    );
     assert_eq!(d.overlays_stop_matching[0].key, "list-containers");
     assert_eq!(d.overlays_stop_matching[0].line, 2);
-    assert_eq!(d.unchanged + d.renamed.len() + d.added.len(), new.actions.len());
-    assert_eq!(d.unchanged + d.renamed.len() + d.removed.len(), old.actions.len());
+    assert_eq!(
+        d.unchanged + d.renamed.len() + d.added.len(),
+        new.actions.len()
+    );
+    assert_eq!(
+        d.unchanged + d.renamed.len() + d.removed.len(),
+        old.actions.len()
+    );
     let text = d.text();
-    assert!(text.contains("~ customize.search → customize.purge  (new path: /customize/search → /customize/purge)"), "{text}");
-    assert!(text.contains("! customize.purge: read → mutating; now destructive"), "{text}");
+    assert!(
+        text.contains(
+            "~ customize.search → customize.purge  (new path: /customize/search → /customize/purge)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("! customize.purge: read → mutating; now destructive"),
+        "{text}"
+    );
 }

@@ -196,7 +196,10 @@ async fn reloads_report_unmatched_entries_and_what_changed() {
         .filter(|l| l.contains(&file.display().to_string()))
         .collect();
     assert_eq!(reloaded.len(), 1, "{reloaded:?}");
-    assert!(reloaded[0].contains("1 unmatched") && reloaded[0].contains("+0 [] -0 []"), "{reloaded:?}");
+    assert!(
+        reloaded[0].contains("1 unmatched") && reloaded[0].contains("+0 [] -0 []"),
+        "{reloaded:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -209,7 +212,11 @@ async fn a_deleted_and_recreated_overlay_directory_is_watched_again() {
 
     std::fs::remove_dir_all(&overrides).unwrap();
     // The missing directory is a failed reload: the last catalog keeps serving.
-    wait_for(&mut fail_rx, "the failure of the reload without the directory").await;
+    wait_for(
+        &mut fail_rx,
+        "the failure of the reload without the directory",
+    )
+    .await;
     assert_eq!(title(&live, "container.list"), "One");
 
     std::fs::create_dir(&overrides).unwrap();
@@ -269,7 +276,12 @@ async fn hostile_overlays_and_empty_specs_keep_the_last_good_catalog() {
     assert_eq!(live.load().actions.len(), before);
     assert_eq!(title(&live, "container.list"), "Good");
     let refused = logged("has no operations");
-    assert!(refused.iter().any(|l| l.contains("ERROR") && l.contains("keeps serving")), "{refused:?}");
+    assert!(
+        refused
+            .iter()
+            .any(|l| l.contains("ERROR") && l.contains("keeps serving")),
+        "{refused:?}"
+    );
 
     // An older Arcane drops more than a quarter of the actions: served, with a loud warning.
     let text = std::fs::read_to_string(fixtures::spec_v1()).unwrap();
@@ -312,7 +324,10 @@ fn change_counts_drops() {
     let down = arcane_mcp::reload::Change::between(&v2, &v1);
     assert!(down.drops_many());
     assert_eq!(down.actions, v1.actions.len());
-    assert_eq!(v2.actions.len() + down.added.len() - down.removed.len(), v1.actions.len());
+    assert_eq!(
+        v2.actions.len() + down.added.len() - down.removed.len(),
+        v1.actions.len()
+    );
     let up = arcane_mcp::reload::Change::between(&v1, &v2);
     assert!(!up.drops_many());
     assert!(!arcane_mcp::reload::Change::between(&v2, &v2).drops_many());

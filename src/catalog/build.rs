@@ -193,7 +193,11 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             let closest = if section == "domains" {
                 closest_domains(&catalog, key, 3)
             } else {
-                catalog.closest(key, 3).into_iter().map(str::to_string).collect()
+                catalog
+                    .closest(key, 3)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect()
             };
             UnmatchedOverlay {
                 file: file.origin.clone(),
@@ -216,7 +220,11 @@ fn closest_domains(catalog: &Catalog, name: &str, n: usize) -> Vec<String> {
         .filter(|(score, _)| *score >= 0.7)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    scored.into_iter().take(n).map(|(_, d)| d.to_string()).collect()
+    scored
+        .into_iter()
+        .take(n)
+        .map(|(_, d)| d.to_string())
+        .collect()
 }
 
 /// Whether an ID is `domain.action` in lower snake_case.

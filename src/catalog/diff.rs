@@ -307,6 +307,9 @@ mod tests {
             shape("/environments/{id}/containers/{containerId}/start"),
             "/environments/{}/containers/{}/start"
         );
-        assert_eq!(shape("/environments/{environmentId}/containers/{id}/start"), shape("/environments/{id}/containers/{containerId}/start"));
+        assert_eq!(
+            shape("/environments/{environmentId}/containers/{id}/start"),
+            shape("/environments/{id}/containers/{containerId}/start")
+        );
     }
 }

@@ -167,7 +167,10 @@ impl Layers {
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("openapi."))
         };
-        let paths = yaml_paths(dir)?.into_iter().filter(|p| !is_spec(p)).collect();
+        let paths = yaml_paths(dir)?
+            .into_iter()
+            .filter(|p| !is_spec(p))
+            .collect();
         self.declarations
             .extend(load_all(paths, DECLARATIONS_SCHEMA)?);
         Ok(())
@@ -210,7 +213,10 @@ fn read(path: &Path) -> Result<String> {
         ));
     }
     String::from_utf8(bytes).map_err(|e| {
-        anyhow!("{origin}:1: not UTF-8 text (byte {}) — save the file as UTF-8", e.utf8_error().valid_up_to())
+        anyhow!(
+            "{origin}:1: not UTF-8 text (byte {}) — save the file as UTF-8",
+            e.utf8_error().valid_up_to()
+        )
     })
 }
 
@@ -341,7 +347,12 @@ fn unknown_field(field: &str, parent: &[String], known: &[String]) -> String {
     };
     let best = known
         .iter()
-        .map(|k| (strsim::jaro_winkler(&field.to_ascii_lowercase(), &k.to_ascii_lowercase()), k))
+        .map(|k| {
+            (
+                strsim::jaro_winkler(&field.to_ascii_lowercase(), &k.to_ascii_lowercase()),
+                k,
+            )
+        })
         .max_by(|a, b| a.0.total_cmp(&b.0));
     match best {
         Some((score, k)) if score >= 0.8 => {
@@ -397,7 +408,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            msg.starts_with("o.yaml:3: unknown field `relatd`") && msg.contains("did you mean `related`?"),
+            msg.starts_with("o.yaml:3: unknown field `relatd`")
+                && msg.contains("did you mean `related`?"),
             "{msg}"
         );
         let msg = parse_checked::<OverlayFile>("action: {}\n", "o.yaml", OVERLAY_SCHEMA)

@@ -187,7 +187,10 @@ mod tests {
     fn duplicate_keys_name_both_lines() {
         let text = "actions:\n  a.b:\n    title: x\n  c.d: {}\n  a.b:\n    title: y\n";
         let err = scan(text, "f.yaml").unwrap_err();
-        assert!(err.starts_with("f.yaml:5: duplicate key `a.b` (first at line 2)"), "{err}");
+        assert!(
+            err.starts_with("f.yaml:5: duplicate key `a.b` (first at line 2)"),
+            "{err}"
+        );
         let err = scan("a: {x: 1, x: 2}\n", "g.yaml").unwrap_err();
         assert!(err.contains("duplicate key `x`"), "{err}");
         // The same key in two different mappings is fine.
@@ -207,6 +210,10 @@ mod tests {
         let err = scan(&block, "block.yaml").unwrap_err();
         assert!(err.starts_with("block.yaml:65: nested deeper"), "{err}");
         let big = "a: b\n".repeat(MAX_FILE_BYTES / 5 + 1);
-        assert!(scan(&big, "big.yaml").unwrap_err().contains("over the limit"));
+        assert!(
+            scan(&big, "big.yaml")
+                .unwrap_err()
+                .contains("over the limit")
+        );
     }
 }
