@@ -34,6 +34,7 @@ pub fn action_json(a: &crate::catalog::Action) -> Value {
         "method": a.method,
         "path": a.path,
         "operationId": a.operation_id,
+        "derivedId": a.derived_id,
         "mutating": a.mutating,
         "destructive": a.destructive,
         "idempotent": a.idempotent,

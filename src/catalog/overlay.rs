@@ -427,4 +427,39 @@ mod tests {
             .to_string();
         assert!(msg.starts_with("o.yaml:6:"), "{msg}");
     }
+
+    /// Editors show these: every field has a description, and every example is valid.
+    #[test]
+    fn schemas_describe_every_field_with_valid_examples() {
+        fn walk(node: &Value, at: &str, checked: &mut usize) {
+            let Some(obj) = node.as_object() else { return };
+            if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+                for (name, sub) in props {
+                    assert!(
+                        sub.get("description").and_then(Value::as_str).is_some(),
+                        "{at}.{name} has no description"
+                    );
+                    walk(sub, &format!("{at}.{name}"), checked);
+                }
+            }
+            if let Some(examples) = obj.get("examples").and_then(Value::as_array) {
+                let validator = jsonschema::validator_for(node).unwrap();
+                for e in examples {
+                    assert!(validator.is_valid(e), "{at}: example {e} is invalid");
+                    *checked += 1;
+                }
+            }
+            for key in ["additionalProperties", "items"] {
+                if let Some(sub) = obj.get(key) {
+                    walk(sub, &format!("{at}.{key}"), checked);
+                }
+            }
+        }
+        for schema in [OVERLAY_SCHEMA, DECLARATIONS_SCHEMA] {
+            let schema: Value = serde_json::from_str(schema).unwrap();
+            let mut checked = 0;
+            walk(&schema, "", &mut checked);
+            assert!(checked > 10, "{checked} examples");
+        }
+    }
 }
