@@ -892,3 +892,46 @@ fn upgrade_preview_names_renames_and_flag_changes() {
         "{text}"
     );
 }
+
+/// Every YAML example of docs/overlays.md is a valid file that applies to Arcane 2.8.0.
+#[test]
+fn the_overlay_guide_examples_apply() {
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/overlays.md"),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (overrides, catalog_dir) = (dir.path().join("overrides"), dir.path().join("catalog"));
+    std::fs::create_dir(&overrides).unwrap();
+    std::fs::create_dir(&catalog_dir).unwrap();
+    let mut blocks = 0;
+    for (i, block) in guide.split("```yaml\n").skip(1).enumerate() {
+        let text = block.split("```").next().unwrap();
+        let into = if text.contains("handler:") {
+            &catalog_dir
+        } else {
+            &overrides
+        };
+        std::fs::write(into.join(format!("example-{i:02}.yaml")), text).unwrap();
+        blocks += 1;
+    }
+    assert!(blocks >= 6, "{blocks} examples");
+    let cat = Sources {
+        spec: SpecSource {
+            explicit: Some(fixtures::spec_v2()),
+            ..Default::default()
+        },
+        overrides_dir: Some(overrides),
+        catalog_dir: Some(catalog_dir),
+    }
+    .build()
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    assert!(
+        cat.unmatched_overlays.is_empty(),
+        "{:?}",
+        cat.unmatched_overlays
+    );
+    assert!(cat.get("image_update.check_refs").is_some());
+    assert!(cat.get("volume.prune").is_none());
+    assert!(cat.get("container.restart").unwrap().usage.contains("restart loop"));
+}
