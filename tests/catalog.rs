@@ -896,10 +896,9 @@ fn upgrade_preview_names_renames_and_flag_changes() {
 /// Every YAML example of docs/overlays.md is a valid file that applies to Arcane 2.8.0.
 #[test]
 fn the_overlay_guide_examples_apply() {
-    let guide = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/overlays.md"),
-    )
-    .unwrap();
+    let guide =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/overlays.md"))
+            .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (overrides, catalog_dir) = (dir.path().join("overrides"), dir.path().join("catalog"));
     std::fs::create_dir(&overrides).unwrap();
@@ -933,5 +932,10 @@ fn the_overlay_guide_examples_apply() {
     );
     assert!(cat.get("image_update.check_refs").is_some());
     assert!(cat.get("volume.prune").is_none());
-    assert!(cat.get("container.restart").unwrap().usage.contains("restart loop"));
+    assert!(
+        cat.get("container.restart")
+            .unwrap()
+            .usage
+            .contains("restart loop")
+    );
 }
