@@ -939,3 +939,36 @@ fn the_overlay_guide_examples_apply() {
             .contains("restart loop")
     );
 }
+
+#[test]
+fn a_mistyped_domain_key_is_reported_too() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("d.yaml"),
+        "domains:\n  volume: {title: Volumes}\n  contaner: {title: Boxes}\n",
+    )
+    .unwrap();
+    let cat = Sources {
+        spec: SpecSource {
+            explicit: Some(fixtures::spec_v2()),
+            ..Default::default()
+        },
+        overrides_dir: Some(dir.path().to_path_buf()),
+        catalog_dir: None,
+    }
+    .build()
+    .unwrap();
+    assert_eq!(
+        cat.unmatched_overlays.len(),
+        1,
+        "{:?}",
+        cat.unmatched_overlays
+    );
+    let u = &cat.unmatched_overlays[0];
+    assert_eq!(
+        (u.section.as_str(), u.key.as_str(), u.line),
+        ("domains", "contaner", 3)
+    );
+    assert_eq!(u.closest.first().map(String::as_str), Some("container"));
+    assert!(u.to_string().contains("matches no domain"), "{u}");
+}
