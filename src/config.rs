@@ -31,6 +31,67 @@ pub enum Command {
     /// Validate the spec, declarations and overlays as the server would load them (for CI);
     /// exits non-zero on any error or overlay entry that matches nothing.
     Check(CheckArgs),
+    /// Try it without an Arcane: serve MCP on stdio against an in-process simulator with a demo
+    /// Docker world (or run `demo call …` / `demo find …` against it).
+    Demo(Box<DemoArgs>),
+    /// Run one action and print the text a model gets (or its structuredContent with --json).
+    Call(Box<CallArgs>),
+    /// Search the catalog as arcane_find_action does and print the result.
+    Find(Box<FindArgs>),
+}
+
+/// `arcane-mcp demo`.
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    #[command(subcommand)]
+    pub command: Option<DemoCommand>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// The one-shot forms of `arcane-mcp demo`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum DemoCommand {
+    /// Run one action against the simulator and print the text a model gets.
+    Call(Box<CallArgs>),
+    /// Search the catalog as arcane_find_action does.
+    Find(Box<FindArgs>),
+}
+
+/// `arcane-mcp call ACTION`.
+#[derive(Debug, Clone, Args)]
+pub struct CallArgs {
+    /// The action: an ID such as container.list, or any name a tool call accepts.
+    #[arg(value_name = "ACTION")]
+    pub action: String,
+    /// A parameter; repeatable. The value is JSON where the parameter is not a string
+    /// (limit=5, force=true), text otherwise.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub param: Vec<String>,
+    /// Parameters as one JSON object; --param entries override its keys.
+    #[arg(long = "params", value_name = "JSON")]
+    pub params: Option<String>,
+    /// Confirm a destructive action (without it nothing is sent).
+    #[arg(long)]
+    pub confirm: bool,
+    /// Print the result's structuredContent as JSON instead of its text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// `arcane-mcp find WORDS`.
+#[derive(Debug, Clone, Args)]
+pub struct FindArgs {
+    /// Plain words naming a resource and a verb, e.g. "restart container".
+    #[arg(value_name = "WORDS", required = true, num_args = 1..)]
+    pub words: Vec<String>,
+    /// How many actions to return.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    #[command(flatten)]
+    pub serve: ServeArgs,
 }
 
 /// Where the catalog comes from.
@@ -100,6 +161,16 @@ impl Surface {
             Surface::Individual => "individual",
         }
     }
+}
+
+/// How log lines are written to stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum LogFormat {
+    /// Human-readable lines (colours only when stderr is a terminal).
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Parses `true/false`, `1/0`, `on/off`, `yes/no`.
@@ -185,6 +256,9 @@ pub struct ServeArgs {
         default_value = "info"
     )]
     pub log_level: String,
+    /// Log format: text, or json (one object per line) for log collectors.
+    #[arg(long, env = "ARCANE_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
     #[command(flatten)]
     pub source: CatalogSourceArgs,
 }

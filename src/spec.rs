@@ -132,9 +132,9 @@ impl SpecSource {
             Err(fetch_err) => match &self.cache_path {
                 Some(cache) if cache.is_file() => {
                     tracing::warn!(
-                        url = %endpoint,
+                        url = %crate::logging::masked_url(&endpoint),
                         cache = %cache.display(),
-                        error = %fetch_err,
+                        error = %crate::logging::without_url_password(&format!("{fetch_err:#}"), &endpoint),
                         "Arcane is unreachable; using the cached OpenAPI document, which may be stale"
                     );
                     let mut doc = SpecDoc::from_file(cache)?;
