@@ -69,7 +69,8 @@ impl App {
         ArcaneServer::new(self.live.clone(), self.executor.clone())
     }
 
-    /// The one startup line: version, Arcane version, actions, surface, modes, masked URL.
+    /// The one startup line: version, Arcane version, actions, surface, modes, masked URL; then
+    /// a warning per overlay entry that matches nothing.
     pub fn announce(&self) {
         let snap = self.live.load();
         tracing::info!(
@@ -85,6 +86,7 @@ impl App {
             ms = self.started.elapsed().as_millis() as u64,
             "arcane-mcp ready"
         );
+        reload::warn_unmatched(&snap.catalog);
     }
 
     /// Starts hot reload of the catalog's files; it stops when the guard is dropped. A watcher

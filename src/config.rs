@@ -28,6 +28,9 @@ pub enum Command {
     Catalog(CatalogArgs),
     /// Measure the tool definitions of each surface in bytes and o200k tokens.
     AuditTokens(AuditArgs),
+    /// Validate the spec, declarations and overlays as the server would load them (for CI);
+    /// exits non-zero on any error or overlay entry that matches nothing.
+    Check(CheckArgs),
     /// Try it without an Arcane: serve MCP on stdio against an in-process simulator with a demo
     /// Docker world (or run `demo call …` / `demo find …` against it).
     Demo(Box<DemoArgs>),
@@ -274,6 +277,24 @@ pub struct CatalogArgs {
     /// Print one action in full (by ID or any accepted name).
     #[arg(long, value_name = "ID")]
     pub show: Option<String>,
+    /// Upgrade preview: compare with the catalog of an older spec (a file, `live` for the
+    /// Arcane at ARCANE_URL, or an Arcane base URL): actions added, removed, renamed, flag
+    /// changes, and overlay entries that stop matching.
+    #[arg(long, value_name = "OLD")]
+    pub diff: Option<String>,
+}
+
+/// `arcane-mcp check`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub source: CatalogSourceArgs,
+    /// Arcane URL to fetch the spec from when no local spec is found.
+    #[arg(long, env = "ARCANE_URL", value_name = "URL")]
+    pub arcane_url: Option<String>,
+    /// Report overlay entries that match nothing as warnings instead of failing.
+    #[arg(long)]
+    pub allow_unmatched: bool,
 }
 
 /// `arcane-mcp audit-tokens`.

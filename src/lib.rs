@@ -7,6 +7,7 @@
 pub mod app;
 pub mod audit;
 pub mod catalog;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod exec;

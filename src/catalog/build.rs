@@ -6,8 +6,10 @@ use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
 
 use super::derive::{self, clean_input_schema, derive_flags, derive_name, schema_is_array};
-use super::overlay::{ActionOverlay, Layers};
-use super::{Action, BodyEncoding, Catalog, Excluded, Param, ParamLocation, ResultKind};
+use super::overlay::{ActionOverlay, Layers, Loaded, OverlayFile};
+use super::{
+    Action, BodyEncoding, Catalog, Excluded, Param, ParamLocation, ResultKind, UnmatchedOverlay,
+};
 use crate::spec::{RefResolver, SpecDoc};
 
 /// HTTP methods an OpenAPI path item can hold, in the order collisions are settled.
@@ -84,8 +86,13 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     let mut domain_meta: BTreeMap<String, (String, String)> = BTreeMap::new();
     let mut excluded = Vec::new();
     let mut unmatched = Vec::new();
+    // Domain entries naming no domain, as (file, key); settled against the final domains too.
+    let mut unmatched_domains: Vec<(&Loaded<OverlayFile>, &String)> = Vec::new();
     for file in &input.layers.overlays {
         for (from, d) in &file.content.domains {
+            if !actions.iter().any(|a| &a.domain == from) {
+                unmatched_domains.push((file, from));
+            }
             if let Some(to) = &d.rename {
                 for a in actions.iter_mut().filter(|a| &a.domain == from) {
                     a.domain = to.clone();
@@ -112,8 +119,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                     || a.derived_id == *key
             });
             let Some(i) = found else {
-                tracing::debug!(file = %file.origin, key = %key, "overlay entry matches no action of this spec");
-                unmatched.push(format!("{}: {key}", file.origin));
+                unmatched.push((file, "actions", key));
                 continue;
             };
             if let Some(reason) = &ov.exclude {
@@ -169,8 +175,8 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         &domain_meta,
         excluded,
     );
-    // Resolvers: the last entry for a parameter wins; one whose list action this spec lacks
-    // is reported like an unmatched overlay entry, and one with a bad `keep` fails the load.
+    // Resolvers: the last entry for a parameter wins; one whose list action this spec lacks is
+    // skipped with a warning, and one with a bad `keep` fails the load.
     let mut resolvers: Vec<crate::catalog::ParamResolver> = Vec::new();
     for file in &input.layers.overlays {
         for r in &file.content.resolvers {
@@ -184,10 +190,9 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 })?;
             }
             if catalog.get(&r.through).is_none() {
-                unmatched.push(format!(
-                    "{}: resolver {} through {}",
-                    file.origin, r.param, r.through
-                ));
+                // Another Arcane version may lack the list; the value is then sent as given.
+                tracing::warn!(file = %file.origin, param = %r.param, through = %r.through,
+                    "resolver's list action is not in this spec; the parameter is not looked up");
                 continue;
             }
             resolvers.retain(|x| x.param != r.param);
@@ -203,8 +208,56 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         .rev()
         .flat_map(|f| f.content.error_hints.iter().cloned())
         .collect();
-    catalog.unmatched_overlays = unmatched;
+    for (file, key) in unmatched_domains {
+        if catalog.domain(key).is_none() {
+            unmatched.push((file, "domains", key));
+        }
+    }
+    let entries: usize = input
+        .layers
+        .overlays
+        .iter()
+        .map(|f| f.content.actions.len() + f.content.domains.len())
+        .sum();
+    catalog.applied_overlays = entries - unmatched.len();
+    catalog.unmatched_overlays = unmatched
+        .into_iter()
+        .map(|(file, section, key)| {
+            let closest = if section == "domains" {
+                closest_domains(&catalog, key, 3)
+            } else {
+                catalog
+                    .closest(key, 3)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect()
+            };
+            UnmatchedOverlay {
+                file: file.origin.clone(),
+                line: file.lines.line_of(&[section, key.as_str()]),
+                section: section.to_string(),
+                key: key.clone(),
+                closest,
+            }
+        })
+        .collect();
     Ok(catalog)
+}
+
+/// Domain names closest to an unknown one, best first (only fair matches).
+fn closest_domains(catalog: &Catalog, name: &str, n: usize) -> Vec<String> {
+    let mut scored: Vec<(f64, &str)> = catalog
+        .domains
+        .iter()
+        .map(|d| (strsim::jaro_winkler(name, &d.name), d.name.as_str()))
+        .filter(|(score, _)| *score >= 0.7)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored
+        .into_iter()
+        .take(n)
+        .map(|(_, d)| d.to_string())
+        .collect()
 }
 
 /// Whether an ID is `domain.action` in lower snake_case.
