@@ -380,4 +380,26 @@ async fn arcane_2_8_wire_bugs() {
     .await);
     assert_eq!(out["id"], api);
     client.cancel().await.ok();
+
+    // The configured default environment may be a name too.
+    let client = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--environment", "staging-agent"],
+    )
+    .await;
+    let out = ok(&call(
+        &client,
+        "arcane_execute_action",
+        exec("container.list", json!({})),
+    )
+    .await);
+    let names: Vec<&str> = out["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["names"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["cron-1", "worker-1"]);
+    client.cancel().await.ok();
 }

@@ -69,7 +69,9 @@ pub async fn resolve_params(
         if r.through == action.id || action.param(&r.param).is_none() {
             continue;
         }
-        let Some(value) = params.get(&r.param).and_then(Value::as_str) else {
+        // The configured default environment may be a name too.
+        let default = (r.param == "environmentId").then_some(exec.config.environment.as_str());
+        let Some(value) = params.get(&r.param).and_then(Value::as_str).or(default) else {
             continue;
         };
         if value.is_empty() || keeps(r, value) {
