@@ -298,7 +298,7 @@ impl Executor {
             Err(e) => return self.transport_error(snap, action, &e, timeout),
         };
         let status = resp.status();
-        if status.is_redirection() {
+        if status.is_redirection() && status != reqwest::StatusCode::NOT_MODIFIED {
             let location = crate::http::redirect_location(&resp);
             tracing::warn!(
                 action = %action.id,
@@ -322,8 +322,13 @@ impl Executor {
                     let _ = tx.send(p);
                 }
             };
-            return match jsonlines::read_response_within(resp, on_progress, &ctx.cancel, Some(timeout))
-                .await
+            return match jsonlines::read_response_within(
+                resp,
+                on_progress,
+                &ctx.cancel,
+                Some(timeout),
+            )
+            .await
             {
                 Ok(summary) => {
                     let text = format!("# {}\n\n{}", action.title, jsonlines::summarize(&summary));
@@ -369,10 +374,9 @@ impl Executor {
             Err(e @ crate::http::BodyError::TooLarge { .. }) => {
                 return error_result(too_large_text(snap, action, &e.to_string()));
             }
-            Err(crate::http::BodyError::Read {
-                timeout: true,
-                ..
-            }) => return self.timeout_error(snap, action, timeout),
+            Err(crate::http::BodyError::Read { timeout: true, .. }) => {
+                return self.timeout_error(snap, action, timeout);
+            }
             Err(crate::http::BodyError::Read { detail, .. }) => {
                 return self.broken_error(snap, action, &detail);
             }
@@ -443,23 +447,21 @@ impl Executor {
 
     fn timeout_error(&self, snap: &Snapshot, action: &Action, timeout: Duration) -> CallToolResult {
         let base = &self.config.base_url;
-        {
-            if action.mutating {
-                return error_result(format!(
-                    "{} timed out after {}s. The change may have happened anyway: check the \
-                     current state{} before retrying, rather than repeating the call blindly.",
-                    action.id,
-                    timeout.as_secs(),
-                    errors::check_hint(snap, action)
-                ));
-            }
+        if action.mutating {
             return error_result(format!(
-                "{} timed out after {}s waiting for Arcane at {base}. Retry, narrow the request \
-                 (filters, a smaller limit), or raise ARCANE_MCP_TIMEOUT.",
+                "{} timed out after {}s. The change may have happened anyway: check the \
+                 current state{} before retrying, rather than repeating the call blindly.",
                 action.id,
-                timeout.as_secs()
+                timeout.as_secs(),
+                errors::check_hint(snap, action)
             ));
         }
+        error_result(format!(
+            "{} timed out after {}s waiting for Arcane at {base}. Retry, narrow the request \
+             (filters, a smaller limit), or raise ARCANE_MCP_TIMEOUT.",
+            action.id,
+            timeout.as_secs()
+        ))
     }
 
     fn broken_error(&self, snap: &Snapshot, action: &Action, cause: &str) -> CallToolResult {
@@ -698,7 +700,10 @@ fn download_result(action: &Action, d: transfer::Download) -> CallToolResult {
                 size,
                 &content_type,
             );
-            let uri = format!("arcane://download/{}", file_name);
+            let uri = format!(
+                "arcane://download/{}",
+                path::segment("fileName", &file_name).unwrap_or_else(|_| "download".into())
+            );
             let blob = rmcp::model::ResourceContents::BlobResourceContents {
                 uri,
                 mime_type: Some(content_type.clone()),

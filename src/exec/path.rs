@@ -127,12 +127,24 @@ mod tests {
         assert_eq!(segment("x", "a b").unwrap(), "a%20b");
         assert_eq!(segment("x", "a\nb\u{7f}").unwrap(), "a%0Ab%7F");
         assert_eq!(segment("x", "é").unwrap(), "%C3%A9");
-        assert_eq!(segment("x", "a\"<>`{}|\\^[]").unwrap(), "a%22%3C%3E%60%7B%7D%7C%5C%5E%5B%5D");
+        assert_eq!(
+            segment("x", "a\"<>`{}|\\^[]").unwrap(),
+            "a%22%3C%3E%60%7B%7D%7C%5C%5E%5B%5D"
+        );
     }
 
     #[test]
     fn dot_and_empty_segments_are_refused() {
-        for v in ["", ".", "..", "%2e", "%2E%2e", ".%2E", "%252e%252e", "%2525252e"] {
+        for v in [
+            "",
+            ".",
+            "..",
+            "%2e",
+            "%2E%2e",
+            ".%2E",
+            "%252e%252e",
+            "%2525252e",
+        ] {
             let e = segment("containerId", v).unwrap_err();
             assert!(e.to_string().contains("another endpoint"), "{v}: {e}");
             assert!(e.to_string().contains("containerId"), "{e}");
@@ -146,7 +158,10 @@ mod tests {
     fn fill_replaces_every_placeholder() {
         let p = fill(
             "/environments/{id}/containers/{containerId}",
-            &[("id", "environmentId", "0"), ("containerId", "containerId", "web-1")],
+            &[
+                ("id", "environmentId", "0"),
+                ("containerId", "containerId", "web-1"),
+            ],
         )
         .unwrap();
         assert_eq!(p, "/environments/0/containers/web-1");

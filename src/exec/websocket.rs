@@ -217,8 +217,7 @@ async fn connect(
     let config = tungstenite::protocol::WebSocketConfig::default()
         .max_message_size(Some(target.max_message_bytes))
         .max_frame_size(Some(target.max_message_bytes));
-    let fut =
-        tokio_tungstenite::connect_async_tls_with_config(req, Some(config), false, connector);
+    let fut = tokio_tungstenite::connect_async_tls_with_config(req, Some(config), false, connector);
     match tokio::time::timeout(budget, fut).await {
         Err(_) => Err(HandlerError::Timeout(format!(
             "no WebSocket connection to {shown} within {}; check that Arcane is reachable and retry with a larger timeoutSeconds",
@@ -234,10 +233,12 @@ fn map_connect_error(e: tungstenite::Error, url: &str) -> HandlerError {
         // A redirect is never followed (tungstenite does not; neither do we): the credential
         // stays with the configured origin.
         tungstenite::Error::Http(resp) if resp.status().is_redirection() => {
-            let location = resp
-                .headers()
-                .get("location")
-                .map(|v| String::from_utf8_lossy(v.as_bytes()).chars().take(300).collect::<String>());
+            let location = resp.headers().get("location").map(|v| {
+                String::from_utf8_lossy(v.as_bytes())
+                    .chars()
+                    .take(300)
+                    .collect::<String>()
+            });
             HandlerError::InvalidTarget(crate::http::redirect_text(
                 resp.status().as_u16(),
                 location.as_deref(),
@@ -252,6 +253,12 @@ fn map_connect_error(e: tungstenite::Error, url: &str) -> HandlerError {
                 .map(error_body_text)
                 .unwrap_or_default(),
         },
+        tungstenite::Error::Io(io) if crate::http::local_resource_error(&io).is_some() => {
+            HandlerError::InvalidTarget(format!(
+                "could not open a connection to {url}: this machine ran out of a local resource ({}). It is not a problem of Arcane or ARCANE_URL: lower --max-concurrent-requests or raise the open-file limit (ulimit -n), then retry",
+                crate::http::local_resource_error(&io).unwrap_or_default()
+            ))
+        }
         tungstenite::Error::Io(io)
             if matches!(
                 io.kind(),

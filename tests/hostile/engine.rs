@@ -95,7 +95,8 @@ impl Fake {
                 let Ok((mut sock, _)) = listener.accept().await else {
                     return;
                 };
-                let (seen, peak, now, handler) = (s.clone(), p.clone(), now.clone(), handler.clone());
+                let (seen, peak, now, handler) =
+                    (s.clone(), p.clone(), now.clone(), handler.clone());
                 tokio::spawn(async move {
                     let Some(req) = read_request(&mut sock).await else {
                         return;
@@ -203,7 +204,12 @@ fn answer(sock: &mut tokio::net::TcpStream, reply: Reply) -> futures::future::Bo
 }
 
 /// The dynamic surface's call of `id`.
-async fn run(client: &Client, id: &str, params: Value, confirm: bool) -> rmcp::model::CallToolResult {
+async fn run(
+    client: &Client,
+    id: &str,
+    params: Value,
+    confirm: bool,
+) -> rmcp::model::CallToolResult {
     let (tool, args) = shape("dynamic", id, params, confirm);
     call(client, &tool, args).await
 }
@@ -261,7 +267,13 @@ async fn dot_and_empty_path_segments_send_nothing() {
         );
     }
     // The dot-segment cases name the reason.
-    let t = err(&run(&client, "container.delete", json!({"containerId": ".."}), true).await);
+    let t = err(&run(
+        &client,
+        "container.delete",
+        json!({"containerId": ".."}),
+        true,
+    )
+    .await);
     assert!(t.contains("another endpoint"), "{t}");
     client.cancel().await.unwrap();
 }
@@ -305,8 +317,14 @@ async fn colons_and_at_signs_go_out_raw() {
     for (id, want) in [
         ("sha256:abc", "/api/environments/0/images/sha256:abc"),
         ("nginx:1.27", "/api/environments/0/images/nginx:1.27"),
-        ("a@b!$&'()*+,;=", "/api/environments/0/images/a@b!$&'()*+,;="),
-        ("a b/c?d#e%f", "/api/environments/0/images/a%20b%2Fc%3Fd%23e%25f"),
+        (
+            "a@b!$&'()*+,;=",
+            "/api/environments/0/images/a@b!$&'()*+,;=",
+        ),
+        (
+            "a b/c?d#e%f",
+            "/api/environments/0/images/a%20b%2Fc%3Fd%23e%25f",
+        ),
     ] {
         sim.reset().await;
         let _ = run(&client, "image.get", json!({"imageId": id}), false).await;
@@ -394,7 +412,13 @@ async fn a_same_origin_redirect_of_a_read_is_followed() {
 async fn a_redirected_write_is_not_replayed() {
     let fake = Fake::start(|_| redirect(307, "/api/environments/0/containers/other")).await;
     let client = spawn(&fake.base, "the-key", &[]).await;
-    let t = err(&run(&client, "container.delete", json!({"containerId": "web-1"}), true).await);
+    let t = err(&run(
+        &client,
+        "container.delete",
+        json!({"containerId": "web-1"}),
+        true,
+    )
+    .await);
     assert!(t.contains("/api/environments/0/containers/other"), "{t}");
     assert!(t.contains("not sent there"), "{t}");
     let seen = fake.seen();
@@ -409,7 +433,13 @@ async fn a_redirected_websocket_upgrade_is_not_followed() {
     let target = format!("{}/api/elsewhere", other.base);
     let fake = Fake::start(move |_| redirect(302, &target)).await;
     let client = spawn(&fake.base, "the-key", &[]).await;
-    let t = err(&run(&client, "container.logs", json!({"containerId": "web-1"}), false).await);
+    let t = err(&run(
+        &client,
+        "container.logs",
+        json!({"containerId": "web-1"}),
+        false,
+    )
+    .await);
     assert!(t.contains(&other.base), "{t}");
     assert!(t.contains("ARCANE_URL"), "{t}");
     assert!(other.seen().is_empty());
@@ -530,7 +560,9 @@ async fn a_websocket_message_over_the_cap_ends_the_read() {
         let mut ws = tokio_tungstenite::accept_async(sock).await.unwrap();
         use futures::SinkExt;
         let _ = ws
-            .send(tokio_tungstenite::tungstenite::Message::text("first line\n"))
+            .send(tokio_tungstenite::tungstenite::Message::text(
+                "first line\n",
+            ))
             .await;
         let _ = ws
             .send(tokio_tungstenite::tungstenite::Message::text(
@@ -584,7 +616,12 @@ async fn header_arguments_cannot_carry_credentials_hosts_or_line_breaks() {
     let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
     sim.reset().await;
     for (id, params, confirm, want) in [
-        ("oidc.config", json!({"Host": "evil.example"}), false, "cannot be set from an argument"),
+        (
+            "oidc.config",
+            json!({"Host": "evil.example"}),
+            false,
+            "cannot be set from an argument",
+        ),
         (
             "oidc.config",
             json!({"X-Forwarded-Host": "evil.example"}),
@@ -622,7 +659,13 @@ async fn header_arguments_cannot_carry_credentials_hosts_or_line_breaks() {
         assert!(sim.requests().await.is_empty(), "{id} {params} was sent");
     }
     // A plain one still goes out.
-    let _ = run(&client, "oidc.config", json!({"User-Agent": "probe/1"}), false).await;
+    let _ = run(
+        &client,
+        "oidc.config",
+        json!({"User-Agent": "probe/1"}),
+        false,
+    )
+    .await;
     let log = sim.requests().await;
     assert_eq!(log.len(), 1, "{log:?}");
     client.cancel().await.unwrap();
