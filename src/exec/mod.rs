@@ -53,20 +53,6 @@ pub struct ExecConfig {
     pub max_concurrent_requests: usize,
 }
 
-impl ExecConfig {
-    /// Settings with the default caps.
-    pub fn new(base_url: String, auth: Auth, environment: String, timeout: Duration) -> Self {
-        ExecConfig {
-            base_url,
-            auth,
-            environment,
-            timeout,
-            max_response_bytes: crate::http::DEFAULT_MAX_RESPONSE_BYTES,
-            max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
-        }
-    }
-}
-
 /// What a call carries besides its arguments: the client's cancellation, and where progress
 /// goes when the client sent a progress token.
 #[derive(Default, Clone)]
@@ -483,12 +469,7 @@ impl Executor {
 
 /// The text of an answer over `--max-response-bytes`: what happened, and how to ask for less.
 fn too_large_text(snap: &Snapshot, action: &Action, cause: &str) -> String {
-    let how = if action.list {
-        "Ask for a smaller page with `limit` (and `start` for the next ones), or narrow the list \
-         with `search` or its filters"
-    } else {
-        "Narrow the request if it has filters"
-    };
+    let how = how_to_ask_for_less(action);
     let done = if action.mutating {
         format!(
             " Arcane accepted the request, so the change has probably happened: check{} before \
@@ -504,13 +485,38 @@ fn too_large_text(snap: &Snapshot, action: &Action, cause: &str) -> String {
     )
 }
 
+/// How to get a smaller answer of `action`.
+fn how_to_ask_for_less(action: &Action) -> &'static str {
+    if action.list {
+        "Ask for a smaller page with `limit` (and `start` for the next ones), or narrow the list \
+         with `search` or its filters"
+    } else {
+        "Narrow the request if it has filters, or read the object in Arcane itself"
+    }
+}
+
+/// Counts the bytes a value serializes to, without holding them.
+#[derive(Default)]
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Keeps a result within [`MAX_RESULT_BYTES`] so that every client can read it: a larger one is
 /// replaced by an error that says how to ask for less.
 fn fit_result(snap: &Snapshot, action: &Action, result: CallToolResult) -> CallToolResult {
-    let size = match serde_json::to_vec(&result) {
-        Ok(v) => v.len(),
-        Err(_) => return result,
-    };
+    let mut count = ByteCount::default();
+    if serde_json::to_writer(&mut count, &result).is_err() {
+        return result;
+    }
+    let size = count.0;
     if size <= MAX_RESULT_BYTES {
         return result;
     }
@@ -521,12 +527,7 @@ fn fit_result(snap: &Snapshot, action: &Action, result: CallToolResult) -> CallT
         crate::render::units::human_bytes(size as u64),
         crate::render::units::human_bytes(MAX_RESULT_BYTES as u64)
     );
-    let how = if action.list {
-        "Ask for a smaller page with `limit` (and `start` for the next ones), or narrow the list \
-         with `search` or its filters."
-    } else {
-        "Narrow the request if it has filters, or read the object in Arcane itself."
-    };
+    let how = how_to_ask_for_less(action);
     let done = if action.mutating && result.is_error != Some(true) {
         format!(
             " The call itself succeeded: check{} rather than repeating it.",
@@ -535,7 +536,7 @@ fn fit_result(snap: &Snapshot, action: &Action, result: CallToolResult) -> CallT
     } else {
         String::new()
     };
-    error_result(format!("{}: {cause}. {how}{done}", action.id))
+    error_result(format!("{}: {cause}. {how}.{done}", action.id))
 }
 
 fn header(resp: &reqwest::Response, name: &str) -> String {
