@@ -168,9 +168,9 @@ pub struct ServeArgs {
         default_value_t = 30
     )]
     pub timeout: u64,
-    /// Largest answer body read from Arcane, in bytes (JSON answers, downloads, WebSocket
-    /// messages, the spec fetch). A longer answer is cut off with an error that says how to
-    /// page or filter. Default: 16 MiB (16777216).
+    /// Largest answer body read from Arcane, in bytes (JSON answers, WebSocket messages, log
+    /// text; downloads get 10 MiB or this, whichever is lower). A longer answer is cut off with
+    /// an error that says how to page or filter. Default: 16 MiB (16777216).
     #[arg(
         long,
         env = "ARCANE_MCP_MAX_RESPONSE_BYTES",

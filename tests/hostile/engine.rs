@@ -670,3 +670,50 @@ async fn header_arguments_cannot_carry_credentials_hosts_or_line_breaks() {
     assert_eq!(log.len(), 1, "{log:?}");
     client.cancel().await.unwrap();
 }
+
+/// The binary under a low open-file limit, with `args`.
+async fn spawn_with_nofile(base: &str, nofile: u32, args: &[&str]) -> Client {
+    use rmcp::ServiceExt;
+    let inner = command(base, "k", args);
+    let std = inner.as_std();
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("ulimit -n {nofile} && exec \"$0\" \"$@\""))
+        .arg(std.get_program())
+        .args(std.get_args())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("ARCANE_MCP_LOG", "error");
+    let transport = rmcp::transport::TokioChildProcess::new(cmd).expect("arcane-mcp spawns");
+    ().serve(transport).await.expect("MCP session starts")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn running_out_of_open_files_is_named_as_such() {
+    let fake = Fake::start(|_| {
+        Reply::Slow(
+            Duration::from_millis(300),
+            Box::new(json_reply(200, &list_page(1, 1))),
+        )
+    })
+    .await;
+    // 100 connections at once cannot fit in 48 descriptors.
+    let client = spawn_with_nofile(&fake.base, 48, &["--max-concurrent-requests", "100"]).await;
+    let calls = (0..100).map(|_| run(&client, "container.list", json!({}), false));
+    let results = futures::future::join_all(calls).await;
+    let failed: Vec<String> = results.iter().filter(|r| is_error(r)).map(text).collect();
+    assert!(!failed.is_empty(), "every call fitted in 48 descriptors");
+    for t in &failed {
+        assert!(t.contains("open files"), "{t}");
+        assert!(!t.contains("Check ARCANE_URL"), "{t}");
+    }
+    client.cancel().await.unwrap();
+    // The bound keeps the same load within the same limit.
+    let client = spawn_with_nofile(&fake.base, 48, &["--max-concurrent-requests", "8"]).await;
+    let calls = (0..100).map(|_| run(&client, "container.list", json!({}), false));
+    for r in futures::future::join_all(calls).await {
+        ok(&r);
+    }
+    client.cancel().await.unwrap();
+}
