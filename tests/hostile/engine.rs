@@ -717,3 +717,41 @@ async fn running_out_of_open_files_is_named_as_such() {
     }
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_call_waiting_for_a_slot_can_be_cancelled() {
+    let fake = Fake::start(|_| {
+        Reply::Slow(
+            Duration::from_millis(1500),
+            Box::new(json_reply(200, &list_page(1, 1))),
+        )
+    })
+    .await;
+    let client = spawn(&fake.base, "k", &["--max-concurrent-requests", "1"]).await;
+    let first = run(&client, "container.list", json!({}), false);
+    let waiting = async {
+        // Starts once the first holds the only slot, and is given up (cancelled) while it waits.
+        while fake.seen().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let second = run(
+            &client,
+            "container.list",
+            json!({"search": "second"}),
+            false,
+        );
+        assert!(
+            tokio::time::timeout(Duration::from_millis(300), second)
+                .await
+                .is_err(),
+            "the second call waits for the slot"
+        );
+    };
+    let (r, ()) = tokio::join!(first, waiting);
+    ok(&r);
+    // Once the slot is free, the cancelled call does not go out.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    client.cancel().await.unwrap();
+}
