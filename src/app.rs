@@ -50,6 +50,8 @@ impl App {
                 auth,
                 environment: args.environment.clone(),
                 timeout: Duration::from_secs(args.timeout.max(1)),
+                max_response_bytes: args.max_response_bytes,
+                max_concurrent_requests: args.max_concurrent_requests,
             },
             args.ca_cert.as_deref(),
             args.insecure_skip_verify,
