@@ -166,7 +166,7 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         ("POST", "/environments/{}/swarm/services/{}/scale") => scale_swarm_service(ctx),
         // Downloads (WIRE.md §6).
         ("GET", s) if is_download_shape(s) => downloads(ctx, s),
-        _ => generic(ctx),
+        _ => crate::collections::handle(ctx, method, shape).unwrap_or_else(|| generic(ctx)),
     }
 }
 
@@ -1174,13 +1174,16 @@ fn get_project(ctx: &Ctx) -> Response {
 
 fn project_stream(ctx: &Ctx, action: &'static str) -> Response {
     let env = ctx.p(0).to_string();
-    let st = ctx.sh.state();
+    let mut st = ctx.sh.state();
     let Some(i) = find_project(&st, &env, ctx.p(1)) else {
         drop(st);
         // Failures before streaming starts are problem+json (WIRE.md §4).
         return project_not_found(ctx);
     };
     let p = st.projects[i].clone();
+    if matches!(action, "up" | "redeploy") {
+        crate::collections::ensure_project_containers(&mut st, &env, &p.name);
+    }
     let containers: Vec<String> = project_containers(&st, &p)
         .iter()
         .map(|c| c.name.clone())

@@ -32,6 +32,9 @@ pub struct State {
     pub scans: Vec<Scan>,
     /// Directories created in the build workspace (paths relative to its root).
     pub build_dirs: Vec<String>,
+    /// Database-backed resources (registries, API keys, GitOps syncs…), by collection path.
+    #[serde(skip_serializing_if = "crate::collections::Collections::is_empty")]
+    pub collections: crate::collections::Collections,
 }
 
 fn local() -> String {
@@ -1234,6 +1237,7 @@ fn demo_state() -> State {
         swarm_services,
         scans,
         build_dirs: Vec::new(),
+        collections: Default::default(),
     }
 }
 

@@ -1,0 +1,745 @@
+//! Arcane's database-backed resources (registries, git repositories, GitOps syncs, API keys,
+//! users, templates, variables, webhooks, notifications, volume backups…) as stateful
+//! collections, driven by the loaded spec rather than by a list of resources: a path that has
+//! both a `POST` and a `GET` operation is a collection; `POST` stores what was sent (plus an
+//! ID and timestamps), `GET` lists it, and the item routes below it (`…/{id}`) get, update and
+//! delete one item. Answers are fitted to the operation's response schema like every other
+//! stateful answer, so an item's secrets (passwords, tokens) are never shown back; an API
+//! key's `key` is shown once, in the answer that creates it (as Arcane does).
+//!
+//! Also here: the Docker-backed writes the operator jobs need that have no handler of their
+//! own (a project created from compose text, swarm service updates and rollbacks, volume
+//! backup restores, GitOps syncs that deploy a project).
+
+use std::collections::BTreeMap;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::handlers::{Paging, Sorting, paginate};
+use crate::server::Ctx;
+use crate::state::{self, State};
+use crate::synth::hex_id;
+
+/// The stored items of every collection, keyed by the collection's concrete path (without
+/// `/api`, e.g. `/container-registries` or `/environments/0/gitops-syncs`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Collections {
+    pub items: BTreeMap<String, Vec<Value>>,
+    /// How many items were ever created: the source of IDs and timestamps, so that a run
+    /// gives the same answers every time.
+    pub created: u64,
+}
+
+impl Collections {
+    pub fn is_empty(&self) -> bool {
+        self.items.values().all(Vec::is_empty) && self.created == 0
+    }
+}
+
+const DB_SORT: Sorting = Sorting {
+    keys: &[],
+    docker_order_changes: false,
+};
+
+/// Shapes with handlers or semantics of their own elsewhere: never generic collections.
+fn docker_backed(shape: &str) -> bool {
+    shape == "/environments"
+        || shape == "/environments/{}"
+        || [
+            "/environments/{}/containers",
+            "/environments/{}/images",
+            "/environments/{}/projects",
+            "/environments/{}/networks",
+            "/environments/{}/swarm",
+            "/environments/{}/ws",
+        ]
+        .iter()
+        .any(|p| shape.starts_with(p))
+        || (shape.starts_with("/environments/{}/volumes") && !shape.contains("/backups"))
+}
+
+fn has_op(ctx: &Ctx, method: &str, shape: &str) -> bool {
+    ctx.sh
+        .spec
+        .ops
+        .iter()
+        .any(|o| o.method == method && o.shape == shape)
+}
+
+fn is_collection(ctx: &Ctx, shape: &str) -> bool {
+    !docker_backed(shape) && has_op(ctx, "POST", shape) && has_op(ctx, "GET", shape)
+}
+
+/// The request path without `/api` and without a trailing slash.
+fn sub_path(ctx: &Ctx) -> &str {
+    ctx.path
+        .strip_prefix("/api")
+        .unwrap_or(&ctx.path)
+        .trim_end_matches('/')
+}
+
+/// A UUID-shaped ID from a seed.
+fn uuid(seed: &str) -> String {
+    let h = hex_id(seed);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+/// The simulator's clock for stored objects: a fixed start plus one second per creation, so
+/// answers are the same on every run.
+fn timestamp(n: u64) -> String {
+    state::unix_to_rfc3339(1_767_225_600 + n as i64)
+}
+
+/// Field names whose values are credentials: stored, never shown back.
+fn is_secret_field(k: &str) -> bool {
+    let k = k.to_ascii_lowercase();
+    ["password", "token", "secret", "privatekey", "sshkey"]
+        .iter()
+        .any(|s| k.contains(s))
+        && !k.ends_with("set")
+}
+
+fn public_view(item: &Value) -> Value {
+    match item {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| !is_secret_field(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        v => v.clone(),
+    }
+}
+
+/// An answer without a JSON body when the operation declares none (204), else `data`.
+fn answer(ctx: &Ctx, data: Value) -> Response {
+    let (status, schema, _) = ctx.response_schema();
+    if schema.is_none() {
+        return StatusCode::from_u16(status)
+            .unwrap_or(StatusCode::NO_CONTENT)
+            .into_response();
+    }
+    ctx.ok(data, vec![])
+}
+
+/// Handles `method` on `shape` when it belongs to a collection or to one of the Docker-backed
+/// writes of this module; `None` leaves the request to the generic responder.
+pub fn handle(ctx: &Ctx, method: &str, shape: &str) -> Option<Response> {
+    if let Some(r) = docker_writes(ctx, method, shape) {
+        return Some(r);
+    }
+    if is_collection(ctx, shape) {
+        return Some(match method {
+            "POST" => create(ctx, sub_path(ctx).to_string()),
+            "GET" => list(ctx, sub_path(ctx)),
+            _ => return None,
+        });
+    }
+    let parent = shape.strip_suffix("/{}")?;
+    if !is_collection(ctx, parent) {
+        return None;
+    }
+    let path = sub_path(ctx);
+    let (key, _) = path.rsplit_once('/')?;
+    let id = ctx.params.last()?.clone();
+    Some(match method {
+        "GET" => match find(ctx, key, &id) {
+            Some(item) => answer(ctx, public_view(&item)),
+            None => not_found(ctx, key),
+        },
+        "PUT" | "PATCH" => update(ctx, key, &id),
+        "DELETE" => delete(ctx, key, &id),
+        _ => return None,
+    })
+}
+
+fn not_found(ctx: &Ctx, key: &str) -> Response {
+    let what = key
+        .rsplit('/')
+        .next()
+        .unwrap_or("item")
+        .trim_end_matches('s')
+        .replace('-', " ");
+    ctx.problem(404, &format!("{what} not found"))
+}
+
+fn find(ctx: &Ctx, key: &str, id: &str) -> Option<Value> {
+    ctx.sh
+        .state()
+        .collections
+        .items
+        .get(key)?
+        .iter()
+        .find(|i| i.get("id").and_then(Value::as_str) == Some(id))
+        .cloned()
+}
+
+fn create(ctx: &Ctx, key: String) -> Response {
+    let mut item = match &ctx.body {
+        Some(Value::Object(o)) => o.clone(),
+        _ => Map::new(),
+    };
+    let mut st = ctx.sh.state();
+    st.collections.created += 1;
+    let n = st.collections.created;
+    let id = uuid(&format!("{key}#{n}"));
+    let now = timestamp(n);
+    item.insert("id".into(), json!(id));
+    item.entry("createdAt").or_insert(json!(now));
+    item.insert("updatedAt".into(), json!(now));
+    let mut shown = public_view(&Value::Object(item.clone()));
+    if key.ends_with("api-keys") {
+        // The key itself exists once, in this answer; the stored item keeps its prefix.
+        let secret = format!("arc_{}", &hex_id(&format!("api-key:{id}"))[..40]);
+        let prefix = secret[..12].to_string();
+        item.insert("keyPrefix".into(), json!(prefix));
+        shown["keyPrefix"] = json!(prefix);
+        shown["key"] = json!(secret);
+    }
+    st.collections
+        .items
+        .entry(key)
+        .or_default()
+        .push(Value::Object(item));
+    drop(st);
+    ctx.ok(shown, vec![])
+}
+
+fn list(ctx: &Ctx, key: &str) -> Response {
+    let items: Vec<Value> = ctx
+        .sh
+        .state()
+        .collections
+        .items
+        .get(key)
+        .map(|v| v.iter().map(public_view).collect())
+        .unwrap_or_default();
+    let search = ctx.q("search").map(str::to_lowercase);
+    let grand = items.len();
+    let items: Vec<Value> = items
+        .into_iter()
+        .filter(|i| {
+            search
+                .as_deref()
+                .is_none_or(|s| s.is_empty() || i.to_string().to_lowercase().contains(s))
+        })
+        .collect();
+    let (page, pagination) = paginate(ctx, items, grand, Paging::Db, DB_SORT);
+    ctx.ok(Value::Array(page), vec![("pagination", pagination)])
+}
+
+fn update(ctx: &Ctx, key: &str, id: &str) -> Response {
+    let mut st = ctx.sh.state();
+    let n = st.collections.created;
+    let Some(item) = st
+        .collections
+        .items
+        .get_mut(key)
+        .and_then(|v| v.iter_mut().find(|i| i["id"] == id))
+    else {
+        drop(st);
+        return not_found(ctx, key);
+    };
+    if let (Value::Object(o), Some(Value::Object(b))) = (&mut *item, &ctx.body) {
+        for (k, v) in b {
+            if k != "id" {
+                o.insert(k.clone(), v.clone());
+            }
+        }
+        o.insert("updatedAt".into(), json!(timestamp(n + 1)));
+    }
+    let shown = public_view(item);
+    drop(st);
+    answer(ctx, shown)
+}
+
+fn delete(ctx: &Ctx, key: &str, id: &str) -> Response {
+    let mut st = ctx.sh.state();
+    let removed = st.collections.items.get_mut(key).is_some_and(|v| {
+        let before = v.len();
+        v.retain(|i| i["id"] != id);
+        v.len() < before
+    });
+    drop(st);
+    if !removed {
+        return not_found(ctx, key);
+    }
+    answer(ctx, json!({"message": "Deleted successfully"}))
+}
+
+// ---------------------------------------------------------------------------------------
+// Docker-backed writes.
+
+fn docker_writes(ctx: &Ctx, method: &str, shape: &str) -> Option<Response> {
+    Some(match (method, shape) {
+        ("POST", "/environments/{}/projects") => create_project(ctx),
+        ("PUT", "/environments/{}/swarm/services/{}") => update_swarm_service(ctx),
+        ("POST", "/environments/{}/swarm/services/{}/rollback") => rollback_swarm_service(ctx),
+        ("POST", "/environments/{}/volumes/{}/backups/{}/restore") => restore_backup(ctx),
+        ("POST", "/environments/{}/gitops-syncs/{}/sync") => gitops_sync(ctx),
+        _ => return None,
+    })
+}
+
+/// The named parts of a `multipart/form-data` body (text parts only). The boundary is the
+/// body's first line, which is all a well-formed body needs.
+pub fn multipart_fields(body: &[u8]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let text = String::from_utf8_lossy(body);
+    let Some(first) = text.lines().next() else {
+        return out;
+    };
+    let delim = first.trim_end();
+    if !delim.starts_with("--") {
+        return out;
+    }
+    for part in text.split(delim).skip(1) {
+        let part = part.strip_prefix("\r\n").unwrap_or(part);
+        let Some((head, value)) = part.split_once("\r\n\r\n") else {
+            continue;
+        };
+        let Some(name) = head
+            .split(';')
+            .map(str::trim)
+            .find_map(|p| p.strip_prefix("name="))
+        else {
+            continue;
+        };
+        let name = name
+            .split("\r\n")
+            .next()
+            .unwrap_or("")
+            .trim_matches('"')
+            .to_string();
+        let value = value.strip_suffix("\r\n").unwrap_or(value);
+        out.insert(name, value.to_string());
+    }
+    out
+}
+
+/// A compose file's services as stored in a project (compose-go's JSON shape, the fields
+/// the simulator uses).
+pub fn compose_services(project: &str, compose: &str) -> Result<Vec<Value>, String> {
+    let doc: Value = yaml_serde::from_str(compose).map_err(|e| format!("invalid compose: {e}"))?;
+    let Some(services) = doc.get("services").and_then(Value::as_object) else {
+        return Err("invalid compose: no services".into());
+    };
+    let mut out = Vec::new();
+    for (name, s) in services {
+        let image = s
+            .get("image")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("{project}-{name}"));
+        let mut svc = json!({"name": name, "image": image});
+        let env: Vec<String> = match s.get("environment") {
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+            Some(Value::Object(o)) => o
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => format!("{k}={s}"),
+                    Value::Null => k.clone(),
+                    v => format!("{k}={v}"),
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        if !env.is_empty() {
+            svc["environment"] = json!(env);
+        }
+        if let Some(p) = s.get("ports") {
+            svc["ports"] = p.clone();
+        }
+        if let Some(b) = s.get("build") {
+            svc["build"] = b.clone();
+        }
+        out.push(svc);
+    }
+    Ok(out)
+}
+
+fn create_project(ctx: &Ctx) -> Response {
+    let env = ctx.p(0).to_string();
+    let fields = multipart_fields(&ctx.raw_body);
+    let spec: Value = match fields.get("project").map(|p| serde_json::from_str(p)) {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => return ctx.problem(400, &format!("invalid project JSON: {e}")),
+        None => match &ctx.body {
+            Some(v) if v.get("name").is_some() => v.clone(),
+            _ => return ctx.problem(400, "project is required"),
+        },
+    };
+    let name = spec.get("name").and_then(Value::as_str).unwrap_or("").trim();
+    if name.is_empty() {
+        return ctx.problem(400, "project name is required");
+    }
+    let compose = spec
+        .get("composeContent")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let env_content = spec
+        .get("envContent")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let services = match compose_services(name, &compose) {
+        Ok(s) => s,
+        Err(e) => return ctx.problem(400, &format!("Failed to create project: {e}")),
+    };
+    let mut st = ctx.sh.state();
+    if st
+        .projects
+        .iter()
+        .any(|p| p.environment_id == env && p.name == name)
+    {
+        drop(st);
+        return ctx.problem(
+            400,
+            &format!("Failed to create project: project {name} already exists"),
+        );
+    }
+    st.collections.created += 1;
+    let now = timestamp(st.collections.created);
+    let p = state::Project {
+        id: uuid(&format!("project:{env}:{name}")),
+        name: name.to_string(),
+        environment_id: env.clone(),
+        status: "stopped".into(),
+        path: format!("/app/data/projects/{name}"),
+        compose_content: compose,
+        env_content,
+        services,
+        created_at: now.clone(),
+        updated_at: now,
+        has_update: false,
+        extra: Map::new(),
+    };
+    let v = state::project_details(&p, &[]);
+    st.projects.push(p);
+    drop(st);
+    ctx.ok(v, vec![])
+}
+
+/// Creates the containers of a project's services that do not exist yet (what `compose up`
+/// does before starting them), labelled with the compose project and service.
+pub fn ensure_project_containers(st: &mut State, env: &str, project: &str) {
+    let Some(p) = st
+        .projects
+        .iter()
+        .find(|p| p.environment_id == env && p.name == project)
+        .cloned()
+    else {
+        return;
+    };
+    // Only a project never started gets containers: the seeded projects keep exactly theirs.
+    if st
+        .containers
+        .iter()
+        .any(|c| c.environment_id == env && state::container_project(c) == Some(project))
+    {
+        return;
+    }
+    for s in &p.services {
+        let svc = s.get("name").and_then(Value::as_str).unwrap_or("app");
+        let exists = st.containers.iter().any(|c| {
+            c.environment_id == env
+                && state::container_project(c) == Some(project)
+                && c.labels.get("com.docker.compose.service").and_then(Value::as_str) == Some(svc)
+        });
+        if exists {
+            continue;
+        }
+        let image = s
+            .get("image")
+            .and_then(Value::as_str)
+            .unwrap_or("alpine:3.20")
+            .to_string();
+        let name = format!("{project}-{svc}-1");
+        let mut labels = Map::new();
+        labels.insert("com.docker.compose.project".into(), json!(project));
+        labels.insert("com.docker.compose.service".into(), json!(svc));
+        let ports: Vec<Value> = s
+            .get("ports")
+            .and_then(Value::as_array)
+            .map(|ps| {
+                ps.iter()
+                    .filter_map(|p| {
+                        let text = match p {
+                            Value::String(s) => s.clone(),
+                            Value::Number(n) => n.to_string(),
+                            _ => return None,
+                        };
+                        let (public, private) = match text.rsplit_once(':') {
+                            Some((a, b)) => (a.rsplit(':').next()?.parse::<u16>().ok(), b),
+                            None => (None, text.as_str()),
+                        };
+                        let private: u16 = private.split('/').next()?.parse().ok()?;
+                        Some(match public {
+                            Some(p) => json!({"ip": "0.0.0.0", "privatePort": private, "publicPort": p, "type": "tcp"}),
+                            None => json!({"ip": "invalid IP", "privatePort": private, "type": "tcp"}),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let env_list: Vec<String> = s
+            .get("environment")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default();
+        add_image_if_missing(st, env, &image);
+        st.containers.push(state::Container {
+            id: state::demo_container_id(&format!("{env}/{name}")),
+            name: name.clone(),
+            environment_id: env.to_string(),
+            image: image.clone(),
+            image_id: state::demo_image_id(&image),
+            state: "created".into(),
+            status: "Created".into(),
+            created: 1_767_225_600,
+            command: String::new(),
+            labels,
+            env: env_list,
+            ports,
+            networks: vec![format!("{project}_default")],
+            mounts: Vec::new(),
+            logs: vec![format!("{svc} started ({image})")],
+            stderr: Vec::new(),
+            extra: Map::new(),
+        });
+    }
+}
+
+fn add_image_if_missing(st: &mut State, env: &str, reference: &str) {
+    if st
+        .images
+        .iter()
+        .any(|i| i.environment_id == env && i.repo_tags.iter().any(|t| t == reference))
+    {
+        return;
+    }
+    let repo = reference
+        .rsplit_once(':')
+        .map(|(r, _)| r)
+        .unwrap_or(reference);
+    st.images.push(state::Image {
+        id: state::demo_image_id(reference),
+        environment_id: env.to_string(),
+        repo_tags: vec![reference.to_string()],
+        repo_digests: vec![format!(
+            "{repo}@sha256:{}",
+            hex_id(&format!("digest:{reference}"))
+        )],
+        size: 52_428_800,
+        created: 1_717_600_000,
+        labels: Map::new(),
+        extra: Map::new(),
+    });
+}
+
+fn find_service(st: &State, env: &str, key: &str) -> Option<usize> {
+    st.swarm_services
+        .iter()
+        .position(|s| s.environment_id == env && (s.id == key || s.name == key))
+}
+
+/// A swarm service's spec as kept for rollback: image, replicas and env.
+fn service_spec(s: &state::SwarmService) -> Value {
+    json!({"image": s.image, "replicas": s.replicas,
+           "env": s.extra.get("env").cloned().unwrap_or(json!([]))})
+}
+
+fn update_swarm_service(ctx: &Ctx) -> Response {
+    let env = ctx.p(0).to_string();
+    let mut st = ctx.sh.state();
+    let Some(i) = find_service(&st, &env, ctx.p(1)) else {
+        drop(st);
+        return ctx.problem(404, &format!("service {} not found", ctx.p(1)));
+    };
+    let body = ctx.body.clone().unwrap_or(json!({}));
+    // Arcane passes Docker's ServiceSpec through: the image sits in the task template.
+    let spec = body.get("spec").unwrap_or(&body);
+    let image = spec
+        .pointer("/TaskTemplate/ContainerSpec/Image")
+        .or_else(|| spec.pointer("/taskTemplate/containerSpec/image"))
+        .or_else(|| spec.get("image"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let env_vars = spec
+        .pointer("/TaskTemplate/ContainerSpec/Env")
+        .or_else(|| spec.pointer("/taskTemplate/containerSpec/env"))
+        .or_else(|| spec.get("env"))
+        .cloned();
+    let replicas = spec
+        .pointer("/Mode/Replicated/Replicas")
+        .or_else(|| spec.get("replicas"))
+        .and_then(Value::as_i64);
+    let s = &mut st.swarm_services[i];
+    let previous = service_spec(s);
+    s.extra.insert("previousSpec".into(), previous);
+    if let Some(img) = image {
+        s.image = img;
+    }
+    if let Some(e) = env_vars {
+        s.extra.insert("env".into(), e);
+    }
+    if let Some(r) = replicas {
+        s.replicas = r;
+        s.running_replicas = r;
+    }
+    bump_version(s);
+    drop(st);
+    ctx.ok(json!({"warnings": []}), vec![])
+}
+
+fn bump_version(s: &mut state::SwarmService) {
+    let v = s
+        .extra
+        .get("version")
+        .and_then(|v| v.get("index"))
+        .and_then(Value::as_i64)
+        .unwrap_or(10);
+    s.extra.insert("version".into(), json!({"index": v + 1}));
+}
+
+fn rollback_swarm_service(ctx: &Ctx) -> Response {
+    let env = ctx.p(0).to_string();
+    let mut st = ctx.sh.state();
+    let Some(i) = find_service(&st, &env, ctx.p(1)) else {
+        drop(st);
+        return ctx.problem(404, &format!("service {} not found", ctx.p(1)));
+    };
+    let s = &mut st.swarm_services[i];
+    let Some(prev) = s.extra.remove("previousSpec") else {
+        drop(st);
+        return ctx.problem(
+            500,
+            "rollback failed: service does not have a previous spec",
+        );
+    };
+    let current = service_spec(s);
+    if let Some(img) = prev.get("image").and_then(Value::as_str) {
+        s.image = img.to_string();
+    }
+    if let Some(r) = prev.get("replicas").and_then(Value::as_i64) {
+        s.replicas = r;
+        s.running_replicas = r;
+    }
+    s.extra
+        .insert("env".into(), prev.get("env").cloned().unwrap_or(json!([])));
+    // Docker keeps the spec rolled back from as the previous one.
+    s.extra.insert("previousSpec".into(), current);
+    bump_version(s);
+    drop(st);
+    ctx.ok(json!({"message": "Service rolled back successfully"}), vec![])
+}
+
+fn restore_backup(ctx: &Ctx) -> Response {
+    let key = format!("/environments/{}/volumes/{}/backups", ctx.p(0), ctx.p(1));
+    let Some(backup) = find(ctx, &key, ctx.p(2)) else {
+        return not_found(ctx, &key);
+    };
+    let mut st = ctx.sh.state();
+    st.collections.created += 1;
+    let now = timestamp(st.collections.created);
+    if let Some(v) = st
+        .volumes
+        .iter_mut()
+        .find(|v| v.environment_id == ctx.p(0) && v.name == ctx.p(1))
+    {
+        v.labels
+            .insert("arcane.sim/restored-from".into(), backup["id"].clone());
+        v.extra.insert("restoredAt".into(), json!(now));
+    }
+    drop(st);
+    ctx.ok(json!({"message": "Backup restored successfully"}), vec![])
+}
+
+/// Syncing a GitOps sync deploys its compose file as a project (created on the first sync).
+fn gitops_sync(ctx: &Ctx) -> Response {
+    let env = ctx.p(0).to_string();
+    let key = format!("/environments/{env}/gitops-syncs");
+    let Some(sync) = find(ctx, &key, ctx.p(1)) else {
+        return not_found(ctx, &key);
+    };
+    let project = sync
+        .get("projectName")
+        .or_else(|| sync.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("gitops")
+        .to_string();
+    let compose_path = sync
+        .get("composePath")
+        .and_then(Value::as_str)
+        .unwrap_or("compose.yaml")
+        .to_string();
+    let mut st = ctx.sh.state();
+    st.collections.created += 1;
+    let now = timestamp(st.collections.created);
+    if !st
+        .projects
+        .iter()
+        .any(|p| p.environment_id == env && p.name == project)
+    {
+        let compose = format!(
+            "# {compose_path} from the repository\nservices:\n  app:\n    image: nginx:1.27-alpine\n"
+        );
+        let services = compose_services(&project, &compose).unwrap_or_default();
+        st.projects.push(state::Project {
+            id: uuid(&format!("project:{env}:{project}")),
+            name: project.clone(),
+            environment_id: env.clone(),
+            status: "stopped".into(),
+            path: format!("/app/data/projects/{project}"),
+            compose_content: compose,
+            env_content: String::new(),
+            services,
+            created_at: now.clone(),
+            updated_at: now.clone(),
+            has_update: false,
+            extra: Map::new(),
+        });
+    }
+    ensure_project_containers(&mut st, &env, &project);
+    for c in st.containers.iter_mut() {
+        if c.environment_id == env && state::container_project(c) == Some(project.as_str()) {
+            c.state = "running".into();
+            c.status = "Up Less than a second".into();
+        }
+    }
+    if let Some(p) = st
+        .projects
+        .iter_mut()
+        .find(|p| p.environment_id == env && p.name == project)
+    {
+        p.status = "running".into();
+    }
+    let sync_id = ctx.p(1).to_string();
+    if let Some(item) = st
+        .collections
+        .items
+        .get_mut(&key)
+        .and_then(|v| v.iter_mut().find(|i| i["id"] == sync_id.as_str()))
+    {
+        item["lastSyncAt"] = json!(now);
+        item["lastSyncStatus"] = json!("success");
+        item["projectName"] = json!(project);
+    }
+    drop(st);
+    ctx.ok(
+        json!({"success": true, "message": format!("Synced project {project}")}),
+        vec![],
+    )
+}
