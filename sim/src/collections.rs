@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use crate::handlers::{Paging, Sorting, paginate};
 use crate::server::Ctx;
+use crate::spec::Spec;
 use crate::state::{self, State};
 use crate::synth::hex_id;
 
@@ -62,16 +63,35 @@ fn docker_backed(shape: &str) -> bool {
         || (shape.starts_with("/environments/{}/volumes") && !shape.contains("/backups"))
 }
 
-fn has_op(ctx: &Ctx, method: &str, shape: &str) -> bool {
-    ctx.sh
-        .spec
-        .ops
+fn has_op(spec: &Spec, method: &str, shape: &str) -> bool {
+    spec.ops.iter().any(|o| o.method == method && o.shape == shape)
+}
+
+/// Whether `shape` (a template with parameter names erased) is a stateful collection of the
+/// loaded spec: creatable (`POST`) and listable (`GET`), and not one of the Docker-backed
+/// resources that have handlers of their own.
+pub fn is_collection_shape(spec: &Spec, shape: &str) -> bool {
+    !docker_backed(shape) && has_op(spec, "POST", shape) && pages(spec, shape)
+}
+
+/// Whether the `GET` of `shape` answers a page of items (`data` + `pagination`): the mark of
+/// Arcane's database-backed lists; other `GET`s of a creatable path are settings or singletons.
+fn pages(spec: &Spec, shape: &str) -> bool {
+    spec.ops
         .iter()
-        .any(|o| o.method == method && o.shape == shape)
+        .filter(|o| o.method == "GET" && o.shape == shape)
+        .any(|o| {
+            let (_, schema) = spec.success_response(&o.op);
+            schema.is_some_and(|s| {
+                let s = spec.resolve(s);
+                s.pointer("/properties/pagination").is_some()
+                    && s.pointer("/properties/data").is_some()
+            })
+        })
 }
 
 fn is_collection(ctx: &Ctx, shape: &str) -> bool {
-    !docker_backed(shape) && has_op(ctx, "POST", shape) && has_op(ctx, "GET", shape)
+    is_collection_shape(&ctx.sh.spec, shape)
 }
 
 /// The request path without `/api` and without a trailing slash.
@@ -375,9 +395,17 @@ fn create_project(ctx: &Ctx) -> Response {
     let spec: Value = match fields.get("project").map(|p| serde_json::from_str(p)) {
         Some(Ok(v)) => v,
         Some(Err(e)) => return ctx.problem(400, &format!("invalid project JSON: {e}")),
-        None => match &ctx.body {
-            Some(v) if v.get("name").is_some() => v.clone(),
-            _ => return ctx.problem(400, "project is required"),
+        None => match ctx.body.as_ref().and_then(|b| b.get("project")) {
+            Some(Value::String(p)) => match serde_json::from_str(p) {
+                Ok(v) => v,
+                Err(e) => return ctx.problem(400, &format!("invalid project JSON: {e}")),
+            },
+            Some(v @ Value::Object(_)) => v.clone(),
+            // Arcane 1.x takes the project's fields as a JSON body.
+            _ => match &ctx.body {
+                Some(b) if b.get("name").is_some() => b.clone(),
+                _ => return ctx.problem(400, "project is required"),
+            },
         },
     };
     let name = spec.get("name").and_then(Value::as_str).unwrap_or("").trim();

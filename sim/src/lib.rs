@@ -21,7 +21,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-mod collections;
+pub mod collections;
 mod faults;
 mod handlers;
 mod scans;

@@ -43,6 +43,8 @@ fn documented_status(method: &str, template: &str) -> Option<u16> {
     match (method, template) {
         ("HEAD", "/environments/{id}/system/health") => Some(500),
         ("POST", "/environments/{id}/activities/{activityId}/cancel") => Some(404),
+        // Docker refuses to roll back a service that was never updated.
+        ("POST", "/environments/{id}/swarm/services/{serviceId}/rollback") => Some(500),
         _ => None,
     }
 }
@@ -124,6 +126,59 @@ fn enc(s: &str) -> String {
         .collect()
 }
 
+/// `path` with every ID of a stateful collection's item (a parameter right after a
+/// collection's path) replaced by the ID of an item created through that collection's `POST`.
+async fn with_created_items(s: &Sim, spec: &Spec, template: &str, path: &str) -> String {
+    let t_segs: Vec<&str> = template.trim_matches('/').split('/').collect();
+    let mut p_segs: Vec<String> = path
+        .trim_matches('/')
+        .split('/')
+        .map(str::to_string)
+        .collect();
+    for i in 1..t_segs.len().min(p_segs.len()) {
+        if !t_segs[i].starts_with('{') {
+            continue;
+        }
+        let prefix_t = format!("/{}", t_segs[..i].join("/"));
+        let shape = format!(
+            "/{}",
+            t_segs[..i]
+                .iter()
+                .map(|x| if x.starts_with('{') { "{}" } else { x })
+                .collect::<Vec<_>>()
+                .join("/")
+        );
+        if !arcane_sim::collections::is_collection_shape(spec, &shape) {
+            continue;
+        }
+        let Some(create) = spec
+            .ops
+            .iter()
+            .find(|o| o.method == "POST" && o.template == prefix_t)
+        else {
+            continue;
+        };
+        let body = spec
+            .request_body(&create.op)
+            .map(|(schema, _)| arcane_sim::synth::synth(spec, schema, "", &create.template))
+            .unwrap_or(json!({}));
+        let concrete = format!("/{}", p_segs[..i].join("/"));
+        let created: Value = s
+            .api(Method::POST, &concrete)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap_or(Value::Null);
+        if let Some(id) = created.pointer("/data/id").and_then(Value::as_str) {
+            p_segs[i] = id.to_string();
+        }
+    }
+    format!("/{}", p_segs.join("/"))
+}
+
 struct Report {
     calls: usize,
     checked: usize,
@@ -177,9 +232,23 @@ async fn check_spec(path: &Path) -> Report {
                 _ => {}
             }
         }
+        // Items of the stateful collections exist once created: create one for each
+        // collection the path goes through and use its ID.
+        path = with_created_items(&s, &spec, &op.template, &path).await;
         let method = Method::from_bytes(op.method.as_bytes()).unwrap();
         let mut req = s.api(method, &path).query(&query);
-        if let Some((schema, _)) = spec.request_body(o) {
+        if op.method == "POST" && op.template == "/environments/{id}/projects" {
+            // A project is created from a JSON-encoded `project` part holding real compose text.
+            let project = json!({"name": "conformance", "composeContent": "services:\n  app:\n    image: nginx:1.27-alpine\n"});
+            let v2 = spec
+                .request_body(o)
+                .is_some_and(|(b, _)| spec.resolve(b).pointer("/properties/project").is_some());
+            req = req.json(&if v2 {
+                json!({"project": project.to_string()})
+            } else {
+                project
+            });
+        } else if let Some((schema, _)) = spec.request_body(o) {
             let body = arcane_sim::synth::synth(&spec, schema, "", &op.template);
             req = req.json(&body);
         }
