@@ -265,7 +265,7 @@ async fn fetch_all(
         .map_err(|e| format!("Cannot build the lookup request of {}: {e}.", through.id))?;
         let (h, v) = exec.config.auth.header();
         let resp = exec
-            .http
+            .reads
             .get(&prepared.url)
             .timeout(exec.config.timeout)
             .header(h, v)
@@ -279,7 +279,7 @@ async fn fetch_all(
                 )
             })?;
         let status = resp.status().as_u16();
-        let body = read_capped(resp).await.map_err(|e| {
+        let body = crate::http::read_capped(resp, MAX_PAGE_BYTES).await.map_err(|e| {
             format!(
                 "Cannot look up the ID through {}: reading Arcane's answer failed ({e}). Retry, \
                  or pass the ID itself.",
@@ -316,21 +316,6 @@ async fn fetch_all(
         }
     }
     Ok(items)
-}
-
-/// The body of an answer, refused past [`MAX_PAGE_BYTES`].
-async fn read_capped(mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
-        if body.len() + chunk.len() > MAX_PAGE_BYTES {
-            return Err(format!(
-                "larger than {} MiB",
-                MAX_PAGE_BYTES / (1024 * 1024)
-            ));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
 }
 
 #[cfg(test)]
