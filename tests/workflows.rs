@@ -1,0 +1,511 @@
+//! Operator jobs end to end: each test is one job an operator brings to an assistant, told as
+//! the calls a model makes. On the dynamic surface every action is first found with
+//! `arcane_find_action` in plain words (no IDs known in advance); IDs come from earlier
+//! results. Each job runs on all three surfaces (one simulator and one server per surface) and
+//! asserts on the simulator's state afterwards.
+//!
+//! The dynamic surface's transcript of each job is kept in `tests/golden/jobs/`, and
+//! `docs/jobs.md` is generated from those files; `UPDATE_GOLDEN=1 cargo test --test workflows`
+//! rewrites both.
+
+mod server_support;
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use server_support::*;
+
+const SURFACES: [&str; 3] = ["dynamic", "meta", "individual"];
+
+/// One job on one surface: the simulator, the server, and the transcript of what was called
+/// and read.
+struct Story {
+    surface: &'static str,
+    sim: Sim,
+    client: Client,
+    transcript: String,
+}
+
+impl Story {
+    async fn begin(surface: &'static str) -> Story {
+        let sim = Sim::start().await;
+        let client = spawn(&sim.base(), sim.sim.api_key(), &["--tool-surface", surface]).await;
+        Story {
+            surface,
+            sim,
+            client,
+            transcript: String::new(),
+        }
+    }
+
+    fn record(&mut self, tool: &str, args: &Value, text: &str) {
+        if self.surface != "dynamic" {
+            return;
+        }
+        const MAX_LINES: usize = 30;
+        let mut shown: Vec<&str> = text.lines().take(MAX_LINES).collect();
+        let more = text.lines().count().saturating_sub(MAX_LINES);
+        let tail = format!("… ({more} more lines)");
+        if more > 0 {
+            shown.push(&tail);
+        }
+        self.transcript.push_str(&format!(
+            "**`{tool}`** `{}`\n\n```text\n{}\n```\n\n",
+            args,
+            shown.join("\n").replace("```", "'''")
+        ));
+    }
+
+    /// Looks the action up in plain words (dynamic surface) and checks the search names it.
+    async fn find(&mut self, words: &str, id: &str) {
+        if self.surface != "dynamic" {
+            return;
+        }
+        let args = json!({"query": words, "limit": 3});
+        let r = call(&self.client, "arcane_find_action", args.clone()).await;
+        let t = text(&r);
+        assert!(
+            t.contains(id),
+            "searching {words:?} finds {id} among the first three:\n{t}"
+        );
+        self.record("arcane_find_action", &args, &t);
+    }
+
+    async fn call(&mut self, id: &str, params: Value, confirm: bool) -> rmcp::model::CallToolResult {
+        let (tool, args) = shape(self.surface, id, params, confirm);
+        let r = call(&self.client, &tool, args.clone()).await;
+        let t = text(&r);
+        self.record(&tool, &args, &t);
+        r
+    }
+
+    /// Runs an action that must succeed; returns (structuredContent, text).
+    async fn run(&mut self, id: &str, params: Value) -> (Value, String) {
+        let r = self.call(id, params, false).await;
+        let t = text(&r);
+        assert!(!is_error(&r), "{id} on {}: {t}", self.surface);
+        (r.structured_content.clone().unwrap_or(Value::Null), t)
+    }
+
+    /// Runs a destructive action with the confirmation it needs.
+    async fn run_confirmed(&mut self, id: &str, params: Value) -> (Value, String) {
+        let r = self.call(id, params, true).await;
+        let t = text(&r);
+        assert!(!is_error(&r), "{id} on {}: {t}", self.surface);
+        (r.structured_content.clone().unwrap_or(Value::Null), t)
+    }
+
+    async fn end(self, job: &str) {
+        if self.surface == "dynamic" {
+            golden(job, &self.transcript);
+        }
+        self.client.cancel().await.ok();
+        self.sim.sim.shutdown().await;
+    }
+}
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/jobs")
+}
+
+fn updating() -> bool {
+    std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1")
+}
+
+/// Compares a job's transcript with its golden file (or writes it with UPDATE_GOLDEN=1).
+fn golden(job: &str, transcript: &str) {
+    let path = golden_dir().join(format!("{job}.md"));
+    if updating() {
+        std::fs::create_dir_all(golden_dir()).unwrap();
+        std::fs::write(&path, transcript).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_GOLDEN=1)", path.display()));
+    assert_eq!(
+        transcript,
+        want,
+        "{} differs; rerun with UPDATE_GOLDEN=1 and review the diff",
+        path.display()
+    );
+}
+
+/// The `id` of a created item, wherever the answer keeps it.
+fn id_of(v: &Value) -> String {
+    v.get("id")
+        .or_else(|| v.pointer("/item/id"))
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("an id in {v}"))
+        .to_string()
+}
+
+fn items(v: &Value) -> Vec<Value> {
+    v["items"].as_array().cloned().unwrap_or_default()
+}
+
+async fn collection(sim: &Sim, key: &str) -> Vec<Value> {
+    sim.state().await["collections"]["items"][key]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------------------
+// The jobs.
+
+/// 1. Deploy a new app from a compose text and an `.env`.
+async fn deploy_from_compose(surface: &'static str) {
+    let mut s = Story::begin(surface).await;
+    s.find("create a new compose project", "project.create")
+        .await;
+    let compose = "services:\n  web:\n    image: nginx:1.27-alpine\n    ports:\n      - \"8081:80\"\n  worker:\n    image: ghcr.io/acme/worker:1.4.0\n";
+    let project = json!({"name": "shop", "composeContent": compose, "envContent": "MODE=prod\n"});
+    let (v, _) = s
+        .run(
+            "project.create",
+            json!({"project": project.to_string(), "manifest": "{}"}),
+        )
+        .await;
+    let id = id_of(&v);
+    s.find("deploy project up", "project.up").await;
+    s.run("project.up", json!({"projectId": id})).await;
+    s.find("list containers", "container.list").await;
+    let (v, _) = s
+        .run("container.list", json!({"search": "shop"}))
+        .await;
+    let names: Vec<String> = items(&v)
+        .iter()
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    s.find("container logs", "container.logs").await;
+    let (_, t) = s
+        .run(
+            "container.logs",
+            json!({"containerId": "shop-web-1", "tail": 10, "timeoutSeconds": 1}),
+        )
+        .await;
+    assert!(t.contains("web started"), "{t}");
+    let st = s.sim.state().await;
+    let p = st["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "shop")
+        .expect("the project is stored")
+        .clone();
+    assert_eq!(p["envContent"], "MODE=prod\n");
+    assert_eq!(p["status"], "running");
+    let running = st["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["labels"]["com.docker.compose.project"] == "shop" && c["state"] == "running"
+        })
+        .count();
+    assert_eq!(running, 2);
+    s.end("01-deploy-from-compose").await;
+}
+
+/// 2. Find out why a container keeps failing, and restart it.
+async fn failing_container(surface: &'static str) {
+    let mut s = Story::begin(surface).await;
+    s.find("list containers", "container.list").await;
+    let (v, _) = s.run("container.list", json!({"search": "backup"})).await;
+    let c = items(&v)
+        .into_iter()
+        .find(|c| c["state"] == "exited")
+        .expect("an exited container");
+    let name = c["name"].as_str().unwrap().to_string();
+    s.find("inspect container details", "container.get").await;
+    let (_, t) = s.run("container.get", json!({"containerId": name})).await;
+    assert!(t.contains("exited"), "{t}");
+    s.find("container logs", "container.logs").await;
+    s.run(
+        "container.logs",
+        json!({"containerId": name, "tail": 20, "timeoutSeconds": 1}),
+    )
+    .await;
+    s.find("restart container", "container.restart").await;
+    s.run("container.restart", json!({"containerId": name}))
+        .await;
+    let c = s.sim.container(&name).await.unwrap();
+    assert_eq!(c["state"], "running");
+    s.end("02-failing-container").await;
+}
+
+/// 4. Free disk space: prune dangling images and unused volumes; the numbers go down.
+async fn free_disk_space(surface: &'static str) {
+    let mut s = Story::begin(surface).await;
+    let before = s.sim.state().await;
+    let images_before = before["images"].as_array().unwrap().len();
+    s.find("prune unused images", "image.prune").await;
+    s.run_confirmed("image.prune", json!({"dangling": true}))
+        .await;
+    s.find("prune unused volumes", "volume.prune").await;
+    s.run_confirmed("volume.prune", json!({})).await;
+    let after = s.sim.state().await;
+    assert!(after["images"].as_array().unwrap().len() < images_before);
+    assert!(
+        !after["volumes"].to_string().contains("orphaned-cache"),
+        "the unused volume is gone"
+    );
+    assert!(after["volumes"].to_string().contains("webshop_db-data"));
+    s.end("04-free-disk-space").await;
+}
+
+/// 5. Scale a swarm service, change its image, roll it back.
+async fn swarm_scale_update_rollback(surface: &'static str) {
+    let mut s = Story::begin(surface).await;
+    s.find("list swarm services", "swarm_service.list").await;
+    let (v, _) = s.run("swarm_service.list", json!({})).await;
+    let svc = items(&v)
+        .into_iter()
+        .find(|x| x["name"] == "edge-proxy")
+        .expect("edge-proxy");
+    let id = id_of(&svc);
+    s.find("scale swarm service replicas", "swarm_service.scale")
+        .await;
+    s.run(
+        "swarm_service.scale",
+        json!({"serviceId": id, "replicas": 3}),
+    )
+    .await;
+    s.find("update swarm service image", "swarm_service.update")
+        .await;
+    s.run(
+        "swarm_service.update",
+        json!({"serviceId": id, "version": 11,
+               "spec": {"TaskTemplate": {"ContainerSpec": {"Image": "traefik:v3.2"}}}}),
+    )
+    .await;
+    let svc = |st: Value| {
+        st["swarmServices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == "edge-proxy")
+            .unwrap()
+            .clone()
+    };
+    let now = svc(s.sim.state().await);
+    assert_eq!(now["image"], "traefik:v3.2");
+    assert_eq!(now["replicas"], 3);
+    s.find("rollback swarm service", "swarm_service.rollback")
+        .await;
+    s.run_confirmed("swarm_service.rollback", json!({"serviceId": id}))
+        .await;
+    assert_eq!(svc(s.sim.state().await)["image"], "traefik:v3.1");
+    s.end("05-swarm-scale-update-rollback").await;
+}
+
+/// 6. Back up a volume and restore it.
+async fn volume_backup_restore(surface: &'static str) {
+    let mut s = Story::begin(surface).await;
+    s.find("back up a volume", "volume_backup.create").await;
+    let (v, _) = s
+        .run(
+            "volume_backup.create",
+            json!({"volumeName": "webshop_db-data"}),
+        )
+        .await;
+    let backup = id_of(&v);
+    s.find("list volume backups", "volume_backup.list").await;
+    let (v, _) = s
+        .run("volume_backup.list", json!({"volumeName": "webshop_db-data"}))
+        .await;
+    assert_eq!(items(&v).len(), 1, "{v}");
+    s.find("restore volume backup", "volume_backup.restore")
+        .await;
+    s.run_confirmed(
+        "volume_backup.restore",
+        json!({"volumeName": "webshop_db-data", "backupId": backup}),
+    )
+    .await;
+    let st = s.sim.state().await;
+    let vol = st["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "webshop_db-data")
+        .unwrap()
+        .clone();
+    assert_eq!(vol["labels"]["arcane.sim/restored-from"], backup.as_str());
+    s.end("06-volume-backup-restore").await;
+}
+
+/// 7. Add a private registry and pull an image from it; the credential is never shown back.
+async fn private_registry(surface: &'static str) {
+    let mut s = Story::begin(surface).await;
+    s.find("add container registry credentials", "container_registry.create")
+        .await;
+    let token = "ghp-registry-token-93f1";
+    let (_, t) = s
+        .run(
+            "container_registry.create",
+            json!({"url": "registry.acme.test", "username": "ci", "token": token,
+                   "registryType": "generic", "description": "ACME", "enabled": true,
+                   "insecure": false, "repositoryNames": [], "awsAccessKeyId": "",
+                   "awsRegion": "", "awsSecretAccessKey": ""}),
+        )
+        .await;
+    assert!(!t.contains(token), "the token is not shown back: {t}");
+    let (v, t) = s.run("container_registry.list", json!({})).await;
+    assert!(!t.contains(token) && !v.to_string().contains(token));
+    assert_eq!(items(&v).len(), 1);
+    s.find("pull image", "image.pull").await;
+    s.run(
+        "image.pull",
+        json!({"imageName": "registry.acme.test/shop/api", "tag": "2.0"}),
+    )
+    .await;
+    let st = s.sim.state().await;
+    assert!(
+        st["images"]
+            .to_string()
+            .contains("registry.acme.test/shop/api:2.0")
+    );
+    assert_eq!(collection(&s.sim, "/container-registries").await.len(), 1);
+    s.end("07-private-registry").await;
+}
+
+/// 8. Connect a git repository, create a GitOps sync, sync it, see the project.
+async fn gitops(surface: &'static str) {
+    let mut s = Story::begin(surface).await;
+    s.find("add git repository", "git_repository.create").await;
+    let (v, _) = s
+        .run(
+            "git_repository.create",
+            json!({"name": "infra", "url": "https://git.acme.test/infra.git", "authType": "none"}),
+        )
+        .await;
+    let repo = id_of(&v);
+    s.find("create gitops sync", "gitops_sync.create").await;
+    let (v, _) = s
+        .run(
+            "gitops_sync.create",
+            json!({"name": "infra-sync", "repositoryId": repo, "branch": "main",
+                   "composePath": "stacks/web/compose.yaml", "projectName": "infra-web"}),
+        )
+        .await;
+    let sync = id_of(&v);
+    s.find("run gitops sync now", "gitops_sync.sync").await;
+    s.run("gitops_sync.sync", json!({"syncId": sync})).await;
+    s.find("list projects", "project.list").await;
+    let (v, _) = s.run("project.list", json!({"search": "infra"})).await;
+    assert_eq!(items(&v).len(), 1, "{v}");
+    assert_eq!(items(&v)[0]["status"], "running");
+    s.end("08-gitops").await;
+}
+
+/// 9. Work on a second environment by name; the hint when its agent is down.
+async fn second_environment(surface: &'static str) {
+    let mut s = Story::begin(surface).await;
+    s.find("list environments", "environment.list").await;
+    let (v, _) = s.run("environment.list", json!({})).await;
+    assert!(v.to_string().contains("staging-agent"));
+    let (v, _) = s
+        .run("container.list", json!({"environmentId": "staging-agent"}))
+        .await;
+    assert!(v.to_string().contains("worker-1"), "{v}");
+    let mut st = s.sim.state().await;
+    for e in st["environments"].as_array_mut().unwrap() {
+        if e["name"] == "staging-agent" {
+            e["agentConnected"] = json!(false);
+        }
+    }
+    s.sim.set_state(st).await;
+    let r = s
+        .call(
+            "container.list",
+            json!({"environmentId": "staging-agent"}),
+            false,
+        )
+        .await;
+    let t = err(&r);
+    assert!(t.to_lowercase().contains("agent"), "{t}");
+    s.end("09-second-environment").await;
+}
+
+/// 10. Create a scoped API key for CI, list keys, revoke it.
+async fn api_key_for_ci(surface: &'static str) {
+    let mut s = Story::begin(surface).await;
+    s.find("create api key", "api_key.create").await;
+    let (v, t) = s
+        .run(
+            "api_key.create",
+            json!({"name": "ci", "description": "CI deploys",
+                   "permissions": [{"permission": "projects:deploy", "environmentId": "0"}]}),
+        )
+        .await;
+    let id = id_of(&v);
+    assert!(t.contains("arc_"), "the new key is shown once: {t}");
+    s.find("list api keys", "api_key.list").await;
+    let (v, t) = s.run("api_key.list", json!({})).await;
+    assert_eq!(items(&v).len(), 1);
+    assert!(!t.contains("arc_") || !t.contains(&v.to_string()), "{t}");
+    s.find("revoke api key", "api_key.delete").await;
+    s.run_confirmed("api_key.delete", json!({"id": id})).await;
+    assert!(collection(&s.sim, "/api-keys").await.is_empty());
+    s.end("10-api-key-for-ci").await;
+}
+
+macro_rules! on_every_surface {
+    ($($name:ident),* $(,)?) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            for surface in SURFACES {
+                super::$name(surface).await;
+            }
+        }
+    )*};
+}
+
+mod jobs {
+    use super::SURFACES;
+    on_every_surface!(
+        deploy_from_compose,
+        failing_container,
+        free_disk_space,
+        swarm_scale_update_rollback,
+        volume_backup_restore,
+        private_registry,
+        gitops,
+        second_environment,
+        api_key_for_ci,
+    );
+}
+
+/// `docs/jobs.md` is the golden transcripts, assembled; it cannot drift from the suite.
+#[test]
+fn docs_jobs_is_generated_from_the_goldens() {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(golden_dir())
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    names.sort();
+    let mut doc = String::from(
+        "# Operator jobs, as a model does them\n\n\
+         Generated from `tests/golden/jobs/` by `tests/workflows.rs` \
+         (`UPDATE_GOLDEN=1 cargo test --test workflows` rewrites it): each job as the calls a \
+         model makes on the dynamic surface, with the text it reads at each step (long answers \
+         cut after 30 lines). Every job also runs on the meta and individual surfaces.\n\n",
+    );
+    for p in &names {
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        let title = stem.split_once('-').map(|(n, t)| format!("{n}. {}", t.replace('-', " ")));
+        doc.push_str(&format!("## {}\n\n", title.unwrap_or(stem)));
+        doc.push_str(&std::fs::read_to_string(p).unwrap());
+    }
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/jobs.md");
+    if updating() {
+        std::fs::write(&path, &doc).unwrap();
+        return;
+    }
+    assert!(!names.is_empty(), "golden transcripts exist");
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == doc,
+        "docs/jobs.md is stale; run UPDATE_GOLDEN=1 cargo test --test workflows"
+    );
+}
