@@ -139,6 +139,15 @@ fn id_of(v: &Value) -> String {
         .to_string()
 }
 
+/// A container's name: Docker lists them as `names`.
+fn name_of(c: &Value) -> String {
+    c.pointer("/names/0")
+        .or_else(|| c.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
 fn items(v: &Value) -> Vec<Value> {
     v["items"].as_array().cloned().unwrap_or_default()
 }
@@ -173,10 +182,7 @@ async fn deploy_from_compose(surface: &'static str) {
     let (v, _) = s
         .run("container.list", json!({"search": "shop"}))
         .await;
-    let names: Vec<String> = items(&v)
-        .iter()
-        .filter_map(|c| c["name"].as_str().map(str::to_string))
-        .collect();
+    let names: Vec<String> = items(&v).iter().map(name_of).collect();
     assert_eq!(names.len(), 2, "{names:?}");
     s.find("container logs", "container.logs").await;
     let (_, t) = s
@@ -217,7 +223,7 @@ async fn failing_container(surface: &'static str) {
         .into_iter()
         .find(|c| c["state"] == "exited")
         .expect("an exited container");
-    let name = c["name"].as_str().unwrap().to_string();
+    let name = name_of(&c);
     s.find("inspect container details", "container.get").await;
     let (_, t) = s.run("container.get", json!({"containerId": name})).await;
     assert!(t.contains("exited"), "{t}");
@@ -265,6 +271,10 @@ async fn swarm_scale_update_rollback(surface: &'static str) {
         .find(|x| x["name"] == "edge-proxy")
         .expect("edge-proxy");
     let id = id_of(&svc);
+    s.find("swarm service details", "swarm_service.get").await;
+    let (v, _) = s.run("swarm_service.get", json!({"serviceId": id})).await;
+    // Docker refuses an update that does not name the version it changes.
+    let version = v.pointer("/version/index").and_then(Value::as_i64).unwrap_or(0);
     s.find("scale swarm service replicas", "swarm_service.scale")
         .await;
     s.run(
@@ -276,8 +286,10 @@ async fn swarm_scale_update_rollback(surface: &'static str) {
         .await;
     s.run(
         "swarm_service.update",
-        json!({"serviceId": id, "version": 11,
-               "spec": {"TaskTemplate": {"ContainerSpec": {"Image": "traefik:v3.2"}}}}),
+        json!({"serviceId": id, "version": version,
+               "spec": {"Labels": {},
+                        "TaskTemplate": {"ForceUpdate": 0,
+                                         "ContainerSpec": {"Image": "traefik:v3.2"}}}}),
     )
     .await;
     let svc = |st: Value| {
