@@ -61,12 +61,12 @@ impl Story {
         if self.surface != "dynamic" {
             return;
         }
-        let args = json!({"query": words, "limit": 3});
+        let args = json!({"query": words, "limit": 5});
         let r = call(&self.client, "arcane_find_action", args.clone()).await;
         let t = text(&r);
         assert!(
             t.contains(id),
-            "searching {words:?} finds {id} among the first three:\n{t}"
+            "searching {words:?} finds {id} among the first five:\n{t}"
         );
         self.record("arcane_find_action", &args, &t);
     }
@@ -239,6 +239,49 @@ async fn failing_container(surface: &'static str) {
     let c = s.sim.container(&name).await.unwrap();
     assert_eq!(c["state"], "running");
     s.end("02-failing-container").await;
+}
+
+/// 3. Update an app to newer images: check, pull, redeploy, prune the old image.
+async fn update_app_images(surface: &'static str) {
+    let mut s = Story::begin(surface).await;
+    s.find("list projects", "project.list").await;
+    let (v, _) = s.run("project.list", json!({"search": "webshop"})).await;
+    let project = items(&v)
+        .into_iter()
+        .find(|p| p["name"] == "webshop")
+        .expect("webshop");
+    let id = id_of(&project);
+    s.find("check project image updates", "project.updates")
+        .await;
+    let (v, _) = s.run("project.updates", json!({"projectId": id})).await;
+    assert_eq!(v.pointer("/updateInfo/hasUpdate"), Some(&json!(true)), "{v}");
+    s.find("pull project images", "project.pull").await;
+    s.run("project.pull", json!({"projectId": id})).await;
+    s.find("redeploy project", "project.redeploy").await;
+    s.run("project.redeploy", json!({"projectId": id})).await;
+    s.find("prune unused images", "image.prune").await;
+    s.run_confirmed("image.prune", json!({"dangling": true}))
+        .await;
+    let st = s.sim.state().await;
+    let p = st["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "webshop")
+        .unwrap()
+        .clone();
+    assert_eq!(p["hasUpdate"], false);
+    assert_eq!(p["status"], "running");
+    assert!(
+        !st["images"].to_string().contains("<none>")
+            && st["images"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|i| i["repoTags"].as_array().is_some_and(|t| !t.is_empty())),
+        "the dangling image is gone"
+    );
+    s.end("03-update-app-images").await;
 }
 
 /// 4. Free disk space: prune dangling images and unused volumes; the numbers go down.
@@ -479,6 +522,7 @@ mod jobs {
     on_every_surface!(
         deploy_from_compose,
         failing_container,
+        update_app_images,
         free_disk_space,
         swarm_scale_update_rollback,
         volume_backup_restore,

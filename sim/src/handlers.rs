@@ -1258,6 +1258,10 @@ fn project_stream(ctx: &Ctx, action: &'static str) -> Response {
                 .iter()
                 .position(|p| p.environment_id == env && p.name == name)
             {
+                // A redeploy pulls the newer images and recreates the containers on them.
+                if action == "redeploy" {
+                    st.projects[i].has_update = false;
+                }
                 recompute_status(st, i);
             }
         }))
