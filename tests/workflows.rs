@@ -71,7 +71,12 @@ impl Story {
         self.record("arcane_find_action", &args, &t);
     }
 
-    async fn call(&mut self, id: &str, params: Value, confirm: bool) -> rmcp::model::CallToolResult {
+    async fn call(
+        &mut self,
+        id: &str,
+        params: Value,
+        confirm: bool,
+    ) -> rmcp::model::CallToolResult {
         let (tool, args) = shape(self.surface, id, params, confirm);
         let r = call(&self.client, &tool, args.clone()).await;
         let t = text(&r);
@@ -179,9 +184,7 @@ async fn deploy_from_compose(surface: &'static str) {
     s.find("deploy project up", "project.up").await;
     s.run("project.up", json!({"projectId": id})).await;
     s.find("list containers", "container.list").await;
-    let (v, _) = s
-        .run("container.list", json!({"search": "shop"}))
-        .await;
+    let (v, _) = s.run("container.list", json!({"search": "shop"})).await;
     let names: Vec<String> = items(&v).iter().map(name_of).collect();
     assert_eq!(names.len(), 2, "{names:?}");
     s.find("container logs", "container.logs").await;
@@ -206,9 +209,7 @@ async fn deploy_from_compose(surface: &'static str) {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|c| {
-            c["labels"]["com.docker.compose.project"] == "shop" && c["state"] == "running"
-        })
+        .filter(|c| c["labels"]["com.docker.compose.project"] == "shop" && c["state"] == "running")
         .count();
     assert_eq!(running, 2);
     s.end("01-deploy-from-compose").await;
@@ -254,7 +255,11 @@ async fn update_app_images(surface: &'static str) {
     s.find("check project image updates", "project.updates")
         .await;
     let (v, _) = s.run("project.updates", json!({"projectId": id})).await;
-    assert_eq!(v.pointer("/updateInfo/hasUpdate"), Some(&json!(true)), "{v}");
+    assert_eq!(
+        v.pointer("/updateInfo/hasUpdate"),
+        Some(&json!(true)),
+        "{v}"
+    );
     s.find("pull project images", "project.pull").await;
     s.run("project.pull", json!({"projectId": id})).await;
     s.find("redeploy project", "project.redeploy").await;
@@ -317,7 +322,10 @@ async fn swarm_scale_update_rollback(surface: &'static str) {
     s.find("swarm service details", "swarm_service.get").await;
     let (v, _) = s.run("swarm_service.get", json!({"serviceId": id})).await;
     // Docker refuses an update that does not name the version it changes.
-    let version = v.pointer("/version/index").and_then(Value::as_i64).unwrap_or(0);
+    let version = v
+        .pointer("/version/index")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
     s.find("scale swarm service replicas", "swarm_service.scale")
         .await;
     s.run(
@@ -368,7 +376,10 @@ async fn volume_backup_restore(surface: &'static str) {
     let backup = id_of(&v);
     s.find("list volume backups", "volume_backup.list").await;
     let (v, _) = s
-        .run("volume_backup.list", json!({"volumeName": "webshop_db-data"}))
+        .run(
+            "volume_backup.list",
+            json!({"volumeName": "webshop_db-data"}),
+        )
         .await;
     assert_eq!(items(&v).len(), 1, "{v}");
     s.find("restore volume backup", "volume_backup.restore")
@@ -393,8 +404,11 @@ async fn volume_backup_restore(surface: &'static str) {
 /// 7. Add a private registry and pull an image from it; the credential is never shown back.
 async fn private_registry(surface: &'static str) {
     let mut s = Story::begin(surface).await;
-    s.find("add container registry credentials", "container_registry.create")
-        .await;
+    s.find(
+        "add container registry credentials",
+        "container_registry.create",
+    )
+    .await;
     let token = "ghp-registry-token-93f1";
     let (_, t) = s
         .run(
@@ -549,7 +563,9 @@ fn docs_jobs_is_generated_from_the_goldens() {
     );
     for p in &names {
         let stem = p.file_stem().unwrap().to_string_lossy().to_string();
-        let title = stem.split_once('-').map(|(n, t)| format!("{n}. {}", t.replace('-', " ")));
+        let title = stem
+            .split_once('-')
+            .map(|(n, t)| format!("{n}. {}", t.replace('-', " ")));
         doc.push_str(&format!("## {}\n\n", title.unwrap_or(stem)));
         doc.push_str(&std::fs::read_to_string(p).unwrap());
     }

@@ -64,7 +64,9 @@ fn docker_backed(shape: &str) -> bool {
 }
 
 fn has_op(spec: &Spec, method: &str, shape: &str) -> bool {
-    spec.ops.iter().any(|o| o.method == method && o.shape == shape)
+    spec.ops
+        .iter()
+        .any(|o| o.method == method && o.shape == shape)
 }
 
 /// Whether `shape` (a template with parameter names erased) is a stateful collection of the
@@ -364,7 +366,11 @@ pub fn compose_services(project: &str, compose: &str) -> Result<Vec<Value>, Stri
             .unwrap_or_else(|| format!("{project}-{name}"));
         let mut svc = json!({"name": name, "image": image});
         let env: Vec<String> = match s.get("environment") {
-            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
             Some(Value::Object(o)) => o
                 .iter()
                 .map(|(k, v)| match v {
@@ -408,7 +414,11 @@ fn create_project(ctx: &Ctx) -> Response {
             },
         },
     };
-    let name = spec.get("name").and_then(Value::as_str).unwrap_or("").trim();
+    let name = spec
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim();
     if name.is_empty() {
         return ctx.problem(400, "project name is required");
     }
@@ -484,7 +494,10 @@ pub fn ensure_project_containers(st: &mut State, env: &str, project: &str) {
         let exists = st.containers.iter().any(|c| {
             c.environment_id == env
                 && state::container_project(c) == Some(project)
-                && c.labels.get("com.docker.compose.service").and_then(Value::as_str) == Some(svc)
+                && c.labels
+                    .get("com.docker.compose.service")
+                    .and_then(Value::as_str)
+                    == Some(svc)
         });
         if exists {
             continue;
@@ -525,7 +538,12 @@ pub fn ensure_project_containers(st: &mut State, env: &str, project: &str) {
         let env_list: Vec<String> = s
             .get("environment")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default();
         add_image_if_missing(st, env, &image);
         st.containers.push(state::Container {
@@ -671,7 +689,10 @@ fn rollback_swarm_service(ctx: &Ctx) -> Response {
     s.extra.insert("previousSpec".into(), current);
     bump_version(s);
     drop(st);
-    ctx.ok(json!({"message": "Service rolled back successfully"}), vec![])
+    ctx.ok(
+        json!({"message": "Service rolled back successfully"}),
+        vec![],
+    )
 }
 
 fn restore_backup(ctx: &Ctx) -> Response {
