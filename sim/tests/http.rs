@@ -1350,6 +1350,22 @@ async fn vulnerability_scans_are_per_image() {
         .map(|v| v["pkgName"].as_str().unwrap())
         .collect();
     assert_eq!(pkgs, vec!["busybox", "libexpat", "openssl"]);
+    // Ignoring a CVE does not change the counts (measured: marcoaperez/arcane-mcp-server
+    // docs/balances/2026-08-19-f4.md §5.3, "los contadores no cambian").
+    let (st, _) = s
+        .post_json(
+            "/environments/0/vulnerabilities/ignore",
+            json!({"imageId": nginx, "vulnerabilityId": "CVE-2024-6119", "pkgName": "openssl"}),
+        )
+        .await;
+    assert_eq!(st, 200);
+    let (_, b) = s
+        .get_json(&format!(
+            "/environments/0/images/{nginx}/vulnerabilities/summary"
+        ))
+        .await;
+    assert_eq!(b["data"]["summary"]["total"], 3);
+    assert_eq!(b["data"]["summary"]["high"], 1);
     // A scan answers at once with `scanning` and an activity (vulnerabilidades.e2e.ts, "el acuse
     // del scan es asíncrono y trae activityId").
     let (st, b) = s
