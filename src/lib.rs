@@ -13,6 +13,7 @@ pub mod http;
 pub mod inspect;
 pub mod output_schema;
 pub mod policy;
+pub mod redact;
 pub mod reload;
 pub mod render;
 pub mod resources;
@@ -112,6 +113,7 @@ pub fn serve(args: config::ServeArgs) -> Result<()> {
             auth,
             environment: args.environment.clone(),
             timeout: Duration::from_secs(args.timeout.max(1)),
+            show_secrets: args.show_secrets,
         },
         args.ca_cert.as_deref(),
         args.insecure_skip_verify,

@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::{Action, ResultKind};
 use crate::policy::catalog_exclusion;
+use crate::render::escape::{excerpt, quoted_name};
 use crate::render::markdown::{RenderContext, render_value};
 use crate::snapshot::Snapshot;
 use crate::surface::call_name;
@@ -40,6 +41,9 @@ pub struct ExecConfig {
     /// The default environment for `environmentId`.
     pub environment: String,
     pub timeout: Duration,
+    /// Show secret values in the text of results (`--show-secrets`); masked by default.
+    /// structuredContent always carries Arcane's values.
+    pub show_secrets: bool,
 }
 
 /// What a call carries besides its arguments: the client's cancellation, and where progress
@@ -69,9 +73,16 @@ pub fn assistant_text(text: impl Into<String>) -> ContentBlock {
     ContentBlock::Text(t)
 }
 
-/// The text of a failed call: an `isError` result, no structuredContent.
+/// The text of a failed call: an `isError` result, no structuredContent. Every error text
+/// passes here, so this is where a password written in a URL (`ARCANE_URL` with
+/// `user:password@`, or one Arcane echoed) is masked.
 pub fn error_result(text: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text.into())])
+    let text = text.into();
+    let text = match crate::redact::mask_text(&text) {
+        std::borrow::Cow::Owned(masked) => masked,
+        std::borrow::Cow::Borrowed(_) => text,
+    };
+    CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
 impl Executor {
@@ -154,7 +165,11 @@ impl Executor {
         ) {
             Ok(p) => p,
             Err(e) => {
-                return error_result(format!("Cannot build the request of {}: {e}.", action.id));
+                return error_result(format!(
+                    "Cannot build the request of {}: {}. Nothing was sent to Arcane.",
+                    action.id,
+                    excerpt(&e, 300)
+                ));
             }
         };
         // 4. Safe mode: the exact request instead of sending it.
@@ -262,8 +277,11 @@ impl Executor {
             };
         }
         if status.is_success() && action.kind == ResultKind::Download {
+            if errors::is_html(&content_type, b"") {
+                return self.html_answer(snap, action, status.as_u16(), resp).await;
+            }
             return match transfer::read_download(resp, transfer::DEFAULT_MAX_DOWNLOAD).await {
-                Ok(d) => download_result(action, d),
+                Ok(d) => download_result(action, d, self.config.show_secrets),
                 Err(e) => error_result(format!("{}: {e}", action.id)),
             };
         }
@@ -271,9 +289,8 @@ impl Executor {
             Ok(b) => b,
             Err(e) => return self.transport_error(snap, action, &e, timeout),
         };
-        if !status.is_success() {
-            let body = String::from_utf8_lossy(&bytes);
-            let err = errors::parse_error(status.as_u16(), &body);
+        if !status.is_success() || errors::is_html(&content_type, &bytes) {
+            let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
             tracing::debug!(action = %action.id, status = status.as_u16(), "Arcane answered an error");
             return error_result(errors::http_error_text(
                 snap,
@@ -285,13 +302,36 @@ impl Executor {
         }
         match action.kind {
             _ if bytes.iter().all(u8::is_ascii_whitespace) => {
-                success(snap, action, json!({"status": status.as_u16(), "ok": true}))
+                success(
+                    snap,
+                    action,
+                    json!({"status": status.as_u16(), "ok": true}),
+                    self.config.show_secrets,
+                )
             }
             _ => match serde_json::from_slice::<Value>(&bytes) {
-                Ok(body) => success(snap, action, response::unwrap_envelope(body)),
-                Err(_) if !content_type.contains("json") => {
-                    download_result(action, download_of(&content_type, &disposition, &bytes))
+                // Arcane's plain-JSON failure shape can come with a 2xx status.
+                Ok(body) if body.get("success") == Some(&Value::Bool(false)) => {
+                    let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
+                    error_result(errors::http_error_text(
+                        snap,
+                        action,
+                        &err,
+                        env,
+                        self.credential_name(),
+                    ))
                 }
+                Ok(body) => success(
+                    snap,
+                    action,
+                    response::unwrap_envelope(body),
+                    self.config.show_secrets,
+                ),
+                Err(_) if !content_type.contains("json") => download_result(
+                    action,
+                    download_of(&content_type, &disposition, &bytes),
+                    self.config.show_secrets,
+                ),
                 Err(e) => error_result(format!(
                     "{} answered {} but its JSON body could not be read ({e}); the answer may \
                      have been cut. {}",
@@ -310,6 +350,34 @@ impl Executor {
         }
     }
 
+    /// A 2xx HTML page where Arcane answers JSON or a file: a proxy's or login page. Reads a
+    /// little of it for its title.
+    async fn html_answer(
+        &self,
+        snap: &Snapshot,
+        action: &Action,
+        status: u16,
+        resp: reqwest::Response,
+    ) -> CallToolResult {
+        let content_type = header(&resp, "content-type");
+        let mut page = Vec::new();
+        let mut stream = resp.bytes_stream();
+        while page.len() < 64 * 1024 {
+            match futures::StreamExt::next(&mut stream).await {
+                Some(Ok(chunk)) => page.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+        let err = errors::error_detail(status, &content_type, &page);
+        error_result(errors::http_error_text(
+            snap,
+            action,
+            &err,
+            None,
+            self.credential_name(),
+        ))
+    }
+
     fn transport_error(
         &self,
         snap: &Snapshot,
@@ -317,7 +385,16 @@ impl Executor {
         e: &reqwest::Error,
         timeout: Duration,
     ) -> CallToolResult {
-        let base = &self.config.base_url;
+        let base = crate::redact::mask_text(&self.config.base_url);
+        if e.is_builder() {
+            // Refused before a byte left: a header value or a URL the HTTP stack cannot send.
+            return error_result(format!(
+                "Cannot send {}: {}. Nothing was sent to Arcane; check the parameters (header \
+                 values must be printable text, and the URL must not be too long).",
+                action.id,
+                excerpt(&root_cause(e), 300)
+            ));
+        }
         if e.is_timeout() {
             if action.mutating {
                 return error_result(format!(
@@ -375,9 +452,10 @@ fn header(resp: &reqwest::Response, name: &str) -> String {
 }
 
 /// The text of an unknown name: the reason when an overlay excludes it, else the closest IDs.
+/// The name came from the client: it is echoed as a code span.
 pub fn unknown_action_text(snap: &Snapshot, name: &str) -> String {
     if let Some(reason) = catalog_exclusion(&snap.catalog, name) {
-        return format!("{name} is not served: {reason}.");
+        return format!("{} is not served: {reason}.", quoted_name(name, 100));
     }
     let closest: Vec<String> = snap
         .catalog
@@ -388,7 +466,7 @@ pub fn unknown_action_text(snap: &Snapshot, name: &str) -> String {
         .take(5)
         .map(|a| call_name(snap.surface, a))
         .collect();
-    let mut out = format!("Unknown action {name:?}.");
+    let mut out = format!("Unknown action {}.", quoted_name(name, 100));
     if !closest.is_empty() {
         out.push_str(&format!(" Closest: {}.", closest.join(", ")));
     }
@@ -421,7 +499,7 @@ fn validate(snap: &Snapshot, action: &Action, params: &Map<String, Value>) -> Re
 }
 
 fn safe_mode_preview(action: &Action, prepared: &request::Prepared, auth: &Auth) -> CallToolResult {
-    let preview = prepared.preview(auth);
+    let preview = prepared.preview(auth, &action.domain);
     let text = format!(
         "Safe mode: {} was not sent. This is the request it would send (secrets masked):\n\n```json\n{}\n```\n",
         action.id,
@@ -432,8 +510,10 @@ fn safe_mode_preview(action: &Action, prepared: &request::Prepared, auth: &Auth)
     r
 }
 
-/// A successful JSON result: structuredContent plus the Markdown text.
-fn success(snap: &Snapshot, action: &Action, value: Value) -> CallToolResult {
+/// A successful JSON result: structuredContent (Arcane's value) plus the Markdown text, which
+/// is rendered from a redacted copy unless `show_secrets`, or unless revealing a secret is the
+/// action's purpose (then the text says so).
+fn success(snap: &Snapshot, action: &Action, value: Value, show_secrets: bool) -> CallToolResult {
     let full_item = action
         .full_item
         .as_deref()
@@ -447,7 +527,17 @@ fn success(snap: &Snapshot, action: &Action, value: Value) -> CallToolResult {
         empty_hint: action.empty_hint.as_deref(),
         ..Default::default()
     };
-    let mut text = render_value(&ctx, &value);
+    let mut text = if show_secrets || action.reveals_secret.is_some() {
+        render_value(&ctx, &value)
+    } else {
+        render_value(&ctx, &crate::redact::redacted(&value, &action.domain))
+    };
+    if let Some(what) = &action.reveals_secret {
+        text.push_str(&format!(
+            "\n\nThis answer shows {what} in full: it is the purpose of this action, and Arcane \
+             may not show it again. Hand it to the user to store; do not repeat it elsewhere."
+        ));
+    }
     let mut value = value;
     // Declared output schemas are enforced: a part that does not fit is sent as null, and the
     // text names it with Arcane's original value.
@@ -496,7 +586,7 @@ fn download_of(content_type: &str, disposition: &str, bytes: &[u8]) -> transfer:
 
 /// A download (SPEC §6): text in a fenced block when small enough; otherwise the metadata in
 /// the text and the file itself as an embedded resource for the user.
-fn download_result(action: &Action, d: transfer::Download) -> CallToolResult {
+fn download_result(action: &Action, d: transfer::Download, show_secrets: bool) -> CallToolResult {
     let file_name = d.file_name.clone().unwrap_or_else(|| action.name.clone());
     let content_type = d
         .content_type
@@ -506,11 +596,16 @@ fn download_result(action: &Action, d: transfer::Download) -> CallToolResult {
     let meta = json!({"fileName": file_name, "size": size, "contentType": content_type});
     match d.body {
         transfer::DownloadBody::Text(text) if text.len() <= MAX_TEXT_DOWNLOAD => {
+            let shown = if show_secrets {
+                std::borrow::Cow::Borrowed(text.as_str())
+            } else {
+                crate::redact::mask_document(&text, &file_name)
+            };
             let md = crate::render::markdown::render_text_download(
                 &file_name,
                 size,
                 &content_type,
-                &text,
+                &shown,
             );
             let mut r = CallToolResult::success(vec![assistant_text(md)]);
             let mut sc = meta;

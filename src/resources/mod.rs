@@ -15,7 +15,6 @@
 
 pub mod guides;
 pub mod links;
-pub mod redact;
 pub mod tools;
 
 use rmcp::model::{
@@ -25,6 +24,7 @@ use rmcp::model::{
 use serde_json::{Map, Value, json};
 
 use crate::catalog::Action;
+use crate::redact;
 use crate::exec::Executor;
 use crate::snapshot::Snapshot;
 use crate::surface::call_name;
@@ -358,7 +358,8 @@ async fn state(
         return Err(ReadError::Upstream(text));
     }
     let mut value = result.structured_content.unwrap_or(Value::Null);
-    let masked = redact::redact(&mut value);
+    let domain = snap.catalog.get(action).map(|a| a.domain.as_str()).unwrap_or("");
+    let masked = redact::redact_for(&mut value, domain);
     let doc = if masked.is_empty() {
         value
     } else {
