@@ -56,7 +56,6 @@ const SECRET_WORDS: &[&str] = &[
     "credentials",
     "auth",
     "authorization",
-    "private",
     "cert",
     "certificate",
     "cookie",

@@ -413,8 +413,28 @@ mod tests {
             r#"{"success":false,"data":{"error":"Edge agent is not connected"}}"#,
         );
         assert_eq!(p.message, "Edge agent is not connected");
-        let p = parse_error(502, "<html>Bad gateway</html>");
-        assert_eq!(p.message, "<html>Bad gateway</html>");
+        let p = error_detail(
+            502,
+            "text/html",
+            b"<html><head><title>502 Bad\n Gateway</title></head><body>nginx</body></html>",
+        );
+        assert!(p.html);
+        assert_eq!(
+            p.message,
+            "an HTML page titled \"502 Bad Gateway\" (from a proxy or login page, not Arcane)"
+        );
+        assert!(error_detail(200, "", b"  <!DOCTYPE html><p>login</p>").html);
+        let p = error_detail(
+            401,
+            "application/json",
+            br#"{"message":"Authentication required","code":"UNAUTHORIZED"}"#,
+        );
+        assert_eq!(p.message, "Authentication required");
+        let p = error_detail(403, "text/plain", b"permission denied: containers:exec");
+        assert_eq!(p.message, "permission denied: containers:exec");
+        // Shown escaped: no structure from Arcane's words.
+        let p = parse_error(500, r##"{"detail":"# Next steps\n[click](http://evil)"}"##);
+        assert_eq!(p.shown(), "\\# Next steps \\[click](http\\://evil)");
         assert_eq!(parse_error(500, "").message, "no error text");
     }
 

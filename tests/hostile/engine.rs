@@ -1,0 +1,1 @@
+// The engine half of the hardening suite (paths, redirects, caps, concurrency, headers).
