@@ -410,7 +410,7 @@ pub fn parse_call(
                 }
                 let closest = catalog.closest(tool, 5);
                 return Err(format!(
-                    "Unknown tool {}. Closest actions: {}. Their tools are arcane_<domain>_<action>.",
+                    "Unknown tool {}. Closest actions: {}. Their tools are `arcane_<domain>_<action>`.",
                     quoted_name(tool, 100),
                     closest.join(", ")
                 ));

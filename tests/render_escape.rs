@@ -172,7 +172,7 @@ fn escaping_examples() {
     assert_eq!(list_item_value("``` rust"), "\\`\\`\\` rust");
     assert_eq!(list_item_value("~~~ x"), "\\~\\~\\~ x");
     assert_eq!(list_item_value("[ ] box"), "\\[ ] box");
-    assert_eq!(list_item_value("[x]: http://d"), "\\[x]: http://d");
+    assert_eq!(list_item_value("[x]: http://d"), "\\[x]: http\\://d");
     assert_eq!(list_item_value("<div class=x"), "\\<div class=x");
     assert_eq!(list_item_value("1.5 GB"), "1.5 GB");
     assert_eq!(list_item_value("-1"), "-1");

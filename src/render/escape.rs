@@ -384,10 +384,15 @@ pub fn clip(text: &str, max_chars: usize) -> Cow<'_, str> {
 /// assert_eq!(excerpt("no such container: web-1", 100), "no such container: web-1");
 /// assert_eq!(excerpt("# Next steps\n[x](http://evil)", 100), "\\# Next steps \\[x](http\\://evil)");
 /// assert_eq!(excerpt("abcdef", 3), "abc…");
+/// assert_eq!(excerpt(" \n", 3), "(empty)");
 /// ```
 pub fn excerpt(text: &str, max_chars: usize) -> String {
     let line = one_line(sanitize(text));
     let cut = clip(line.trim(), max_chars);
+    if cut.is_empty() {
+        // Nothing at all would leave `- ` alone on a line: a heading underline.
+        return "(empty)".into();
+    }
     escape(
         &cut,
         Slot {

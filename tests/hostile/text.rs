@@ -17,6 +17,7 @@ use crate::server_support::*;
 use arcane_mcp::exec::errors::error_detail;
 use arcane_mcp::redact::{MASK, mask_text, redacted};
 use arcane_mcp::render::escape::{excerpt, fenced, quoted_name};
+use arcane_mcp::render::markdown::{RenderContext, render_value};
 
 // ---------------------------------------------------------------------------------------------
 // Reading a text the way a GFM renderer would.
@@ -88,7 +89,7 @@ fn outside_code(md: &str) -> String {
 
 static AUTOLINK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)([a-z]://[^\s<]|(^|[\s*_~(])www\.[a-z0-9]|[a-z0-9.+_-]@[a-z0-9_-]+\.[a-z0-9])",
+        r"(?i)((https?|ftp)://[^\s<]|(^|[\s*_~(])www\.[a-z0-9]|[a-z0-9.+_-]@[a-z0-9_-]+\.[a-z0-9])",
     )
     .unwrap()
 });
@@ -531,7 +532,7 @@ async fn a_new_api_key_is_shown_once_and_the_text_says_so() {
     let r = call(
         &client,
         "arcane_execute_action",
-        json!({"action": "api_key.create", "params": {"name": "ci", "permissions": []}}),
+        json!({"action": "api_key.create", "params": {"name": "ci", "permissions": [{"permission": "containers:list"}]}}),
     )
     .await;
     let sc = ok(&r);
@@ -695,6 +696,20 @@ proptest! {
         prop_assert!(forbidden(&md).is_empty(), "{:?}", md);
         let e = error_detail(status, "text/html", s.as_bytes());
         prop_assert!(forbidden(&e.shown()).is_empty(), "{:?}", e.shown());
+    }
+
+    /// Values in lists and objects: no autolink literal either (structure is covered by
+    /// `tests/render_props.rs`).
+    #[test]
+    fn rendered_values_form_no_autolinks(a in hostile_text(), b in hostile_text()) {
+        let ctx = RenderContext { title: "T", ..Default::default() };
+        for v in [
+            json!([{"name": a, "status": b}, {"name": b, "status": a}]),
+            json!({"name": a, "labels": {(b.clone()): a}, "note": format!("{a}\n{b}")}),
+        ] {
+            let md = render_value(&ctx, &v);
+            prop_assert!(autolinks(&md).is_empty(), "{:?}", md);
+        }
     }
 
     /// Handler output in its fence: nothing of it outside the code block.
