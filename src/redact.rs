@@ -89,10 +89,41 @@ const SECRET_FRAGMENTS: &[&str] = &[
 /// A last word that makes a secret-sounding name a description of one, not the secret
 /// itself (`secretName`, `tokenExpiresAt`, `keyPrefix`, `passwordSet`, `apiKeyId`).
 const NOT_SECRET_LAST: &[&str] = &[
-    "id", "ids", "name", "names", "count", "type", "kind", "file", "path", "set", "enabled",
-    "required", "at", "prefix", "length", "mode", "method", "provider", "url", "uri", "endpoint",
-    "header", "policy", "scope", "scopes", "status", "state", "expiry", "expires", "label",
-    "version", "configured", "exists", "hint", "description",
+    "id",
+    "ids",
+    "name",
+    "names",
+    "count",
+    "type",
+    "kind",
+    "file",
+    "path",
+    "set",
+    "enabled",
+    "required",
+    "at",
+    "prefix",
+    "length",
+    "mode",
+    "method",
+    "provider",
+    "url",
+    "uri",
+    "endpoint",
+    "header",
+    "policy",
+    "scope",
+    "scopes",
+    "status",
+    "state",
+    "expiry",
+    "expires",
+    "label",
+    "version",
+    "configured",
+    "exists",
+    "hint",
+    "description",
 ];
 
 /// Keys that hold whole text documents that may embed secrets (compose files).
@@ -168,7 +199,9 @@ pub fn redact(value: &mut Value) -> Vec<String> {
 pub fn redact_for(value: &mut Value, domain: &str) -> Vec<String> {
     let mut masked = Vec::new();
     let ctx = Ctx {
-        secret_domain: words(domain).iter().any(|w| w == "secret" || w == "secrets"),
+        secret_domain: words(domain)
+            .iter()
+            .any(|w| w == "secret" || w == "secrets"),
     };
     walk(value, &mut String::new(), None, &ctx, &mut masked);
     masked
@@ -189,7 +222,13 @@ fn escape_pointer(seg: &str) -> String {
     seg.replace('~', "~0").replace('/', "~1")
 }
 
-fn walk(value: &mut Value, path: &mut String, key: Option<&str>, ctx: &Ctx, masked: &mut Vec<String>) {
+fn walk(
+    value: &mut Value,
+    path: &mut String,
+    key: Option<&str>,
+    ctx: &Ctx,
+    masked: &mut Vec<String>,
+) {
     let nkey = key.map(norm).unwrap_or_default();
     if ENV_KEYS.contains(&nkey.as_str()) {
         mask_env(value, path, masked);
@@ -226,42 +265,40 @@ fn walk(value: &mut Value, path: &mut String, key: Option<&str>, ctx: &Ctx, mask
         }
         Value::Object(map) => {
             // `{key|name, value}` pairs (variables, labels as lists): the pair's name decides.
-            let pair_name = ["key", "name", "Key", "Name"]
-                .iter()
-                .find_map(|k| map.get(*k).and_then(Value::as_str))
-                .map(str::to_string);
-            let pair_secret = map.contains_key("value")
-                && (pair_name.as_deref().is_some_and(is_secret_name)
+            let pair_field = ["key", "name", "Key", "Name"]
+                .into_iter()
+                .find(|k| map.get(*k).is_some_and(Value::is_string));
+            let is_pair = map.contains_key("value") && pair_field.is_some();
+            let pair_secret = is_pair
+                && (pair_field
+                    .and_then(|f| map.get(f))
+                    .and_then(Value::as_str)
+                    .is_some_and(is_secret_name)
                     || ["isSecret", "secret", "sensitive"]
                         .iter()
                         .any(|k| map.get(*k) == Some(&Value::Bool(true))));
-            let is_pair = map.contains_key("value") && pair_name.is_some();
             for (k, v) in map.iter_mut() {
                 let len = path.len();
                 path.push('/');
                 path.push_str(&escape_pointer(k));
-                let secret = if is_pair && k != "value" {
-                    // The pair's name is not a secret, whatever it is called.
+                let secret = if is_pair && Some(k.as_str()) == pair_field {
+                    // A pair's name is not a secret, whatever it says (`key: API_TOKEN`).
                     false
                 } else if is_pair && k == "value" {
                     pair_secret
                 } else {
                     is_secret_name(k) || (ctx.secret_domain && k.eq_ignore_ascii_case("data"))
                 };
-                if secret && mask_whole(v) {
-                    masked.push(path.clone());
-                } else if !(is_pair && k != "value" && secret_free(v)) {
+                if !(secret && mask_whole(v)) {
                     walk(v, path, Some(k), ctx, masked);
+                } else {
+                    masked.push(path.clone());
                 }
                 path.truncate(len);
             }
         }
         _ => {}
     }
-}
-
-fn secret_free(v: &Value) -> bool {
-    matches!(v, Value::Bool(_) | Value::Null | Value::Number(_))
 }
 
 /// Replaces a secret field's value with [`MASK`]; `false` when there is nothing to hide (a
@@ -355,7 +392,7 @@ static FLAG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(^|\s)(--?[A-Za-z][A-Za-z0-9_.\-]*)(=\S+|[ \t]+[^\s\-]\S*)").expect("valid regex")
 });
 static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(^|[\s;,&|(])([A-Za-z_][A-Za-z0-9_.\-]*)=([^\s]+)").expect("valid regex")
+    Regex::new(r"(^|[\s;,&|(?])([A-Za-z_][A-Za-z0-9_.\-]*)=([^\s&]+)").expect("valid regex")
 });
 
 /// Masks secrets written inside free text: a URL's password, a secret-named flag's value, a
@@ -366,19 +403,15 @@ static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
 /// assert_eq!(mask_text("postgres://app:hunter2@db/x"), "postgres://app:********@db/x");
 /// assert_eq!(mask_text("run --db-password=hunter2 --token abc -v"), "run --db-password=******** --token ******** -v");
 /// assert_eq!(mask_text("env API_TOKEN=abc make"), "env API_TOKEN=******** make");
+/// assert_eq!(mask_text("/api/x?token=abc&limit=5"), "/api/x?token=********&limit=5");
 /// assert_eq!(mask_text("--name web --port 80"), "--name web --port 80");
 /// ```
 pub fn mask_text(s: &str) -> Cow<'_, str> {
     if !s.contains('@') && !s.contains('-') && !s.contains('=') {
         return Cow::Borrowed(s);
     }
-    let mut out = Cow::Borrowed(s);
-    if s.contains('@') {
-        if let Cow::Owned(t) = URL_PASSWORD.replace_all(&out, format!("${{1}}{MASK}@").as_str()) {
-            out = Cow::Owned(t);
-        }
-    }
-    let flags = FLAG.replace_all(&out, |c: &regex::Captures<'_>| {
+    let urls = URL_PASSWORD.replace_all(s, format!("${{1}}{MASK}@").as_str());
+    let flags = FLAG.replace_all(&urls, |c: &regex::Captures<'_>| {
         let (lead, flag, rest) = (&c[1], &c[2], &c[3]);
         // `rest` is `=value` or the blanks and the next word.
         let at = rest
@@ -391,25 +424,24 @@ pub fn mask_text(s: &str) -> Cow<'_, str> {
             c[0].to_string()
         }
     });
-    if let Cow::Owned(t) = flags {
-        out = Cow::Owned(t);
-    }
-    let assigns = ASSIGNMENT.replace_all(&out, |c: &regex::Captures<'_>| {
+    let assigns = ASSIGNMENT.replace_all(&flags, |c: &regex::Captures<'_>| {
         let (lead, key, val) = (&c[1], &c[2], &c[3]);
-        if is_secret_name(key) && val != MASK && !key.starts_with('-') {
+        if is_secret_name(key) && val != MASK && !is_padding(val) {
             format!("{lead}{key}={MASK}")
         } else {
             c[0].to_string()
         }
     });
-    if let Cow::Owned(t) = assigns {
-        out = Cow::Owned(t);
-    }
-    if out == s {
+    if assigns == s {
         Cow::Borrowed(s)
     } else {
-        out
+        Cow::Owned(assigns.into_owned())
     }
+}
+
+/// `=` signs only: the padding of a base64 line (a certificate), not a value.
+fn is_padding(v: &str) -> bool {
+    v.trim_end_matches('\r').bytes().all(|b| b == b'=')
 }
 
 /// Masks values of `KEY=VALUE` (and, for documents, `KEY: VALUE`) lines. `all` masks every
@@ -435,7 +467,14 @@ fn mask_lines(text: &str, all: bool) -> Option<String> {
             let is_env_line = rest.starts_with('=');
             let secret = is_secret_name(k);
             let wanted = (all && is_env_line) || secret;
-            if !wanted || v.is_empty() || v == "|" || v == ">" || k.is_empty() || k.contains(' ') {
+            if !wanted
+                || v.is_empty()
+                || v == "|"
+                || v == ">"
+                || k.is_empty()
+                || k.contains(' ')
+                || is_padding(v)
+            {
                 return None;
             }
             let prefix_len = line.len() - item.len() + at + 1;
@@ -495,6 +534,33 @@ mod tests {
         assert!(v["envContent"].as_str().unwrap().contains("# comment"));
         assert!(masked.contains(&"/config/env/0".to_string()));
         assert!(masked.contains(&"/registry/password".to_string()));
+    }
+
+    #[test]
+    fn pairs_are_judged_by_their_name() {
+        let v = json!([
+            {"key": "API_TOKEN", "value": "t0k"},
+            {"key": "THEME", "value": "dark"},
+            {"key": "PLAIN", "value": "hidden", "isSecret": true},
+            {"name": "registry", "value": "docker.io", "password": "pw"},
+        ]);
+        let m = redacted(&v, "");
+        assert_eq!(m[0], json!({"key": "API_TOKEN", "value": MASK}));
+        assert_eq!(m[1], json!({"key": "THEME", "value": "dark"}));
+        assert_eq!(m[2]["value"], MASK);
+        assert_eq!(
+            m[3],
+            json!({"name": "registry", "value": "docker.io", "password": MASK})
+        );
+    }
+
+    #[test]
+    fn base64_padding_is_not_a_value() {
+        // Certificate lines end in `=`; a hump such as `xKeyZ` must not make them variables.
+        let pem =
+            "-----BEGIN CERTIFICATE-----\nMIIBxKeyZtokenAbc==\nQUJD=\n-----END CERTIFICATE-----\n";
+        assert_eq!(mask_document(pem, "ca.pem"), pem);
+        assert_eq!(mask_text("x API_KEY== y"), "x API_KEY== y");
     }
 
     #[test]

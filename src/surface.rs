@@ -406,7 +406,10 @@ pub fn parse_call(
         Surface::Individual => {
             let Some(action) = catalog.resolve(tool) else {
                 if let Some(reason) = crate::policy::catalog_exclusion(catalog, tool) {
-                    return Err(format!("{} is not served: {reason}.", quoted_name(tool, 100)));
+                    return Err(format!(
+                        "{} is not served: {reason}.",
+                        quoted_name(tool, 100)
+                    ));
                 }
                 let closest = catalog.closest(tool, 5);
                 return Err(format!(

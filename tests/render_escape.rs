@@ -114,7 +114,10 @@ fn escaping_examples() {
         ("go <http://x> now", "go \\<http\\://x> now"),
         ("mail <a@b.c> me", "mail \\<a\\@b.c> me"),
         // GFM autolink literals: the character that makes each one is escaped.
-        ("see https://evil.example/x now", "see https\\://evil.example/x now"),
+        (
+            "see https://evil.example/x now",
+            "see https\\://evil.example/x now",
+        ),
         ("go to www.evil.example now", "go to www\\.evil.example now"),
         ("mail bob@evil.example now", "mail bob\\@evil.example now"),
         ("https://evil.example", "`https://evil.example`"),

@@ -57,7 +57,9 @@ pub fn error_detail(status: u16, content_type: &str, body: &[u8]) -> ArcaneError
     if is_html(content_type, body) {
         e.html = true;
         e.message = match html_title(text) {
-            Some(t) => format!("an HTML page titled \"{t}\" (from a proxy or login page, not Arcane)"),
+            Some(t) => {
+                format!("an HTML page titled \"{t}\" (from a proxy or login page, not Arcane)")
+            }
             None => "an HTML page (from a proxy or login page, not Arcane)".into(),
         };
         return e;
@@ -133,7 +135,10 @@ fn html_title(page: &str) -> Option<String> {
     let open = lower.find("<title")?;
     let start = open + lower[open..].find('>')? + 1;
     let end = start + lower[start..].find("</title")?;
-    let title = sanitize(&page[start..end]).split_whitespace().collect::<Vec<_>>().join(" ");
+    let title = sanitize(&page[start..end])
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     (!title.is_empty()).then(|| clip(&title, 100).into_owned())
 }
 

@@ -103,7 +103,11 @@ pub async fn run(
                     out.to_text()
                 } else {
                     websocket::LogOutput {
-                        lines: out.lines.iter().map(|l| mask_text(l).into_owned()).collect(),
+                        lines: out
+                            .lines
+                            .iter()
+                            .map(|l| mask_text(l).into_owned())
+                            .collect(),
                         truncated: out.truncated.clone(),
                     }
                     .to_text()

@@ -247,6 +247,13 @@ impl Executor {
         let status = resp.status();
         let content_type = header(&resp, "content-type");
         let disposition = header(&resp, "content-disposition");
+        if status.is_success()
+            && matches!(action.kind, ResultKind::Stream | ResultKind::Download)
+            && errors::is_html(&content_type, b"")
+        {
+            // A login page or proxy page in front of Arcane, not a stream or a file.
+            return self.html_answer(snap, action, status.as_u16(), resp).await;
+        }
         if status.is_success() && action.kind == ResultKind::Stream {
             // Read to the end, forwarding progress; a stream cut mid-way is reported from what
             // arrived, not as a transport failure.
@@ -277,9 +284,6 @@ impl Executor {
             };
         }
         if status.is_success() && action.kind == ResultKind::Download {
-            if errors::is_html(&content_type, b"") {
-                return self.html_answer(snap, action, status.as_u16(), resp).await;
-            }
             return match transfer::read_download(resp, transfer::DEFAULT_MAX_DOWNLOAD).await {
                 Ok(d) => download_result(action, d, self.config.show_secrets),
                 Err(e) => error_result(format!("{}: {e}", action.id)),
@@ -301,14 +305,12 @@ impl Executor {
             ));
         }
         match action.kind {
-            _ if bytes.iter().all(u8::is_ascii_whitespace) => {
-                success(
-                    snap,
-                    action,
-                    json!({"status": status.as_u16(), "ok": true}),
-                    self.config.show_secrets,
-                )
-            }
+            _ if bytes.iter().all(u8::is_ascii_whitespace) => success(
+                snap,
+                action,
+                json!({"status": status.as_u16(), "ok": true}),
+                self.config.show_secrets,
+            ),
             _ => match serde_json::from_slice::<Value>(&bytes) {
                 // Arcane's plain-JSON failure shape can come with a 2xx status.
                 Ok(body) if body.get("success") == Some(&Value::Bool(false)) => {

@@ -310,9 +310,11 @@ mod tests {
             method: "POST".into(),
             url: "http://a/api/x".into(),
             headers: vec![],
-            body: Body::Json(json!({"username": "bot", "password": "p", "token": "t", "apiKey": "k",
+            body: Body::Json(
+                json!({"username": "bot", "password": "p", "token": "t", "apiKey": "k",
                           "nested": {"clientSecret": "s"},
-                          "env": ["A=1", "B"], "envContent": "X=1\nY=2"})),
+                          "env": ["A=1", "B"], "envContent": "X=1\nY=2"}),
+            ),
             environment: None,
             secret_values: vec![],
         };
@@ -337,7 +339,10 @@ mod tests {
             secret_values: vec!["s3cr/t".into()],
         };
         let v = p.preview(&Auth::ApiKey("k".into()), "webhook");
-        assert_eq!(v["url"], format!("http://a/api/webhooks/trigger/{MASK}?x=1"));
+        assert_eq!(
+            v["url"],
+            format!("http://a/api/webhooks/trigger/{MASK}?x=1")
+        );
         assert_eq!(v["headers"]["X-Registry-Token"], MASK);
         assert_eq!(v["headers"]["X-API-Key"], MASK);
     }

@@ -24,9 +24,9 @@ use rmcp::model::{
 use serde_json::{Map, Value, json};
 
 use crate::catalog::Action;
+use crate::exec::Executor;
 use crate::redact;
 use crate::render::escape::quoted_name;
-use crate::exec::Executor;
 use crate::snapshot::Snapshot;
 use crate::surface::call_name;
 
@@ -364,7 +364,11 @@ async fn state(
         return Err(ReadError::Upstream(text));
     }
     let mut value = result.structured_content.unwrap_or(Value::Null);
-    let domain = snap.catalog.get(action).map(|a| a.domain.as_str()).unwrap_or("");
+    let domain = snap
+        .catalog
+        .get(action)
+        .map(|a| a.domain.as_str())
+        .unwrap_or("");
     let masked = redact::redact_for(&mut value, domain);
     let doc = if masked.is_empty() {
         value

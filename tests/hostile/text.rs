@@ -221,7 +221,10 @@ async fn log_and_exec_output_stays_inside_a_fence_on_every_surface() {
             let r = call(&client, &tool, args).await;
             let t = text(&r);
             assert!(!is_error(&r), "{surface} {id}: {t}");
-            assert!(t.contains("EVIL"), "{surface} {id}: the output is shown: {t}");
+            assert!(
+                t.contains("EVIL"),
+                "{surface} {id}: the output is shown: {t}"
+            );
             for f in forbidden(&t) {
                 problems.push(format!("{surface} {id}: {f}"));
             }
@@ -254,10 +257,22 @@ async fn arcane_error_texts_are_escaped_on_every_path() {
     let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
     // (action, params, request path the fault matches)
     let cases: &[(&str, Value, &str)] = &[
-        ("container.get", json!({"containerId": "web-1"}), "/containers/[^/]+$"),
+        (
+            "container.get",
+            json!({"containerId": "web-1"}),
+            "/containers/[^/]+$",
+        ),
         ("container.list", json!({}), "/containers$"),
-        ("image.pull", json!({"imageName": "nginx:latest"}), "/images/pull"),
-        ("image.export", json!({"name": "nginx:1.27-alpine"}), "/export"),
+        (
+            "image.pull",
+            json!({"imageName": "nginx:latest"}),
+            "/images/pull",
+        ),
+        (
+            "image.export",
+            json!({"name": "nginx:1.27-alpine"}),
+            "/export",
+        ),
     ];
     let mut problems = Vec::new();
     for (id, params, path) in cases {
@@ -372,7 +387,10 @@ async fn result_texts_mask_secrets_by_default_and_show_them_on_request() {
         ("container.list", json!({"limit": 100})),
         ("project.get", json!({"projectId": "webshop"})),
         ("project.list", json!({"limit": 100})),
-        ("container.exec", json!({"containerId": "db-1", "command": "env"})),
+        (
+            "container.exec",
+            json!({"containerId": "db-1", "command": "env"}),
+        ),
     ];
     let mut problems = Vec::new();
     for surface in ["dynamic", "meta", "individual"] {
@@ -506,7 +524,10 @@ async fn previews_mask_multipart_json_secret_variables_swarm_secrets_and_the_url
         assert!(t.contains("was not sent"), "{id}: a preview: {t}");
         for s in secrets.iter().chain(["urlpass-SECRET9"].iter()) {
             assert!(!t.contains(s), "{id}: {s} in the preview text: {t}");
-            assert!(!sc.contains(s), "{id}: {s} in the preview's structuredContent");
+            assert!(
+                !sc.contains(s),
+                "{id}: {s} in the preview's structuredContent"
+            );
         }
     }
     client.cancel().await.unwrap();
@@ -554,9 +575,11 @@ async fn a_new_api_key_is_shown_once_and_the_text_says_so() {
 async fn a_200_success_false_is_an_error() {
     let sim = Sim::start().await;
     let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
-    sim.fault(json!({"method": "GET", "path": "/containers$", "kind": "status", "status": 200,
-        "body": {"success": false, "error": "quota exceeded [x](http://evil.example)"}}))
-        .await;
+    sim.fault(
+        json!({"method": "GET", "path": "/containers$", "kind": "status", "status": 200,
+        "body": {"success": false, "error": "quota exceeded [x](http://evil.example)"}}),
+    )
+    .await;
     let r = call(
         &client,
         "arcane_execute_action",
@@ -618,6 +641,7 @@ async fn an_html_page_is_a_proxy_or_login_page_not_a_result() {
         ("container.list", json!({})),
         ("image.export", json!({"name": "nginx:1.27-alpine"})),
         ("container.start", json!({"containerId": "web-1"})),
+        ("image.pull", json!({"imageName": "nginx:latest"})),
     ] {
         let r = call(
             &client,
@@ -630,7 +654,10 @@ async fn an_html_page_is_a_proxy_or_login_page_not_a_result() {
             t.contains("proxy or login page") && t.contains("ARCANE_URL"),
             "{id}: {t}"
         );
-        assert!(t.contains("Sign in"), "{id}: the page is named by its title: {t}");
+        assert!(
+            t.contains("Sign in"),
+            "{id}: the page is named by its title: {t}"
+        );
         assert!(forbidden(&t).is_empty(), "{id}: {t}");
     }
     client.cancel().await.unwrap();
@@ -642,7 +669,10 @@ async fn an_html_page_is_a_proxy_or_login_page_not_a_result() {
         json!({"action": "container.list", "params": {}}),
     )
     .await);
-    assert!(t.contains("502 Bad Gateway") && t.contains("ARCANE_URL"), "{t}");
+    assert!(
+        t.contains("502 Bad Gateway") && t.contains("ARCANE_URL"),
+        "{t}"
+    );
     assert!(!t.contains("<h1>") && !t.contains("EVIL"), "{t}");
     assert!(forbidden(&t).is_empty() && headings(&t).is_empty(), "{t}");
     client.cancel().await.unwrap();
@@ -661,7 +691,11 @@ async fn a_request_refused_locally_says_nothing_was_sent() {
     )
     .await);
     assert!(t.contains("Nothing was sent"), "{}", &t[..t.len().min(600)]);
-    assert!(!t.contains("may have happened"), "{}", &t[..t.len().min(600)]);
+    assert!(
+        !t.contains("may have happened"),
+        "{}",
+        &t[..t.len().min(600)]
+    );
     assert!(t.len() < 2000, "the echo is cut: {} bytes", t.len());
     assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 0);
     client.cancel().await.unwrap();
@@ -673,9 +707,44 @@ async fn a_request_refused_locally_says_nothing_was_sent() {
 /// Text rich in what Markdown, HTML and autolinks are made of.
 fn hostile_text() -> impl Strategy<Value = String> {
     let atoms = prop::sample::select(vec![
-        "[", "]", "(", ")", "!", "<", ">", "`", "```", "*", "_", "~~", "#", "# ", "- ", "> ",
-        "|", "\\", "&amp;", "http://", "https://", "www.", "@", ".", "a", "b.c", " ", "\n",
-        "\r", "\u{1b}[31m", "\u{202e}", "1. ", "---", "<b>", "</b>", "<!--", "x@y.io", ":",
+        "[",
+        "]",
+        "(",
+        ")",
+        "!",
+        "<",
+        ">",
+        "`",
+        "```",
+        "*",
+        "_",
+        "~~",
+        "#",
+        "# ",
+        "- ",
+        "> ",
+        "|",
+        "\\",
+        "&amp;",
+        "http://",
+        "https://",
+        "www.",
+        "@",
+        ".",
+        "a",
+        "b.c",
+        " ",
+        "\n",
+        "\r",
+        "\u{1b}[31m",
+        "\u{202e}",
+        "1. ",
+        "---",
+        "<b>",
+        "</b>",
+        "<!--",
+        "x@y.io",
+        ":",
         "EVIL",
     ]);
     prop::collection::vec(atoms, 0..24).prop_map(|v| v.concat())
