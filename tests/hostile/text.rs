@@ -15,8 +15,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::server_support::*;
 use arcane_mcp::exec::errors::error_detail;
+use arcane_mcp::exec::websocket::{ExecOutput, LogOutput};
 use arcane_mcp::redact::{MASK, mask_text, redacted};
-use arcane_mcp::render::escape::{excerpt, fenced, quoted_name};
+use arcane_mcp::render::escape::{excerpt, quoted_name};
 use arcane_mcp::render::markdown::{RenderContext, render_value};
 
 // ---------------------------------------------------------------------------------------------
@@ -781,13 +782,28 @@ proptest! {
         }
     }
 
-    /// Handler output in its fence: nothing of it outside the code block.
+    /// Handler output in its fence: nothing of it outside the code block, whatever the lines
+    /// and the note say.
     #[test]
-    fn handler_fences_hold(s in hostile_text()) {
-        let md = format!("# Title\n\n{}\n(note)", fenced(&format!("EVIL{s}"), "text"));
-        prop_assert!(!outside_code(&md).contains("EVIL"), "{:?}", md);
-        prop_assert_eq!(headings(&md), vec!["Title".to_string()]);
-        prop_assert!(forbidden(&md).is_empty(), "{:?}", md);
+    fn handler_fences_hold(
+        s in hostile_text(),
+        note in hostile_text().prop_map(|n| n.replace("EVIL", "evil")),
+    ) {
+        let logs = LogOutput {
+            lines: format!("EVIL{s}").lines().map(str::to_string).collect(),
+            truncated: Some(note.clone()),
+        };
+        let exec = ExecOutput {
+            output: format!("EVIL{s}"),
+            exit_code: None,
+            truncated: Some(note),
+        };
+        for out in [logs.to_text(), exec.to_text()] {
+            let md = format!("# Title\n\n{out}");
+            prop_assert!(!outside_code(&md).contains("EVIL"), "{:?}", md);
+            prop_assert_eq!(headings(&md), vec!["Title".to_string()]);
+            prop_assert!(forbidden(&md).is_empty(), "{:?}", md);
+        }
     }
 
     /// Secrets written in text, flags, URLs and values never survive the redactor.
