@@ -546,7 +546,17 @@ fn success(snap: &Snapshot, action: &Action, value: Value, show_secrets: bool) -
     if let Some(fitter) = &snap.fitter
         && snap.policy.declares_output_schema(action)
     {
-        let adjusted = fitter.fit(&action.id, &mut value);
+        let mut adjusted = fitter.fit(&action.id, &mut value);
+        if !show_secrets && action.reveals_secret.is_none() {
+            // The note quotes Arcane's original values: the same redactor as the text, with
+            // the part's own name deciding as a field name would.
+            for a in &mut adjusted {
+                let key = a.pointer.rsplit('/').next().unwrap_or_default().to_string();
+                let mut wrapped = Value::Object(Map::from_iter([(key.clone(), a.original.take())]));
+                crate::redact::redact_for(&mut wrapped, &action.domain);
+                a.original = wrapped[&key].take();
+            }
+        }
         if !adjusted.is_empty() {
             text.push_str("\n\n");
             text.push_str(&crate::output_schema::note(&adjusted));
