@@ -219,7 +219,7 @@ pub fn http_error_text(
         .iter()
         .find(|h| h.applies(&action.id, err.status, &err.message))
     {
-        out.push_str(&h.hint.replace("{environment}", &format!("{env:?}")));
+        out.push_str(&h.hint.replace("{environment}", &env));
         return out;
     }
     let msg = err.message.to_ascii_lowercase();

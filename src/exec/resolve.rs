@@ -24,8 +24,6 @@ const KEEP_FOR: Duration = Duration::from_secs(30);
 const PAGE: u64 = 100;
 /// At most this many pages are read per lookup; a bigger collection is searched in part.
 const MAX_PAGES: u64 = 20;
-/// Largest answer read per lookup page; a bigger one is refused rather than held in memory.
-const MAX_PAGE_BYTES: usize = 16 * 1024 * 1024;
 /// Candidates named in a "not found" or "ambiguous" message.
 const MAX_CANDIDATES: usize = 10;
 
@@ -264,8 +262,12 @@ async fn fetch_all(
         )
         .map_err(|e| format!("Cannot build the lookup request of {}: {e}.", through.id))?;
         let (h, v) = exec.config.auth.header();
+        // Lookups count against the concurrency limit like any other request.
+        let Ok(_slot) = exec.slots.acquire().await else {
+            return Err("The server is shutting down; nothing was sent.".into());
+        };
         let resp = exec
-            .http
+            .reads
             .get(&prepared.url)
             .timeout(exec.config.timeout)
             .header(h, v)
@@ -279,7 +281,15 @@ async fn fetch_all(
                 )
             })?;
         let status = resp.status().as_u16();
-        let body = read_capped(resp).await.map_err(|e| {
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let body = crate::http::read_capped(resp, exec.config.max_response_bytes)
+            .await
+            .map_err(|e| {
             format!(
                 "Cannot look up the ID through {}: reading Arcane's answer failed ({e}). Retry, \
                  or pass the ID itself.",
@@ -287,11 +297,12 @@ async fn fetch_all(
             )
         })?;
         if !(200..300).contains(&status) {
-            let err = errors::parse_error(status, &String::from_utf8_lossy(&body));
+            let err = errors::error_detail(status, &content_type, &body);
             return Err(format!(
                 "Cannot look up the ID through {}: Arcane answered {status} — {}. Nothing was \
                  sent; pass the ID itself, or fix what the answer names.",
-                through.id, err.message
+                through.id,
+                err.shown()
             ));
         }
         let v: Value = serde_json::from_slice(&body).map_err(|e| {
@@ -316,21 +327,6 @@ async fn fetch_all(
         }
     }
     Ok(items)
-}
-
-/// The body of an answer, refused past [`MAX_PAGE_BYTES`].
-async fn read_capped(mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
-        if body.len() + chunk.len() > MAX_PAGE_BYTES {
-            return Err(format!(
-                "larger than {} MiB",
-                MAX_PAGE_BYTES / (1024 * 1024)
-            ));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
 }
 
 #[cfg(test)]
