@@ -1561,6 +1561,20 @@ async fn smaller_2_8_differences() {
             .unwrap()
             .contains("No such image: busybox:9")
     );
+    // The by-refs and batch maps leave out references not pulled locally.
+    let (_, b) = s
+        .get_json("/environments/0/image-updates/by-refs?imageRefs=nginx:1.27-alpine,busybox:9")
+        .await;
+    let keys: Vec<&String> = b["data"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["nginx:1.27-alpine"]);
+    let (_, b) = s
+        .post_json(
+            "/environments/0/image-updates/check-batch",
+            json!({"imageRefs": ["busybox:9", "alpine:3.20"]}),
+        )
+        .await;
+    let keys: Vec<&String> = b["data"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["alpine:3.20"]);
     s.set_version("main").await;
     let (st, b) = s
         .get_json("/environments/0/image-updates/check/busybox:9")
