@@ -23,8 +23,8 @@ use crate::catalog::Action;
 /// object that would lift deeper is carried as a JSON-text field.
 pub const MAX_LIFT_DEPTH: usize = 3;
 
-/// Most fields of one flat object (the result, or one element of `items`); an object whose
-/// lifted fields would exceed it is carried as a JSON-text field.
+/// Most fields lifted from nested objects into one flat object (the result, or one element of
+/// `items`); an object whose fields would exceed it is carried as one JSON-text field instead.
 pub const MAX_FIELDS: usize = 120;
 
 /// Separator of a joined array of primitives.
@@ -321,8 +321,11 @@ struct ObjPlan {
 }
 
 /// Flat names and schemas of one object level (the result or one `items` element).
+#[derive(Default)]
 struct Scope {
     props: Map<String, Value>,
+    /// How many of `props` were lifted from nested objects.
+    lifted: usize,
 }
 
 /// The flat form of one action's results: a plan derived from its relaxed output schema, and
@@ -341,7 +344,7 @@ pub struct FlatOutput {
 impl FlatOutput {
     /// The plan of a relaxed root output schema (`crate::output_schema::output_schema`).
     pub fn new(relaxed: &Value) -> FlatOutput {
-        let mut scope = Scope { props: Map::new() };
+        let mut scope = Scope::default();
         let mut item_declared = BTreeSet::new();
         let empty = Map::new();
         let props = relaxed
@@ -351,10 +354,13 @@ impl FlatOutput {
         let mut root = ObjPlan::default();
         let mut counted = false;
         for (name, s) in props {
+            if name == "items" && non_null_types(s) == ["array"] {
+                counted = true;
+            }
             if name == "items" && non_null_types(s) == ["array"] && !has_combinator(s) {
                 let item = s.get("items").unwrap_or(&Value::Null);
                 if liftable(item) {
-                    let mut item_scope = Scope { props: Map::new() };
+                    let mut item_scope = Scope::default();
                     let plan = plan_object(item, "", 0, &mut item_scope);
                     if !item_scope.props.is_empty() {
                         item_declared = item_scope.props.keys().cloned().collect();
@@ -366,14 +372,13 @@ impl FlatOutput {
                         scope.props.insert("items".into(), schema);
                         root.members
                             .insert("items".into(), Node::Items(Box::new(plan)));
-                        counted = true;
                         continue;
                     }
                 }
             }
             if name == "pagination" && liftable(s) {
                 // Counts of a page go to the top level under their own names when none clashes.
-                let mut sub = Scope { props: Map::new() };
+                let mut sub = Scope::default();
                 let plan = plan_object(s, "", 1, &mut sub);
                 let clash = sub
                     .props
@@ -434,7 +439,7 @@ impl FlatOutput {
         let mut out = Map::new();
         flatten_object(&self.root, m, &mut out, &self.declared, &self.item_declared);
         if self.counted
-            && let Some(Value::Array(items)) = out.get("items")
+            && let Some(Value::Array(items)) = m.get("items")
         {
             let n = items.len();
             out.insert(COUNT_FIELD.into(), json!(n));
@@ -493,12 +498,13 @@ fn plan_object(s: &Value, prefix: &str, depth: usize, scope: &mut Scope) -> ObjP
 fn plan_member(name: &str, s: &Value, prefix: &str, depth: usize, scope: &mut Scope) -> Node {
     let flat_name = join_name(prefix, name);
     if liftable(s) && depth < MAX_LIFT_DEPTH {
-        let mut sub = Scope { props: Map::new() };
+        let mut sub = Scope::default();
         let plan = plan_object(s, &flat_name, depth, &mut sub);
         let fits = !sub.props.is_empty()
-            && scope.props.len() + sub.props.len() <= MAX_FIELDS
+            && scope.lifted + sub.props.len() <= MAX_FIELDS
             && !sub.props.keys().any(|k| scope.props.contains_key(k));
         if fits {
+            scope.lifted += sub.props.len();
             scope.props.extend(sub.props);
             return Node::Lift(plan);
         }
