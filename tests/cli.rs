@@ -435,6 +435,40 @@ fn python_sdk_accepts_every_flat_result() {
     assert!(report["ok"].as_u64().unwrap() > 250, "{report}");
 }
 
+/// The same sweep with the TypeScript SDK (`tests/typescript/`, pinned with a lockfile; `.ci/run`
+/// installs it with `npm ci`), whose `callTool` validates every structuredContent too.
+#[test]
+fn typescript_sdk_accepts_every_flat_result() {
+    let dir = repo().join("tests/typescript");
+    let install = "npm ci --prefix tests/typescript --no-audit --no-fund";
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
+        "this test needs the MCP TypeScript SDK: run `{install}` (Node.js 18 or later)"
+    );
+    let out = Command::new("node")
+        .arg(dir.join("flat_sweep.mjs"))
+        .arg(BIN)
+        .arg(spec_path())
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("this test needs Node.js ({e}); then `{install}`"));
+    assert!(
+        out.status.success(),
+        "the TypeScript client failed:\n{}",
+        stderr(&out)
+    );
+    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let python = python_script("flat_sweep.py");
+    eprintln!("TypeScript SDK, flat profile: {report}");
+    assert_eq!(report["rejected"], json!([]), "{report}");
+    assert_eq!(report["declared"], python["declared"], "{report}");
+    assert_eq!(
+        report["ok"], python["ok"],
+        "both SDKs see the same calls succeed"
+    );
+}
+
 // ---- packaging ------------------------------------------------------------------------------
 
 fn read(path: &str) -> String {
