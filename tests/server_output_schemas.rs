@@ -261,8 +261,10 @@ fn tools_list_size_with_and_without_output_schemas() {
     use arcane_mcp::config::Surface;
     use arcane_mcp::policy::Policy;
     let cat = catalog();
-    let size = |on: bool| {
-        let policy = Policy::new(false, false, &[]).with_output_schemas(on);
+    let size_in = |on: bool, profile: arcane_mcp::config::ClientProfile| {
+        let policy = Policy::new(false, false, &[])
+            .with_output_schemas(on)
+            .with_profile(profile);
         serde_json::to_vec(&arcane_mcp::surface::tools(
             Surface::Individual,
             &cat,
@@ -271,8 +273,13 @@ fn tools_list_size_with_and_without_output_schemas() {
         .unwrap()
         .len()
     };
+    let size = |on: bool| size_in(on, arcane_mcp::config::ClientProfile::Standard);
     let (off, on) = (size(false), size(true));
-    eprintln!("individual tools/list: {off} bytes without output schemas, {on} with");
+    let flat = size_in(true, arcane_mcp::config::ClientProfile::Flat);
+    eprintln!(
+        "individual tools/list: {off} bytes without output schemas, {on} with, {flat} with flat ones"
+    );
+    assert!(flat > off, "flat schemas declared: {off} → {flat}");
     assert!(on > off + 300_000, "schemas declared: {off} → {on}");
 }
 
