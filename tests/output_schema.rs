@@ -1256,3 +1256,35 @@ fn checker_over_every_served_tool_flat_maps_all_standard_does_not() {
     }
     eprintln!("{}", figures.join("\n"));
 }
+
+#[test]
+fn flat_profile_maps_completely_on_the_1_11_document_too() {
+    use arcane_mcp::config::Surface;
+    use arcane_mcp::flat::check_tool;
+    use arcane_mcp::policy::Policy;
+    let doc = SpecDoc::from_file(&fixtures::spec_v1()).unwrap();
+    let layers = Layers::builtin().unwrap();
+    let c = build_catalog(BuildInput {
+        spec: &doc,
+        layers: &layers,
+    })
+    .unwrap();
+    let policy = Policy::new(false, false, &[])
+        .with_output_schemas(true)
+        .with_profile(ClientProfile::Flat);
+    let tools = arcane_mcp::surface::tools(Surface::Individual, &c, &policy);
+    let bad: Vec<_> = tools
+        .iter()
+        .map(|t| (t.name.to_string(), check_tool(t)))
+        .filter(|(_, c)| !c.maps())
+        .collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+    let fitter = flat_fitter(&c);
+    assert!(fitter.len() > 100, "{}", fitter.len());
+    for a in json_actions(&c) {
+        let response = a.response_schema.as_ref().unwrap();
+        let mut value = unwrap_envelope(full_value(response, 0));
+        assert_eq!(fitter.fit(&a.id, &mut value), vec![], "{}", a.id);
+        assert_flat_value(&a.id, &value);
+    }
+}
