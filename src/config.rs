@@ -320,3 +320,30 @@ pub struct AuditArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_profile_flag_and_alias() {
+        let profile = |args: &[&str]| {
+            let mut all = vec!["arcane-mcp"];
+            all.extend_from_slice(args);
+            Cli::try_parse_from(all).map(|c| c.serve.client_profile)
+        };
+        assert_eq!(profile(&[]).unwrap(), ClientProfile::Standard);
+        assert_eq!(
+            profile(&["--client-profile", "flat"]).unwrap(),
+            ClientProfile::Flat
+        );
+        assert_eq!(
+            profile(&["--client-profile", "agentforce"]).unwrap(),
+            ClientProfile::Flat
+        );
+        let err = profile(&["--client-profile", "nested"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("standard") && err.contains("flat"), "{err}");
+    }
+}
