@@ -50,6 +50,9 @@ impl App {
                 auth,
                 environment: args.environment.clone(),
                 timeout: Duration::from_secs(args.timeout.max(1)),
+                max_response_bytes: args.max_response_bytes,
+                max_concurrent_requests: args.max_concurrent_requests,
+                show_secrets: args.show_secrets,
             },
             args.ca_cert.as_deref(),
             args.insecure_skip_verify,
@@ -69,7 +72,8 @@ impl App {
         ArcaneServer::new(self.live.clone(), self.executor.clone())
     }
 
-    /// The one startup line: version, Arcane version, actions, surface, modes, masked URL.
+    /// The one startup line: version, Arcane version, actions, surface, modes, masked URL; then
+    /// a warning per overlay entry that matches nothing.
     pub fn announce(&self) {
         let snap = self.live.load();
         tracing::info!(
@@ -86,6 +90,7 @@ impl App {
             ms = self.started.elapsed().as_millis() as u64,
             "arcane-mcp ready"
         );
+        reload::warn_unmatched(&snap.catalog);
     }
 
     /// Starts hot reload of the catalog's files; it stops when the guard is dropped. A watcher

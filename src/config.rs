@@ -28,6 +28,9 @@ pub enum Command {
     Catalog(CatalogArgs),
     /// Measure the tool definitions of each surface in bytes and o200k tokens.
     AuditTokens(AuditArgs),
+    /// Validate the spec, declarations and overlays as the server would load them (for CI);
+    /// exits non-zero on any error or overlay entry that matches nothing.
+    Check(CheckArgs),
     /// Try it without an Arcane: serve MCP on stdio against an in-process simulator with a demo
     /// Docker world (or run `demo call …` / `demo find …` against it).
     Demo(Box<DemoArgs>),
@@ -242,6 +245,10 @@ pub struct ServeArgs {
     /// Answer mutating calls with a preview of the request instead of sending it.
     #[arg(long, env = "ARCANE_MCP_SAFE_MODE", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
     pub safe_mode: bool,
+    /// Show secret values (env values, `.env` and compose secrets, passwords) in the text of
+    /// results; masked by default. structuredContent always carries Arcane's values.
+    #[arg(long, env = "ARCANE_MCP_SHOW_SECRETS", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
+    pub show_secrets: bool,
     /// Withdraw actions: comma-separated action IDs, tool names or whole domains.
     #[arg(
         long,
@@ -265,6 +272,27 @@ pub struct ServeArgs {
         default_value_t = 30
     )]
     pub timeout: u64,
+    /// Largest answer body read from Arcane, in bytes (JSON answers, WebSocket messages, log
+    /// text; downloads get 10 MiB or this, whichever is lower). A longer answer is cut off with
+    /// an error that says how to page or filter. Default: 16 MiB (16777216).
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_RESPONSE_BYTES",
+        value_name = "BYTES",
+        default_value_t = crate::http::DEFAULT_MAX_RESPONSE_BYTES,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1024..=1024 * 1024 * 1024)
+    )]
+    pub max_response_bytes: usize,
+    /// Most requests to Arcane in flight at once; further calls wait their turn (and can be
+    /// cancelled while waiting). Default: 32.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_CONCURRENT_REQUESTS",
+        value_name = "N",
+        default_value_t = crate::exec::DEFAULT_MAX_CONCURRENT_REQUESTS,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096)
+    )]
+    pub max_concurrent_requests: usize,
     /// Extra CA certificate (PEM) to trust for Arcane's TLS.
     #[arg(long, env = "ARCANE_MCP_CA_CERT", value_name = "PATH")]
     pub ca_cert: Option<PathBuf>,
@@ -300,6 +328,24 @@ pub struct CatalogArgs {
     /// Print one action in full (by ID or any accepted name).
     #[arg(long, value_name = "ID")]
     pub show: Option<String>,
+    /// Upgrade preview: compare with the catalog of an older spec (a file, `live` for the
+    /// Arcane at ARCANE_URL, or an Arcane base URL): actions added, removed, renamed, flag
+    /// changes, and overlay entries that stop matching.
+    #[arg(long, value_name = "OLD")]
+    pub diff: Option<String>,
+}
+
+/// `arcane-mcp check`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub source: CatalogSourceArgs,
+    /// Arcane URL to fetch the spec from when no local spec is found.
+    #[arg(long, env = "ARCANE_URL", value_name = "URL")]
+    pub arcane_url: Option<String>,
+    /// Report overlay entries that match nothing as warnings instead of failing.
+    #[arg(long)]
+    pub allow_unmatched: bool,
 }
 
 /// `arcane-mcp audit-tokens`.

@@ -7,6 +7,7 @@
 pub mod app;
 pub mod audit;
 pub mod catalog;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod exec;
@@ -17,6 +18,7 @@ pub mod inspect;
 pub mod logging;
 pub mod output_schema;
 pub mod policy;
+pub mod redact;
 pub mod reload;
 pub mod render;
 pub mod resources;

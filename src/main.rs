@@ -22,6 +22,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Catalog(args)) => run_catalog(&args).map(|()| ExitCode::SUCCESS),
         Some(Command::AuditTokens(args)) => run_audit(&args).map(|()| ExitCode::SUCCESS),
+        Some(Command::Check(args)) => Ok(run_check(&args)),
         Some(Command::Serve(args)) => arcane_mcp::serve(*args).map(|()| ExitCode::SUCCESS),
         Some(Command::Demo(args)) => cli::run_demo(&args),
         Some(Command::Call(args)) => cli::run_call(&args),
@@ -39,6 +40,13 @@ fn main() -> ExitCode {
 
 fn run_catalog(args: &arcane_mcp::config::CatalogArgs) -> Result<()> {
     let sources = args.source.sources(args.arcane_url.as_deref());
+    if let Some(old) = &args.diff {
+        print!(
+            "{}",
+            inspect::upgrade_preview(&sources, old, args.arcane_url.as_deref(), args.json)?
+        );
+        return Ok(());
+    }
     let cat = sources.build()?;
     if let Some(name) = &args.show {
         println!("{}", inspect::show(&cat, name)?);
@@ -61,4 +69,15 @@ fn run_audit(args: &arcane_mcp::config::AuditArgs) -> Result<()> {
         args.write_baseline,
         args.json,
     )
+}
+
+/// Exit status 1 when the check finds a problem (every problem is printed on stdout).
+fn run_check(args: &arcane_mcp::config::CheckArgs) -> ExitCode {
+    let report = arcane_mcp::check::check(&args.source.sources(args.arcane_url.as_deref()));
+    print!("{}", report.text(args.allow_unmatched));
+    if report.failed(args.allow_unmatched) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }

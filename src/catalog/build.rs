@@ -6,8 +6,10 @@ use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
 
 use super::derive::{self, clean_input_schema, derive_flags, derive_name, schema_is_array};
-use super::overlay::{ActionOverlay, Layers};
-use super::{Action, BodyEncoding, Catalog, Excluded, Param, ParamLocation, ResultKind};
+use super::overlay::{ActionOverlay, Layers, Loaded, OverlayFile};
+use super::{
+    Action, BodyEncoding, Catalog, Excluded, Param, ParamLocation, ResultKind, UnmatchedOverlay,
+};
 use crate::spec::{RefResolver, SpecDoc};
 
 /// HTTP methods an OpenAPI path item can hold, in the order collisions are settled.
@@ -84,8 +86,13 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     let mut domain_meta: BTreeMap<String, (String, String)> = BTreeMap::new();
     let mut excluded = Vec::new();
     let mut unmatched = Vec::new();
+    // Domain entries naming no domain, as (file, key); settled against the final domains too.
+    let mut unmatched_domains: Vec<(&Loaded<OverlayFile>, &String)> = Vec::new();
     for file in &input.layers.overlays {
         for (from, d) in &file.content.domains {
+            if !actions.iter().any(|a| &a.domain == from) {
+                unmatched_domains.push((file, from));
+            }
             if let Some(to) = &d.rename {
                 for a in actions.iter_mut().filter(|a| &a.domain == from) {
                     a.domain = to.clone();
@@ -112,8 +119,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                     || a.derived_id == *key
             });
             let Some(i) = found else {
-                tracing::debug!(file = %file.origin, key = %key, "overlay entry matches no action of this spec");
-                unmatched.push(format!("{}: {key}", file.origin));
+                unmatched.push((file, "actions", key));
                 continue;
             };
             if let Some(reason) = &ov.exclude {
@@ -169,8 +175,56 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         &domain_meta,
         excluded,
     );
-    catalog.unmatched_overlays = unmatched;
+    for (file, key) in unmatched_domains {
+        if catalog.domain(key).is_none() {
+            unmatched.push((file, "domains", key));
+        }
+    }
+    let entries: usize = input
+        .layers
+        .overlays
+        .iter()
+        .map(|f| f.content.actions.len() + f.content.domains.len())
+        .sum();
+    catalog.applied_overlays = entries - unmatched.len();
+    catalog.unmatched_overlays = unmatched
+        .into_iter()
+        .map(|(file, section, key)| {
+            let closest = if section == "domains" {
+                closest_domains(&catalog, key, 3)
+            } else {
+                catalog
+                    .closest(key, 3)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect()
+            };
+            UnmatchedOverlay {
+                file: file.origin.clone(),
+                line: file.lines.line_of(&[section, key.as_str()]),
+                section: section.to_string(),
+                key: key.clone(),
+                closest,
+            }
+        })
+        .collect();
     Ok(catalog)
+}
+
+/// Domain names closest to an unknown one, best first (only fair matches).
+fn closest_domains(catalog: &Catalog, name: &str, n: usize) -> Vec<String> {
+    let mut scored: Vec<(f64, &str)> = catalog
+        .domains
+        .iter()
+        .map(|d| (strsim::jaro_winkler(name, &d.name), d.name.as_str()))
+        .filter(|(score, _)| *score >= 0.7)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored
+        .into_iter()
+        .take(n)
+        .map(|(_, d)| d.to_string())
+        .collect()
 }
 
 /// Whether an ID is `domain.action` in lower snake_case.
@@ -220,6 +274,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     }
     if ov.default_sort.is_some() {
         a.default_sort = ov.default_sort.clone();
+    }
+    if ov.reveals_secret.is_some() {
+        a.reveals_secret = ov.reveals_secret.clone();
     }
     if let Some(kind) = ov.result {
         a.kind = kind;
@@ -354,6 +411,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         empty_hint: None,
         full_item: None,
         default_sort: None,
+        reveals_secret: None,
         response_schema,
         widenings: Vec::new(),
         handler: None,
@@ -664,6 +722,7 @@ fn action_from_declaration(d: &super::overlay::Declaration, origin: &str) -> Res
         empty_hint: None,
         full_item: None,
         default_sort: None,
+        reveals_secret: None,
         response_schema: None,
         widenings: Vec::new(),
         handler: Some(d.handler.clone()),

@@ -6,7 +6,9 @@
 
 pub mod build;
 pub mod derive;
+pub mod diff;
 pub mod overlay;
+pub mod yaml;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -168,6 +170,10 @@ pub struct Action {
     /// The `sort` sent when a list call gives none (paging needs a stable order).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_sort: Option<String>,
+    /// What secret this action exists to show (a new API key, join tokens): its result text
+    /// is not masked and says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reveals_secret: Option<String>,
     /// The 2xx response schema, `$ref`s inlined (JSON results only).
     #[serde(skip)]
     pub response_schema: Option<Value>,
@@ -209,6 +215,50 @@ pub struct Excluded {
     pub reason: String,
 }
 
+/// An overlay entry that matched nothing in the catalog it was applied to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnmatchedOverlay {
+    /// The overlay file, as loaded (a path, or `overrides/NAME (built in)`).
+    pub file: String,
+    /// The line of the entry's key.
+    pub line: usize,
+    /// `actions` or `domains`.
+    pub section: String,
+    /// The key as written.
+    pub key: String,
+    /// The closest existing IDs (or domains), best first.
+    pub closest: Vec<String>,
+}
+
+impl std::fmt::Display for UnmatchedOverlay {
+    /// `FILE:LINE: overlay entry `key` matches no action of this spec — did you mean …?`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.section == "domains" {
+            "domain"
+        } else {
+            "action"
+        };
+        write!(
+            f,
+            "{}:{}: {} entry `{}` matches no {what} of this Arcane spec",
+            self.file, self.line, self.section, self.key
+        )?;
+        match self.closest.as_slice() {
+            [] => write!(f, " — delete the entry or fix its key"),
+            closest => write!(
+                f,
+                " — did you mean {}? (fix the key, or delete the entry if Arcane dropped it)",
+                closest
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
 /// A domain: a group of actions on one kind of resource.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -229,9 +279,15 @@ pub struct Catalog {
     pub actions: Vec<Action>,
     pub domains: Vec<Domain>,
     pub excluded: Vec<Excluded>,
-    /// Overlay entries that matched no action of this spec (`file: key`): typos, or entries for
-    /// another Arcane version. Logged at load; not an error.
-    pub unmatched_overlays: Vec<String>,
+    /// Overlay entries that matched no action or domain of this spec: typos, or entries for
+    /// another Arcane version. Reported at load and reload, by `catalog` and `check`.
+    pub unmatched_overlays: Vec<UnmatchedOverlay>,
+    /// How many overlay entries matched an action or domain (built-in and the operator's).
+    pub applied_overlays: usize,
+    /// When this catalog was built.
+    pub loaded_at: chrono::DateTime<chrono::Utc>,
+    /// Which swap of the live catalog this is (0 at startup; set by the reloader).
+    pub generation: u64,
     by_id: HashMap<String, usize>,
     /// Other accepted names (tool names, operationIds) → index.
     aliases: HashMap<String, usize>,
@@ -278,6 +334,9 @@ impl Catalog {
             domains: domains.into_values().collect(),
             excluded,
             unmatched_overlays: Vec::new(),
+            applied_overlays: 0,
+            loaded_at: chrono::Utc::now(),
+            generation: 0,
             by_id,
             aliases,
         }

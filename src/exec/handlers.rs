@@ -12,6 +12,7 @@ use super::websocket::{
 };
 use super::{ExecConfig, assistant_text, error_result};
 use crate::catalog::{Action, ParamLocation};
+use crate::redact::mask_text;
 
 fn num(params: &Map<String, Value>, name: &str) -> Option<f64> {
     params.get(name).and_then(Value::as_f64)
@@ -30,7 +31,7 @@ fn api_path(
     let Some(handler) = &action.handler else {
         return Err(format!("{} has no handler", action.id));
     };
-    let mut path = handler.path.clone();
+    let mut values: Vec<(&str, &str, String)> = Vec::new();
     for p in &action.params {
         let value = match p.location {
             ParamLocation::Environment => params
@@ -45,11 +46,14 @@ fn api_path(
             },
             _ => continue,
         };
-        let encoded =
-            percent_encoding::utf8_percent_encode(&value, percent_encoding::NON_ALPHANUMERIC)
-                .to_string();
-        path = path.replace(&format!("{{{}}}", p.wire_name), &encoded);
+        values.push((&p.wire_name, &p.name, value));
     }
+    let values: Vec<(&str, &str, &str)> = values
+        .iter()
+        .map(|(w, n, v)| (*w, *n, v.as_str()))
+        .collect();
+    let path = super::path::fill(&handler.path, &values)
+        .map_err(|e| format!("{}: {e}. Nothing was sent.", action.id))?;
     Ok(path)
 }
 
@@ -73,6 +77,7 @@ pub async fn run(
         url,
         headers: vec![(h.to_string(), v)],
         tls,
+        max_message_bytes: config.max_response_bytes,
     };
     let kind = action
         .handler
@@ -96,7 +101,22 @@ pub async fn run(
                 ..LogOptions::default()
             };
             collect_logs(&target, &opts).await.map(|out| {
-                let text = format!("# {}\n\n{}", action.title, out.to_text());
+                // The text masks secrets written in the lines (a password in a URL, a
+                // `--token …` flag); structuredContent keeps the lines as Arcane sent them.
+                let shown = if config.show_secrets {
+                    out.to_text()
+                } else {
+                    websocket::LogOutput {
+                        lines: out
+                            .lines
+                            .iter()
+                            .map(|l| mask_text(l).into_owned())
+                            .collect(),
+                        truncated: out.truncated.clone(),
+                    }
+                    .to_text()
+                };
+                let text = format!("# {}\n\n{shown}", action.title);
                 (
                     text,
                     json!({"lines": out.lines, "truncated": out.truncated}),
@@ -132,7 +152,16 @@ pub async fn run(
                 max_bytes: num(params, "maxBytes").unwrap_or(65536.0) as usize,
             };
             run_exec(&target, command, &opts).await.map(|out| {
-                let text = format!("# {}\n\n{}", action.title, out.to_text());
+                let shown = if config.show_secrets {
+                    out.to_text()
+                } else {
+                    websocket::ExecOutput {
+                        output: mask_text(&out.output).into_owned(),
+                        ..out.clone()
+                    }
+                    .to_text()
+                };
+                let text = format!("# {}\n\n{shown}", action.title);
                 (
                     text,
                     json!({"output": out.output, "exitCode": out.exit_code, "truncated": out.truncated}),

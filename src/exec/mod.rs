@@ -8,6 +8,7 @@ pub mod errors;
 pub mod finish;
 pub mod handlers;
 pub mod jsonlines;
+pub mod path;
 pub mod request;
 pub mod response;
 pub mod transfer;
@@ -19,7 +20,9 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{Action, ResultKind};
+use crate::http::root_cause;
 use crate::policy::catalog_exclusion;
+use crate::render::escape::{excerpt, quoted_name};
 use crate::render::markdown::{RenderContext, render_value};
 use crate::snapshot::Snapshot;
 use crate::surface::call_name;
@@ -30,6 +33,11 @@ pub use request::Auth;
 const STREAM_TIMEOUT_FACTOR: u32 = 20;
 /// Largest download returned as text.
 const MAX_TEXT_DOWNLOAD: usize = 256 * 1024;
+/// Default of `--max-concurrent-requests`.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 32;
+/// Largest tool result, serialized. rmcp's stdio reader drops a JSON-RPC line over 16 MiB
+/// (`DEFAULT_MAX_LINE_LENGTH`); a result stays a little under it so that the envelope fits.
+pub const MAX_RESULT_BYTES: usize = 15 * 1024 * 1024;
 
 /// Connection settings of the executor.
 #[derive(Debug, Clone)]
@@ -40,6 +48,13 @@ pub struct ExecConfig {
     /// The default environment for `environmentId`.
     pub environment: String,
     pub timeout: Duration,
+    /// Largest answer body read into memory (`--max-response-bytes`).
+    pub max_response_bytes: usize,
+    /// Most requests to Arcane in flight at once (`--max-concurrent-requests`).
+    pub max_concurrent_requests: usize,
+    /// Show secret values in the text of results (`--show-secrets`); masked by default.
+    /// structuredContent always carries Arcane's values.
+    pub show_secrets: bool,
 }
 
 /// What a call carries besides its arguments: the client's cancellation, and where progress
@@ -56,7 +71,12 @@ pub struct CallContext {
 /// Runs actions against Arcane.
 pub struct Executor {
     config: ExecConfig,
-    http: reqwest::Client,
+    /// GET/HEAD: follows redirects within the configured origin only.
+    reads: reqwest::Client,
+    /// Writes: follows no redirect, so a write is never repeated elsewhere.
+    writes: reqwest::Client,
+    /// Bounds the requests (and WebSocket sessions) to Arcane in flight at once.
+    slots: std::sync::Arc<tokio::sync::Semaphore>,
     /// TLS settings of WebSocket (`wss://`) connections, the same trust as `http`.
     ws_tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
@@ -69,9 +89,16 @@ pub fn assistant_text(text: impl Into<String>) -> ContentBlock {
     ContentBlock::Text(t)
 }
 
-/// The text of a failed call: an `isError` result, no structuredContent.
+/// The text of a failed call: an `isError` result, no structuredContent. Every error text
+/// passes here, so this is where a password written in a URL (`ARCANE_URL` with
+/// `user:password@`, or one Arcane echoed) is masked.
 pub fn error_result(text: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text.into())])
+    let text = text.into();
+    let text = match crate::redact::mask_text(&text) {
+        std::borrow::Cow::Owned(masked) => masked,
+        std::borrow::Cow::Borrowed(_) => text,
+    };
+    CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
 impl Executor {
@@ -82,25 +109,45 @@ impl Executor {
         insecure: bool,
     ) -> anyhow::Result<Executor> {
         crate::http::ensure_crypto_provider();
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10).min(config.timeout))
-            .user_agent(concat!("arcane-mcp/", env!("CARGO_PKG_VERSION")))
-            .danger_accept_invalid_certs(insecure);
-        if let Some(path) = ca_cert {
-            let pem = std::fs::read(path).map_err(|e| {
-                anyhow::anyhow!("cannot read CA certificate {}: {e}", path.display())
-            })?;
-            let cert = reqwest::Certificate::from_pem(&pem)
-                .map_err(|e| anyhow::anyhow!("{} is not a PEM certificate: {e}", path.display()))?;
-            builder = builder.add_root_certificate(cert);
-        }
+        let origin = url::Url::parse(&config.base_url)
+            .map_err(|e| anyhow::anyhow!("ARCANE_URL {:?} is not a URL: {e}", config.base_url))?
+            .origin();
+        let cert = match ca_cert {
+            Some(path) => {
+                let pem = std::fs::read(path).map_err(|e| {
+                    anyhow::anyhow!("cannot read CA certificate {}: {e}", path.display())
+                })?;
+                Some(reqwest::Certificate::from_pem(&pem).map_err(|e| {
+                    anyhow::anyhow!("{} is not a PEM certificate: {e}", path.display())
+                })?)
+            }
+            None => None,
+        };
+        let client = |redirects: reqwest::redirect::Policy| {
+            let mut builder = reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10).min(config.timeout))
+                .user_agent(concat!("arcane-mcp/", env!("CARGO_PKG_VERSION")))
+                .danger_accept_invalid_certs(insecure)
+                .redirect(redirects)
+                .pool_max_idle_per_host(config.max_concurrent_requests);
+            if let Some(cert) = &cert {
+                builder = builder.add_root_certificate(cert.clone());
+            }
+            builder.build()
+        };
+        let reads = client(crate::http::same_origin_redirects(origin))?;
+        let writes = client(reqwest::redirect::Policy::none())?;
         let ws_tls = if config.base_url.starts_with("https://") {
             Some(crate::http::ws_tls_config(ca_cert, insecure)?)
         } else {
             None
         };
         Ok(Executor {
-            http: builder.build()?,
+            reads,
+            writes,
+            slots: std::sync::Arc::new(tokio::sync::Semaphore::new(
+                config.max_concurrent_requests.max(1),
+            )),
             config,
             ws_tls,
         })
@@ -163,7 +210,11 @@ impl Executor {
         ) {
             Ok(p) => p,
             Err(e) => {
-                return error_result(format!("Cannot build the request of {}: {e}.", action.id));
+                return error_result(format!(
+                    "Cannot build the request of {}: {}. Nothing was sent to Arcane.",
+                    action.id,
+                    excerpt(&e, 300)
+                ));
             }
         };
         // 4. Safe mode: the exact request instead of sending it.
@@ -173,6 +224,10 @@ impl Executor {
         // 5. Send and read the answer (a WebSocket for handlers); the client may cancel; then
         // next steps, the resource link, a last sanitize.
         let work = async {
+            // Waiting for a slot is part of the call, so the client can cancel it.
+            let Ok(_slot) = self.slots.acquire().await else {
+                return error_result("The server is shutting down; nothing was sent.");
+            };
             if action.kind == ResultKind::Handler {
                 handlers::run(&self.config, self.ws_tls.clone(), action, &params).await
             } else {
@@ -191,7 +246,8 @@ impl Executor {
                 }
             )),
         };
-        finish::finish(snap, action, &params, &self.config.environment, result)
+        let result = finish::finish(snap, action, &params, &self.config.environment, result);
+        fit_result(snap, action, result)
     }
 
     async fn send(
@@ -205,9 +261,19 @@ impl Executor {
             ResultKind::Stream => self.config.timeout * STREAM_TIMEOUT_FACTOR,
             _ => self.config.timeout,
         };
+        // A stream is stopped by its own time cap (which says so); the request's timeout is a
+        // backstop just behind it.
+        let request_timeout = match action.kind {
+            ResultKind::Stream => timeout + Duration::from_secs(5),
+            _ => timeout,
+        };
         let method =
             reqwest::Method::from_bytes(prepared.method.as_bytes()).unwrap_or(reqwest::Method::GET);
-        let mut req = self.http.request(method, &prepared.url).timeout(timeout);
+        let write = !matches!(method, reqwest::Method::GET | reqwest::Method::HEAD);
+        let client = if write { &self.writes } else { &self.reads };
+        let mut req = client
+            .request(method, &prepared.url)
+            .timeout(request_timeout);
         let (h, v) = self.config.auth.header();
         req = req.header(h, v);
         for (k, v) in &prepared.headers {
@@ -239,8 +305,28 @@ impl Executor {
             Err(e) => return self.transport_error(snap, action, &e, timeout),
         };
         let status = resp.status();
+        if status.is_redirection() && status != reqwest::StatusCode::NOT_MODIFIED {
+            let location = crate::http::redirect_location(&resp);
+            tracing::warn!(
+                action = %action.id,
+                status = status.as_u16(),
+                "Arcane answered a redirect that was not followed"
+            );
+            return error_result(crate::http::redirect_text(
+                status.as_u16(),
+                location.as_deref(),
+                write,
+            ));
+        }
         let content_type = header(&resp, "content-type");
         let disposition = header(&resp, "content-disposition");
+        if status.is_success()
+            && matches!(action.kind, ResultKind::Stream | ResultKind::Download)
+            && errors::is_html(&content_type, b"")
+        {
+            // A login page or proxy page in front of Arcane, not a stream or a file.
+            return self.html_answer(snap, action, status.as_u16(), resp).await;
+        }
         if status.is_success() && action.kind == ResultKind::Stream {
             // Read to the end, forwarding progress; a stream cut mid-way is reported from what
             // arrived, not as a transport failure.
@@ -250,7 +336,14 @@ impl Executor {
                     let _ = tx.send(p);
                 }
             };
-            return match jsonlines::read_response(resp, on_progress, &ctx.cancel).await {
+            return match jsonlines::read_response_within(
+                resp,
+                on_progress,
+                &ctx.cancel,
+                Some(timeout),
+            )
+            .await
+            {
                 Ok(summary) => {
                     let text = format!("# {}\n\n{}", action.title, jsonlines::summarize(&summary));
                     let mut r = CallToolResult::success(vec![assistant_text(text)]);
@@ -271,18 +364,15 @@ impl Executor {
             };
         }
         if status.is_success() && action.kind == ResultKind::Download {
-            return match transfer::read_download(resp, transfer::DEFAULT_MAX_DOWNLOAD).await {
-                Ok(d) => download_result(action, d),
+            let cap = transfer::DEFAULT_MAX_DOWNLOAD.min(self.config.max_response_bytes);
+            return match transfer::read_download(resp, cap).await {
+                Ok(d) => download_result(action, d, self.config.show_secrets),
                 Err(e) => error_result(format!("{}: {e}", action.id)),
             };
         }
-        let bytes = match resp.bytes().await {
-            Ok(b) => b,
-            Err(e) => return self.transport_error(snap, action, &e, timeout),
-        };
         if !status.is_success() {
-            let body = String::from_utf8_lossy(&bytes);
-            let err = errors::parse_error(status.as_u16(), &body);
+            let bytes = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY).await;
+            let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
             tracing::debug!(action = %action.id, status = status.as_u16(), "Arcane answered an error");
             return error_result(errors::http_error_text(
                 snap,
@@ -292,15 +382,59 @@ impl Executor {
                 self.credential_name(),
             ));
         }
-        match action.kind {
-            _ if bytes.iter().all(u8::is_ascii_whitespace) => {
-                success(snap, action, json!({"status": status.as_u16(), "ok": true}))
+        let bytes = match crate::http::read_capped(resp, self.config.max_response_bytes).await {
+            Ok(b) => b,
+            Err(e @ crate::http::BodyError::TooLarge { .. }) => {
+                return error_result(too_large_text(snap, action, &e.to_string()));
             }
+            Err(crate::http::BodyError::Read { timeout: true, .. }) => {
+                return self.timeout_error(snap, action, timeout);
+            }
+            Err(crate::http::BodyError::Read { detail, .. }) => {
+                return self.broken_error(snap, action, &detail);
+            }
+        };
+        if errors::is_html(&content_type, &bytes) {
+            // A login page or proxy page answered with a success status instead of Arcane.
+            let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
+            return error_result(errors::http_error_text(
+                snap,
+                action,
+                &err,
+                env,
+                self.credential_name(),
+            ));
+        }
+        match action.kind {
+            _ if bytes.iter().all(u8::is_ascii_whitespace) => success(
+                snap,
+                action,
+                json!({"status": status.as_u16(), "ok": true}),
+                self.config.show_secrets,
+            ),
             _ => match serde_json::from_slice::<Value>(&bytes) {
-                Ok(body) => success(snap, action, response::unwrap_envelope(body)),
-                Err(_) if !content_type.contains("json") => {
-                    download_result(action, download_of(&content_type, &disposition, &bytes))
+                // Arcane's plain-JSON failure shape can come with a 2xx status.
+                Ok(body) if body.get("success") == Some(&Value::Bool(false)) => {
+                    let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
+                    error_result(errors::http_error_text(
+                        snap,
+                        action,
+                        &err,
+                        env,
+                        self.credential_name(),
+                    ))
                 }
+                Ok(body) => success(
+                    snap,
+                    action,
+                    response::unwrap_envelope(body),
+                    self.config.show_secrets,
+                ),
+                Err(_) if !content_type.contains("json") => download_result(
+                    action,
+                    download_of(&content_type, &disposition, &bytes),
+                    self.config.show_secrets,
+                ),
                 Err(e) => error_result(format!(
                     "{} answered {} but its JSON body could not be read ({e}); the answer may \
                      have been cut. {}",
@@ -319,6 +453,27 @@ impl Executor {
         }
     }
 
+    /// A 2xx HTML page where Arcane answers JSON or a file: a proxy's or login page. Reads a
+    /// little of it for its title.
+    async fn html_answer(
+        &self,
+        snap: &Snapshot,
+        action: &Action,
+        status: u16,
+        resp: reqwest::Response,
+    ) -> CallToolResult {
+        let content_type = header(&resp, "content-type");
+        let page = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY).await;
+        let err = errors::error_detail(status, &content_type, &page);
+        error_result(errors::http_error_text(
+            snap,
+            action,
+            &err,
+            None,
+            self.credential_name(),
+        ))
+    }
+
     fn transport_error(
         &self,
         snap: &Snapshot,
@@ -326,23 +481,27 @@ impl Executor {
         e: &reqwest::Error,
         timeout: Duration,
     ) -> CallToolResult {
-        let base = &self.config.base_url;
-        if e.is_timeout() {
-            if action.mutating {
-                return error_result(format!(
-                    "{} timed out after {}s. The change may have happened anyway: check the \
-                     current state{} before retrying, rather than repeating the call blindly.",
-                    action.id,
-                    timeout.as_secs(),
-                    errors::check_hint(snap, action)
-                ));
-            }
+        let base = crate::redact::mask_text(&self.config.base_url);
+        if let Some(what) = crate::http::local_resource_error(e) {
             return error_result(format!(
-                "{} timed out after {}s waiting for Arcane at {base}. Retry, narrow the request \
-                 (filters, a smaller limit), or raise ARCANE_MCP_TIMEOUT.",
-                action.id,
-                timeout.as_secs()
+                "{} could not reach Arcane because this machine ran out of a local resource: \
+                 {what}. It is not a problem of Arcane or ARCANE_URL. Lower \
+                 --max-concurrent-requests (ARCANE_MCP_MAX_CONCURRENT_REQUESTS) or raise the \
+                 open-file limit (ulimit -n) of the server, then retry.",
+                action.id
             ));
+        }
+        if e.is_builder() {
+            // Refused before a byte left: a header value or a URL the HTTP stack cannot send.
+            return error_result(format!(
+                "Cannot send {}: {}. Nothing was sent to Arcane; check the parameters (header \
+                 values must be printable text, and the URL must not be too long).",
+                action.id,
+                excerpt(&root_cause(e), 300)
+            ));
+        }
+        if e.is_timeout() {
+            return self.timeout_error(snap, action, timeout);
         }
         if e.is_connect() {
             return error_result(format!(
@@ -351,6 +510,30 @@ impl Executor {
                 root_cause(e)
             ));
         }
+        self.broken_error(snap, action, &root_cause(e))
+    }
+
+    fn timeout_error(&self, snap: &Snapshot, action: &Action, timeout: Duration) -> CallToolResult {
+        let base = crate::redact::mask_text(&self.config.base_url);
+        if action.mutating {
+            return error_result(format!(
+                "{} timed out after {}s. The change may have happened anyway: check the \
+                 current state{} before retrying, rather than repeating the call blindly.",
+                action.id,
+                timeout.as_secs(),
+                errors::check_hint(snap, action)
+            ));
+        }
+        error_result(format!(
+            "{} timed out after {}s waiting for Arcane at {base}. Retry, narrow the request \
+             (filters, a smaller limit), or raise ARCANE_MCP_TIMEOUT.",
+            action.id,
+            timeout.as_secs()
+        ))
+    }
+
+    fn broken_error(&self, snap: &Snapshot, action: &Action, cause: &str) -> CallToolResult {
+        let base = crate::redact::mask_text(&self.config.base_url);
         let maybe = if action.mutating {
             format!(
                 " The change may have happened: check{} before retrying.",
@@ -360,19 +543,82 @@ impl Executor {
             " Retry the call.".into()
         };
         error_result(format!(
-            "The connection to Arcane at {base} failed during {} ({}).{maybe}",
+            "The connection to Arcane at {base} failed during {} ({cause}).{maybe}",
             action.id,
-            root_cause(e)
         ))
     }
 }
 
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur = e;
-    while let Some(next) = cur.source() {
-        cur = next;
+/// The text of an answer over `--max-response-bytes`: what happened, and how to ask for less.
+fn too_large_text(snap: &Snapshot, action: &Action, cause: &str) -> String {
+    let how = how_to_ask_for_less(action);
+    let done = if action.mutating {
+        format!(
+            " Arcane accepted the request, so the change has probably happened: check{} before \
+             retrying.",
+            errors::check_hint(snap, action)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{}: {cause}. {how}; or raise --max-response-bytes (ARCANE_MCP_MAX_RESPONSE_BYTES).{done}",
+        action.id
+    )
+}
+
+/// How to get a smaller answer of `action`.
+fn how_to_ask_for_less(action: &Action) -> &'static str {
+    if action.list {
+        "Ask for a smaller page with `limit` (and `start` for the next ones), or narrow the list \
+         with `search` or its filters"
+    } else {
+        "Narrow the request if it has filters, or read the object in Arcane itself"
     }
-    cur.to_string()
+}
+
+/// Counts the bytes a value serializes to, without holding them.
+#[derive(Default)]
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Keeps a result within [`MAX_RESULT_BYTES`] so that every client can read it: a larger one is
+/// replaced by an error that says how to ask for less.
+fn fit_result(snap: &Snapshot, action: &Action, result: CallToolResult) -> CallToolResult {
+    let mut count = ByteCount::default();
+    if serde_json::to_writer(&mut count, &result).is_err() {
+        return result;
+    }
+    let size = count.0;
+    if size <= MAX_RESULT_BYTES {
+        return result;
+    }
+    tracing::warn!(action = %action.id, bytes = size, "a result was too large to send");
+    let cause = format!(
+        "the result would be {} ({size} bytes), more than fits in one MCP message (limit {}), \
+         so it was not sent",
+        crate::render::units::human_bytes(size as u64),
+        crate::render::units::human_bytes(MAX_RESULT_BYTES as u64)
+    );
+    let how = how_to_ask_for_less(action);
+    let done = if action.mutating && result.is_error != Some(true) {
+        format!(
+            " The call itself succeeded: check{} rather than repeating it.",
+            errors::check_hint(snap, action)
+        )
+    } else {
+        String::new()
+    };
+    error_result(format!("{}: {cause}. {how}.{done}", action.id))
 }
 
 fn header(resp: &reqwest::Response, name: &str) -> String {
@@ -384,9 +630,10 @@ fn header(resp: &reqwest::Response, name: &str) -> String {
 }
 
 /// The text of an unknown name: the reason when an overlay excludes it, else the closest IDs.
+/// The name came from the client: it is echoed as a code span.
 pub fn unknown_action_text(snap: &Snapshot, name: &str) -> String {
     if let Some(reason) = catalog_exclusion(&snap.catalog, name) {
-        return format!("{name} is not served: {reason}.");
+        return format!("{} is not served: {reason}.", quoted_name(name, 100));
     }
     let closest: Vec<String> = snap
         .catalog
@@ -397,7 +644,7 @@ pub fn unknown_action_text(snap: &Snapshot, name: &str) -> String {
         .take(5)
         .map(|a| call_name(snap.surface, a))
         .collect();
-    let mut out = format!("Unknown action {name:?}.");
+    let mut out = format!("Unknown action {}.", quoted_name(name, 100));
     if !closest.is_empty() {
         out.push_str(&format!(" Closest: {}.", closest.join(", ")));
     }
@@ -430,7 +677,7 @@ fn validate(snap: &Snapshot, action: &Action, params: &Map<String, Value>) -> Re
 }
 
 fn safe_mode_preview(action: &Action, prepared: &request::Prepared, auth: &Auth) -> CallToolResult {
-    let preview = prepared.preview(auth);
+    let preview = prepared.preview(auth, &action.domain);
     let text = format!(
         "Safe mode: {} was not sent. This is the request it would send (secrets masked):\n\n```json\n{}\n```\n",
         action.id,
@@ -441,8 +688,10 @@ fn safe_mode_preview(action: &Action, prepared: &request::Prepared, auth: &Auth)
     r
 }
 
-/// A successful JSON result: structuredContent plus the Markdown text.
-fn success(snap: &Snapshot, action: &Action, value: Value) -> CallToolResult {
+/// A successful JSON result: structuredContent (Arcane's value) plus the Markdown text, which
+/// is rendered from a redacted copy unless `show_secrets`, or unless revealing a secret is the
+/// action's purpose (then the text says so).
+fn success(snap: &Snapshot, action: &Action, value: Value, show_secrets: bool) -> CallToolResult {
     let full_item = action
         .full_item
         .as_deref()
@@ -456,14 +705,34 @@ fn success(snap: &Snapshot, action: &Action, value: Value) -> CallToolResult {
         empty_hint: action.empty_hint.as_deref(),
         ..Default::default()
     };
-    let mut text = render_value(&ctx, &value);
+    let mut text = if show_secrets || action.reveals_secret.is_some() {
+        render_value(&ctx, &value)
+    } else {
+        render_value(&ctx, &crate::redact::redacted(&value, &action.domain))
+    };
+    if let Some(what) = &action.reveals_secret {
+        text.push_str(&format!(
+            "\n\nThis answer shows {what} in full: it is the purpose of this action, and Arcane \
+             may not show it again. Hand it to the user to store; do not repeat it elsewhere."
+        ));
+    }
     let mut value = value;
     // Declared output schemas are enforced: a part that does not fit is sent as null, and the
     // text names it with Arcane's original value.
     if let Some(fitter) = &snap.fitter
         && snap.policy.declares_output_schema(action)
     {
-        let adjusted = fitter.fit(&action.id, &mut value);
+        let mut adjusted = fitter.fit(&action.id, &mut value);
+        if !show_secrets && action.reveals_secret.is_none() {
+            // The note quotes Arcane's original values: the same redactor as the text, with
+            // the part's own name deciding as a field name would.
+            for a in &mut adjusted {
+                let key = a.pointer.rsplit('/').next().unwrap_or_default().to_string();
+                let mut wrapped = Value::Object(Map::from_iter([(key.clone(), a.original.take())]));
+                crate::redact::redact_for(&mut wrapped, &action.domain);
+                a.original = wrapped[&key].take();
+            }
+        }
         if !adjusted.is_empty() {
             text.push_str("\n\n");
             text.push_str(&crate::output_schema::note(&adjusted));
@@ -505,7 +774,7 @@ fn download_of(content_type: &str, disposition: &str, bytes: &[u8]) -> transfer:
 
 /// A download (SPEC §6): text in a fenced block when small enough; otherwise the metadata in
 /// the text and the file itself as an embedded resource for the user.
-fn download_result(action: &Action, d: transfer::Download) -> CallToolResult {
+fn download_result(action: &Action, d: transfer::Download, show_secrets: bool) -> CallToolResult {
     let file_name = d.file_name.clone().unwrap_or_else(|| action.name.clone());
     let content_type = d
         .content_type
@@ -515,11 +784,16 @@ fn download_result(action: &Action, d: transfer::Download) -> CallToolResult {
     let meta = json!({"fileName": file_name, "size": size, "contentType": content_type});
     match d.body {
         transfer::DownloadBody::Text(text) if text.len() <= MAX_TEXT_DOWNLOAD => {
+            let shown = if show_secrets {
+                std::borrow::Cow::Borrowed(text.as_str())
+            } else {
+                crate::redact::mask_document(&text, &file_name)
+            };
             let md = crate::render::markdown::render_text_download(
                 &file_name,
                 size,
                 &content_type,
-                &text,
+                &shown,
             );
             let mut r = CallToolResult::success(vec![assistant_text(md)]);
             let mut sc = meta;
@@ -537,7 +811,10 @@ fn download_result(action: &Action, d: transfer::Download) -> CallToolResult {
                 size,
                 &content_type,
             );
-            let uri = format!("arcane://download/{}", file_name);
+            let uri = format!(
+                "arcane://download/{}",
+                path::segment("fileName", &file_name).unwrap_or_else(|_| "download".into())
+            );
             let blob = rmcp::model::ResourceContents::BlobResourceContents {
                 uri,
                 mime_type: Some(content_type.clone()),

@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
-use crate::render::escape::sanitize;
+use crate::render::escape::{excerpt, fenced, sanitize};
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -37,6 +37,9 @@ pub struct WsTarget {
     /// TLS settings for `wss://` (build it from the same CA / skip-verify settings as the HTTP
     /// client). `None` with `wss://` trusts no certificate at all, so pass one for TLS.
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// Largest WebSocket message (and frame) accepted, and most log text collected in one
+    /// read: the server's `--max-response-bytes`. A larger message ends the read with an error.
+    pub max_message_bytes: usize,
 }
 
 impl std::fmt::Debug for WsTarget {
@@ -47,6 +50,7 @@ impl std::fmt::Debug for WsTarget {
             .field("url", &self.url)
             .field("headers", &names)
             .field("tls", &self.tls.is_some())
+            .field("max_message_bytes", &self.max_message_bytes)
             .finish()
     }
 }
@@ -131,23 +135,6 @@ fn rejected_text(status: u16, detail: &str) -> String {
     format!("Arcane refused the WebSocket connection with HTTP {status}: {detail}. {hint}")
 }
 
-/// Pulls the human message out of a JSON error body (`message`, `detail`, `error`,
-/// `data.error`), else the body text itself (shortened).
-fn error_body_text(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    if let Ok(v) = serde_json::from_str::<Value>(&text) {
-        for ptr in ["/detail", "/message", "/error", "/data/error", "/title"] {
-            if let Some(s) = v.pointer(ptr).and_then(Value::as_str)
-                && !s.is_empty()
-            {
-                return sanitize(s).into_owned();
-            }
-        }
-    }
-    let t = sanitize(text.trim()).into_owned();
-    t.chars().take(300).collect()
-}
-
 fn with_query(url: &str, query: &[(&str, String)]) -> Result<url::Url, HandlerError> {
     let mut u = url::Url::parse(url).map_err(|e| {
         HandlerError::InvalidTarget(format!(
@@ -208,7 +195,12 @@ async fn connect(
         req.headers_mut().insert(n, v);
     }
     let connector = target.tls.clone().map(Connector::Rustls);
-    let fut = tokio_tungstenite::connect_async_tls_with_config(req, None, false, connector);
+    // Messages and frames are capped while reading, so that no upstream can make this process
+    // hold more than the cap for one message.
+    let config = tungstenite::protocol::WebSocketConfig::default()
+        .max_message_size(Some(target.max_message_bytes))
+        .max_frame_size(Some(target.max_message_bytes));
+    let fut = tokio_tungstenite::connect_async_tls_with_config(req, Some(config), false, connector);
     match tokio::time::timeout(budget, fut).await {
         Err(_) => Err(HandlerError::Timeout(format!(
             "no WebSocket connection to {shown} within {}; check that Arcane is reachable and retry with a larger timeoutSeconds",
@@ -221,14 +213,42 @@ async fn connect(
 
 fn map_connect_error(e: tungstenite::Error, url: &str) -> HandlerError {
     match e {
+        // A redirect is never followed (tungstenite does not; neither do we): the credential
+        // stays with the configured origin.
+        tungstenite::Error::Http(resp) if resp.status().is_redirection() => {
+            let location = resp.headers().get("location").map(|v| {
+                String::from_utf8_lossy(v.as_bytes())
+                    .chars()
+                    .take(300)
+                    .collect::<String>()
+            });
+            HandlerError::InvalidTarget(crate::http::redirect_text(
+                resp.status().as_u16(),
+                location.as_deref(),
+                false,
+            ))
+        }
         tungstenite::Error::Http(resp) => HandlerError::Rejected {
             status: resp.status().as_u16(),
             detail: resp
                 .body()
                 .as_deref()
-                .map(error_body_text)
+                .map(|body| {
+                    let content_type = resp
+                        .headers()
+                        .get("content-type")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default();
+                    super::errors::error_detail(resp.status().as_u16(), content_type, body).shown()
+                })
                 .unwrap_or_default(),
         },
+        tungstenite::Error::Io(io) if crate::http::local_resource_error(&io).is_some() => {
+            HandlerError::InvalidTarget(format!(
+                "could not open a connection to {url}: this machine ran out of a local resource ({}). It is not a problem of Arcane or ARCANE_URL: lower --max-concurrent-requests or raise the open-file limit (ulimit -n), then retry",
+                crate::http::local_resource_error(&io).unwrap_or_default()
+            ))
+        }
         tungstenite::Error::Io(io)
             if matches!(
                 io.kind(),
@@ -329,15 +349,17 @@ pub struct LogOutput {
 impl LogOutput {
     /// The handler's text: the lines, or `No log lines.`, then a note when cut short.
     pub fn to_text(&self) -> String {
+        // The lines as the container wrote them, in a fence no line can close: a log line
+        // must not become a heading, a link or a "Next steps" section of ours.
         let mut out = if self.lines.is_empty() {
-            "No log lines.".to_string()
+            "No log lines.\n".to_string()
         } else {
-            self.lines.join("\n")
+            fenced(&self.lines.join("\n"), "text")
         };
         if let Some(t) = &self.truncated {
-            out.push_str(&format!("\n\n({t})"));
+            out.push_str(&format!("\n({})", excerpt(t, 300)));
         }
-        out
+        out.trim_end().to_string()
     }
 }
 
@@ -382,6 +404,7 @@ pub async fn collect_logs(target: &WsTarget, opts: &LogOptions) -> Result<LogOut
     let mut ws = connect(target, &query, opts.timeout).await?;
     let mut lines: Vec<String> = Vec::new();
     let mut frames = 0usize;
+    let mut bytes = 0usize;
     let mut truncated = None;
     'read: loop {
         let left = remaining(deadline);
@@ -402,6 +425,14 @@ pub async fn collect_logs(target: &WsTarget, opts: &LogOptions) -> Result<LogOut
             Err(_) if idle_end => break, // quiet: the logs have ended
             Err(_) => continue,          // the time cap; reported at the top of the loop
             Ok(None) | Ok(Some(Ok(Message::Close(_)))) => break,
+            Ok(Some(Err(tungstenite::Error::Capacity(e)))) => {
+                truncated = Some(format!(
+                    "stopped after {} line(s): Arcane sent a message larger than the limit of {} ({e}); lower tail, or raise --max-response-bytes",
+                    lines.len(),
+                    crate::render::units::human_bytes(target.max_message_bytes as u64)
+                ));
+                break;
+            }
             Ok(Some(Err(e))) => {
                 if frames == 0 {
                     return Err(HandlerError::Dropped(e.to_string()));
@@ -423,10 +454,18 @@ pub async fn collect_logs(target: &WsTarget, opts: &LogOptions) -> Result<LogOut
                     close_politely(&mut ws).await;
                     return Err(HandlerError::Arcane(format!(
                         "{}. Check the ID with the matching list action and that the environment's Docker is reachable (environment.test).",
-                        sanitize(text.trim_end()).trim_end()
+                        excerpt(&text, 300)
                     )));
                 }
                 for line in frame_lines(&text) {
+                    bytes += line.len() + 1;
+                    if bytes > target.max_message_bytes {
+                        truncated = Some(format!(
+                            "stopped after {} of log text, the limit of --max-response-bytes; lower tail or maxLines, or use since, to see others",
+                            crate::render::units::human_bytes(target.max_message_bytes as u64)
+                        ));
+                        break 'read;
+                    }
                     if lines.len() >= opts.max_lines {
                         truncated = Some(format!(
                             "stopped at maxLines={}; raise maxLines or lower tail, or use since, to see others",
@@ -542,7 +581,7 @@ async fn sample_frames(
             close_politely(&mut ws).await;
             return Err(HandlerError::Arcane(format!(
                 "{}. Check the container ID with container.list and that it is running.",
-                sanitize(&err)
+                excerpt(&err, 300)
             )));
         }
         if let Some(obj) = v.as_object_mut() {
@@ -595,17 +634,18 @@ pub struct ExecOutput {
 impl ExecOutput {
     /// The handler's text: the output (or `(no output)`), then the exit code or a note.
     pub fn to_text(&self) -> String {
+        // The output as the command wrote it, in a fence no line can close.
         let mut out = if self.output.is_empty() {
-            "(no output)".to_string()
+            "(no output)\n".to_string()
         } else {
-            self.output.clone()
+            fenced(&self.output, "text")
         };
         match self.exit_code {
-            Some(c) => out.push_str(&format!("\n\nExit code: {c}")),
-            None => out.push_str("\n\nExit code: unknown"),
+            Some(c) => out.push_str(&format!("\nExit code: {c}")),
+            None => out.push_str("\nExit code: unknown"),
         }
         if let Some(t) = &self.truncated {
-            out.push_str(&format!(" ({t})"));
+            out.push_str(&format!(" ({})", excerpt(t, 300)));
         }
         out
     }
@@ -701,7 +741,7 @@ pub async fn run_exec(
                     close_politely(&mut ws).await;
                     return Err(HandlerError::Arcane(format!(
                         "{}. Check that the container exists and is running (container.get), and that the shell exists in its image.",
-                        sanitize(t.as_str().trim_end()).trim_end()
+                        excerpt(t.as_str(), 300)
                     )));
                 }
                 t.as_str().as_bytes().to_vec()
@@ -826,17 +866,5 @@ mod tests {
         assert!(ws_url("ftp://x", "/y").is_err());
         let u = with_query("ws://h/p?tail=1&x=2", &[("tail", "5".into())]).unwrap();
         assert_eq!(u.query(), Some("x=2&tail=5"));
-    }
-
-    #[test]
-    fn error_bodies() {
-        assert_eq!(
-            error_body_text(br#"{"message":"Authentication required","code":"UNAUTHORIZED"}"#),
-            "Authentication required"
-        );
-        assert_eq!(
-            error_body_text(b"permission denied: containers:exec"),
-            "permission denied: containers:exec"
-        );
     }
 }
