@@ -185,7 +185,16 @@ impl Executor {
         if let Some(reason) = snap.policy.withdrawn(action) {
             return error_result(format!("{reason}. It cannot be run on this server."));
         }
-        // 2. Validate locally, before anything reaches Arcane; then names → IDs.
+        // 2. Validate locally, before anything reaches Arcane (the flat profile's JSON-text
+        // parameters decoded first, so the original schema judges them); then names → IDs.
+        let params = if snap.policy.flat() {
+            match crate::flat::decode_params(action, params) {
+                Ok(p) => p,
+                Err(problem) => return error_result(errors::validation_text(action, &[problem])),
+            }
+        } else {
+            params
+        };
         if let Err(text) = validate(snap, action, &params) {
             return error_result(text);
         }
