@@ -127,12 +127,20 @@ fn golden(job: &str, transcript: &str) {
     }
     let want = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_GOLDEN=1)", path.display()));
-    assert_eq!(
-        transcript,
-        want,
-        "{} differs; rerun with UPDATE_GOLDEN=1 and review the diff",
-        path.display()
-    );
+    if transcript != want {
+        let line = transcript
+            .lines()
+            .zip(want.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| transcript.lines().count().min(want.lines().count()));
+        panic!(
+            "{} differs from line {}:\n  now: {:?}\n  was: {:?}\nrerun with UPDATE_GOLDEN=1 and review the diff",
+            path.display(),
+            line + 1,
+            transcript.lines().nth(line).unwrap_or("<end>"),
+            want.lines().nth(line).unwrap_or("<end>")
+        );
+    }
 }
 
 /// The `id` of a created item, wherever the answer keeps it.

@@ -218,6 +218,13 @@ fn create(ctx: &Ctx, key: String) -> Response {
     let id = uuid(&format!("{key}#{n}"));
     let now = timestamp(n);
     item.insert("id".into(), json!(id));
+    // An environment's resources name their environment.
+    if let Some(env) = key
+        .strip_prefix("/environments/")
+        .and_then(|r| r.split('/').next())
+    {
+        item.entry("environmentId").or_insert(json!(env));
+    }
     item.entry("createdAt").or_insert(json!(now));
     item.insert("updatedAt".into(), json!(now));
     let mut shown = public_view(&Value::Object(item.clone()));
