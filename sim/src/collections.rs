@@ -321,10 +321,17 @@ fn docker_writes(ctx: &Ctx, method: &str, shape: &str) -> Option<Response> {
     })
 }
 
-/// The named parts of a `multipart/form-data` body (text parts only). The boundary is the
-/// body's first line, which is all a well-formed body needs.
-pub fn multipart_fields(body: &[u8]) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
+/// One part of a `multipart/form-data` body: its name, file name (if any) and text.
+pub struct Part {
+    pub name: String,
+    pub file_name: Option<String>,
+    pub value: String,
+}
+
+/// The parts of a `multipart/form-data` body (as text). The boundary is the body's first
+/// line, which is all a well-formed body needs.
+pub fn multipart_parts(body: &[u8]) -> Vec<Part> {
+    let mut out = Vec::new();
     let text = String::from_utf8_lossy(body);
     let Some(first) = text.lines().next() else {
         return out;
@@ -338,21 +345,23 @@ pub fn multipart_fields(body: &[u8]) -> BTreeMap<String, String> {
         let Some((head, value)) = part.split_once("\r\n\r\n") else {
             continue;
         };
-        let Some(name) = head
-            .split(';')
-            .map(str::trim)
-            .find_map(|p| p.strip_prefix("name="))
-        else {
+        let disposition = head.split("\r\n").next().unwrap_or("");
+        let attr = |key: &str| {
+            disposition
+                .split(';')
+                .map(str::trim)
+                .find_map(|p| p.strip_prefix(key))
+                .map(|v| v.trim_matches('"').to_string())
+        };
+        let Some(name) = attr("name=") else {
             continue;
         };
-        let name = name
-            .split("\r\n")
-            .next()
-            .unwrap_or("")
-            .trim_matches('"')
-            .to_string();
         let value = value.strip_suffix("\r\n").unwrap_or(value);
-        out.insert(name, value.to_string());
+        out.push(Part {
+            name,
+            file_name: attr("filename="),
+            value: value.to_string(),
+        });
     }
     out
 }
@@ -404,8 +413,9 @@ pub fn compose_services(project: &str, compose: &str) -> Result<Vec<Value>, Stri
 
 fn create_project(ctx: &Ctx) -> Response {
     let env = ctx.p(0).to_string();
-    let fields = multipart_fields(&ctx.raw_body);
-    let spec: Value = match fields.get("project").map(|p| serde_json::from_str(p)) {
+    let parts = multipart_parts(&ctx.raw_body);
+    let part = |name: &str| parts.iter().find(|p| p.name == name);
+    let spec: Value = match part("project").map(|p| serde_json::from_str(&p.value)) {
         Some(Ok(v)) => v,
         Some(Err(e)) => return ctx.problem(400, &format!("invalid project JSON: {e}")),
         None => match ctx.body.as_ref().and_then(|b| b.get("project")) {
@@ -429,19 +439,36 @@ fn create_project(ctx: &Ctx) -> Response {
     if name.is_empty() {
         return ctx.problem(400, "project name is required");
     }
+    // The compose text is in the project part, or a compose file among the workspace files.
     let compose = spec
         .get("composeContent")
         .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+        .filter(|c| !c.trim().is_empty())
+        .map(str::to_string)
+        .or_else(|| {
+            parts
+                .iter()
+                .find(|p| {
+                    p.name == "files"
+                        && p.file_name.as_deref().is_some_and(|f| {
+                            f.ends_with("compose.yaml") || f.ends_with("compose.yml")
+                        })
+                })
+                .map(|p| p.value.clone())
+        })
+        .unwrap_or_default();
     let env_content = spec
         .get("envContent")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let services = match compose_services(name, &compose) {
-        Ok(s) => s,
-        Err(e) => return ctx.problem(400, &format!("Failed to create project: {e}")),
+    let services = if compose.trim().is_empty() {
+        Vec::new()
+    } else {
+        match compose_services(name, &compose) {
+            Ok(s) => s,
+            Err(e) => return ctx.problem(400, &format!("Failed to create project: {e}")),
+        }
     };
     let mut st = ctx.sh.state();
     if st
