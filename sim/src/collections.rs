@@ -317,6 +317,9 @@ fn docker_writes(ctx: &Ctx, method: &str, shape: &str) -> Option<Response> {
         ("POST", "/environments/{}/swarm/services/{}/rollback") => rollback_swarm_service(ctx),
         ("POST", "/environments/{}/volumes/{}/backups/{}/restore") => restore_backup(ctx),
         ("POST", "/environments/{}/gitops-syncs/{}/sync") => gitops_sync(ctx),
+        ("GET", "/environments/{}/images/counts") => image_counts(ctx),
+        ("GET", "/environments/{}/projects/counts") => project_counts(ctx),
+        ("GET", "/environments/{}/ports") => ports(ctx),
         _ => return None,
     })
 }
@@ -825,4 +828,77 @@ fn gitops_sync(ctx: &Ctx) -> Response {
         json!({"success": true, "message": format!("Synced project {project}")}),
         vec![],
     )
+}
+
+// ---------------------------------------------------------------------------------------
+// Answers derived from the state.
+
+fn image_counts(ctx: &Ctx) -> Response {
+    let st = ctx.sh.state();
+    let images: Vec<&state::Image> = st
+        .images
+        .iter()
+        .filter(|i| i.environment_id == ctx.p(0))
+        .collect();
+    let in_use = images
+        .iter()
+        .filter(|i| crate::handlers::image_in_use(&st, i))
+        .count();
+    let size: i64 = images.iter().map(|i| i.size).sum();
+    let v = json!({"imagesInuse": in_use, "imagesUnused": images.len() - in_use,
+                   "totalImages": images.len(), "totalImageSize": size});
+    drop(st);
+    ctx.ok(v, vec![])
+}
+
+fn project_counts(ctx: &Ctx) -> Response {
+    let st = ctx.sh.state();
+    let ps: Vec<&state::Project> = st
+        .projects
+        .iter()
+        .filter(|p| p.environment_id == ctx.p(0))
+        .collect();
+    let running = ps.iter().filter(|p| p.status != "stopped").count();
+    let v = json!({"runningProjects": running, "stoppedProjects": ps.len() - running,
+                   "totalProjects": ps.len(), "archivedProjects": 0});
+    drop(st);
+    ctx.ok(v, vec![])
+}
+
+/// Every container port of the environment, published or not.
+fn ports(ctx: &Ctx) -> Response {
+    let st = ctx.sh.state();
+    let mut items = Vec::new();
+    for c in st
+        .containers
+        .iter()
+        .filter(|c| c.environment_id == ctx.p(0) && !state::is_internal(c))
+    {
+        for p in &c.ports {
+            let private = p.get("privatePort").and_then(Value::as_i64).unwrap_or(0);
+            let proto = p.get("type").and_then(Value::as_str).unwrap_or("tcp");
+            let public = p.get("publicPort").and_then(Value::as_i64);
+            let mut m = json!({
+                "id": format!("{}:{private}/{proto}", c.id),
+                "containerId": c.id, "containerName": c.name,
+                "containerPort": private, "protocol": proto,
+                "isPublished": public.is_some(),
+            });
+            if let Some(h) = public {
+                m["hostPort"] = json!(h);
+                m["hostIp"] = p.get("ip").cloned().unwrap_or(json!("0.0.0.0"));
+            }
+            items.push(m);
+        }
+    }
+    drop(st);
+    let grand = items.len();
+    let (page, pagination) = paginate(
+        ctx,
+        items,
+        grand,
+        Paging::Docker { zero_is_20: false },
+        DB_SORT,
+    );
+    ctx.ok(Value::Array(page), vec![("pagination", pagination)])
 }

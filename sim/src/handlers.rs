@@ -792,7 +792,7 @@ pub(crate) fn find_image(st: &State, env: &str, key: &str) -> Option<usize> {
         })
 }
 
-fn image_in_use(st: &State, i: &state::Image) -> bool {
+pub(crate) fn image_in_use(st: &State, i: &state::Image) -> bool {
     st.containers.iter().any(|c| {
         c.environment_id == i.environment_id
             && (c.image_id == i.id || i.repo_tags.contains(&c.image))
