@@ -234,8 +234,13 @@ async fn failing_container(surface: &'static str) {
         .expect("an exited container");
     let name = name_of(&c);
     s.find("inspect container details", "container.get").await;
-    let (_, t) = s.run("container.get", json!({"containerId": name})).await;
+    let (v, t) = s.run("container.get", json!({"containerId": name})).await;
     assert!(t.contains("exited"), "{t}");
+    assert_eq!(
+        v.pointer("/state/exitCode"),
+        Some(&json!(1)),
+        "the exit code: {v}"
+    );
     s.find("container logs", "container.logs").await;
     s.run(
         "container.logs",

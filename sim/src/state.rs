@@ -464,7 +464,11 @@ pub fn container_details(c: &Container) -> Value {
         "state": {
             "status": c.state,
             "running": running,
-            "exitCode": 0,
+            // Docker's status text carries the exit code: `Exited (1) 5 hours ago`.
+            "exitCode": c.status.strip_prefix("Exited (")
+                .and_then(|r| r.split(')').next())
+                .and_then(|n| n.parse::<i64>().ok())
+                .unwrap_or(0),
             "startedAt": "2025-06-01T09:00:00Z",
             "finishedAt": if running { "0001-01-01T00:00:00Z" } else { "2025-06-01T10:00:00Z" },
         },
