@@ -1586,3 +1586,107 @@ async fn smaller_2_8_differences() {
     let (_, b) = s.get_json(monitoring).await;
     assert_eq!(b["data"]["hasBuildDirective"], true);
 }
+
+/// Database-backed resources are collections: create stores (ID, timestamps), list/get return
+/// it without its credential, update merges, delete removes; reset forgets them.
+#[tokio::test]
+async fn registries_are_a_stateful_collection() {
+    let s = start().await;
+    let body = json!({"url": "registry.acme.test", "username": "ci", "token": "tok-secret-1",
+                      "description": "ACME", "insecure": false, "enabled": true,
+                      "registryType": "generic", "repositoryNames": [], "awsAccessKeyId": "",
+                      "awsSecretAccessKey": "", "awsRegion": ""});
+    let (st, created) = s.post_json("/container-registries", body).await;
+    assert!((200..300).contains(&st), "{created}");
+    let id = created["data"]["id"].as_str().unwrap().to_string();
+    assert_eq!(created["data"]["url"], "registry.acme.test");
+    assert!(created["data"]["createdAt"].is_string());
+    assert!(!created.to_string().contains("tok-secret-1"), "{created}");
+
+    let (_, list) = s.get_json("/container-registries").await;
+    assert_eq!(list["data"].as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(list["pagination"]["totalItems"], 1);
+    assert!(!list.to_string().contains("tok-secret-1"));
+
+    let r = s
+        .api(reqwest::Method::PUT, &format!("/container-registries/{id}"))
+        .json(
+            &json!({"url": "registry.acme.test", "username": "ci", "token": "tok-secret-1",
+                      "description": "ACME mirror", "insecure": false, "enabled": true,
+                      "registryType": "generic", "repositoryNames": [], "awsAccessKeyId": "",
+                      "awsSecretAccessKey": "", "awsRegion": ""}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success());
+    let (_, got) = s.get_json(&format!("/container-registries/{id}")).await;
+    assert_eq!(got["data"]["description"], "ACME mirror");
+    assert_eq!(got["data"]["username"], "ci");
+
+    let state = s.hook_get("/__sim/state").await;
+    assert_eq!(
+        state["collections"]["items"]["/container-registries"][0]["token"], "tok-secret-1",
+        "the credential is stored, only never answered"
+    );
+
+    let r = s
+        .api(
+            reqwest::Method::DELETE,
+            &format!("/container-registries/{id}"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success());
+    let (st, _) = s.get_json(&format!("/container-registries/{id}")).await;
+    assert_eq!(st, 404);
+    let (_, list) = s.get_json("/container-registries").await;
+    assert_eq!(list["data"], json!([]));
+}
+
+/// A project created from compose text gets its services' containers on `up`, labelled with
+/// the compose project; the counts follow.
+#[tokio::test]
+async fn project_create_then_up_starts_its_services() {
+    let s = start().await;
+    let project = json!({"name": "shop", "composeContent":
+        "services:\n  web:\n    image: nginx:1.27-alpine\n    ports: [\"8081:80\"]\n  jobs:\n    image: alpine:3.20\n"});
+    let (st, created) = s
+        .post_json(
+            "/environments/0/projects",
+            json!({"project": project.to_string()}),
+        )
+        .await;
+    assert!((200..300).contains(&st), "{created}");
+    let id = created["data"]["id"].as_str().unwrap().to_string();
+    let (_, counts) = s.get_json("/environments/0/projects/counts").await;
+    assert_eq!(counts["data"]["totalProjects"], 3, "{counts}");
+    let r = s
+        .api(
+            reqwest::Method::POST,
+            &format!("/environments/0/projects/{id}/up"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(r.text().await.unwrap().ends_with("{\"done\":true}\n"));
+    let state = s.hook_get("/__sim/state").await;
+    let mine: Vec<&Value> = state["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["labels"]["com.docker.compose.project"] == "shop")
+        .collect();
+    assert_eq!(mine.len(), 2);
+    assert!(mine.iter().all(|c| c["state"] == "running"));
+    let (_, ports) = s.get_json("/environments/0/ports").await;
+    assert!(
+        ports["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["containerName"] == "shop-web-1" && p["hostPort"] == 8081),
+        "{ports}"
+    );
+}
