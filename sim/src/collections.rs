@@ -320,6 +320,8 @@ fn docker_writes(ctx: &Ctx, method: &str, shape: &str) -> Option<Response> {
         ("GET", "/environments/{}/images/counts") => image_counts(ctx),
         ("GET", "/environments/{}/projects/counts") => project_counts(ctx),
         ("GET", "/environments/{}/ports") => ports(ctx),
+        ("GET", "/environments/{}/system/docker/info") => derived(ctx, docker_info),
+        ("GET", "/environments/{}/dashboard") => derived(ctx, dashboard),
         _ => return None,
     })
 }
@@ -901,4 +903,102 @@ fn ports(ctx: &Ctx) -> Response {
         DB_SORT,
     );
     ctx.ok(Value::Array(page), vec![("pagination", pagination)])
+}
+
+/// A synthesized answer with the parts the state knows replaced by the state's values.
+fn derived(ctx: &Ctx, patch: fn(&State, &str, &mut Value)) -> Response {
+    let spec = &ctx.sh.spec;
+    let (status, schema, name) = ctx.response_schema();
+    let (Some(schema), Some(op)) = (schema, ctx.op) else {
+        return crate::handlers::generic(ctx);
+    };
+    let mut v = crate::synth::synth(spec, schema, "", &spec.ops[op].template);
+    patch(&ctx.sh.state(), ctx.p(0), &mut v);
+    let mut body = Map::new();
+    if let Some(n) = &name {
+        body.insert("$schema".into(), json!(ctx.schema_url(n)));
+    }
+    if let Value::Object(o) = v {
+        body.extend(o);
+    }
+    let v = crate::synth::conform(spec, schema, Value::Object(body), &ctx.path);
+    ctx.finish_json(status, v, name.as_deref())
+}
+
+fn visible_containers<'a>(st: &'a State, env: &str) -> Vec<&'a state::Container> {
+    st.containers
+        .iter()
+        .filter(|c| c.environment_id == env && !state::is_internal(c))
+        .collect()
+}
+
+fn docker_info(st: &State, env: &str, v: &mut Value) {
+    let cs: Vec<&state::Container> = st
+        .containers
+        .iter()
+        .filter(|c| c.environment_id == env)
+        .collect();
+    let count = |s: &str| cs.iter().filter(|c| c.state == s).count();
+    let running = count("running");
+    let paused = count("paused");
+    v["Containers"] = json!(cs.len());
+    v["ContainersRunning"] = json!(running);
+    v["ContainersPaused"] = json!(paused);
+    v["ContainersStopped"] = json!(cs.len() - running - paused);
+    v["Images"] = json!(st.images.iter().filter(|i| i.environment_id == env).count());
+    if let Some(e) = st.environments.iter().find(|e| e.id == env) {
+        v["Name"] = json!(e.name);
+    }
+}
+
+fn dashboard(st: &State, env: &str, v: &mut Value) {
+    let Some(d) = v.get_mut("data").filter(|d| d.is_object()) else {
+        return;
+    };
+    let cs = visible_containers(st, env);
+    let running = cs.iter().filter(|c| c.state == "running").count();
+    d["containers"] = json!({
+        "data": cs.iter().map(|c| state::container_summary(c)).collect::<Vec<_>>(),
+        "counts": {"runningContainers": running, "stoppedContainers": cs.len() - running,
+                   "totalContainers": cs.len()},
+        "pagination": page_of(cs.len()),
+    });
+    let images: Vec<&state::Image> = st
+        .images
+        .iter()
+        .filter(|i| i.environment_id == env)
+        .collect();
+    let in_use = images
+        .iter()
+        .filter(|i| crate::handlers::image_in_use(st, i))
+        .count();
+    d["images"] = json!({
+        "data": images.iter().map(|i| state::image_summary(i, crate::handlers::image_in_use(st, i))).collect::<Vec<_>>(),
+        "pagination": page_of(images.len()),
+    });
+    d["imageUsageCounts"] = json!({"imagesInuse": in_use, "imagesUnused": images.len() - in_use,
+        "totalImages": images.len(), "totalImageSize": images.iter().map(|i| i.size).sum::<i64>()});
+    let vols: Vec<&state::Volume> = st
+        .volumes
+        .iter()
+        .filter(|v| v.environment_id == env)
+        .collect();
+    let vol_in_use = vols
+        .iter()
+        .filter(|v| {
+            st.containers.iter().any(|c| {
+                c.environment_id == v.environment_id
+                    && c.mounts
+                        .iter()
+                        .any(|m| m.get("name").and_then(Value::as_str) == Some(v.name.as_str()))
+            })
+        })
+        .count();
+    d["volumeUsageCounts"] =
+        json!({"inuse": vol_in_use, "unused": vols.len() - vol_in_use, "total": vols.len()});
+}
+
+fn page_of(n: usize) -> Value {
+    json!({"totalPages": 1, "totalItems": n, "currentPage": 1, "itemsPerPage": n.max(1),
+           "grandTotalItems": n})
 }

@@ -1680,6 +1680,26 @@ async fn project_create_then_up_starts_its_services() {
         .collect();
     assert_eq!(mine.len(), 2);
     assert!(mine.iter().all(|c| c["state"] == "running"));
+    let (_, info) = s.get_json("/environments/0/system/docker/info").await;
+    let (_, dash) = s.get_json("/environments/0/dashboard").await;
+    let total = state["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["environmentId"] == "0")
+        .count();
+    assert_eq!(info["Containers"], total, "{info}");
+    assert_eq!(info["Name"], "local");
+    assert!(dash.to_string().contains("shop-web-1"), "{dash}");
+    assert_eq!(
+        dash["data"]["imageUsageCounts"]["totalImages"],
+        state["images"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["environmentId"] == "0")
+            .count()
+    );
     let (_, ports) = s.get_json("/environments/0/ports").await;
     assert!(
         ports["data"]
