@@ -297,3 +297,132 @@ fn index_is_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<SearchIndex>();
 }
+
+/// One query of the evaluation set (`tests/search_eval.yaml`).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EvalQuery {
+    q: String,
+    want: Vec<String>,
+    kind: String,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EvalSet {
+    queries: Vec<EvalQuery>,
+}
+
+fn eval_set() -> Vec<EvalQuery> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/search_eval.yaml");
+    let text = std::fs::read_to_string(&path).expect("tests/search_eval.yaml is readable");
+    let set: EvalSet = yaml_serde::from_str(&text).expect("tests/search_eval.yaml parses");
+    set.queries
+}
+
+/// Ranks of a set of queries: top-1/3/10 counts, reciprocal-rank sum, count.
+#[derive(Debug, Default, Clone, Copy)]
+struct Score {
+    n: usize,
+    top1: usize,
+    top3: usize,
+    top10: usize,
+    rr: f64,
+}
+
+impl Score {
+    fn add(&mut self, rank: Option<usize>) {
+        self.n += 1;
+        if let Some(r) = rank {
+            self.top1 += usize::from(r == 0);
+            self.top3 += usize::from(r < 3);
+            self.top10 += usize::from(r < 10);
+            self.rr += 1.0 / (r + 1) as f64;
+        }
+    }
+
+    fn pct(&self, k: usize) -> f64 {
+        100.0 * k as f64 / self.n.max(1) as f64
+    }
+
+    fn line(&self, name: &str) -> String {
+        format!(
+            "{name:<10} n={:<4} top-1 {:5.1}%  top-3 {:5.1}%  top-10 {:5.1}%  MRR {:.3}",
+            self.n,
+            self.pct(self.top1),
+            self.pct(self.top3),
+            self.pct(self.top10),
+            self.rr / self.n.max(1) as f64
+        )
+    }
+}
+
+#[test]
+fn eval_set_is_well_formed() {
+    let set = eval_set();
+    assert!(set.len() >= 300, "{} queries", set.len());
+    let kinds = [
+        "plain", "sentence", "intent", "synonym", "typo", "long", "short",
+    ];
+    let mut seen = std::collections::HashSet::new();
+    for e in &set {
+        assert!(!e.want.is_empty(), "{:?} accepts no action", e.q);
+        for id in &e.want {
+            assert!(catalog().get(id).is_some(), "{:?}: {id} is not an action", e.q);
+        }
+        assert!(kinds.contains(&e.kind.as_str()), "{:?}: kind {}", e.q, e.kind);
+        assert!(seen.insert(e.q.to_lowercase()), "{:?} is listed twice", e.q);
+        if e.kind == "long" {
+            assert!(e.q.split_whitespace().count() >= 20, "{:?} is not long", e.q);
+        }
+    }
+}
+
+/// The evaluation: prints top-1/3/10 and MRR for the whole set, each half (even positions tune,
+/// odd positions are held out) and each kind, lists every query whose action is not first, and
+/// asserts the targets on the whole set.
+#[test]
+fn eval_set_quality() {
+    let set = eval_set();
+    let mut all = Score::default();
+    let mut halves = [Score::default(); 2];
+    let mut kinds: std::collections::BTreeMap<&str, Score> = Default::default();
+    let mut misses = String::new();
+    for (i, e) in set.iter().enumerate() {
+        let got = ids(&e.q, 10);
+        let rank = got.iter().position(|id| e.want.contains(id));
+        all.add(rank);
+        halves[i % 2].add(rank);
+        kinds.entry(e.kind.as_str()).or_default().add(rank);
+        if rank != Some(0) {
+            let half = if i % 2 == 0 { "tune" } else { "held" };
+            let rank = rank.map_or("miss".to_string(), |r| format!("#{}", r + 1));
+            misses.push_str(&format!(
+                "  {half} {rank:>4} {:?} want {:?} got {:?}\n",
+                e.q,
+                e.want,
+                &got[..got.len().min(3)]
+            ));
+        }
+    }
+    let mut report = String::new();
+    report.push_str(&all.line("all"));
+    report.push('\n');
+    report.push_str(&halves[0].line("tune"));
+    report.push('\n');
+    report.push_str(&halves[1].line("held-out"));
+    report.push('\n');
+    for (kind, s) in &kinds {
+        report.push_str(&s.line(kind));
+        report.push('\n');
+    }
+    println!("search evaluation ({} queries)\n{report}{misses}", set.len());
+    let intents = kinds.get("intent").copied().unwrap_or_default();
+    assert!(all.pct(all.top1) >= 90.0, "top-1 below 90%:\n{report}{misses}");
+    assert!(all.pct(all.top3) >= 98.0, "top-3 below 98%:\n{report}{misses}");
+    assert!(all.pct(all.top10) >= 99.0, "top-10 below 99%:\n{report}{misses}");
+    assert!(
+        intents.pct(intents.top3) >= 90.0,
+        "intents top-3 below 90%:\n{report}{misses}"
+    );
+}
