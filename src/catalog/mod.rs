@@ -179,6 +179,9 @@ pub struct Action {
     /// The ID the derivation rules gave it, before overlays (overlays may be keyed by it).
     #[serde(skip)]
     pub derived_id: String,
+    /// Search keywords from overlays: words and phrases people use for this action.
+    #[serde(skip)]
+    pub keywords: Vec<String>,
 }
 
 impl Action {
@@ -232,6 +235,8 @@ pub struct Catalog {
     /// Overlay entries that matched no action of this spec (`file: key`): typos, or entries for
     /// another Arcane version. Logged at load; not an error.
     pub unmatched_overlays: Vec<String>,
+    /// The search vocabulary of every overlay layer, merged (see `docs/search.md`).
+    pub vocabulary: overlay::Vocabulary,
     by_id: HashMap<String, usize>,
     /// Other accepted names (tool names, operationIds) → index.
     aliases: HashMap<String, usize>,
@@ -278,6 +283,7 @@ impl Catalog {
             domains: domains.into_values().collect(),
             excluded,
             unmatched_overlays: Vec::new(),
+            vocabulary: Default::default(),
             by_id,
             aliases,
         }
