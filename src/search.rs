@@ -32,7 +32,7 @@ use crate::catalog::{Action, Catalog};
 /// Query words kept (after phrases, function words and repeats); the rest are ignored.
 const MAX_WORDS: usize = 16;
 /// Words at least this long (in characters) get typo tolerance.
-const FUZZY_MIN_CHARS: usize = 4;
+const FUZZY_MIN_CHARS: usize = 3;
 /// Query words a vocabulary phrase may skip between its own words (function words only).
 const PHRASE_GAP: usize = 2;
 
@@ -164,6 +164,10 @@ impl Fields {
     }
 }
 
+/// A query word: (form typed, stem, for a word of a rewritten phrase: (the phrase typed, its
+/// stems)).
+type Token = (String, String, Option<(String, Vec<String>)>);
+
 /// The vocabulary, compiled to stems.
 #[derive(Debug, Default)]
 struct Lexicon {
@@ -226,6 +230,9 @@ struct Group {
     weight: f32,
     /// What the user typed for it (a rewritten phrase: the whole phrase).
     typed: String,
+    /// For a word of a rewritten phrase, the stems of the phrase typed (a keyword phrase may
+    /// match them: "docker run snippet" after "docker run" became "create container").
+    origin: Vec<String>,
     function: bool,
 }
 
@@ -464,8 +471,7 @@ impl SearchIndex {
     fn parse(&self, query: &str) -> Vec<Group> {
         let mut analyzer = self.analyzer.clone();
         let w = &self.weights;
-        // (form typed, stem, from a phrase: the phrase typed)
-        let mut tokens: Vec<(String, String, Option<String>)> = plain_words(query)
+        let mut tokens: Vec<Token> = plain_words(query)
             .into_iter()
             .filter_map(|word| stem(&mut analyzer, &word).map(|s| (word, s, None)))
             .collect();
@@ -475,6 +481,10 @@ impl SearchIndex {
         let mut groups: Vec<Group> = Vec::new();
         let mut content = 0;
         for (word, s, phrase) in tokens {
+            let (phrase, origin) = match phrase {
+                Some((typed, origin)) => (Some(typed), origin),
+                None => (None, Vec::new()),
+            };
             if !seen.insert(s.clone()) {
                 continue;
             }
@@ -485,12 +495,20 @@ impl SearchIndex {
                 weight: 1.0,
             }];
             if !function {
-                for (stem, raw) in self.lexicon.synonyms.get(&s).into_iter().flatten() {
+                for (stem, raw) in self.lexicon.synonyms_of(&s, &word) {
                     push_alt(&mut alts, stem.clone(), raw.clone(), w.synonym);
                 }
-                if word.chars().count() >= FUZZY_MIN_CHARS && !self.vocabulary.contains(&s) {
-                    for c in self.corrections.iter().filter(|c| one_edit(&s, c)) {
+                let len = word.chars().count();
+                if len >= FUZZY_MIN_CHARS && !self.vocabulary.contains(&s) {
+                    // A three-letter word is corrected only to a four-letter one ("pul").
+                    let fixes = self.corrections.iter().filter(|c| {
+                        (len > FUZZY_MIN_CHARS || c.chars().count() > len) && one_edit(&s, c)
+                    });
+                    for c in fixes {
                         push_alt(&mut alts, c.clone(), String::new(), w.typo);
+                        for (stem, raw) in self.lexicon.synonyms_of(c, c) {
+                            push_alt(&mut alts, stem.clone(), raw.clone(), w.typo * w.synonym);
+                        }
                     }
                 }
             }
@@ -510,6 +528,7 @@ impl SearchIndex {
                 alts,
                 weight,
                 typed: phrase.unwrap_or(word),
+                origin,
                 function,
             });
             if !function {
@@ -560,72 +579,94 @@ impl SearchIndex {
     }
 
     /// The structure score: how the query's words line up with the action's ID and keywords.
+    ///
+    /// Each query word gets at most one role for an action: it names the resource (a domain
+    /// word, a domain keyword, or a qualifier such as "compose" in "compose project"), or the
+    /// action (a name word or an action keyword phrase). An action keyword phrase may reuse the
+    /// resource's words ("status of container").
     fn fit(&self, e: &Entry, groups: &[Group]) -> Fit {
         let w = &self.weights;
         let n: f32 = groups.iter().map(|g| g.weight).sum::<f32>().max(f32::EPSILON);
-        let mut used = vec![false; groups.len()];
+        let mut role = vec![Role::None; groups.len()];
         let mut cover = 0.0_f32;
         let mut surface = 0.0_f32;
         let mut domain_match = 0.0_f32;
+        let mut domain_words = 0.0_f32;
         let mut name_match = 0.0_f32;
-        let best_unused = |used: &mut Vec<bool>, stem: &str, raw: &str| {
-            let best = groups
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !used[*i])
-                .filter_map(|(i, g)| g.matches(stem, raw).map(|m| (i, m)))
-                .max_by(|a, b| {
-                    (a.1.0 * groups[a.0].weight).total_cmp(&(b.1.0 * groups[b.0].weight))
-                });
-            best.map(|(i, (aw, exact))| {
-                used[i] = true;
-                (aw * groups[i].weight, exact)
-            })
-        };
-        // Domain words first: a word that names the resource is not also its verb.
-        for word in &e.domain_words {
-            if let Some((m, exact)) = best_unused(&mut used, &word.stem, &word.raw) {
-                cover += m;
-                domain_match += m;
-                surface += f32::from(u8::from(exact));
-            }
-        }
-        for word in &e.name_words {
-            if let Some((m, exact)) = best_unused(&mut used, &word.stem, &word.raw) {
-                cover += m;
-                name_match += m;
-                surface += f32::from(u8::from(exact));
-            }
-        }
+        let mut name_words = 0.0_f32;
         let d_len = e.domain_words.len().max(1) as f32;
         let n_len = e.name_words.len().max(1) as f32;
+        // Domain words first: a word that names the resource is not also its verb.
+        for word in &e.domain_words {
+            if let Some((i, aw, exact)) = best_group(groups, &role, &word.stem, &word.raw) {
+                role[i] = Role::Domain;
+                cover += aw * groups[i].weight;
+                domain_match += aw * groups[i].weight;
+                domain_words += aw;
+                surface += f32::from(u8::from(exact));
+            }
+        }
+        let domain_named = domain_match >= d_len * w.synonym;
+        for word in &e.name_words {
+            // Once the resource is named, another word for it ("compose" in "list compose
+            // projects") qualifies the resource; it does not name the action.
+            let found = best_group(groups, &role, &word.stem, &word.raw).filter(|(i, _, _)| {
+                !(domain_named && self.names_domain(&groups[*i], e))
+            });
+            if let Some((i, aw, exact)) = found {
+                // "the paused container": a participle describes the resource's state.
+                let aw = if participle(&groups[i].typed) && !participle(&word.raw) {
+                    aw * 0.5
+                } else {
+                    aw
+                };
+                role[i] = Role::Name;
+                cover += aw * groups[i].weight;
+                name_match += aw * groups[i].weight;
+                name_words += aw;
+                surface += f32::from(u8::from(exact));
+            }
+        }
         // Keyword phrases: the domain's stand for the domain's words, the action's for its name.
         if domain_match < d_len {
             for phrase in &self.domain_keywords[e.domain] {
-                if let Some(m) = match_phrase(phrase, groups, &mut used) {
-                    cover += w.keyword * m;
-                    domain_match = domain_match.max(d_len * w.keyword * m / phrase.len() as f32);
+                if let Some((m, fresh)) = match_phrase(phrase, groups, &mut role, Role::Domain) {
+                    cover += w.keyword * fresh;
+                    let share = w.keyword * m / phrase.len() as f32;
+                    domain_match = domain_match.max(d_len * share);
+                    domain_words = domain_words.max(d_len * share);
                 }
             }
         }
         for phrase in &e.keywords {
-            if let Some(m) = match_phrase(phrase, groups, &mut used) {
-                cover += w.keyword * m;
-                name_match = name_match.max(n_len * w.keyword * m / phrase.len() as f32);
+            if let Some((m, fresh)) = match_phrase(phrase, groups, &mut role, Role::Keyword) {
+                cover += w.keyword * fresh;
+                let share = w.keyword * m / phrase.len() as f32;
+                name_match = name_match.max(n_len * share);
+                name_words = name_words.max(n_len * share);
+            }
+        }
+        // Words left that name the resource again qualify it.
+        if domain_match > 0.0 {
+            for (i, g) in groups.iter().enumerate() {
+                if role[i] == Role::None && self.names_domain(g, e) {
+                    role[i] = Role::Domain;
+                    cover += w.synonym * g.weight;
+                }
             }
         }
         let mut score = w.cover * cover / n
-            + w.precision * (domain_match + name_match) / (d_len + n_len)
+            + w.precision * (domain_words + name_words) / (d_len + n_len)
             + w.domain_hit * domain_match / d_len
             + w.surface * surface / n;
         // The query names the resource and no verb (no content word left is the name of any
-        // action): the list action is what is meant.
+        // action, a state such as "running" aside): the list action is what is meant.
         let noun_only = name_match == 0.0
             && domain_match > 0.0
             && groups
                 .iter()
-                .zip(&used)
-                .filter(|(g, u)| !**u && !g.function)
+                .zip(&role)
+                .filter(|(g, r)| **r == Role::None && !g.function && !participle(&g.typed))
                 .all(|(g, _)| !g.alts.iter().any(|a| self.verbs.contains(&a.stem)));
         if noun_only {
             let list = if e.list_verb {
@@ -637,7 +678,21 @@ impl SearchIndex {
             };
             score += w.list * list * cover / n;
         }
-        Fit { score, used }
+        Fit {
+            score,
+            used: role.iter().map(|r| *r != Role::None).collect(),
+        }
+    }
+
+    /// Whether a query word names the action's resource: a domain word or a one-word domain
+    /// keyword among its alternatives.
+    fn names_domain(&self, g: &Group, e: &Entry) -> bool {
+        g.alts.iter().any(|a| {
+            e.domain_words.iter().any(|d| d.stem == a.stem)
+                || self.domain_keywords[e.domain]
+                    .iter()
+                    .any(|k| k.len() == 1 && k[0] == a.stem)
+        })
     }
 
     /// Why an action matched: the words its ID, keywords or title explain, and their share.
@@ -672,20 +727,41 @@ impl SearchIndex {
 }
 
 impl Lexicon {
+    /// The synonyms of a word, by its stem, else by the form typed, else by that form without
+    /// a plural `s` (the stemmer keeps some plurals: `cves`).
+    fn synonyms_of(&self, stem: &str, word: &str) -> &[(String, String)] {
+        self.synonyms
+            .get(stem)
+            .or_else(|| self.synonyms.get(word))
+            .or_else(|| word.strip_suffix('s').and_then(|w| self.synonyms.get(w)))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
     fn compile(v: &Vocabulary, analyzer: &mut TextAnalyzer) -> Lexicon {
         let mut lex = Lexicon::default();
         for (word, alts) in &v.synonyms {
-            let Some(key) = stem(analyzer, &word.to_lowercase()) else {
+            let word = word.to_lowercase();
+            let Some(key) = stem(analyzer, &word) else {
                 continue;
             };
-            let entry = lex.synonyms.entry(key.clone()).or_default();
+            let mut list: Vec<(String, String)> = Vec::new();
             for alt in alts {
                 let raw = alt.to_lowercase();
                 if let Some(s) = stem(analyzer, &raw)
                     && s != key
-                    && !entry.iter().any(|(e, _)| *e == s)
+                    && !list.iter().any(|(e, _)| *e == s)
                 {
-                    entry.push((s, raw));
+                    list.push((s, raw));
+                }
+            }
+            // Keyed by the stem and, when the stemmer changes it, by the word itself.
+            for k in [key, word] {
+                let entry = lex.synonyms.entry(k).or_default();
+                for item in &list {
+                    if !entry.contains(item) {
+                        entry.push(item.clone());
+                    }
                 }
             }
         }
@@ -709,11 +785,7 @@ impl Lexicon {
     /// Replaces the vocabulary's phrases in the query by the words they stand for. A phrase
     /// may skip a few function words of the query between its own words ("free up some disk
     /// space" holds "free up … space").
-    fn rewrite(
-        &self,
-        tokens: &mut Vec<(String, String, Option<String>)>,
-        analyzer: &mut TextAnalyzer,
-    ) {
+    fn rewrite(&self, tokens: &mut Vec<Token>, analyzer: &mut TextAnalyzer) {
         let mut i = 0;
         while i < tokens.len() {
             let hit = self.phrases.iter().find_map(|(from, to)| {
@@ -745,10 +817,12 @@ impl Lexicon {
                 Some((end, to)) => {
                     let typed: Vec<&str> = tokens[i..end].iter().map(|t| t.0.as_str()).collect();
                     let typed = typed.join(" ");
-                    let new: Vec<(String, String, Option<String>)> = to
+                    let origin: Vec<String> = tokens[i..end].iter().map(|t| t.1.clone()).collect();
+                    let new: Vec<Token> = to
                         .iter()
                         .filter_map(|w| {
-                            stem(analyzer, w).map(|s| (w.clone(), s, Some(typed.clone())))
+                            stem(analyzer, w)
+                                .map(|s| (w.clone(), s, Some((typed.clone(), origin.clone()))))
                         })
                         .collect();
                     let len = new.len();
@@ -779,30 +853,86 @@ fn phrases_of(
         .collect()
 }
 
-/// Whether every word of a keyword phrase is named by an unused content group; if so the
-/// groups are marked used and the summed match weight is returned.
-fn match_phrase(phrase: &[String], groups: &[Group], used: &mut [bool]) -> Option<f32> {
+/// What a query word does for one action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    None,
+    /// Names the resource (domain word, domain keyword, qualifier).
+    Domain,
+    /// Names the action (a word of its name).
+    Name,
+    /// Part of a matched keyword phrase of the action.
+    Keyword,
+}
+
+/// The best group not yet given a role that names a stem: (group, alternative weight, typed
+/// in the very form of the ID word).
+fn best_group(groups: &[Group], role: &[Role], stem: &str, raw: &str) -> Option<(usize, f32, bool)> {
+    groups
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| role[*i] == Role::None)
+        .filter_map(|(i, g)| g.matches(stem, raw).map(|(aw, exact)| (i, aw, exact)))
+        .max_by(|a, b| (a.1 * groups[a.0].weight).total_cmp(&(b.1 * groups[b.0].weight)))
+}
+
+/// A word in a form that describes a state (`stopped`, `running`), not an order.
+fn participle(word: &str) -> bool {
+    word.len() > 4 && (word.ends_with("ed") || word.ends_with("ing"))
+}
+
+/// Whether every word of a keyword phrase is named by a content group; if so, the groups take
+/// the role `as_role` and (summed match weight, weight of groups that had no role before) is
+/// returned. A domain keyword may reuse words already naming the domain, an action keyword
+/// words naming the domain; a word of a rewritten phrase also matches by what was typed.
+fn match_phrase(
+    phrase: &[String],
+    groups: &[Group],
+    role: &mut [Role],
+    as_role: Role,
+) -> Option<(f32, f32)> {
     let mut picked: Vec<(usize, f32)> = Vec::with_capacity(phrase.len());
     for s in phrase {
         let best = groups
             .iter()
             .enumerate()
-            .filter(|(i, g)| !used[*i] && !g.function && !picked.iter().any(|p| p.0 == *i))
+            .filter(|(i, g)| {
+                matches!(role[*i], Role::None | Role::Domain)
+                    && !g.function
+                    && !picked.iter().any(|p| p.0 == *i)
+            })
             .filter_map(|(i, g)| {
-                g.alts
+                let alt = g
+                    .alts
                     .iter()
                     .filter(|a| a.stem == *s)
-                    .map(|a| a.weight * g.weight)
-                    .reduce(f32::max)
-                    .map(|m| (i, m))
+                    .map(|a| a.weight)
+                    .reduce(f32::max);
+                let origin = g.origin.iter().any(|o| o == s).then_some(1.0_f32);
+                let m = match (alt, origin) {
+                    (Some(a), Some(o)) => Some(a.max(o)),
+                    (a, o) => a.or(o),
+                };
+                m.map(|m| (i, m * g.weight))
             })
-            .max_by(|a, b| a.1.total_cmp(&b.1))?;
+            .max_by(|a, b| {
+                // Prefer a word without a role, then the stronger match.
+                (role[a.0] == Role::None, a.1)
+                    .partial_cmp(&(role[b.0] == Role::None, b.1))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })?;
         picked.push(best);
     }
-    for (i, _) in &picked {
-        used[*i] = true;
+    let mut fresh = 0.0;
+    for (i, m) in &picked {
+        if role[*i] == Role::None {
+            fresh += m;
+            role[*i] = as_role;
+        } else if as_role == Role::Keyword {
+            role[*i] = Role::Keyword;
+        }
     }
-    Some(picked.iter().map(|p| p.1).sum())
+    Some((picked.iter().map(|p| p.1).sum(), fresh))
 }
 
 /// Text as indexed: the original words, plus the parts of camelCase words (`environmentId`
@@ -875,7 +1005,7 @@ fn stems(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
 /// Whether two words are one edit apart (insertion, deletion, substitution or transposition).
 fn one_edit(a: &str, b: &str) -> bool {
     let (la, lb) = (a.chars().count(), b.chars().count());
-    la.abs_diff(lb) <= 1 && lb >= FUZZY_MIN_CHARS - 1 && strsim::osa_distance(a, b) == 1
+    la.abs_diff(lb) <= 1 && lb >= 3 && strsim::osa_distance(a, b) == 1
 }
 
 #[cfg(test)]
@@ -896,7 +1026,7 @@ mod tests {
     }
 
     fn rewritten(lex: &Lexicon, a: &mut TextAnalyzer, q: &str) -> Vec<String> {
-        let mut tokens: Vec<(String, String, Option<String>)> = plain_words(q)
+        let mut tokens: Vec<Token> = plain_words(q)
             .into_iter()
             .filter_map(|w| stem(a, &w).map(|s| (w, s, None)))
             .collect();

@@ -426,3 +426,13 @@ fn eval_set_quality() {
         "intents top-3 below 90%:\n{report}{misses}"
     );
 }
+
+#[test]
+fn zz_debug() {
+    let v = &catalog().vocabulary;
+    println!("syn {} phrases {} fw {} dk {}", v.synonyms.len(), v.phrases.len(), v.function_words.len(), v.domain_keywords.len());
+    println!("cve: {:?}", v.synonyms.get("cve"));
+    for q in ["cves", "cve", "vulnerability"] {
+        println!("{q}: {:?}", index().search(catalog(), q, 5, &all));
+    }
+}
