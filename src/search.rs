@@ -333,11 +333,16 @@ impl SearchIndex {
             let title: HashSet<String> = stems(&mut analyzer, &index_text(&a.title))
                 .into_iter()
                 .collect();
+            let domain_words = words(&a.domain, &mut analyzer);
+            let mut keywords = phrases_of(&a.keywords, &mut analyzer, &lexicon.function);
+            // A keyword of only the domain's words ("all containers" once "all" is a function
+            // word) would make every query about the resource name this action.
+            keywords.retain(|k| k.iter().any(|s| !domain_words.iter().any(|d| d.stem == *s)));
             let entry = Entry {
                 id: a.id.clone(),
-                domain_words: words(&a.domain, &mut analyzer),
+                domain_words,
                 name_words: words(&a.name, &mut analyzer),
-                keywords: phrases_of(&a.keywords, &mut analyzer, &lexicon.function),
+                keywords,
                 domain,
                 title,
                 list_verb: a.name == "list",
@@ -502,7 +507,8 @@ impl SearchIndex {
                 if len >= FUZZY_MIN_CHARS && !self.vocabulary.contains(&s) {
                     // A three-letter word is corrected only to a four-letter one ("pul").
                     let fixes = self.corrections.iter().filter(|c| {
-                        (len > FUZZY_MIN_CHARS || c.chars().count() > len) && one_edit(&s, c)
+                        (len > FUZZY_MIN_CHARS || c.chars().count() > len)
+                            && (one_edit(&s, c) || one_edit(&word, c))
                     });
                     for c in fixes {
                         push_alt(&mut alts, c.clone(), String::new(), w.typo);
@@ -644,6 +650,9 @@ impl SearchIndex {
                 let share = w.keyword * m / phrase.len() as f32;
                 name_match = name_match.max(n_len * share);
                 name_words = name_words.max(n_len * share);
+                // An action's keyword says which action, and so half says which resource
+                // ("is the server overloaded" is about the host's stats).
+                domain_words = domain_words.max(d_len * share / 2.0);
             }
         }
         // Words left that name the resource again qualify it.
@@ -881,10 +890,11 @@ fn participle(word: &str) -> bool {
     word.len() > 4 && (word.ends_with("ed") || word.ends_with("ing"))
 }
 
-/// Whether every word of a keyword phrase is named by a content group; if so, the groups take
-/// the role `as_role` and (summed match weight, weight of groups that had no role before) is
-/// returned. A domain keyword may reuse words already naming the domain, an action keyword
-/// words naming the domain; a word of a rewritten phrase also matches by what was typed.
+/// Whether every word of a keyword phrase is named by a content group; if so, the groups that
+/// had no role take `as_role` and (summed match weight, weight of those groups) is returned. A
+/// phrase may reuse words that already have a role ("status of container" holds the word that
+/// names the domain); only new words add to the cover. A word of a rewritten phrase also
+/// matches by what was typed.
 fn match_phrase(
     phrase: &[String],
     groups: &[Group],
@@ -896,11 +906,7 @@ fn match_phrase(
         let best = groups
             .iter()
             .enumerate()
-            .filter(|(i, g)| {
-                matches!(role[*i], Role::None | Role::Domain)
-                    && !g.function
-                    && !picked.iter().any(|p| p.0 == *i)
-            })
+            .filter(|(i, g)| !g.function && !picked.iter().any(|p| p.0 == *i))
             .filter_map(|(i, g)| {
                 let alt = g
                     .alts
@@ -928,8 +934,6 @@ fn match_phrase(
         if role[*i] == Role::None {
             fresh += m;
             role[*i] = as_role;
-        } else if as_role == Role::Keyword {
-            role[*i] = Role::Keyword;
         }
     }
     Some((picked.iter().map(|p| p.1).sum(), fresh))
