@@ -68,9 +68,14 @@ pub struct Weights {
     pub typo: f32,
     /// A function word (my, get, show…) next to a content word.
     pub function_word: f32,
+    /// A word of a qualifier ("on this server"): where, not what.
+    pub qualifier: f32,
     /// A word found only in descriptions, usage notes or parameter names (never in an ID,
     /// title or keyword): it says little about which action is meant.
     pub weak_word: f32,
+    /// How much a word's spread counts (0: not at all, 1: fully): a word that names one action
+    /// ("overloaded", "kill") says more than one that names thirty ("container", "server").
+    pub idf: f32,
 }
 
 impl Default for Weights {
@@ -93,7 +98,9 @@ impl Default for Weights {
             synonym: 0.8,
             typo: 0.7,
             function_word: 0.25,
+            qualifier: 0.5,
             weak_word: 0.5,
+            idf: 0.5,
         }
     }
 }
@@ -177,6 +184,8 @@ struct Lexicon {
     phrases: Vec<(Vec<String>, Vec<String>)>,
     /// Stems of function words.
     function: HashSet<String>,
+    /// Stems of words that start a qualifier.
+    qualifiers: HashSet<String>,
 }
 
 /// The search index of one catalog: immutable, `Send + Sync`, rebuilt with the catalog.
@@ -201,6 +210,10 @@ pub struct SearchIndex {
     corrections: Vec<String>,
     /// Stems of every action name's words: what a query word must be to count as a verb.
     verbs: HashSet<String>,
+    /// Stems that name a resource: domain words and one-word domain keywords.
+    resources: HashSet<String>,
+    /// Stem → how many actions it names (ID words, keywords, domain keywords).
+    spread: HashMap<String, u32>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -293,6 +306,8 @@ impl SearchIndex {
         let mut entries = Vec::with_capacity(catalog.actions.len());
         let mut verbs: HashSet<String> = HashSet::new();
         let mut strong: HashSet<String> = HashSet::new();
+        let mut spread: HashMap<String, u32> = HashMap::new();
+        let mut resources: HashSet<String> = HashSet::new();
         for (ord, a) in catalog.actions.iter().enumerate() {
             let domain = *domain_names.entry(a.domain.as_str()).or_insert_with(|| {
                 let phrases = catalog
@@ -354,9 +369,27 @@ impl SearchIndex {
             for w in entry.domain_words.iter().chain(&entry.name_words) {
                 strong.insert(w.stem.clone());
             }
+            resources.extend(entry.domain_words.iter().map(|w| w.stem.clone()));
+            resources.extend(
+                domain_keywords[domain]
+                    .iter()
+                    .filter(|k| k.len() == 1)
+                    .map(|k| k[0].clone()),
+            );
             strong.extend(entry.title.iter().cloned());
             strong.extend(entry.keywords.iter().flatten().cloned());
             strong.extend(domain_keywords[domain].iter().flatten().cloned());
+            let named: HashSet<&String> = entry
+                .domain_words
+                .iter()
+                .chain(&entry.name_words)
+                .map(|w| &w.stem)
+                .chain(entry.keywords.iter().flatten())
+                .chain(domain_keywords[domain].iter().flatten())
+                .collect();
+            for s in named {
+                *spread.entry(s.clone()).or_insert(0) += 1;
+            }
             entries.push(entry);
         }
         writer.commit().context("committing the search index")?;
@@ -411,6 +444,8 @@ impl SearchIndex {
             strong,
             corrections,
             verbs,
+            spread,
+            resources,
         })
     }
 
@@ -485,11 +520,16 @@ impl SearchIndex {
         let mut seen = HashSet::new();
         let mut groups: Vec<Group> = Vec::new();
         let mut content = 0;
+        // Content words still to mark as a qualifier ("on this docker host": up to the noun).
+        let mut qualifying = 0;
         for (word, s, phrase) in tokens {
             let (phrase, origin) = match phrase {
                 Some((typed, origin)) => (Some(typed), origin),
                 None => (None, Vec::new()),
             };
+            if phrase.is_none() && self.lexicon.qualifiers.contains(&s) {
+                qualifying = 3;
+            }
             if !seen.insert(s.clone()) {
                 continue;
             }
@@ -523,13 +563,18 @@ impl SearchIndex {
             if !alts.iter().any(|a| self.vocabulary.contains(&a.stem)) {
                 continue;
             }
-            let weight = if function {
+            let mut weight = if function {
                 w.function_word
             } else if alts.iter().any(|a| self.strong.contains(&a.stem)) {
-                1.0
+                1.0 - w.idf + w.idf * self.informativeness(&alts)
             } else {
                 w.weak_word
             };
+            if !function && qualifying > 0 {
+                weight *= w.qualifier;
+                let noun = alts.iter().any(|a| self.resources.contains(&a.stem));
+                qualifying = if noun { 0 } else { qualifying - 1 };
+            }
             groups.push(Group {
                 alts,
                 weight,
@@ -551,6 +596,19 @@ impl SearchIndex {
             }
         }
         groups
+    }
+
+    /// 1 for a word that names one action, towards 0 for one that names every action: by the
+    /// most widespread of its alternatives (a synonym makes a word as general as its meaning).
+    fn informativeness(&self, alts: &[Alt]) -> f32 {
+        let n = self.entries.len() as f32 + 1.0;
+        let df = alts
+            .iter()
+            .filter_map(|a| self.spread.get(&a.stem))
+            .max()
+            .copied()
+            .unwrap_or(0) as f32;
+        ((n / (df + 1.0)).ln() / n.ln()).clamp(0.0, 1.0)
     }
 
     /// Candidates with their text score: (entry index, BM25).
@@ -599,6 +657,8 @@ impl SearchIndex {
         let mut domain_match = 0.0_f32;
         let mut domain_words = 0.0_f32;
         let mut name_match = 0.0_f32;
+        // Name matches by an order, not a participle ("deployed" in "stacks that are deployed").
+        let mut ordered = false;
         let mut name_words = 0.0_f32;
         let d_len = e.domain_words.len().max(1) as f32;
         let n_len = e.name_words.len().max(1) as f32;
@@ -621,11 +681,9 @@ impl SearchIndex {
             });
             if let Some((i, aw, exact)) = found {
                 // "the paused container": a participle describes the resource's state.
-                let aw = if participle(&groups[i].typed) && !participle(&word.raw) {
-                    aw * 0.5
-                } else {
-                    aw
-                };
+                let state = participle(&groups[i].typed) && !participle(&word.raw);
+                let aw = if state { aw * 0.5 } else { aw };
+                ordered |= !state;
                 role[i] = Role::Name;
                 cover += aw * groups[i].weight;
                 name_match += aw * groups[i].weight;
@@ -650,6 +708,7 @@ impl SearchIndex {
                 let share = w.keyword * m / phrase.len() as f32;
                 name_match = name_match.max(n_len * share);
                 name_words = name_words.max(n_len * share);
+                ordered = true;
                 // An action's keyword says which action, and so half says which resource
                 // ("is the server overloaded" is about the host's stats).
                 domain_words = domain_words.max(d_len * share / 2.0);
@@ -670,7 +729,7 @@ impl SearchIndex {
             + w.surface * surface / n;
         // The query names the resource and no verb (no content word left is the name of any
         // action, a state such as "running" aside): the list action is what is meant.
-        let noun_only = name_match == 0.0
+        let noun_only = !ordered
             && domain_match > 0.0
             && groups
                 .iter()
@@ -786,6 +845,11 @@ impl Lexicon {
         for w in &v.function_words {
             if let Some(s) = stem(analyzer, &w.to_lowercase()) {
                 lex.function.insert(s);
+            }
+        }
+        for w in &v.qualifiers {
+            if let Some(s) = stem(analyzer, &w.to_lowercase()) {
+                lex.qualifiers.insert(s);
             }
         }
         lex

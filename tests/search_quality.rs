@@ -429,10 +429,63 @@ fn eval_set_quality() {
 
 #[test]
 fn zz_debug() {
-    let v = &catalog().vocabulary;
-    println!("syn {} phrases {} fw {} dk {}", v.synonyms.len(), v.phrases.len(), v.function_words.len(), v.domain_keywords.len());
-    println!("cve: {:?}", v.synonyms.get("cve"));
-    for q in ["cves", "cve", "vulnerability"] {
+    println!("unmatched: {:?}", catalog().unmatched_overlays);
+    for q in ["is the server overloaded", "overloaded", "is arcane up"] {
         println!("{q}: {:?}", index().search(catalog(), q, 5, &all));
     }
+}
+
+#[test]
+fn zz_sweep() {
+    use arcane_mcp::search::Weights;
+    let set = eval_set();
+    let tune: Vec<&EvalQuery> = set.iter().step_by(2).collect();
+    let held: Vec<&EvalQuery> = set.iter().skip(1).step_by(2).collect();
+    let eval = |w: Weights, qs: &[&EvalQuery]| -> (f64, Score) {
+        let idx = SearchIndex::build_with(catalog(), w).unwrap();
+        let mut s = Score::default();
+        for e in qs {
+            let got: Vec<String> = idx.search(catalog(), &e.q, 10, &all).into_iter().map(|h| h.id).collect();
+            s.add(got.iter().position(|id| e.want.contains(id)));
+        }
+        let obj = s.pct(s.top1) + s.pct(s.top3) + 100.0 * s.rr / s.n as f64;
+        (obj, s)
+    };
+    let mut w = Weights::default();
+    // Two folds of the tuning half: a change is kept only if it helps both.
+    let fold_a: Vec<&EvalQuery> = tune.iter().step_by(2).copied().collect();
+    let fold_b: Vec<&EvalQuery> = tune.iter().skip(1).step_by(2).copied().collect();
+    let (mut best_a, _) = eval(w, &fold_a);
+    let (mut best_b, _) = eval(w, &fold_b);
+    let (best, s) = eval(w, &tune);
+    println!("start {best:.2} {}", s.line("tune"));
+    macro_rules! fields { ($($f:ident),*) => { vec![$( (stringify!($f), (|w: &mut Weights| &mut w.$f) as fn(&mut Weights) -> &mut f32) ),*] } }
+    let fs = fields!(f_domain, f_name, f_title, f_keywords, f_description, f_usage, f_params, text, cover, precision, domain_hit, surface, list, keyword, synonym, typo, function_word, weak_word, idf);
+    for pass in 0..2 {
+        for (name, get) in &fs {
+            let base = *get(&mut w);
+            let mut best_v = base;
+            for m in [0.0f32, 0.5, 0.75, 1.25, 1.5, 2.0] {
+                let mut c = w;
+                let v = if base == 0.0 { m * 0.5 } else { base * m };
+                *get(&mut c) = v;
+                let (oa, _) = eval(c, &fold_a);
+                let (ob, _) = eval(c, &fold_b);
+                if oa > best_a + 0.01 && ob > best_b + 0.01 {
+                    best_a = oa;
+                    best_b = ob;
+                    best_v = v;
+                }
+            }
+            *get(&mut w) = best_v;
+            if best_v != base {
+                println!("pass {pass} {name}: {base} -> {best_v} ({best_a:.2} {best_b:.2})");
+            }
+        }
+    }
+    let (_, s) = eval(w, &tune);
+    println!("{}", s.line("tune"));
+    let (_, s) = eval(w, &held);
+    println!("{}", s.line("held"));
+    println!("{w:?}");
 }

@@ -71,13 +71,17 @@ pub struct Vocabulary {
     /// A word → other words it may mean (alternatives, weighted below the word typed).
     #[serde(default)]
     pub synonyms: BTreeMap<String, Vec<String>>,
-    /// Words typed together → the words they stand for (they replace the phrase).
+    /// A word or words typed together → the words they stand for (they replace what was typed).
     #[serde(default)]
     pub phrases: BTreeMap<String, String>,
     /// Words that never name an action (`my`, `get`, `show`, `the`…); ignored unless a query
     /// has nothing else.
     #[serde(default)]
     pub function_words: Vec<String>,
+    /// Words that start a qualifier (`on`, `in`, `from`…): the resource named after one ("on
+    /// this server", "in the db container") says where, not what, and counts less.
+    #[serde(default)]
+    pub qualifiers: Vec<String>,
     /// Keywords of each domain (filled from `domains.<name>.keywords`, after renames).
     #[serde(skip)]
     pub domain_keywords: BTreeMap<String, Vec<String>>,
@@ -97,10 +101,15 @@ impl Vocabulary {
         for (phrase, to) in &later.phrases {
             self.phrases.insert(phrase.to_lowercase(), to.clone());
         }
-        for w in &later.function_words {
-            let w = w.to_lowercase();
-            if !self.function_words.contains(&w) {
-                self.function_words.push(w);
+        for (mine, theirs) in [
+            (&mut self.function_words, &later.function_words),
+            (&mut self.qualifiers, &later.qualifiers),
+        ] {
+            for w in theirs {
+                let w = w.to_lowercase();
+                if !mine.contains(&w) {
+                    mine.push(w);
+                }
             }
         }
     }
