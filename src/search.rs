@@ -243,6 +243,8 @@ struct Group {
     weight: f32,
     /// What the user typed for it (a rewritten phrase: the whole phrase).
     typed: String,
+    /// Part of a qualifier ("on this server"); its weight was lowered.
+    qualifier: bool,
     /// For a word of a rewritten phrase, the stems of the phrase typed (a keyword phrase may
     /// match them: "docker run snippet" after "docker run" became "create container").
     origin: Vec<String>,
@@ -570,7 +572,8 @@ impl SearchIndex {
             } else {
                 w.weak_word
             };
-            if !function && qualifying > 0 {
+            let qualifier = !function && qualifying > 0;
+            if qualifier {
                 weight *= w.qualifier;
                 let noun = alts.iter().any(|a| self.resources.contains(&a.stem));
                 qualifying = if noun { 0 } else { qualifying - 1 };
@@ -579,6 +582,7 @@ impl SearchIndex {
                 alts,
                 weight,
                 typed: phrase.unwrap_or(word),
+                qualifier,
                 origin,
                 function,
             });
@@ -587,6 +591,16 @@ impl SearchIndex {
                 if content == MAX_WORDS {
                     break;
                 }
+            }
+        }
+        // A qualifier says where only when something else says what: with no other resource
+        // named ("what is running on this host"), it is the resource.
+        let names_resource =
+            |g: &Group| g.alts.iter().any(|a| self.resources.contains(&a.stem));
+        if !groups.iter().any(|g| !g.qualifier && names_resource(g)) {
+            for g in groups.iter_mut().filter(|g| g.qualifier) {
+                g.weight /= w.qualifier.max(f32::EPSILON);
+                g.qualifier = false;
             }
         }
         // A query of function words only ("get", "show me"): they are all there is.
@@ -955,7 +969,8 @@ fn participle(word: &str) -> bool {
 }
 
 /// Whether every word of a keyword phrase is named by a content group; if so, the groups that
-/// had no role take `as_role` and (summed match weight, weight of those groups) is returned. A
+/// had no role take `as_role` and (summed alternative weight, summed match weight of those
+/// groups) is returned. A
 /// phrase may reuse words that already have a role ("status of container" holds the word that
 /// names the domain); only new words add to the cover. A word of a rewritten phrase also
 /// matches by what was typed.
@@ -965,7 +980,7 @@ fn match_phrase(
     role: &mut [Role],
     as_role: Role,
 ) -> Option<(f32, f32)> {
-    let mut picked: Vec<(usize, f32)> = Vec::with_capacity(phrase.len());
+    let mut picked: Vec<(usize, f32, f32)> = Vec::with_capacity(phrase.len());
     for s in phrase {
         let best = groups
             .iter()
@@ -983,18 +998,18 @@ fn match_phrase(
                     (Some(a), Some(o)) => Some(a.max(o)),
                     (a, o) => a.or(o),
                 };
-                m.map(|m| (i, m * g.weight))
+                m.map(|m| (i, m, m * g.weight))
             })
             .max_by(|a, b| {
                 // Prefer a word without a role, then the stronger match.
-                (role[a.0] == Role::None, a.1)
-                    .partial_cmp(&(role[b.0] == Role::None, b.1))
+                (role[a.0] == Role::None, a.2)
+                    .partial_cmp(&(role[b.0] == Role::None, b.2))
                     .unwrap_or(std::cmp::Ordering::Equal)
             })?;
         picked.push(best);
     }
     let mut fresh = 0.0;
-    for (i, m) in &picked {
+    for (i, _, m) in &picked {
         if role[*i] == Role::None {
             fresh += m;
             role[*i] = as_role;
