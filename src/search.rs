@@ -252,6 +252,12 @@ struct Group {
 }
 
 impl Group {
+    /// How much an ID word this group names counts as named: a function word ("my" in
+    /// `my_api_key`) counts half, so it tells siblings apart without pulling in its action.
+    fn precision_share(&self) -> f32 {
+        if self.function { 0.5 } else { 1.0 }
+    }
+
     /// The weight with which this group names a stem, and whether in the very form typed.
     fn matches(&self, stem: &str, raw: &str) -> Option<(f32, bool)> {
         self.alts
@@ -522,6 +528,8 @@ impl SearchIndex {
         let mut seen = HashSet::new();
         let mut groups: Vec<Group> = Vec::new();
         let mut content = 0;
+        // Content words the index does not know.
+        let mut unknown = 0;
         // Content words still to mark as a qualifier ("on this docker host": up to the noun).
         let mut qualifying = 0;
         for (word, s, phrase) in tokens {
@@ -563,6 +571,7 @@ impl SearchIndex {
             // A word the index does not know (a container's name, a version) says nothing
             // about which action is meant.
             if !alts.iter().any(|a| self.vocabulary.contains(&a.stem)) {
+                unknown += usize::from(!function);
                 continue;
             }
             let mut weight = if function {
@@ -603,8 +612,12 @@ impl SearchIndex {
                 g.qualifier = false;
             }
         }
-        // A query of function words only ("get", "show me"): they are all there is.
+        // A query of function words only ("get", "show me"): they are all there is. With
+        // unknown words besides ("frobnicate the flux capacitor"), nothing was understood.
         if groups.iter().all(|g| g.function) {
+            if unknown > 0 {
+                return Vec::new();
+            }
             for g in &mut groups {
                 g.weight = 1.0;
             }
@@ -682,7 +695,7 @@ impl SearchIndex {
                 role[i] = Role::Domain;
                 cover += aw * groups[i].weight;
                 domain_match += aw * groups[i].weight;
-                domain_words += aw;
+                domain_words += aw * groups[i].precision_share();
                 surface += f32::from(u8::from(exact));
             }
         }
@@ -701,7 +714,7 @@ impl SearchIndex {
                 role[i] = Role::Name;
                 cover += aw * groups[i].weight;
                 name_match += aw * groups[i].weight;
-                name_words += aw;
+                name_words += aw * groups[i].precision_share();
                 surface += f32::from(u8::from(exact));
             }
         }

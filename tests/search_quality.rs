@@ -8,6 +8,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use arcane_mcp::catalog::{Action, Catalog};
+use arcane_mcp::config::Surface;
+use arcane_mcp::policy::Policy;
+use arcane_mcp::snapshot::Snapshot;
 use arcane_mcp::reload::Sources;
 use arcane_mcp::search::SearchIndex;
 use arcane_mcp::spec::SpecSource;
@@ -427,65 +430,140 @@ fn eval_set_quality() {
     );
 }
 
+/// The operator intents the search used to miss: the function word *my*, the verb *get*, a
+/// force stop, putting a stack away, reaching an agent.
 #[test]
-fn zz_debug() {
-    println!("unmatched: {:?}", catalog().unmatched_overlays);
-    for q in ["is the server overloaded", "overloaded", "is arcane up"] {
-        println!("{q}: {:?}", index().search(catalog(), q, 5, &all));
+fn intents_find_their_action() {
+    for (query, want) in [
+        ("what is eating my disk space", "system.prune"),
+        ("get rid of dangling images", "image.prune"),
+        ("force stop a hung container", "container.kill"),
+        ("put the stack away without deleting it", "project.archive"),
+        ("is the remote agent reachable", "environment.test"),
+    ] {
+        let got = ids(query, 3);
+        assert!(got.iter().any(|id| id == want), "{query:?} → {got:?}");
+        assert!(
+            !(got[0].starts_with("my_api_key.") || got[0] == "image.get"),
+            "{query:?} → {got:?}"
+        );
     }
 }
 
+/// Results say which words matched, and how much of the query the best one explains.
 #[test]
-fn zz_sweep() {
-    use arcane_mcp::search::Weights;
-    let set = eval_set();
-    let tune: Vec<&EvalQuery> = set.iter().step_by(2).collect();
-    let held: Vec<&EvalQuery> = set.iter().skip(1).step_by(2).collect();
-    let eval = |w: Weights, qs: &[&EvalQuery]| -> (f64, Score) {
-        let idx = SearchIndex::build_with(catalog(), w).unwrap();
-        let mut s = Score::default();
-        for e in qs {
-            let got: Vec<String> = idx.search(catalog(), &e.q, 10, &all).into_iter().map(|h| h.id).collect();
-            s.add(got.iter().position(|id| e.want.contains(id)));
-        }
-        let obj = s.pct(s.top1) + s.pct(s.top3) + 100.0 * s.rr / s.n as f64;
-        (obj, s)
+fn hits_explain_their_match() {
+    let hits = index().search(catalog(), "please force stop the container", 3, &all);
+    let first = &hits[0];
+    assert_eq!(first.id, "container.kill");
+    assert_eq!(first.matched, ["force stop", "container"], "{first:?}");
+    assert!(first.coverage > 0.99, "{first:?}");
+    let hits = index().search(catalog(), "force stop the nginx container", 3, &all);
+    assert_eq!(hits[0].id, "container.kill");
+    assert!(!hits[0].matched.contains(&"nginx".to_string()), "{:?}", hits[0]);
+    let vague = index().search(catalog(), "purple elephant container banana", 3, &all);
+    assert!(vague.iter().all(|h| h.coverage <= 1.0));
+    let weak = index().search(catalog(), "frobnicate the quantum flux capacitor", 3, &all);
+    assert!(weak.iter().all(|h| h.coverage < 0.5), "{weak:?}");
+}
+
+fn snapshot(catalog: Catalog, policy: Policy) -> Snapshot {
+    Snapshot::build(catalog, Surface::Dynamic, policy).expect("the snapshot builds")
+}
+
+fn text_of(r: &rmcp::model::CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect()
+}
+
+/// The text of `arcane_find_action`: matched words per result, the echoed query as a code
+/// span (it is the client's text), and a weak best match said so with the domains to pick from.
+#[test]
+fn find_text_explains_and_escapes() {
+    let snap = snapshot(catalog().clone(), Policy::default());
+    let r = arcane_mcp::find::find(&snap, "force stop the api container", 5);
+    let text = text_of(&r);
+    assert!(text.contains("`force stop the api container`"), "{text}");
+    assert!(text.contains("container.kill — "), "{text}");
+    assert!(text.contains("matched: force stop, container"), "{text}");
+    assert!(!text.contains("Weak match"), "{text}");
+    let s = r.structured_content.expect("structured");
+    assert_eq!(s["weak"], false);
+    assert_eq!(s["results"][0]["matched"][0], "force stop");
+
+    let hostile = "x](http://evil) # `boom` <b>\u{1b}[31m";
+    let text = text_of(&arcane_mcp::find::find(&snap, hostile, 5));
+    assert!(!text.contains("\u{1b}"), "{text}");
+    assert!(!text.contains("\n# "), "{text}");
+    assert!(
+        text.contains("``x](http://evil) # `boom` <b>``"),
+        "the query is one code span: {text}"
+    );
+
+    let r = arcane_mcp::find::find(&snap, "frobnicate the quantum flux capacitor", 5);
+    let text = text_of(&r);
+    assert!(text.contains("Weak match") || text.contains("No action matches"), "{text}");
+    assert!(text.contains("Domains: ") && text.contains("container,"), "{text}");
+    assert_eq!(r.structured_content.unwrap()["weak"], true);
+}
+
+/// Withdrawn domains are not offered when a match is weak.
+#[test]
+fn weak_match_lists_only_served_domains() {
+    let policy = Policy::new(false, false, &["volume".to_string()]);
+    let snap = snapshot(catalog().clone(), policy);
+    let text = text_of(&arcane_mcp::find::find(&snap, "zzzz qqqq", 5));
+    assert!(text.contains("Domains: "), "{text}");
+    let domains = text.split("Domains: ").nth(1).unwrap();
+    assert!(!domains.contains(" volume,"), "{domains}");
+    assert!(domains.contains("volume_backup"), "{domains}");
+}
+
+/// An operator teaches the search a word with an overlay file; the built-in vocabulary is
+/// data too (every layer adds to it).
+#[test]
+fn operator_vocabulary_teaches_words() {
+    let before = ids("zap the box", 5);
+    assert!(!before.iter().any(|id| id == "container.kill"), "{before:?}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("my-words.yaml"),
+        "vocabulary:\n  synonyms:\n    box: [container]\n  phrases:\n    zap: kill\n\
+         actions:\n  container.logs:\n    keywords: [what it said]\n",
+    )
+    .unwrap();
+    let sources = Sources {
+        spec: SpecSource {
+            explicit: Some(shared_dir().join("openapi-v2.8.0.json")),
+            ..Default::default()
+        },
+        overrides_dir: Some(dir.path().to_path_buf()),
+        ..Default::default()
     };
-    let mut w = Weights::default();
-    // Two folds of the tuning half: a change is kept only if it helps both.
-    let fold_a: Vec<&EvalQuery> = tune.iter().step_by(2).copied().collect();
-    let fold_b: Vec<&EvalQuery> = tune.iter().skip(1).step_by(2).copied().collect();
-    let (mut best_a, _) = eval(w, &fold_a);
-    let (mut best_b, _) = eval(w, &fold_b);
-    let (best, s) = eval(w, &tune);
-    println!("start {best:.2} {}", s.line("tune"));
-    macro_rules! fields { ($($f:ident),*) => { vec![$( (stringify!($f), (|w: &mut Weights| &mut w.$f) as fn(&mut Weights) -> &mut f32) ),*] } }
-    let fs = fields!(f_domain, f_name, f_title, f_keywords, f_description, f_usage, f_params, text, cover, precision, domain_hit, surface, list, keyword, synonym, typo, function_word, weak_word, idf);
-    for pass in 0..2 {
-        for (name, get) in &fs {
-            let base = *get(&mut w);
-            let mut best_v = base;
-            for m in [0.0f32, 0.5, 0.75, 1.25, 1.5, 2.0] {
-                let mut c = w;
-                let v = if base == 0.0 { m * 0.5 } else { base * m };
-                *get(&mut c) = v;
-                let (oa, _) = eval(c, &fold_a);
-                let (ob, _) = eval(c, &fold_b);
-                if oa > best_a + 0.01 && ob > best_b + 0.01 {
-                    best_a = oa;
-                    best_b = ob;
-                    best_v = v;
-                }
-            }
-            *get(&mut w) = best_v;
-            if best_v != base {
-                println!("pass {pass} {name}: {base} -> {best_v} ({best_a:.2} {best_b:.2})");
-            }
-        }
-    }
-    let (_, s) = eval(w, &tune);
-    println!("{}", s.line("tune"));
-    let (_, s) = eval(w, &held);
-    println!("{}", s.line("held"));
-    println!("{w:?}");
+    let taught = sources.build().expect("the catalog builds with the operator's words");
+    assert!(taught.vocabulary.synonyms.contains_key("box"));
+    assert!(
+        taught.vocabulary.synonyms.contains_key("remove"),
+        "built-in words stay"
+    );
+    let idx = SearchIndex::build(&taught).unwrap();
+    let got: Vec<String> = idx
+        .search(&taught, "zap the box", 3, &all)
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    assert_eq!(got.first().map(String::as_str), Some("container.kill"), "{got:?}");
+    let got = idx.search(&taught, "what it said in the web container", 3, &all);
+    assert_eq!(got[0].id, "container.logs", "{got:?}");
+
+    // A broken vocabulary names file and line.
+    std::fs::write(
+        dir.path().join("my-words.yaml"),
+        "vocabulary:\n  synonyms:\n    box: container\n",
+    )
+    .unwrap();
+    let e = format!("{:#}", sources.build().unwrap_err());
+    assert!(e.contains("my-words.yaml:3"), "{e}");
 }
