@@ -604,8 +604,7 @@ impl SearchIndex {
         }
         // A qualifier says where only when something else says what: with no other resource
         // named ("what is running on this host"), it is the resource.
-        let names_resource =
-            |g: &Group| g.alts.iter().any(|a| self.resources.contains(&a.stem));
+        let names_resource = |g: &Group| g.alts.iter().any(|a| self.resources.contains(&a.stem));
         if !groups.iter().any(|g| !g.qualifier && names_resource(g)) {
             for g in groups.iter_mut().filter(|g| g.qualifier) {
                 g.weight /= w.qualifier.max(f32::EPSILON);
@@ -677,7 +676,11 @@ impl SearchIndex {
     /// resource's words ("status of container").
     fn fit(&self, e: &Entry, groups: &[Group]) -> Fit {
         let w = &self.weights;
-        let n: f32 = groups.iter().map(|g| g.weight).sum::<f32>().max(f32::EPSILON);
+        let n: f32 = groups
+            .iter()
+            .map(|g| g.weight)
+            .sum::<f32>()
+            .max(f32::EPSILON);
         let mut role = vec![Role::None; groups.len()];
         let mut cover = 0.0_f32;
         let mut surface = 0.0_f32;
@@ -703,9 +706,8 @@ impl SearchIndex {
         for word in &e.name_words {
             // Once the resource is named, another word for it ("compose" in "list compose
             // projects") qualifies the resource; it does not name the action.
-            let found = best_group(groups, &role, &word.stem, &word.raw).filter(|(i, _, _)| {
-                !(domain_named && self.names_domain(&groups[*i], e))
-            });
+            let found = best_group(groups, &role, &word.stem, &word.raw)
+                .filter(|(i, _, _)| !(domain_named && self.names_domain(&groups[*i], e)));
             if let Some((i, aw, exact)) = found {
                 // "the paused container": a participle describes the resource's state.
                 let state = participle(&groups[i].typed) && !participle(&word.raw);
@@ -967,7 +969,12 @@ enum Role {
 
 /// The best group not yet given a role that names a stem: (group, alternative weight, typed
 /// in the very form of the ID word).
-fn best_group(groups: &[Group], role: &[Role], stem: &str, raw: &str) -> Option<(usize, f32, bool)> {
+fn best_group(
+    groups: &[Group],
+    role: &[Role],
+    stem: &str,
+    raw: &str,
+) -> Option<(usize, f32, bool)> {
     groups
         .iter()
         .enumerate()
@@ -1177,7 +1184,8 @@ mod tests {
 
     #[test]
     fn synonyms_and_function_words_compile_to_stems() {
-        let (lex, _) = lexicon("synonyms: {removing: [delete, Deletes]}\nfunctionWords: [My, showing]");
+        let (lex, _) =
+            lexicon("synonyms: {removing: [delete, Deletes]}\nfunctionWords: [My, showing]");
         assert_eq!(
             lex.synonyms.get("remov"),
             Some(&vec![("delet".to_string(), "delete".to_string())])
