@@ -33,6 +33,10 @@ use crate::catalog::{Action, Catalog};
 const MAX_WORDS: usize = 16;
 /// Words at least this long (in characters) get typo tolerance.
 const FUZZY_MIN_CHARS: usize = 3;
+/// The best text matches re-ranked by structure (at least four times the limit): the
+/// structure pass costs per candidate, and an action no query word names in any field well
+/// enough to be among these is not what was meant.
+const CANDIDATES: usize = 96;
 /// Query words a vocabulary phrase may skip between its own words (function words only).
 const PHRASE_GAP: usize = 2;
 
@@ -207,7 +211,7 @@ pub struct SearchIndex {
     /// Stems of IDs, titles and keywords: the words that can say which action is meant.
     strong: HashSet<String>,
     /// The same, sorted: what a typo is corrected to.
-    corrections: Vec<String>,
+    corrections: Vec<(String, usize)>,
     /// Stems of every action name's words: what a query word must be to count as a verb.
     verbs: HashSet<String>,
     /// Stems that name a resource: domain words and one-word domain keywords.
@@ -436,7 +440,10 @@ impl SearchIndex {
         );
         // Function words are not words an action is found by.
         strong.retain(|s| !lexicon.function.contains(s));
-        let mut corrections: Vec<String> = strong.iter().cloned().collect();
+        let mut corrections: Vec<(String, usize)> = strong
+            .iter()
+            .map(|s| (s.clone(), s.chars().count()))
+            .collect();
         corrections.sort();
         Ok(SearchIndex {
             index,
@@ -475,7 +482,7 @@ impl SearchIndex {
         if groups.is_empty() {
             return Vec::new();
         }
-        let candidates = match self.text_scores(&groups) {
+        let candidates = match self.text_scores(&groups, CANDIDATES.max(4 * limit)) {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!(error = %e, "search failed");
@@ -555,11 +562,17 @@ impl SearchIndex {
                 }
                 let len = word.chars().count();
                 if len >= FUZZY_MIN_CHARS && !self.vocabulary.contains(&s) {
+                    let stem_len = s.chars().count();
                     // A three-letter word is corrected only to a four-letter one ("pul").
-                    let fixes = self.corrections.iter().filter(|c| {
-                        (len > FUZZY_MIN_CHARS || c.chars().count() > len)
-                            && (one_edit(&s, c) || one_edit(&word, c))
-                    });
+                    let fixes = self
+                        .corrections
+                        .iter()
+                        .filter(|(_, cl)| {
+                            (len > FUZZY_MIN_CHARS || *cl > len)
+                                && (cl.abs_diff(len) <= 1 || cl.abs_diff(stem_len) <= 1)
+                        })
+                        .map(|(c, _)| c)
+                        .filter(|c| one_edit(&s, c) || one_edit(&word, c));
                     for c in fixes {
                         push_alt(&mut alts, c.clone(), String::new(), w.typo);
                         for (stem, raw) in self.lexicon.synonyms_of(c, c) {
@@ -637,8 +650,8 @@ impl SearchIndex {
         ((n / (df + 1.0)).ln() / n.ln()).clamp(0.0, 1.0)
     }
 
-    /// Candidates with their text score: (entry index, BM25).
-    fn text_scores(&self, groups: &[Group]) -> tantivy::Result<Vec<(usize, f32)>> {
+    /// Candidates with their text score, at most `cap`: (entry index, BM25).
+    fn text_scores(&self, groups: &[Group], cap: usize) -> tantivy::Result<Vec<(usize, f32)>> {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for g in groups {
             for alt in &g.alts {
@@ -654,7 +667,7 @@ impl SearchIndex {
         }
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
-        let top = TopDocs::with_limit(self.entries.len().max(1)).order_by_score();
+        let top = TopDocs::with_limit(cap.clamp(1, self.entries.len().max(1))).order_by_score();
         let found = searcher.search(&query, &top)?;
         Ok(found
             .into_iter()
@@ -1191,6 +1204,69 @@ mod tests {
             Some(&vec![("delet".to_string(), "delete".to_string())])
         );
         assert!(lex.function.contains("my") && lex.function.contains("show"));
+    }
+
+    #[test]
+    fn participles_describe_states() {
+        assert!(participle("stopped") && participle("running") && participle("deployed"));
+        assert!(!participle("stop") && !participle("run") && !participle("red"));
+    }
+
+    #[test]
+    fn qualifiers_and_plural_synonyms_compile() {
+        let (lex, _) = lexicon("synonyms: {cve: [vulnerability]}\nqualifiers: [On, from]");
+        assert!(lex.qualifiers.contains("on") && lex.qualifiers.contains("from"));
+        // The stemmer keeps `cves`; the plural finds the synonym by its typed form.
+        assert_eq!(
+            lex.synonyms_of("cves", "cves"),
+            &[("vulner".to_string(), "vulnerability".to_string())]
+        );
+        assert!(lex.synonyms_of("zzz", "zzz").is_empty());
+    }
+
+    fn group(stems: &[&str], weight: f32, function: bool) -> Group {
+        Group {
+            alts: stems
+                .iter()
+                .map(|s| Alt {
+                    stem: s.to_string(),
+                    raw: s.to_string(),
+                    weight: 1.0,
+                })
+                .collect(),
+            weight,
+            typed: stems[0].to_string(),
+            qualifier: false,
+            origin: Vec::new(),
+            function,
+        }
+    }
+
+    #[test]
+    fn keyword_phrases_need_every_word() {
+        let groups = [
+            group(&["forc"], 1.0, false),
+            group(&["stop"], 1.0, false),
+            group(&["contain"], 0.8, false),
+            group(&["the"], 0.25, true),
+        ];
+        let phrase = ["forc".to_string(), "stop".to_string()];
+        let mut role = [Role::None; 4];
+        let (m, fresh) = match_phrase(&phrase, &groups, &mut role, Role::Keyword).unwrap();
+        assert_eq!((m, fresh), (2.0, 2.0));
+        assert_eq!(role, [Role::Keyword, Role::Keyword, Role::None, Role::None]);
+        // Words that already name the resource may be reused, but add nothing to the cover.
+        let mut role = [Role::None, Role::None, Role::Domain, Role::None];
+        let status = ["stop".to_string(), "contain".to_string()];
+        let (m, fresh) = match_phrase(&status, &groups, &mut role, Role::Keyword).unwrap();
+        assert_eq!((m, fresh), (2.0, 1.0));
+        // A missing word, or one that is only a function word, fails the phrase.
+        let mut role = [Role::None; 4];
+        let missing = ["forc".to_string(), "kill".to_string()];
+        assert!(match_phrase(&missing, &groups, &mut role, Role::Keyword).is_none());
+        let function = ["the".to_string()];
+        assert!(match_phrase(&function, &groups, &mut role, Role::Keyword).is_none());
+        assert_eq!(role, [Role::None; 4]);
     }
 
     #[test]
