@@ -88,6 +88,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     let mut unmatched = Vec::new();
     // Domain entries naming no domain, as (file, key); settled against the final domains too.
     let mut unmatched_domains: Vec<(&Loaded<OverlayFile>, &String)> = Vec::new();
+    let mut vocabulary = super::overlay::Vocabulary::default();
     for file in &input.layers.overlays {
         for (from, d) in &file.content.domains {
             if !actions.iter().any(|a| &a.domain == from) {
@@ -109,7 +110,15 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             if let Some(desc) = &d.description {
                 entry.1 = desc.clone();
             }
+            if let Some(words) = &d.keywords {
+                vocabulary
+                    .domain_keywords
+                    .entry(target)
+                    .or_default()
+                    .extend(words.iter().cloned());
+            }
         }
+        vocabulary.merge(&file.content.vocabulary);
     }
     for file in &input.layers.overlays {
         for (key, ov) in &file.content.actions {
@@ -208,6 +217,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             }
         })
         .collect();
+    catalog.vocabulary = vocabulary;
     Ok(catalog)
 }
 
@@ -283,6 +293,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     }
     if let Some(w) = &ov.widen {
         a.widenings.extend(w.iter().cloned());
+    }
+    if let Some(k) = &ov.keywords {
+        a.keywords.extend(k.iter().cloned());
     }
     if let Some(descs) = &ov.params {
         for (name, desc) in descs {
@@ -417,6 +430,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         handler: None,
         source: "openapi".into(),
         derived_id: String::new(),
+        keywords: Vec::new(),
     }
 }
 
@@ -728,5 +742,6 @@ fn action_from_declaration(d: &super::overlay::Declaration, origin: &str) -> Res
         handler: Some(d.handler.clone()),
         source: origin.to_string(),
         derived_id: d.id.clone(),
+        keywords: Vec::new(),
     })
 }

@@ -185,6 +185,9 @@ pub struct Action {
     /// The ID the derivation rules gave it, before overlays (overlays may be keyed by it).
     #[serde(skip)]
     pub derived_id: String,
+    /// Search keywords from overlays: words and phrases people use for this action.
+    #[serde(skip)]
+    pub keywords: Vec<String>,
 }
 
 impl Action {
@@ -288,6 +291,8 @@ pub struct Catalog {
     pub loaded_at: chrono::DateTime<chrono::Utc>,
     /// Which swap of the live catalog this is (0 at startup; set by the reloader).
     pub generation: u64,
+    /// The search vocabulary of every overlay layer, merged (see `docs/search.md`).
+    pub vocabulary: overlay::Vocabulary,
     by_id: HashMap<String, usize>,
     /// Other accepted names (tool names, operationIds) → index.
     aliases: HashMap<String, usize>,
@@ -337,6 +342,7 @@ impl Catalog {
             applied_overlays: 0,
             loaded_at: chrono::Utc::now(),
             generation: 0,
+            vocabulary: Default::default(),
             by_id,
             aliases,
         }
