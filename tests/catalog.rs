@@ -864,14 +864,26 @@ fn upgrade_preview_names_renames_and_flag_changes() {
         .find(|f| f.id == "container.get")
         .unwrap();
     assert_eq!(get.changes, ["new required parameter `view`"]);
-    assert_eq!(
-        d.overlays_stop_matching.len(),
-        1,
-        "{:?}",
-        d.overlays_stop_matching
+    // The operator's entry keyed by the old operationId, and the built-in search keywords of
+    // the removed `version.get`.
+    let stopped: Vec<(&str, &str, usize)> = d
+        .overlays_stop_matching
+        .iter()
+        .map(|u| (u.file.as_str(), u.key.as_str(), u.line))
+        .collect();
+    assert_eq!(stopped.len(), 2, "{stopped:?}");
+    assert!(
+        stopped
+            .iter()
+            .any(|(f, k, l)| f.ends_with("mine.yaml") && *k == "list-containers" && *l == 2),
+        "{stopped:?}"
     );
-    assert_eq!(d.overlays_stop_matching[0].key, "list-containers");
-    assert_eq!(d.overlays_stop_matching[0].line, 2);
+    assert!(
+        stopped
+            .iter()
+            .any(|(f, k, _)| f.contains("(built in)") && *k == "version.get"),
+        "{stopped:?}"
+    );
     assert_eq!(
         d.unchanged + d.renamed.len() + d.added.len(),
         new.actions.len()
