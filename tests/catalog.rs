@@ -203,6 +203,25 @@ fn the_main_actions_exist_with_their_obvious_meaning() {
         cat.get("container.list").unwrap().default_sort.as_deref(),
         Some("name")
     );
+    // Every sortable list pages by one of Arcane's real keys (docs/arcane-wire.md): never `id`,
+    // which no Docker list binds and no database list may sort by.
+    for a in cat.actions.iter().filter(|a| a.list && a.sortable) {
+        let key = a.default_sort.as_deref();
+        assert!(key.is_some_and(|k| k != "id"), "{} sorts by {key:?}", a.id);
+    }
+    for (id, key) in [
+        ("image.list", "repo"),
+        ("port.list", "hostPort"),
+        ("swarm_node.list", "hostname"),
+        ("swarm_task.list", "service"),
+        ("vulnerability.image_list", "vulnerabilityId"),
+        ("user.list", "username"),
+    ] {
+        assert_eq!(cat.get(id).unwrap().default_sort.as_deref(), Some(key));
+    }
+    // Names and references resolve to IDs through lists, environment first.
+    let params: Vec<&str> = cat.resolvers.iter().map(|r| r.param.as_str()).collect();
+    assert_eq!(params, ["environmentId", "projectId", "imageId"]);
     let pull = cat.get("image.pull").unwrap();
     assert_eq!(pull.follow_ups[0].action, "project.redeploy");
     assert_eq!(

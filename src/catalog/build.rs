@@ -184,6 +184,39 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         &domain_meta,
         excluded,
     );
+    // Resolvers: the last entry for a parameter wins; one whose list action this spec lacks is
+    // skipped with a warning, and one with a bad `keep` fails the load.
+    let mut resolvers: Vec<crate::catalog::ParamResolver> = Vec::new();
+    for file in &input.layers.overlays {
+        for r in &file.content.resolvers {
+            if let Some(k) = &r.keep {
+                regex::Regex::new(k).map_err(|e| {
+                    anyhow::anyhow!(
+                        "{}: resolver for {}: `keep` is not a valid regular expression: {e}",
+                        file.origin,
+                        r.param
+                    )
+                })?;
+            }
+            if catalog.get(&r.through).is_none() {
+                // Another Arcane version may lack the list; the value is then sent as given.
+                tracing::warn!(file = %file.origin, param = %r.param, through = %r.through,
+                    "resolver's list action is not in this spec; the parameter is not looked up");
+                continue;
+            }
+            resolvers.retain(|x| x.param != r.param);
+            resolvers.push(r.clone());
+        }
+    }
+    catalog.resolvers = resolvers;
+    // An operator's hints (later files) are tried before the built-in ones.
+    catalog.error_hints = input
+        .layers
+        .overlays
+        .iter()
+        .rev()
+        .flat_map(|f| f.content.error_hints.iter().cloned())
+        .collect();
     for (file, key) in unmatched_domains {
         if catalog.domain(key).is_none() {
             unmatched.push((file, "domains", key));

@@ -52,6 +52,69 @@ pub struct Param {
     pub schema: Value,
 }
 
+/// A lookup that turns a parameter's value into the ID Arcane wants (docs/arcane-wire.md,
+/// path parameters and projects): the items of the `through` list action are searched for one
+/// whose `match` fields equal the value (in any of its `variants`), and that item's `take`
+/// field is sent instead. Values matching `keep` are sent as they are.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ParamResolver {
+    /// The parameter name, in every action that has it.
+    pub param: String,
+    /// The list action whose items are searched (run in the call's environment).
+    pub through: String,
+    /// Item fields compared with the value; an array field matches when any element does.
+    #[serde(rename = "match")]
+    pub match_fields: Vec<String>,
+    /// The item field sent instead of the value.
+    pub take: String,
+    /// A regular expression: values it matches are already IDs and are sent unchanged.
+    #[serde(default)]
+    pub keep: Option<String>,
+    /// Forms of the value to try, `{}` standing for the value (default: the value itself).
+    #[serde(default)]
+    pub variants: Vec<String>,
+    /// What the value names, for messages ("project", "image").
+    pub noun: String,
+}
+
+/// The next step for an error answer that reads wrongly on its own (a known Arcane bug, an
+/// answer that means something else than it says). The first hint that matches an answer wins.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ErrorHint {
+    /// Action IDs or domains (`swarm_*` patterns with a trailing `*`) it applies to; all when
+    /// empty.
+    #[serde(default)]
+    pub actions: Vec<String>,
+    /// The HTTP status it applies to; any when absent.
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// Text Arcane's message must contain (case-insensitive); any when absent.
+    #[serde(default)]
+    pub contains: Option<String>,
+    /// The next step. `{environment}` stands for the call's environment.
+    pub hint: String,
+}
+
+impl ErrorHint {
+    /// Whether the hint applies to this action's answer.
+    pub fn applies(&self, action_id: &str, status: u16, message: &str) -> bool {
+        let action_ok = self.actions.is_empty()
+            || self.actions.iter().any(|a| match a.strip_suffix('*') {
+                Some(prefix) => action_id.starts_with(prefix),
+                None => a == action_id,
+            });
+        action_ok
+            && self.status.is_none_or(|s| s == status)
+            && self.contains.as_deref().is_none_or(|c| {
+                message
+                    .to_ascii_lowercase()
+                    .contains(&c.to_ascii_lowercase())
+            })
+    }
+}
+
 /// How a successful answer is produced and shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, Hash)]
 #[serde(rename_all = "snake_case")]
@@ -293,6 +356,11 @@ pub struct Catalog {
     pub generation: u64,
     /// The search vocabulary of every overlay layer, merged (see `docs/search.md`).
     pub vocabulary: overlay::Vocabulary,
+    /// How a parameter's human-friendly value (a name, a reference) becomes the ID Arcane
+    /// wants, looked up through a list action before the request (`overrides/resolvers.yaml`).
+    pub resolvers: Vec<ParamResolver>,
+    /// Next steps for answers whose plain reading misleads (`overrides/known-answers.yaml`).
+    pub error_hints: Vec<ErrorHint>,
     by_id: HashMap<String, usize>,
     /// Other accepted names (tool names, operationIds) → index.
     aliases: HashMap<String, usize>,
@@ -343,6 +411,8 @@ impl Catalog {
             loaded_at: chrono::Utc::now(),
             generation: 0,
             vocabulary: Default::default(),
+            resolvers: Vec::new(),
+            error_hints: Vec::new(),
             by_id,
             aliases,
         }

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::yaml::{self, LineMap, MAX_FILE_BYTES};
-use super::{FollowUp, HandlerSpec, ResultKind, Widening};
+use super::{ErrorHint, FollowUp, HandlerSpec, ParamResolver, ResultKind, Widening};
 
 static BUILTIN_OVERRIDES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/overrides");
 static BUILTIN_DECLARATIONS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/catalog");
@@ -127,6 +127,13 @@ pub struct OverlayFile {
     pub actions: BTreeMap<String, ActionOverlay>,
     #[serde(default)]
     pub vocabulary: Vocabulary,
+    /// Name/reference → ID lookups; a later file's entry for the same `param` replaces an
+    /// earlier one.
+    #[serde(default)]
+    pub resolvers: Vec<ParamResolver>,
+    /// Next steps for misleading answers; later files' hints are tried first.
+    #[serde(default)]
+    pub error_hints: Vec<ErrorHint>,
 }
 
 /// One hand-written action.

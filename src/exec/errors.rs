@@ -212,6 +212,16 @@ pub fn http_error_text(
             (None, None) => String::new(),
         }
     };
+    // Answers that mislead on their own (known Arcane bugs): the catalog's hint.
+    if let Some(h) = snap
+        .catalog
+        .error_hints
+        .iter()
+        .find(|h| h.applies(&action.id, err.status, &err.message))
+    {
+        out.push_str(&h.hint.replace("{environment}", &env));
+        return out;
+    }
     let msg = err.message.to_ascii_lowercase();
     match err.status {
         _ if err.html => out.push_str(

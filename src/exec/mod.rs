@@ -10,6 +10,7 @@ pub mod handlers;
 pub mod jsonlines;
 pub mod path;
 pub mod request;
+pub mod resolve;
 pub mod response;
 pub mod transfer;
 pub mod websocket;
@@ -79,6 +80,8 @@ pub struct Executor {
     slots: std::sync::Arc<tokio::sync::Semaphore>,
     /// TLS settings of WebSocket (`wss://`) connections, the same trust as `http`.
     ws_tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    /// Lists fetched to turn names into IDs (`resolve.rs`).
+    resolve_cache: resolve::Cache,
 }
 
 /// A text block for the model (audience `assistant`, SPEC §6).
@@ -150,6 +153,7 @@ impl Executor {
             )),
             config,
             ws_tls,
+            resolve_cache: resolve::Cache::default(),
         })
     }
 
@@ -182,7 +186,7 @@ impl Executor {
             return error_result(format!("{reason}. It cannot be run on this server."));
         }
         // 2. Validate locally, before anything reaches Arcane (the flat profile's JSON-text
-        // parameters decoded first, so the original schema judges them).
+        // parameters decoded first, so the original schema judges them); then names → IDs.
         let params = if snap.policy.flat() {
             match crate::flat::decode_params(action, params) {
                 Ok(p) => p,
@@ -192,6 +196,17 @@ impl Executor {
             params
         };
         if let Err(text) = validate(snap, action, &params) {
+            return error_result(text);
+        }
+        let mut params = params;
+        let resolved = tokio::select! {
+            r = resolve::resolve_params(self, snap, action, &mut params) => r,
+            _ = ctx.cancel.cancelled() => Err(format!(
+                "{} was cancelled while looking up an ID; nothing was sent.",
+                action.id
+            )),
+        };
+        if let Err(text) = resolved {
             return error_result(text);
         }
         // 3. Destructive without confirm.
