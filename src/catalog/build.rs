@@ -84,6 +84,9 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     let mut domain_meta: BTreeMap<String, (String, String)> = BTreeMap::new();
     let mut excluded = Vec::new();
     let mut unmatched = Vec::new();
+    // The last file's `encodedJson` of each action, applied once after every overlay (so an
+    // operator's list replaces the built-in one instead of stacking on it).
+    let mut encodings: BTreeMap<String, (&str, &[super::EncodedJson])> = BTreeMap::new();
     for file in &input.layers.overlays {
         for (from, d) in &file.content.domains {
             if let Some(to) = &d.rename {
@@ -128,6 +131,16 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 continue;
             }
             apply_overlay(&mut actions[i], ov);
+            if let Some(list) = &ov.encoded_json {
+                let key = actions[i].derived_id.clone();
+                encodings.insert(key, (file.origin.as_str(), list.as_slice()));
+            }
+        }
+    }
+    for (key, (origin, list)) in encodings {
+        // An action excluded by a later file has nothing to expose.
+        if let Some(a) = actions.iter_mut().find(|a| a.derived_id == key) {
+            super::encoded::expose(a, list, origin)?;
         }
     }
 
@@ -209,6 +222,12 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     set!(mutating);
     set!(destructive);
     set!(idempotent);
+    if ov.example.is_some() {
+        a.example = ov.example.clone();
+    }
+    if let Some(fields) = &ov.reveals_secret {
+        a.reveals_secret = fields.clone();
+    }
     if ov.columns.is_some() {
         a.columns = ov.columns.clone();
     }
@@ -357,6 +376,9 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         response_schema,
         widenings: Vec::new(),
         handler: None,
+        encoded: Vec::new(),
+        example: None,
+        reveals_secret: Vec::new(),
         source: "openapi".into(),
         derived_id: String::new(),
     }
@@ -539,13 +561,21 @@ fn lift_body(params: &mut Vec<Param>, schema: &Value, body_required: bool, loc: 
             name.clone()
         };
         let mut prop_schema = prop.clone();
-        if loc == ParamLocation::FormField
-            && prop.get("format").and_then(Value::as_str) == Some("binary")
-        {
+        let is_binary = |s: &Value| s.get("format").and_then(Value::as_str) == Some("binary");
+        // `format: binary` stays: the executor sends such fields as file parts.
+        if loc == ParamLocation::FormField && is_binary(prop) {
             prop_schema = json!({
                 "type": "string",
+                "format": "binary",
                 "description": format!("{} (file contents as text; prefix with base64: for binary)",
                     prop.get("description").and_then(Value::as_str).unwrap_or("File")),
+            });
+        } else if loc == ParamLocation::FormField && prop.get("items").is_some_and(is_binary) {
+            prop_schema = json!({
+                "type": "array",
+                "items": {"type": "string", "format": "binary"},
+                "description": format!("{} (one file per item, contents as text; prefix an item with base64: for binary)",
+                    prop.get("description").and_then(Value::as_str).unwrap_or("Files")),
             });
         }
         params.push(Param {
@@ -667,6 +697,9 @@ fn action_from_declaration(d: &super::overlay::Declaration, origin: &str) -> Res
         response_schema: None,
         widenings: Vec::new(),
         handler: Some(d.handler.clone()),
+        encoded: Vec::new(),
+        example: None,
+        reveals_secret: Vec::new(),
         source: origin.to_string(),
         derived_id: d.id.clone(),
     })

@@ -16,7 +16,7 @@ use include_dir::{Dir, include_dir};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{FollowUp, HandlerSpec, ResultKind, Widening};
+use super::{EncodedJson, FollowUp, HandlerSpec, ResultKind, Widening};
 
 static BUILTIN_OVERRIDES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/overrides");
 static BUILTIN_DECLARATIONS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/catalog");
@@ -47,6 +47,15 @@ pub struct ActionOverlay {
     pub widen: Option<Vec<Widening>>,
     /// Per-parameter description overrides.
     pub params: Option<BTreeMap<String, String>>,
+    /// String or multipart parameters that carry JSON text: their inner fields become ordinary
+    /// parameters and the executor encodes them back (docs/encoded-parameters.md). A later
+    /// file's list replaces an earlier one; an empty list turns the encoding off.
+    pub encoded_json: Option<Vec<EncodedJson>>,
+    /// A minimal example call (the arguments, as a client sends them).
+    pub example: Option<Value>,
+    /// Result fields whose secret value is the very purpose of the action (a new API key):
+    /// shown once, with a note to store it, whatever redaction does elsewhere.
+    pub reveals_secret: Option<Vec<String>>,
 }
 
 /// Corrections for one domain.

@@ -241,6 +241,9 @@ pub fn validation_text(action: &Action, problems: &[String]) -> String {
     }
     out.push_str("\n\n");
     out.push_str(&params_summary(action));
+    if let Some(example) = &action.example {
+        out.push_str(&format!("\nExample: {example}"));
+    }
     out.push_str(&format!(
         "\nNothing was sent to Arcane. Full schema: arcane://tools/{}",
         action.id

@@ -4,12 +4,14 @@
 //! safe-mode preview → HTTP request → result (§6) or error (§8). Every failure is an `isError`
 //! tool result with a next step, never a protocol error.
 
+pub mod encode;
 pub mod errors;
 pub mod finish;
 pub mod handlers;
 pub mod jsonlines;
 pub mod request;
 pub mod response;
+pub mod reveal;
 pub mod transfer;
 pub mod websocket;
 
@@ -138,6 +140,17 @@ impl Executor {
         if let Err(text) = validate(snap, action, &params) {
             return error_result(text);
         }
+        // Fields of parameters that carry JSON text go back into that text.
+        let encoded;
+        let sent = if action.encoded.is_empty() {
+            &params
+        } else {
+            encoded = match encode::apply(action, params.clone()) {
+                Ok(p) => p,
+                Err(text) => return error_result(text),
+            };
+            &encoded
+        };
         // 3. Destructive without confirm.
         if action.destructive && !confirm {
             return error_result(format!(
@@ -148,7 +161,7 @@ impl Executor {
         }
         let prepared = match request::build(
             action,
-            &params,
+            sent,
             &self.config.base_url,
             &self.config.environment,
         ) {
@@ -165,7 +178,7 @@ impl Executor {
         // next steps, the resource link, a last sanitize.
         let work = async {
             if action.kind == ResultKind::Handler {
-                handlers::run(&self.config, self.ws_tls.clone(), action, &params).await
+                handlers::run(&self.config, self.ws_tls.clone(), action, sent).await
             } else {
                 self.send(snap, action, prepared, ctx).await
             }
@@ -448,6 +461,10 @@ fn success(snap: &Snapshot, action: &Action, value: Value) -> CallToolResult {
         ..Default::default()
     };
     let mut text = render_value(&ctx, &value);
+    if let Some(note) = reveal::note(action, &value) {
+        text.push_str("\n\n");
+        text.push_str(&note);
+    }
     let mut value = value;
     // Declared output schemas are enforced: a part that does not fit is sent as null, and the
     // text names it with Arcane's original value.

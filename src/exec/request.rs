@@ -140,7 +140,18 @@ pub fn build(
             }
             ParamLocation::Body => whole_body = value,
             ParamLocation::FormField => {
-                if let Some(v) = value {
+                // A file field goes as a file part (Arcane reads those apart from text values);
+                // an array is one part per item under the same name.
+                let file = is_file(&p.schema);
+                let items: Vec<&Value> = match value {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(xs)) if file || is_file_array(&p.schema) => {
+                        xs.iter().collect()
+                    }
+                    Some(v) => vec![v],
+                };
+                let file = file || is_file_array(&p.schema);
+                for v in items {
                     let text = scalar(v);
                     let field = match text.strip_prefix("base64:") {
                         Some(b64) => FormValue::Bytes(
@@ -148,12 +159,14 @@ pub fn build(
                                 .decode(b64.trim())
                                 .map_err(|e| format!("{}: invalid base64: {e}", p.name))?,
                         ),
+                        None if file => FormValue::Bytes(text.into_bytes()),
                         None => FormValue::Text(text),
                     };
                     form.push((p.wire_name.clone(), field));
                 }
             }
-            ParamLocation::Handler => {}
+            // Already folded into their parameter's JSON text by `exec::encode`.
+            ParamLocation::Handler | ParamLocation::Encoded => {}
         }
     }
 
@@ -196,6 +209,16 @@ pub fn build(
         environment,
         secret_values,
     })
+}
+
+/// Whether a form field's schema is a file (`format: binary`).
+fn is_file(schema: &Value) -> bool {
+    schema.get("format").and_then(Value::as_str) == Some("binary")
+}
+
+/// Whether a form field's schema is a list of files.
+fn is_file_array(schema: &Value) -> bool {
+    schema.get("items").is_some_and(is_file)
 }
 
 /// Whether any body property is required (then an empty object is still sent).
@@ -296,6 +319,37 @@ pub fn mask_secrets(v: &Value) -> Value {
     }
 }
 
+/// A JSON body whose top-level string properties hold JSON text (encoded parameters), with
+/// that text parsed so [`mask_secrets`] reaches inside it.
+fn unfold_json_text(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, val)| {
+                    let unfolded = match val {
+                        Value::String(s) if s.trim_start().starts_with(['{', '[']) => {
+                            serde_json::from_str(s).unwrap_or_else(|_| val.clone())
+                        }
+                        other => other.clone(),
+                    };
+                    (k.clone(), unfolded)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// A text value as previewed: JSON text (an encoded parameter such as a project's
+/// configuration, whose `envContent` holds secrets) is shown parsed with its secrets masked;
+/// other text as written.
+fn masked_json_text(t: &str) -> Value {
+    match serde_json::from_str::<Value>(t) {
+        Ok(v @ (Value::Object(_) | Value::Array(_))) => mask_secrets(&v),
+        _ => Value::String(t.to_string()),
+    }
+}
+
 /// Environment values are secrets as a rule: keep the names, mask the values.
 fn mask_env(v: &Value) -> Value {
     match v {
@@ -335,7 +389,7 @@ impl Prepared {
         }
         let body = match &self.body {
             Body::None => Value::Null,
-            Body::Json(v) => mask_secrets(v),
+            Body::Json(v) => mask_secrets(&unfold_json_text(v)),
             Body::Bytes(b) => json!({"bytes": b.len(), "contentType": "application/octet-stream"}),
             Body::Multipart(fields) => Value::Object(
                 fields
@@ -343,7 +397,7 @@ impl Prepared {
                     .map(|(k, f)| {
                         let v = match f {
                             _ if is_secret_name(k) => Value::String("***".into()),
-                            FormValue::Text(t) => Value::String(t.clone()),
+                            FormValue::Text(t) => masked_json_text(t),
                             FormValue::Bytes(b) => Value::String(format!("<{} bytes>", b.len())),
                         };
                         (k.clone(), v)
@@ -398,6 +452,34 @@ mod tests {
         assert_eq!(v["url"], "http://a/api/webhooks/trigger/***?x=1");
         assert_eq!(v["headers"]["X-Registry-Token"], "***");
         assert_eq!(v["headers"]["X-API-Key"], "***");
+    }
+
+    #[test]
+    fn json_text_in_form_fields_is_masked_in_previews() {
+        let p = Prepared {
+            method: "POST".into(),
+            url: "http://a/api/environments/0/projects".into(),
+            headers: vec![],
+            body: Body::Multipart(vec![
+                (
+                    "project".into(),
+                    FormValue::Text(
+                        r#"{"name":"web","envContent":"DB_PASSWORD=hunter2\nPORT=80"}"#.into(),
+                    ),
+                ),
+                ("note".into(), FormValue::Text("plain".into())),
+            ]),
+            environment: None,
+            secret_values: vec![],
+        };
+        let v = p.preview(&Auth::ApiKey("k".into()));
+        assert_eq!(v["body"]["project"]["name"], "web");
+        assert_eq!(
+            v["body"]["project"]["envContent"],
+            "DB_PASSWORD=***\nPORT=***"
+        );
+        assert!(!v.to_string().contains("hunter2"));
+        assert_eq!(v["body"]["note"], "plain");
     }
 
     #[test]
