@@ -140,7 +140,16 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     for (key, (origin, list)) in encodings {
         // An action excluded by a later file has nothing to expose.
         if let Some(a) = actions.iter_mut().find(|a| a.derived_id == key) {
-            super::encoded::expose(a, list, origin)?;
+            for problem in super::encoded::expose(a, list, origin) {
+                // The built-in files follow the newest Arcane; an older one not fitting them is
+                // expected. An operator's own file not fitting is worth a warning.
+                if origin.ends_with("(built in)") {
+                    tracing::debug!("{problem}");
+                } else {
+                    tracing::warn!("{problem}");
+                }
+                unmatched.push(problem);
+            }
         }
     }
 

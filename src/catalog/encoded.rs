@@ -8,28 +8,29 @@
 //! `exec::encode` puts them back into the text when the action runs. The raw parameter stays
 //! accepted. See docs/encoded-parameters.md.
 
-use anyhow::{Result, bail};
 use serde_json::Value;
 
 use super::{Action, EncodedJson, EncodedParam, Param, ParamLocation};
 
-/// Exposes the inner fields of each declared parameter. Fails, naming the overlay file, when
-/// the declaration does not fit the action (no such parameter, not a string, a name collision).
-pub fn expose(action: &mut Action, list: &[EncodedJson], origin: &str) -> Result<()> {
-    for decl in list {
-        expose_one(action, decl, origin)?;
-    }
-    Ok(())
+/// Exposes the inner fields of each declared parameter. A declaration that does not fit the
+/// action (no such parameter, not a string, a name collision) is skipped and returned as a
+/// problem naming the overlay file: like an overlay key that matches no action, it may be
+/// written for another Arcane version, so it is reported, not fatal.
+pub fn expose(action: &mut Action, list: &[EncodedJson], origin: &str) -> Vec<String> {
+    list.iter()
+        .filter_map(|decl| expose_one(action, decl, origin).err())
+        .collect()
 }
 
-fn expose_one(action: &mut Action, decl: &EncodedJson, origin: &str) -> Result<()> {
+/// `Err` says why the declaration does not apply; the action is then unchanged.
+fn expose_one(action: &mut Action, decl: &EncodedJson, origin: &str) -> Result<(), String> {
     let id = action.id.clone();
     let Some(raw_at) = action
         .params
         .iter()
         .position(|p| p.name == decl.param || p.wire_name == decl.param)
     else {
-        bail!(
+        return Err(format!(
             "{origin}: {id}: encodedJson names the parameter {:?}, which the action does not have; its parameters are {}",
             decl.param,
             action
@@ -38,7 +39,7 @@ fn expose_one(action: &mut Action, decl: &EncodedJson, origin: &str) -> Result<(
                 .map(|p| p.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
-        );
+        ));
     };
     let raw = action.params[raw_at].clone();
     let is_string = raw.schema.get("type").and_then(Value::as_str) == Some("string");
@@ -48,19 +49,19 @@ fn expose_one(action: &mut Action, decl: &EncodedJson, origin: &str) -> Result<(
             ParamLocation::FormField | ParamLocation::BodyProperty | ParamLocation::Query
         )
     {
-        bail!(
+        return Err(format!(
             "{origin}: {id}: encodedJson parameter {} is not a string in the body, a form field or the query",
             raw.name
-        );
+        ));
     }
     if action.encoded.iter().any(|e| e.param == raw.name) {
-        bail!("{origin}: {id}: encodedJson lists {} twice", raw.name);
+        return Err(format!("{origin}: {id}: encodedJson lists {} twice", raw.name));
     }
     let Some(props) = decl.schema.get("properties").and_then(Value::as_object) else {
-        bail!(
+        return Err(format!(
             "{origin}: {id}: the encodedJson schema of {} has no properties",
             raw.name
-        );
+        ));
     };
     let required: Vec<String> = decl
         .schema
@@ -77,10 +78,10 @@ fn expose_one(action: &mut Action, decl: &EncodedJson, origin: &str) -> Result<(
         if action.params.iter().any(|p| p.name == client)
             || new_params.iter().any(|p: &Param| p.name == client)
         {
-            bail!(
+            return Err(format!(
                 "{origin}: {id}: the field {inner} inside {} collides with the parameter {client}; set `prefix` in its encodedJson entry",
                 raw.name
-            );
+            ));
         }
         let own = schema
             .get("description")
