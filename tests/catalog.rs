@@ -500,7 +500,9 @@ fn json_text_params(spec: &Path) -> Vec<(String, String, String)> {
     for (p, item) in doc.root["paths"].as_object().unwrap() {
         for m in ["get", "post", "put", "patch", "delete"] {
             let Some(op) = item.get(m) else { continue };
-            let Some(content) = op.pointer("/requestBody/content").and_then(Value::as_object)
+            let Some(content) = op
+                .pointer("/requestBody/content")
+                .and_then(Value::as_object)
             else {
                 continue;
             };
@@ -556,16 +558,30 @@ fn every_json_text_parameter_of_2_8_0_is_callable_with_plain_fields() {
     }
 
     let create = cat.get("project.create").unwrap();
-    for field in ["name", "composeContent", "envContent", "tags", "fileChanges"] {
+    for field in [
+        "name",
+        "composeContent",
+        "envContent",
+        "tags",
+        "fileChanges",
+    ] {
         assert!(create.param(field).is_some(), "project.create {field}");
     }
     assert_eq!(create.input_schema["properties"]["name"]["type"], "string");
     assert!(
-        create.param("name").unwrap().description.contains("required unless project is given"),
+        create
+            .param("name")
+            .unwrap()
+            .description
+            .contains("required unless project is given"),
         "{}",
         create.param("name").unwrap().description
     );
-    let manifest = create.encoded.iter().find(|e| e.param == "manifest").unwrap();
+    let manifest = create
+        .encoded
+        .iter()
+        .find(|e| e.param == "manifest")
+        .unwrap();
     assert_eq!(manifest.default, Some(json!({"fileChanges": []})));
     assert!(create.required.is_empty(), "{:?}", create.required);
     // The fields come before the raw parameter in the schema, so clients read them first.
@@ -710,7 +726,10 @@ fn usage_notes_with_an_example_cover_three_quarters_of_the_mutating_actions() {
 #[test]
 fn secrets_an_action_exists_to_reveal_are_declared_on_fields_of_its_answer() {
     let cat = build(&fixtures::spec_v2());
-    assert_eq!(cat.get("api_key.create").unwrap().reveals_secret, vec!["key"]);
+    assert_eq!(
+        cat.get("api_key.create").unwrap().reveals_secret,
+        vec!["key"]
+    );
     assert_eq!(
         cat.get("swarm.join_tokens").unwrap().reveals_secret,
         vec!["manager", "worker"]
@@ -739,7 +758,13 @@ fn secrets_an_action_exists_to_reveal_are_declared_on_fields_of_its_answer() {
     // The note under such a result.
     let a = cat.get("api_key.create").unwrap();
     let note = arcane_mcp::exec::reveal::note(a, &json!({"id": "k1", "key": "arc_abc"})).unwrap();
-    assert!(note.contains("Shown once") && note.contains("`key`"), "{note}");
+    assert!(
+        note.contains("Shown once") && note.contains("`key`"),
+        "{note}"
+    );
     assert!(arcane_mcp::exec::reveal::note(a, &json!({"id": "k1", "key": ""})).is_none());
-    assert!(arcane_mcp::exec::reveal::note(cat.get("api_key.list").unwrap(), &json!({"key": "x"})).is_none());
+    assert!(
+        arcane_mcp::exec::reveal::note(cat.get("api_key.list").unwrap(), &json!({"key": "x"}))
+            .is_none()
+    );
 }

@@ -153,7 +153,30 @@ async fn exercise(surface: &str) {
     );
     let manifest: Value = serde_json::from_str(&multipart_part(body, "manifest")).unwrap();
     assert_eq!(manifest, json!({"fileChanges": []}));
-    assert!(!body.contains("name=\"composeContent\""), "fields are not sent apart");
+    assert!(
+        !body.contains("name=\"composeContent\""),
+        "fields are not sent apart"
+    );
+
+    // With a workspace file: the manifest from its field, the file as a file part.
+    sim.reset().await;
+    let change =
+        json!({"operation": "create_file", "relativePath": "nginx/default.conf", "uploadIndex": 0});
+    let (tool, args) = shape(
+        surface,
+        "project.create",
+        json!({"name": "shop", "composeContent": compose, "fileChanges": [change], "files": ["server { listen 80; }\n"]}),
+        false,
+    );
+    ok(&call(&client, &tool, args).await);
+    let log = sim.requests().await;
+    let body = writes(&log)[0]["body"].as_str().unwrap().to_string();
+    let manifest: Value = serde_json::from_str(&multipart_part(&body, "manifest")).unwrap();
+    assert_eq!(manifest, json!({"fileChanges": [change]}));
+    assert!(
+        body.contains("name=\"files\"; filename=") && body.contains("server { listen 80; }"),
+        "{body}"
+    );
 
     // Both forms at once: refused locally, nothing sent.
     sim.reset().await;

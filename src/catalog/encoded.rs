@@ -55,7 +55,10 @@ fn expose_one(action: &mut Action, decl: &EncodedJson, origin: &str) -> Result<(
         ));
     }
     if action.encoded.iter().any(|e| e.param == raw.name) {
-        return Err(format!("{origin}: {id}: encodedJson lists {} twice", raw.name));
+        return Err(format!(
+            "{origin}: {id}: encodedJson lists {} twice",
+            raw.name
+        ));
     }
     let Some(props) = decl.schema.get("properties").and_then(Value::as_object) else {
         return Err(format!(
@@ -67,7 +70,12 @@ fn expose_one(action: &mut Action, decl: &EncodedJson, origin: &str) -> Result<(
         .schema
         .get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     let prefix = decl.prefix.as_deref().unwrap_or("");
 

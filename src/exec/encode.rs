@@ -12,7 +12,10 @@ use crate::catalog::{Action, EncodedParam};
 
 /// Replaces the inner fields of every encoded parameter by the JSON text of that parameter.
 /// `Err` is the text of a failed call (nothing was sent).
-pub fn apply(action: &Action, mut params: Map<String, Value>) -> Result<Map<String, Value>, String> {
+pub fn apply(
+    action: &Action,
+    mut params: Map<String, Value>,
+) -> Result<Map<String, Value>, String> {
     for enc in &action.encoded {
         encode_one(action, enc, &mut params)
             .map_err(|problem| validation_text(action, &[problem]))?;

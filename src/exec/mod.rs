@@ -223,19 +223,15 @@ impl Executor {
             request::Body::Bytes(b) => req
                 .header("Content-Type", "application/octet-stream")
                 .body(b.clone()),
-            request::Body::Multipart(fields) => {
-                let mut form = reqwest::multipart::Form::new();
-                for (k, f) in fields {
-                    form = match f {
-                        request::FormValue::Text(t) => form.text(k.clone(), t.clone()),
-                        request::FormValue::Bytes(b) => form.part(
-                            k.clone(),
-                            reqwest::multipart::Part::bytes(b.clone()).file_name(k.clone()),
-                        ),
-                    };
+            request::Body::Multipart(fields) => match transfer::multipart_form(fields) {
+                Ok(form) => req.multipart(form),
+                Err(e) => {
+                    return error_result(format!(
+                        "Cannot build the request of {}: {e}.",
+                        action.id
+                    ));
                 }
-                req.multipart(form)
-            }
+            },
         };
         let env = prepared.environment.as_deref();
         let resp = match req.send().await {

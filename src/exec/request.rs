@@ -7,6 +7,7 @@ use base64::Engine as _;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value, json};
 
+use super::transfer::{FormField, file_bytes, multipart_form};
 use crate::catalog::{Action, BodyEncoding, ParamLocation};
 
 /// Characters escaped in a path segment (everything but unreserved characters).
@@ -50,15 +51,9 @@ pub enum Body {
     Json(Value),
     /// Raw bytes (octet-stream bodies, sent from a base64 `body` parameter).
     Bytes(Vec<u8>),
-    /// multipart/form-data fields; binary fields came `base64:`-prefixed.
-    Multipart(Vec<(String, FormValue)>),
-}
-
-/// One multipart field.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FormValue {
-    Text(String),
-    Bytes(Vec<u8>),
+    /// multipart/form-data fields, sent by [`multipart_form`]; file fields as file parts
+    /// (`base64:`-prefixed values decoded).
+    Multipart(Vec<FormField>),
 }
 
 /// A request ready to preview or send.
@@ -89,7 +84,7 @@ pub fn build(
     let mut headers: Vec<(String, String)> = Vec::new();
     let mut json_body = Map::new();
     let mut whole_body: Option<&Value> = None;
-    let mut form: Vec<(String, FormValue)> = Vec::new();
+    let mut form: Vec<FormField> = Vec::new();
     let mut environment = None;
     let mut secret_values = Vec::new();
 
@@ -140,29 +135,15 @@ pub fn build(
             }
             ParamLocation::Body => whole_body = value,
             ParamLocation::FormField => {
-                // A file field goes as a file part (Arcane reads those apart from text values);
-                // an array is one part per item under the same name.
-                let file = is_file(&p.schema);
-                let items: Vec<&Value> = match value {
-                    None | Some(Value::Null) => Vec::new(),
-                    Some(Value::Array(xs)) if file || is_file_array(&p.schema) => {
-                        xs.iter().collect()
-                    }
-                    Some(v) => vec![v],
-                };
-                let file = file || is_file_array(&p.schema);
-                for v in items {
-                    let text = scalar(v);
-                    let field = match text.strip_prefix("base64:") {
-                        Some(b64) => FormValue::Bytes(
-                            base64::engine::general_purpose::STANDARD
-                                .decode(b64.trim())
-                                .map_err(|e| format!("{}: invalid base64: {e}", p.name))?,
-                        ),
-                        None if file => FormValue::Bytes(text.into_bytes()),
-                        None => FormValue::Text(text),
-                    };
-                    form.push((p.wire_name.clone(), field));
+                if let Some(v) = value.filter(|v| !v.is_null()) {
+                    // A file field (`format: binary`, or a list of them) goes as file parts:
+                    // Arcane reads those apart from text values.
+                    form.push(FormField {
+                        name: p.wire_name.clone(),
+                        value: v.clone(),
+                        is_file: is_file(&p.schema) || is_file_array(&p.schema),
+                        file_name: None,
+                    });
                 }
             }
             // Already folded into their parameter's JSON text by `exec::encode`.
@@ -190,7 +171,11 @@ pub fn build(
             ),
             None => Body::None,
         },
-        BodyEncoding::Multipart => Body::Multipart(form),
+        BodyEncoding::Multipart => {
+            // Checked now (base64 of file fields), so a bad value fails before anything is sent.
+            multipart_form(&form)?;
+            Body::Multipart(form)
+        }
     };
 
     let mut url = format!("{}/api{}", base_url.trim_end_matches('/'), path);
@@ -319,6 +304,27 @@ pub fn mask_secrets(v: &Value) -> Value {
     }
 }
 
+/// A file field as previewed: its size, never its content (a file may hold anything).
+fn file_preview(v: &Value) -> Value {
+    match v {
+        Value::Array(xs) => Value::Array(xs.iter().map(file_preview).collect()),
+        Value::String(s) => Value::String(match file_bytes(s) {
+            Ok(b) => format!("<file, {} bytes>", b.len()),
+            Err(_) => "<file, invalid base64>".into(),
+        }),
+        Value::Object(o) => {
+            let size = o
+                .get("content")
+                .and_then(Value::as_str)
+                .and_then(|c| file_bytes(c).ok())
+                .map(|b| b.len())
+                .unwrap_or(0);
+            json!({"name": o.get("name"), "content": format!("<file, {size} bytes>")})
+        }
+        other => other.clone(),
+    }
+}
+
 /// A JSON body whose top-level string properties hold JSON text (encoded parameters), with
 /// that text parsed so [`mask_secrets`] reaches inside it.
 fn unfold_json_text(v: &Value) -> Value {
@@ -394,13 +400,14 @@ impl Prepared {
             Body::Multipart(fields) => Value::Object(
                 fields
                     .iter()
-                    .map(|(k, f)| {
-                        let v = match f {
-                            _ if is_secret_name(k) => Value::String("***".into()),
-                            FormValue::Text(t) => masked_json_text(t),
-                            FormValue::Bytes(b) => Value::String(format!("<{} bytes>", b.len())),
+                    .map(|f| {
+                        let v = match &f.value {
+                            _ if is_secret_name(&f.name) => Value::String("***".into()),
+                            v if f.is_file => file_preview(v),
+                            Value::String(t) => masked_json_text(t),
+                            other => mask_secrets(other),
                         };
-                        (k.clone(), v)
+                        (f.name.clone(), v)
                     })
                     .collect(),
             ),
@@ -461,13 +468,17 @@ mod tests {
             url: "http://a/api/environments/0/projects".into(),
             headers: vec![],
             body: Body::Multipart(vec![
-                (
-                    "project".into(),
-                    FormValue::Text(
-                        r#"{"name":"web","envContent":"DB_PASSWORD=hunter2\nPORT=80"}"#.into(),
-                    ),
+                field(
+                    "project",
+                    json!(r#"{"name":"web","envContent":"DB_PASSWORD=hunter2\nPORT=80"}"#),
+                    false,
                 ),
-                ("note".into(), FormValue::Text("plain".into())),
+                field("note", json!("plain"), false),
+                field(
+                    "files",
+                    json!(["server { listen 80; }", "base64:AJ+Slv8="]),
+                    true,
+                ),
             ]),
             environment: None,
             secret_values: vec![],
@@ -480,6 +491,19 @@ mod tests {
         );
         assert!(!v.to_string().contains("hunter2"));
         assert_eq!(v["body"]["note"], "plain");
+        assert_eq!(
+            v["body"]["files"],
+            json!(["<file, 21 bytes>", "<file, 5 bytes>"])
+        );
+    }
+
+    fn field(name: &str, value: Value, is_file: bool) -> FormField {
+        FormField {
+            name: name.into(),
+            value,
+            is_file,
+            file_name: None,
+        }
     }
 
     #[test]
