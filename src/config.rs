@@ -28,6 +28,70 @@ pub enum Command {
     Catalog(CatalogArgs),
     /// Measure the tool definitions of each surface in bytes and o200k tokens.
     AuditTokens(AuditArgs),
+    /// Validate the spec, declarations and overlays as the server would load them (for CI);
+    /// exits non-zero on any error or overlay entry that matches nothing.
+    Check(CheckArgs),
+    /// Try it without an Arcane: serve MCP on stdio against an in-process simulator with a demo
+    /// Docker world (or run `demo call …` / `demo find …` against it).
+    Demo(Box<DemoArgs>),
+    /// Run one action and print the text a model gets (or its structuredContent with --json).
+    Call(Box<CallArgs>),
+    /// Search the catalog as arcane_find_action does and print the result.
+    Find(Box<FindArgs>),
+}
+
+/// `arcane-mcp demo`.
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    #[command(subcommand)]
+    pub command: Option<DemoCommand>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// The one-shot forms of `arcane-mcp demo`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum DemoCommand {
+    /// Run one action against the simulator and print the text a model gets.
+    Call(Box<CallArgs>),
+    /// Search the catalog as arcane_find_action does.
+    Find(Box<FindArgs>),
+}
+
+/// `arcane-mcp call ACTION`.
+#[derive(Debug, Clone, Args)]
+pub struct CallArgs {
+    /// The action: an ID such as container.list, or any name a tool call accepts.
+    #[arg(value_name = "ACTION")]
+    pub action: String,
+    /// A parameter; repeatable. The value is JSON where the parameter is not a string
+    /// (limit=5, force=true), text otherwise.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub param: Vec<String>,
+    /// Parameters as one JSON object; --param entries override its keys.
+    #[arg(long = "params", value_name = "JSON")]
+    pub params: Option<String>,
+    /// Confirm a destructive action (without it nothing is sent).
+    #[arg(long)]
+    pub confirm: bool,
+    /// Print the result's structuredContent as JSON instead of its text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// `arcane-mcp find WORDS`.
+#[derive(Debug, Clone, Args)]
+pub struct FindArgs {
+    /// Plain words naming a resource and a verb, e.g. "restart container".
+    #[arg(value_name = "WORDS", required = true, num_args = 1..)]
+    pub words: Vec<String>,
+    /// How many actions to return.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    #[command(flatten)]
+    pub serve: ServeArgs,
 }
 
 /// Where the catalog comes from.
@@ -99,6 +163,16 @@ impl Surface {
     }
 }
 
+/// How log lines are written to stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum LogFormat {
+    /// Human-readable lines (colours only when stderr is a terminal).
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
 /// Parses `true/false`, `1/0`, `on/off`, `yes/no`.
 pub fn parse_bool(s: &str) -> Result<bool, String> {
     match s.trim().to_ascii_lowercase().as_str() {
@@ -168,6 +242,27 @@ pub struct ServeArgs {
         default_value_t = 30
     )]
     pub timeout: u64,
+    /// Largest answer body read from Arcane, in bytes (JSON answers, WebSocket messages, log
+    /// text; downloads get 10 MiB or this, whichever is lower). A longer answer is cut off with
+    /// an error that says how to page or filter. Default: 16 MiB (16777216).
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_RESPONSE_BYTES",
+        value_name = "BYTES",
+        default_value_t = crate::http::DEFAULT_MAX_RESPONSE_BYTES,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1024..=1024 * 1024 * 1024)
+    )]
+    pub max_response_bytes: usize,
+    /// Most requests to Arcane in flight at once; further calls wait their turn (and can be
+    /// cancelled while waiting). Default: 32.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_CONCURRENT_REQUESTS",
+        value_name = "N",
+        default_value_t = crate::exec::DEFAULT_MAX_CONCURRENT_REQUESTS,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096)
+    )]
+    pub max_concurrent_requests: usize,
     /// Extra CA certificate (PEM) to trust for Arcane's TLS.
     #[arg(long, env = "ARCANE_MCP_CA_CERT", value_name = "PATH")]
     pub ca_cert: Option<PathBuf>,
@@ -182,6 +277,9 @@ pub struct ServeArgs {
         default_value = "info"
     )]
     pub log_level: String,
+    /// Log format: text, or json (one object per line) for log collectors.
+    #[arg(long, env = "ARCANE_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
     #[command(flatten)]
     pub source: CatalogSourceArgs,
 }
@@ -200,6 +298,24 @@ pub struct CatalogArgs {
     /// Print one action in full (by ID or any accepted name).
     #[arg(long, value_name = "ID")]
     pub show: Option<String>,
+    /// Upgrade preview: compare with the catalog of an older spec (a file, `live` for the
+    /// Arcane at ARCANE_URL, or an Arcane base URL): actions added, removed, renamed, flag
+    /// changes, and overlay entries that stop matching.
+    #[arg(long, value_name = "OLD")]
+    pub diff: Option<String>,
+}
+
+/// `arcane-mcp check`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub source: CatalogSourceArgs,
+    /// Arcane URL to fetch the spec from when no local spec is found.
+    #[arg(long, env = "ARCANE_URL", value_name = "URL")]
+    pub arcane_url: Option<String>,
+    /// Report overlay entries that match nothing as warnings instead of failing.
+    #[arg(long)]
+    pub allow_unmatched: bool,
 }
 
 /// `arcane-mcp audit-tokens`.

@@ -1,4 +1,6 @@
-//! TLS and HTTP plumbing shared by the spec fetcher, the executor and the WebSocket handlers.
+//! TLS and HTTP plumbing shared by the spec fetcher, the executor and the WebSocket handlers:
+//! the TLS settings, the redirect policy (credentials never leave the configured origin) and
+//! the one capped reader of answer bodies.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,6 +10,180 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
+
+/// Default cap of one answer body read into memory (`--max-response-bytes`).
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+/// Most of an error body that is read: only its message is used.
+pub const MAX_ERROR_BODY: usize = 64 * 1024;
+/// Same-origin redirects followed in a row before giving up.
+const MAX_REDIRECTS: usize = 5;
+
+/// The redirect policy of reads (GET/HEAD): a redirect within `origin` (the configured
+/// ARCANE_URL's scheme, host and port) is followed, at most [`MAX_REDIRECTS`] times; any
+/// other is not, and the 3xx answer is handed back for [`redirect_text`]. Writes use
+/// [`reqwest::redirect::Policy::none`]: a write is never repeated at another address.
+pub fn same_origin_redirects(origin: url::Origin) -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects in a row"))
+        } else if attempt.url().origin() == origin {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
+}
+
+/// The absolute target of a redirect answer (its `Location` resolved against the request URL),
+/// or the raw header when it does not parse; `None` without a `Location`.
+pub fn redirect_location(resp: &reqwest::Response) -> Option<String> {
+    let raw = resp
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())?;
+    Some(
+        resp.url()
+            .join(&raw)
+            .map(String::from)
+            .unwrap_or(raw)
+            .chars()
+            .take(300)
+            .collect(),
+    )
+}
+
+/// The text of a redirect that was not followed. `write` says whether the request was a write
+/// (never repeated anywhere) or a read sent elsewhere than the configured origin.
+pub fn redirect_text(status: u16, location: Option<&str>, write: bool) -> String {
+    let shown = location
+        .map(crate::render::escape::code_span)
+        .unwrap_or_else(|| "another address (no Location header)".into());
+    if write {
+        format!(
+            "Arcane answered HTTP {status}, redirecting this write to {shown}. The server does not \
+             repeat a write at another address, so the request was not sent there. If Arcane has \
+             moved, set ARCANE_URL to its new address."
+        )
+    } else {
+        format!(
+            "Arcane redirected to {shown} (HTTP {status}); the server does not follow redirects to \
+             another origin, so the credential was not sent there. If that is where Arcane now \
+             lives, set ARCANE_URL to it."
+        )
+    }
+}
+
+/// A body that could not be read whole.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BodyError {
+    /// More than the cap arrived (or was announced); reading stopped there.
+    #[error(
+        "the answer is larger than the limit of {} ({limit} bytes, --max-response-bytes / ARCANE_MCP_MAX_RESPONSE_BYTES){}; reading stopped there",
+        crate::render::units::human_bytes(*.limit as u64),
+        .declared.map(|d| format!("; Arcane announced {}", crate::render::units::human_bytes(d))).unwrap_or_default()
+    )]
+    TooLarge { limit: usize, declared: Option<u64> },
+    /// The body broke off (connection lost, or the request's time cap passed).
+    #[error("the answer broke off after {received} bytes ({detail})")]
+    Read {
+        received: usize,
+        detail: String,
+        timeout: bool,
+    },
+}
+
+/// Reads a whole answer body, stopping as soon as it passes `limit` bytes (a declared
+/// `Content-Length` over the limit fails before reading). The one reader of answer bodies:
+/// memory never holds more than `limit` plus one chunk, whatever the upstream sends.
+pub async fn read_capped(mut resp: reqwest::Response, limit: usize) -> Result<Vec<u8>, BodyError> {
+    if let Some(len) = resp.content_length()
+        && len > limit as u64
+    {
+        return Err(BodyError::TooLarge {
+            limit,
+            declared: Some(len),
+        });
+    }
+    let mut body = Vec::new();
+    loop {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() + chunk.len() > limit {
+                    return Err(BodyError::TooLarge {
+                        limit,
+                        declared: None,
+                    });
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(body),
+            Err(e) => {
+                return Err(BodyError::Read {
+                    received: body.len(),
+                    timeout: e.is_timeout(),
+                    detail: root_cause(&e),
+                });
+            }
+        }
+    }
+}
+
+/// Reads at most `limit` bytes of a body and drops the rest: for error answers, whose message
+/// is all that is used. A broken body gives what arrived.
+pub async fn read_prefix(mut resp: reqwest::Response, limit: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = resp.chunk().await {
+        let room = limit.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= limit {
+            break;
+        }
+    }
+    body
+}
+
+/// The innermost cause of an error, which is the useful part of reqwest's chains.
+pub fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// A local resource the operating system ran out of, found in an error's chain: too many open
+/// files, no buffer space, no free local port. `None` when the failure is elsewhere.
+pub fn local_resource_error(e: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            if let Some(what) = io.raw_os_error().and_then(os_resource) {
+                return Some(what);
+            }
+            // An io::Error wrapping another error hides it from `source()`.
+            if let Some(inner) = io.get_ref() {
+                cur = Some(inner as &(dyn std::error::Error + 'static));
+                continue;
+            }
+        }
+        cur = err.source();
+    }
+    None
+}
+
+fn os_resource(code: i32) -> Option<&'static str> {
+    // errno values shared by Linux and the BSDs/macOS, except EADDRNOTAVAIL.
+    match code {
+        24 => Some("too many open files in this process (EMFILE)"),
+        23 => Some("too many open files on this system (ENFILE)"),
+        55 if cfg!(target_os = "macos") => Some("no buffer space (ENOBUFS)"),
+        105 if cfg!(target_os = "linux") => Some("no buffer space (ENOBUFS)"),
+        99 if cfg!(target_os = "linux") => Some("no free local port (EADDRNOTAVAIL)"),
+        49 if cfg!(target_os = "macos") => Some("no free local port (EADDRNOTAVAIL)"),
+        12 => Some("out of memory (ENOMEM)"),
+        _ => None,
+    }
+}
 
 /// Installs rustls' `ring` provider once per process (reqwest is built without a default one,
 /// so that no C toolchain beyond `cc` is needed).
@@ -102,6 +278,28 @@ impl ServerCertVerifier for NoVerification {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn local_resource_errors_are_named() {
+        let e = std::io::Error::from_raw_os_error(24);
+        let wrapped = std::io::Error::other(e);
+        assert!(
+            local_resource_error(&wrapped)
+                .unwrap()
+                .contains("too many open files")
+        );
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(local_resource_error(&refused), None);
+    }
+
+    #[test]
+    fn redirect_texts_name_the_location_and_the_fix() {
+        let t = redirect_text(302, Some("https://sso.example.com/login"), false);
+        assert!(t.contains("`https://sso.example.com/login`"), "{t}");
+        assert!(t.contains("set ARCANE_URL to it"), "{t}");
+        let t = redirect_text(307, Some("http://a/x"), true);
+        assert!(t.contains("not sent there"), "{t}");
+    }
 
     #[test]
     fn builds_configs_and_rejects_a_bad_ca_file() {

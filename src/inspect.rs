@@ -7,6 +7,8 @@ use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
 use crate::catalog::Catalog;
+use crate::reload::Sources;
+use crate::spec::SpecSource;
 
 /// The JSON form printed by `arcane-mcp catalog --json`.
 pub fn catalog_json(cat: &Catalog) -> Value {
@@ -17,6 +19,7 @@ pub fn catalog_json(cat: &Catalog) -> Value {
         "actions": actions,
         "domains": cat.domains,
         "excluded": cat.excluded,
+        "unmatchedOverlays": cat.unmatched_overlays,
     })
 }
 
@@ -32,6 +35,7 @@ pub fn action_json(a: &crate::catalog::Action) -> Value {
         "method": a.method,
         "path": a.path,
         "operationId": a.operation_id,
+        "derivedId": a.derived_id,
         "mutating": a.mutating,
         "destructive": a.destructive,
         "idempotent": a.idempotent,
@@ -87,6 +91,18 @@ pub fn summary(cat: &Catalog) -> String {
             );
         }
     }
+    if cat.unmatched_overlays.is_empty() {
+        let _ = writeln!(out, "unmatched overlay entries: none");
+    } else {
+        let _ = writeln!(
+            out,
+            "unmatched overlay entries ({}) — these change nothing:",
+            cat.unmatched_overlays.len()
+        );
+        for u in &cat.unmatched_overlays {
+            let _ = writeln!(out, "  {u}");
+        }
+    }
     let _ = writeln!(out, "domains:");
     for d in &cat.domains {
         let _ = writeln!(out, "  {:<28} {:>3}  {}", d.name, d.actions.len(), d.title);
@@ -112,4 +128,47 @@ pub fn show(cat: &Catalog, name: &str) -> Result<String> {
             ))
         }
     }
+}
+
+/// `catalog --diff OLD`: the upgrade preview from OLD (a spec file, `live` for the Arcane at
+/// `arcane_url`, or an Arcane base URL) to the catalog of `new`, with the same overlays.
+pub fn upgrade_preview(
+    new: &Sources,
+    old: &str,
+    arcane_url: Option<&str>,
+    json: bool,
+) -> Result<String> {
+    let old_spec = if old.starts_with("http://") || old.starts_with("https://") {
+        SpecSource {
+            arcane_url: Some(old.to_string()),
+            ..Default::default()
+        }
+    } else if old == "live" && !std::path::Path::new(old).exists() {
+        let url = arcane_url.ok_or_else(|| {
+            anyhow!("--diff live compares with the Arcane at ARCANE_URL; set ARCANE_URL (or --arcane-url)")
+        })?;
+        SpecSource {
+            arcane_url: Some(url.to_string()),
+            ..Default::default()
+        }
+    } else {
+        SpecSource {
+            explicit: Some(old.into()),
+            ..Default::default()
+        }
+    };
+    let old_sources = Sources {
+        spec: old_spec,
+        ..new.clone()
+    };
+    let old_cat = old_sources
+        .build()
+        .map_err(|e| anyhow!("the old catalog ({old}): {e:#}"))?;
+    let new_cat = new.build().map_err(|e| anyhow!("the new catalog: {e:#}"))?;
+    let diff = crate::catalog::diff::diff(&old_cat, &new_cat);
+    Ok(if json {
+        format!("{}\n", serde_json::to_string_pretty(&diff)?)
+    } else {
+        diff.text()
+    })
 }

@@ -4,13 +4,17 @@
 //! [`spec`] → [`catalog`] → [`search`] → [`surface`] → [`exec`] → [`render`] →
 //! [`output_schema`] → [`resources`] → [`server`] (the MCP glue) → [`reload`].
 
+pub mod app;
 pub mod audit;
 pub mod catalog;
+pub mod check;
+pub mod cli;
 pub mod config;
 pub mod exec;
 pub mod find;
 pub mod http;
 pub mod inspect;
+pub mod logging;
 pub mod output_schema;
 pub mod policy;
 pub mod reload;
@@ -22,16 +26,9 @@ pub mod snapshot;
 pub mod spec;
 pub mod surface;
 
-use std::sync::Arc;
-use std::time::Duration;
+use anyhow::{Result, anyhow, bail};
 
-use anyhow::{Context, Result, anyhow, bail};
-use rmcp::ServiceExt;
-
-use crate::exec::{Auth, ExecConfig, Executor};
-use crate::policy::Policy;
-use crate::reload::Live;
-use crate::snapshot::Snapshot;
+use crate::exec::Auth;
 
 /// The Arcane base URL and credential of the settings; a missing one is a clear startup error.
 pub fn connection(args: &config::ServeArgs) -> Result<(String, Auth)> {
@@ -75,61 +72,7 @@ pub fn connection(args: &config::ServeArgs) -> Result<(String, Auth)> {
 pub fn serve(args: config::ServeArgs) -> Result<()> {
     let (base_url, auth) = connection(&args)?;
     let sources = args.source.sources(Some(&base_url));
-    let surface = args.tool_surface;
-    let policy = Policy::new(args.read_only, args.safe_mode, &args.exclude_tools)
-        .with_output_schemas(args.output_schemas);
-    let started = std::time::Instant::now();
     // Built before the runtime starts: fetching the spec from Arcane blocks.
-    let catalog = sources.build()?;
-    let snapshot = Snapshot::build(catalog, surface, policy.clone())?;
-    tracing::info!(
-        actions = snapshot.catalog.actions.len(),
-        tools = snapshot.tools.len(),
-        surface = surface.as_str(),
-        read_only = policy.read_only,
-        safe_mode = policy.safe_mode,
-        ms = started.elapsed().as_millis() as u64,
-        "catalog loaded"
-    );
-    let live = Arc::new(Live::new(snapshot));
-    let rebuild_policy = policy.clone();
-    let _watch = reload::watch_sources(sources, live.clone(), move |s| {
-        Snapshot::build(s.build()?, surface, rebuild_policy.clone())
-    })
-    .map_err(|e| tracing::warn!("hot reload is off: {e:#}"))
-    .ok();
-    if args.insecure_skip_verify {
-        tracing::warn!(
-            "TLS CERTIFICATE VERIFICATION IS OFF (--insecure-skip-verify / \
-             ARCANE_MCP_INSECURE_SKIP_VERIFY): anyone on the network path to {base_url} can read \
-             and change this server's traffic, including the API key. Use it only for testing; \
-             prefer --ca-cert for a private CA."
-        );
-    }
-    let executor = Arc::new(Executor::new(
-        ExecConfig {
-            base_url,
-            auth,
-            environment: args.environment.clone(),
-            timeout: Duration::from_secs(args.timeout.max(1)),
-        },
-        args.ca_cert.as_deref(),
-        args.insecure_skip_verify,
-    )?);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(async move {
-        let server = server::ArcaneServer::new(live.clone(), executor);
-        let running = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .context("starting the MCP session on stdio")?;
-        let notifier = tokio::spawn(server::notify_legacy_session(running.peer().clone(), live));
-        let reason = running.waiting().await;
-        notifier.abort();
-        tracing::info!(?reason, "MCP session ended");
-        Ok(())
-    })
+    let app = app::App::build(&args, sources, base_url, auth)?;
+    app::runtime()?.block_on(app.serve_stdio())
 }

@@ -2,21 +2,26 @@
 //!
 //! Calls load the current snapshot once (`Live::load`) and keep that `Arc` until they finish, so
 //! a swap never changes the catalog under a call in flight. A rebuild that fails (a file that
-//! does not parse or validate) leaves the previous snapshot serving and logs the error.
+//! does not parse or validate, a spec without operations) leaves the previous snapshot serving
+//! and logs the error. A successful one logs one line of what changed, with its generation.
+//!
+//! Directories are watched together with their parents, so that a watched directory deleted and
+//! made again (an editor or a `git checkout` replacing it) is watched anew instead of silently
+//! going deaf.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow, bail};
 use arc_swap::ArcSwap;
-use notify::RecursiveMode;
-use notify_debouncer_full::{DebounceEventResult, new_debouncer};
+use notify::{RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 use tokio::sync::watch;
 
 use crate::catalog::overlay::Layers;
 use crate::catalog::{BuildInput, Catalog, build_catalog};
-use crate::spec::SpecSource;
+use crate::spec::{SpecDoc, SpecSource};
 
 /// Every file the catalog is built from.
 #[derive(Debug, Clone, Default)]
@@ -31,21 +36,68 @@ pub struct Sources {
 impl Sources {
     /// Loads the spec and every layer and builds a catalog.
     pub fn build(&self) -> Result<Catalog> {
-        let doc = self.spec.load()?;
-        let mut layers = Layers::builtin()?;
-        if let Some(dir) = &self.catalog_dir
-            && dir.is_dir()
-        {
-            layers.add_declaration_dir(dir)?;
-        }
-        if let Some(dir) = &self.overrides_dir {
-            layers.add_overlay_dir(dir)?;
-        }
+        let doc = self.load_spec()?;
+        let layers = self.layers()?;
         build_catalog(BuildInput {
             spec: &doc,
             layers: &layers,
         })
         .with_context(|| format!("building the catalog from {}", doc.origin))
+    }
+
+    /// Loads the OpenAPI document; one without operations is refused (a truncated download or
+    /// the wrong file would otherwise empty the catalog).
+    pub fn load_spec(&self) -> Result<SpecDoc> {
+        let doc = self.spec.load()?;
+        let operations = doc
+            .root
+            .get("paths")
+            .and_then(serde_json::Value::as_object)
+            .map(|paths| {
+                paths
+                    .values()
+                    .filter_map(serde_json::Value::as_object)
+                    .flat_map(|item| item.keys())
+                    .filter(|k| {
+                        matches!(
+                            k.as_str(),
+                            "get" | "head" | "post" | "put" | "patch" | "delete" | "options"
+                        )
+                    })
+                    .count()
+            })
+            .unwrap_or(0);
+        if operations == 0 {
+            bail!(
+                "{}: the OpenAPI document has no operations (its `paths` is empty or missing) — \
+                 put Arcane's own document there ({{ARCANE_URL}}/api/openapi.json)",
+                doc.origin
+            );
+        }
+        Ok(doc)
+    }
+
+    /// The built-in layers plus the operator's declaration and overlay directories. Both
+    /// directories are checked even when the first has errors; the error lists them all.
+    pub fn layers(&self) -> Result<Layers> {
+        let mut layers = Layers::builtin()?;
+        let mut problems = Vec::new();
+        if let Some(dir) = &self.catalog_dir
+            && dir.is_dir()
+            && let Err(e) = layers.add_declaration_dir(dir)
+        {
+            problems.push(format!("{e:#}"));
+        }
+        if let Some(dir) = &self.overrides_dir
+            && let Err(e) = layers.add_overlay_dir(dir)
+        {
+            problems.push(format!("{e:#}"));
+        }
+        if problems.is_empty() {
+            Ok(layers)
+        } else {
+            Err(anyhow!(problems.join("\n")))
+        }
     }
 
     /// What to watch: (directory, predicate on changed paths).
@@ -135,6 +187,11 @@ impl<S> Live<S> {
         self.generation.send_modify(|g| *g += 1);
     }
 
+    /// The number of swaps so far.
+    pub fn generation(&self) -> u64 {
+        *self.generation.borrow()
+    }
+
     /// A receiver that changes on every swap (the server sends `list_changed` from it).
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.generation.subscribe()
@@ -154,23 +211,112 @@ impl<S> Live<S> {
     }
 }
 
+/// What the reloader reads and stamps in a live value: its catalog.
+pub trait Reloadable {
+    fn catalog(&self) -> &Catalog;
+    fn catalog_mut(&mut self) -> &mut Catalog;
+}
+
+impl Reloadable for Catalog {
+    fn catalog(&self) -> &Catalog {
+        self
+    }
+    fn catalog_mut(&mut self) -> &mut Catalog {
+        self
+    }
+}
+
+impl Reloadable for crate::snapshot::Snapshot {
+    fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+    fn catalog_mut(&mut self) -> &mut Catalog {
+        &mut self.catalog
+    }
+}
+
+/// Logs one warning per overlay entry that matches nothing (at startup and every reload).
+pub fn warn_unmatched(catalog: &Catalog) {
+    for u in &catalog.unmatched_overlays {
+        tracing::warn!("{u}");
+    }
+}
+
+/// What a reload changed, for its log line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub generation: u64,
+    pub actions: usize,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub overlays_applied: usize,
+    pub unmatched: usize,
+}
+
+impl Change {
+    /// The difference between the serving catalog and the next one.
+    pub fn between(prev: &Catalog, next: &Catalog) -> Change {
+        let old: std::collections::BTreeSet<&str> =
+            prev.actions.iter().map(|a| a.id.as_str()).collect();
+        let new: std::collections::BTreeSet<&str> =
+            next.actions.iter().map(|a| a.id.as_str()).collect();
+        Change {
+            generation: next.generation,
+            actions: next.actions.len(),
+            added: new.difference(&old).map(|s| s.to_string()).collect(),
+            removed: old.difference(&new).map(|s| s.to_string()).collect(),
+            overlays_applied: next.applied_overlays,
+            unmatched: next.unmatched_overlays.len(),
+        }
+    }
+
+    /// Whether the reload dropped more than a quarter of the actions.
+    pub fn drops_many(&self) -> bool {
+        let before = self.actions + self.removed.len() - self.added.len();
+        self.removed.len() * 4 > before
+    }
+}
+
+/// A few IDs of a list, for a log line.
+fn sample(ids: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut s = ids
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > SHOWN {
+        s.push_str(&format!(" and {} more", ids.len() - SHOWN));
+    }
+    s
+}
+
+type FileWatcher = Debouncer<RecommendedWatcher, RecommendedCache>;
+
 /// Keeps the watcher alive; dropping it stops watching.
 pub struct WatchGuard {
-    _debouncer: Box<dyn std::any::Any + Send>,
+    _debouncer: Arc<Mutex<FileWatcher>>,
 }
 
 /// Watches the sources and, on a change, rebuilds with `rebuild` and swaps it into `live`.
 ///
 /// `rebuild` runs on the watcher's thread; a failure is logged with its error (file and line)
-/// and the previous snapshot keeps serving.
+/// and the previous snapshot keeps serving. A success is stamped with the next generation and
+/// logged in one line saying what changed.
 pub fn watch_sources<S, F>(sources: Sources, live: Arc<Live<S>>, rebuild: F) -> Result<WatchGuard>
 where
-    S: Send + Sync + 'static,
+    S: Reloadable + Send + Sync + 'static,
     F: Fn(&Sources) -> Result<S> + Send + 'static,
 {
     let targets = sources.watch_targets();
     let filter = sources.clone();
-    let mut debouncer = new_debouncer(
+    // The callback re-adds the watch of a directory made again; it reaches the debouncer
+    // through a weak handle so that dropping the guard still stops everything.
+    let handle: Arc<OnceLock<Weak<Mutex<FileWatcher>>>> = Arc::new(OnceLock::new());
+    let callback_handle = handle.clone();
+    let watched = targets.clone();
+    let debouncer = new_debouncer(
         Duration::from_millis(60),
         None,
         move |res: DebounceEventResult| {
@@ -183,22 +329,76 @@ where
                     return;
                 }
             };
-            let relevant = events
+            let touched: Vec<PathBuf> = events
                 .iter()
                 .filter(|e| !e.kind.is_access())
                 .flat_map(|e| e.paths.iter())
-                .find(|p| filter.is_source(p))
-                .cloned();
-            let Some(changed) = relevant else { return };
+                .cloned()
+                .collect();
+            // A watched directory that went away or reappeared: rebuild either way (a missing
+            // directory is a failed reload, logged), and watch one that reappeared anew, since
+            // its old watch died with it.
+            let mut dir_event = false;
+            for dir in watched.iter().filter(|d| touched.iter().any(|p| absolute(p) == **d)) {
+                dir_event = true;
+                if !dir.is_dir() {
+                    tracing::warn!(
+                        dir = %dir.display(),
+                        "a watched directory was removed; the last catalog keeps serving until it is back"
+                    );
+                    continue;
+                }
+                let Some(debouncer) = callback_handle.get().and_then(Weak::upgrade) else {
+                    return;
+                };
+                let mut debouncer = debouncer.lock().unwrap_or_else(|p| p.into_inner());
+                let _ = debouncer.unwatch(dir);
+                match debouncer.watch(dir, RecursiveMode::NonRecursive) {
+                    Ok(()) => {
+                        tracing::info!(dir = %dir.display(), "watching the directory again (it was made anew)");
+                    }
+                    Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "cannot watch the directory again; later edits there are not picked up"),
+                }
+            }
+            let relevant = touched.iter().find(|p| filter.is_source(p)).cloned();
+            let changed = match (relevant, dir_event) {
+                (Some(p), _) => p,
+                (None, true) => watched[0].clone(),
+                (None, false) => return,
+            };
             let started = Instant::now();
             match rebuild(&filter) {
-                Ok(next) => {
-                    live.store(next);
+                Ok(mut next) => {
+                    let prev = live.load();
+                    next.catalog_mut().generation = live.generation() + 1;
+                    let change = Change::between(prev.catalog(), next.catalog());
+                    warn_unmatched(next.catalog());
+                    if change.drops_many() {
+                        tracing::warn!(
+                            removed = change.removed.len(),
+                            before = prev.catalog().actions.len(),
+                            after = change.actions,
+                            "THIS RELOAD DROPS MORE THAN A QUARTER OF THE ACTIONS ({} of {}): check that {} is the Arcane document you meant",
+                            change.removed.len(),
+                            prev.catalog().actions.len(),
+                            next.catalog().spec_origin
+                        );
+                    }
                     tracing::info!(
                         changed = %changed.display(),
                         rebuild_ms = started.elapsed().as_millis() as u64,
-                        "catalog reloaded"
+                        "catalog reloaded (generation {}): Arcane {}, {} actions, +{} [{}] -{} [{}], {} overlay entries applied, {} unmatched",
+                        change.generation,
+                        next.catalog().arcane_version,
+                        change.actions,
+                        change.added.len(),
+                        sample(&change.added),
+                        change.removed.len(),
+                        sample(&change.removed),
+                        change.overlays_applied,
+                        change.unmatched,
                     );
+                    live.store(next);
                 }
                 Err(e) => {
                     tracing::error!(
@@ -211,13 +411,30 @@ where
         },
     )
     .context("cannot start the file watcher")?;
-    for dir in &targets {
-        debouncer
-            .watch(dir, RecursiveMode::NonRecursive)
-            .with_context(|| format!("cannot watch {}", dir.display()))?;
-        tracing::debug!(dir = %dir.display(), "watching for catalog changes");
+    let debouncer = Arc::new(Mutex::new(debouncer));
+    let _ = handle.set(Arc::downgrade(&debouncer));
+    {
+        let mut d = debouncer.lock().unwrap_or_else(|p| p.into_inner());
+        for dir in &targets {
+            d.watch(dir, RecursiveMode::NonRecursive)
+                .with_context(|| format!("cannot watch {}", dir.display()))?;
+            tracing::debug!(dir = %dir.display(), "watching for catalog changes");
+        }
+        // The parents see a watched directory deleted and made again.
+        let mut parents: Vec<&Path> = targets
+            .iter()
+            .filter_map(|d| d.parent())
+            .filter(|p| !targets.iter().any(|t| t == p))
+            .collect();
+        parents.sort();
+        parents.dedup();
+        for parent in parents {
+            if let Err(e) = d.watch(parent, RecursiveMode::NonRecursive) {
+                tracing::warn!(dir = %parent.display(), error = %e, "cannot watch the parent directory; a watched directory deleted and made again will not be noticed");
+            }
+        }
     }
     Ok(WatchGuard {
-        _debouncer: Box::new(debouncer),
+        _debouncer: debouncer,
     })
 }

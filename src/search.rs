@@ -410,7 +410,8 @@ impl SearchIndex {
         let candidates = match self.text_scores(&groups) {
             Ok(c) => c,
             Err(e) => {
-                tracing::warn!(error = %e, query, "search failed");
+                // The query is a client's argument: log its size, not its words.
+                tracing::warn!(error = %e, query_chars = query.chars().count(), "search failed");
                 return Vec::new();
             }
         };

@@ -132,9 +132,9 @@ impl SpecSource {
             Err(fetch_err) => match &self.cache_path {
                 Some(cache) if cache.is_file() => {
                     tracing::warn!(
-                        url = %endpoint,
+                        url = %crate::logging::masked_url(&endpoint),
                         cache = %cache.display(),
-                        error = %fetch_err,
+                        error = %crate::logging::without_url_password(&format!("{fetch_err:#}"), &endpoint),
                         "Arcane is unreachable; using the cached OpenAPI document, which may be stale"
                     );
                     let mut doc = SpecDoc::from_file(cache)?;
@@ -158,15 +158,29 @@ fn fetch_blocking(url: &str) -> Result<String> {
             .build()?;
         rt.block_on(async {
             crate::http::ensure_crypto_provider();
+            let origin = url::Url::parse(&url)
+                .map_err(|e| anyhow!("{url} is not a URL: {e}"))?
+                .origin();
             let client = reqwest::Client::builder()
                 .timeout(Duration::from_secs(15))
+                .redirect(crate::http::same_origin_redirects(origin))
                 .build()?;
             let resp = client.get(&url).send().await?;
             let status = resp.status();
+            if status.is_redirection() {
+                let location = crate::http::redirect_location(&resp);
+                bail!(
+                    "{}",
+                    crate::http::redirect_text(status.as_u16(), location.as_deref(), false)
+                );
+            }
             if !status.is_success() {
                 bail!("{url} answered {status}");
             }
-            Ok(resp.text().await?)
+            // The document is about 0.6 MB; the default answer cap leaves room to grow.
+            let body =
+                crate::http::read_capped(resp, crate::http::DEFAULT_MAX_RESPONSE_BYTES).await?;
+            Ok(String::from_utf8_lossy(&body).into_owned())
         })
     })
     .join()

@@ -492,6 +492,487 @@ fn every_action_has_an_executor() {
     }
 }
 
+// ---- The operator's loop: unmatched entries, `check`, strict YAML, the upgrade preview ----
+
+/// Runs the real binary with a clean environment.
+fn cli(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arcane-mcp"))
+        .env_clear()
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn a_mistyped_overlay_key_is_reported_by_catalog_json_and_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.yaml");
+    std::fs::write(
+        &file,
+        "# notes\nactions:\n  container.restartt:\n    usage: Restart it gently.\n",
+    )
+    .unwrap();
+    let spec = fixtures::spec_v2();
+    let base = [
+        "--spec",
+        path_str(&spec),
+        "--overrides",
+        path_str(dir.path()),
+    ];
+    let expected_at = format!("{}:3:", file.display());
+
+    // `catalog`: a section naming file, line, key and the closest IDs.
+    let (ok, out, err) = cli(&[&["catalog"][..], &base].concat());
+    assert!(ok, "{err}");
+    let section = out
+        .split("unmatched overlay entries (1)")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no unmatched section in:\n{out}"));
+    assert!(
+        section.contains(&expected_at)
+            && section.contains("`container.restartt`")
+            && section.contains("did you mean `container.restart`"),
+        "{out}"
+    );
+
+    // `catalog --json`: `unmatchedOverlays`.
+    let (ok, out, err) = cli(&[&["catalog", "--json"][..], &base].concat());
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let unmatched = v["unmatchedOverlays"].as_array().unwrap();
+    assert_eq!(unmatched.len(), 1, "{unmatched:?}");
+    assert_eq!(unmatched[0]["file"], json!(file.display().to_string()));
+    assert_eq!(unmatched[0]["line"], json!(3));
+    assert_eq!(unmatched[0]["key"], json!("container.restartt"));
+    assert_eq!(unmatched[0]["closest"][0], json!("container.restart"));
+
+    // `check`: non-zero, the same line; `--allow-unmatched` downgrades it to a warning.
+    let (ok, out, _) = cli(&[&["check"][..], &base].concat());
+    assert!(!ok, "check must fail on an unmatched entry:\n{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(&expected_at) && l.contains("did you mean `container.restart`")),
+        "{out}"
+    );
+    let (ok, out, err) = cli(&[&["check", "--allow-unmatched"][..], &base].concat());
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains("warning: ") && out.contains("check ok"),
+        "{out}"
+    );
+
+    // Fixed, the check passes.
+    std::fs::write(
+        &file,
+        "actions:\n  container.restart:\n    usage: Restart it gently.\n",
+    )
+    .unwrap();
+    let (ok, out, err) = cli(&[&["check"][..], &base].concat());
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("check ok: 0 error(s), 0 unmatched"), "{out}");
+}
+
+#[test]
+fn check_reports_every_broken_file_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let dup = dir.path().join("a-dup.yaml");
+    std::fs::write(
+        &dup,
+        "actions:\n  container.list:\n    title: One\n  container.get:\n    title: Get\n  container.list:\n    title: Two\n",
+    )
+    .unwrap();
+    let typo = dir.path().join("b-typo.yaml");
+    std::fs::write(
+        &typo,
+        "actions:\n  container.get:\n    title: Inspect\n    relatd: [container.list]\n",
+    )
+    .unwrap();
+    let deep = dir.path().join("c-deep.yaml");
+    std::fs::write(
+        &deep,
+        format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)),
+    )
+    .unwrap();
+    let spec = fixtures::spec_v2();
+    let (ok, out, _) = cli(&[
+        "check",
+        "--spec",
+        path_str(&spec),
+        "--overrides",
+        path_str(dir.path()),
+    ]);
+    assert!(!ok, "{out}");
+    // Duplicate keys: an error naming both lines, at the second.
+    assert!(
+        out.contains(&format!(
+            "{}:6: duplicate key `container.list` (first at line 2)",
+            dup.display()
+        )),
+        "{out}"
+    );
+    // Unknown field: the line of the field, the closest known one.
+    assert!(
+        out.contains(&format!(
+            "{}:4: unknown field `relatd` in actions.container.get — did you mean `related`?",
+            typo.display()
+        )),
+        "{out}"
+    );
+    // Nesting: refused with file:line instead of stalling.
+    assert!(
+        out.contains(&format!("{}:1: nested deeper than", deep.display())),
+        "{out}"
+    );
+    assert!(out.contains("check FAILED: 3 error(s)"), "{out}");
+}
+
+#[test]
+fn check_refuses_a_spec_without_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("openapi.json");
+    std::fs::write(
+        &spec,
+        r#"{"openapi":"3.1.0","info":{"title":"Arcane","version":"2.8.0"},"paths":{}}"#,
+    )
+    .unwrap();
+    let (ok, out, _) = cli(&["check", "--spec", path_str(&spec)]);
+    assert!(!ok, "{out}");
+    assert!(out.contains("has no operations"), "{out}");
+}
+
+/// (method, path with parameter names erased) of every action of a catalog.
+fn shapes(cat: &Catalog) -> BTreeSet<(String, String)> {
+    let erase = |p: &str| {
+        regex::Regex::new(r"\{[^}]*\}")
+            .unwrap()
+            .replace_all(p, "{}")
+            .into_owned()
+    };
+    cat.actions
+        .iter()
+        .map(|a| (a.method.clone(), erase(&a.path)))
+        .collect()
+}
+
+#[test]
+fn upgrade_preview_from_1_11_2_to_2_8_0_agrees_with_both_catalogs() {
+    use arcane_mcp::catalog::diff::diff;
+    let old = build(&fixtures::spec_v1());
+    let new = build(&fixtures::spec_v2());
+    let d = diff(&old, &new);
+    assert_eq!(
+        (d.old_actions, d.new_actions),
+        (old.actions.len(), new.actions.len())
+    );
+    assert_eq!(
+        (d.old_version.as_str(), d.new_version.as_str()),
+        ("1.11.2", "2.8.0")
+    );
+    // Every action of each catalog is accounted for exactly once.
+    assert_eq!(
+        d.unchanged + d.renamed.len() + d.added.len(),
+        new.actions.len()
+    );
+    assert_eq!(
+        d.unchanged + d.renamed.len() + d.removed.len(),
+        old.actions.len()
+    );
+    // Added: no operation of that shape or operationId in the old catalog; removed: the reverse.
+    let (old_shapes, new_shapes) = (shapes(&old), shapes(&new));
+    let erase = |p: &str| {
+        regex::Regex::new(r"\{[^}]*\}")
+            .unwrap()
+            .replace_all(p, "{}")
+            .into_owned()
+    };
+    for a in &d.added {
+        assert!(new.get(&a.id).is_some(), "{} not in the new catalog", a.id);
+        assert!(
+            !old_shapes.contains(&(a.method.clone(), erase(&a.path))),
+            "{a:?}"
+        );
+        assert!(
+            a.operation_id
+                .as_deref()
+                .is_none_or(|op| old.resolve(op).is_none()),
+            "{a:?}"
+        );
+    }
+    for r in &d.removed {
+        assert!(old.get(&r.id).is_some(), "{} not in the old catalog", r.id);
+        assert!(
+            !new_shapes.contains(&(r.method.clone(), erase(&r.path))),
+            "{r:?}"
+        );
+    }
+    // The 2.8.0 API grew: the counts say so, and known removals and additions are there.
+    assert!(d.added.len() > 150, "{}", d.added.len());
+    assert!(
+        d.removed.iter().any(|r| r.id == "font.mono"),
+        "{:?}",
+        d.removed
+    );
+    assert!(d.added.iter().any(|a| a.id == "swarm_service.list"));
+    // New required parameters are flag changes.
+    let api_key = d
+        .flag_changes
+        .iter()
+        .find(|f| f.id == "api_key.create")
+        .unwrap();
+    assert!(
+        api_key
+            .changes
+            .iter()
+            .any(|c| c.contains("new required parameter `permissions`"))
+    );
+    // The built-in overlays target 2.8.0: none stops matching on the way up…
+    assert!(
+        d.overlays_stop_matching.is_empty(),
+        "{:?}",
+        d.overlays_stop_matching
+    );
+    // …and on the way down, exactly those unmatched under 1.11.2.
+    let down = diff(&new, &old);
+    assert_eq!(down.overlays_stop_matching, old.unmatched_overlays);
+    assert!(!down.overlays_stop_matching.is_empty());
+    assert_eq!(down.added.len(), d.removed.len());
+    assert_eq!(down.removed.len(), d.added.len());
+
+    // The binary prints the same counts, in text and in JSON.
+    let (v1, v2) = (fixtures::spec_v1(), fixtures::spec_v2());
+    let (ok, out, err) = cli(&[
+        "catalog",
+        "--spec",
+        path_str(&v2),
+        "--diff",
+        path_str(&v1),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["added"].as_array().unwrap().len(), d.added.len());
+    assert_eq!(j["removed"].as_array().unwrap().len(), d.removed.len());
+    assert_eq!(j["renamed"].as_array().unwrap().len(), d.renamed.len());
+    assert_eq!(j["unchanged"], json!(d.unchanged));
+    let (ok, out, err) = cli(&["catalog", "--spec", path_str(&v2), "--diff", path_str(&v1)]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(&format!(
+            "actions: {} → {} (unchanged {}, renamed {}, added {}, removed {})",
+            old.actions.len(),
+            new.actions.len(),
+            d.unchanged,
+            d.renamed.len(),
+            d.added.len(),
+            d.removed.len()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("  - font.mono  GET /fonts/mono"), "{out}");
+}
+
+#[test]
+fn upgrade_preview_names_renames_and_flag_changes() {
+    use arcane_mcp::catalog::diff::diff;
+    let text = std::fs::read_to_string(fixtures::spec_v2()).unwrap();
+    let mut spec: Value = serde_json::from_str(&text).unwrap();
+    let paths = spec["paths"].as_object_mut().unwrap();
+    // Same operationId, new path — whose last word is destructive: read → mutating.
+    let search = paths.remove("/customize/search").unwrap();
+    paths.insert("/customize/purge".into(), search);
+    // Same method and path, new operationId.
+    paths["/environments/{id}/containers"]["get"]["operationId"] = json!("listContainersV3");
+    // A new required query parameter.
+    let get = &mut paths["/environments/{id}/containers/{containerId}"]["get"];
+    let params = get["parameters"].as_array_mut().unwrap();
+    params.push(
+        json!({"name": "view", "in": "query", "required": true, "schema": {"type": "string"}}),
+    );
+    // One operation gone.
+    paths.remove("/version");
+    let dir = tempfile::tempdir().unwrap();
+    let new_path = dir.path().join("openapi-next.json");
+    std::fs::write(&new_path, serde_json::to_string(&spec).unwrap()).unwrap();
+    // An operator overlay keyed by the old operationId stops matching.
+    let overrides = dir.path().join("overrides");
+    std::fs::create_dir(&overrides).unwrap();
+    std::fs::write(
+        overrides.join("mine.yaml"),
+        "actions:\n  list-containers:\n    usage: Filter by name.\n",
+    )
+    .unwrap();
+
+    let sources = |spec: &Path| Sources {
+        spec: SpecSource {
+            explicit: Some(spec.to_path_buf()),
+            ..Default::default()
+        },
+        overrides_dir: Some(overrides.clone()),
+        catalog_dir: None,
+    };
+    let old = sources(&fixtures::spec_v2()).build().unwrap();
+    let new = sources(&new_path).build().unwrap();
+    let d = diff(&old, &new);
+    assert_eq!(
+        d.removed.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+        ["version.get"]
+    );
+    assert!(d.added.is_empty(), "{:?}", d.added);
+    let by_how = |how: &str| {
+        d.renamed
+            .iter()
+            .filter(|r| r.how == how)
+            .collect::<Vec<_>>()
+    };
+    let moved = by_how("new path");
+    assert_eq!(moved.len(), 1, "{:?}", d.renamed);
+    assert_eq!(
+        (moved[0].old.id.as_str(), moved[0].new.id.as_str()),
+        ("customize.search", "customize.purge")
+    );
+    let reid = by_how("new operationId");
+    assert_eq!(reid.len(), 1, "{:?}", d.renamed);
+    assert_eq!(
+        reid[0].new.operation_id.as_deref(),
+        Some("listContainersV3")
+    );
+    let purge = d
+        .flag_changes
+        .iter()
+        .find(|f| f.id == "customize.purge")
+        .unwrap();
+    assert!(
+        purge.changes.contains(&"read → mutating".to_string()),
+        "{purge:?}"
+    );
+    assert!(
+        purge.changes.contains(&"now destructive".to_string()),
+        "{purge:?}"
+    );
+    let get = d
+        .flag_changes
+        .iter()
+        .find(|f| f.id == "container.get")
+        .unwrap();
+    assert_eq!(get.changes, ["new required parameter `view`"]);
+    assert_eq!(
+        d.overlays_stop_matching.len(),
+        1,
+        "{:?}",
+        d.overlays_stop_matching
+    );
+    assert_eq!(d.overlays_stop_matching[0].key, "list-containers");
+    assert_eq!(d.overlays_stop_matching[0].line, 2);
+    assert_eq!(
+        d.unchanged + d.renamed.len() + d.added.len(),
+        new.actions.len()
+    );
+    assert_eq!(
+        d.unchanged + d.renamed.len() + d.removed.len(),
+        old.actions.len()
+    );
+    let text = d.text();
+    assert!(
+        text.contains(
+            "~ customize.search → customize.purge  (new path: /customize/search → /customize/purge)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("! customize.purge: read → mutating; now destructive"),
+        "{text}"
+    );
+}
+
+/// Every YAML example of docs/overlays.md is a valid file that applies to Arcane 2.8.0.
+#[test]
+fn the_overlay_guide_examples_apply() {
+    let guide =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/overlays.md"))
+            .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (overrides, catalog_dir) = (dir.path().join("overrides"), dir.path().join("catalog"));
+    std::fs::create_dir(&overrides).unwrap();
+    std::fs::create_dir(&catalog_dir).unwrap();
+    let mut blocks = 0;
+    for (i, block) in guide.split("```yaml\n").skip(1).enumerate() {
+        let text = block.split("```").next().unwrap();
+        let into = if text.contains("handler:") {
+            &catalog_dir
+        } else {
+            &overrides
+        };
+        std::fs::write(into.join(format!("example-{i:02}.yaml")), text).unwrap();
+        blocks += 1;
+    }
+    assert!(blocks >= 6, "{blocks} examples");
+    let cat = Sources {
+        spec: SpecSource {
+            explicit: Some(fixtures::spec_v2()),
+            ..Default::default()
+        },
+        overrides_dir: Some(overrides),
+        catalog_dir: Some(catalog_dir),
+    }
+    .build()
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    assert!(
+        cat.unmatched_overlays.is_empty(),
+        "{:?}",
+        cat.unmatched_overlays
+    );
+    assert!(cat.get("image_update.check_refs").is_some());
+    assert!(cat.get("volume.prune").is_none());
+    assert!(
+        cat.get("container.restart")
+            .unwrap()
+            .usage
+            .contains("restart loop")
+    );
+}
+
+#[test]
+fn a_mistyped_domain_key_is_reported_too() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("d.yaml"),
+        "domains:\n  volume: {title: Volumes}\n  contaner: {title: Boxes}\n",
+    )
+    .unwrap();
+    let cat = Sources {
+        spec: SpecSource {
+            explicit: Some(fixtures::spec_v2()),
+            ..Default::default()
+        },
+        overrides_dir: Some(dir.path().to_path_buf()),
+        catalog_dir: None,
+    }
+    .build()
+    .unwrap();
+    assert_eq!(
+        cat.unmatched_overlays.len(),
+        1,
+        "{:?}",
+        cat.unmatched_overlays
+    );
+    let u = &cat.unmatched_overlays[0];
+    assert_eq!(
+        (u.section.as_str(), u.key.as_str(), u.line),
+        ("domains", "contaner", 3)
+    );
+    assert_eq!(u.closest.first().map(String::as_str), Some("container"));
+    assert!(u.to_string().contains("matches no domain"), "{u}");
+}
+
 /// Every parameter Arcane's document describes as JSON encoded text, found by its wording.
 fn json_text_params(spec: &Path) -> Vec<(String, String, String)> {
     let doc = SpecDoc::from_file(spec).unwrap();
@@ -643,11 +1124,15 @@ fn an_operator_overlay_replaces_or_turns_off_an_encoding_and_bad_ones_name_the_f
     let problem = cat
         .unmatched_overlays
         .iter()
-        .find(|u| u.contains("mine.yaml"))
+        .find(|u| u.file.ends_with("mine.yaml"))
         .unwrap();
+    assert_eq!((problem.key.as_str(), problem.line), ("project.create", 3));
+    let text = problem.to_string();
     assert!(
-        problem.contains("projekt") && problem.contains("project.create"),
-        "{problem}"
+        text.contains("mine.yaml:3:")
+            && text.contains("projekt")
+            && text.contains("project.create"),
+        "{text}"
     );
     assert!(cat.get("project.create").unwrap().encoded.is_empty());
     std::fs::write(
@@ -657,9 +1142,10 @@ fn an_operator_overlay_replaces_or_turns_off_an_encoding_and_bad_ones_name_the_f
     .unwrap();
     let cat = sources.build().unwrap();
     assert!(
-        cat.unmatched_overlays
-            .iter()
-            .any(|u| u.contains("mine.yaml") && u.contains("collides") && u.contains("prefix")),
+        cat.unmatched_overlays.iter().any(|u| {
+            let t = u.to_string();
+            t.contains("mine.yaml") && t.contains("collides") && t.contains("prefix")
+        }),
         "{:?}",
         cat.unmatched_overlays
     );

@@ -33,6 +33,7 @@ fn target(sim: &arcane_sim::RunningSim, path: &str) -> WsTarget {
         url: ws_url(&sim.base_url(), path).expect("ws url"),
         headers: vec![("X-API-Key".into(), sim.api_key().to_string())],
         tls: None,
+        max_message_bytes: arcane_mcp::http::DEFAULT_MAX_RESPONSE_BYTES,
     }
 }
 
@@ -332,6 +333,7 @@ async fn dropped_connection_and_auth_failures_are_clear_errors() {
         url: format!("ws://{addr}/api/environments/0/ws/system/stats"),
         headers: vec![],
         tls: None,
+        max_message_bytes: arcane_mcp::http::DEFAULT_MAX_RESPONSE_BYTES,
     };
     let err = guarded(sample_stats(&t, 1, Duration::from_secs(5)))
         .await
@@ -388,6 +390,7 @@ async fn exec_exit_code_from_the_marker() {
         url: format!("ws://{addr}/api/environments/0/ws/containers/web-1/terminal"),
         headers: vec![],
         tls: None,
+        max_message_bytes: arcane_mcp::http::DEFAULT_MAX_RESPONSE_BYTES,
     };
     let out = guarded(run_exec(&t, "ls / /missing", &ExecOptions::default()))
         .await
@@ -409,6 +412,7 @@ async fn exec_size_cap() {
         url: format!("ws://{addr}/x"),
         headers: vec![],
         tls: None,
+        max_message_bytes: arcane_mcp::http::DEFAULT_MAX_RESPONSE_BYTES,
     };
     let opts = ExecOptions {
         max_bytes: 8,

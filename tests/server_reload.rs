@@ -39,6 +39,8 @@ async fn overlay_change_reloads_and_notifies() {
     .await;
     let before = client.list_all_tools().await.unwrap();
     assert!(before.iter().any(|t| t.name == "arcane_container_restart"));
+    let index_before = tools_index(&client).await;
+    assert_eq!(index_before["generation"], json!(0));
 
     std::fs::write(
         dir.path().join("maintenance.yaml"),
@@ -59,6 +61,20 @@ async fn overlay_change_reloads_and_notifies() {
     let after = client.list_all_tools().await.unwrap();
     assert_eq!(after.len(), before.len() - 1);
     assert!(!after.iter().any(|t| t.name == "arcane_container_restart"));
+    // `arcane://tools` says which catalog serves: a later generation, loaded later.
+    let index_after = tools_index(&client).await;
+    assert!(
+        index_after["generation"].as_u64().unwrap() >= 1,
+        "{index_after}"
+    );
+    let loaded = |v: &serde_json::Value| {
+        chrono::DateTime::parse_from_rfc3339(v["loadedAt"].as_str().unwrap()).unwrap()
+    };
+    assert!(loaded(&index_after) >= loaded(&index_before));
+    assert_eq!(
+        index_after["count"],
+        json!(index_before["count"].as_u64().unwrap() - 1)
+    );
     let mut args = serde_json::Map::new();
     args.insert("containerId".into(), json!("web-1"));
     let r = client
@@ -75,6 +91,53 @@ async fn overlay_change_reloads_and_notifies() {
     );
     assert!(sim.requests().await.is_empty());
     client.cancel().await.ok();
+}
+
+/// The `arcane://tools` document.
+async fn tools_index<H: rmcp::ClientHandler>(
+    client: &rmcp::service::RunningService<RoleClient, H>,
+) -> serde_json::Value {
+    let r = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "arcane://tools".to_string(),
+        ))
+        .await
+        .unwrap();
+    match r.contents.first() {
+        Some(rmcp::model::ResourceContents::TextResourceContents { text, .. }) => {
+            serde_json::from_str(text).unwrap()
+        }
+        other => panic!("unexpected contents {other:?}"),
+    }
+}
+
+/// An overlay entry matching nothing is a warning at startup naming file:line and a suggestion.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unmatched_overlay_warned_at_startup() {
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.yaml");
+    std::fs::write(
+        &file,
+        "actions:\n  container.restartt:\n    usage: gently\n",
+    )
+    .unwrap();
+    let out = command(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--overrides", dir.path().to_str().unwrap()],
+    )
+    .stdin(std::process::Stdio::null())
+    .output()
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.lines().any(|l| l.contains("WARN")
+            && l.contains(&format!("{}:2:", file.display()))
+            && l.contains("did you mean `container.restart`")),
+        "{stderr}"
+    );
 }
 
 /// A 2026-07-28 session (`server/discover`, no initialize) gets the same notifications through

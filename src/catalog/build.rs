@@ -6,8 +6,11 @@ use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
 
 use super::derive::{self, clean_input_schema, derive_flags, derive_name, schema_is_array};
-use super::overlay::{ActionOverlay, Layers};
-use super::{Action, BodyEncoding, Catalog, Excluded, Param, ParamLocation, ResultKind};
+use super::overlay::{ActionOverlay, Layers, Loaded, OverlayFile};
+use super::{
+    Action, BodyEncoding, Catalog, EncodedJson, Excluded, Param, ParamLocation, ResultKind,
+    UnmatchedOverlay,
+};
 use crate::spec::{RefResolver, SpecDoc};
 
 /// HTTP methods an OpenAPI path item can hold, in the order collisions are settled.
@@ -84,11 +87,17 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     let mut domain_meta: BTreeMap<String, (String, String)> = BTreeMap::new();
     let mut excluded = Vec::new();
     let mut unmatched = Vec::new();
+    // Domain entries naming no domain, as (file, key); settled against the final domains too.
+    let mut unmatched_domains: Vec<(&Loaded<OverlayFile>, &String)> = Vec::new();
     // The last file's `encodedJson` of each action, applied once after every overlay (so an
     // operator's list replaces the built-in one instead of stacking on it).
-    let mut encodings: BTreeMap<String, (&str, &[super::EncodedJson])> = BTreeMap::new();
+    let mut encodings: BTreeMap<String, (&Loaded<OverlayFile>, &String, &[EncodedJson])> =
+        BTreeMap::new();
     for file in &input.layers.overlays {
         for (from, d) in &file.content.domains {
+            if !actions.iter().any(|a| &a.domain == from) {
+                unmatched_domains.push((file, from));
+            }
             if let Some(to) = &d.rename {
                 for a in actions.iter_mut().filter(|a| &a.domain == from) {
                     a.domain = to.clone();
@@ -115,8 +124,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                     || a.derived_id == *key
             });
             let Some(i) = found else {
-                tracing::debug!(file = %file.origin, key = %key, "overlay entry matches no action of this spec");
-                unmatched.push(format!("{}: {key}", file.origin));
+                unmatched.push((file, "actions", key));
                 continue;
             };
             if let Some(reason) = &ov.exclude {
@@ -132,23 +140,28 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             }
             apply_overlay(&mut actions[i], ov);
             if let Some(list) = &ov.encoded_json {
-                let key = actions[i].derived_id.clone();
-                encodings.insert(key, (file.origin.as_str(), list.as_slice()));
+                let id = actions[i].derived_id.clone();
+                encodings.insert(id, (file, key, list.as_slice()));
             }
         }
     }
-    for (key, (origin, list)) in encodings {
+    // A declaration that does not fit its action is reported like an entry matching nothing:
+    // it may be written for another Arcane version.
+    let mut misfits = Vec::new();
+    for (id, (file, key, list)) in encodings {
         // An action excluded by a later file has nothing to expose.
-        if let Some(a) = actions.iter_mut().find(|a| a.derived_id == key) {
-            for problem in super::encoded::expose(a, list, origin) {
-                // The built-in files follow the newest Arcane; an older one not fitting them is
-                // expected. An operator's own file not fitting is worth a warning.
-                if origin.ends_with("(built in)") {
-                    tracing::debug!("{problem}");
-                } else {
-                    tracing::warn!("{problem}");
-                }
-                unmatched.push(problem);
+        if let Some(a) = actions.iter_mut().find(|a| a.derived_id == id) {
+            for problem in super::encoded::expose(a, list) {
+                misfits.push(UnmatchedOverlay {
+                    file: file.origin.clone(),
+                    line: file
+                        .lines
+                        .line_of(&["actions", key.as_str(), "encodedJson"]),
+                    section: "actions".into(),
+                    key: key.clone(),
+                    closest: Vec::new(),
+                    reason: Some(problem),
+                });
             }
         }
     }
@@ -191,8 +204,58 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         &domain_meta,
         excluded,
     );
-    catalog.unmatched_overlays = unmatched;
+    for (file, key) in unmatched_domains {
+        if catalog.domain(key).is_none() {
+            unmatched.push((file, "domains", key));
+        }
+    }
+    let entries: usize = input
+        .layers
+        .overlays
+        .iter()
+        .map(|f| f.content.actions.len() + f.content.domains.len())
+        .sum();
+    catalog.applied_overlays = entries - unmatched.len();
+    catalog.unmatched_overlays = unmatched
+        .into_iter()
+        .map(|(file, section, key)| {
+            let closest = if section == "domains" {
+                closest_domains(&catalog, key, 3)
+            } else {
+                catalog
+                    .closest(key, 3)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect()
+            };
+            UnmatchedOverlay {
+                file: file.origin.clone(),
+                line: file.lines.line_of(&[section, key.as_str()]),
+                section: section.to_string(),
+                key: key.clone(),
+                closest,
+                reason: None,
+            }
+        })
+        .chain(misfits)
+        .collect();
     Ok(catalog)
+}
+
+/// Domain names closest to an unknown one, best first (only fair matches).
+fn closest_domains(catalog: &Catalog, name: &str, n: usize) -> Vec<String> {
+    let mut scored: Vec<(f64, &str)> = catalog
+        .domains
+        .iter()
+        .map(|d| (strsim::jaro_winkler(name, &d.name), d.name.as_str()))
+        .filter(|(score, _)| *score >= 0.7)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored
+        .into_iter()
+        .take(n)
+        .map(|(_, d)| d.to_string())
+        .collect()
 }
 
 /// Whether an ID is `domain.action` in lower snake_case.

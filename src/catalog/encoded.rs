@@ -13,17 +13,17 @@ use serde_json::Value;
 use super::{Action, EncodedJson, EncodedParam, Param, ParamLocation};
 
 /// Exposes the inner fields of each declared parameter. A declaration that does not fit the
-/// action (no such parameter, not a string, a name collision) is skipped and returned as a
-/// problem naming the overlay file: like an overlay key that matches no action, it may be
-/// written for another Arcane version, so it is reported, not fatal.
-pub fn expose(action: &mut Action, list: &[EncodedJson], origin: &str) -> Vec<String> {
+/// action (no such parameter, not a string, a name collision) is skipped and its problem
+/// returned: like an overlay key that matches no action, it may be written for another Arcane
+/// version, so the caller reports it instead of failing.
+pub fn expose(action: &mut Action, list: &[EncodedJson]) -> Vec<String> {
     list.iter()
-        .filter_map(|decl| expose_one(action, decl, origin).err())
+        .filter_map(|decl| expose_one(action, decl).err())
         .collect()
 }
 
 /// `Err` says why the declaration does not apply; the action is then unchanged.
-fn expose_one(action: &mut Action, decl: &EncodedJson, origin: &str) -> Result<(), String> {
+fn expose_one(action: &mut Action, decl: &EncodedJson) -> Result<(), String> {
     let id = action.id.clone();
     let Some(raw_at) = action
         .params
@@ -31,7 +31,7 @@ fn expose_one(action: &mut Action, decl: &EncodedJson, origin: &str) -> Result<(
         .position(|p| p.name == decl.param || p.wire_name == decl.param)
     else {
         return Err(format!(
-            "{origin}: {id}: encodedJson names the parameter {:?}, which the action does not have; its parameters are {}",
+            "{id}: encodedJson names the parameter {:?}, which the action does not have; its parameters are {}",
             decl.param,
             action
                 .params
@@ -50,19 +50,16 @@ fn expose_one(action: &mut Action, decl: &EncodedJson, origin: &str) -> Result<(
         )
     {
         return Err(format!(
-            "{origin}: {id}: encodedJson parameter {} is not a string in the body, a form field or the query",
+            "{id}: encodedJson parameter {} is not a string in the body, a form field or the query",
             raw.name
         ));
     }
     if action.encoded.iter().any(|e| e.param == raw.name) {
-        return Err(format!(
-            "{origin}: {id}: encodedJson lists {} twice",
-            raw.name
-        ));
+        return Err(format!("{id}: encodedJson lists {} twice", raw.name));
     }
     let Some(props) = decl.schema.get("properties").and_then(Value::as_object) else {
         return Err(format!(
-            "{origin}: {id}: the encodedJson schema of {} has no properties",
+            "{id}: the encodedJson schema of {} has no properties",
             raw.name
         ));
     };
@@ -87,7 +84,7 @@ fn expose_one(action: &mut Action, decl: &EncodedJson, origin: &str) -> Result<(
             || new_params.iter().any(|p: &Param| p.name == client)
         {
             return Err(format!(
-                "{origin}: {id}: the field {inner} inside {} collides with the parameter {client}; set `prefix` in its encodedJson entry",
+                "{id}: the field {inner} inside {} collides with the parameter {client}; set `prefix` in its encodedJson entry",
                 raw.name
             ));
         }

@@ -6,8 +6,10 @@
 
 pub mod build;
 pub mod derive;
+pub mod diff;
 pub mod encoded;
 pub mod overlay;
+pub mod yaml;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -254,6 +256,61 @@ pub struct Excluded {
     pub reason: String,
 }
 
+/// An overlay entry that matched nothing in the catalog it was applied to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnmatchedOverlay {
+    /// The overlay file, as loaded (a path, or `overrides/NAME (built in)`).
+    pub file: String,
+    /// The line of the entry's key.
+    pub line: usize,
+    /// `actions` or `domains`.
+    pub section: String,
+    /// The key as written.
+    pub key: String,
+    /// The closest existing IDs (or domains), best first.
+    pub closest: Vec<String>,
+    /// Why an entry that names an action still does not fit it (an `encodedJson` parameter the
+    /// action lacks); `None` for an entry matching nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl std::fmt::Display for UnmatchedOverlay {
+    /// `FILE:LINE: overlay entry `key` matches no action of this spec — did you mean …?`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.section == "domains" {
+            "domain"
+        } else {
+            "action"
+        };
+        if let Some(reason) = &self.reason {
+            return write!(
+                f,
+                "{}:{}: {} entry `{}`: {reason}",
+                self.file, self.line, self.section, self.key
+            );
+        }
+        write!(
+            f,
+            "{}:{}: {} entry `{}` matches no {what} of this Arcane spec",
+            self.file, self.line, self.section, self.key
+        )?;
+        match self.closest.as_slice() {
+            [] => write!(f, " — delete the entry or fix its key"),
+            closest => write!(
+                f,
+                " — did you mean {}? (fix the key, or delete the entry if Arcane dropped it)",
+                closest
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
 /// A domain: a group of actions on one kind of resource.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -274,9 +331,15 @@ pub struct Catalog {
     pub actions: Vec<Action>,
     pub domains: Vec<Domain>,
     pub excluded: Vec<Excluded>,
-    /// Overlay entries that matched no action of this spec (`file: key`): typos, or entries for
-    /// another Arcane version. Logged at load; not an error.
-    pub unmatched_overlays: Vec<String>,
+    /// Overlay entries that matched no action or domain of this spec: typos, or entries for
+    /// another Arcane version. Reported at load and reload, by `catalog` and `check`.
+    pub unmatched_overlays: Vec<UnmatchedOverlay>,
+    /// How many overlay entries matched an action or domain (built-in and the operator's).
+    pub applied_overlays: usize,
+    /// When this catalog was built.
+    pub loaded_at: chrono::DateTime<chrono::Utc>,
+    /// Which swap of the live catalog this is (0 at startup; set by the reloader).
+    pub generation: u64,
     by_id: HashMap<String, usize>,
     /// Other accepted names (tool names, operationIds) → index.
     aliases: HashMap<String, usize>,
@@ -323,6 +386,9 @@ impl Catalog {
             domains: domains.into_values().collect(),
             excluded,
             unmatched_overlays: Vec::new(),
+            applied_overlays: 0,
+            loaded_at: chrono::Utc::now(),
+            generation: 0,
             by_id,
             aliases,
         }

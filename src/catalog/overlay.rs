@@ -16,6 +16,7 @@ use include_dir::{Dir, include_dir};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::yaml::{self, LineMap, MAX_FILE_BYTES};
 use super::{EncodedJson, FollowUp, HandlerSpec, ResultKind, Widening};
 
 static BUILTIN_OVERRIDES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/overrides");
@@ -114,11 +115,25 @@ pub struct DeclarationFile {
     pub actions: Vec<Declaration>,
 }
 
-/// A loaded file with its origin, for error messages.
+/// A loaded file with its origin and the line of every key, for messages.
 #[derive(Debug, Clone)]
 pub struct Loaded<T> {
     pub origin: String,
     pub content: T,
+    /// Where each key sits (`actions.container.list` → its line).
+    pub lines: LineMap,
+}
+
+impl<T: serde::de::DeserializeOwned> Loaded<T> {
+    /// Parses and validates one file; errors read `ORIGIN:LINE: what is wrong — how to fix`.
+    fn parse(text: &str, origin: &str, schema: &str) -> Result<Loaded<T>> {
+        let (content, lines) = parse_checked(text, origin, schema)?;
+        Ok(Loaded {
+            origin: origin.to_string(),
+            content,
+            lines,
+        })
+    }
 }
 
 /// All overlay and declaration files, in the order they apply (built-in first).
@@ -133,30 +148,23 @@ impl Layers {
     pub fn builtin() -> Result<Layers> {
         let mut layers = Layers::default();
         for (name, text) in yaml_files_in(&BUILTIN_OVERRIDES) {
-            layers.overlays.push(Loaded {
-                origin: format!("overrides/{name} (built in)"),
-                content: parse_checked(&text, &format!("overrides/{name}"), OVERLAY_SCHEMA)?,
-            });
+            let mut file = Loaded::parse(&text, &format!("overrides/{name}"), OVERLAY_SCHEMA)?;
+            file.origin = format!("overrides/{name} (built in)");
+            layers.overlays.push(file);
         }
         for (name, text) in yaml_files_in(&BUILTIN_DECLARATIONS) {
-            layers.declarations.push(Loaded {
-                origin: format!("catalog/{name} (built in)"),
-                content: parse_checked(&text, &format!("catalog/{name}"), DECLARATIONS_SCHEMA)?,
-            });
+            let mut file = Loaded::parse(&text, &format!("catalog/{name}"), DECLARATIONS_SCHEMA)?;
+            file.origin = format!("catalog/{name} (built in)");
+            layers.declarations.push(file);
         }
         Ok(layers)
     }
 
-    /// Adds an operator's overlay directory (`*.yaml`, `*.yml`, in name order).
+    /// Adds an operator's overlay directory (`*.yaml`, `*.yml`, in name order). Every file is
+    /// checked; the error lists the problems of all of them, one per line.
     pub fn add_overlay_dir(&mut self, dir: &Path) -> Result<()> {
-        for path in yaml_paths(dir)? {
-            let text = read(&path)?;
-            let origin = path.display().to_string();
-            self.overlays.push(Loaded {
-                content: parse_checked(&text, &origin, OVERLAY_SCHEMA)?,
-                origin,
-            });
-        }
+        self.overlays
+            .extend(load_all(yaml_paths(dir)?, OVERLAY_SCHEMA)?);
         Ok(())
     }
 
@@ -168,20 +176,57 @@ impl Layers {
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("openapi."))
         };
-        for path in yaml_paths(dir)?.into_iter().filter(|p| !is_spec(p)) {
-            let text = read(&path)?;
-            let origin = path.display().to_string();
-            self.declarations.push(Loaded {
-                content: parse_checked(&text, &origin, DECLARATIONS_SCHEMA)?,
-                origin,
-            });
-        }
+        let paths = yaml_paths(dir)?
+            .into_iter()
+            .filter(|p| !is_spec(p))
+            .collect();
+        self.declarations
+            .extend(load_all(paths, DECLARATIONS_SCHEMA)?);
         Ok(())
     }
 }
 
+/// Loads every file, collecting the problems of all of them rather than stopping at the first.
+fn load_all<T: serde::de::DeserializeOwned>(
+    paths: Vec<PathBuf>,
+    schema: &str,
+) -> Result<Vec<Loaded<T>>> {
+    let mut loaded = Vec::new();
+    let mut problems = Vec::new();
+    for path in paths {
+        let origin = path.display().to_string();
+        match read(&path).and_then(|text| Loaded::parse(&text, &origin, schema)) {
+            Ok(file) => loaded.push(file),
+            Err(e) => problems.push(format!("{e:#}")),
+        }
+    }
+    if problems.is_empty() {
+        Ok(loaded)
+    } else {
+        Err(anyhow!(problems.join("\n")))
+    }
+}
+
+/// Reads a file of at most [`MAX_FILE_BYTES`] (a larger one is refused without reading it all).
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))
+    use std::io::Read as _;
+    let origin = path.display();
+    let file = std::fs::File::open(path).map_err(|e| anyhow!("{origin}:1: cannot read: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| anyhow!("{origin}:1: cannot read: {e}"))?;
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(anyhow!(
+            "{origin}:1: the file is over the limit of {MAX_FILE_BYTES} bytes — split it into several files"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow!(
+            "{origin}:1: not UTF-8 text (byte {}) — save the file as UTF-8",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 fn yaml_files_in(dir: &Dir<'_>) -> Vec<(String, String)> {
@@ -218,19 +263,22 @@ pub fn yaml_paths(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(paths)
 }
 
-/// Parses YAML text, validates it against a JSON Schema, and deserializes it.
+/// Parses YAML text strictly ([`yaml::scan`]: size, depth, duplicate keys), validates it against
+/// a JSON Schema, and deserializes it; also returns where each key sits.
 ///
-/// Errors read `FILE:LINE: what is wrong`.
+/// Errors read `FILE:LINE: what is wrong — how to fix`, one per line, at the line of the
+/// occurrence that is wrong.
 pub fn parse_checked<T: serde::de::DeserializeOwned>(
     text: &str,
     origin: &str,
     schema: &str,
-) -> Result<T> {
+) -> Result<(T, LineMap)> {
+    let lines = yaml::scan(text, origin).map_err(|e| anyhow!(e))?;
     let value: Value = if text.trim().is_empty() {
         Value::Object(Default::default())
     } else {
         yaml_serde::from_str(text).map_err(|e| {
-            let line = e.location().map(|l| l.line()).unwrap_or(0);
+            let line = e.location().map(|l| l.line()).unwrap_or(1);
             anyhow!("{origin}:{line}: invalid YAML: {e}")
         })?
     };
@@ -241,152 +289,90 @@ pub fn parse_checked<T: serde::de::DeserializeOwned>(
     };
     let schema: Value = serde_json::from_str(schema).expect("bundled schema is valid JSON");
     let validator = jsonschema::validator_for(&schema).expect("bundled schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&value)
-        .take(5)
-        .map(|err| {
-            let path: Vec<String> = err
-                .instance_path()
-                .into_iter()
-                .map(|seg| match seg {
-                    jsonschema::paths::LocationSegment::Property(p) => p.to_string(),
-                    jsonschema::paths::LocationSegment::Index(i) => i.to_string(),
-                })
-                .collect();
-            let line = locate_line(text, &path);
-            let at = if path.is_empty() {
-                String::new()
-            } else {
-                format!(" (at {})", path.join("."))
-            };
-            format!("{origin}:{line}: {err}{at}")
-        })
-        .collect();
-    if !errors.is_empty() {
-        return Err(anyhow!(errors.join("\n")));
-    }
-    serde_json::from_value(value).map_err(|e| anyhow!("{origin}:0: {e}"))
-}
-
-/// Finds the line of a YAML path (mapping keys and sequence indexes) in block-style YAML.
-///
-/// A best effort for error messages: block mappings and sequences are followed by indentation;
-/// when the path cannot be followed further, the line of the deepest element found is returned.
-pub fn locate_line(text: &str, path: &[String]) -> usize {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut start = 0usize; // first line of the current node's body
-    let mut end = lines.len();
-    let mut min_indent: isize = -1; // children must be indented more than this
-    let mut found_line = 1usize;
-    for seg in path {
-        let mut hit = None;
-        let is_index = seg.parse::<usize>().ok();
-        let mut seq_count = 0usize;
-        let mut child_indent: Option<usize> = None;
-        for (i, line) in lines.iter().enumerate().take(end).skip(start) {
-            let trimmed = line.trim_start();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
-                continue;
+    let mut errors: Vec<(usize, String)> = Vec::new();
+    for err in validator.iter_errors(&value).take(20) {
+        let path: Vec<String> = err
+            .instance_path()
+            .into_iter()
+            .map(|seg| match seg {
+                jsonschema::paths::LocationSegment::Property(p) => p.to_string(),
+                jsonschema::paths::LocationSegment::Index(i) => i.to_string(),
+            })
+            .collect();
+        if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
+            err.kind()
+        {
+            let known = known_fields(&schema, err.schema_path().as_str());
+            for field in unexpected {
+                let mut at = path.clone();
+                at.push(field.clone());
+                errors.push((lines.line_of(&at), unknown_field(field, &path, &known)));
             }
-            let indent = line.len() - trimmed.len();
-            if (indent as isize) <= min_indent {
-                break;
-            }
-            let ci = *child_indent.get_or_insert(indent);
-            if indent != ci {
-                continue;
-            }
-            match is_index {
-                Some(n) if trimmed.starts_with('-') => {
-                    if seq_count == n {
-                        hit = Some((i, indent));
-                        break;
-                    }
-                    seq_count += 1;
-                }
-                _ => {
-                    let key = trimmed.trim_start_matches("- ");
-                    let key = key
-                        .split(':')
-                        .next()
-                        .unwrap_or("")
-                        .trim()
-                        .trim_matches(['"', '\'']);
-                    if key == seg {
-                        hit = Some((i, indent));
-                        break;
-                    }
-                }
-            }
+            continue;
         }
-        match hit {
-            Some((i, indent)) => {
-                found_line = i + 1;
-                start = i + 1;
-                min_indent = indent as isize;
-                // A sequence item's own keys sit on the dash line and below it.
-                if is_index.is_some() {
-                    let mut j = i + 1;
-                    while j < lines.len() {
-                        let t = lines[j].trim_start();
-                        if !t.is_empty() && ((lines[j].len() - t.len()) as isize) <= min_indent {
-                            break;
-                        }
-                        j += 1;
-                    }
-                    end = j;
-                    // Re-scan from the dash line with keys at indent+2.
-                    return locate_in_item(
-                        &lines,
-                        i,
-                        end,
-                        indent,
-                        &path[path.iter().position(|p| p == seg).unwrap_or(0) + 1..],
-                    )
-                    .unwrap_or(found_line);
-                }
-                let mut j = i + 1;
-                while j < lines.len() {
-                    let t = lines[j].trim_start();
-                    if !t.is_empty()
-                        && !t.starts_with('#')
-                        && ((lines[j].len() - t.len()) as isize) <= min_indent
-                    {
-                        break;
-                    }
-                    j += 1;
-                }
-                end = j;
-            }
-            None => return found_line,
-        }
-    }
-    found_line
-}
-
-fn locate_in_item(
-    lines: &[&str],
-    dash: usize,
-    end: usize,
-    indent: usize,
-    rest: &[String],
-) -> Option<usize> {
-    if rest.is_empty() {
-        return Some(dash + 1);
-    }
-    // Rebuild the item as its own block with the dash replaced by a space, then recurse.
-    let mut block = String::new();
-    for (k, line) in lines.iter().enumerate().take(end).skip(dash) {
-        if k == dash {
-            let mut l = line.to_string();
-            l.replace_range(indent..indent + 1, " ");
-            block.push_str(&l);
+        let at = if path.is_empty() {
+            String::new()
         } else {
-            block.push_str(line);
-        }
-        block.push('\n');
+            format!(" (at {})", path.join("."))
+        };
+        errors.push((
+            lines.line_of(&path),
+            format!("{err}{at} — see docs/overlays.md for the fields and their types"),
+        ));
     }
-    Some(dash + locate_line(&block, rest))
+    if !errors.is_empty() {
+        errors.sort();
+        errors.dedup();
+        let text: Vec<String> = errors
+            .into_iter()
+            .map(|(line, what)| format!("{origin}:{line}: {what}"))
+            .collect();
+        return Err(anyhow!(text.join("\n")));
+    }
+    let content = serde_json::from_value(value).map_err(|e| anyhow!("{origin}:1: {e}"))?;
+    Ok((content, lines))
+}
+
+/// The property names the schema allows next to an unexpected one: the `properties` of the
+/// schema object that holds the failing `additionalProperties`.
+fn known_fields(schema: &Value, keyword_path: &str) -> Vec<String> {
+    let parent = keyword_path
+        .strip_suffix("/additionalProperties")
+        .unwrap_or(keyword_path);
+    schema
+        .pointer(parent)
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// "unknown field `relatd` in actions.x — did you mean `related`?"
+fn unknown_field(field: &str, parent: &[String], known: &[String]) -> String {
+    let place = if parent.is_empty() {
+        "at the top level".to_string()
+    } else {
+        format!("in {}", parent.join("."))
+    };
+    let best = known
+        .iter()
+        .map(|k| {
+            (
+                strsim::jaro_winkler(&field.to_ascii_lowercase(), &k.to_ascii_lowercase()),
+                k,
+            )
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match best {
+        Some((score, k)) if score >= 0.8 => {
+            format!("unknown field `{field}` {place} — did you mean `{k}`?")
+        }
+        _ if !known.is_empty() => format!(
+            "unknown field `{field}` {place} — the fields here are: {}",
+            known.join(", ")
+        ),
+        _ => format!("unknown field `{field}` {place} — remove it"),
+    }
 }
 
 #[cfg(test)]
@@ -402,21 +388,22 @@ mod tests {
 
     #[test]
     fn error_names_file_and_line() {
-        let text = "actions:\n  container.list:\n    title: 42\n";
-        let err = parse_checked::<OverlayFile>(text, "my.yaml", OVERLAY_SCHEMA).unwrap_err();
-        let msg = err.to_string();
+        let parse = |text: &str, origin: &str| {
+            parse_checked::<OverlayFile>(text, origin, OVERLAY_SCHEMA)
+                .unwrap_err()
+                .to_string()
+        };
+        let msg = parse("actions:\n  container.list:\n    title: 42\n", "my.yaml");
         assert!(msg.starts_with("my.yaml:3:"), "{msg}");
-        let text = "actions:\n  container.list:\n    title: ok\n    bogus: 1\n";
-        let msg = parse_checked::<OverlayFile>(text, "my.yaml", OVERLAY_SCHEMA)
-            .unwrap_err()
-            .to_string();
+        let msg = parse(
+            "actions:\n  container.list:\n    title: ok\n    bogus: 1\n",
+            "my.yaml",
+        );
         assert!(
-            msg.starts_with("my.yaml:2:") && msg.contains("bogus"),
+            msg.starts_with("my.yaml:4: unknown field `bogus` in actions.container.list"),
             "{msg}"
         );
-        let msg = parse_checked::<OverlayFile>("actions: [\n", "bad.yaml", OVERLAY_SCHEMA)
-            .unwrap_err()
-            .to_string();
+        let msg = parse("actions: [\n", "bad.yaml");
         assert!(
             msg.starts_with("bad.yaml:") && msg.contains("invalid YAML"),
             "{msg}"
@@ -424,12 +411,64 @@ mod tests {
     }
 
     #[test]
-    fn locates_sequence_items() {
-        let text = "actions:\n  - id: a.b\n    title: x\n  - id: c.d\n    title: y\n";
-        assert_eq!(
-            locate_line(text, &["actions".into(), "1".into(), "title".into()]),
-            5
+    fn unknown_fields_suggest_the_closest() {
+        let text = "actions:\n  container.list:\n    relatd: [container.get]\n";
+        let msg = parse_checked::<OverlayFile>(text, "o.yaml", OVERLAY_SCHEMA)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.starts_with("o.yaml:3: unknown field `relatd`")
+                && msg.contains("did you mean `related`?"),
+            "{msg}"
         );
-        assert_eq!(locate_line(text, &["actions".into(), "0".into()]), 2);
+        let msg = parse_checked::<OverlayFile>("action: {}\n", "o.yaml", OVERLAY_SCHEMA)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("did you mean `actions`?"), "{msg}");
+    }
+
+    #[test]
+    fn the_wrong_occurrence_is_named() {
+        // The same ID under two sections: the bad one is the second.
+        let text = "domains:\n  container:\n    title: Containers\nactions:\n  container.list:\n    title: 7\n";
+        let msg = parse_checked::<OverlayFile>(text, "o.yaml", OVERLAY_SCHEMA)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.starts_with("o.yaml:6:"), "{msg}");
+    }
+
+    /// Editors show these: every field has a description, and every example is valid.
+    #[test]
+    fn schemas_describe_every_field_with_valid_examples() {
+        fn walk(node: &Value, at: &str, checked: &mut usize) {
+            let Some(obj) = node.as_object() else { return };
+            if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+                for (name, sub) in props {
+                    assert!(
+                        sub.get("description").and_then(Value::as_str).is_some(),
+                        "{at}.{name} has no description"
+                    );
+                    walk(sub, &format!("{at}.{name}"), checked);
+                }
+            }
+            if let Some(examples) = obj.get("examples").and_then(Value::as_array) {
+                let validator = jsonschema::validator_for(node).unwrap();
+                for e in examples {
+                    assert!(validator.is_valid(e), "{at}: example {e} is invalid");
+                    *checked += 1;
+                }
+            }
+            for key in ["additionalProperties", "items"] {
+                if let Some(sub) = obj.get(key) {
+                    walk(sub, &format!("{at}.{key}"), checked);
+                }
+            }
+        }
+        for schema in [OVERLAY_SCHEMA, DECLARATIONS_SCHEMA] {
+            let schema: Value = serde_json::from_str(schema).unwrap();
+            let mut checked = 0;
+            walk(&schema, "", &mut checked);
+            assert!(checked > 10, "{checked} examples");
+        }
     }
 }

@@ -30,7 +30,7 @@ fn api_path(
     let Some(handler) = &action.handler else {
         return Err(format!("{} has no handler", action.id));
     };
-    let mut path = handler.path.clone();
+    let mut values: Vec<(&str, &str, String)> = Vec::new();
     for p in &action.params {
         let value = match p.location {
             ParamLocation::Environment => params
@@ -45,11 +45,14 @@ fn api_path(
             },
             _ => continue,
         };
-        let encoded =
-            percent_encoding::utf8_percent_encode(&value, percent_encoding::NON_ALPHANUMERIC)
-                .to_string();
-        path = path.replace(&format!("{{{}}}", p.wire_name), &encoded);
+        values.push((&p.wire_name, &p.name, value));
     }
+    let values: Vec<(&str, &str, &str)> = values
+        .iter()
+        .map(|(w, n, v)| (*w, *n, v.as_str()))
+        .collect();
+    let path = super::path::fill(&handler.path, &values)
+        .map_err(|e| format!("{}: {e}. Nothing was sent.", action.id))?;
     Ok(path)
 }
 
@@ -73,6 +76,7 @@ pub async fn run(
         url,
         headers: vec![(h.to_string(), v)],
         tls,
+        max_message_bytes: config.max_response_bytes,
     };
     let kind = action
         .handler

@@ -87,6 +87,8 @@ pub enum StreamErrorKind {
     Cancelled,
     /// Arcane answered with an HTTP error instead of a stream.
     Http(u16),
+    /// Our own time cap of streams passed before the stream ended; reading stopped.
+    TimeCap,
 }
 
 /// A stream that did not end with done, with what was read up to then.
@@ -123,6 +125,11 @@ impl fmt::Display for StreamError {
                 "cancelled after {} log line(s){activity}; the request was aborted. Arcane may have completed part of the operation: check its state before retrying.",
                 self.summary.lines
             ),
+            StreamErrorKind::TimeCap => write!(
+                f,
+                "stopped after {}: the stream was longer than the time limit of streams ({} log line(s) read{activity}). The operation may still be running in Arcane: check its state (e.g. project.get or image.list) before retrying; for longer operations raise ARCANE_MCP_TIMEOUT (streams may run 20 times as long)",
+                self.message, self.summary.lines
+            ),
             StreamErrorKind::Http(status) => write!(
                 f,
                 "Arcane answered HTTP {status} instead of a stream: {}. Check the parameters and IDs and retry.",
@@ -144,10 +151,24 @@ pub async fn read_response<F>(
 where
     F: FnMut(Progress),
 {
+    read_response_within(resp, on_progress, cancel, None).await
+}
+
+/// [`read_response`] with a time cap: when `time_cap` passes before the stream ends, reading
+/// stops with [`StreamErrorKind::TimeCap`], which says so (rather than a read error).
+pub async fn read_response_within<F>(
+    resp: reqwest::Response,
+    on_progress: F,
+    cancel: &CancellationToken,
+    time_cap: Option<std::time::Duration>,
+) -> Result<StreamSummary, StreamError>
+where
+    F: FnMut(Progress),
+{
     let status = resp.status();
     if !status.is_success() {
         let body = tokio::select! {
-            b = resp.bytes() => b.map(|b| b.to_vec()).unwrap_or_default(),
+            b = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY) => b,
             _ = cancel.cancelled() => Vec::new(),
         };
         return Err(StreamError {
@@ -156,7 +177,7 @@ where
             summary: Box::default(),
         });
     }
-    read_stream(resp.bytes_stream(), on_progress, cancel).await
+    read_stream_within(resp.bytes_stream(), on_progress, cancel, time_cap).await
 }
 
 fn http_error_text(body: &[u8]) -> String {
@@ -176,8 +197,25 @@ fn http_error_text(body: &[u8]) -> String {
 /// body this aborts the request) and [`StreamErrorKind::Cancelled`] is returned.
 pub async fn read_stream<S, E, F>(
     body: S,
+    on_progress: F,
+    cancel: &CancellationToken,
+) -> Result<StreamSummary, StreamError>
+where
+    S: Stream<Item = Result<Bytes, E>>,
+    E: fmt::Display,
+    F: FnMut(Progress),
+{
+    read_stream_within(body, on_progress, cancel, None).await
+}
+
+/// [`read_stream`] with a time cap (see [`read_response_within`]). Memory stays bounded however
+/// long the stream runs: only the last [`LAST_LINES`] lines and one line of at most 1 MiB are
+/// held.
+pub async fn read_stream_within<S, E, F>(
+    body: S,
     mut on_progress: F,
     cancel: &CancellationToken,
+    time_cap: Option<std::time::Duration>,
 ) -> Result<StreamSummary, StreamError>
 where
     S: Stream<Item = Result<Bytes, E>>,
@@ -188,14 +226,32 @@ where
     let mut st = State::default();
     let mut buf: Vec<u8> = Vec::new();
     let mut skipping = false; // inside an over-long line
+    let mut received: u64 = 0;
+    let cap = async {
+        match time_cap {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    let mut cap = std::pin::pin!(cap);
     loop {
         let chunk = tokio::select! {
             biased;
             _ = cancel.cancelled() => {
                 return Err(st.fail(StreamErrorKind::Cancelled, "cancelled".into()));
             }
+            _ = &mut cap => {
+                let secs = time_cap.map(|d| d.as_secs_f64()).unwrap_or_default();
+                return Err(st.fail(
+                    StreamErrorKind::TimeCap,
+                    format!("{secs:.0} s and {}", crate::render::units::human_bytes(received)),
+                ));
+            }
             c = body.next() => c,
         };
+        if let Some(Ok(bytes)) = &chunk {
+            received += bytes.len() as u64;
+        }
         match chunk {
             None => break,
             Some(Err(e)) => {

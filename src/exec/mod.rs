@@ -9,6 +9,7 @@ pub mod errors;
 pub mod finish;
 pub mod handlers;
 pub mod jsonlines;
+pub mod path;
 pub mod request;
 pub mod response;
 pub mod reveal;
@@ -21,6 +22,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{Action, ResultKind};
+use crate::http::root_cause;
 use crate::policy::catalog_exclusion;
 use crate::render::markdown::{RenderContext, render_value};
 use crate::snapshot::Snapshot;
@@ -32,6 +34,11 @@ pub use request::Auth;
 const STREAM_TIMEOUT_FACTOR: u32 = 20;
 /// Largest download returned as text.
 const MAX_TEXT_DOWNLOAD: usize = 256 * 1024;
+/// Default of `--max-concurrent-requests`.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 32;
+/// Largest tool result, serialized. rmcp's stdio reader drops a JSON-RPC line over 16 MiB
+/// (`DEFAULT_MAX_LINE_LENGTH`); a result stays a little under it so that the envelope fits.
+pub const MAX_RESULT_BYTES: usize = 15 * 1024 * 1024;
 
 /// Connection settings of the executor.
 #[derive(Debug, Clone)]
@@ -42,6 +49,10 @@ pub struct ExecConfig {
     /// The default environment for `environmentId`.
     pub environment: String,
     pub timeout: Duration,
+    /// Largest answer body read into memory (`--max-response-bytes`).
+    pub max_response_bytes: usize,
+    /// Most requests to Arcane in flight at once (`--max-concurrent-requests`).
+    pub max_concurrent_requests: usize,
 }
 
 /// What a call carries besides its arguments: the client's cancellation, and where progress
@@ -58,7 +69,12 @@ pub struct CallContext {
 /// Runs actions against Arcane.
 pub struct Executor {
     config: ExecConfig,
-    http: reqwest::Client,
+    /// GET/HEAD: follows redirects within the configured origin only.
+    reads: reqwest::Client,
+    /// Writes: follows no redirect, so a write is never repeated elsewhere.
+    writes: reqwest::Client,
+    /// Bounds the requests (and WebSocket sessions) to Arcane in flight at once.
+    slots: std::sync::Arc<tokio::sync::Semaphore>,
     /// TLS settings of WebSocket (`wss://`) connections, the same trust as `http`.
     ws_tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
@@ -84,25 +100,45 @@ impl Executor {
         insecure: bool,
     ) -> anyhow::Result<Executor> {
         crate::http::ensure_crypto_provider();
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10).min(config.timeout))
-            .user_agent(concat!("arcane-mcp/", env!("CARGO_PKG_VERSION")))
-            .danger_accept_invalid_certs(insecure);
-        if let Some(path) = ca_cert {
-            let pem = std::fs::read(path).map_err(|e| {
-                anyhow::anyhow!("cannot read CA certificate {}: {e}", path.display())
-            })?;
-            let cert = reqwest::Certificate::from_pem(&pem)
-                .map_err(|e| anyhow::anyhow!("{} is not a PEM certificate: {e}", path.display()))?;
-            builder = builder.add_root_certificate(cert);
-        }
+        let origin = url::Url::parse(&config.base_url)
+            .map_err(|e| anyhow::anyhow!("ARCANE_URL {:?} is not a URL: {e}", config.base_url))?
+            .origin();
+        let cert = match ca_cert {
+            Some(path) => {
+                let pem = std::fs::read(path).map_err(|e| {
+                    anyhow::anyhow!("cannot read CA certificate {}: {e}", path.display())
+                })?;
+                Some(reqwest::Certificate::from_pem(&pem).map_err(|e| {
+                    anyhow::anyhow!("{} is not a PEM certificate: {e}", path.display())
+                })?)
+            }
+            None => None,
+        };
+        let client = |redirects: reqwest::redirect::Policy| {
+            let mut builder = reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10).min(config.timeout))
+                .user_agent(concat!("arcane-mcp/", env!("CARGO_PKG_VERSION")))
+                .danger_accept_invalid_certs(insecure)
+                .redirect(redirects)
+                .pool_max_idle_per_host(config.max_concurrent_requests);
+            if let Some(cert) = &cert {
+                builder = builder.add_root_certificate(cert.clone());
+            }
+            builder.build()
+        };
+        let reads = client(crate::http::same_origin_redirects(origin))?;
+        let writes = client(reqwest::redirect::Policy::none())?;
         let ws_tls = if config.base_url.starts_with("https://") {
             Some(crate::http::ws_tls_config(ca_cert, insecure)?)
         } else {
             None
         };
         Ok(Executor {
-            http: builder.build()?,
+            reads,
+            writes,
+            slots: std::sync::Arc::new(tokio::sync::Semaphore::new(
+                config.max_concurrent_requests.max(1),
+            )),
             config,
             ws_tls,
         })
@@ -167,7 +203,10 @@ impl Executor {
         ) {
             Ok(p) => p,
             Err(e) => {
-                return error_result(format!("Cannot build the request of {}: {e}.", action.id));
+                return error_result(format!(
+                    "Cannot build the request of {}: {e}. Nothing was sent.",
+                    action.id
+                ));
             }
         };
         // 4. Safe mode: the exact request instead of sending it.
@@ -177,6 +216,10 @@ impl Executor {
         // 5. Send and read the answer (a WebSocket for handlers); the client may cancel; then
         // next steps, the resource link, a last sanitize.
         let work = async {
+            // Waiting for a slot is part of the call, so the client can cancel it.
+            let Ok(_slot) = self.slots.acquire().await else {
+                return error_result("The server is shutting down; nothing was sent.");
+            };
             if action.kind == ResultKind::Handler {
                 handlers::run(&self.config, self.ws_tls.clone(), action, sent).await
             } else {
@@ -195,7 +238,8 @@ impl Executor {
                 }
             )),
         };
-        finish::finish(snap, action, &params, &self.config.environment, result)
+        let result = finish::finish(snap, action, &params, &self.config.environment, result);
+        fit_result(snap, action, result)
     }
 
     async fn send(
@@ -209,9 +253,19 @@ impl Executor {
             ResultKind::Stream => self.config.timeout * STREAM_TIMEOUT_FACTOR,
             _ => self.config.timeout,
         };
+        // A stream is stopped by its own time cap (which says so); the request's timeout is a
+        // backstop just behind it.
+        let request_timeout = match action.kind {
+            ResultKind::Stream => timeout + Duration::from_secs(5),
+            _ => timeout,
+        };
         let method =
             reqwest::Method::from_bytes(prepared.method.as_bytes()).unwrap_or(reqwest::Method::GET);
-        let mut req = self.http.request(method, &prepared.url).timeout(timeout);
+        let write = !matches!(method, reqwest::Method::GET | reqwest::Method::HEAD);
+        let client = if write { &self.writes } else { &self.reads };
+        let mut req = client
+            .request(method, &prepared.url)
+            .timeout(request_timeout);
         let (h, v) = self.config.auth.header();
         req = req.header(h, v);
         for (k, v) in &prepared.headers {
@@ -239,6 +293,19 @@ impl Executor {
             Err(e) => return self.transport_error(snap, action, &e, timeout),
         };
         let status = resp.status();
+        if status.is_redirection() && status != reqwest::StatusCode::NOT_MODIFIED {
+            let location = crate::http::redirect_location(&resp);
+            tracing::warn!(
+                action = %action.id,
+                status = status.as_u16(),
+                "Arcane answered a redirect that was not followed"
+            );
+            return error_result(crate::http::redirect_text(
+                status.as_u16(),
+                location.as_deref(),
+                write,
+            ));
+        }
         let content_type = header(&resp, "content-type");
         let disposition = header(&resp, "content-disposition");
         if status.is_success() && action.kind == ResultKind::Stream {
@@ -250,7 +317,14 @@ impl Executor {
                     let _ = tx.send(p);
                 }
             };
-            return match jsonlines::read_response(resp, on_progress, &ctx.cancel).await {
+            return match jsonlines::read_response_within(
+                resp,
+                on_progress,
+                &ctx.cancel,
+                Some(timeout),
+            )
+            .await
+            {
                 Ok(summary) => {
                     let text = format!("# {}\n\n{}", action.title, jsonlines::summarize(&summary));
                     let mut r = CallToolResult::success(vec![assistant_text(text)]);
@@ -271,16 +345,14 @@ impl Executor {
             };
         }
         if status.is_success() && action.kind == ResultKind::Download {
-            return match transfer::read_download(resp, transfer::DEFAULT_MAX_DOWNLOAD).await {
+            let cap = transfer::DEFAULT_MAX_DOWNLOAD.min(self.config.max_response_bytes);
+            return match transfer::read_download(resp, cap).await {
                 Ok(d) => download_result(action, d),
                 Err(e) => error_result(format!("{}: {e}", action.id)),
             };
         }
-        let bytes = match resp.bytes().await {
-            Ok(b) => b,
-            Err(e) => return self.transport_error(snap, action, &e, timeout),
-        };
         if !status.is_success() {
+            let bytes = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY).await;
             let body = String::from_utf8_lossy(&bytes);
             let err = errors::parse_error(status.as_u16(), &body);
             tracing::debug!(action = %action.id, status = status.as_u16(), "Arcane answered an error");
@@ -292,6 +364,18 @@ impl Executor {
                 self.credential_name(),
             ));
         }
+        let bytes = match crate::http::read_capped(resp, self.config.max_response_bytes).await {
+            Ok(b) => b,
+            Err(e @ crate::http::BodyError::TooLarge { .. }) => {
+                return error_result(too_large_text(snap, action, &e.to_string()));
+            }
+            Err(crate::http::BodyError::Read { timeout: true, .. }) => {
+                return self.timeout_error(snap, action, timeout);
+            }
+            Err(crate::http::BodyError::Read { detail, .. }) => {
+                return self.broken_error(snap, action, &detail);
+            }
+        };
         match action.kind {
             _ if bytes.iter().all(u8::is_ascii_whitespace) => {
                 success(snap, action, json!({"status": status.as_u16(), "ok": true}))
@@ -327,22 +411,24 @@ impl Executor {
         timeout: Duration,
     ) -> CallToolResult {
         let base = &self.config.base_url;
-        if e.is_timeout() {
-            if action.mutating {
-                return error_result(format!(
-                    "{} timed out after {}s. The change may have happened anyway: check the \
-                     current state{} before retrying, rather than repeating the call blindly.",
-                    action.id,
-                    timeout.as_secs(),
-                    errors::check_hint(snap, action)
-                ));
-            }
+        if let Some(what) = crate::http::local_resource_error(e) {
             return error_result(format!(
-                "{} timed out after {}s waiting for Arcane at {base}. Retry, narrow the request \
-                 (filters, a smaller limit), or raise ARCANE_MCP_TIMEOUT.",
-                action.id,
-                timeout.as_secs()
+                "{} could not reach Arcane because this machine ran out of a local resource: \
+                 {what}. It is not a problem of Arcane or ARCANE_URL. Lower \
+                 --max-concurrent-requests (ARCANE_MCP_MAX_CONCURRENT_REQUESTS) or raise the \
+                 open-file limit (ulimit -n) of the server, then retry.",
+                action.id
             ));
+        }
+        if e.is_builder() {
+            return error_result(format!(
+                "Cannot build the request of {} ({}). Nothing was sent.",
+                action.id,
+                root_cause(e)
+            ));
+        }
+        if e.is_timeout() {
+            return self.timeout_error(snap, action, timeout);
         }
         if e.is_connect() {
             return error_result(format!(
@@ -351,6 +437,30 @@ impl Executor {
                 root_cause(e)
             ));
         }
+        self.broken_error(snap, action, &root_cause(e))
+    }
+
+    fn timeout_error(&self, snap: &Snapshot, action: &Action, timeout: Duration) -> CallToolResult {
+        let base = &self.config.base_url;
+        if action.mutating {
+            return error_result(format!(
+                "{} timed out after {}s. The change may have happened anyway: check the \
+                 current state{} before retrying, rather than repeating the call blindly.",
+                action.id,
+                timeout.as_secs(),
+                errors::check_hint(snap, action)
+            ));
+        }
+        error_result(format!(
+            "{} timed out after {}s waiting for Arcane at {base}. Retry, narrow the request \
+             (filters, a smaller limit), or raise ARCANE_MCP_TIMEOUT.",
+            action.id,
+            timeout.as_secs()
+        ))
+    }
+
+    fn broken_error(&self, snap: &Snapshot, action: &Action, cause: &str) -> CallToolResult {
+        let base = &self.config.base_url;
         let maybe = if action.mutating {
             format!(
                 " The change may have happened: check{} before retrying.",
@@ -360,19 +470,82 @@ impl Executor {
             " Retry the call.".into()
         };
         error_result(format!(
-            "The connection to Arcane at {base} failed during {} ({}).{maybe}",
+            "The connection to Arcane at {base} failed during {} ({cause}).{maybe}",
             action.id,
-            root_cause(e)
         ))
     }
 }
 
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur = e;
-    while let Some(next) = cur.source() {
-        cur = next;
+/// The text of an answer over `--max-response-bytes`: what happened, and how to ask for less.
+fn too_large_text(snap: &Snapshot, action: &Action, cause: &str) -> String {
+    let how = how_to_ask_for_less(action);
+    let done = if action.mutating {
+        format!(
+            " Arcane accepted the request, so the change has probably happened: check{} before \
+             retrying.",
+            errors::check_hint(snap, action)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{}: {cause}. {how}; or raise --max-response-bytes (ARCANE_MCP_MAX_RESPONSE_BYTES).{done}",
+        action.id
+    )
+}
+
+/// How to get a smaller answer of `action`.
+fn how_to_ask_for_less(action: &Action) -> &'static str {
+    if action.list {
+        "Ask for a smaller page with `limit` (and `start` for the next ones), or narrow the list \
+         with `search` or its filters"
+    } else {
+        "Narrow the request if it has filters, or read the object in Arcane itself"
     }
-    cur.to_string()
+}
+
+/// Counts the bytes a value serializes to, without holding them.
+#[derive(Default)]
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Keeps a result within [`MAX_RESULT_BYTES`] so that every client can read it: a larger one is
+/// replaced by an error that says how to ask for less.
+fn fit_result(snap: &Snapshot, action: &Action, result: CallToolResult) -> CallToolResult {
+    let mut count = ByteCount::default();
+    if serde_json::to_writer(&mut count, &result).is_err() {
+        return result;
+    }
+    let size = count.0;
+    if size <= MAX_RESULT_BYTES {
+        return result;
+    }
+    tracing::warn!(action = %action.id, bytes = size, "a result was too large to send");
+    let cause = format!(
+        "the result would be {} ({size} bytes), more than fits in one MCP message (limit {}), \
+         so it was not sent",
+        crate::render::units::human_bytes(size as u64),
+        crate::render::units::human_bytes(MAX_RESULT_BYTES as u64)
+    );
+    let how = how_to_ask_for_less(action);
+    let done = if action.mutating && result.is_error != Some(true) {
+        format!(
+            " The call itself succeeded: check{} rather than repeating it.",
+            errors::check_hint(snap, action)
+        )
+    } else {
+        String::new()
+    };
+    error_result(format!("{}: {cause}. {how}.{done}", action.id))
 }
 
 fn header(resp: &reqwest::Response, name: &str) -> String {
@@ -541,7 +714,10 @@ fn download_result(action: &Action, d: transfer::Download) -> CallToolResult {
                 size,
                 &content_type,
             );
-            let uri = format!("arcane://download/{}", file_name);
+            let uri = format!(
+                "arcane://download/{}",
+                path::segment("fileName", &file_name).unwrap_or_else(|_| "download".into())
+            );
             let blob = rmcp::model::ResourceContents::BlobResourceContents {
                 uri,
                 mime_type: Some(content_type.clone()),

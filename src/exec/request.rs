@@ -4,18 +4,49 @@
 //! sent.
 
 use base64::Engine as _;
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value, json};
 
+use super::path;
 use super::transfer::{FormField, file_bytes, multipart_form};
 use crate::catalog::{Action, BodyEncoding, ParamLocation};
 
-/// Characters escaped in a path segment (everything but unreserved characters).
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
+/// Headers an argument may not set: our own credential and any other credential, the target
+/// host, proxy and forwarding headers, and hop-by-hop or framing headers that would change how
+/// the request is carried. Compared case-insensitively; `*` ends a prefix.
+const FORBIDDEN_HEADERS: &[&str] = &[
+    "x-api-key",
+    "authorization",
+    "cookie",
+    "host",
+    "forwarded",
+    "x-forwarded-*",
+    "x-real-ip",
+    "x-arcane-agent-token",
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "proxy-*",
+    "content-length",
+    "expect",
+];
+
+/// Whether an argument may set header `name`.
+pub fn header_allowed(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    !FORBIDDEN_HEADERS.iter().any(|f| match f.strip_suffix('*') {
+        Some(prefix) => n.starts_with(prefix),
+        None => n == *f,
+    })
+}
+
+/// A header value is sent only when it is visible ASCII, spaces and tabs: a line break would
+/// start another header, other controls and non-ASCII are refused by servers and proxies.
+fn header_value_ok(v: &str) -> bool {
+    v.chars().all(|c| c == '\t' || (' '..='~').contains(&c))
+}
 
 /// How the server authenticates to Arcane.
 #[derive(Clone)]
@@ -100,14 +131,15 @@ pub fn build(
             ParamLocation::Environment => {
                 // Never sent itself: it only fills `{id}` of `/environments/{id}/…`.
                 let env = value.map(scalar).unwrap_or_else(|| default_env.to_string());
-                path = path.replacen("{id}", &utf8_percent_encode(&env, SEGMENT).to_string(), 1);
+                let seg = path::segment(&p.name, &env).map_err(|e| e.to_string())?;
+                path = path.replacen("{id}", &seg, 1);
                 environment = Some(env);
             }
             ParamLocation::Path => {
                 let Some(v) = value else {
                     return Err(format!("missing path parameter {}", p.name));
                 };
-                let seg = utf8_percent_encode(&scalar(v), SEGMENT).to_string();
+                let seg = path::segment(&p.name, &scalar(v)).map_err(|e| e.to_string())?;
                 path = path.replace(&format!("{{{}}}", p.wire_name), &seg);
             }
             ParamLocation::Query => {
@@ -124,8 +156,24 @@ pub fn build(
                 }
             }
             ParamLocation::Header => {
-                if let Some(v) = value {
-                    headers.push((p.wire_name.clone(), scalar(v)));
+                if let Some(v) = value.filter(|v| !v.is_null()) {
+                    if !header_allowed(&p.wire_name) {
+                        return Err(format!(
+                            "the header {} cannot be set from an argument (credentials, host, \
+                             forwarding and connection headers are the server's own); leave {} \
+                             out",
+                            p.wire_name, p.name
+                        ));
+                    }
+                    let text = scalar(v);
+                    if !header_value_ok(&text) {
+                        return Err(format!(
+                            "{} holds characters not allowed in an HTTP header (line breaks, \
+                             control or non-ASCII characters); use visible ASCII only",
+                            p.name
+                        ));
+                    }
+                    headers.push((p.wire_name.clone(), text));
                 }
             }
             ParamLocation::BodyProperty => {
@@ -415,7 +463,7 @@ impl Prepared {
         let mut url = self.url.clone();
         for secret in self.secret_values.iter().filter(|s| !s.is_empty()) {
             for form in [
-                utf8_percent_encode(secret, SEGMENT).to_string(),
+                path::encode(secret),
                 url::form_urlencoded::byte_serialize(secret.as_bytes()).collect(),
             ] {
                 url = url.replace(&form, "***");

@@ -8,7 +8,6 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
-use futures::StreamExt;
 use serde_json::Value;
 
 use crate::render::escape::sanitize;
@@ -76,35 +75,22 @@ pub async fn read_download(
         .as_deref()
         .and_then(content_disposition_filename);
     if !status.is_success() {
-        let body = resp.bytes().await.map(|b| b.to_vec()).unwrap_or_default();
+        let body = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY).await;
         return Err(TransferError::Http {
             status: status.as_u16(),
             message: error_text(&body),
         });
     }
-    if let Some(len) = resp.content_length()
-        && len > max_bytes as u64
-    {
-        return Err(TransferError::TooLarge {
-            limit: max_bytes,
-            declared: Some(len),
-        });
-    }
-    let mut body = Vec::new();
-    let mut stream = resp.bytes_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| TransferError::Read {
-            received: body.len(),
-            detail: e.to_string(),
+    let body = crate::http::read_capped(resp, max_bytes)
+        .await
+        .map_err(|e| match e {
+            crate::http::BodyError::TooLarge { limit, declared } => {
+                TransferError::TooLarge { limit, declared }
+            }
+            crate::http::BodyError::Read {
+                received, detail, ..
+            } => TransferError::Read { received, detail },
         })?;
-        if body.len() + chunk.len() > max_bytes {
-            return Err(TransferError::TooLarge {
-                limit: max_bytes,
-                declared: None,
-            });
-        }
-        body.extend_from_slice(&chunk);
-    }
     let size = body.len();
     let body = if is_text(content_type.as_deref(), &body) {
         match String::from_utf8(body) {

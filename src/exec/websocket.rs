@@ -37,6 +37,9 @@ pub struct WsTarget {
     /// TLS settings for `wss://` (build it from the same CA / skip-verify settings as the HTTP
     /// client). `None` with `wss://` trusts no certificate at all, so pass one for TLS.
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// Largest WebSocket message (and frame) accepted, and most log text collected in one
+    /// read: the server's `--max-response-bytes`. A larger message ends the read with an error.
+    pub max_message_bytes: usize,
 }
 
 impl std::fmt::Debug for WsTarget {
@@ -47,6 +50,7 @@ impl std::fmt::Debug for WsTarget {
             .field("url", &self.url)
             .field("headers", &names)
             .field("tls", &self.tls.is_some())
+            .field("max_message_bytes", &self.max_message_bytes)
             .finish()
     }
 }
@@ -208,7 +212,12 @@ async fn connect(
         req.headers_mut().insert(n, v);
     }
     let connector = target.tls.clone().map(Connector::Rustls);
-    let fut = tokio_tungstenite::connect_async_tls_with_config(req, None, false, connector);
+    // Messages and frames are capped while reading, so that no upstream can make this process
+    // hold more than the cap for one message.
+    let config = tungstenite::protocol::WebSocketConfig::default()
+        .max_message_size(Some(target.max_message_bytes))
+        .max_frame_size(Some(target.max_message_bytes));
+    let fut = tokio_tungstenite::connect_async_tls_with_config(req, Some(config), false, connector);
     match tokio::time::timeout(budget, fut).await {
         Err(_) => Err(HandlerError::Timeout(format!(
             "no WebSocket connection to {shown} within {}; check that Arcane is reachable and retry with a larger timeoutSeconds",
@@ -221,6 +230,21 @@ async fn connect(
 
 fn map_connect_error(e: tungstenite::Error, url: &str) -> HandlerError {
     match e {
+        // A redirect is never followed (tungstenite does not; neither do we): the credential
+        // stays with the configured origin.
+        tungstenite::Error::Http(resp) if resp.status().is_redirection() => {
+            let location = resp.headers().get("location").map(|v| {
+                String::from_utf8_lossy(v.as_bytes())
+                    .chars()
+                    .take(300)
+                    .collect::<String>()
+            });
+            HandlerError::InvalidTarget(crate::http::redirect_text(
+                resp.status().as_u16(),
+                location.as_deref(),
+                false,
+            ))
+        }
         tungstenite::Error::Http(resp) => HandlerError::Rejected {
             status: resp.status().as_u16(),
             detail: resp
@@ -229,6 +253,12 @@ fn map_connect_error(e: tungstenite::Error, url: &str) -> HandlerError {
                 .map(error_body_text)
                 .unwrap_or_default(),
         },
+        tungstenite::Error::Io(io) if crate::http::local_resource_error(&io).is_some() => {
+            HandlerError::InvalidTarget(format!(
+                "could not open a connection to {url}: this machine ran out of a local resource ({}). It is not a problem of Arcane or ARCANE_URL: lower --max-concurrent-requests or raise the open-file limit (ulimit -n), then retry",
+                crate::http::local_resource_error(&io).unwrap_or_default()
+            ))
+        }
         tungstenite::Error::Io(io)
             if matches!(
                 io.kind(),
@@ -382,6 +412,7 @@ pub async fn collect_logs(target: &WsTarget, opts: &LogOptions) -> Result<LogOut
     let mut ws = connect(target, &query, opts.timeout).await?;
     let mut lines: Vec<String> = Vec::new();
     let mut frames = 0usize;
+    let mut bytes = 0usize;
     let mut truncated = None;
     'read: loop {
         let left = remaining(deadline);
@@ -402,6 +433,14 @@ pub async fn collect_logs(target: &WsTarget, opts: &LogOptions) -> Result<LogOut
             Err(_) if idle_end => break, // quiet: the logs have ended
             Err(_) => continue,          // the time cap; reported at the top of the loop
             Ok(None) | Ok(Some(Ok(Message::Close(_)))) => break,
+            Ok(Some(Err(tungstenite::Error::Capacity(e)))) => {
+                truncated = Some(format!(
+                    "stopped after {} line(s): Arcane sent a message larger than the limit of {} ({e}); lower tail, or raise --max-response-bytes",
+                    lines.len(),
+                    crate::render::units::human_bytes(target.max_message_bytes as u64)
+                ));
+                break;
+            }
             Ok(Some(Err(e))) => {
                 if frames == 0 {
                     return Err(HandlerError::Dropped(e.to_string()));
@@ -427,6 +466,14 @@ pub async fn collect_logs(target: &WsTarget, opts: &LogOptions) -> Result<LogOut
                     )));
                 }
                 for line in frame_lines(&text) {
+                    bytes += line.len() + 1;
+                    if bytes > target.max_message_bytes {
+                        truncated = Some(format!(
+                            "stopped after {} of log text, the limit of --max-response-bytes; lower tail or maxLines, or use since, to see others",
+                            crate::render::units::human_bytes(target.max_message_bytes as u64)
+                        ));
+                        break 'read;
+                    }
                     if lines.len() >= opts.max_lines {
                         truncated = Some(format!(
                             "stopped at maxLines={}; raise maxLines or lower tail, or use since, to see others",

@@ -6,24 +6,23 @@ use serde_json::{Map, Value};
 
 use crate::catalog::Action;
 
-/// `arcane://environment/{environmentId}`.
-pub fn environment_uri(env: &str) -> String {
-    format!("arcane://environment/{}", enc(env))
+/// `arcane://environment/{environmentId}`; `None` for an ID that is no path segment.
+pub fn environment_uri(env: &str) -> Option<String> {
+    Some(format!("arcane://environment/{}", enc(env)?))
 }
 
 /// `arcane://environment/{environmentId}/{kind}/{id}` (`kind`: container, project, image).
-pub fn object_uri(env: &str, kind: &str, id: &str) -> String {
-    format!("arcane://environment/{}/{kind}/{}", enc(env), enc(id))
+pub fn object_uri(env: &str, kind: &str, id: &str) -> Option<String> {
+    Some(format!(
+        "arcane://environment/{}/{kind}/{}",
+        enc(env)?,
+        enc(id)?
+    ))
 }
 
-/// Percent-encodes what would break a URI segment (IDs are normally plain).
-fn enc(s: &str) -> String {
-    percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC)
-        .to_string()
-        .replace("%2D", "-")
-        .replace("%5F", "_")
-        .replace("%2E", ".")
-        .replace("%3A", ":")
+/// A URI segment, encoded by the one path-segment encoder (dot and empty segments refused).
+fn enc(s: &str) -> Option<String> {
+    crate::exec::path::segment("id", s).ok()
 }
 
 /// The link a successful result of `action` ends with, if it has one: filled with the call's
@@ -40,14 +39,14 @@ pub fn result_link(
     let arg = |name: &str| params.get(name).and_then(Value::as_str).map(str::to_string);
     let (uri, name, title) = match action.id.as_str() {
         "environment.get" => (
-            environment_uri(env),
+            environment_uri(env)?,
             format!("environment-{env}"),
             format!("Environment {env}"),
         ),
         "container.get" => {
             let id = arg("containerId")?;
             (
-                object_uri(env, "container", &id),
+                object_uri(env, "container", &id)?,
                 format!("container-{id}"),
                 format!("Container {id}"),
             )
@@ -55,7 +54,7 @@ pub fn result_link(
         "project.get" => {
             let id = arg("projectId")?;
             (
-                object_uri(env, "project", &id),
+                object_uri(env, "project", &id)?,
                 format!("project-{id}"),
                 format!("Project {id}"),
             )

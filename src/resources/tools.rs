@@ -19,7 +19,8 @@ pub struct SurfaceView<'a> {
     pub served: &'a dyn Fn(&Action) -> Result<(), String>,
 }
 
-/// The `arcane://tools` document.
+/// The `arcane://tools` document. `generation` counts the hot reloads swapped in since startup
+/// (0 = the catalog loaded at startup) and `loadedAt` says when the served catalog was built.
 pub fn tools_index(catalog: &Catalog, view: &SurfaceView<'_>) -> Value {
     let actions: Vec<Value> = catalog
         .actions
@@ -36,7 +37,14 @@ pub fn tools_index(catalog: &Catalog, view: &SurfaceView<'_>) -> Value {
             })
         })
         .collect();
-    json!({"surface": view.surface, "count": actions.len(), "actions": actions})
+    json!({
+        "surface": view.surface,
+        "count": actions.len(),
+        "arcaneVersion": catalog.arcane_version,
+        "generation": catalog.generation,
+        "loadedAt": catalog.loaded_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "actions": actions,
+    })
 }
 
 /// The `arcane://tools/{id}` document: one action in full, or the reason it is withdrawn.

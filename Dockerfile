@@ -1,0 +1,30 @@
+# arcane-mcp container image: a static (musl) binary on an empty base, run as a non-root user.
+# Build:  docker build -t arcane-mcp .
+# Run:    docker run -i --rm -e ARCANE_URL -e ARCANE_API_KEY arcane-mcp   (MCP on stdio)
+# Only crates.io is needed at build time (Cargo.lock pins every crate; --locked enforces it).
+
+FROM rust:1.95-alpine3.22 AS build
+RUN apk add --no-cache musl-dev ca-certificates
+WORKDIR /src
+COPY Cargo.toml Cargo.lock ./
+COPY src ./src
+COPY sim ./sim
+COPY benches ./benches
+COPY catalog ./catalog
+COPY overrides ./overrides
+COPY schemas ./schemas
+# Alpine's Rust targets musl natively: the binary is statically linked.
+RUN cargo build --release --locked --bin arcane-mcp \
+    && mkdir -p /out/home/.cache \
+    && cp target/release/arcane-mcp /out/arcane-mcp
+
+FROM scratch
+# TLS roots for Arcane's certificate; the spec cache lives under $HOME/.cache.
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY --from=build --chown=65532:65532 /out/home /home/arcane
+COPY --from=build /out/arcane-mcp /usr/local/bin/arcane-mcp
+ENV HOME=/home/arcane \
+    SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
+WORKDIR /home/arcane
+USER 65532:65532
+ENTRYPOINT ["/usr/local/bin/arcane-mcp"]

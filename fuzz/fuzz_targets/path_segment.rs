@@ -1,0 +1,26 @@
+//! Fuzzes the path-segment encoder: whatever the value, an accepted segment has no `/ ? #`,
+//! is never a dot segment, is plain ASCII without controls or spaces, and decodes back to the
+//! value; a refused value is exactly one that is (or decodes to) an empty or dot segment.
+#![no_main]
+
+use arcane_mcp::exec::path::{is_dot_or_empty, segment};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let value = String::from_utf8_lossy(data);
+    match segment("p", &value) {
+        Ok(seg) => {
+            assert!(!seg.contains(['/', '?', '#']), "{seg:?}");
+            assert!(!is_dot_or_empty(&seg), "{seg:?}");
+            assert!(
+                seg.bytes().all(|b| b.is_ascii_graphic()),
+                "{seg:?} has a control, space or non-ASCII byte"
+            );
+            let back = percent_encoding::percent_decode_str(&seg)
+                .decode_utf8()
+                .expect("decodes as UTF-8");
+            assert_eq!(back, value, "{seg:?}");
+        }
+        Err(_) => assert!(is_dot_or_empty(&value), "{value:?} refused"),
+    }
+});

@@ -1,0 +1,139 @@
+//! The wiring every way of running shares: `serve` (MCP on stdio against Arcane), `demo` (the
+//! same against the in-process simulator) and the one-shot `call` and `find` commands. One
+//! function builds the snapshot and the executor, so a command-line call runs exactly the code
+//! an MCP `tools/call` runs ([`ArcaneServer::call`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use rmcp::ServiceExt;
+
+use crate::config::ServeArgs;
+use crate::exec::{Auth, ExecConfig, Executor};
+use crate::policy::Policy;
+use crate::reload::{self, Live, Sources, WatchGuard};
+use crate::server::{self, ArcaneServer};
+use crate::snapshot::Snapshot;
+
+/// A built server: the live snapshot, the executor, and where the catalog came from.
+pub struct App {
+    pub live: Arc<Live<Snapshot>>,
+    pub executor: Arc<Executor>,
+    pub sources: Sources,
+    /// The Arcane base URL (may carry a password; log it only through `logging::masked_url`).
+    base_url: String,
+    policy: Policy,
+    started: std::time::Instant,
+}
+
+impl App {
+    /// Builds the catalog, the snapshot and the executor from the settings. Blocking (the spec
+    /// may be fetched from Arcane): call it outside the async runtime.
+    pub fn build(args: &ServeArgs, sources: Sources, base_url: String, auth: Auth) -> Result<App> {
+        let started = std::time::Instant::now();
+        let policy = policy(args);
+        let catalog = sources.build()?;
+        let snapshot = Snapshot::build(catalog, args.tool_surface, policy.clone())?;
+        if args.insecure_skip_verify {
+            tracing::warn!(
+                "TLS CERTIFICATE VERIFICATION IS OFF (--insecure-skip-verify / \
+                 ARCANE_MCP_INSECURE_SKIP_VERIFY): anyone on the network path to {} can read \
+                 and change this server's traffic, including the API key. Use it only for \
+                 testing; prefer --ca-cert for a private CA.",
+                crate::logging::masked_url(&base_url)
+            );
+        }
+        let executor = Arc::new(Executor::new(
+            ExecConfig {
+                base_url: base_url.clone(),
+                auth,
+                environment: args.environment.clone(),
+                timeout: Duration::from_secs(args.timeout.max(1)),
+                max_response_bytes: args.max_response_bytes,
+                max_concurrent_requests: args.max_concurrent_requests,
+            },
+            args.ca_cert.as_deref(),
+            args.insecure_skip_verify,
+        )?);
+        Ok(App {
+            live: Arc::new(Live::new(snapshot)),
+            executor,
+            sources,
+            base_url,
+            policy,
+            started,
+        })
+    }
+
+    /// The MCP server over this app's snapshot and executor.
+    pub fn server(&self) -> ArcaneServer {
+        ArcaneServer::new(self.live.clone(), self.executor.clone())
+    }
+
+    /// The one startup line: version, Arcane version, actions, surface, modes, masked URL; then
+    /// a warning per overlay entry that matches nothing.
+    pub fn announce(&self) {
+        let snap = self.live.load();
+        tracing::info!(
+            version = env!("CARGO_PKG_VERSION"),
+            arcane_version = %snap.catalog.arcane_version,
+            actions = snap.catalog.actions.len(),
+            tools = snap.tools.len(),
+            surface = snap.surface.as_str(),
+            read_only = self.policy.read_only,
+            safe_mode = self.policy.safe_mode,
+            output_schemas = self.policy.output_schemas,
+            url = %crate::logging::masked_url(&self.base_url),
+            ms = self.started.elapsed().as_millis() as u64,
+            "arcane-mcp ready"
+        );
+        reload::warn_unmatched(&snap.catalog);
+    }
+
+    /// Starts hot reload of the catalog's files; it stops when the guard is dropped. A watcher
+    /// that cannot start is logged, and the server serves without reload.
+    pub fn watch(&self) -> Option<WatchGuard> {
+        let live = self.live.clone();
+        let surface = live.load().surface;
+        let policy = self.policy.clone();
+        reload::watch_sources(self.sources.clone(), live, move |s| {
+            Snapshot::build(s.build()?, surface, policy.clone())
+        })
+        .map_err(|e| tracing::warn!("hot reload is off: {e:#}"))
+        .ok()
+    }
+
+    /// Serves MCP on stdin/stdout with hot reload until the client disconnects.
+    pub async fn serve_stdio(self) -> Result<()> {
+        self.announce();
+        let _watch = self.watch();
+        let server = self.server();
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("starting the MCP session on stdio")?;
+        let notifier = tokio::spawn(server::notify_legacy_session(
+            running.peer().clone(),
+            self.live.clone(),
+        ));
+        let reason = running.waiting().await;
+        notifier.abort();
+        tracing::info!(?reason, "MCP session ended");
+        Ok(())
+    }
+}
+
+/// The policy of the settings: read-only, safe mode, exclusions, output schemas.
+pub fn policy(args: &ServeArgs) -> Policy {
+    Policy::new(args.read_only, args.safe_mode, &args.exclude_tools)
+        .with_output_schemas(args.output_schemas)
+}
+
+/// The async runtime every command runs in.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}

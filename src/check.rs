@@ -1,0 +1,103 @@
+//! `arcane-mcp check`: validates everything the server would load — the OpenAPI document, the
+//! declaration files, the built-in and the operator's overlays, and the catalog they build — and
+//! reports each problem as `FILE:LINE: what is wrong — how to fix`. Meant for the CI of an
+//! operator's overlay repository: any error, or any overlay entry matching nothing (unless
+//! allowed), makes it fail.
+
+use crate::catalog::{BuildInput, UnmatchedOverlay, build_catalog};
+use crate::reload::Sources;
+
+/// What a check found.
+#[derive(Debug, Default)]
+pub struct CheckReport {
+    /// Errors: the server would refuse to start (or a reload would be refused).
+    pub errors: Vec<String>,
+    /// Overlay entries that match nothing in this spec.
+    pub unmatched: Vec<UnmatchedOverlay>,
+    /// `Arcane VERSION: N actions, M overlay entries applied` when the catalog was built.
+    pub summary: Option<String>,
+}
+
+impl CheckReport {
+    /// Whether the check fails (`allow_unmatched` downgrades unmatched entries to warnings).
+    pub fn failed(&self, allow_unmatched: bool) -> bool {
+        !self.errors.is_empty() || (!allow_unmatched && !self.unmatched.is_empty())
+    }
+
+    /// The report as printed: one problem per line, then a closing line.
+    pub fn text(&self, allow_unmatched: bool) -> String {
+        let mut out = String::new();
+        for e in &self.errors {
+            out.push_str(e);
+            out.push('\n');
+        }
+        for u in &self.unmatched {
+            if allow_unmatched {
+                out.push_str("warning: ");
+            }
+            out.push_str(&u.to_string());
+            out.push('\n');
+        }
+        if let Some(s) = &self.summary {
+            out.push_str(s);
+            out.push('\n');
+        }
+        let verdict = if self.failed(allow_unmatched) {
+            "FAILED"
+        } else {
+            "ok"
+        };
+        out.push_str(&format!(
+            "check {verdict}: {} error(s), {} unmatched overlay entr{}{}\n",
+            self.errors.len(),
+            self.unmatched.len(),
+            if self.unmatched.len() == 1 {
+                "y"
+            } else {
+                "ies"
+            },
+            if allow_unmatched && !self.unmatched.is_empty() {
+                " (allowed)"
+            } else {
+                ""
+            }
+        ));
+        out
+    }
+}
+
+/// Loads and builds everything as the server would, collecting every problem it can find.
+pub fn check(sources: &Sources) -> CheckReport {
+    let mut report = CheckReport::default();
+    let lines = |e: anyhow::Error| -> Vec<String> {
+        format!("{e:#}").lines().map(str::to_string).collect()
+    };
+    let spec = sources
+        .load_spec()
+        .map_err(|e| report.errors.extend(lines(e)))
+        .ok();
+    let layers = sources
+        .layers()
+        .map_err(|e| report.errors.extend(lines(e)))
+        .ok();
+    let (Some(spec), Some(layers)) = (spec, layers) else {
+        return report;
+    };
+    match build_catalog(BuildInput {
+        spec: &spec,
+        layers: &layers,
+    }) {
+        Ok(cat) => {
+            report.summary = Some(format!(
+                "Arcane {} ({}): {} actions, {} overlay entries applied",
+                cat.arcane_version,
+                cat.spec_origin,
+                cat.actions.len(),
+                cat.applied_overlays
+            ));
+            report.unmatched = cat.unmatched_overlays;
+        }
+        Err(e) => report.errors.extend(lines(e)),
+    }
+    report
+}

@@ -1,0 +1,356 @@
+//! The operator's one-shot commands, `call` and `find` (also under `demo`), and the `demo`
+//! server. Each goes through the code an MCP client reaches: a call is handed to
+//! [`ArcaneServer::call`](crate::server::ArcaneServer::call) as the `tools/call` of the active
+//! surface, a search is parsed as an `arcane_find_action` call and answered by
+//! [`crate::find::find`]. What is printed is the text a model gets.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value};
+
+use crate::app::{self, App};
+use crate::catalog::Catalog;
+use crate::config::{CallArgs, DemoArgs, DemoCommand, FindArgs, ServeArgs, Surface};
+use crate::exec::{CallContext, error_result};
+use crate::reload::Sources;
+use crate::snapshot::Snapshot;
+use crate::surface::{self, Call, EXECUTE_TOOL, FIND_TOOL};
+
+/// Where `demo` looks for Arcane's OpenAPI document when neither `--spec` nor
+/// `ARCANE_MCP_SPEC` names one: the shared documents beside the repository, then the catalog
+/// directory.
+pub fn demo_spec_candidates(catalog_dir: &Path) -> Vec<PathBuf> {
+    vec![
+        PathBuf::from("../shared/arcane/openapi-v2.8.0.json"),
+        catalog_dir.join("openapi.json"),
+        catalog_dir.join("openapi.yaml"),
+    ]
+}
+
+/// The spec `demo` serves: `--spec` / `ARCANE_MCP_SPEC`, else the first candidate that exists;
+/// the error names every place looked at.
+pub fn demo_spec(args: &ServeArgs) -> Result<PathBuf> {
+    if let Some(p) = &args.source.spec {
+        return Ok(p.clone());
+    }
+    let candidates = demo_spec_candidates(&args.source.catalog_dir);
+    if let Some(found) = candidates.iter().find(|p| p.is_file()) {
+        return Ok(found.clone());
+    }
+    let names: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+    bail!(
+        "the demo needs Arcane's OpenAPI document and found none. Pass --spec PATH or set \
+         ARCANE_MCP_SPEC, or put it at one of: {} (Arcane serves it at /api/openapi.json)",
+        names.join(", ")
+    )
+}
+
+/// The catalog sources of `demo`: the resolved spec, never a fetch from Arcane.
+fn demo_sources(args: &ServeArgs) -> Result<Sources> {
+    let mut source = args.source.clone();
+    source.spec = Some(demo_spec(args)?);
+    Ok(source.sources(None))
+}
+
+/// Builds the snapshot a search needs (no Arcane connection).
+fn snapshot(args: &ServeArgs, sources: &Sources) -> Result<Snapshot> {
+    // The find tool exists on the dynamic surface; results name actions as it does.
+    Snapshot::build(sources.build()?, Surface::Dynamic, app::policy(args))
+}
+
+/// `arcane-mcp call`: one action against the configured Arcane.
+pub fn run_call(args: &CallArgs) -> Result<ExitCode> {
+    let (base_url, auth) = crate::connection(&args.serve)?;
+    let sources = args.serve.source.sources(Some(&base_url));
+    let app = App::build(&args.serve, sources, base_url, auth)?;
+    let result = app::runtime()?.block_on(call(&app, args))?;
+    print(&result, args.json)
+}
+
+/// `arcane-mcp find`: a search of the catalog.
+pub fn run_find(args: &FindArgs) -> Result<ExitCode> {
+    let sources = args.serve.source.sources(args.serve.arcane_url.as_deref());
+    let snap = snapshot(&args.serve, &sources)?;
+    print(&find(&snap, &args.words, args.limit), false)
+}
+
+/// `arcane-mcp demo [call|find]`.
+pub fn run_demo(args: &DemoArgs) -> Result<ExitCode> {
+    // `demo --spec X call …` names the spec before the subcommand: use it there too.
+    let with_spec = |serve: &ServeArgs| {
+        let mut serve = serve.clone();
+        if serve.source.spec.is_none() {
+            serve.source.spec = args.serve.source.spec.clone();
+        }
+        serve
+    };
+    match &args.command {
+        Some(DemoCommand::Find(f)) => {
+            let serve = with_spec(&f.serve);
+            let snap = snapshot(&serve, &demo_sources(&serve)?)?;
+            print(&find(&snap, &f.words, f.limit), false)
+        }
+        Some(DemoCommand::Call(c)) => {
+            let mut c = c.as_ref().clone();
+            c.serve = with_spec(&c.serve);
+            demo::call(&c)
+        }
+        None => demo::serve(&args.serve).map(|()| ExitCode::SUCCESS),
+    }
+}
+
+/// Runs one call through the MCP server's own entry point, shaped as the active surface's
+/// `tools/call`.
+pub async fn call(app: &App, args: &CallArgs) -> Result<CallToolResult> {
+    let (tool, arguments) = {
+        let snap = app.live.load();
+        let params = params(&snap.catalog, &args.action, args)?;
+        tool_call(&snap, &args.action, params, args.confirm)
+    };
+    // Progress of long calls (pull, build, up) goes to stderr as it comes, as a client with a
+    // progress token would get it.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::exec::jsonlines::Progress>();
+    let printer = tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            if let Some(m) = p.message {
+                eprintln!("[{}] {m}", p.progress);
+            }
+        }
+    });
+    let ctx = CallContext {
+        progress: Some(tx),
+        ..CallContext::default()
+    };
+    let result = app.server().call(&tool, Some(&arguments), &ctx).await;
+    drop(ctx);
+    let _ = printer.await;
+    Ok(result)
+}
+
+/// A search, parsed as an `arcane_find_action` call.
+pub fn find(snap: &Snapshot, words: &[String], limit: usize) -> CallToolResult {
+    let mut args = Map::new();
+    args.insert("query".into(), Value::String(words.join(" ")));
+    args.insert("limit".into(), Value::from(limit));
+    match surface::parse_call(Surface::Dynamic, &snap.catalog, FIND_TOOL, Some(&args)) {
+        Ok(Call::Find { query, limit }) => crate::find::find(snap, &query, limit),
+        Ok(Call::Execute { .. }) => error_result(format!("{FIND_TOOL} did not parse as a search")),
+        Err(text) => error_result(text),
+    }
+}
+
+/// The parameters of a call: `--params` JSON, then each `--param NAME=VALUE`. A value is JSON
+/// when the action's parameter does not take a string (`limit=5`, `force=true`), text
+/// otherwise, so that IDs like `123` stay strings.
+pub fn params(catalog: &Catalog, action: &str, args: &CallArgs) -> Result<Map<String, Value>> {
+    let mut out = match &args.params {
+        None => Map::new(),
+        Some(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => bail!("--params must be a JSON object, e.g. --params '{{\"limit\": 5}}'"),
+            Err(e) => bail!("--params is not valid JSON ({e}); e.g. --params '{{\"limit\": 5}}'"),
+        },
+    };
+    let action = catalog.resolve(action);
+    for entry in &args.param {
+        let Some((name, raw)) = entry.split_once('=') else {
+            bail!("--param {entry:?} needs NAME=VALUE, e.g. --param containerId=web-1");
+        };
+        let name = name.trim();
+        if name.is_empty() {
+            bail!("--param {entry:?} has no name before '='");
+        }
+        let typed = action
+            .and_then(|a| a.param(name))
+            .is_some_and(|p| !takes_string(&p.schema));
+        let value = if typed {
+            serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
+        } else {
+            Value::String(raw.to_string())
+        };
+        out.insert(name.to_string(), value);
+    }
+    Ok(out)
+}
+
+/// Whether a parameter's schema takes a string (or declares no type).
+fn takes_string(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "string"),
+        _ => true,
+    }
+}
+
+/// The `tools/call` (tool name, arguments) that runs `action` on the snapshot's surface. A name
+/// the catalog does not know is passed on as given, so the answer is the one a model would get.
+pub fn tool_call(
+    snap: &Snapshot,
+    action: &str,
+    params: Map<String, Value>,
+    confirm: bool,
+) -> (String, Map<String, Value>) {
+    let resolved = snap.catalog.resolve(action);
+    let wrapped = |name: &str| {
+        let mut m = Map::new();
+        m.insert("action".into(), Value::String(name.to_string()));
+        m.insert("params".into(), Value::Object(params.clone()));
+        m.insert("confirm".into(), Value::Bool(confirm));
+        m
+    };
+    match (snap.surface, resolved) {
+        (Surface::Dynamic, _) => (EXECUTE_TOOL.to_string(), wrapped(action)),
+        (Surface::Meta, Some(a)) => (surface::tool_name(Surface::Meta, a), wrapped(&a.name)),
+        (Surface::Meta, None) => {
+            let domain = action.split('.').next().unwrap_or(action);
+            (format!("arcane_{domain}"), wrapped(action))
+        }
+        (Surface::Individual, found) => {
+            let tool = found
+                .map(|a| surface::tool_name(Surface::Individual, a))
+                .unwrap_or_else(|| action.replace('.', "_"));
+            let mut args = params.clone();
+            if confirm {
+                args.entry("confirm").or_insert(Value::Bool(true));
+            }
+            (tool, args)
+        }
+    }
+}
+
+/// Prints a result as the model gets it: its text blocks (or structuredContent with `json`)
+/// on stdout; other blocks are named on stderr. Exit status 1 when the result is an error.
+pub fn print(result: &CallToolResult, json: bool) -> Result<ExitCode> {
+    let mut text = String::new();
+    for block in &result.content {
+        match block {
+            ContentBlock::Text(t) => {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(&t.text);
+            }
+            ContentBlock::ResourceLink(r) => {
+                eprintln!("(the result also links the resource {})", r.uri)
+            }
+            ContentBlock::Resource(_) => {
+                eprintln!("(the result also embeds a resource for the user)")
+            }
+            _ => eprintln!("(the result also carries a media block)"),
+        }
+    }
+    let out = match (&result.structured_content, json) {
+        (Some(sc), true) => serde_json::to_string_pretty(sc)?,
+        _ => text,
+    };
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{}", out.trim_end_matches('\n')) {
+        // A reader that stopped early (`| head`) is not a failure of the call.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            bail!("writing the result: {e}")
+        }
+        _ => {}
+    }
+    Ok(if result.is_error == Some(true) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The simulator side of `demo` (only in builds with the `demo` feature).
+#[cfg(feature = "demo")]
+mod demo {
+    use super::*;
+
+    /// A simulator with its demo world on a free loopback port, with a key of this run.
+    async fn start_sim(spec: PathBuf) -> Result<arcane_sim::RunningSim> {
+        crate::http::ensure_crypto_provider();
+        let mut config = arcane_sim::SimConfig::new(spec);
+        config.api_key = demo_key();
+        arcane_sim::start(config)
+            .await
+            .map_err(|e| anyhow::anyhow!("starting the demo simulator: {e:#}"))
+    }
+
+    /// A key only this process knows, so that other local programs cannot drive the demo.
+    fn demo_key() -> String {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        format!("demo-{:016x}", h.finish())
+    }
+
+    fn app_against(
+        sim: &arcane_sim::RunningSim,
+        args: &ServeArgs,
+        sources: Sources,
+    ) -> Result<App> {
+        let auth = crate::exec::Auth::ApiKey(sim.api_key().to_string());
+        App::build(args, sources, sim.base_url(), auth)
+    }
+
+    pub fn call(args: &CallArgs) -> Result<ExitCode> {
+        let sources = demo_sources(&args.serve)?;
+        let spec = sources.spec.explicit.clone().unwrap_or_default();
+        let runtime = app::runtime()?;
+        let sim = runtime.block_on(start_sim(spec))?;
+        let app = app_against(&sim, &args.serve, sources)?;
+        let result = runtime.block_on(super::call(&app, args));
+        runtime.block_on(sim.shutdown());
+        print(&result?, args.json)
+    }
+
+    pub fn serve(args: &ServeArgs) -> Result<()> {
+        let sources = demo_sources(args)?;
+        let spec = sources.spec.explicit.clone().unwrap_or_default();
+        let runtime = app::runtime()?;
+        let sim = runtime.block_on(start_sim(spec.clone()))?;
+        let app = app_against(&sim, args, sources)?;
+        banner(&app, &spec, args.log_format);
+        let served = runtime.block_on(app.serve_stdio());
+        runtime.block_on(sim.shutdown());
+        served
+    }
+
+    fn banner(app: &App, spec: &Path, format: crate::config::LogFormat) {
+        let snap = app.live.load();
+        let what = format!(
+            "DEMO: serving MCP on stdio against a SIMULATED Arcane {} (in-process, a demo Docker \
+             world in memory; nothing real is touched). Spec: {}; {} actions on the {} surface.",
+            snap.catalog.arcane_version,
+            spec.display(),
+            snap.catalog.actions.len(),
+            snap.surface.as_str(),
+        );
+        match format {
+            crate::config::LogFormat::Json => tracing::info!(demo = true, "{what}"),
+            crate::config::LogFormat::Text => eprintln!(
+                "arcane-mcp {what}\n  Add `arcane-mcp demo` to an MCP client as a stdio server, \
+                 or try it in a terminal:\n    arcane-mcp demo call container.list\n    \
+                 arcane-mcp demo find \"restart container\"\n  For a real Arcane, set ARCANE_URL \
+                 and ARCANE_API_KEY and run arcane-mcp without `demo`."
+            ),
+        }
+    }
+}
+
+#[cfg(not(feature = "demo"))]
+mod demo {
+    use super::*;
+
+    const MISSING: &str = "this arcane-mcp was built without the `demo` feature (no simulator \
+        inside); rebuild with default features, e.g. cargo install --path .";
+
+    pub fn call(_: &CallArgs) -> Result<ExitCode> {
+        bail!(MISSING)
+    }
+
+    pub fn serve(_: &ServeArgs) -> Result<()> {
+        bail!(MISSING)
+    }
+}

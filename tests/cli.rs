@@ -1,0 +1,852 @@
+//! The command line, logs and packaging, through the real binary: `demo`, `call`, `find`, what
+//! the logs may contain at any level, an MCP client in another language (the Python SDK), and
+//! the distribution files (Dockerfile, server.json, manifest.json, release workflow).
+
+mod server_support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use rmcp::ServiceExt;
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+use server_support::{Sim, call, spec_path, text};
+
+const BIN: &str = env!("CARGO_BIN_EXE_arcane-mcp");
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The binary with a clean environment (PATH only), in `dir`.
+fn cmd_in(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .args(args)
+        .stdin(Stdio::null());
+    c
+}
+
+/// `arcane-mcp demo …` on the test spec.
+fn demo(args: &[&str]) -> Output {
+    let mut full = vec!["demo"];
+    full.extend_from_slice(args);
+    cmd_in(&repo(), &full)
+        .env("ARCANE_MCP_SPEC", spec_path())
+        .output()
+        .expect("arcane-mcp runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+// ---- demo, call, find ----------------------------------------------------------------------
+
+#[test]
+fn demo_call_prints_the_demo_containers_table() {
+    let out = demo(&["call", "container.list"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("# List containers"), "{text}");
+    assert!(text.contains("7 item(s)"), "{text}");
+    for name in ["web-1", "db-1", "api-1"] {
+        assert!(text.contains(&format!("| {name} |")), "{name} in {text}");
+    }
+    assert!(text.contains("**Next steps**"), "{text}");
+    assert!(
+        !stderr(&out).contains("\x1b["),
+        "no colour codes off a terminal"
+    );
+}
+
+#[test]
+fn demo_call_json_params_and_exit_codes() {
+    // --json prints structuredContent; --param fills the action's parameters.
+    let out = demo(&[
+        "call",
+        "container.get",
+        "--param",
+        "containerId=web-1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("--json prints JSON");
+    assert_eq!(v["name"], "web-1");
+    assert!(stderr(&out).contains("arcane://environment/0/container/web-1"));
+
+    // A typed parameter from --params JSON, overridden by --param.
+    let out = demo(&[
+        "call",
+        "container.list",
+        "--params",
+        r#"{"limit": 50}"#,
+        "--param",
+        "limit=2",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert!(stdout(&out).contains("2 item(s)"), "{}", stdout(&out));
+
+    // A destructive call without --confirm is an error result: exit 1, nothing sent.
+    let out = demo(&["call", "container.delete", "--param", "containerId=web-1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("Nothing was sent"),
+        "{}",
+        stdout(&out)
+    );
+
+    // An unknown action answers as the model would see it.
+    let out = demo(&["call", "container.lst"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("container.list"), "{}", stdout(&out));
+
+    // Broken local input is a usage error (exit 2) that says what to do.
+    let out = demo(&["call", "container.list", "--params", "{not json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--params"), "{}", stderr(&out));
+    let out = demo(&["call", "container.list", "--param", "novalue"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("NAME=VALUE"), "{}", stderr(&out));
+}
+
+#[test]
+fn demo_call_speaks_as_the_chosen_surface_and_find_searches() {
+    let out = demo(&["call", "container.list", "--tool-surface", "individual"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert!(
+        stdout(&out).contains("`arcane_container_get`"),
+        "next steps named as the individual surface: {}",
+        stdout(&out)
+    );
+
+    // A stream's progress goes to stderr as it comes; the summary is the result.
+    let out = demo(&[
+        "call",
+        "image.pull",
+        "--param",
+        "imageName=nginx",
+        "--param",
+        "tag=1.27",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert!(stdout(&out).contains("Completed."), "{}", stdout(&out));
+    assert!(stderr(&out).contains("[1] "), "progress: {}", stderr(&out));
+    assert!(!stdout(&out).contains("[1] "), "progress stays off stdout");
+
+    let out = demo(&["find", "restart", "container"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    let first = text.lines().nth(1).unwrap_or_default();
+    assert!(first.contains("container.restart"), "{text}");
+}
+
+#[test]
+fn demo_without_a_spec_names_every_place_it_looked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cmd_in(dir.path(), &["demo", "call", "container.list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    for place in [
+        "--spec",
+        "ARCANE_MCP_SPEC",
+        "../shared/arcane/openapi-v2.8.0.json",
+        "catalog/openapi.json",
+    ] {
+        assert!(err.contains(place), "{place} in {err}");
+    }
+    // --spec works before or after the subcommand.
+    let spec = spec_path();
+    let spec = spec.to_str().unwrap();
+    for args in [
+        ["demo", "--spec", spec, "call", "container.list"],
+        ["demo", "call", "container.list", "--spec", spec],
+    ] {
+        let out = cmd_in(dir.path(), &args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).contains("| web-1 |"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_prints_exactly_the_text_an_mcp_client_gets() {
+    let sim = Sim::start().await;
+    let key = sim.sim.api_key().to_string();
+    let spec = spec_path();
+    let out = tokio::process::Command::new(BIN)
+        .current_dir(repo())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .args(["call", "container.get", "--param", "containerId=db-1"])
+        .args(["--arcane-url", &sim.base(), "--api-key", &key])
+        .arg("--spec")
+        .arg(&spec)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let client = server_support::spawn(&sim.base(), &key, &[]).await;
+    let r = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container.get", "params": {"containerId": "db-1"}}),
+    )
+    .await;
+    assert_eq!(stdout(&out).trim_end(), text(&r).trim_end());
+    client.cancel().await.unwrap();
+}
+
+// ---- logs -----------------------------------------------------------------------------------
+
+/// Spawns the server against the simulator with extra environment, and returns the client and
+/// a task collecting its stderr.
+async fn spawn_logged(
+    sim: &Sim,
+    url: &str,
+    key: &str,
+    env: &[(&str, &str)],
+) -> (
+    server_support::Client,
+    tokio::task::JoinHandle<String>,
+    String,
+) {
+    let _ = sim;
+    let mut cmd = server_support::command(url, key, &[]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let (transport, err) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("arcane-mcp spawns");
+    let mut err = err.expect("stderr piped");
+    let collect = tokio::spawn(async move {
+        let mut buf = Vec::new();
+        let _ = tokio::io::AsyncReadExt::read_to_end(&mut err, &mut buf).await;
+        String::from_utf8_lossy(&buf).into_owned()
+    });
+    let client = ().serve(transport).await.expect("MCP session starts");
+    (client, collect, key.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_log_level_prints_arguments_results_or_credentials() {
+    const KEY: &str = "arc_planted_key_5f1d2c9e";
+    const ENV_SECRET: &str = "planted-env-value-81c3";
+    const ARG_SECRET: &str = "planted-argument-4b7a";
+    arcane_mcp::http::ensure_crypto_provider();
+    let mut cfg = arcane_sim::SimConfig::new(spec_path());
+    cfg.api_key = KEY.to_string();
+    let sim = Sim {
+        sim: arcane_sim::start(cfg).await.unwrap(),
+        http: reqwest::Client::new(),
+    };
+    let (client, stderr_task, _) =
+        spawn_logged(&sim, &sim.base(), KEY, &[("ARCANE_MCP_LOG", "trace")]).await;
+
+    let created = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container.create", "params": {
+            "image": "nginx:1.27-alpine", "name": "leaky-1",
+            "env": [format!("DB_PASSWORD={ENV_SECRET}")],
+            "labels": {"note": ARG_SECRET}
+        }}),
+    )
+    .await;
+    assert_ne!(created.is_error, Some(true), "{}", text(&created));
+    // The secret comes back in a result body (the container's env) …
+    let got = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container.get", "params": {"containerId": "leaky-1"}}),
+    )
+    .await;
+    let sc = serde_json::to_string(&got.structured_content).unwrap();
+    assert!(
+        sc.contains(ENV_SECRET),
+        "the result carries the planted env value"
+    );
+    // … and the WebSocket handshake carries the key.
+    let logs = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container.logs", "params": {"containerId": "web-1"}}),
+    )
+    .await;
+    assert_ne!(logs.is_error, Some(true), "{}", text(&logs));
+    client.cancel().await.unwrap();
+    let log = tokio::time::timeout(std::time::Duration::from_secs(20), stderr_task)
+        .await
+        .expect("the server exits when the client leaves")
+        .unwrap();
+
+    // The logs ran at trace: our own lines are there.
+    assert!(log.contains("ready"), "startup line in {log}");
+    assert!(log.contains("tools/call"), "debug lines in {log}");
+    for secret in [KEY, ENV_SECRET, ARG_SECRET] {
+        assert!(
+            !log.contains(secret),
+            "{secret} leaked into the logs:\n{log}"
+        );
+    }
+    assert!(
+        !log.contains("\x1b["),
+        "colour codes off a terminal:\n{log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_have_one_startup_line_with_a_masked_url() {
+    let sim = Sim::start().await;
+    let key = sim.sim.api_key().to_string();
+    let url = sim
+        .base()
+        .replace("http://", "http://operator:planted-url-password@");
+    let (client, stderr_task, _) = spawn_logged(
+        &sim,
+        &url,
+        &key,
+        &[
+            ("ARCANE_MCP_LOG", "info"),
+            ("ARCANE_MCP_LOG_FORMAT", "json"),
+        ],
+    )
+    .await;
+    let tools = server_support::tools(&client).await;
+    assert_eq!(tools.len(), 2);
+    client.cancel().await.unwrap();
+    let log = tokio::time::timeout(std::time::Duration::from_secs(20), stderr_task)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!log.contains("planted-url-password"), "{log}");
+    let lines: Vec<Value> = log
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let ready: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["fields"]["arcane_version"].is_string())
+        .collect();
+    assert_eq!(ready.len(), 1, "one startup line in {log}");
+    let f = &ready[0]["fields"];
+    assert_eq!(f["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(f["arcane_version"], "2.8.0");
+    assert_eq!(f["surface"], "dynamic");
+    assert_eq!(f["read_only"], false);
+    assert_eq!(f["safe_mode"], false);
+    assert!(f["actions"].as_u64().unwrap() > 300, "{f}");
+    let shown = f["url"].as_str().unwrap();
+    assert!(
+        shown.starts_with("http://operator:***@127.0.0.1:"),
+        "{shown}"
+    );
+    assert_eq!(ready[0]["level"], "INFO");
+}
+
+// ---- another language's MCP client ----------------------------------------------------------
+
+/// The Python SDK pinned for this test (`.ci/run` installs it).
+const PY_MCP: &str = "mcp==1.26.0";
+
+#[test]
+fn python_sdk_client_is_answered_on_every_surface() {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = Command::new(&python)
+        .args(["-c", "import mcp"])
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("this test needs Python 3 ({python}: {e}); install it and then `{python} -m pip install '{PY_MCP}'`")
+        });
+    assert!(
+        probe.status.success(),
+        "this test needs the MCP Python SDK: run `{python} -m pip install '{PY_MCP}'` ({})",
+        String::from_utf8_lossy(&probe.stderr).trim()
+    );
+    let out = Command::new(&python)
+        .arg(repo().join("tests/python/mcp_client.py"))
+        .arg(BIN)
+        .arg(spec_path())
+        .current_dir(repo())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the Python client failed:\n{}",
+        stderr(&out)
+    );
+    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let cat = server_support::catalog();
+    for (surface, tools) in [
+        ("dynamic", 2),
+        ("meta", cat.domains.len()),
+        ("individual", cat.actions.len()),
+    ] {
+        let r = &report[surface];
+        assert_eq!(r["server"], "arcane-mcp", "{surface}: {r}");
+        assert!(r["has_tool"].as_bool().unwrap(), "{surface}: {r}");
+        assert_eq!(r["tools"], tools, "{surface}: {r}");
+        assert_eq!(r["is_error"], false, "{surface}: {r}");
+        assert!(r["text"].as_str().unwrap().contains("| web-1 |"), "{r}");
+        assert_eq!(r["structured_items"], 7, "{surface}: {r}");
+    }
+    assert!(
+        report["dynamic"]["find"]
+            .as_str()
+            .unwrap()
+            .contains("container.restart")
+    );
+    assert_eq!(report["dynamic"]["resource"], 1);
+}
+
+// ---- packaging ------------------------------------------------------------------------------
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(repo().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn cargo_toml() -> Value {
+    toml_like(&read("Cargo.toml"))
+}
+
+/// The few Cargo.toml facts the packaging checks need, read line by line (no TOML crate in
+/// the tree): `[package] name`, `version`, `default-run`, `[features]` and whether
+/// `arcane-sim` is an optional dependency.
+fn toml_like(text: &str) -> Value {
+    let mut section = String::new();
+    let mut out = json!({"package": {}, "features": {}, "optional": []});
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('#') {
+            continue;
+        }
+        if line.starts_with('[') {
+            section = line.trim_matches(['[', ']']).to_string();
+            continue;
+        }
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        let (k, v) = (k.trim(), v.trim());
+        match section.as_str() {
+            "package" => {
+                out["package"][k] = Value::String(v.trim_matches('"').to_string());
+            }
+            "features" => {
+                let items: Vec<String> = v
+                    .trim_matches(['[', ']'])
+                    .split(',')
+                    .map(|s| s.trim().trim_matches('"').to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                out["features"][k] = json!(items);
+            }
+            "dependencies" if v.contains("optional = true") => {
+                out["optional"].as_array_mut().unwrap().push(json!(k));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn cargo_install_builds_the_server_with_the_demo() {
+    let t = cargo_toml();
+    assert_eq!(t["package"]["name"], "arcane-mcp");
+    assert_eq!(t["package"]["default-run"], "arcane-mcp");
+    assert_eq!(t["features"]["default"], json!(["demo"]));
+    assert_eq!(t["features"]["demo"], json!(["dep:arcane-sim"]));
+    assert!(
+        t["optional"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("arcane-sim"))
+    );
+}
+
+/// Dockerfile instructions with line continuations joined: (keyword, arguments).
+fn dockerfile() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for line in read("Dockerfile").lines() {
+        let t = line.trim();
+        if current.is_empty() && (t.is_empty() || t.starts_with('#')) {
+            continue;
+        }
+        if let Some(head) = t.strip_suffix('\\') {
+            current.push_str(head);
+            current.push(' ');
+            continue;
+        }
+        current.push_str(t);
+        let (kw, rest) = current.split_once(' ').unwrap_or((&current, ""));
+        out.push((kw.to_ascii_uppercase(), rest.trim().to_string()));
+        current.clear();
+    }
+    out
+}
+
+#[test]
+fn dockerfile_lint() {
+    let ins = dockerfile();
+    let known = [
+        "FROM",
+        "RUN",
+        "COPY",
+        "WORKDIR",
+        "ENV",
+        "USER",
+        "ENTRYPOINT",
+        "CMD",
+        "ARG",
+        "LABEL",
+        "EXPOSE",
+    ];
+    for (kw, _) in &ins {
+        assert!(known.contains(&kw.as_str()), "unknown instruction {kw}");
+    }
+    // Stages: a named build stage, and the final stage last.
+    let froms: Vec<&String> = ins
+        .iter()
+        .filter(|(k, _)| k == "FROM")
+        .map(|(_, a)| a)
+        .collect();
+    assert!(froms.len() >= 2, "multi-stage: {froms:?}");
+    let mut stages = Vec::new();
+    for from in &froms {
+        let mut words = from.split_whitespace();
+        let image = words.next().unwrap();
+        if image != "scratch" {
+            let (_, tag) = image
+                .rsplit_once(':')
+                .unwrap_or_else(|| panic!("{image}: pin the base image's version"));
+            assert!(
+                tag != "latest" && tag.chars().any(|c| c.is_ascii_digit()),
+                "{image}: pin a version, not {tag}"
+            );
+        }
+        if let (Some(as_kw), Some(name)) = (words.next(), words.next()) {
+            assert!(as_kw.eq_ignore_ascii_case("as"));
+            stages.push(name.to_string());
+        }
+    }
+    // The final stage runs as a non-root user, with an exec-form entrypoint (no shell).
+    let last_from = ins.iter().rposition(|(k, _)| k == "FROM").unwrap();
+    let last = &ins[last_from..];
+    let user = last
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "USER")
+        .map(|(_, a)| a.clone())
+        .expect("the final stage sets USER");
+    let uid = user.split(':').next().unwrap();
+    assert!(uid != "root" && uid != "0", "non-root USER, got {user}");
+    let entry = last
+        .iter()
+        .find(|(k, _)| k == "ENTRYPOINT")
+        .map(|(_, a)| a.clone())
+        .expect("ENTRYPOINT");
+    let entry: Vec<String> = serde_json::from_str(&entry).expect("exec-form ENTRYPOINT");
+    assert!(
+        !last.iter().any(|(k, _)| k == "RUN"),
+        "the final stage needs no shell"
+    );
+    // No secrets baked in.
+    for (kw, args) in &ins {
+        if kw == "ENV" || kw == "ARG" {
+            let upper = args.to_ascii_uppercase();
+            for s in ["API_KEY", "TOKEN", "PASSWORD", "SECRET"] {
+                assert!(!upper.contains(s), "{kw} {args} bakes a secret");
+            }
+        }
+    }
+    // Every path copied from the context exists in the repository.
+    for (kw, args) in &ins {
+        if kw != "COPY" || args.contains("--from=") {
+            continue;
+        }
+        let parts: Vec<&str> = args
+            .split_whitespace()
+            .filter(|p| !p.starts_with("--"))
+            .collect();
+        for src in &parts[..parts.len() - 1] {
+            assert!(
+                repo().join(src).exists(),
+                "COPY {src}: not in the repository"
+            );
+        }
+    }
+    // COPY --from names a stage.
+    for (kw, args) in &ins {
+        if let Some(rest) = args.strip_prefix("--from=").filter(|_| kw == "COPY") {
+            let stage = rest.split_whitespace().next().unwrap();
+            assert!(stages.iter().any(|s| s == stage), "COPY --from={stage}");
+        }
+    }
+    // The build command builds this crate's binary with its default features, locked.
+    let t = cargo_toml();
+    let bin = t["package"]["name"].as_str().unwrap();
+    let build = ins
+        .iter()
+        .find(|(k, a)| k == "RUN" && a.contains("cargo build"))
+        .map(|(_, a)| a.clone())
+        .expect("a cargo build step");
+    for flag in ["--release", "--locked", &format!("--bin {bin}")] {
+        assert!(build.contains(flag), "{flag} in {build}");
+    }
+    if let Some(f) = build.split("--features ").nth(1) {
+        for feat in f.split_whitespace().next().unwrap().split(',') {
+            assert!(t["features"].get(feat).is_some(), "feature {feat}");
+        }
+    }
+    // The binary the final stage runs is the one built.
+    assert!(build.contains(&format!("target/release/{bin}")), "{build}");
+    let copied = last
+        .iter()
+        .filter(|(k, a)| k == "COPY" && a.contains(&format!("/{bin}")))
+        .map(|(_, a)| a.split_whitespace().last().unwrap().to_string())
+        .collect::<Vec<_>>();
+    assert!(copied.contains(&entry[0]), "{copied:?} vs {entry:?}");
+    // Every file the crate compiles in is copied into the build stage.
+    for needed in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "src",
+        "sim",
+        "benches",
+        "catalog",
+        "overrides",
+        "schemas",
+    ] {
+        assert!(
+            ins.iter()
+                .any(|(k, a)| k == "COPY" && a.split_whitespace().any(|w| w == needed)),
+            "COPY {needed}"
+        );
+    }
+}
+
+/// The requirements of the MCP registry's server.json schema (2025-12-11) that this file
+/// uses, written as a JSON Schema (the published one cannot be fetched in CI).
+fn registry_schema() -> Value {
+    let input = json!({
+        "type": "object",
+        "required": ["name", "description"],
+        "properties": {
+            "name": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
+            "description": {"type": "string", "minLength": 1},
+            "isRequired": {"type": "boolean"},
+            "isSecret": {"type": "boolean"},
+            "format": {"enum": ["string", "number", "boolean", "filepath"]},
+            "default": {"type": "string"},
+            "value": {"type": "string"},
+            "choices": {"type": "array", "items": {"type": "string"}}
+        },
+        "additionalProperties": false
+    });
+    json!({
+        "type": "object",
+        "required": ["$schema", "name", "description", "version"],
+        "properties": {
+            "$schema": {"const": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"},
+            "name": {"type": "string", "pattern": "^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$", "minLength": 3, "maxLength": 200},
+            "description": {"type": "string", "minLength": 1, "maxLength": 100},
+            "version": {"type": "string", "maxLength": 255, "not": {"pattern": "^[\\^~><=]|[xX*]$|latest"}},
+            "repository": {
+                "type": "object", "required": ["url", "source"],
+                "properties": {"url": {"type": "string", "pattern": "^https://"}, "source": {"type": "string"}}
+            },
+            "websiteUrl": {"type": "string", "pattern": "^https?://"},
+            "packages": {"type": "array", "items": {
+                "type": "object",
+                "required": ["registryType", "identifier", "transport"],
+                "additionalProperties": false,
+                "properties": {
+                    "registryType": {"enum": ["npm", "pypi", "oci", "nuget", "mcpb"]},
+                    "identifier": {"type": "string", "minLength": 1},
+                    "version": {"type": "string", "not": {"const": "latest"}},
+                    "runtimeHint": {"type": "string"},
+                    "transport": {
+                        "type": "object", "required": ["type"],
+                        "properties": {"type": {"enum": ["stdio", "streamable-http", "sse"]}}
+                    },
+                    "environmentVariables": {"type": "array", "items": input},
+                    "runtimeArguments": {"type": "array"},
+                    "packageArguments": {"type": "array"},
+                    "fileSha256": {"type": "string", "pattern": "^[a-f0-9]{64}$"}
+                }
+            }},
+            "remotes": {"type": "array", "items": {
+                "type": "object", "required": ["type", "url"],
+                "properties": {"type": {"enum": ["streamable-http", "sse"]}, "url": {"type": "string", "pattern": "^(https?://|\\{)"}}
+            }}
+        }
+    })
+}
+
+fn validate(schema: &Value, doc: &Value) -> Vec<String> {
+    let v = jsonschema::draft202012::new(schema).expect("the test schema compiles");
+    v.iter_errors(doc)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+#[test]
+fn server_json_meets_the_registry_schema() {
+    let doc: Value = serde_json::from_str(&read("server.json")).expect("server.json is JSON");
+    let errors = validate(&registry_schema(), &doc);
+    assert!(errors.is_empty(), "{errors:#?}");
+    // The schema's own rules this file relies on are enforced (the check can fail).
+    let mut broken = doc.clone();
+    broken["description"] = json!("x".repeat(101));
+    assert!(!validate(&registry_schema(), &broken).is_empty());
+
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(doc["version"], version);
+    let pkg = &doc["packages"][0];
+    assert_eq!(pkg["registryType"], "oci");
+    assert_eq!(pkg["transport"]["type"], "stdio");
+    let id = pkg["identifier"].as_str().unwrap();
+    assert!(
+        id.ends_with(&format!(":{version}")),
+        "OCI tag is the version: {id}"
+    );
+    let env: BTreeMap<&str, &Value> = pkg["environmentVariables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["name"].as_str().unwrap(), e))
+        .collect();
+    assert_eq!(env["ARCANE_API_KEY"]["isSecret"], true);
+    assert_eq!(env["ARCANE_API_KEY"]["isRequired"], true);
+    assert_eq!(env["ARCANE_URL"]["isSecret"], false);
+    assert_eq!(env["ARCANE_URL"]["isRequired"], true);
+    // Every variable it names is one the server reads.
+    let help = stdout(&cmd_in(&repo(), &["--help"]).output().unwrap());
+    for name in env.keys() {
+        assert!(help.contains(name), "{name} is not a setting of arcane-mcp");
+    }
+}
+
+/// The MCPB manifest's requirements (manifest spec 0.2) as a JSON Schema.
+fn mcpb_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["manifest_version", "name", "version", "description", "author", "server"],
+        "properties": {
+            "manifest_version": {"type": "string"},
+            "name": {"type": "string", "minLength": 1},
+            "version": {"type": "string", "pattern": "^\\d+\\.\\d+\\.\\d+"},
+            "description": {"type": "string", "minLength": 1},
+            "author": {"type": "object", "required": ["name"]},
+            "server": {
+                "type": "object",
+                "required": ["type", "entry_point", "mcp_config"],
+                "properties": {
+                    "type": {"enum": ["node", "python", "binary"]},
+                    "entry_point": {"type": "string"},
+                    "mcp_config": {
+                        "type": "object", "required": ["command"],
+                        "properties": {
+                            "command": {"type": "string"},
+                            "args": {"type": "array", "items": {"type": "string"}},
+                            "env": {"type": "object", "additionalProperties": {"type": "string"}}
+                        }
+                    }
+                }
+            },
+            "compatibility": {"type": "object", "properties": {"platforms": {"type": "array", "items": {"enum": ["darwin", "win32", "linux"]}}}},
+            "user_config": {"type": "object", "additionalProperties": {
+                "type": "object", "required": ["type", "title", "description"],
+                "properties": {
+                    "type": {"enum": ["string", "number", "boolean", "directory", "file"]},
+                    "sensitive": {"type": "boolean"},
+                    "required": {"type": "boolean"}
+                }
+            }}
+        }
+    })
+}
+
+#[test]
+fn mcpb_manifest_meets_its_schema() {
+    let doc: Value = serde_json::from_str(&read("manifest.json")).expect("manifest.json is JSON");
+    let errors = validate(&mcpb_schema(), &doc);
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(doc["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(doc["server"]["type"], "binary");
+    let uc = &doc["user_config"];
+    assert_eq!(uc["api_key"]["sensitive"], true);
+    assert_eq!(uc["api_key"]["required"], true);
+    assert_eq!(uc["arcane_url"]["required"], true);
+    assert_ne!(uc["arcane_url"]["sensitive"], true);
+    let env = &doc["server"]["mcp_config"]["env"];
+    assert_eq!(env["ARCANE_URL"], "${user_config.arcane_url}");
+    assert_eq!(env["ARCANE_API_KEY"], "${user_config.api_key}");
+    // Every ${user_config.X} names a declared option.
+    let text = read("manifest.json");
+    for part in text.split("${user_config.").skip(1) {
+        let key = part.split('}').next().unwrap();
+        assert!(uc.get(key).is_some(), "user_config.{key} is not declared");
+    }
+}
+
+#[test]
+fn release_workflow_builds_every_platform_with_checksums() {
+    let text = read(".github/workflows/release.yml");
+    let wf: Value = yaml_serde::from_str(&text).expect("release.yml is YAML");
+    // `on` is a plain key in YAML 1.2.
+    let on = wf.get("on").expect("on:");
+    assert!(on["push"]["tags"].is_array(), "runs on tags: {on}");
+    let jobs = wf["jobs"].as_object().expect("jobs");
+    for (name, job) in jobs {
+        assert!(job["runs-on"].is_string(), "{name}: runs-on");
+        let steps = job["steps"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: steps"));
+        for s in steps {
+            assert!(
+                s.get("uses").is_some() || s.get("run").is_some(),
+                "{name}: a step needs uses or run: {s}"
+            );
+            if let Some(u) = s["uses"].as_str() {
+                assert!(u.contains('@'), "{name}: pin {u}");
+            }
+        }
+        if let Some(needs) = job.get("needs").and_then(Value::as_str) {
+            assert!(jobs.contains_key(needs), "{name} needs {needs}");
+        }
+    }
+    let targets: Vec<&str> = jobs["build"]["strategy"]["matrix"]["include"]
+        .as_array()
+        .expect("a build matrix")
+        .iter()
+        .map(|e| e["target"].as_str().unwrap())
+        .collect();
+    for t in [
+        "x86_64-unknown-linux-musl",
+        "aarch64-unknown-linux-musl",
+        "aarch64-apple-darwin",
+        "x86_64-pc-windows-msvc",
+    ] {
+        assert!(targets.contains(&t), "{t} in {targets:?}");
+    }
+    assert!(
+        text.contains("cargo build --release --locked --bin arcane-mcp"),
+        "builds the binary"
+    );
+    assert!(text.contains("sha256sum"), "publishes checksums");
+}

@@ -1,0 +1,12 @@
+//! The threat model in one place (docs/security.md): hostile client arguments, a hostile or
+//! misbehaving Arcane, against the real binary, the in-process simulator, or a tiny fake
+//! upstream. `engine` covers what reaches Arcane and what is read back (paths, redirects, caps,
+//! concurrency, headers); `text` covers what reaches the model (escaping, secrets).
+
+#[path = "server_support/mod.rs"]
+mod server_support;
+
+#[path = "hostile/engine.rs"]
+mod engine;
+#[path = "hostile/text.rs"]
+mod text;

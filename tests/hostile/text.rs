@@ -1,0 +1,1 @@
+// Text-side hostile cases (escaping, secrets, answers that lie) live here.
