@@ -297,9 +297,6 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     if ov.example.is_some() {
         a.example = ov.example.clone();
     }
-    if let Some(fields) = &ov.reveals_secret {
-        a.reveals_secret = fields.clone();
-    }
     if ov.columns.is_some() {
         a.columns = ov.columns.clone();
     }
@@ -311,6 +308,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     }
     if ov.default_sort.is_some() {
         a.default_sort = ov.default_sort.clone();
+    }
+    if ov.reveals_secret.is_some() {
+        a.reveals_secret = ov.reveals_secret.clone();
     }
     if let Some(kind) = ov.result {
         a.kind = kind;
@@ -445,12 +445,12 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         empty_hint: None,
         full_item: None,
         default_sort: None,
+        reveals_secret: None,
         response_schema,
         widenings: Vec::new(),
         handler: None,
         encoded: Vec::new(),
         example: None,
-        reveals_secret: Vec::new(),
         source: "openapi".into(),
         derived_id: String::new(),
     }
@@ -766,12 +766,12 @@ fn action_from_declaration(d: &super::overlay::Declaration, origin: &str) -> Res
         empty_hint: None,
         full_item: None,
         default_sort: None,
+        reveals_secret: None,
         response_schema: None,
         widenings: Vec::new(),
         handler: Some(d.handler.clone()),
         encoded: Vec::new(),
         example: None,
-        reveals_secret: Vec::new(),
         source: origin.to_string(),
         derived_id: d.id.clone(),
     })

@@ -206,6 +206,10 @@ pub struct Action {
     /// The `sort` sent when a list call gives none (paging needs a stable order).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_sort: Option<String>,
+    /// What secret this action exists to show (a new API key, join tokens): its result text
+    /// is not masked and says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reveals_secret: Option<String>,
     /// The 2xx response schema, `$ref`s inlined (JSON results only).
     #[serde(skip)]
     pub response_schema: Option<Value>,
@@ -218,9 +222,6 @@ pub struct Action {
     /// A minimal example call (arguments as a client sends them), from an overlay.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub example: Option<Value>,
-    /// Result fields holding a secret the action exists to reveal (shown once).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub reveals_secret: Vec<String>,
     /// Where this action came from: `openapi`, or a declaration file.
     pub source: String,
     /// The ID the derivation rules gave it, before overlays (overlays may be keyed by it).

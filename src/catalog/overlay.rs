@@ -42,6 +42,7 @@ pub struct ActionOverlay {
     pub empty_hint: Option<String>,
     pub full_item: Option<String>,
     pub default_sort: Option<String>,
+    pub reveals_secret: Option<String>,
     pub result: Option<ResultKind>,
     /// Withdraw the action from the generic executor; the value is the reason.
     pub exclude: Option<String>,
@@ -54,9 +55,6 @@ pub struct ActionOverlay {
     pub encoded_json: Option<Vec<EncodedJson>>,
     /// A minimal example call (the arguments, as a client sends them).
     pub example: Option<Value>,
-    /// Result fields whose secret value is the very purpose of the action (a new API key):
-    /// shown once, with a note to store it, whatever redaction does elsewhere.
-    pub reveals_secret: Option<Vec<String>>,
 }
 
 /// Corrections for one domain.

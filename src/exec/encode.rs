@@ -169,6 +169,7 @@ mod tests {
             empty_hint: None,
             full_item: None,
             default_sort: None,
+            reveals_secret: None,
             response_schema: None,
             widenings: vec![],
             handler: None,
@@ -192,7 +193,6 @@ mod tests {
                 },
             ],
             example: None,
-            reveals_secret: vec![],
             source: "openapi".into(),
             derived_id: "project.create".into(),
         }
