@@ -188,6 +188,8 @@ async fn exercise(surface: &str) {
     );
     let e = err(&call(&client, &tool, args).await);
     assert!(e.contains("not both"), "{e}");
+    // The error shows the action's example call, ready to copy.
+    assert!(e.contains("Example: `{\"name\":\"shop\""), "{e}");
     assert!(sim.requests().await.is_empty(), "nothing reached Arcane");
 
     client.cancel().await.ok();
