@@ -24,14 +24,13 @@ pub fn expose(action: &mut Action, list: &[EncodedJson]) -> Vec<String> {
 
 /// `Err` says why the declaration does not apply; the action is then unchanged.
 fn expose_one(action: &mut Action, decl: &EncodedJson) -> Result<(), String> {
-    let id = action.id.clone();
     let Some(raw_at) = action
         .params
         .iter()
         .position(|p| p.name == decl.param || p.wire_name == decl.param)
     else {
         return Err(format!(
-            "{id}: encodedJson names the parameter {:?}, which the action does not have; its parameters are {}",
+            "encodedJson names the parameter {:?}, which the action does not have; its parameters are {}",
             decl.param,
             action
                 .params
@@ -50,16 +49,16 @@ fn expose_one(action: &mut Action, decl: &EncodedJson) -> Result<(), String> {
         )
     {
         return Err(format!(
-            "{id}: encodedJson parameter {} is not a string in the body, a form field or the query",
+            "encodedJson parameter {} is not a string in the body, a form field or the query",
             raw.name
         ));
     }
     if action.encoded.iter().any(|e| e.param == raw.name) {
-        return Err(format!("{id}: encodedJson lists {} twice", raw.name));
+        return Err(format!("encodedJson lists {} twice", raw.name));
     }
     let Some(props) = decl.schema.get("properties").and_then(Value::as_object) else {
         return Err(format!(
-            "{id}: the encodedJson schema of {} has no properties",
+            "the encodedJson schema of {} has no properties",
             raw.name
         ));
     };
@@ -84,7 +83,7 @@ fn expose_one(action: &mut Action, decl: &EncodedJson) -> Result<(), String> {
             || new_params.iter().any(|p: &Param| p.name == client)
         {
             return Err(format!(
-                "{id}: the field {inner} inside {} collides with the parameter {client}; set `prefix` in its encodedJson entry",
+                "the field {inner} inside {} collides with the parameter {client}; set `prefix` in its encodedJson entry",
                 raw.name
             ));
         }
