@@ -850,3 +850,24 @@ fn release_workflow_builds_every_platform_with_checksums() {
     );
     assert!(text.contains("sha256sum"), "publishes checksums");
 }
+
+#[test]
+fn a_fatal_error_never_prints_the_password_in_arcane_url() {
+    // Nothing listens on port 9 and there is no spec: the spec fetch fails and the error names
+    // the URL it tried.
+    let dir = tempfile::tempdir().unwrap();
+    let out = cmd_in(dir.path(), &["serve"])
+        .env(
+            "ARCANE_URL",
+            "http://operator:planted-url-password@127.0.0.1:9/",
+        )
+        .env("ARCANE_API_KEY", "k")
+        .env("ARCANE_MCP_SPEC_CACHE", dir.path().join("cache.json"))
+        .output()
+        .expect("arcane-mcp runs");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot fetch the OpenAPI document"), "{err}");
+    assert!(err.contains("operator:********@"), "{err}");
+    assert!(!err.contains("planted-url-password"), "{err}");
+}
