@@ -146,6 +146,9 @@ fn entry(snap: &Snapshot, a: &Action, full: bool) -> Value {
     if !a.usage.is_empty() {
         e["usage"] = Value::String(a.usage.clone());
     }
+    if let Some(example) = &a.example {
+        e["example"] = example.clone();
+    }
     if full {
         e["inputSchema"] = a.input_schema.clone();
     } else {

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::yaml::{self, LineMap, MAX_FILE_BYTES};
-use super::{ErrorHint, FollowUp, HandlerSpec, ParamResolver, ResultKind, Widening};
+use super::{EncodedJson, ErrorHint, FollowUp, HandlerSpec, ParamResolver, ResultKind, Widening};
 
 static BUILTIN_OVERRIDES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/overrides");
 static BUILTIN_DECLARATIONS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/catalog");
@@ -51,6 +51,12 @@ pub struct ActionOverlay {
     pub params: Option<BTreeMap<String, String>>,
     /// Search: words and phrases people use for this action (added to earlier layers').
     pub keywords: Option<Vec<String>>,
+    /// String or multipart parameters that carry JSON text: their inner fields become ordinary
+    /// parameters and the executor encodes them back (docs/encoded-parameters.md). A later
+    /// file's list replaces an earlier one; an empty list turns the encoding off.
+    pub encoded_json: Option<Vec<EncodedJson>>,
+    /// A minimal example call (the arguments, as a client sends them).
+    pub example: Option<Value>,
 }
 
 /// Corrections for one domain.
