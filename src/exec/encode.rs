@@ -170,6 +170,7 @@ mod tests {
             full_item: None,
             default_sort: None,
             reveals_secret: None,
+            keywords: vec![],
             response_schema: None,
             widenings: vec![],
             handler: None,
