@@ -342,6 +342,10 @@ pub fn validation_text(action: &Action, problems: &[String]) -> String {
     }
     out.push_str("\n\n");
     out.push_str(&params_summary(action));
+    if let Some(example) = &action.example {
+        // Ours, not the client's, but a code span keeps its `*` and `[` out of the Markdown.
+        out.push_str(&format!("\nExample: {}", code_span(&example.to_string())));
+    }
     out.push_str(&format!(
         "\nNothing was sent to Arcane. Full schema: arcane://tools/{}",
         action.id

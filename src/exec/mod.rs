@@ -4,6 +4,7 @@
 //! safe-mode preview → HTTP request → result (§6) or error (§8). Every failure is an `isError`
 //! tool result with a next step, never a protocol error.
 
+pub mod encode;
 pub mod errors;
 pub mod finish;
 pub mod handlers;
@@ -209,6 +210,17 @@ impl Executor {
         if let Err(text) = resolved {
             return error_result(text);
         }
+        // Fields of parameters that carry JSON text go back into that text.
+        let encoded;
+        let sent = if action.encoded.is_empty() {
+            &params
+        } else {
+            encoded = match encode::apply(action, params.clone()) {
+                Ok(p) => p,
+                Err(text) => return error_result(text),
+            };
+            &encoded
+        };
         // 3. Destructive without confirm.
         if action.destructive && !confirm {
             return error_result(format!(
@@ -219,7 +231,7 @@ impl Executor {
         }
         let prepared = match request::build(
             action,
-            &params,
+            sent,
             &self.config.base_url,
             &self.config.environment,
         ) {
@@ -244,7 +256,7 @@ impl Executor {
                 return error_result("The server is shutting down; nothing was sent.");
             };
             if action.kind == ResultKind::Handler {
-                handlers::run(&self.config, self.ws_tls.clone(), action, &params).await
+                handlers::run(&self.config, self.ws_tls.clone(), action, sent).await
             } else {
                 self.send(snap, action, prepared, ctx).await
             }
@@ -300,19 +312,15 @@ impl Executor {
             request::Body::Bytes(b) => req
                 .header("Content-Type", "application/octet-stream")
                 .body(b.clone()),
-            request::Body::Multipart(fields) => {
-                let mut form = reqwest::multipart::Form::new();
-                for (k, f) in fields {
-                    form = match f {
-                        request::FormValue::Text(t) => form.text(k.clone(), t.clone()),
-                        request::FormValue::Bytes(b) => form.part(
-                            k.clone(),
-                            reqwest::multipart::Part::bytes(b.clone()).file_name(k.clone()),
-                        ),
-                    };
+            request::Body::Multipart(fields) => match transfer::multipart_form(fields) {
+                Ok(form) => req.multipart(form),
+                Err(e) => {
+                    return error_result(format!(
+                        "Cannot build the request of {}: {e}.",
+                        action.id
+                    ));
                 }
-                req.multipart(form)
-            }
+            },
         };
         let env = prepared.environment.as_deref();
         let resp = match req.send().await {
