@@ -181,11 +181,11 @@ async fn deploy_from_compose(surface: &'static str) {
     s.find("create a new compose project", "project.create")
         .await;
     let compose = "services:\n  web:\n    image: nginx:1.27-alpine\n    ports:\n      - \"8081:80\"\n  worker:\n    image: ghcr.io/acme/worker:1.4.0\n";
-    let project = json!({"name": "shop", "composeContent": compose, "envContent": "MODE=prod\n"});
+    // Plain parameters: the executor encodes Arcane's JSON-text `project` part.
     let (v, _) = s
         .run(
             "project.create",
-            json!({"project": project.to_string(), "manifest": "{}"}),
+            json!({"name": "shop", "composeContent": compose, "envContent": "MODE=prod\n"}),
         )
         .await;
     let id = id_of(&v);
