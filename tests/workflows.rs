@@ -6,7 +6,7 @@
 //!
 //! The dynamic surface's transcript of each job is kept in `tests/golden/jobs/`, and
 //! `docs/jobs.md` is generated from those files; `UPDATE_GOLDEN=1 cargo test --test workflows`
-//! rewrites both.
+//! rewrites both in one run.
 
 mod server_support;
 
@@ -121,8 +121,10 @@ fn updating() -> bool {
 fn golden(job: &str, transcript: &str) {
     let path = golden_dir().join(format!("{job}.md"));
     if updating() {
+        let _one_at_a_time = REWRITE.lock().unwrap_or_else(|e| e.into_inner());
         std::fs::create_dir_all(golden_dir()).unwrap();
         std::fs::write(&path, transcript).unwrap();
+        std::fs::write(docs_path(), assemble_docs().0).unwrap();
         return;
     }
     let want = std::fs::read_to_string(&path)
@@ -568,9 +570,8 @@ mod jobs {
     );
 }
 
-/// `docs/jobs.md` is the golden transcripts, assembled; it cannot drift from the suite.
-#[test]
-fn docs_jobs_is_generated_from_the_goldens() {
+/// `docs/jobs.md` as the golden transcripts make it (with how many there are).
+fn assemble_docs() -> (String, usize) {
     let mut names: Vec<PathBuf> = std::fs::read_dir(golden_dir())
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
@@ -590,13 +591,26 @@ fn docs_jobs_is_generated_from_the_goldens() {
         doc.push_str(&format!("## {}\n\n", title.unwrap_or(stem)));
         doc.push_str(&std::fs::read_to_string(p).unwrap());
     }
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/jobs.md");
+    (doc, names.len())
+}
+
+fn docs_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/jobs.md")
+}
+
+/// Serializes the rewrites of UPDATE_GOLDEN=1: each job writes its golden file and then the
+/// document, so the last job to finish leaves a document made of every transcript.
+static REWRITE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// `docs/jobs.md` is the golden transcripts, assembled; it cannot drift from the suite.
+#[test]
+fn docs_jobs_is_generated_from_the_goldens() {
     if updating() {
-        std::fs::write(&path, &doc).unwrap();
         return;
     }
-    assert!(!names.is_empty(), "golden transcripts exist");
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    let (doc, n) = assemble_docs();
+    assert!(n >= 10, "a golden transcript per job ({n})");
+    let have = std::fs::read_to_string(docs_path()).unwrap_or_default();
     assert!(
         have == doc,
         "docs/jobs.md is stale; run UPDATE_GOLDEN=1 cargo test --test workflows"
