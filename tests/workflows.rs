@@ -314,6 +314,15 @@ async fn free_disk_space(surface: &'static str) {
         .await;
     s.find("prune unused volumes", "volume.prune").await;
     s.run_confirmed("volume.prune", json!({})).await;
+    s.find("prune build cache", "system.prune").await;
+    let (v, _) = s
+        .run_confirmed("system.prune", json!({"buildCache": {"mode": "unused"}}))
+        .await;
+    assert!(v["buildCacheSpaceReclaimed"].as_i64() > Some(0), "{v}");
+    let (v, _) = s
+        .run_confirmed("system.prune", json!({"buildCache": {"mode": "unused"}}))
+        .await;
+    assert_eq!(v["spaceReclaimed"], 0, "nothing left to reclaim: {v}");
     let (now, _) = s.run("image.counts", json!({})).await;
     assert!(
         now["totalImages"].as_i64() < before["totalImages"].as_i64(),

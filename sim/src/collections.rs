@@ -33,11 +33,18 @@ pub struct Collections {
     /// How many items were ever created: the source of IDs and timestamps, so that a run
     /// gives the same answers every time.
     pub created: u64,
+    /// Environments whose build cache was pruned (every environment starts with some).
+    pub build_cache_pruned: Vec<String>,
 }
+
+/// The build cache every environment has until it is pruned.
+pub const BUILD_CACHE_BYTES: i64 = 412_000_000;
 
 impl Collections {
     pub fn is_empty(&self) -> bool {
-        self.items.values().all(Vec::is_empty) && self.created == 0
+        self.items.values().all(Vec::is_empty)
+            && self.created == 0
+            && self.build_cache_pruned.is_empty()
     }
 }
 
@@ -317,6 +324,7 @@ fn docker_writes(ctx: &Ctx, method: &str, shape: &str) -> Option<Response> {
         ("POST", "/environments/{}/swarm/services/{}/rollback") => rollback_swarm_service(ctx),
         ("POST", "/environments/{}/volumes/{}/backups/{}/restore") => restore_backup(ctx),
         ("POST", "/environments/{}/gitops-syncs/{}/sync") => gitops_sync(ctx),
+        ("POST", "/environments/{}/system/prune") => system_prune(ctx),
         ("GET", "/environments/{}/images/counts") => image_counts(ctx),
         ("GET", "/environments/{}/projects/counts") => project_counts(ctx),
         ("GET", "/environments/{}/ports") => ports(ctx),
@@ -1001,4 +1009,108 @@ fn dashboard(st: &State, env: &str, v: &mut Value) {
 fn page_of(n: usize) -> Value {
     json!({"totalPages": 1, "totalItems": n, "currentPage": 1, "itemsPerPage": n.max(1),
            "grandTotalItems": n})
+}
+
+/// `docker system prune` by parts: each part's `mode` (`none` or absent skips it) says what goes.
+fn system_prune(ctx: &Ctx) -> Response {
+    let env = ctx.p(0).to_string();
+    let body = ctx.body.clone().unwrap_or(json!({}));
+    let mode = |part: &str| {
+        body.pointer(&format!("/{part}/mode"))
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty() && *m != "none")
+            .map(str::to_string)
+    };
+    let mut st = ctx.sh.state();
+    let snapshot = st.clone();
+    let mut out = json!({"containersPruned": [], "imagesDeleted": [], "volumesDeleted": [],
+                         "networksDeleted": [], "containerSpaceReclaimed": 0,
+                         "imageSpaceReclaimed": 0, "volumeSpaceReclaimed": 0,
+                         "buildCacheSpaceReclaimed": 0, "errors": [], "success": true});
+    if mode("containers").is_some() {
+        let mut gone = Vec::new();
+        st.containers.retain(|c| {
+            let prune = c.environment_id == env
+                && !matches!(c.state.as_str(), "running" | "paused" | "restarting")
+                && !state::is_internal(c);
+            if prune {
+                gone.push(c.id.clone());
+            }
+            !prune
+        });
+        out["containersPruned"] = json!(gone);
+    }
+    if let Some(m) = mode("images") {
+        let after_containers = st.clone();
+        let mut gone = Vec::new();
+        let mut space = 0;
+        st.images.retain(|i| {
+            let prune = i.environment_id == env
+                && !crate::handlers::image_in_use(&after_containers, i)
+                && (m == "all" || i.repo_tags.is_empty());
+            if prune {
+                gone.push(i.id.clone());
+                space += i.size;
+            }
+            !prune
+        });
+        out["imagesDeleted"] = json!(gone);
+        out["imageSpaceReclaimed"] = json!(space);
+    }
+    if mode("volumes").is_some() {
+        let users = st.clone();
+        let mut gone = Vec::new();
+        let mut space = 0;
+        st.volumes.retain(|v| {
+            let used = users.containers.iter().any(|c| {
+                c.environment_id == v.environment_id
+                    && c.mounts
+                        .iter()
+                        .any(|m| m.get("name").and_then(Value::as_str) == Some(v.name.as_str()))
+            });
+            let prune = v.environment_id == env && !used;
+            if prune {
+                gone.push(v.name.clone());
+                space += v.size;
+            }
+            !prune
+        });
+        out["volumesDeleted"] = json!(gone);
+        out["volumeSpaceReclaimed"] = json!(space);
+    }
+    if mode("networks").is_some() {
+        let users = st.clone();
+        let mut gone = Vec::new();
+        st.networks.retain(|n| {
+            let used = users
+                .containers
+                .iter()
+                .any(|c| c.environment_id == n.environment_id && c.networks.contains(&n.name));
+            let prune = n.environment_id == env
+                && !used
+                && !matches!(n.name.as_str(), "bridge" | "host" | "none");
+            if prune {
+                gone.push(n.id.clone());
+            }
+            !prune
+        });
+        out["networksDeleted"] = json!(gone);
+    }
+    if mode("buildCache").is_some() && !st.collections.build_cache_pruned.contains(&env) {
+        st.collections.build_cache_pruned.push(env.clone());
+        out["buildCacheSpaceReclaimed"] = json!(BUILD_CACHE_BYTES);
+    }
+    drop(snapshot);
+    drop(st);
+    let total: i64 = [
+        "containerSpaceReclaimed",
+        "imageSpaceReclaimed",
+        "volumeSpaceReclaimed",
+        "buildCacheSpaceReclaimed",
+    ]
+    .iter()
+    .filter_map(|k| out[k].as_i64())
+    .sum();
+    out["spaceReclaimed"] = json!(total);
+    ctx.ok(out, vec![])
 }
