@@ -322,8 +322,14 @@ impl Executor {
             // Read to the end, forwarding progress; a stream cut mid-way is reported from what
             // arrived, not as a transport failure.
             let progress = ctx.progress.clone();
-            let on_progress = move |p: jsonlines::Progress| {
+            let show_secrets = self.config.show_secrets;
+            // Progress messages are the stream's lines (a build prints what its steps run):
+            // text of the result, masked like log lines.
+            let on_progress = move |mut p: jsonlines::Progress| {
                 if let Some(tx) = &progress {
+                    if !show_secrets && let Some(m) = &mut p.message {
+                        *m = crate::redact::mask_text(m).into_owned();
+                    }
                     let _ = tx.send(p);
                 }
             };
@@ -337,6 +343,13 @@ impl Executor {
             {
                 Ok(summary) => {
                     let text = format!("# {}\n\n{}", action.title, jsonlines::summarize(&summary));
+                    // The last lines, like log lines, mask secrets unless asked to show them;
+                    // structuredContent keeps them as Arcane sent them.
+                    let text = if self.config.show_secrets {
+                        text
+                    } else {
+                        crate::redact::mask_text(&text).into_owned()
+                    };
                     let mut r = CallToolResult::success(vec![assistant_text(text)]);
                     r.structured_content = Some(stream_json(&summary));
                     r

@@ -569,6 +569,86 @@ async fn a_new_api_key_is_shown_once_and_the_text_says_so() {
     sim.sim.shutdown().await;
 }
 
+/// Records the progress notifications a call sends.
+#[derive(Clone, Default)]
+struct ProgressRecorder(
+    std::sync::Arc<std::sync::Mutex<Vec<rmcp::model::ProgressNotificationParam>>>,
+);
+
+impl rmcp::ClientHandler for ProgressRecorder {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(params);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_output_masks_secrets_in_its_text_and_progress() {
+    // A build or pull prints what its steps run: a registry URL with a password, a
+    // `--password` flag, an `ENV …_PASSWORD=` line. The stream's summary (its last lines) and
+    // the progress messages are text of the result like log lines.
+    let lines = [
+        json!({"type": "activity", "activityId": "a1"}),
+        json!({"log": "Step 1/3 : ENV DB_PASSWORD=streampw-SECRET1"}),
+        json!({"log": "cloning https://bot:streampw-SECRET2@git.example.com/app.git"}),
+        json!({"log": "RUN login --password streampw-SECRET3 --user bot"}),
+        json!({"done": true}),
+    ];
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let secrets = ["streampw-SECRET1", "streampw-SECRET2", "streampw-SECRET3"];
+    let (base, _) = fake_upstream_typed("200 OK", "application/x-json-stream", body).await;
+    for show in [false, true] {
+        let recorder = ProgressRecorder::default();
+        let args: &[&str] = if show { &["--show-secrets"] } else { &[] };
+        let client = spawn_with(recorder.clone(), &base, "k", args).await;
+        let mut params = rmcp::model::CallToolRequestParams::new("arcane_execute_action")
+            .with_arguments(
+                json!({"action": "image.pull", "params": {"imageName": "nginx:latest"}})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            );
+        rmcp::model::RequestParamsMeta::set_progress_token(
+            &mut params,
+            rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(7)),
+        );
+        let r = client.call_tool(params).await.unwrap();
+        let t = text(&r);
+        assert!(!is_error(&r), "{t}");
+        assert!(t.contains("Step 1/3"), "the lines are shown: {t}");
+        let progress: Vec<String> = recorder
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p.message.clone())
+            .collect();
+        assert!(
+            progress.iter().any(|m| m.contains("Step 1/3")),
+            "progress carries the lines: {progress:?}"
+        );
+        let progress = progress.join("\n");
+        if show {
+            assert_eq!(
+                leaked(&t, &secrets).len(),
+                3,
+                "--show-secrets shows them: {t}"
+            );
+        } else {
+            assert!(leaked(&t, &secrets).is_empty(), "{t}");
+            assert!(leaked(&progress, &secrets).is_empty(), "{progress}");
+            assert!(t.contains(MASK), "{t}");
+        }
+        // structuredContent keeps the lines as Arcane sent them.
+        let sc = r.structured_content.clone().unwrap().to_string();
+        assert!(sc.contains("streampw-SECRET1"), "{sc}");
+        client.cancel().await.unwrap();
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Answers that lie.
 
@@ -600,12 +680,21 @@ async fn fake_upstream(
     status: &'static str,
     body: &'static str,
 ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    fake_upstream_typed(status, "text/html; charset=utf-8", body.to_string()).await
+}
+
+/// [`fake_upstream`] with any content type and body.
+async fn fake_upstream_typed(
+    status: &'static str,
+    content_type: &'static str,
+    body: String,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = hits.clone();
     let response = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     tokio::spawn(async move {
