@@ -569,6 +569,71 @@ async fn a_new_api_key_is_shown_once_and_the_text_says_so() {
     sim.sim.shutdown().await;
 }
 
+#[test]
+fn secrets_in_free_text_are_masked_whole_in_odd_shapes() {
+    // (text, what must not remain, what must remain)
+    let cases: &[(&str, &str, &str)] = &[
+        // A quoted value with blanks is one value.
+        (
+            "DB_PASSWORD=\"correct horse battery\" next",
+            "horse",
+            "next",
+        ),
+        ("DB_PASSWORD='correct horse' next", "horse", "next"),
+        ("--password \"two words\" --user bot", "words", "--user bot"),
+        ("--password='two words' --user bot", "words", "--user bot"),
+        // A raw `@` in a URL's password: the password runs to the last `@`.
+        ("postgres://app:p@ss@db:5432/x", "ss@", "db:5432/x"),
+        // A token as the user of a clone URL.
+        (
+            "git clone https://ghp_tok3nvalue@github.com/a/b",
+            "ghp_tok3nvalue",
+            "github.com/a/b",
+        ),
+        // Keys inside a value: a connection string.
+        (
+            "Server=db;User=sa;Password=pw4;Encrypt=true",
+            "pw4",
+            "Server=db;User=sa;",
+        ),
+        // JSON written in a log line.
+        (
+            "{\"level\":\"debug\",\"password\" : \"pw 5\",\"user\":\"bob\"}",
+            "pw 5",
+            "\"user\":\"bob\"",
+        ),
+        // A bearer token.
+        (
+            "GET / Authorization: Bearer eyJhbGc.payload.sig",
+            "eyJhbGc",
+            "Authorization: Bearer",
+        ),
+    ];
+    for (text, gone, kept) in cases {
+        let m = mask_text(text);
+        assert!(!m.contains(gone), "{text:?} -> {m:?}");
+        assert!(m.contains(kept), "{text:?} -> {m:?}");
+        assert!(m.contains(MASK), "{text:?} -> {m:?}");
+    }
+    // What is not a secret stays as written.
+    for text in [
+        "Server=db;User=sa;Encrypt=true",
+        "{\"level\":\"debug\",\"user\":\"bob\"}",
+        "https://github.com/a/b",
+        "ssh://git@github.com:a/b",
+        "NAME=\"two words\" x",
+    ] {
+        assert_eq!(mask_text(text), text);
+    }
+    // A `{Name, Value}` pair written with capitals is a pair too.
+    let v = redacted(&json!({"vars": [{"Name": "API_TOKEN", "Value": "v1"}]}), "");
+    assert_eq!(v["vars"][0]["Value"], MASK, "{v}");
+    assert_eq!(v["vars"][0]["Name"], "API_TOKEN", "{v}");
+    // A hostile line of `a=a=a…` is masked in one pass, without recursion.
+    let long = format!("{} PASSWORD=x", "a=b;".repeat(200_000));
+    assert!(mask_text(&long).ends_with(&format!("PASSWORD={MASK}")));
+}
+
 /// Records the progress notifications a call sends.
 #[derive(Clone, Default)]
 struct ProgressRecorder(
@@ -595,10 +660,18 @@ async fn stream_output_masks_secrets_in_its_text_and_progress() {
         json!({"log": "Step 1/3 : ENV DB_PASSWORD=streampw-SECRET1"}),
         json!({"log": "cloning https://bot:streampw-SECRET2@git.example.com/app.git"}),
         json!({"log": "RUN login --password streampw-SECRET3 --user bot"}),
+        json!({"log": "connecting to Server=db;User=sa;Password=streampw-SECRET4;"}),
+        json!({"log": "{\"level\":\"debug\",\"db_password\":\"streampw SECRET5\"}"}),
         json!({"done": true}),
     ];
     let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let secrets = ["streampw-SECRET1", "streampw-SECRET2", "streampw-SECRET3"];
+    let secrets = [
+        "streampw-SECRET1",
+        "streampw-SECRET2",
+        "streampw-SECRET3",
+        "streampw-SECRET4",
+        "SECRET5",
+    ];
     let (base, _) = fake_upstream_typed("200 OK", "application/x-json-stream", body).await;
     for show in [false, true] {
         let recorder = ProgressRecorder::default();
@@ -634,7 +707,7 @@ async fn stream_output_masks_secrets_in_its_text_and_progress() {
         if show {
             assert_eq!(
                 leaked(&t, &secrets).len(),
-                3,
+                secrets.len(),
                 "--show-secrets shows them: {t}"
             );
         } else {
