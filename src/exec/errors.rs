@@ -110,6 +110,13 @@ pub fn parse_error(status: u16, body: &str) -> ArcaneError {
     error_detail(status, "", body.as_bytes())
 }
 
+/// Whether an answer is Arcane's plain-JSON failure shape, `{"success": false, …}`, which can
+/// come with a 2xx status: such an answer is an error whatever the action expected (JSON or a
+/// file).
+pub fn is_failure_shape(body: &serde_json::Value) -> bool {
+    body.get("success") == Some(&serde_json::Value::Bool(false))
+}
+
 /// Whether an answer is an HTML page: by its content type, or by how it starts when the type
 /// is missing or generic.
 pub fn is_html(content_type: &str, body: &[u8]) -> bool {

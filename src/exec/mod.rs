@@ -370,6 +370,23 @@ impl Executor {
         if status.is_success() && action.kind == ResultKind::Download {
             let cap = transfer::DEFAULT_MAX_DOWNLOAD.min(self.config.max_response_bytes);
             return match transfer::read_download(resp, cap).await {
+                Ok(transfer::Download {
+                    body: transfer::DownloadBody::Text(t),
+                    ..
+                }) if t.trim_start().starts_with('{')
+                    && serde_json::from_str::<Value>(&t)
+                        .is_ok_and(|v| errors::is_failure_shape(&v)) =>
+                {
+                    // Arcane's failure shape where a file was expected: an error, not a file.
+                    let err = errors::error_detail(status.as_u16(), &content_type, t.as_bytes());
+                    error_result(errors::http_error_text(
+                        snap,
+                        action,
+                        &err,
+                        env,
+                        self.credential_name(),
+                    ))
+                }
                 Ok(d) => download_result(action, d, self.config.show_secrets),
                 Err(e) => error_result(format!("{}: {e}", action.id)),
             };
@@ -418,7 +435,7 @@ impl Executor {
             ),
             _ => match serde_json::from_slice::<Value>(&bytes) {
                 // Arcane's plain-JSON failure shape can come with a 2xx status.
-                Ok(body) if body.get("success") == Some(&Value::Bool(false)) => {
+                Ok(body) if errors::is_failure_shape(&body) => {
                     let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
                     error_result(errors::http_error_text(
                         snap,

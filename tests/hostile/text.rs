@@ -747,6 +747,45 @@ async fn a_200_success_false_is_an_error() {
     sim.sim.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_200_success_false_on_a_download_is_an_error_not_a_file() {
+    // Arcane's plain-JSON failure shape with a 2xx status, where a file was expected: it is
+    // not a JSON file named after the action.
+    let body = json!({"success": false, "error": "backup not found [x](http://evil.example)"});
+    let (base, _) = fake_upstream_typed("200 OK", "application/json", body.to_string()).await;
+    let client = spawn(&base, "k", &[]).await;
+    for (id, params) in [
+        ("volume_backup.download", json!({"backupId": "b1"})),
+        ("image.export", json!({"name": "nginx:1.27-alpine"})),
+    ] {
+        let r = call(
+            &client,
+            "arcane_execute_action",
+            json!({"action": id, "params": params}),
+        )
+        .await;
+        let t = err(&r);
+        assert!(t.contains("backup not found"), "{id}: {t}");
+        assert!(forbidden(&t).is_empty(), "{id}: {t}");
+    }
+    // A JSON file that is not that shape is still a file.
+    let (base, _) = fake_upstream_typed(
+        "200 OK",
+        "application/json",
+        json!({"success": true, "data": {"x": 1}}).to_string(),
+    )
+    .await;
+    let client = spawn(&base, "k", &[]).await;
+    let r = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "volume_backup.download", "params": {"backupId": "b1"}}),
+    )
+    .await;
+    assert!(!is_error(&r), "{}", text(&r));
+    client.cancel().await.unwrap();
+}
+
 /// A fake upstream answering every request with `status` and an HTML `body`; counts the
 /// requests it receives.
 async fn fake_upstream(
