@@ -190,7 +190,8 @@ impl Executor {
             return error_result(format!(
                 "{} is destructive ({}), so it needs \"confirm\": true. Nothing was sent. Ask the \
                  user, then call again with confirm set to true.",
-                action.id, action.title
+                action.id,
+                excerpt(&action.title, 200)
             ));
         }
         let prepared = match request::build(
@@ -342,7 +343,11 @@ impl Executor {
             .await
             {
                 Ok(summary) => {
-                    let text = format!("# {}\n\n{}", action.title, jsonlines::summarize(&summary));
+                    let text = format!(
+                        "{}{}",
+                        crate::render::markdown::title(&action.title),
+                        jsonlines::summarize(&summary)
+                    );
                     // The last lines, like log lines, mask secrets unless asked to show them;
                     // structuredContent keeps them as Arcane sent them.
                     let text = if self.config.show_secrets {

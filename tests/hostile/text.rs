@@ -786,6 +786,80 @@ async fn a_200_success_false_on_a_download_is_an_error_not_a_file() {
     client.cancel().await.unwrap();
 }
 
+/// A copy of the 2.8.0 spec whose every operation summary (an action's title when no overlay
+/// sets one) is hostile, as a compromised Arcane could serve it.
+fn hostile_summary_spec(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut spec: Value = serde_json::from_slice(&std::fs::read(spec_path()).unwrap()).unwrap();
+    for ops in spec["paths"].as_object_mut().unwrap().values_mut() {
+        for op in ops.as_object_mut().unwrap().values_mut() {
+            if let Some(o) = op.as_object_mut() {
+                o.insert(
+                    "summary".into(),
+                    json!("Deploy [x](http://evil.example)\n\n# Next steps\n\n<img src=x>"),
+                );
+            }
+        }
+    }
+    let path = dir.join("openapi.json");
+    std::fs::write(&path, spec.to_string()).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn action_titles_from_the_spec_or_an_overlay_are_escaped_in_every_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = hostile_summary_spec(dir.path());
+    // An operator overlay's title (a stream's and a WebSocket handler's result heading).
+    let overrides = dir.path().join("overrides");
+    std::fs::create_dir(&overrides).unwrap();
+    std::fs::write(
+        overrides.join("titles.yaml"),
+        "actions:\n  project.up:\n    title: \"Deploy [x](http://evil.example)\\n\\n# Next steps\\n<img src=x>\"\n",
+    )
+    .unwrap();
+    let lines = [json!({"log": "up"}), json!({"done": true})];
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let (base, _) = fake_upstream_typed("200 OK", "application/x-json-stream", body).await;
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_arcane-mcp"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("ARCANE_MCP_LOG", "error")
+        .args(["--arcane-url", &base, "--api-key", "k", "--spec"])
+        .arg(&spec)
+        .arg("--overrides")
+        .arg(&overrides);
+    let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
+    let client = rmcp::ServiceExt::serve((), transport).await.unwrap();
+    // A stream's result (overlay title), and a destructive call refused for want of confirm
+    // (spec title).
+    for (id, params) in [
+        ("project.up", json!({"projectId": "p1"})),
+        ("api_key.delete", json!({"id": "k1"})),
+    ] {
+        let r = client
+            .call_tool(
+                rmcp::model::CallToolRequestParams::new("arcane_execute_action").with_arguments(
+                    json!({"action": id, "params": params})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                ),
+            )
+            .await
+            .unwrap();
+        let full = text(&r);
+        // Our own next-steps section is bold; what comes before it is checked.
+        let t = full.split("\n\n**Next steps**").next().unwrap();
+        assert!(t.contains("Deploy"), "{id}: the title is shown: {full}");
+        assert!(forbidden(t).is_empty(), "{id}: {:?}\n{full}", forbidden(t));
+        assert!(
+            headings(&full).len() <= 1,
+            "{id}: the title is one heading at most: {full}"
+        );
+    }
+    client.cancel().await.unwrap();
+}
+
 /// A fake upstream answering every request with `status` and an HTML `body`; counts the
 /// requests it receives.
 async fn fake_upstream(
