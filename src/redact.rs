@@ -437,7 +437,10 @@ pub fn mask_text(s: &str) -> Cow<'_, str> {
         && !s.contains('=')
         && !s.contains("\":")
         && !s.contains("\" :")
-        && !s.to_ascii_lowercase().contains("bearer")
+        && !s
+            .as_bytes()
+            .windows(6)
+            .any(|w| w.eq_ignore_ascii_case(b"bearer"))
     {
         return Cow::Borrowed(s);
     }
@@ -515,8 +518,11 @@ fn mask_assignments(s: &str) -> Cow<'_, str> {
 fn value_end(s: &str, start: usize) -> usize {
     let rest = &s[start..];
     if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
-        let line_end = rest.find('\n').unwrap_or(rest.len());
-        if let Some(close) = rest[1..line_end].find(q) {
+        // Scans only to the closing quote or the line's end, so that many quoted values on
+        // one long line stay linear.
+        if let Some(close) = rest[1..].find([q, '\n'])
+            && rest[1..].as_bytes()[close] == q as u8
+        {
             return start + close + 2;
         }
     }
