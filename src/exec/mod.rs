@@ -57,6 +57,10 @@ pub struct ExecConfig {
     pub show_secrets: bool,
 }
 
+/// How many progress reports may wait for a slow receiver before further ones are dropped: a
+/// stream reports every line, and the result summarizes them anyway.
+pub const PROGRESS_QUEUE: usize = 64;
+
 /// What a call carries besides its arguments: the client's cancellation, and where progress
 /// goes when the client sent a progress token.
 #[derive(Default, Clone)]
@@ -64,8 +68,9 @@ pub struct CallContext {
     /// Cancelled when the client sends `notifications/cancelled`; the HTTP request is dropped.
     pub cancel: tokio_util::sync::CancellationToken,
     /// Receives progress of long calls (JSON-lines streams), forwarded as
-    /// `notifications/progress`.
-    pub progress: Option<tokio::sync::mpsc::UnboundedSender<jsonlines::Progress>>,
+    /// `notifications/progress`. A bounded queue ([`PROGRESS_QUEUE`]): when the receiver falls
+    /// behind (a client that does not read), reports are dropped rather than held.
+    pub progress: Option<tokio::sync::mpsc::Sender<jsonlines::Progress>>,
 }
 
 /// Runs actions against Arcane.
@@ -331,7 +336,8 @@ impl Executor {
                     if !show_secrets && let Some(m) = &mut p.message {
                         *m = crate::redact::mask_text(m).into_owned();
                     }
-                    let _ = tx.send(p);
+                    // Full: the receiver is behind (a client not reading); drop this one.
+                    let _ = tx.try_send(p);
                 }
             };
             return match jsonlines::read_response_within(

@@ -755,3 +755,61 @@ async fn a_call_waiting_for_a_slot_can_be_cancelled() {
     assert_eq!(seen.len(), 1, "{seen:?}");
     client.cancel().await.unwrap();
 }
+
+/// Peak resident memory of a process, in bytes (Linux).
+fn vm_hwm(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: usize = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_of_an_endless_stream_to_a_client_that_does_not_read_stays_bounded() {
+    // Every stream line is a progress notification. A client that reads its stdout slowly (or
+    // not at all) must not make the server queue one notification per line without end.
+    let line = format!("{{\"log\":\"{}\"}}\n", "x".repeat(150));
+    let fake = Fake::start(move |_| Reply::Endless {
+        head: "HTTP/1.1 200 OK\r\nContent-Type: application/x-json-stream\r\nConnection: close\r\n\r\n"
+            .into(),
+        chunk: line.repeat(1000).into_bytes(),
+    })
+    .await;
+    let mut cmd = command(&fake.base, "k", &["--timeout", "3"]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().unwrap();
+    let pid = child.id().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Held open and never read: the pipe fills and the server's writes wait.
+    let _stdout = child.stdout.take().unwrap();
+    for msg in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "arcane_execute_action",
+            "arguments": {"action": "image.pull", "params": {"imageName": "nginx:latest"}},
+            "_meta": {"progressToken": 1}}}),
+    ] {
+        stdin
+            .write_all(format!("{msg}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    stdin.flush().await.unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let peak = vm_hwm(pid);
+    child.kill().await.unwrap();
+    assert!(
+        peak < 100 * 1024 * 1024,
+        "the server held {} MB while its client did not read",
+        peak / (1024 * 1024)
+    );
+}
