@@ -521,7 +521,7 @@ fn value_end(s: &str, start: usize) -> usize {
         // Scans only to the closing quote or the line's end, so that many quoted values on
         // one long line stay linear.
         if let Some(close) = rest[1..].find([q, '\n'])
-            && rest[1..].as_bytes()[close] == q as u8
+            && rest.as_bytes()[1 + close] == q as u8
         {
             return start + close + 2;
         }
