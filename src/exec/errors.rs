@@ -127,12 +127,21 @@ pub fn is_html(content_type: &str, body: &[u8]) -> bool {
     if ct.contains("json") {
         return false;
     }
-    let start: Vec<u8> = body
-        .iter()
-        .skip_while(|b| b.is_ascii_whitespace())
-        .take(15)
-        .map(u8::to_ascii_lowercase)
-        .collect();
+    // A byte order mark, blanks and a few leading comments (`<!-- sso -->`) come before the
+    // page proper; only the first KiB is looked at.
+    let head = &body[..body.len().min(1024)];
+    let mut rest = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    for _ in 0..4 {
+        rest = rest.trim_ascii_start();
+        match rest.strip_prefix(b"<!--") {
+            Some(comment) => match comment.windows(3).position(|w| w == b"-->") {
+                Some(end) => rest = &comment[end + 3..],
+                None => return false,
+            },
+            None => break,
+        }
+    }
+    let start: Vec<u8> = rest.iter().take(15).map(u8::to_ascii_lowercase).collect();
     start.starts_with(b"<!doctype html") || start.starts_with(b"<html")
 }
 

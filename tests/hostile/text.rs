@@ -955,6 +955,31 @@ async fn an_html_page_is_a_proxy_or_login_page_not_a_result() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_html_page_without_a_content_type_is_recognized_after_a_byte_order_mark() {
+    // A login page served without a useful content type, starting with a UTF-8 byte order
+    // mark (or an HTML comment): still a page, not a file named after the action.
+    for page in [
+        format!("\u{feff}{LOGIN_PAGE}"),
+        format!("<!-- sso -->\n{LOGIN_PAGE}"),
+        format!("\u{feff}  <html><head><title>Sign in</title></head></html>"),
+    ] {
+        let (base, _) = fake_upstream_typed("200 OK", "application/octet-stream", page).await;
+        let client = spawn(&base, "k", &[]).await;
+        let t = err(&call(
+            &client,
+            "arcane_execute_action",
+            json!({"action": "container.list", "params": {}}),
+        )
+        .await);
+        assert!(
+            t.contains("proxy or login page") && t.contains("Sign in"),
+            "{t}"
+        );
+        client.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_refused_locally_says_nothing_was_sent() {
     let (base, hits) = fake_upstream("200 OK", LOGIN_PAGE).await;
     let client = spawn(&base, "k", &[]).await;
