@@ -50,6 +50,12 @@ enum Reply {
     },
     /// Waits, then answers.
     Slow(Duration, Box<Reply>),
+    /// The head, then one byte of `body` every `every` (a slowloris body), without end.
+    Trickle {
+        head: String,
+        body: Vec<u8>,
+        every: Duration,
+    },
 }
 
 fn json_reply(status: u16, body: &Value) -> Reply {
@@ -197,6 +203,17 @@ fn answer(sock: &mut tokio::net::TcpStream, reply: Reply) -> futures::future::Bo
             Reply::Slow(d, then) => {
                 tokio::time::sleep(d).await;
                 answer(sock, *then).await;
+            }
+            Reply::Trickle { head, body, every } => {
+                if sock.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                for b in body.iter().cycle() {
+                    if sock.write_all(&[*b]).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(every).await;
+                }
             }
         }
         let _ = sock.shutdown().await;
@@ -812,4 +829,35 @@ async fn progress_of_an_endless_stream_to_a_client_that_does_not_read_stays_boun
         "the server held {} MB while its client did not read",
         peak / (1024 * 1024)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slowloris_error_body_does_not_hold_a_stream_call() {
+    // A stream's request may run for 20 × --timeout, so its error body (a 502 whose body
+    // arrives a byte at a time, without end) must have a read time of its own: the message is
+    // what arrived by then.
+    let fake = Fake::start(|_| Reply::Trickle {
+        head: "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
+            .into(),
+        body: b"upstream down ".to_vec(),
+        every: Duration::from_millis(200),
+    })
+    .await;
+    let client = spawn(&fake.base, "k", &["--timeout", "30"]).await;
+    // A hang guard, far below the stream's own cap (600 s) and far above the error body's.
+    let r = tokio::time::timeout(
+        Duration::from_secs(120),
+        run(
+            &client,
+            "image.pull",
+            json!({"imageName": "nginx:latest"}),
+            false,
+        ),
+    )
+    .await
+    .expect("the stream call answers instead of reading the error body for 10 minutes");
+    let t = err(&r);
+    assert!(t.contains("502"), "{t}");
+    assert!(t.contains("upstream down"), "what arrived is used: {t}");
+    client.cancel().await.unwrap();
 }
