@@ -961,7 +961,7 @@ async fn an_html_page_without_a_content_type_is_recognized_after_a_byte_order_ma
     for page in [
         format!("\u{feff}{LOGIN_PAGE}"),
         format!("<!-- sso -->\n{LOGIN_PAGE}"),
-        format!("\u{feff}  <html><head><title>Sign in</title></head></html>"),
+        "\u{feff}  <html><head><title>Sign in</title></head></html>".to_string(),
     ] {
         let (base, _) = fake_upstream_typed("200 OK", "application/octet-stream", page).await;
         let client = spawn(&base, "k", &[]).await;
