@@ -113,7 +113,8 @@ pub async fn call(app: &App, args: &CallArgs) -> Result<CallToolResult> {
     };
     // Progress of long calls (pull, build, up) goes to stderr as it comes, as a client with a
     // progress token would get it.
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::exec::jsonlines::Progress>();
+    let (tx, mut rx) =
+        tokio::sync::mpsc::channel::<crate::exec::jsonlines::Progress>(crate::exec::PROGRESS_QUEUE);
     let printer = tokio::spawn(async move {
         while let Some(p) = rx.recv().await {
             if let Some(m) = p.message {

@@ -15,6 +15,8 @@ use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 /// Most of an error body that is read: only its message is used.
 pub const MAX_ERROR_BODY: usize = 64 * 1024;
+/// Longest time spent reading an error body (see [`read_prefix`]).
+pub const ERROR_BODY_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 /// Same-origin redirects followed in a row before giving up.
 const MAX_REDIRECTS: usize = 5;
 
@@ -128,17 +130,22 @@ pub async fn read_capped(mut resp: reqwest::Response, limit: usize) -> Result<Ve
     }
 }
 
-/// Reads at most `limit` bytes of a body and drops the rest: for error answers, whose message
-/// is all that is used. A broken body gives what arrived.
+/// Reads at most `limit` bytes of a body, for at most [`ERROR_BODY_TIME`], and drops the rest:
+/// for error answers (and HTML pages), whose message is all that is used. A broken or slow body
+/// gives what arrived. The time bound matters for streams, whose request may run for
+/// 20 × `--timeout`: a body trickling in a byte at a time would otherwise hold the call that long.
 pub async fn read_prefix(mut resp: reqwest::Response, limit: usize) -> Vec<u8> {
     let mut body = Vec::new();
-    while let Ok(Some(chunk)) = resp.chunk().await {
-        let room = limit.saturating_sub(body.len());
-        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if body.len() >= limit {
-            break;
+    let _ = tokio::time::timeout(ERROR_BODY_TIME, async {
+        while let Ok(Some(chunk)) = resp.chunk().await {
+            let room = limit.saturating_sub(body.len());
+            body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            if body.len() >= limit {
+                break;
+            }
         }
-    }
+    })
+    .await;
     body
 }
 

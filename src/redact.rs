@@ -11,9 +11,11 @@
 //! * in multi-line text under such fields or `envContent`-like fields (`.env` files), the value
 //!   of each `KEY=VALUE` line; in compose text, the value of `KEY: VALUE` / `KEY=VALUE` lines
 //!   whose key says secret;
-//! * in any text: the password of a URL (`scheme://user:PASSWORD@host`), the value of a
-//!   secret-named command-line flag (`--db-password=…`, `--token …`, also as the next item of
-//!   an argument array) and of a secret-named `KEY=VALUE` word;
+//! * in any text: the password of a URL (`scheme://user:PASSWORD@host`, up to the last `@`)
+//!   and a web URL's lone user (`https://TOKEN@host`), the value of a secret-named
+//!   command-line flag (`--db-password=…`, `--token …`, also as the next item of an argument
+//!   array) and of a secret-named `KEY=VALUE` word (a quoted value whole, keys inside a
+//!   connection string too), a secret-named key of JSON written in text, a bearer token;
 //! * for secret domains (`swarm_secret`), the secret's `data`.
 //!
 //! See `docs/security.md` ("Secrets").
@@ -268,7 +270,10 @@ fn walk(
             let pair_field = ["key", "name", "Key", "Name"]
                 .into_iter()
                 .find(|k| map.get(*k).is_some_and(Value::is_string));
-            let is_pair = map.contains_key("value") && pair_field.is_some();
+            let value_field = ["value", "Value"]
+                .into_iter()
+                .find(|k| map.contains_key(*k));
+            let is_pair = value_field.is_some() && pair_field.is_some();
             let pair_secret = is_pair
                 && (pair_field
                     .and_then(|f| map.get(f))
@@ -284,7 +289,7 @@ fn walk(
                 let secret = if is_pair && Some(k.as_str()) == pair_field {
                     // A pair's name is not a secret, whatever it says (`key: API_TOKEN`).
                     false
-                } else if is_pair && k == "value" {
+                } else if is_pair && Some(k.as_str()) == value_field {
                     pair_secret
                 } else {
                     is_secret_name(k) || (ctx.secret_domain && k.eq_ignore_ascii_case("data"))
@@ -386,13 +391,33 @@ pub fn mask_document<'a>(text: &'a str, file_name: &str) -> Cow<'a, str> {
 }
 
 static URL_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/?#@]*:)([^\s/?#@]+)@").expect("valid regex")
+    // The password runs to the last `@` of the authority: a password with a raw `@`
+    // (`u:p@ss@host`, which parsers read the same way) is masked whole.
+    Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/?#@]*:)([^\s/?#]+)@").expect("valid regex")
 });
+/// A web URL whose user info is a single word: how access tokens are put in clone URLs
+/// (`https://<token>@github.com/…`).
+static URL_TOKEN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\b(https?://)([^\s:/?#@]+)@").expect("valid regex"));
 static FLAG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(^|\s)(--?[A-Za-z][A-Za-z0-9_.\-]*)(=\S+|[ \t]+[^\s\-]\S*)").expect("valid regex")
+    Regex::new(
+        r#"(^|\s)(--?[A-Za-z][A-Za-z0-9_.\-]*)(=(?:"[^"\n]*"|'[^'\n]*'|\S+)|[ \t]+(?:"[^"\n]*"|'[^'\n]*'|[^\s\-"']\S*))"#,
+    )
+    .expect("valid regex")
 });
-static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(^|[\s;,&|(?])([A-Za-z_][A-Za-z0-9_.\-]*)=([^\s&]+)").expect("valid regex")
+/// Where a `KEY=` word starts; its value is found by [`value_end`].
+static ASSIGNMENT_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(^|[\s;,&|(?])([A-Za-z_][A-Za-z0-9_.\-]*)=").expect("valid regex")
+});
+/// A secret-named key of JSON written inside text (a structured log line):
+/// `"password": "value"`.
+static JSON_PAIR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#""([A-Za-z_][A-Za-z0-9_.\-]*)"(\s*:\s*)"((?:[^"\\\n]|\\.)*)""#)
+        .expect("valid regex")
+});
+/// A bearer token (`Authorization: Bearer eyJ…`).
+static BEARER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(bearer[ \t]+)([A-Za-z0-9\-._~+/]+=*)").expect("valid regex")
 });
 
 /// Masks secrets written inside free text: a URL's password, a secret-named flag's value, a
@@ -407,13 +432,23 @@ static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
 /// assert_eq!(mask_text("--name web --port 80"), "--name web --port 80");
 /// ```
 pub fn mask_text(s: &str) -> Cow<'_, str> {
-    if !s.contains('@') && !s.contains('-') && !s.contains('=') {
+    if !s.contains('@')
+        && !s.contains('-')
+        && !s.contains('=')
+        && !s.contains("\":")
+        && !s.contains("\" :")
+        && !s
+            .as_bytes()
+            .windows(6)
+            .any(|w| w.eq_ignore_ascii_case(b"bearer"))
+    {
         return Cow::Borrowed(s);
     }
     let urls = URL_PASSWORD.replace_all(s, format!("${{1}}{MASK}@").as_str());
+    let urls = URL_TOKEN.replace_all(&urls, format!("${{1}}{MASK}@").as_str());
     let flags = FLAG.replace_all(&urls, |c: &regex::Captures<'_>| {
         let (lead, flag, rest) = (&c[1], &c[2], &c[3]);
-        // `rest` is `=value` or the blanks and the next word.
+        // `rest` is `=value` or the blanks and the next word (or quoted words).
         let at = rest
             .find(|ch: char| ch != '=' && ch != ' ' && ch != '\t')
             .unwrap_or(rest.len());
@@ -424,19 +459,77 @@ pub fn mask_text(s: &str) -> Cow<'_, str> {
             c[0].to_string()
         }
     });
-    let assigns = ASSIGNMENT.replace_all(&flags, |c: &regex::Captures<'_>| {
-        let (lead, key, val) = (&c[1], &c[2], &c[3]);
-        if is_secret_name(key) && val != MASK && !is_padding(val) {
-            format!("{lead}{key}={MASK}")
+    let assigns = mask_assignments(&flags);
+    let json = JSON_PAIR.replace_all(&assigns, |c: &regex::Captures<'_>| {
+        if is_secret_name(&c[1]) && &c[3] != MASK && !c[3].is_empty() {
+            format!("\"{}\"{}\"{MASK}\"", &c[1], &c[2])
         } else {
             c[0].to_string()
         }
     });
-    if assigns == s {
+    let bearer = BEARER.replace_all(&json, |c: &regex::Captures<'_>| {
+        if c[2].starts_with(MASK) {
+            c[0].to_string()
+        } else {
+            format!("{}{MASK}", &c[1])
+        }
+    });
+    if bearer == s {
         Cow::Borrowed(s)
     } else {
-        Cow::Owned(assigns.into_owned())
+        Cow::Owned(bearer.into_owned())
     }
+}
+
+/// Masks the value of each secret-named `KEY=VALUE` word. A value runs to the next blank or
+/// `&`, or is one quoted string (`PASSWORD="two words"`); keys inside a value are found too
+/// (`Server=db;Password=…` in a connection string), and a secret's value is masked whole,
+/// whatever keys it seems to hold. One pass, linear in the text.
+fn mask_assignments(s: &str) -> Cow<'_, str> {
+    let mut out = String::new();
+    let mut copied = 0; // bytes of `s` already in `out`
+    let mut masked_to = 0; // end of the last masked value
+    for c in ASSIGNMENT_KEY.captures_iter(s) {
+        let whole = c.get(0).expect("match");
+        let key = &c[2];
+        let start = whole.end();
+        if start < masked_to || !is_secret_name(key) {
+            continue;
+        }
+        let end = value_end(s, start);
+        let val = &s[start..end];
+        if val.is_empty() || val == MASK || is_padding(val) {
+            continue;
+        }
+        out.push_str(&s[copied..start]);
+        out.push_str(MASK);
+        copied = end;
+        masked_to = end;
+    }
+    if copied == 0 {
+        return Cow::Borrowed(s);
+    }
+    out.push_str(&s[copied..]);
+    Cow::Owned(out)
+}
+
+/// Where the value starting at `start` ends: after its closing quote when it is quoted (on the
+/// same line), else at the next blank or `&`.
+fn value_end(s: &str, start: usize) -> usize {
+    let rest = &s[start..];
+    if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
+        // Scans only to the closing quote or the line's end, so that many quoted values on
+        // one long line stay linear.
+        if let Some(close) = rest[1..].find([q, '\n'])
+            && rest.as_bytes()[1 + close] == q as u8
+        {
+            return start + close + 2;
+        }
+    }
+    start
+        + rest
+            .find(|ch: char| ch.is_whitespace() || ch == '&')
+            .unwrap_or(rest.len())
 }
 
 /// `=` signs only: the padding of a base64 line (a certificate), not a value.

@@ -157,8 +157,9 @@ impl ServerHandler for ArcaneServer {
             progress: None,
         };
         let forwarder = context.meta.get_progress_token().map(|token| {
-            let (tx, mut rx) =
-                tokio::sync::mpsc::unbounded_channel::<crate::exec::jsonlines::Progress>();
+            let (tx, mut rx) = tokio::sync::mpsc::channel::<crate::exec::jsonlines::Progress>(
+                crate::exec::PROGRESS_QUEUE,
+            );
             ctx.progress = Some(tx);
             let peer = context.peer.clone();
             tokio::spawn(async move {

@@ -110,6 +110,13 @@ pub fn parse_error(status: u16, body: &str) -> ArcaneError {
     error_detail(status, "", body.as_bytes())
 }
 
+/// Whether an answer is Arcane's plain-JSON failure shape, `{"success": false, …}`, which can
+/// come with a 2xx status: such an answer is an error whatever the action expected (JSON or a
+/// file).
+pub fn is_failure_shape(body: &serde_json::Value) -> bool {
+    body.get("success") == Some(&serde_json::Value::Bool(false))
+}
+
 /// Whether an answer is an HTML page: by its content type, or by how it starts when the type
 /// is missing or generic.
 pub fn is_html(content_type: &str, body: &[u8]) -> bool {
@@ -120,12 +127,21 @@ pub fn is_html(content_type: &str, body: &[u8]) -> bool {
     if ct.contains("json") {
         return false;
     }
-    let start: Vec<u8> = body
-        .iter()
-        .skip_while(|b| b.is_ascii_whitespace())
-        .take(15)
-        .map(u8::to_ascii_lowercase)
-        .collect();
+    // A byte order mark, blanks and a few leading comments (`<!-- sso -->`) come before the
+    // page proper; only the first KiB is looked at.
+    let head = &body[..body.len().min(1024)];
+    let mut rest = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    for _ in 0..4 {
+        rest = rest.trim_ascii_start();
+        match rest.strip_prefix(b"<!--") {
+            Some(comment) => match comment.windows(3).position(|w| w == b"-->") {
+                Some(end) => rest = &comment[end + 3..],
+                None => return false,
+            },
+            None => break,
+        }
+    }
+    let start: Vec<u8> = rest.iter().take(15).map(u8::to_ascii_lowercase).collect();
     start.starts_with(b"<!doctype html") || start.starts_with(b"<html")
 }
 

@@ -13,6 +13,7 @@ use super::websocket::{
 use super::{ExecConfig, assistant_text, error_result};
 use crate::catalog::{Action, ParamLocation};
 use crate::redact::mask_text;
+use crate::render::markdown::title;
 
 fn num(params: &Map<String, Value>, name: &str) -> Option<f64> {
     params.get(name).and_then(Value::as_f64)
@@ -116,7 +117,7 @@ pub async fn run(
                     }
                     .to_text()
                 };
-                let text = format!("# {}\n\n{shown}", action.title);
+                let text = format!("{}{shown}", title(&action.title));
                 (
                     text,
                     json!({"lines": out.lines, "truncated": out.truncated}),
@@ -161,7 +162,7 @@ pub async fn run(
                     }
                     .to_text()
                 };
-                let text = format!("# {}\n\n{shown}", action.title);
+                let text = format!("{}{shown}", title(&action.title));
                 (
                     text,
                     json!({"output": out.output, "exitCode": out.exit_code, "truncated": out.truncated}),
@@ -186,7 +187,7 @@ pub async fn run(
 }
 
 fn stats_result(action: &Action, out: websocket::StatsOutput) -> (String, Value) {
-    let mut text = format!("# {}\n\n{} sample(s).", action.title, out.samples.len());
+    let mut text = format!("{}{} sample(s).", title(&action.title), out.samples.len());
     if let Some(why) = &out.truncated {
         text.push_str(&format!(" {why}"));
     }

@@ -59,6 +59,10 @@ pub struct ExecConfig {
     pub show_secrets: bool,
 }
 
+/// How many progress reports may wait for a slow receiver before further ones are dropped: a
+/// stream reports every line, and the result summarizes them anyway.
+pub const PROGRESS_QUEUE: usize = 64;
+
 /// What a call carries besides its arguments: the client's cancellation, and where progress
 /// goes when the client sent a progress token.
 #[derive(Default, Clone)]
@@ -66,8 +70,9 @@ pub struct CallContext {
     /// Cancelled when the client sends `notifications/cancelled`; the HTTP request is dropped.
     pub cancel: tokio_util::sync::CancellationToken,
     /// Receives progress of long calls (JSON-lines streams), forwarded as
-    /// `notifications/progress`.
-    pub progress: Option<tokio::sync::mpsc::UnboundedSender<jsonlines::Progress>>,
+    /// `notifications/progress`. A bounded queue ([`PROGRESS_QUEUE`]): when the receiver falls
+    /// behind (a client that does not read), reports are dropped rather than held.
+    pub progress: Option<tokio::sync::mpsc::Sender<jsonlines::Progress>>,
 }
 
 /// Runs actions against Arcane.
@@ -226,7 +231,8 @@ impl Executor {
             return error_result(format!(
                 "{} is destructive ({}), so it needs \"confirm\": true. Nothing was sent. Ask the \
                  user, then call again with confirm set to true.",
-                action.id, action.title
+                action.id,
+                excerpt(&action.title, 200)
             ));
         }
         let prepared = match request::build(
@@ -354,9 +360,16 @@ impl Executor {
             // Read to the end, forwarding progress; a stream cut mid-way is reported from what
             // arrived, not as a transport failure.
             let progress = ctx.progress.clone();
-            let on_progress = move |p: jsonlines::Progress| {
+            let show_secrets = self.config.show_secrets;
+            // Progress messages are the stream's lines (a build prints what its steps run):
+            // text of the result, masked like log lines.
+            let on_progress = move |mut p: jsonlines::Progress| {
                 if let Some(tx) = &progress {
-                    let _ = tx.send(p);
+                    if !show_secrets && let Some(m) = &mut p.message {
+                        *m = crate::redact::mask_text(m).into_owned();
+                    }
+                    // Full: the receiver is behind (a client not reading); drop this one.
+                    let _ = tx.try_send(p);
                 }
             };
             return match jsonlines::read_response_within(
@@ -368,7 +381,18 @@ impl Executor {
             .await
             {
                 Ok(summary) => {
-                    let text = format!("# {}\n\n{}", action.title, jsonlines::summarize(&summary));
+                    let text = format!(
+                        "{}{}",
+                        crate::render::markdown::title(&action.title),
+                        jsonlines::summarize(&summary)
+                    );
+                    // The last lines, like log lines, mask secrets unless asked to show them;
+                    // structuredContent keeps them as Arcane sent them.
+                    let text = if self.config.show_secrets {
+                        text
+                    } else {
+                        crate::redact::mask_text(&text).into_owned()
+                    };
                     let mut r = CallToolResult::success(vec![assistant_text(text)]);
                     r.structured_content = Some(stream_json(&summary));
                     r
@@ -389,6 +413,23 @@ impl Executor {
         if status.is_success() && action.kind == ResultKind::Download {
             let cap = transfer::DEFAULT_MAX_DOWNLOAD.min(self.config.max_response_bytes);
             return match transfer::read_download(resp, cap).await {
+                Ok(transfer::Download {
+                    body: transfer::DownloadBody::Text(t),
+                    ..
+                }) if t.trim_start().starts_with('{')
+                    && serde_json::from_str::<Value>(&t)
+                        .is_ok_and(|v| errors::is_failure_shape(&v)) =>
+                {
+                    // Arcane's failure shape where a file was expected: an error, not a file.
+                    let err = errors::error_detail(status.as_u16(), &content_type, t.as_bytes());
+                    error_result(errors::http_error_text(
+                        snap,
+                        action,
+                        &err,
+                        env,
+                        self.credential_name(),
+                    ))
+                }
                 Ok(d) => download_result(action, d, self.config.show_secrets),
                 Err(e) => error_result(format!("{}: {e}", action.id)),
             };
@@ -437,7 +478,7 @@ impl Executor {
             ),
             _ => match serde_json::from_slice::<Value>(&bytes) {
                 // Arcane's plain-JSON failure shape can come with a 2xx status.
-                Ok(body) if body.get("success") == Some(&Value::Bool(false)) => {
+                Ok(body) if errors::is_failure_shape(&body) => {
                     let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
                     error_result(errors::http_error_text(
                         snap,

@@ -804,12 +804,17 @@ fn info_for(file_name: &str, content_type: &str) -> &'static str {
     }
 }
 
-fn title(t: &str) -> String {
-    if sanitize(t).trim().is_empty() {
+/// The heading of a result: `# {title}` and a blank line, the title escaped and on one line
+/// (an action's title comes from Arcane's spec or an overlay; a line break in it would end the
+/// heading and start whatever follows). Empty for an empty title. Every result heading is
+/// written here.
+pub fn title(t: &str) -> String {
+    let one_line = sanitize(t).split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.is_empty() {
         return String::new();
     }
     let mut out = String::from("# ");
-    out.push_str(&heading_text(t));
+    out.push_str(&heading_text(&one_line));
     out.push_str("\n\n");
     out
 }

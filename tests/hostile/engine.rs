@@ -50,6 +50,12 @@ enum Reply {
     },
     /// Waits, then answers.
     Slow(Duration, Box<Reply>),
+    /// The head, then one byte of `body` every `every` (a slowloris body), without end.
+    Trickle {
+        head: String,
+        body: Vec<u8>,
+        every: Duration,
+    },
 }
 
 fn json_reply(status: u16, body: &Value) -> Reply {
@@ -197,6 +203,17 @@ fn answer(sock: &mut tokio::net::TcpStream, reply: Reply) -> futures::future::Bo
             Reply::Slow(d, then) => {
                 tokio::time::sleep(d).await;
                 answer(sock, *then).await;
+            }
+            Reply::Trickle { head, body, every } => {
+                if sock.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                for b in body.iter().cycle() {
+                    if sock.write_all(&[*b]).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(every).await;
+                }
             }
         }
         let _ = sock.shutdown().await;
@@ -757,5 +774,94 @@ async fn a_call_waiting_for_a_slot_can_be_cancelled() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let seen = fake.seen();
     assert_eq!(seen.len(), 1, "{seen:?}");
+    client.cancel().await.unwrap();
+}
+
+/// Peak resident memory of a process, in bytes (Linux).
+fn vm_hwm(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: usize = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_of_an_endless_stream_to_a_client_that_does_not_read_stays_bounded() {
+    // Every stream line is a progress notification. A client that reads its stdout slowly (or
+    // not at all) must not make the server queue one notification per line without end.
+    let line = format!("{{\"log\":\"{}\"}}\n", "x".repeat(150));
+    let fake = Fake::start(move |_| Reply::Endless {
+        head: "HTTP/1.1 200 OK\r\nContent-Type: application/x-json-stream\r\nConnection: close\r\n\r\n"
+            .into(),
+        chunk: line.repeat(1000).into_bytes(),
+    })
+    .await;
+    let mut cmd = command(&fake.base, "k", &["--timeout", "3"]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().unwrap();
+    let pid = child.id().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Held open and never read: the pipe fills and the server's writes wait.
+    let _stdout = child.stdout.take().unwrap();
+    for msg in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "arcane_execute_action",
+            "arguments": {"action": "image.pull", "params": {"imageName": "nginx:latest"}},
+            "_meta": {"progressToken": 1}}}),
+    ] {
+        stdin
+            .write_all(format!("{msg}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    stdin.flush().await.unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let peak = vm_hwm(pid);
+    child.kill().await.unwrap();
+    assert!(
+        peak < 100 * 1024 * 1024,
+        "the server held {} MB while its client did not read",
+        peak / (1024 * 1024)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slowloris_error_body_does_not_hold_a_stream_call() {
+    // A stream's request may run for 20 × --timeout, so its error body (a 502 whose body
+    // arrives a byte at a time, without end) must have a read time of its own: the message is
+    // what arrived by then.
+    let fake = Fake::start(|_| Reply::Trickle {
+        head: "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
+            .into(),
+        body: b"upstream down ".to_vec(),
+        every: Duration::from_millis(200),
+    })
+    .await;
+    let client = spawn(&fake.base, "k", &["--timeout", "30"]).await;
+    // A hang guard, far below the stream's own cap (600 s) and far above the error body's.
+    let r = tokio::time::timeout(
+        Duration::from_secs(120),
+        run(
+            &client,
+            "image.pull",
+            json!({"imageName": "nginx:latest"}),
+            false,
+        ),
+    )
+    .await
+    .expect("the stream call answers instead of reading the error body for 10 minutes");
+    let t = err(&r);
+    assert!(t.contains("502"), "{t}");
+    assert!(t.contains("upstream down"), "what arrived is used: {t}");
     client.cancel().await.unwrap();
 }

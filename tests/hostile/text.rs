@@ -569,6 +569,159 @@ async fn a_new_api_key_is_shown_once_and_the_text_says_so() {
     sim.sim.shutdown().await;
 }
 
+#[test]
+fn secrets_in_free_text_are_masked_whole_in_odd_shapes() {
+    // (text, what must not remain, what must remain)
+    let cases: &[(&str, &str, &str)] = &[
+        // A quoted value with blanks is one value.
+        (
+            "DB_PASSWORD=\"correct horse battery\" next",
+            "horse",
+            "next",
+        ),
+        ("DB_PASSWORD='correct horse' next", "horse", "next"),
+        ("--password \"two words\" --user bot", "words", "--user bot"),
+        ("--password='two words' --user bot", "words", "--user bot"),
+        // A raw `@` in a URL's password: the password runs to the last `@`.
+        ("postgres://app:p@ss@db:5432/x", "ss@", "db:5432/x"),
+        // A token as the user of a clone URL.
+        (
+            "git clone https://ghp_tok3nvalue@github.com/a/b",
+            "ghp_tok3nvalue",
+            "github.com/a/b",
+        ),
+        // Keys inside a value: a connection string.
+        (
+            "Server=db;User=sa;Password=pw4;Encrypt=true",
+            "pw4",
+            "Server=db;User=sa;",
+        ),
+        // JSON written in a log line.
+        (
+            "{\"level\":\"debug\",\"password\" : \"pw 5\",\"user\":\"bob\"}",
+            "pw 5",
+            "\"user\":\"bob\"",
+        ),
+        // A bearer token.
+        (
+            "GET / Authorization: Bearer eyJhbGc.payload.sig",
+            "eyJhbGc",
+            "Authorization: Bearer",
+        ),
+    ];
+    for (text, gone, kept) in cases {
+        let m = mask_text(text);
+        assert!(!m.contains(gone), "{text:?} -> {m:?}");
+        assert!(m.contains(kept), "{text:?} -> {m:?}");
+        assert!(m.contains(MASK), "{text:?} -> {m:?}");
+    }
+    // What is not a secret stays as written.
+    for text in [
+        "Server=db;User=sa;Encrypt=true",
+        "{\"level\":\"debug\",\"user\":\"bob\"}",
+        "https://github.com/a/b",
+        "ssh://git@github.com:a/b",
+        "NAME=\"two words\" x",
+    ] {
+        assert_eq!(mask_text(text), text);
+    }
+    // A `{Name, Value}` pair written with capitals is a pair too.
+    let v = redacted(&json!({"vars": [{"Name": "API_TOKEN", "Value": "v1"}]}), "");
+    assert_eq!(v["vars"][0]["Value"], MASK, "{v}");
+    assert_eq!(v["vars"][0]["Name"], "API_TOKEN", "{v}");
+    // A hostile line of `a=a=a…` is masked in one pass, without recursion.
+    let long = format!("{} PASSWORD=x", "a=b;".repeat(200_000));
+    assert!(mask_text(&long).ends_with(&format!("PASSWORD={MASK}")));
+}
+
+/// Records the progress notifications a call sends.
+#[derive(Clone, Default)]
+struct ProgressRecorder(
+    std::sync::Arc<std::sync::Mutex<Vec<rmcp::model::ProgressNotificationParam>>>,
+);
+
+impl rmcp::ClientHandler for ProgressRecorder {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(params);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_output_masks_secrets_in_its_text_and_progress() {
+    // A build or pull prints what its steps run: a registry URL with a password, a
+    // `--password` flag, an `ENV …_PASSWORD=` line. The stream's summary (its last lines) and
+    // the progress messages are text of the result like log lines.
+    let lines = [
+        json!({"type": "activity", "activityId": "a1"}),
+        json!({"log": "Step 1/3 : ENV DB_PASSWORD=streampw-SECRET1"}),
+        json!({"log": "cloning https://bot:streampw-SECRET2@git.example.com/app.git"}),
+        json!({"log": "RUN login --password streampw-SECRET3 --user bot"}),
+        json!({"log": "connecting to Server=db;User=sa;Password=streampw-SECRET4;"}),
+        json!({"log": "{\"level\":\"debug\",\"db_password\":\"streampw SECRET5\"}"}),
+        json!({"done": true}),
+    ];
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let secrets = [
+        "streampw-SECRET1",
+        "streampw-SECRET2",
+        "streampw-SECRET3",
+        "streampw-SECRET4",
+        "SECRET5",
+    ];
+    let (base, _) = fake_upstream_typed("200 OK", "application/x-json-stream", body).await;
+    for show in [false, true] {
+        let recorder = ProgressRecorder::default();
+        let args: &[&str] = if show { &["--show-secrets"] } else { &[] };
+        let client = spawn_with(recorder.clone(), &base, "k", args).await;
+        let mut params = rmcp::model::CallToolRequestParams::new("arcane_execute_action")
+            .with_arguments(
+                json!({"action": "image.pull", "params": {"imageName": "nginx:latest"}})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            );
+        rmcp::model::RequestParamsMeta::set_progress_token(
+            &mut params,
+            rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(7)),
+        );
+        let r = client.call_tool(params).await.unwrap();
+        let t = text(&r);
+        assert!(!is_error(&r), "{t}");
+        assert!(t.contains("Step 1/3"), "the lines are shown: {t}");
+        let progress: Vec<String> = recorder
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p.message.clone())
+            .collect();
+        assert!(
+            progress.iter().any(|m| m.contains("Step 1/3")),
+            "progress carries the lines: {progress:?}"
+        );
+        let progress = progress.join("\n");
+        if show {
+            assert_eq!(
+                leaked(&t, &secrets).len(),
+                secrets.len(),
+                "--show-secrets shows them: {t}"
+            );
+        } else {
+            assert!(leaked(&t, &secrets).is_empty(), "{t}");
+            assert!(leaked(&progress, &secrets).is_empty(), "{progress}");
+            assert!(t.contains(MASK), "{t}");
+        }
+        // structuredContent keeps the lines as Arcane sent them.
+        let sc = r.structured_content.clone().unwrap().to_string();
+        assert!(sc.contains("streampw-SECRET1"), "{sc}");
+        client.cancel().await.unwrap();
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Answers that lie.
 
@@ -594,18 +747,140 @@ async fn a_200_success_false_is_an_error() {
     sim.sim.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_200_success_false_on_a_download_is_an_error_not_a_file() {
+    // Arcane's plain-JSON failure shape with a 2xx status, where a file was expected: it is
+    // not a JSON file named after the action.
+    let body = json!({"success": false, "error": "backup not found [x](http://evil.example)"});
+    let (base, _) = fake_upstream_typed("200 OK", "application/json", body.to_string()).await;
+    let client = spawn(&base, "k", &[]).await;
+    for (id, params) in [
+        ("volume_backup.download", json!({"backupId": "b1"})),
+        ("image.export", json!({"name": "nginx:1.27-alpine"})),
+    ] {
+        let r = call(
+            &client,
+            "arcane_execute_action",
+            json!({"action": id, "params": params}),
+        )
+        .await;
+        let t = err(&r);
+        assert!(t.contains("backup not found"), "{id}: {t}");
+        assert!(forbidden(&t).is_empty(), "{id}: {t}");
+    }
+    // A JSON file that is not that shape is still a file.
+    let (base, _) = fake_upstream_typed(
+        "200 OK",
+        "application/json",
+        json!({"success": true, "data": {"x": 1}}).to_string(),
+    )
+    .await;
+    let client = spawn(&base, "k", &[]).await;
+    let r = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "volume_backup.download", "params": {"backupId": "b1"}}),
+    )
+    .await;
+    assert!(!is_error(&r), "{}", text(&r));
+    client.cancel().await.unwrap();
+}
+
+/// A copy of the 2.8.0 spec whose every operation summary (an action's title when no overlay
+/// sets one) is hostile, as a compromised Arcane could serve it.
+fn hostile_summary_spec(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut spec: Value = serde_json::from_slice(&std::fs::read(spec_path()).unwrap()).unwrap();
+    for ops in spec["paths"].as_object_mut().unwrap().values_mut() {
+        for op in ops.as_object_mut().unwrap().values_mut() {
+            if let Some(o) = op.as_object_mut() {
+                o.insert(
+                    "summary".into(),
+                    json!("Deploy [x](http://evil.example)\n\n# Next steps\n\n<img src=x>"),
+                );
+            }
+        }
+    }
+    let path = dir.join("openapi.json");
+    std::fs::write(&path, spec.to_string()).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn action_titles_from_the_spec_or_an_overlay_are_escaped_in_every_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = hostile_summary_spec(dir.path());
+    // An operator overlay's title (a stream's and a WebSocket handler's result heading).
+    let overrides = dir.path().join("overrides");
+    std::fs::create_dir(&overrides).unwrap();
+    std::fs::write(
+        overrides.join("titles.yaml"),
+        "actions:\n  project.up:\n    title: \"Deploy [x](http://evil.example)\\n\\n# Next steps\\n<img src=x>\"\n",
+    )
+    .unwrap();
+    let lines = [json!({"log": "up"}), json!({"done": true})];
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let (base, _) = fake_upstream_typed("200 OK", "application/x-json-stream", body).await;
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_arcane-mcp"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("ARCANE_MCP_LOG", "error")
+        .args(["--arcane-url", &base, "--api-key", "k", "--spec"])
+        .arg(&spec)
+        .arg("--overrides")
+        .arg(&overrides);
+    let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
+    let client = rmcp::ServiceExt::serve((), transport).await.unwrap();
+    // A stream's result (overlay title), and a destructive call refused for want of confirm
+    // (spec title).
+    for (id, params) in [
+        ("project.up", json!({"projectId": "p1"})),
+        ("api_key.delete", json!({"id": "k1"})),
+    ] {
+        let r = client
+            .call_tool(
+                rmcp::model::CallToolRequestParams::new("arcane_execute_action").with_arguments(
+                    json!({"action": id, "params": params})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                ),
+            )
+            .await
+            .unwrap();
+        let full = text(&r);
+        // Our own next-steps section is bold; what comes before it is checked.
+        let t = full.split("\n\n**Next steps**").next().unwrap();
+        assert!(t.contains("Deploy"), "{id}: the title is shown: {full}");
+        assert!(forbidden(t).is_empty(), "{id}: {:?}\n{full}", forbidden(t));
+        assert!(
+            headings(&full).len() <= 1,
+            "{id}: the title is one heading at most: {full}"
+        );
+    }
+    client.cancel().await.unwrap();
+}
+
 /// A fake upstream answering every request with `status` and an HTML `body`; counts the
 /// requests it receives.
 async fn fake_upstream(
     status: &'static str,
     body: &'static str,
 ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    fake_upstream_typed(status, "text/html; charset=utf-8", body.to_string()).await
+}
+
+/// [`fake_upstream`] with any content type and body.
+async fn fake_upstream_typed(
+    status: &'static str,
+    content_type: &'static str,
+    body: String,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = hits.clone();
     let response = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     tokio::spawn(async move {
@@ -677,6 +952,31 @@ async fn an_html_page_is_a_proxy_or_login_page_not_a_result() {
     assert!(!t.contains("<h1>") && !t.contains("EVIL"), "{t}");
     assert!(forbidden(&t).is_empty() && headings(&t).is_empty(), "{t}");
     client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_html_page_without_a_content_type_is_recognized_after_a_byte_order_mark() {
+    // A login page served without a useful content type, starting with a UTF-8 byte order
+    // mark (or an HTML comment): still a page, not a file named after the action.
+    for page in [
+        format!("\u{feff}{LOGIN_PAGE}"),
+        format!("<!-- sso -->\n{LOGIN_PAGE}"),
+        "\u{feff}  <html><head><title>Sign in</title></head></html>".to_string(),
+    ] {
+        let (base, _) = fake_upstream_typed("200 OK", "application/octet-stream", page).await;
+        let client = spawn(&base, "k", &[]).await;
+        let t = err(&call(
+            &client,
+            "arcane_execute_action",
+            json!({"action": "container.list", "params": {}}),
+        )
+        .await);
+        assert!(
+            t.contains("proxy or login page") && t.contains("Sign in"),
+            "{t}"
+        );
+        client.cancel().await.unwrap();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
