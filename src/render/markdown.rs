@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::escape::is_unsafe_char;
 use super::escape::{
-    fenced, heading_text, inline, inline_strict, list_item_key, list_item_value, sanitize,
+    code_span, fenced, heading_text, inline, inline_strict, list_item_key, list_item_value, sanitize,
     table_cell, table_cell_strict,
 };
 use super::units::{human_bytes, is_byte_field};
@@ -25,6 +25,11 @@ pub const MAX_CELL_CHARS: usize = 60;
 /// Short lists of scalars (`names`, `repoTags`) stay on the field's line up
 /// to this many elements; longer ones get a JSON block.
 const MAX_SHORT_LIST: usize = 10;
+/// Longest nested value, in characters, written on its field's line (compact JSON or a
+/// `key=value` map); longer ones get a JSON block.
+const MAX_INLINE_JSON: usize = 160;
+/// Most entries of a map of scalars written on one line.
+const MAX_LINE_MAP: usize = 12;
 /// Envelope members that may stand beside a lone `value`.
 const ENVELOPE_MEMBERS: [&str; 4] = ["pagination", "counts", "warnings", "failedEnvironments"];
 
@@ -598,10 +603,16 @@ pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
                     .collect();
                 Some(parts.join(", "))
             }
-            other => {
-                section(&mut sections, key, &json_block(other));
+            Value::Object(o) => map_line(o).or_else(|| short_json(v)),
+            other => short_json(other),
+        };
+        let line_value = match line_value {
+            Some(text) => Some(text),
+            None if v.is_array() || v.is_object() => {
+                section(&mut sections, key, &json_block(v));
                 None
             }
+            None => None,
         };
         if let Some(text) = line_value {
             out.push_str("- ");
@@ -623,6 +634,44 @@ pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
     }
     out.push_str(&sections);
     finish(out)
+}
+
+/// A small map of scalars on one line, `key=value, key=value` (labels, a state, a restart
+/// policy): the cheapest form that keeps every entry. `None` when the map is large, holds a
+/// nested value, or a key or value would make the line ambiguous (`=` in a key, `, ` or a line
+/// break anywhere); the caller then writes JSON.
+fn map_line(map: &Map<String, Value>) -> Option<String> {
+    if map.len() > MAX_LINE_MAP || !map.values().all(is_scalar) {
+        return None;
+    }
+    let mut parts = Vec::with_capacity(map.len());
+    let mut chars = 0;
+    for (k, v) in map {
+        let k = sanitize(k);
+        let value = scalar_text(v);
+        let value = sanitize(&value);
+        if k.is_empty() || k.contains(['=', '\n']) || k.contains(", ") {
+            return None;
+        }
+        if value.contains('\n') || value.contains(", ") {
+            return None;
+        }
+        chars += k.chars().count() + value.chars().count() + 3;
+        if chars > MAX_INLINE_JSON {
+            return None;
+        }
+        let value = if value.is_empty() { "\"\"" } else { &value };
+        parts.push(inline_strict(&format!("{k}={value}")).into_owned());
+    }
+    Some(parts.join(", "))
+}
+
+/// A nested value as compact JSON in a code span on the field's line, when it is short
+/// (a port mapping, a small list of objects); `None` when it is longer than
+/// [`MAX_INLINE_JSON`] characters.
+fn short_json(v: &Value) -> Option<String> {
+    let text = json_text(v, false);
+    (text.chars().count() <= MAX_INLINE_JSON).then(|| code_span(&text))
 }
 
 /// One value of a comma-separated short list; an empty one is shown as `""`
@@ -660,8 +709,18 @@ fn section(sections: &mut String, key: &str, block: &str) {
 /// as `\uXXXX` escapes (as serde_json already does for C0 controls), so the
 /// block stays valid JSON that parses back to Arcane's exact value.
 fn json_block(v: &Value) -> String {
-    let text = serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string());
-    let text = if text.chars().any(is_unsafe_char) {
+    fenced(&json_text(v, true), "json")
+}
+
+/// JSON text of a value (pretty or compact) in which every character `sanitize` would drop or
+/// rewrite is a `\uXXXX` escape, so the text survives [`finish`] unchanged.
+fn json_text(v: &Value, pretty: bool) -> String {
+    let text = if pretty {
+        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+    } else {
+        v.to_string()
+    };
+    if text.chars().any(is_unsafe_char) {
         let mut out = String::with_capacity(text.len() + 16);
         for c in text.chars() {
             if is_unsafe_char(c) {
@@ -673,8 +732,7 @@ fn json_block(v: &Value) -> String {
         out
     } else {
         text
-    };
-    fenced(&text, "json")
+    }
 }
 
 /// Summarizes envelope members other than `skip` (`counts`, `warnings`,
