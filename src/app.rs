@@ -52,6 +52,7 @@ impl App {
                 timeout: Duration::from_secs(args.timeout.max(1)),
                 max_response_bytes: args.max_response_bytes,
                 max_concurrent_requests: args.max_concurrent_requests,
+                show_secrets: args.show_secrets,
             },
             args.ca_cert.as_deref(),
             args.insecure_skip_verify,

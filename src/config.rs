@@ -223,6 +223,10 @@ pub struct ServeArgs {
     /// Answer mutating calls with a preview of the request instead of sending it.
     #[arg(long, env = "ARCANE_MCP_SAFE_MODE", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
     pub safe_mode: bool,
+    /// Show secret values (env values, `.env` and compose secrets, passwords) in the text of
+    /// results; masked by default. structuredContent always carries Arcane's values.
+    #[arg(long, env = "ARCANE_MCP_SHOW_SECRETS", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
+    pub show_secrets: bool,
     /// Withdraw actions: comma-separated action IDs, tool names or whole domains.
     #[arg(
         long,

@@ -49,6 +49,7 @@ pub fn action_json(a: &crate::catalog::Action) -> Value {
         "emptyHint": a.empty_hint,
         "fullItem": a.full_item,
         "defaultSort": a.default_sort,
+        "revealsSecret": a.reveals_secret,
         "source": a.source,
     })
 }

@@ -17,6 +17,7 @@ pub mod inspect;
 pub mod logging;
 pub mod output_schema;
 pub mod policy;
+pub mod redact;
 pub mod reload;
 pub mod render;
 pub mod resources;

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::catalog::{Action, Catalog};
 use crate::config::Surface;
 use crate::policy::Policy;
+use crate::render::escape::quoted_name;
 
 /// The dynamic surface's search tool.
 pub const FIND_TOOL: &str = "arcane_find_action";
@@ -405,11 +406,15 @@ pub fn parse_call(
         Surface::Individual => {
             let Some(action) = catalog.resolve(tool) else {
                 if let Some(reason) = crate::policy::catalog_exclusion(catalog, tool) {
-                    return Err(format!("{tool} is not served: {reason}."));
+                    return Err(format!(
+                        "{} is not served: {reason}.",
+                        quoted_name(tool, 100)
+                    ));
                 }
                 let closest = catalog.closest(tool, 5);
                 return Err(format!(
-                    "Unknown tool {tool:?}. Closest actions: {}. Their tools are arcane_<domain>_<action>.",
+                    "Unknown tool {}. Closest actions: {}. Their tools are `arcane_<domain>_<action>`.",
+                    quoted_name(tool, 100),
                     closest.join(", ")
                 ));
             };
@@ -437,7 +442,8 @@ fn unknown_tool(tool: &str, known: &[&str]) -> String {
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     let best: Vec<&str> = scored.into_iter().take(5).map(|(_, k)| k).collect();
     format!(
-        "Unknown tool {tool:?}. Available tools include: {}.",
+        "Unknown tool {}. Available tools include: {}.",
+        quoted_name(tool, 100),
         best.join(", ")
     )
 }
@@ -464,14 +470,16 @@ fn parse_find(args: &Map<String, Value>) -> Result<Call, String> {
             Some(n) if (1..=MAX_LIMIT as u64).contains(&n) => n as usize,
             _ => {
                 return Err(format!(
-                    "\"limit\" must be an integer from 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT}); got {v}."
+                    "\"limit\" must be an integer from 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT}); got {}.",
+                    quoted_name(&v.to_string(), 100)
                 ));
             }
         },
     };
     if let Some(k) = args.keys().find(|k| *k != "query" && *k != "limit") {
         return Err(format!(
-            "{FIND_TOOL} accepts only \"query\" and \"limit\"; remove {k:?}."
+            "{FIND_TOOL} accepts only \"query\" and \"limit\"; remove {}.",
+            quoted_name(k, 100)
         ));
     }
     Ok(Call::Find { query, limit })
@@ -514,9 +522,11 @@ fn parse_wrapped(args: &Map<String, Value>, domain: Option<&str>) -> Result<Call
         .keys()
         .find(|k| !matches!(k.as_str(), "action" | "params" | "confirm"))
     {
+        let k = quoted_name(k, 100);
+        let action = quoted_name(&action, 100);
         return Err(format!(
-            "Unexpected top-level {k:?}: the action's parameters go inside \"params\", e.g. \
-             {{\"action\": \"{action}\", \"params\": {{\"{k}\": …}}}}."
+            "Unexpected top-level {k}: the action's parameters go inside \"params\", e.g. \
+             {{\"action\": {action}, \"params\": {{{k}: …}}}}."
         ));
     }
     Ok(Call::Execute {
@@ -531,7 +541,10 @@ fn parse_confirm(v: &Value) -> Result<bool, String> {
         Value::Bool(b) => Ok(*b),
         Value::String(s) if s.eq_ignore_ascii_case("true") => Ok(true),
         Value::String(s) if s.eq_ignore_ascii_case("false") => Ok(false),
-        other => Err(format!("\"confirm\" must be true or false; got {other}.")),
+        other => Err(format!(
+            "\"confirm\" must be true or false; got {}.",
+            quoted_name(&other.to_string(), 100)
+        )),
     }
 }
 

@@ -111,11 +111,23 @@ fn escaping_examples() {
         ("<script>alert(1)</script>", "`<script>alert(1)</script>`"),
         ("say <b>hi</b> now", "say \\<b>hi\\</b> now"),
         ("a <!-- c --> b", "a \\<!-- c --> b"),
-        ("go <http://x> now", "go \\<http://x> now"),
-        ("mail <a@b.c> me", "mail \\<a@b.c> me"),
+        ("go <http://x> now", "go \\<http\\://x> now"),
+        ("mail <a@b.c> me", "mail \\<a\\@b.c> me"),
+        // GFM autolink literals: the character that makes each one is escaped.
+        (
+            "see https://evil.example/x now",
+            "see https\\://evil.example/x now",
+        ),
+        ("go to www.evil.example now", "go to www\\.evil.example now"),
+        ("mail bob@evil.example now", "mail bob\\@evil.example now"),
+        ("https://evil.example", "`https://evil.example`"),
+        ("user@example.com", "`user@example.com`"),
+        ("nginx@sha256:0a1b", "nginx@sha256:0a1b"),
+        ("a www.b", "a www\\.b"),
+        ("awww.b c", "awww.b c"),
         (
             "click [here](http://evil) now",
-            "click \\[here](http://evil) now",
+            "click \\[here](http\\://evil) now",
         ),
         ("ref [a][b] x", "ref \\[a][b] x"),
         ("plain [brackets] stay", "plain [brackets] stay"),
@@ -163,7 +175,7 @@ fn escaping_examples() {
     assert_eq!(list_item_value("``` rust"), "\\`\\`\\` rust");
     assert_eq!(list_item_value("~~~ x"), "\\~\\~\\~ x");
     assert_eq!(list_item_value("[ ] box"), "\\[ ] box");
-    assert_eq!(list_item_value("[x]: http://d"), "\\[x]: http://d");
+    assert_eq!(list_item_value("[x]: http://d"), "\\[x]: http\\://d");
     assert_eq!(list_item_value("<div class=x"), "\\<div class=x");
     assert_eq!(list_item_value("1.5 GB"), "1.5 GB");
     assert_eq!(list_item_value("-1"), "-1");

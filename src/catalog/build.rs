@@ -275,6 +275,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     if ov.default_sort.is_some() {
         a.default_sort = ov.default_sort.clone();
     }
+    if ov.reveals_secret.is_some() {
+        a.reveals_secret = ov.reveals_secret.clone();
+    }
     if let Some(kind) = ov.result {
         a.kind = kind;
     }
@@ -408,6 +411,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         empty_hint: None,
         full_item: None,
         default_sort: None,
+        reveals_secret: None,
         response_schema,
         widenings: Vec::new(),
         handler: None,
@@ -718,6 +722,7 @@ fn action_from_declaration(d: &super::overlay::Declaration, origin: &str) -> Res
         empty_hint: None,
         full_item: None,
         default_sort: None,
+        reveals_secret: None,
         response_schema: None,
         widenings: Vec::new(),
         handler: Some(d.handler.clone()),

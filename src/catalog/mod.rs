@@ -170,6 +170,10 @@ pub struct Action {
     /// The `sort` sent when a list call gives none (paging needs a stable order).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_sort: Option<String>,
+    /// What secret this action exists to show (a new API key, join tokens): its result text
+    /// is not masked and says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reveals_secret: Option<String>,
     /// The 2xx response schema, `$ref`s inlined (JSON results only).
     #[serde(skip)]
     pub response_schema: Option<Value>,

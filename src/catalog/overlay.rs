@@ -42,6 +42,7 @@ pub struct ActionOverlay {
     pub empty_hint: Option<String>,
     pub full_item: Option<String>,
     pub default_sort: Option<String>,
+    pub reveals_secret: Option<String>,
     pub result: Option<ResultKind>,
     /// Withdraw the action from the generic executor; the value is the reason.
     pub exclude: Option<String>,

@@ -5,10 +5,15 @@
 use serde_json::Value;
 
 use crate::catalog::Action;
+use crate::render::escape::{clip, code_span, excerpt, quoted_name, sanitize};
 use crate::snapshot::Snapshot;
 use crate::surface::call_name;
 
 /// What Arcane said, read from any of its error shapes.
+///
+/// `message` and `details` are Arcane's words, sanitized but not escaped (they are matched
+/// against known phrases); [`ArcaneError::shown`] and [`ArcaneError::shown_details`] give them
+/// escaped for a text.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ArcaneError {
     pub status: u16,
@@ -16,28 +21,67 @@ pub struct ArcaneError {
     pub message: String,
     /// Problem `errors[]` entries as `message (at location)`.
     pub details: Vec<String>,
+    /// The answer was an HTML page (a proxy's error or login page), not Arcane's JSON.
+    pub html: bool,
 }
 
-/// Parses an error body of any shape.
-pub fn parse_error(status: u16, body: &str) -> ArcaneError {
+/// Longest excerpt of Arcane's words quoted in a message.
+const MAX_MESSAGE_CHARS: usize = 300;
+
+impl ArcaneError {
+    /// The message, escaped for running text.
+    pub fn shown(&self) -> String {
+        excerpt(&self.message, MAX_MESSAGE_CHARS)
+    }
+
+    /// The details, each escaped for a `- ` line.
+    pub fn shown_details(&self) -> impl Iterator<Item = String> + '_ {
+        self.details
+            .iter()
+            .take(20)
+            .map(|d| excerpt(d, MAX_MESSAGE_CHARS))
+    }
+}
+
+/// The one reader of an error answer's bytes, whatever read them (JSON calls, downloads,
+/// streams, WebSocket upgrades). Field priority: problem `detail` (when not empty), then
+/// plain-JSON `error`, `data.error`, `error.message`, `message`, and last `title`; an HTML
+/// page is named by its `<title>`; anything else is its first 300 characters.
+pub fn error_detail(status: u16, content_type: &str, body: &[u8]) -> ArcaneError {
     let mut e = ArcaneError {
         status,
         ..Default::default()
     };
-    match serde_json::from_str::<Value>(body) {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if is_html(content_type, body) {
+        e.html = true;
+        e.message = match html_title(text) {
+            Some(t) => {
+                format!("an HTML page titled \"{t}\" (from a proxy or login page, not Arcane)")
+            }
+            None => "an HTML page (from a proxy or login page, not Arcane)".into(),
+        };
+        return e;
+    }
+    match serde_json::from_str::<Value>(text) {
         Ok(v) => {
-            let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
-            e.message = text(v.get("detail"))
-                .filter(|s| !s.is_empty())
-                .or_else(|| text(v.get("error")))
-                .or_else(|| text(v.pointer("/data/error")))
-                .or_else(|| text(v.pointer("/error/message")))
-                .or_else(|| text(v.get("message")))
-                .or_else(|| text(v.get("title")))
-                .unwrap_or_else(|| clip(body, 300));
+            let text_at = |v: Option<&Value>| {
+                v.and_then(Value::as_str)
+                    .filter(|s| !s.trim().is_empty())
+                    .map(str::to_string)
+            };
+            e.message = text_at(v.get("detail"))
+                .or_else(|| text_at(v.get("error")))
+                .or_else(|| text_at(v.pointer("/data/error")))
+                .or_else(|| text_at(v.pointer("/error/message")))
+                .or_else(|| text_at(v.get("message")))
+                .or_else(|| text_at(v.get("title")))
+                .unwrap_or_else(|| clip(text, MAX_MESSAGE_CHARS).into_owned());
             if let Some(errs) = v.get("errors").and_then(Value::as_array) {
                 e.details = errs
                     .iter()
+                    .take(20)
                     .map(|x| {
                         let msg = x
                             .get("message")
@@ -48,23 +92,54 @@ pub fn parse_error(status: u16, body: &str) -> ArcaneError {
                             None => msg.to_string(),
                         }
                     })
+                    .map(|d| sanitize(&d).into_owned())
                     .collect();
             }
         }
-        Err(_) => e.message = clip(body.trim(), 300),
+        Err(_) => e.message = clip(text, MAX_MESSAGE_CHARS).into_owned(),
     }
-    if e.message.is_empty() {
+    e.message = sanitize(&e.message).into_owned();
+    if e.message.trim().is_empty() {
         e.message = "no error text".into();
     }
     e
 }
 
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(n).collect::<String>())
+/// Parses an error body of any shape (the content type unknown).
+pub fn parse_error(status: u16, body: &str) -> ArcaneError {
+    error_detail(status, "", body.as_bytes())
+}
+
+/// Whether an answer is an HTML page: by its content type, or by how it starts when the type
+/// is missing or generic.
+pub fn is_html(content_type: &str, body: &[u8]) -> bool {
+    let ct = content_type.to_ascii_lowercase();
+    if ct.contains("html") {
+        return true;
     }
+    if ct.contains("json") {
+        return false;
+    }
+    let start: Vec<u8> = body
+        .iter()
+        .skip_while(|b| b.is_ascii_whitespace())
+        .take(15)
+        .map(u8::to_ascii_lowercase)
+        .collect();
+    start.starts_with(b"<!doctype html") || start.starts_with(b"<html")
+}
+
+/// The `<title>` of an HTML page, sanitized, on one line and cut to 100 characters.
+fn html_title(page: &str) -> Option<String> {
+    let lower = page.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    let start = open + lower[open..].find('>')? + 1;
+    let end = start + lower[start..].find("</title")?;
+    let title = sanitize(&page[start..end])
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    (!title.is_empty()).then(|| clip(&title, 100).into_owned())
 }
 
 /// Whether Arcane's words say it could not reach the Docker daemon or the environment's agent
@@ -115,26 +190,40 @@ pub fn http_error_text(
 ) -> String {
     let mut out = format!(
         "{} failed: Arcane answered {} — {}",
-        action.id, err.status, err.message
+        action.id,
+        err.status,
+        err.shown()
     );
-    for d in err.details.iter().take(20) {
+    for d in err.shown_details() {
         out.push_str("\n- ");
-        out.push_str(d);
+        out.push_str(&d);
     }
     out.push_str("\n\nNext step: ");
-    let env = environment.unwrap_or("the configured environment");
+    let env = environment
+        .map(|e| quoted_name(e, 80))
+        .unwrap_or_else(|| "the configured environment".into());
     let env_checks = || {
         let test = served(snap, "environment", &["test"]);
         let get = served(snap, "environment", &["get"]);
         match (test, get) {
-            (Some(t), Some(g)) => format!(" Check it with {t} and {g} (environmentId {env:?})."),
-            (Some(t), None) => format!(" Check it with {t} (environmentId {env:?})."),
-            (None, Some(g)) => format!(" Check it with {g} (environmentId {env:?})."),
+            (Some(t), Some(g)) => format!(" Check it with {t} and {g} (environmentId {env})."),
+            (Some(t), None) => format!(" Check it with {t} (environmentId {env})."),
+            (None, Some(g)) => format!(" Check it with {g} (environmentId {env})."),
             (None, None) => String::new(),
         }
     };
     let msg = err.message.to_ascii_lowercase();
     match err.status {
+        _ if err.html => out.push_str(
+            "A proxy or login page answered instead of Arcane. Check ARCANE_URL: it must point \
+             at Arcane itself (not at a login portal or a proxy page), and that Arcane is up.",
+        ),
+        200..=299 if action.mutating => out.push_str(&format!(
+            "Arcane reported that the change failed; it may have partly happened. Check the \
+             current state{} before retrying.",
+            check_hint(snap, action)
+        )),
+        200..=299 => out.push_str("Arcane reported a failure; check the parameters and retry."),
         404 | 500 | 502 | 503 if is_unreachable(&err.message) => {
             let what = if msg.contains("docker") {
                 "the Docker daemon"
@@ -142,7 +231,7 @@ pub fn http_error_text(
                 "the environment's agent"
             };
             out.push_str(&format!(
-                "Arcane could not reach {what} of environment {env:?}; the resource is not \
+                "Arcane could not reach {what} of environment {env}; the resource is not \
                  necessarily missing. Retry once it is reachable.{}",
                 env_checks()
             ));
@@ -158,8 +247,9 @@ pub fn http_error_text(
                 .map(|(_, p)| p.trim().to_string());
             match perm {
                 Some(p) => out.push_str(&format!(
-                    "The user of {credential} lacks the permission `{p}`. An Arcane administrator \
-                     must assign a role that grants it (Settings → Users / Roles)."
+                    "The user of {credential} lacks the permission {}. An Arcane administrator \
+                     must assign a role that grants it (Settings → Users / Roles).",
+                    code_span(&clip(&p, 100))
                 )),
                 None => out.push_str(&format!(
                     "The user of {credential} is not allowed to do this{}. An Arcane administrator \
@@ -180,13 +270,13 @@ pub fn http_error_text(
         404 if msg.contains("environment not found") => {
             let list = served(snap, "environment", &["list"]);
             out.push_str(&format!(
-                "Environment {env:?} does not exist.{}",
+                "Environment {env} does not exist.{}",
                 list.map(|l| format!(" List the valid IDs with {l}."))
                     .unwrap_or_default()
             ));
         }
         400 if msg.contains("environment is disabled") => out.push_str(&format!(
-            "Environment {env:?} is disabled in Arcane; enable it, or use another environmentId.{}",
+            "Environment {env} is disabled in Arcane; enable it, or use another environmentId.{}",
             env_checks()
         )),
         404 | 500 if err.status == 404 || is_not_found(&err.message) => {
@@ -201,10 +291,10 @@ pub fn http_error_text(
             });
             match list {
                 Some(l) => out.push_str(&format!(
-                    "The ID or name does not exist in environment {env:?}. Find valid ones with {l}."
+                    "The ID or name does not exist in environment {env}. Find valid ones with {l}."
                 )),
                 None => out.push_str(&format!(
-                    "The ID or name does not exist in environment {env:?}; check it."
+                    "The ID or name does not exist in environment {env}; check it."
                 )),
             }
         }
@@ -235,9 +325,10 @@ pub fn check_hint(snap: &Snapshot, action: &Action) -> String {
 /// The text of a failed validation: what is wrong, then the accepted and required parameters.
 pub fn validation_text(action: &Action, problems: &[String]) -> String {
     let mut out = format!("Invalid parameters for {}:", action.id);
+    // The problems repeat the client's names and values: escaped like any untrusted text.
     for p in problems.iter().take(20) {
         out.push_str("\n- ");
-        out.push_str(p);
+        out.push_str(&excerpt(p, 300));
     }
     out.push_str("\n\n");
     out.push_str(&params_summary(action));
@@ -327,8 +418,28 @@ mod tests {
             r#"{"success":false,"data":{"error":"Edge agent is not connected"}}"#,
         );
         assert_eq!(p.message, "Edge agent is not connected");
-        let p = parse_error(502, "<html>Bad gateway</html>");
-        assert_eq!(p.message, "<html>Bad gateway</html>");
+        let p = error_detail(
+            502,
+            "text/html",
+            b"<html><head><title>502 Bad\n Gateway</title></head><body>nginx</body></html>",
+        );
+        assert!(p.html);
+        assert_eq!(
+            p.message,
+            "an HTML page titled \"502 Bad Gateway\" (from a proxy or login page, not Arcane)"
+        );
+        assert!(error_detail(200, "", b"  <!DOCTYPE html><p>login</p>").html);
+        let p = error_detail(
+            401,
+            "application/json",
+            br#"{"message":"Authentication required","code":"UNAUTHORIZED"}"#,
+        );
+        assert_eq!(p.message, "Authentication required");
+        let p = error_detail(403, "text/plain", b"permission denied: containers:exec");
+        assert_eq!(p.message, "permission denied: containers:exec");
+        // Shown escaped: no structure from Arcane's words.
+        let p = parse_error(500, r##"{"detail":"# Next steps\n[click](http://evil)"}"##);
+        assert_eq!(p.shown(), "\\# Next steps \\[click](http\\://evil)");
         assert_eq!(parse_error(500, "").message, "no error text");
     }
 

@@ -12,6 +12,7 @@ use super::websocket::{
 };
 use super::{ExecConfig, assistant_text, error_result};
 use crate::catalog::{Action, ParamLocation};
+use crate::redact::mask_text;
 
 fn num(params: &Map<String, Value>, name: &str) -> Option<f64> {
     params.get(name).and_then(Value::as_f64)
@@ -100,7 +101,22 @@ pub async fn run(
                 ..LogOptions::default()
             };
             collect_logs(&target, &opts).await.map(|out| {
-                let text = format!("# {}\n\n{}", action.title, out.to_text());
+                // The text masks secrets written in the lines (a password in a URL, a
+                // `--token …` flag); structuredContent keeps the lines as Arcane sent them.
+                let shown = if config.show_secrets {
+                    out.to_text()
+                } else {
+                    websocket::LogOutput {
+                        lines: out
+                            .lines
+                            .iter()
+                            .map(|l| mask_text(l).into_owned())
+                            .collect(),
+                        truncated: out.truncated.clone(),
+                    }
+                    .to_text()
+                };
+                let text = format!("# {}\n\n{shown}", action.title);
                 (
                     text,
                     json!({"lines": out.lines, "truncated": out.truncated}),
@@ -136,7 +152,16 @@ pub async fn run(
                 max_bytes: num(params, "maxBytes").unwrap_or(65536.0) as usize,
             };
             run_exec(&target, command, &opts).await.map(|out| {
-                let text = format!("# {}\n\n{}", action.title, out.to_text());
+                let shown = if config.show_secrets {
+                    out.to_text()
+                } else {
+                    websocket::ExecOutput {
+                        output: mask_text(&out.output).into_owned(),
+                        ..out.clone()
+                    }
+                    .to_text()
+                };
+                let text = format!("# {}\n\n{shown}", action.title);
                 (
                     text,
                     json!({"output": out.output, "exitCode": out.exit_code, "truncated": out.truncated}),

@@ -19,7 +19,7 @@ use futures::{Stream, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::render::escape::{code_span, fenced, sanitize};
+use crate::render::escape::{code_span, excerpt, fenced, sanitize};
 
 /// How many of the last log lines a summary keeps.
 pub const LAST_LINES: usize = 20;
@@ -107,18 +107,20 @@ impl fmt::Display for StreamError {
             .summary
             .activity_id
             .as_deref()
-            .map(|a| format!(" (activity {a})"))
+            .map(|a| format!(" (activity {})", code_span(a)))
             .unwrap_or_default();
+        // Arcane's words and read errors are escaped here; an HTTP error's message already is
+        // (it comes from `errors::error_detail`).
+        let message = excerpt(&self.message, 300);
         match self.kind {
             StreamErrorKind::Arcane => write!(
                 f,
-                "Arcane reported an error{activity}: {}. Nothing after the failing step was applied; fix the cause (image name, registry credentials, compose file) and run it again.",
-                self.message
+                "Arcane reported an error{activity}: {message}. Nothing after the failing step was applied; fix the cause (image name, registry credentials, compose file) and run it again.",
             ),
             StreamErrorKind::CutShort => write!(
                 f,
-                "the stream was cut short after {} log line(s){activity}, before Arcane reported done or error ({}). The operation may be incomplete: check the result (e.g. project.get or image.list) before retrying.",
-                self.summary.lines, self.message
+                "the stream was cut short after {} log line(s){activity}, before Arcane reported done or error ({message}). The operation may be incomplete: check the result (e.g. project.get or image.list) before retrying.",
+                self.summary.lines
             ),
             StreamErrorKind::Cancelled => write!(
                 f,
@@ -167,29 +169,23 @@ where
 {
     let status = resp.status();
     if !status.is_success() {
+        let content_type = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
         let body = tokio::select! {
             b = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY) => b,
             _ = cancel.cancelled() => Vec::new(),
         };
         return Err(StreamError {
             kind: StreamErrorKind::Http(status.as_u16()),
-            message: http_error_text(&body),
+            message: super::errors::error_detail(status.as_u16(), &content_type, &body).shown(),
             summary: Box::default(),
         });
     }
     read_stream_within(resp.bytes_stream(), on_progress, cancel, time_cap).await
-}
-
-fn http_error_text(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    if let Ok(v) = serde_json::from_str::<Value>(&text) {
-        for ptr in ["/detail", "/message", "/error", "/data/error", "/title"] {
-            if let Some(s) = v.pointer(ptr).and_then(Value::as_str) {
-                return sanitize(s).into_owned();
-            }
-        }
-    }
-    shorten(&sanitize(text.trim()), 300)
 }
 
 /// Reads a JSON-lines body (any byte stream) to the end; see the module docs. `on_progress` is
@@ -482,7 +478,7 @@ fn shorten(s: &str, max: usize) -> String {
 pub fn summarize(s: &StreamSummary) -> String {
     let mut out = String::new();
     let outcome = match (&s.error, s.done) {
-        (Some(e), _) => format!("Failed: {}", sanitize(e)),
+        (Some(e), _) => format!("Failed: {}", excerpt(e, MAX_MESSAGE)),
         (None, true) => "Completed.".to_string(),
         (None, false) => "Ended without a final status (incomplete).".to_string(),
     };

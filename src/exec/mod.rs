@@ -22,6 +22,7 @@ use serde_json::{Map, Value, json};
 use crate::catalog::{Action, ResultKind};
 use crate::http::root_cause;
 use crate::policy::catalog_exclusion;
+use crate::render::escape::{excerpt, quoted_name};
 use crate::render::markdown::{RenderContext, render_value};
 use crate::snapshot::Snapshot;
 use crate::surface::call_name;
@@ -51,6 +52,9 @@ pub struct ExecConfig {
     pub max_response_bytes: usize,
     /// Most requests to Arcane in flight at once (`--max-concurrent-requests`).
     pub max_concurrent_requests: usize,
+    /// Show secret values in the text of results (`--show-secrets`); masked by default.
+    /// structuredContent always carries Arcane's values.
+    pub show_secrets: bool,
 }
 
 /// What a call carries besides its arguments: the client's cancellation, and where progress
@@ -85,9 +89,16 @@ pub fn assistant_text(text: impl Into<String>) -> ContentBlock {
     ContentBlock::Text(t)
 }
 
-/// The text of a failed call: an `isError` result, no structuredContent.
+/// The text of a failed call: an `isError` result, no structuredContent. Every error text
+/// passes here, so this is where a password written in a URL (`ARCANE_URL` with
+/// `user:password@`, or one Arcane echoed) is masked.
 pub fn error_result(text: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text.into())])
+    let text = text.into();
+    let text = match crate::redact::mask_text(&text) {
+        std::borrow::Cow::Owned(masked) => masked,
+        std::borrow::Cow::Borrowed(_) => text,
+    };
+    CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
 impl Executor {
@@ -191,8 +202,9 @@ impl Executor {
             Ok(p) => p,
             Err(e) => {
                 return error_result(format!(
-                    "Cannot build the request of {}: {e}. Nothing was sent.",
-                    action.id
+                    "Cannot build the request of {}: {}. Nothing was sent to Arcane.",
+                    action.id,
+                    excerpt(&e, 300)
                 ));
             }
         };
@@ -299,6 +311,13 @@ impl Executor {
         }
         let content_type = header(&resp, "content-type");
         let disposition = header(&resp, "content-disposition");
+        if status.is_success()
+            && matches!(action.kind, ResultKind::Stream | ResultKind::Download)
+            && errors::is_html(&content_type, b"")
+        {
+            // A login page or proxy page in front of Arcane, not a stream or a file.
+            return self.html_answer(snap, action, status.as_u16(), resp).await;
+        }
         if status.is_success() && action.kind == ResultKind::Stream {
             // Read to the end, forwarding progress; a stream cut mid-way is reported from what
             // arrived, not as a transport failure.
@@ -338,14 +357,13 @@ impl Executor {
         if status.is_success() && action.kind == ResultKind::Download {
             let cap = transfer::DEFAULT_MAX_DOWNLOAD.min(self.config.max_response_bytes);
             return match transfer::read_download(resp, cap).await {
-                Ok(d) => download_result(action, d),
+                Ok(d) => download_result(action, d, self.config.show_secrets),
                 Err(e) => error_result(format!("{}: {e}", action.id)),
             };
         }
         if !status.is_success() {
             let bytes = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY).await;
-            let body = String::from_utf8_lossy(&bytes);
-            let err = errors::parse_error(status.as_u16(), &body);
+            let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
             tracing::debug!(action = %action.id, status = status.as_u16(), "Arcane answered an error");
             return error_result(errors::http_error_text(
                 snap,
@@ -367,15 +385,47 @@ impl Executor {
                 return self.broken_error(snap, action, &detail);
             }
         };
+        if errors::is_html(&content_type, &bytes) {
+            // A login page or proxy page answered with a success status instead of Arcane.
+            let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
+            return error_result(errors::http_error_text(
+                snap,
+                action,
+                &err,
+                env,
+                self.credential_name(),
+            ));
+        }
         match action.kind {
-            _ if bytes.iter().all(u8::is_ascii_whitespace) => {
-                success(snap, action, json!({"status": status.as_u16(), "ok": true}))
-            }
+            _ if bytes.iter().all(u8::is_ascii_whitespace) => success(
+                snap,
+                action,
+                json!({"status": status.as_u16(), "ok": true}),
+                self.config.show_secrets,
+            ),
             _ => match serde_json::from_slice::<Value>(&bytes) {
-                Ok(body) => success(snap, action, response::unwrap_envelope(body)),
-                Err(_) if !content_type.contains("json") => {
-                    download_result(action, download_of(&content_type, &disposition, &bytes))
+                // Arcane's plain-JSON failure shape can come with a 2xx status.
+                Ok(body) if body.get("success") == Some(&Value::Bool(false)) => {
+                    let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
+                    error_result(errors::http_error_text(
+                        snap,
+                        action,
+                        &err,
+                        env,
+                        self.credential_name(),
+                    ))
                 }
+                Ok(body) => success(
+                    snap,
+                    action,
+                    response::unwrap_envelope(body),
+                    self.config.show_secrets,
+                ),
+                Err(_) if !content_type.contains("json") => download_result(
+                    action,
+                    download_of(&content_type, &disposition, &bytes),
+                    self.config.show_secrets,
+                ),
                 Err(e) => error_result(format!(
                     "{} answered {} but its JSON body could not be read ({e}); the answer may \
                      have been cut. {}",
@@ -394,6 +444,27 @@ impl Executor {
         }
     }
 
+    /// A 2xx HTML page where Arcane answers JSON or a file: a proxy's or login page. Reads a
+    /// little of it for its title.
+    async fn html_answer(
+        &self,
+        snap: &Snapshot,
+        action: &Action,
+        status: u16,
+        resp: reqwest::Response,
+    ) -> CallToolResult {
+        let content_type = header(&resp, "content-type");
+        let page = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY).await;
+        let err = errors::error_detail(status, &content_type, &page);
+        error_result(errors::http_error_text(
+            snap,
+            action,
+            &err,
+            None,
+            self.credential_name(),
+        ))
+    }
+
     fn transport_error(
         &self,
         snap: &Snapshot,
@@ -401,7 +472,7 @@ impl Executor {
         e: &reqwest::Error,
         timeout: Duration,
     ) -> CallToolResult {
-        let base = &self.config.base_url;
+        let base = crate::redact::mask_text(&self.config.base_url);
         if let Some(what) = crate::http::local_resource_error(e) {
             return error_result(format!(
                 "{} could not reach Arcane because this machine ran out of a local resource: \
@@ -412,10 +483,12 @@ impl Executor {
             ));
         }
         if e.is_builder() {
+            // Refused before a byte left: a header value or a URL the HTTP stack cannot send.
             return error_result(format!(
-                "Cannot build the request of {} ({}). Nothing was sent.",
+                "Cannot send {}: {}. Nothing was sent to Arcane; check the parameters (header \
+                 values must be printable text, and the URL must not be too long).",
                 action.id,
-                root_cause(e)
+                excerpt(&root_cause(e), 300)
             ));
         }
         if e.is_timeout() {
@@ -432,7 +505,7 @@ impl Executor {
     }
 
     fn timeout_error(&self, snap: &Snapshot, action: &Action, timeout: Duration) -> CallToolResult {
-        let base = &self.config.base_url;
+        let base = crate::redact::mask_text(&self.config.base_url);
         if action.mutating {
             return error_result(format!(
                 "{} timed out after {}s. The change may have happened anyway: check the \
@@ -451,7 +524,7 @@ impl Executor {
     }
 
     fn broken_error(&self, snap: &Snapshot, action: &Action, cause: &str) -> CallToolResult {
-        let base = &self.config.base_url;
+        let base = crate::redact::mask_text(&self.config.base_url);
         let maybe = if action.mutating {
             format!(
                 " The change may have happened: check{} before retrying.",
@@ -548,9 +621,10 @@ fn header(resp: &reqwest::Response, name: &str) -> String {
 }
 
 /// The text of an unknown name: the reason when an overlay excludes it, else the closest IDs.
+/// The name came from the client: it is echoed as a code span.
 pub fn unknown_action_text(snap: &Snapshot, name: &str) -> String {
     if let Some(reason) = catalog_exclusion(&snap.catalog, name) {
-        return format!("{name} is not served: {reason}.");
+        return format!("{} is not served: {reason}.", quoted_name(name, 100));
     }
     let closest: Vec<String> = snap
         .catalog
@@ -561,7 +635,7 @@ pub fn unknown_action_text(snap: &Snapshot, name: &str) -> String {
         .take(5)
         .map(|a| call_name(snap.surface, a))
         .collect();
-    let mut out = format!("Unknown action {name:?}.");
+    let mut out = format!("Unknown action {}.", quoted_name(name, 100));
     if !closest.is_empty() {
         out.push_str(&format!(" Closest: {}.", closest.join(", ")));
     }
@@ -594,7 +668,7 @@ fn validate(snap: &Snapshot, action: &Action, params: &Map<String, Value>) -> Re
 }
 
 fn safe_mode_preview(action: &Action, prepared: &request::Prepared, auth: &Auth) -> CallToolResult {
-    let preview = prepared.preview(auth);
+    let preview = prepared.preview(auth, &action.domain);
     let text = format!(
         "Safe mode: {} was not sent. This is the request it would send (secrets masked):\n\n```json\n{}\n```\n",
         action.id,
@@ -605,8 +679,10 @@ fn safe_mode_preview(action: &Action, prepared: &request::Prepared, auth: &Auth)
     r
 }
 
-/// A successful JSON result: structuredContent plus the Markdown text.
-fn success(snap: &Snapshot, action: &Action, value: Value) -> CallToolResult {
+/// A successful JSON result: structuredContent (Arcane's value) plus the Markdown text, which
+/// is rendered from a redacted copy unless `show_secrets`, or unless revealing a secret is the
+/// action's purpose (then the text says so).
+fn success(snap: &Snapshot, action: &Action, value: Value, show_secrets: bool) -> CallToolResult {
     let full_item = action
         .full_item
         .as_deref()
@@ -620,14 +696,34 @@ fn success(snap: &Snapshot, action: &Action, value: Value) -> CallToolResult {
         empty_hint: action.empty_hint.as_deref(),
         ..Default::default()
     };
-    let mut text = render_value(&ctx, &value);
+    let mut text = if show_secrets || action.reveals_secret.is_some() {
+        render_value(&ctx, &value)
+    } else {
+        render_value(&ctx, &crate::redact::redacted(&value, &action.domain))
+    };
+    if let Some(what) = &action.reveals_secret {
+        text.push_str(&format!(
+            "\n\nThis answer shows {what} in full: it is the purpose of this action, and Arcane \
+             may not show it again. Hand it to the user to store; do not repeat it elsewhere."
+        ));
+    }
     let mut value = value;
     // Declared output schemas are enforced: a part that does not fit is sent as null, and the
     // text names it with Arcane's original value.
     if let Some(fitter) = &snap.fitter
         && snap.policy.declares_output_schema(action)
     {
-        let adjusted = fitter.fit(&action.id, &mut value);
+        let mut adjusted = fitter.fit(&action.id, &mut value);
+        if !show_secrets && action.reveals_secret.is_none() {
+            // The note quotes Arcane's original values: the same redactor as the text, with
+            // the part's own name deciding as a field name would.
+            for a in &mut adjusted {
+                let key = a.pointer.rsplit('/').next().unwrap_or_default().to_string();
+                let mut wrapped = Value::Object(Map::from_iter([(key.clone(), a.original.take())]));
+                crate::redact::redact_for(&mut wrapped, &action.domain);
+                a.original = wrapped[&key].take();
+            }
+        }
         if !adjusted.is_empty() {
             text.push_str("\n\n");
             text.push_str(&crate::output_schema::note(&adjusted));
@@ -669,7 +765,7 @@ fn download_of(content_type: &str, disposition: &str, bytes: &[u8]) -> transfer:
 
 /// A download (SPEC §6): text in a fenced block when small enough; otherwise the metadata in
 /// the text and the file itself as an embedded resource for the user.
-fn download_result(action: &Action, d: transfer::Download) -> CallToolResult {
+fn download_result(action: &Action, d: transfer::Download, show_secrets: bool) -> CallToolResult {
     let file_name = d.file_name.clone().unwrap_or_else(|| action.name.clone());
     let content_type = d
         .content_type
@@ -679,11 +775,16 @@ fn download_result(action: &Action, d: transfer::Download) -> CallToolResult {
     let meta = json!({"fileName": file_name, "size": size, "contentType": content_type});
     match d.body {
         transfer::DownloadBody::Text(text) if text.len() <= MAX_TEXT_DOWNLOAD => {
+            let shown = if show_secrets {
+                std::borrow::Cow::Borrowed(text.as_str())
+            } else {
+                crate::redact::mask_document(&text, &file_name)
+            };
             let md = crate::render::markdown::render_text_download(
                 &file_name,
                 size,
                 &content_type,
-                &text,
+                &shown,
             );
             let mut r = CallToolResult::success(vec![assistant_text(md)]);
             let mut sc = meta;

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::path;
 use crate::catalog::{Action, BodyEncoding, ParamLocation};
+use crate::redact::{MASK, is_secret_name, mask_text, redacted};
 
 /// Headers an argument may not set: our own credential and any other credential, the target
 /// host, proxy and forwarding headers, and hop-by-hop or framing headers that would change how
@@ -296,108 +297,42 @@ pub fn default_sort(action: &Action) -> String {
     }
 }
 
-/// Words in a field name that mark it as secret.
-const SECRET_WORDS: [&str; 9] = [
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "key",
-    "credential",
-    "auth",
-    "private",
-    "cert",
-];
-
-/// Whether a field name looks like it holds a secret (`password`, `apiKey`, `clientSecret`…).
-pub fn is_secret_name(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    SECRET_WORDS.iter().any(|w| n.contains(w)) && !n.ends_with("id") && n != "keys"
-}
-
-/// Masks secret-looking fields (recursively) and `KEY=value` environment entries.
-pub fn mask_secrets(v: &Value) -> Value {
-    match v {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, val)| {
-                    let masked = if is_secret_name(k)
-                        && !val.is_null()
-                        && !val.is_object()
-                        && !val.is_array()
-                    {
-                        Value::String("***".into())
-                    } else if matches!(
-                        k.to_ascii_lowercase().as_str(),
-                        "env" | "environment" | "envcontent" | "envvars"
-                    ) {
-                        mask_env(val)
-                    } else {
-                        mask_secrets(val)
-                    };
-                    (k.clone(), masked)
-                })
-                .collect(),
-        ),
-        Value::Array(xs) => Value::Array(xs.iter().map(mask_secrets).collect()),
-        other => other.clone(),
-    }
-}
-
-/// Environment values are secrets as a rule: keep the names, mask the values.
-fn mask_env(v: &Value) -> Value {
-    match v {
-        Value::String(s) => Value::String(
-            s.lines()
-                .map(|l| match l.split_once('=') {
-                    Some((k, _)) => format!("{k}=***"),
-                    None => l.to_string(),
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-        Value::Array(xs) => Value::Array(xs.iter().map(mask_env).collect()),
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, _)| (k.clone(), Value::String("***".into())))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 impl Prepared {
-    /// The request as a safe-mode preview: method, URL, headers (the credential masked), body
-    /// with secret-looking fields masked.
-    pub fn preview(&self, auth: &Auth) -> Value {
+    /// The request as a safe-mode preview: method, URL, headers (the credential masked), body;
+    /// secrets masked by the one redactor ([`crate::redact`]), including JSON sent as a
+    /// multipart field and a password in the URL. `domain` is the action's domain.
+    pub fn preview(&self, auth: &Auth, domain: &str) -> Value {
         let mut headers = Map::new();
         let (name, _) = auth.header();
-        headers.insert(name.into(), Value::String("***".into()));
+        headers.insert(name.into(), Value::String(MASK.into()));
         for (k, v) in &self.headers {
             let masked = if is_secret_name(k) {
-                "***".to_string()
+                MASK.to_string()
             } else {
-                v.clone()
+                mask_text(v).into_owned()
             };
             headers.insert(k.clone(), Value::String(masked));
         }
         let body = match &self.body {
             Body::None => Value::Null,
-            Body::Json(v) => mask_secrets(v),
+            Body::Json(v) => redacted(v, domain),
             Body::Bytes(b) => json!({"bytes": b.len(), "contentType": "application/octet-stream"}),
-            Body::Multipart(fields) => Value::Object(
-                fields
-                    .iter()
-                    .map(|(k, f)| {
-                        let v = match f {
-                            _ if is_secret_name(k) => Value::String("***".into()),
-                            FormValue::Text(t) => Value::String(t.clone()),
-                            FormValue::Bytes(b) => Value::String(format!("<{} bytes>", b.len())),
-                        };
-                        (k.clone(), v)
-                    })
-                    .collect(),
-            ),
+            Body::Multipart(fields) => {
+                // Seen as one object, so that field names, JSON-encoded parts (`project`,
+                // `manifest`) and `.env`/compose text get the same rules as a JSON body.
+                let mut form = Map::new();
+                for (k, f) in fields {
+                    let v = match f {
+                        FormValue::Text(t) => match serde_json::from_str::<Value>(t) {
+                            Ok(v @ (Value::Object(_) | Value::Array(_))) => v,
+                            _ => Value::String(t.clone()),
+                        },
+                        FormValue::Bytes(b) => Value::String(format!("<{} bytes>", b.len())),
+                    };
+                    form.insert(k.clone(), v);
+                }
+                redacted(&Value::Object(form), domain)
+            }
         };
         let mut url = self.url.clone();
         for secret in self.secret_values.iter().filter(|s| !s.is_empty()) {
@@ -405,9 +340,10 @@ impl Prepared {
                 path::encode(secret),
                 url::form_urlencoded::byte_serialize(secret.as_bytes()).collect(),
             ] {
-                url = url.replace(&form, "***");
+                url = url.replace(&form, MASK);
             }
         }
+        let url = mask_text(&url).into_owned();
         json!({"method": self.method, "url": url, "headers": headers, "body": body})
     }
 }
@@ -417,19 +353,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn secrets_are_masked() {
-        let body = json!({"username": "bot", "password": "p", "token": "t", "apiKey": "k",
-                          "awsAccessKeyId": "AKIA", "nested": {"clientSecret": "s"},
-                          "env": ["A=1", "B"], "envContent": "X=1\nY=2"});
-        let m = mask_secrets(&body);
+    fn json_bodies_are_masked_in_previews() {
+        let p = Prepared {
+            method: "POST".into(),
+            url: "http://a/api/x".into(),
+            headers: vec![],
+            body: Body::Json(
+                json!({"username": "bot", "password": "p", "token": "t", "apiKey": "k",
+                          "nested": {"clientSecret": "s"},
+                          "env": ["A=1", "B"], "envContent": "X=1\nY=2"}),
+            ),
+            environment: None,
+            secret_values: vec![],
+        };
+        let m = &p.preview(&Auth::ApiKey("k".into()), "")["body"];
         assert_eq!(m["username"], "bot");
         for k in ["password", "token", "apiKey"] {
-            assert_eq!(m[k], "***", "{k}");
+            assert_eq!(m[k], MASK, "{k}");
         }
-        assert_eq!(m["awsAccessKeyId"], "AKIA");
-        assert_eq!(m["nested"]["clientSecret"], "***");
-        assert_eq!(m["env"], json!(["A=***", "B"]));
-        assert_eq!(m["envContent"], "X=***\nY=***");
+        assert_eq!(m["nested"]["clientSecret"], MASK);
+        assert_eq!(m["env"], json!([format!("A={MASK}"), "B"]));
+        assert_eq!(m["envContent"], format!("X={MASK}\nY={MASK}"));
     }
 
     #[test]
@@ -442,10 +386,13 @@ mod tests {
             environment: None,
             secret_values: vec!["s3cr/t".into()],
         };
-        let v = p.preview(&Auth::ApiKey("k".into()));
-        assert_eq!(v["url"], "http://a/api/webhooks/trigger/***?x=1");
-        assert_eq!(v["headers"]["X-Registry-Token"], "***");
-        assert_eq!(v["headers"]["X-API-Key"], "***");
+        let v = p.preview(&Auth::ApiKey("k".into()), "webhook");
+        assert_eq!(
+            v["url"],
+            format!("http://a/api/webhooks/trigger/{MASK}?x=1")
+        );
+        assert_eq!(v["headers"]["X-Registry-Token"], MASK);
+        assert_eq!(v["headers"]["X-API-Key"], MASK);
     }
 
     #[test]

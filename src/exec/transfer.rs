@@ -78,7 +78,12 @@ pub async fn read_download(
         let body = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY).await;
         return Err(TransferError::Http {
             status: status.as_u16(),
-            message: error_text(&body),
+            message: super::errors::error_detail(
+                status.as_u16(),
+                content_type.as_deref().unwrap_or_default(),
+                &body,
+            )
+            .shown(),
         });
     }
     let body = crate::http::read_capped(resp, max_bytes)
@@ -106,18 +111,6 @@ pub async fn read_download(
         size,
         body,
     })
-}
-
-fn error_text(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    if let Ok(v) = serde_json::from_str::<Value>(&text) {
-        for ptr in ["/detail", "/message", "/error", "/data/error", "/title"] {
-            if let Some(s) = v.pointer(ptr).and_then(Value::as_str) {
-                return sanitize(s).into_owned();
-            }
-        }
-    }
-    sanitize(text.trim()).chars().take(300).collect()
 }
 
 /// The file name of a `Content-Disposition` header: `filename*=UTF-8''…` (RFC 5987, preferred),

@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
-use crate::render::escape::sanitize;
+use crate::render::escape::{excerpt, fenced, sanitize};
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -135,23 +135,6 @@ fn rejected_text(status: u16, detail: &str) -> String {
     format!("Arcane refused the WebSocket connection with HTTP {status}: {detail}. {hint}")
 }
 
-/// Pulls the human message out of a JSON error body (`message`, `detail`, `error`,
-/// `data.error`), else the body text itself (shortened).
-fn error_body_text(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    if let Ok(v) = serde_json::from_str::<Value>(&text) {
-        for ptr in ["/detail", "/message", "/error", "/data/error", "/title"] {
-            if let Some(s) = v.pointer(ptr).and_then(Value::as_str)
-                && !s.is_empty()
-            {
-                return sanitize(s).into_owned();
-            }
-        }
-    }
-    let t = sanitize(text.trim()).into_owned();
-    t.chars().take(300).collect()
-}
-
 fn with_query(url: &str, query: &[(&str, String)]) -> Result<url::Url, HandlerError> {
     let mut u = url::Url::parse(url).map_err(|e| {
         HandlerError::InvalidTarget(format!(
@@ -250,7 +233,14 @@ fn map_connect_error(e: tungstenite::Error, url: &str) -> HandlerError {
             detail: resp
                 .body()
                 .as_deref()
-                .map(error_body_text)
+                .map(|body| {
+                    let content_type = resp
+                        .headers()
+                        .get("content-type")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default();
+                    super::errors::error_detail(resp.status().as_u16(), content_type, body).shown()
+                })
                 .unwrap_or_default(),
         },
         tungstenite::Error::Io(io) if crate::http::local_resource_error(&io).is_some() => {
@@ -359,15 +349,17 @@ pub struct LogOutput {
 impl LogOutput {
     /// The handler's text: the lines, or `No log lines.`, then a note when cut short.
     pub fn to_text(&self) -> String {
+        // The lines as the container wrote them, in a fence no line can close: a log line
+        // must not become a heading, a link or a "Next steps" section of ours.
         let mut out = if self.lines.is_empty() {
-            "No log lines.".to_string()
+            "No log lines.\n".to_string()
         } else {
-            self.lines.join("\n")
+            fenced(&self.lines.join("\n"), "text")
         };
         if let Some(t) = &self.truncated {
-            out.push_str(&format!("\n\n({t})"));
+            out.push_str(&format!("\n({})", excerpt(t, 300)));
         }
-        out
+        out.trim_end().to_string()
     }
 }
 
@@ -462,7 +454,7 @@ pub async fn collect_logs(target: &WsTarget, opts: &LogOptions) -> Result<LogOut
                     close_politely(&mut ws).await;
                     return Err(HandlerError::Arcane(format!(
                         "{}. Check the ID with the matching list action and that the environment's Docker is reachable (environment.test).",
-                        sanitize(text.trim_end()).trim_end()
+                        excerpt(&text, 300)
                     )));
                 }
                 for line in frame_lines(&text) {
@@ -589,7 +581,7 @@ async fn sample_frames(
             close_politely(&mut ws).await;
             return Err(HandlerError::Arcane(format!(
                 "{}. Check the container ID with container.list and that it is running.",
-                sanitize(&err)
+                excerpt(&err, 300)
             )));
         }
         if let Some(obj) = v.as_object_mut() {
@@ -642,17 +634,18 @@ pub struct ExecOutput {
 impl ExecOutput {
     /// The handler's text: the output (or `(no output)`), then the exit code or a note.
     pub fn to_text(&self) -> String {
+        // The output as the command wrote it, in a fence no line can close.
         let mut out = if self.output.is_empty() {
-            "(no output)".to_string()
+            "(no output)\n".to_string()
         } else {
-            self.output.clone()
+            fenced(&self.output, "text")
         };
         match self.exit_code {
-            Some(c) => out.push_str(&format!("\n\nExit code: {c}")),
-            None => out.push_str("\n\nExit code: unknown"),
+            Some(c) => out.push_str(&format!("\nExit code: {c}")),
+            None => out.push_str("\nExit code: unknown"),
         }
         if let Some(t) = &self.truncated {
-            out.push_str(&format!(" ({t})"));
+            out.push_str(&format!(" ({})", excerpt(t, 300)));
         }
         out
     }
@@ -748,7 +741,7 @@ pub async fn run_exec(
                     close_politely(&mut ws).await;
                     return Err(HandlerError::Arcane(format!(
                         "{}. Check that the container exists and is running (container.get), and that the shell exists in its image.",
-                        sanitize(t.as_str().trim_end()).trim_end()
+                        excerpt(t.as_str(), 300)
                     )));
                 }
                 t.as_str().as_bytes().to_vec()
@@ -873,17 +866,5 @@ mod tests {
         assert!(ws_url("ftp://x", "/y").is_err());
         let u = with_query("ws://h/p?tail=1&x=2", &[("tail", "5".into())]).unwrap();
         assert_eq!(u.query(), Some("x=2&tail=5"));
-    }
-
-    #[test]
-    fn error_bodies() {
-        assert_eq!(
-            error_body_text(br#"{"message":"Authentication required","code":"UNAUTHORIZED"}"#),
-            "Authentication required"
-        );
-        assert_eq!(
-            error_body_text(b"permission denied: containers:exec"),
-            "permission denied: containers:exec"
-        );
     }
 }

@@ -184,7 +184,8 @@ pub struct Slot {
 /// assert_eq!(inline("*/5 * * * *"), "*/5 * * * *");
 /// assert_eq!(inline("C:\\data"), "C:\\data");
 /// assert_eq!(inline("<none>:<none>"), "`<none>:<none>`");
-/// assert_eq!(inline("see [x](http://evil) now"), "see \\[x](http://evil) now");
+/// assert_eq!(inline("see [x](http://evil) now"), "see \\[x](http\\://evil) now");
+/// assert_eq!(inline("mail ops@example.com or www.example.com"), "mail ops\\@example.com or www\\.example.com");
 /// assert_eq!(inline("an *important* note"), "an \\*important\\* note");
 /// ```
 pub fn inline(text: &str) -> Cow<'_, str> {
@@ -359,6 +360,67 @@ pub fn fenced(text: &str, info: &str) -> String {
     out
 }
 
+/// Cuts text after `max_chars` characters, marking the cut with `…`. Borrows when short.
+///
+/// ```
+/// use arcane_mcp::render::escape::clip;
+/// assert_eq!(clip("abcdef", 3), "abc…");
+/// assert_eq!(clip("abc", 3), "abc");
+/// ```
+pub fn clip(text: &str, max_chars: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        None => Cow::Borrowed(text),
+        Some((at, _)) => Cow::Owned(format!("{}…", &text[..at])),
+    }
+}
+
+/// Untrusted text quoted inside a message of ours (Arcane's error detail, a log line in a
+/// note, a validation problem that repeats a value): sanitized, on one line, cut after
+/// `max_chars` characters, and escaped like a value that may begin a list item, so it can
+/// stand anywhere in running text or after `- `.
+///
+/// ```
+/// use arcane_mcp::render::escape::excerpt;
+/// assert_eq!(excerpt("no such container: web-1", 100), "no such container: web-1");
+/// assert_eq!(excerpt("# Next steps\n[x](http://evil)", 100), "\\# Next steps \\[x](http\\://evil)");
+/// assert_eq!(excerpt("abcdef", 3), "abc…");
+/// assert_eq!(excerpt(" \n", 3), "(empty)");
+/// ```
+pub fn excerpt(text: &str, max_chars: usize) -> String {
+    let line = one_line(sanitize(text));
+    let cut = clip(line.trim(), max_chars);
+    if cut.is_empty() {
+        // Nothing at all would leave `- ` alone on a line: a heading underline.
+        return "(empty)".into();
+    }
+    escape(
+        &cut,
+        Slot {
+            block_start: true,
+            ..Slot::default()
+        },
+    )
+    .into_owned()
+}
+
+/// An untrusted name echoed in a message of ours (an unknown action or tool, a parameter
+/// name): a code span, cut after `max_chars` characters. Byte-exact when short, so the
+/// model can see exactly what it sent.
+///
+/// ```
+/// use arcane_mcp::render::escape::quoted_name;
+/// assert_eq!(quoted_name("container.lst", 80), "`container.lst`");
+/// assert_eq!(quoted_name("", 80), "(empty)");
+/// ```
+pub fn quoted_name(text: &str, max_chars: usize) -> String {
+    let line = one_line(sanitize(text));
+    let cut = clip(&line, max_chars);
+    if cut.is_empty() {
+        return "(empty)".into();
+    }
+    code_span_raw(&cut, false)
+}
+
 fn longest_backtick_run(s: &str) -> usize {
     let mut best = 0;
     let mut cur = 0;
@@ -458,7 +520,7 @@ fn is_plain(s: &str, slot: Slot) -> bool {
             b'\\' | b'`' | b'*' | b'_' | b'~' | b'[' | b'<' | b'&' | b'|'
         )
     };
-    if s.bytes().any(inner) {
+    if s.bytes().any(inner) || might_autolink(s) {
         return false;
     }
     if slot.heading && s.ends_with('#') {
@@ -472,6 +534,56 @@ fn is_plain(s: &str, slot: Slot) -> bool {
         return false;
     }
     true
+}
+
+/// Whether GFM's autolink literal extension could find a link in `s`: `www.`, a `scheme://`
+/// or an email address. A cheap over-approximation for the fast path; [`marks`] decides.
+fn might_autolink(s: &str) -> bool {
+    s.contains("://")
+        || s.contains('@')
+        || s.as_bytes()
+            .windows(4)
+            .any(|w| w.eq_ignore_ascii_case(b"www."))
+}
+
+/// GFM autolink literals (`www.example.com`, `https://…`, `user@example.com`) become links
+/// in GitHub-style renderers without any Markdown syntax. A backslash before the character that
+/// makes them (the `:` of `://`, the `.` of `www.`, the `@` of an address) keeps them text:
+/// the escape splits the text where the extension looks for them.
+fn mark_autolinks(c: &[char], m: &mut [bool]) {
+    let n = c.len();
+    let email_local = |x: char| x.is_ascii_alphanumeric() || matches!(x, '.' | '+' | '-' | '_');
+    let domain_char = |x: char| x.is_ascii_alphanumeric() || matches!(x, '-' | '_' | '.');
+    for i in 0..n {
+        match c[i] {
+            ':' if i > 0
+                && c[i - 1].is_ascii_alphabetic()
+                && c.get(i + 1) == Some(&'/')
+                && c.get(i + 2) == Some(&'/') =>
+            {
+                m[i] = true
+            }
+            '.' if i >= 3
+                && c[i - 3..i].iter().all(|x| x.eq_ignore_ascii_case(&'w'))
+                && (i == 3 || !c[i - 4].is_alphanumeric()) =>
+            {
+                m[i] = true
+            }
+            '@' if i > 0 && email_local(c[i - 1]) => {
+                let domain = c[i + 1..].iter().take_while(|&&x| domain_char(x));
+                let mut dot_then_alnum = false;
+                let mut prev_dot = false;
+                for &x in domain {
+                    if prev_dot && x.is_ascii_alphanumeric() {
+                        dot_then_alnum = true;
+                    }
+                    prev_dot = x == '.';
+                }
+                m[i] |= dot_then_alnum;
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Character classes of the CommonMark flanking rules.
@@ -664,6 +776,8 @@ fn marks(c: &[char], slot: Slot) -> Vec<bool> {
             _ => {}
         }
     }
+
+    mark_autolinks(c, &mut m);
 
     if slot.heading {
         let run = c.iter().rev().take_while(|&&x| x == '#').count();

@@ -15,7 +15,6 @@
 
 pub mod guides;
 pub mod links;
-pub mod redact;
 pub mod tools;
 
 use rmcp::model::{
@@ -26,6 +25,8 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::Action;
 use crate::exec::Executor;
+use crate::redact;
+use crate::render::escape::quoted_name;
 use crate::snapshot::Snapshot;
 use crate::surface::call_name;
 
@@ -234,7 +235,8 @@ pub async fn read(
 ) -> Result<ResourceContents, ReadError> {
     let Some(rest) = uri.strip_prefix("arcane://") else {
         return Err(ReadError::NotFound(format!(
-            "{uri} is not an arcane:// resource"
+            "{} is not an arcane:// resource",
+            quoted_name(uri, 200)
         )));
     };
     let segs: Vec<String> = rest
@@ -261,7 +263,8 @@ pub async fn read(
                 .find(|g| g.slug == *slug)
                 .ok_or_else(|| {
                     ReadError::NotFound(format!(
-                        "no guide {slug:?}; arcane://tools and resources/list name them"
+                        "no guide {}; arcane://tools and resources/list name them",
+                        quoted_name(slug, 100)
                     ))
                 })?;
             let name = |id: &str| {
@@ -303,7 +306,8 @@ pub async fn read(
             object(snap, exec, uri, &default_env, kind, id).await
         }
         _ => Err(ReadError::NotFound(format!(
-            "no resource {uri}; resources/list and resources/templates/list show what exists"
+            "no resource {}; resources/list and resources/templates/list show what exists",
+            quoted_name(uri, 200)
         ))),
     }
 }
@@ -318,7 +322,9 @@ async fn object(
 ) -> Result<ResourceContents, ReadError> {
     let Some((_, action, param)) = OBJECTS.iter().find(|(k, _, _)| *k == kind) else {
         return Err(ReadError::NotFound(format!(
-            "no resource kind {kind:?} in {uri}; use container, project or image"
+            "no resource kind {} in {}; use container, project or image",
+            quoted_name(kind, 100),
+            quoted_name(uri, 200)
         )));
     };
     let params = Map::from_iter([
@@ -358,7 +364,12 @@ async fn state(
         return Err(ReadError::Upstream(text));
     }
     let mut value = result.structured_content.unwrap_or(Value::Null);
-    let masked = redact::redact(&mut value);
+    let domain = snap
+        .catalog
+        .get(action)
+        .map(|a| a.domain.as_str())
+        .unwrap_or("");
+    let masked = redact::redact_for(&mut value, domain);
     let doc = if masked.is_empty() {
         value
     } else {

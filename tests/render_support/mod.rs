@@ -379,7 +379,6 @@ pub const ORDINARY: &[&str] = &[
     "x > y",
     "50%",
     "path/to/file.yml",
-    "user@example.com",
     "key=value",
     "Hello, world!",
 ];

@@ -1,0 +1,573 @@
+//! The one redactor: what counts as a secret, and how it is masked, for every place that
+//! shows Arcane's data or a request (safe-mode previews, resources, the text of results,
+//! error texts). `structuredContent` never goes through it: it keeps Arcane's values.
+//!
+//! What is masked:
+//! * every environment variable value: `KEY=VALUE` strings in arrays under keys such as `env`,
+//!   `Env`, `environment`, and every value of a map under those keys;
+//! * values of fields whose name says secret ([`is_secret_name`]: password, secret, token, API
+//!   key, credential, private key, cookie, authorization, basic-auth labels…); a `{key|name,
+//!   value}` pair whose name says secret or that is marked `isSecret`;
+//! * in multi-line text under such fields or `envContent`-like fields (`.env` files), the value
+//!   of each `KEY=VALUE` line; in compose text, the value of `KEY: VALUE` / `KEY=VALUE` lines
+//!   whose key says secret;
+//! * in any text: the password of a URL (`scheme://user:PASSWORD@host`), the value of a
+//!   secret-named command-line flag (`--db-password=…`, `--token …`, also as the next item of
+//!   an argument array) and of a secret-named `KEY=VALUE` word;
+//! * for secret domains (`swarm_secret`), the secret's `data`.
+//!
+//! See `docs/security.md` ("Secrets").
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+/// What replaces a masked value, everywhere.
+pub const MASK: &str = "********";
+
+/// Keys whose value is a list or map of environment variables.
+const ENV_KEYS: &[&str] = &[
+    "env",
+    "environment",
+    "envvars",
+    "environmentvariables",
+    "envs",
+];
+
+/// Keys whose string value is a whole `.env` file.
+const ENV_FILE_KEYS: &[&str] = &["envcontent", "envfile", "dotenv", "predeployenv"];
+
+/// Whole words of a name that mark a secret.
+const SECRET_WORDS: &[&str] = &[
+    "password",
+    "passwords",
+    "passwd",
+    "pass",
+    "pwd",
+    "secret",
+    "secrets",
+    "token",
+    "tokens",
+    "key",
+    "apikey",
+    "credential",
+    "credentials",
+    "auth",
+    "authorization",
+    "cert",
+    "certificate",
+    "cookie",
+    "cookies",
+    "passphrase",
+    "htpasswd",
+    "basicauth",
+    "bearer",
+    "jwt",
+];
+
+/// Fragments of the name with separators removed that mark a secret even inside a longer
+/// word (`POSTGRESPASSWORD`, `apikey`, `clientsecret`).
+const SECRET_FRAGMENTS: &[&str] = &[
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "apikey",
+    "accesskey",
+    "privatekey",
+    "credential",
+    "authorization",
+    "cookie",
+    "passphrase",
+    "unlockkey",
+    "basicauth",
+    "htpasswd",
+];
+
+/// A last word that makes a secret-sounding name a description of one, not the secret
+/// itself (`secretName`, `tokenExpiresAt`, `keyPrefix`, `passwordSet`, `apiKeyId`).
+const NOT_SECRET_LAST: &[&str] = &[
+    "id",
+    "ids",
+    "name",
+    "names",
+    "count",
+    "type",
+    "kind",
+    "file",
+    "path",
+    "set",
+    "enabled",
+    "required",
+    "at",
+    "prefix",
+    "length",
+    "mode",
+    "method",
+    "provider",
+    "url",
+    "uri",
+    "endpoint",
+    "header",
+    "policy",
+    "scope",
+    "scopes",
+    "status",
+    "state",
+    "expiry",
+    "expires",
+    "label",
+    "version",
+    "configured",
+    "exists",
+    "hint",
+    "description",
+];
+
+/// Keys that hold whole text documents that may embed secrets (compose files).
+const TEXT_DOC_KEYS: &[&str] = &["composecontent", "overridecontent", "content", "source"];
+
+fn norm(key: &str) -> String {
+    key.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The words of a name: split at non-alphanumerics and camelCase humps, lower-cased.
+fn words(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Whether a field, variable, header, label or flag name says its value is secret.
+///
+/// ```
+/// use arcane_mcp::redact::is_secret_name;
+/// for n in ["password", "POSTGRES_PASSWORD", "apiKey", "X-Registry-Token", "clientSecret",
+///           "traefik.http.middlewares.a.basicauth.users", "--db-password", "key"] {
+///     assert!(is_secret_name(n), "{n}");
+/// }
+/// for n in ["name", "keys", "apiKeyId", "secretName", "keyPrefix", "passwordSet", "author",
+///           "publicKey", "monkey"] {
+///     assert!(!is_secret_name(n), "{n}");
+/// }
+/// ```
+pub fn is_secret_name(name: &str) -> bool {
+    let w = words(name);
+    let Some(last) = w.last() else {
+        return false;
+    };
+    if NOT_SECRET_LAST.contains(&last.as_str()) || w.iter().any(|x| x == "public") {
+        return false;
+    }
+    if w.iter().any(|x| SECRET_WORDS.contains(&x.as_str())) {
+        return true;
+    }
+    let joined = norm(name);
+    SECRET_FRAGMENTS.iter().any(|f| joined.contains(f))
+}
+
+/// Masks secrets in place; returns the JSON Pointers that were masked.
+pub fn redact(value: &mut Value) -> Vec<String> {
+    redact_for(value, "")
+}
+
+/// [`redact`] for a value of `domain` (an action's domain): a domain of secrets
+/// (`swarm_secret`) also has its `data` masked.
+pub fn redact_for(value: &mut Value, domain: &str) -> Vec<String> {
+    let mut masked = Vec::new();
+    let ctx = Ctx {
+        secret_domain: words(domain)
+            .iter()
+            .any(|w| w == "secret" || w == "secrets"),
+    };
+    walk(value, &mut String::new(), None, &ctx, &mut masked);
+    masked
+}
+
+/// A redacted copy.
+pub fn redacted(value: &Value, domain: &str) -> Value {
+    let mut v = value.clone();
+    redact_for(&mut v, domain);
+    v
+}
+
+struct Ctx {
+    secret_domain: bool,
+}
+
+fn escape_pointer(seg: &str) -> String {
+    seg.replace('~', "~0").replace('/', "~1")
+}
+
+fn walk(
+    value: &mut Value,
+    path: &mut String,
+    key: Option<&str>,
+    ctx: &Ctx,
+    masked: &mut Vec<String>,
+) {
+    let nkey = key.map(norm).unwrap_or_default();
+    if ENV_KEYS.contains(&nkey.as_str()) {
+        mask_env(value, path, masked);
+        return;
+    }
+    match value {
+        Value::String(s) => {
+            let env_file = ENV_FILE_KEYS.contains(&nkey.as_str());
+            let doc = TEXT_DOC_KEYS.contains(&nkey.as_str()) || s.contains('\n');
+            if let Some(new) = mask_string(s, env_file, doc) {
+                *s = new;
+                masked.push(path.clone());
+            }
+        }
+        Value::Array(items) => {
+            let mut hide_next = false;
+            for (i, item) in items.iter_mut().enumerate() {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&i.to_string());
+                // `["--token", "xyz"]`: the item after a secret-named flag is its value.
+                let flag = item
+                    .as_str()
+                    .is_some_and(|s| s.starts_with('-') && !s.contains('=') && is_secret_name(s));
+                if hide_next && !flag && item.as_str().is_some_and(|s| !s.is_empty()) {
+                    *item = Value::String(MASK.to_string());
+                    masked.push(path.clone());
+                } else {
+                    walk(item, path, key, ctx, masked);
+                }
+                hide_next = flag;
+                path.truncate(len);
+            }
+        }
+        Value::Object(map) => {
+            // `{key|name, value}` pairs (variables, labels as lists): the pair's name decides.
+            let pair_field = ["key", "name", "Key", "Name"]
+                .into_iter()
+                .find(|k| map.get(*k).is_some_and(Value::is_string));
+            let is_pair = map.contains_key("value") && pair_field.is_some();
+            let pair_secret = is_pair
+                && (pair_field
+                    .and_then(|f| map.get(f))
+                    .and_then(Value::as_str)
+                    .is_some_and(is_secret_name)
+                    || ["isSecret", "secret", "sensitive"]
+                        .iter()
+                        .any(|k| map.get(*k) == Some(&Value::Bool(true))));
+            for (k, v) in map.iter_mut() {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&escape_pointer(k));
+                let secret = if is_pair && Some(k.as_str()) == pair_field {
+                    // A pair's name is not a secret, whatever it says (`key: API_TOKEN`).
+                    false
+                } else if is_pair && k == "value" {
+                    pair_secret
+                } else {
+                    is_secret_name(k) || (ctx.secret_domain && k.eq_ignore_ascii_case("data"))
+                };
+                if !(secret && mask_whole(v)) {
+                    walk(v, path, Some(k), ctx, masked);
+                } else {
+                    masked.push(path.clone());
+                }
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Replaces a secret field's value with [`MASK`]; `false` when there is nothing to hide (a
+/// flag, null, an empty value).
+fn mask_whole(v: &mut Value) -> bool {
+    let hide = match v {
+        Value::String(s) => !s.is_empty(),
+        Value::Number(_) => true,
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+        Value::Bool(_) | Value::Null => false,
+    };
+    if hide {
+        *v = Value::String(MASK.to_string());
+    }
+    hide
+}
+
+/// Environment variables: every value is masked, whatever its name.
+fn mask_env(value: &mut Value, path: &mut String, masked: &mut Vec<String>) {
+    match value {
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                if let Value::String(s) = item
+                    && let Some((k, v)) = s.split_once('=')
+                    && !v.is_empty()
+                {
+                    *s = format!("{k}={MASK}");
+                    masked.push(format!("{path}/{i}"));
+                } else if item.is_object() {
+                    // [{name, value}] shapes.
+                    if let Some(Value::String(v)) = item.get_mut("value")
+                        && !v.is_empty()
+                    {
+                        *v = MASK.to_string();
+                        masked.push(format!("{path}/{i}/value"));
+                    }
+                }
+            }
+        }
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if matches!(v, Value::Null) || v.as_str() == Some("") {
+                    continue;
+                }
+                *v = Value::String(MASK.to_string());
+                masked.push(format!("{path}/{}", escape_pointer(k)));
+            }
+        }
+        Value::String(s) if !s.is_empty() => {
+            if let Some(new) = mask_string(s, true, true) {
+                *s = new;
+                masked.push(path.clone());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Masks the secrets inside one string; `None` when nothing changed. `env_file`: every
+/// `KEY=VALUE` line is a variable (a `.env` file); `doc`: a document whose secret-named
+/// `KEY: VALUE` / `KEY=VALUE` lines are masked (compose text).
+fn mask_string(s: &str, env_file: bool, doc: bool) -> Option<String> {
+    let lines = if env_file || doc {
+        mask_lines(s, env_file)
+    } else {
+        None
+    };
+    let base = lines.as_deref().unwrap_or(s);
+    match mask_text(base) {
+        Cow::Owned(t) => Some(t),
+        Cow::Borrowed(_) => lines,
+    }
+}
+
+/// A downloaded text file with its secrets masked: every variable of a `.env` file, the
+/// secret-named lines of other documents, and secrets inside any line.
+pub fn mask_document<'a>(text: &'a str, file_name: &str) -> Cow<'a, str> {
+    let name = file_name.to_ascii_lowercase();
+    let env_file = name == ".env" || name.ends_with(".env") || name.starts_with(".env.");
+    match mask_string(text, env_file, true) {
+        Some(t) => Cow::Owned(t),
+        None => Cow::Borrowed(text),
+    }
+}
+
+static URL_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/?#@]*:)([^\s/?#@]+)@").expect("valid regex")
+});
+static FLAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(^|\s)(--?[A-Za-z][A-Za-z0-9_.\-]*)(=\S+|[ \t]+[^\s\-]\S*)").expect("valid regex")
+});
+static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(^|[\s;,&|(?])([A-Za-z_][A-Za-z0-9_.\-]*)=([^\s&]+)").expect("valid regex")
+});
+
+/// Masks secrets written inside free text: a URL's password, a secret-named flag's value, a
+/// secret-named `KEY=VALUE` word. Borrows when nothing is found.
+///
+/// ```
+/// use arcane_mcp::redact::mask_text;
+/// assert_eq!(mask_text("postgres://app:hunter2@db/x"), "postgres://app:********@db/x");
+/// assert_eq!(mask_text("run --db-password=hunter2 --token abc -v"), "run --db-password=******** --token ******** -v");
+/// assert_eq!(mask_text("env API_TOKEN=abc make"), "env API_TOKEN=******** make");
+/// assert_eq!(mask_text("/api/x?token=abc&limit=5"), "/api/x?token=********&limit=5");
+/// assert_eq!(mask_text("--name web --port 80"), "--name web --port 80");
+/// ```
+pub fn mask_text(s: &str) -> Cow<'_, str> {
+    if !s.contains('@') && !s.contains('-') && !s.contains('=') {
+        return Cow::Borrowed(s);
+    }
+    let urls = URL_PASSWORD.replace_all(s, format!("${{1}}{MASK}@").as_str());
+    let flags = FLAG.replace_all(&urls, |c: &regex::Captures<'_>| {
+        let (lead, flag, rest) = (&c[1], &c[2], &c[3]);
+        // `rest` is `=value` or the blanks and the next word.
+        let at = rest
+            .find(|ch: char| ch != '=' && ch != ' ' && ch != '\t')
+            .unwrap_or(rest.len());
+        let (sep, val) = rest.split_at(at);
+        if is_secret_name(flag) && val != MASK {
+            format!("{lead}{flag}{sep}{MASK}")
+        } else {
+            c[0].to_string()
+        }
+    });
+    let assigns = ASSIGNMENT.replace_all(&flags, |c: &regex::Captures<'_>| {
+        let (lead, key, val) = (&c[1], &c[2], &c[3]);
+        if is_secret_name(key) && val != MASK && !is_padding(val) {
+            format!("{lead}{key}={MASK}")
+        } else {
+            c[0].to_string()
+        }
+    });
+    if assigns == s {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(assigns.into_owned())
+    }
+}
+
+/// `=` signs only: the padding of a base64 line (a certificate), not a value.
+fn is_padding(v: &str) -> bool {
+    v.trim_end_matches('\r').bytes().all(|b| b == b'=')
+}
+
+/// Masks values of `KEY=VALUE` (and, for documents, `KEY: VALUE`) lines. `all` masks every
+/// `KEY=VALUE` line (a `.env` file); otherwise only lines whose key says secret.
+fn mask_lines(text: &str, all: bool) -> Option<String> {
+    let mut changed = false;
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('#') {
+            out.push_str(line);
+            continue;
+        }
+        let item = trimmed.strip_prefix("- ").unwrap_or(trimmed);
+        let sep = [item.find('='), item.find(':')].into_iter().flatten().min();
+        let masked_line = sep.and_then(|at| {
+            let (k, rest) = item.split_at(at);
+            let k = k.trim().trim_matches(['"', '\'']);
+            let v = rest[1..].trim();
+            let is_env_line = rest.starts_with('=');
+            let secret = is_secret_name(k);
+            let wanted = (all && is_env_line) || secret;
+            if !wanted
+                || v.is_empty()
+                || v == "|"
+                || v == ">"
+                || k.is_empty()
+                || k.contains(' ')
+                || is_padding(v)
+            {
+                return None;
+            }
+            let prefix_len = line.len() - item.len() + at + 1;
+            let cr = if line.ends_with('\r') { "\r" } else { "" };
+            let space = if rest.starts_with(": ") { " " } else { "" };
+            Some(format!("{}{space}{MASK}{cr}", &line[..prefix_len]))
+        });
+        match masked_line {
+            Some(l) => {
+                changed = true;
+                out.push_str(&l);
+            }
+            None => out.push_str(line),
+        }
+    }
+    changed.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn masks_env_and_secret_fields() {
+        let mut v = json!({
+            "id": "abc",
+            "config": {"env": ["POSTGRES_PASSWORD=s3cr3t", "PATH=/usr/bin", "EMPTY="]},
+            "registry": {"username": "bob", "password": "hunter2", "passwordSet": true},
+            "labels": {"app": "web"},
+            "envContent": "A=1\n# comment\nDATABASE_URL=postgres://u:p@h/db\n",
+            "composeContent": "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: s3cr3t\n      POSTGRES_USER: app\n",
+            "environment": {"TOKEN": "t", "MODE": "prod"},
+        });
+        let masked = redact(&mut v);
+        let text = v.to_string();
+        for secret in [
+            "s3cr3t",
+            "hunter2",
+            "postgres://u:p@h/db",
+            "\"t\"",
+            "prod",
+            "/usr/bin",
+        ] {
+            assert!(!text.contains(secret), "{secret} leaked: {text}");
+        }
+        assert_eq!(v["config"]["env"][2], "EMPTY=");
+        assert_eq!(v["registry"]["username"], "bob");
+        assert_eq!(v["registry"]["passwordSet"], true);
+        assert_eq!(v["labels"]["app"], "web");
+        assert!(
+            v["composeContent"]
+                .as_str()
+                .unwrap()
+                .contains("POSTGRES_USER: app")
+        );
+        assert!(v["envContent"].as_str().unwrap().contains("# comment"));
+        assert!(masked.contains(&"/config/env/0".to_string()));
+        assert!(masked.contains(&"/registry/password".to_string()));
+    }
+
+    #[test]
+    fn pairs_are_judged_by_their_name() {
+        let v = json!([
+            {"key": "API_TOKEN", "value": "t0k"},
+            {"key": "THEME", "value": "dark"},
+            {"key": "PLAIN", "value": "hidden", "isSecret": true},
+            {"name": "registry", "value": "docker.io", "password": "pw"},
+        ]);
+        let m = redacted(&v, "");
+        assert_eq!(m[0], json!({"key": "API_TOKEN", "value": MASK}));
+        assert_eq!(m[1], json!({"key": "THEME", "value": "dark"}));
+        assert_eq!(m[2]["value"], MASK);
+        assert_eq!(
+            m[3],
+            json!({"name": "registry", "value": "docker.io", "password": MASK})
+        );
+    }
+
+    #[test]
+    fn base64_padding_is_not_a_value() {
+        // Certificate lines end in `=`; a hump such as `xKeyZ` must not make them variables.
+        let pem =
+            "-----BEGIN CERTIFICATE-----\nMIIBxKeyZtokenAbc==\nQUJD=\n-----END CERTIFICATE-----\n";
+        assert_eq!(mask_document(pem, "ca.pem"), pem);
+        assert_eq!(mask_text("x API_KEY== y"), "x API_KEY== y");
+    }
+
+    #[test]
+    fn ordinary_values_are_untouched() {
+        let mut v = json!({"name": "web-1", "image": "nginx:1.27", "status": "Up 2 hours", "ports": [{"privatePort": 80}]});
+        let before = v.clone();
+        assert!(redact(&mut v).is_empty());
+        assert_eq!(v, before);
+    }
+}
