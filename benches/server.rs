@@ -30,7 +30,14 @@ fn command(base: &str, key: &str, surface: &str) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_arcane-mcp"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("ARCANE_MCP_LOG", "error")
-        .args(["--arcane-url", base, "--api-key", key, "--tool-surface", surface])
+        .args([
+            "--arcane-url",
+            base,
+            "--api-key",
+            key,
+            "--tool-surface",
+            surface,
+        ])
         .arg("--spec")
         .arg(spec());
     cmd
@@ -204,7 +211,10 @@ fn benches(c: &mut Criterion) {
     g.finish();
     if let Some(pid) = pid {
         std::thread::sleep(Duration::from_secs(2));
-        eprintln!("server RSS 2 s after the bursts (peak, now) MB: {:?}", rss_mb(pid));
+        eprintln!(
+            "server RSS 2 s after the bursts (peak, now) MB: {:?}",
+            rss_mb(pid)
+        );
     }
 
     rt.block_on(async {

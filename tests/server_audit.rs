@@ -111,7 +111,11 @@ fn result_tokens_within_baseline() {
     let objects = sum("object", "textTokens") as f64 / sum("object", "structuredTokens") as f64;
     assert!(objects <= 1.05, "objects cost {objects:.2}× their JSON");
 
-    let out = audit(&["--results", "--baseline", "benches/result-token-baseline.json"]);
+    let out = audit(&[
+        "--results",
+        "--baseline",
+        "benches/result-token-baseline.json",
+    ]);
     assert!(
         out.status.success(),
         "within 15% of the baseline: {}",

@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use super::escape::is_unsafe_char;
 use super::escape::{
-    code_span, fenced, heading_text, inline, inline_strict, list_item_key, list_item_value, sanitize,
-    table_cell, table_cell_strict,
+    code_span, fenced, heading_text, inline, inline_strict, list_item_key, list_item_value,
+    sanitize, table_cell, table_cell_strict,
 };
 use super::units::{human_bytes, is_byte_field};
 
@@ -542,8 +542,10 @@ fn scalar_text(v: &Value) -> String {
 }
 
 /// Renders an object: title, one `- field: value` line per field (identity
-/// and status first, nulls omitted), then a fenced section per multi-line
-/// text and a JSON block per nested object or long list.
+/// and status first, unset values omitted, small maps as `key=value` pairs,
+/// short nested values as compact JSON), then a fenced section per multi-line
+/// text, a table per list of flat objects and a compact JSON block per longer
+/// nested value (`docs/output-format.md#objects`).
 ///
 /// ```
 /// use arcane_mcp::render::markdown::{render_object, RenderContext};
