@@ -2,6 +2,8 @@
 //!
 //! `cargo bench --bench search` (add `-- --measurement-time 2` for a quick run). The spec is
 //! read from `../shared/arcane` next to the repository, or from `ARCANE_SHARED_DIR`.
+//! `search/eval-set` runs every query of `tests/search_eval.yaml` once per iteration: divide by
+//! the number of queries for the mean time per query.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -19,6 +21,9 @@ const QUERIES: &[&str] = &[
     "containers",
     "restrat container",
     "scan image vulnerabilities for the latest nginx tag please",
+    "what is eating my disk space",
+    "the frontend container has been unresponsive for ten minutes and a normal stop does not \
+     work, please terminate it immediately so I can start it again",
 ];
 
 fn catalog() -> Catalog {
@@ -36,6 +41,22 @@ fn catalog() -> Catalog {
     .expect("the catalog builds")
 }
 
+/// The queries of the evaluation set.
+fn eval_queries() -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Set {
+        queries: Vec<Query>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Query {
+        q: String,
+    }
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/search_eval.yaml");
+    let text = std::fs::read_to_string(path).expect("tests/search_eval.yaml is readable");
+    let set: Set = yaml_serde::from_str(&text).expect("tests/search_eval.yaml parses");
+    set.queries.into_iter().map(|q| q.q).collect()
+}
+
 fn bench(c: &mut Criterion) {
     let catalog = catalog();
     c.bench_function("search/build", |b| {
@@ -45,13 +66,25 @@ fn bench(c: &mut Criterion) {
     let all = |_: &Action| true;
     let read_only = |a: &Action| !a.mutating;
     for q in QUERIES {
-        c.bench_function(&format!("search/query/{q}"), |b| {
+        let name: String = q.chars().take(60).collect();
+        c.bench_function(&format!("search/query/{name}"), |b| {
             b.iter(|| index.search(&catalog, black_box(q), 10, &all))
         });
     }
     c.bench_function("search/query/restart container (read-only)", |b| {
         b.iter(|| index.search(&catalog, black_box("restart container"), 10, &read_only))
     });
+    let queries = eval_queries();
+    c.bench_function(
+        &format!("search/eval-set ({} queries)", queries.len()),
+        |b| {
+            b.iter(|| {
+                for q in &queries {
+                    black_box(index.search(&catalog, black_box(q), 10, &all));
+                }
+            })
+        },
+    );
 }
 
 criterion_group! {

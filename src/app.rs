@@ -85,6 +85,7 @@ impl App {
             read_only = self.policy.read_only,
             safe_mode = self.policy.safe_mode,
             output_schemas = self.policy.output_schemas,
+            client_profile = self.policy.profile.as_str(),
             url = %crate::logging::masked_url(&self.base_url),
             ms = self.started.elapsed().as_millis() as u64,
             "arcane-mcp ready"
@@ -129,6 +130,7 @@ impl App {
 pub fn policy(args: &ServeArgs) -> Policy {
     Policy::new(args.read_only, args.safe_mode, &args.exclude_tools)
         .with_output_schemas(args.output_schemas)
+        .with_profile(args.client_profile)
 }
 
 /// The async runtime every command runs in.

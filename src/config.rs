@@ -163,6 +163,28 @@ impl Surface {
     }
 }
 
+/// The shapes of tool schemas and results, for what a client can map (docs/output-schemas.md).
+/// A profile changes only shapes, never what a call does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ClientProfile {
+    /// Schemas and results as Arcane's document describes them (nested objects, arrays).
+    #[default]
+    Standard,
+    /// First-level only, for clients such as Salesforce Agentforce that map only top-level
+    /// fields: nested inputs are JSON-text parameters, results are lifted to top-level fields.
+    #[value(alias = "agentforce")]
+    Flat,
+}
+
+impl ClientProfile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientProfile::Standard => "standard",
+            ClientProfile::Flat => "flat",
+        }
+    }
+}
+
 /// How log lines are written to stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum LogFormat {
@@ -238,6 +260,10 @@ pub struct ServeArgs {
     /// Declare output schemas on the individual surface (experimental).
     #[arg(long, env = "ARCANE_MCP_OUTPUT_SCHEMAS", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
     pub output_schemas: bool,
+    /// Client profile: `flat` (alias `agentforce`) keeps every tool schema and result at the
+    /// first level, for clients that cannot map nested shapes.
+    #[arg(long, env = "ARCANE_MCP_CLIENT_PROFILE", value_enum, default_value_t = ClientProfile::Standard)]
+    pub client_profile: ClientProfile,
     /// Request timeout in seconds (streams and handlers have their own caps).
     #[arg(
         long,
@@ -343,4 +369,31 @@ pub struct AuditArgs {
     /// the main read actions on the demo world (an in-process simulator of the spec).
     #[arg(long)]
     pub results: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_profile_flag_and_alias() {
+        let profile = |args: &[&str]| {
+            let mut all = vec!["arcane-mcp"];
+            all.extend_from_slice(args);
+            Cli::try_parse_from(all).map(|c| c.serve.client_profile)
+        };
+        assert_eq!(profile(&[]).unwrap(), ClientProfile::Standard);
+        assert_eq!(
+            profile(&["--client-profile", "flat"]).unwrap(),
+            ClientProfile::Flat
+        );
+        assert_eq!(
+            profile(&["--client-profile", "agentforce"]).unwrap(),
+            ClientProfile::Flat
+        );
+        let err = profile(&["--client-profile", "nested"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("standard") && err.contains("flat"), "{err}");
+    }
 }

@@ -31,6 +31,7 @@ pub fn action_json(a: &crate::catalog::Action) -> Value {
         "title": a.title,
         "description": a.description,
         "usage": a.usage,
+        "example": a.example,
         "method": a.method,
         "path": a.path,
         "operationId": a.operation_id,
@@ -49,6 +50,7 @@ pub fn action_json(a: &crate::catalog::Action) -> Value {
         "emptyHint": a.empty_hint,
         "fullItem": a.full_item,
         "defaultSort": a.default_sort,
+        "encodedJson": a.encoded,
         "revealsSecret": a.reveals_secret,
         "source": a.source,
     })

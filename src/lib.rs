@@ -12,6 +12,7 @@ pub mod cli;
 pub mod config;
 pub mod exec;
 pub mod find;
+pub mod flat;
 pub mod http;
 pub mod inspect;
 pub mod logging;

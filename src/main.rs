@@ -32,7 +32,9 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("arcane-mcp: {e:#}");
+            // The chain may quote ARCANE_URL (a failed spec fetch does): never its password.
+            let text = format!("{e:#}");
+            eprintln!("arcane-mcp: {}", arcane_mcp::redact::mask_text(&text));
             ExitCode::from(2)
         }
     }

@@ -25,6 +25,8 @@ use std::sync::{Mutex, OnceLock};
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{Action, Catalog, ResultKind, Widening};
+use crate::config::ClientProfile;
+use crate::flat::FlatOutput;
 
 /// Envelope members the unwrapped value does not carry: Huma's `$schema` link and Arcane's
 /// `success` flag (always true on a 2xx answer).
@@ -133,6 +135,16 @@ pub fn output_schema(action: &Action) -> Option<Value> {
     }
     let response = action.response_schema.as_ref()?;
     Some(root_schema(response, &action.widenings))
+}
+
+/// The output schema a tool declares under a client profile: [`output_schema`], or in the flat
+/// profile its first-level form (`crate::flat::FlatOutput`).
+pub fn served_output_schema(action: &Action, profile: ClientProfile) -> Option<Value> {
+    let relaxed = output_schema(action)?;
+    Some(match profile {
+        ClientProfile::Standard => relaxed,
+        ClientProfile::Flat => crate::flat::FlatOutput::new(&relaxed).schema().clone(),
+    })
 }
 
 /// What a `data` schema lifts to (rule 2 of [`unwrap_envelope`]).
@@ -466,20 +478,40 @@ struct Entry {
     /// Compiled on first use: compiling every schema of a catalog up front costs more than a
     /// startup should (see docs/output-schemas.md), and most actions are never called.
     validator: OnceLock<Option<jsonschema::Validator>>,
+    /// The flat profile: the plan that turns a fitted value into its flat form, and the
+    /// validator of the flat schema (what is declared and checked last).
+    flat: Option<(FlatOutput, OnceLock<Option<jsonschema::Validator>>)>,
+}
+
+fn compile(schema: &Value, action_id: &str) -> Option<jsonschema::Validator> {
+    match jsonschema::draft202012::new(schema) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            // Generated schemas always compile (tested); never fail a call over it.
+            tracing::warn!(action = action_id, error = %e, "output schema does not compile; results are not checked");
+            None
+        }
+    }
 }
 
 impl Entry {
     fn validator(&self, action_id: &str) -> Option<&jsonschema::Validator> {
         self.validator
-            .get_or_init(|| match jsonschema::draft202012::new(&self.schema) {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    // Generated schemas always compile (tested); never fail a call over it.
-                    tracing::warn!(action = action_id, error = %e, "output schema does not compile; results are not checked");
-                    None
-                }
-            })
+            .get_or_init(|| compile(&self.schema, action_id))
             .as_ref()
+    }
+
+    /// The schema the tool declares.
+    fn served(&self) -> &Value {
+        match &self.flat {
+            Some((f, _)) => f.schema(),
+            None => &self.schema,
+        }
+    }
+
+    fn flat_validator(&self, action_id: &str) -> Option<&jsonschema::Validator> {
+        let (f, v) = self.flat.as_ref()?;
+        v.get_or_init(|| compile(f.schema(), action_id)).as_ref()
     }
 }
 
@@ -492,16 +524,25 @@ pub struct OutputFitter {
 impl OutputFitter {
     /// Generates the output schema of every action of `catalog` that has one.
     pub fn new(catalog: &Catalog) -> OutputFitter {
+        OutputFitter::for_profile(catalog, ClientProfile::Standard)
+    }
+
+    /// [`new`](Self::new) under a client profile: in the flat profile, [`fit`](Self::fit) also
+    /// turns the fitted value into its flat form, and [`schema`](Self::schema) is the flat one.
+    pub fn for_profile(catalog: &Catalog, profile: ClientProfile) -> OutputFitter {
         let entries = catalog
             .actions
             .iter()
             .filter_map(|a| {
                 output_schema(a).map(|schema| {
+                    let flat = (profile == ClientProfile::Flat)
+                        .then(|| (FlatOutput::new(&schema), OnceLock::new()));
                     (
                         a.id.clone(),
                         Entry {
                             schema,
                             validator: OnceLock::new(),
+                            flat,
                         },
                     )
                 })
@@ -510,9 +551,9 @@ impl OutputFitter {
         OutputFitter { entries }
     }
 
-    /// The output schema of an action (by canonical ID), if it has one.
+    /// The output schema an action's tool declares (by canonical ID), if it has one.
     pub fn schema(&self, action_id: &str) -> Option<&Value> {
-        self.entries.get(action_id).map(|e| &e.schema)
+        self.entries.get(action_id).map(Entry::served)
     }
 
     /// IDs of the actions that have an output schema, sorted.
@@ -559,7 +600,7 @@ impl OutputFitter {
             tracing::warn!(
                 action = action_id,
                 pointers = ?pointers,
-                "result did not fit the output schema; those parts are sent as null"
+                "result did not fit the output schema; those parts are sent as null (left out in the flat profile)"
             );
         }
         adjustments
@@ -571,14 +612,21 @@ impl OutputFitter {
         let Some(entry) = self.entries.get(action_id) else {
             return Vec::new();
         };
-        let Some(validator) = entry.validator(action_id) else {
+        let validator = match &entry.flat {
+            Some(_) => entry.flat_validator(action_id),
+            None => entry.validator(action_id),
+        };
+        let Some(validator) = validator else {
             return Vec::new();
         };
         if validator.is_valid(value) {
             return Vec::new();
         }
         let mut copy = value.clone();
-        fit_with(validator, &entry.schema, &mut copy)
+        match &entry.flat {
+            Some(_) => drop_invalid(validator, &mut copy),
+            None => fit_with(validator, &entry.schema, &mut copy),
+        }
     }
 
     /// [`fit`](Self::fit) without the log line.
@@ -586,11 +634,74 @@ impl OutputFitter {
         let Some(entry) = self.entries.get(action_id) else {
             return Vec::new();
         };
-        let Some(validator) = entry.validator(action_id) else {
-            return Vec::new();
+        let mut adjusted = match entry.validator(action_id) {
+            Some(validator) => fit_with(validator, &entry.schema, value),
+            None => Vec::new(),
         };
-        fit_with(validator, &entry.schema, value)
+        if let Some((plan, _)) = &entry.flat {
+            // The text was rendered from Arcane's value and the note's pointers name parts of
+            // it; only structuredContent takes the flat form, which fits the flat schema by
+            // construction. Checked anyway, so a planning mistake cannot reach a client.
+            *value = plan.flatten(value);
+            if let Some(v) = entry.flat_validator(action_id)
+                && !v.is_valid(value)
+            {
+                adjusted.extend(drop_invalid(v, value));
+            }
+        }
+        adjusted
     }
+}
+
+/// The flat profile's last resort: drops every field of a flat value that does not fit its
+/// schema (nulls do not fit single types), bounded; the whole value becomes `{}` if that fails.
+fn drop_invalid(validator: &jsonschema::Validator, value: &mut Value) -> Vec<Adjustment> {
+    let snapshot = value.clone();
+    let mut dropped: Vec<Adjustment> = Vec::new();
+    for _round in 0..MAX_FIT_ROUNDS {
+        let pointers: BTreeSet<String> = validator
+            .iter_errors(value)
+            .take(MAX_ERRORS_PER_ROUND)
+            .map(|e| e.instance_path().as_str().to_string())
+            .collect();
+        if pointers.is_empty() {
+            return dropped;
+        }
+        for p in pointers.iter().rev() {
+            let parent = parent_pointer(p);
+            let key = p[parent.len()..]
+                .trim_start_matches('/')
+                .replace("~1", "/")
+                .replace("~0", "~");
+            let removed = match value.pointer_mut(parent) {
+                Some(Value::Object(m)) if !p.is_empty() => m.shift_remove(&key).is_some(),
+                Some(Value::Array(a)) if !p.is_empty() => match key.parse::<usize>() {
+                    Ok(i) if i < a.len() => {
+                        a[i] = json!({});
+                        true
+                    }
+                    _ => false,
+                },
+                _ => false,
+            };
+            if removed {
+                dropped.push(Adjustment {
+                    original: snapshot.pointer(p).cloned().unwrap_or(Value::Null),
+                    pointer: p.clone(),
+                    expected: "a value that fits the flat schema".into(),
+                });
+            }
+        }
+    }
+    if !validator.is_valid(value) {
+        *value = json!({});
+        dropped = vec![Adjustment {
+            pointer: String::new(),
+            original: snapshot,
+            expected: "object".into(),
+        }];
+    }
+    dropped
 }
 
 /// Replaces non-conforming parts of `value` by null until it validates (bounded).
@@ -738,7 +849,7 @@ pub fn note(adjustments: &[Adjustment]) -> String {
     let mut s = String::from("**Output schema**\n");
     let _ = writeln!(
         s,
-        "{} part(s) of Arcane's answer did not fit this action's output schema and are null in structuredContent. Arcane's original values:",
+        "{} part(s) of Arcane's answer did not fit this action's output schema and are null in structuredContent (left out in the flat profile). Arcane's original values:",
         adjustments.len()
     );
     for a in adjustments.iter().take(NOTE_MAX_PARTS) {

@@ -14,6 +14,8 @@ pub struct Policy {
     pub exclude: Vec<String>,
     /// `--output-schemas`: declare and enforce output schemas on the individual surface.
     pub output_schemas: bool,
+    /// `--client-profile`: the shapes of schemas and results (never what a call does).
+    pub profile: crate::config::ClientProfile,
 }
 
 impl Policy {
@@ -28,6 +30,7 @@ impl Policy {
                 .filter(|e| !e.is_empty())
                 .collect(),
             output_schemas: false,
+            profile: crate::config::ClientProfile::Standard,
         }
     }
 
@@ -35,6 +38,17 @@ impl Policy {
     pub fn with_output_schemas(mut self, on: bool) -> Policy {
         self.output_schemas = on;
         self
+    }
+
+    /// The same policy with a client profile.
+    pub fn with_profile(mut self, profile: crate::config::ClientProfile) -> Policy {
+        self.profile = profile;
+        self
+    }
+
+    /// Whether the flat client profile is active.
+    pub fn flat(&self) -> bool {
+        self.profile == crate::config::ClientProfile::Flat
     }
 
     /// Whether an action's tool declares an output schema: on the individual surface, with

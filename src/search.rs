@@ -2,18 +2,22 @@
 //!
 //! Two stages (see `docs/search.md`):
 //! 1. **Text**: a tantivy index in RAM over every action — domain and action-name words (the ID
-//!    split on `_`/`.`), title, description, usage note, parameter names — with English
-//!    stemming (`en_stem`). The query is never parsed as tantivy syntax: it is split into plain
-//!    words, each word becomes a group of alternatives (itself, its synonyms from [`SYNONYMS`],
-//!    and, for an unknown word, the index's own words one edit away), and every alternative is
-//!    a weighted term query on each field. BM25 scores the candidates.
+//!    split on `_`/`.`), title, search keywords (from overlays), description, usage note,
+//!    parameter names — with English stemming (`en_stem`). The query is never parsed as tantivy
+//!    syntax: it is split into plain words; phrases of the vocabulary are rewritten ("force
+//!    stop" → kill); function words (my, get, show…) are weighed down; every remaining word
+//!    becomes a group of alternatives (itself, its synonyms, and, for an unknown word, the
+//!    index's own words one edit away), and every alternative is a weighted term query on each
+//!    field. BM25 scores the candidates.
 //! 2. **Structure**: the candidates are re-ranked by how the query's words line up with the
-//!    action's ID — words that name the domain, words that name the action (the verb), and,
-//!    when the query names only the resource, a preference for its list action.
+//!    action's ID and keyword phrases — words that name the resource (domain), words that name
+//!    the action (the verb), and, when the query names only the resource, a preference for its
+//!    list action.
 //!
-//! Nothing here knows a specific action: the rules read the ID's shape and the catalog's words.
+//! Nothing here knows a specific action or word: the rules read the ID's shape, the catalog's
+//! words and the vocabulary of the overlays (`overrides/vocabulary.yaml`, `overrides/search.yaml`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use anyhow::{Context, Result, ensure};
 use tantivy::collector::TopDocs;
@@ -22,151 +26,88 @@ use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing,
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
+use crate::catalog::overlay::Vocabulary;
 use crate::catalog::{Action, Catalog};
 
-/// Query words kept (after dropping stop words and repeats); the rest are ignored.
+/// Query words kept (after phrases, function words and repeats); the rest are ignored.
 const MAX_WORDS: usize = 16;
 /// Words at least this long (in characters) get typo tolerance.
-const FUZZY_MIN_CHARS: usize = 4;
+const FUZZY_MIN_CHARS: usize = 3;
+/// The best text matches re-ranked by structure (at least four times the limit): the
+/// structure pass costs per candidate, and an action no query word names in any field well
+/// enough to be among these is not what was meant.
+const CANDIDATES: usize = 96;
+/// Query words a vocabulary phrase may skip between its own words (function words only).
+const PHRASE_GAP: usize = 2;
 
-/// Weight of a synonym next to the word the user typed.
-const SYNONYM_WEIGHT: f32 = 0.8;
-/// Weight of a typo correction (a known word one edit away from an unknown one).
-const TYPO_WEIGHT: f32 = 0.7;
+/// The weights of the ranking. [`Weights::default`] holds the measured values; see
+/// `docs/search.md` for how they were measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    /// Field weights of the text stage (BM25 per field, multiplied).
+    pub f_domain: f32,
+    pub f_name: f32,
+    pub f_title: f32,
+    pub f_keywords: f32,
+    pub f_description: f32,
+    pub f_usage: f32,
+    pub f_params: f32,
+    /// The text score, relative to the best candidate's (0..1).
+    pub text: f32,
+    /// Share of the query's words the action's ID or keywords explain.
+    pub cover: f32,
+    /// Share of the ID's words the query names.
+    pub precision: f32,
+    /// Share of the domain's words the query names: the resource outweighs a verb.
+    pub domain_hit: f32,
+    /// Share of the query's words matching an ID word in the very form typed.
+    pub surface: f32,
+    /// A query that names only the resource prefers its list action (scaled by the cover).
+    pub list: f32,
+    /// A keyword phrase of the action (or its domain) counts this much of an ID word.
+    pub keyword: f32,
+    /// A synonym next to the word typed.
+    pub synonym: f32,
+    /// A typo correction (a known word one edit away from an unknown one).
+    pub typo: f32,
+    /// A function word (my, get, show…) next to a content word.
+    pub function_word: f32,
+    /// A word of a qualifier ("on this server"): where, not what.
+    pub qualifier: f32,
+    /// A word found only in descriptions, usage notes or parameter names (never in an ID,
+    /// title or keyword): it says little about which action is meant.
+    pub weak_word: f32,
+    /// How much a word's spread counts (0: not at all, 1: fully): a word that names one action
+    /// ("overloaded", "kill") says more than one that names thirty ("container", "server").
+    pub idf: f32,
+}
 
-/// Field weights of the text stage (BM25 per field, multiplied).
-const W_DOMAIN: f32 = 2.0;
-const W_NAME: f32 = 2.5;
-const W_TITLE: f32 = 2.0;
-const W_DESCRIPTION: f32 = 0.7;
-const W_USAGE: f32 = 0.4;
-const W_PARAMS: f32 = 0.3;
-
-/// Weights of the final score (see `docs/search.md`).
-/// The text score, relative to the best candidate's (0..1).
-const W_TEXT: f32 = 1.0;
-/// Share of the query's words found in the action's ID.
-const W_COVER: f32 = 2.0;
-/// Share of the ID's words the query names.
-const W_PRECISION: f32 = 1.5;
-/// A query that names only the resource prefers its list action (scaled by the cover).
-const W_LIST: f32 = 0.5;
-/// Share of the action's domain words the query names: the resource outweighs a verb.
-const W_DOMAIN_HIT: f32 = 0.3;
-/// Share of the query's words matching an ID word in the very form typed (not only the stem).
-const W_SURFACE: f32 = 0.2;
-
-/// Synonyms: general English and Docker vocabulary, one place. A query word (or phrase) on
-/// the left; on the right what it also means here. A single word becomes an alternative of the
-/// query word (weighted [`SYNONYM_WEIGHT`]); a phrase on the left, or several words on the
-/// right, rewrite the query (the words on the right replace the phrase). Directional: add the
-/// reverse entry when both ways hold.
-const SYNONYMS: &[(&str, &[&str])] = &[
-    // Verbs.
-    ("remove", &["delete"]),
-    ("rm", &["delete", "remove"]),
-    ("rmi", &["delete image"]),
-    ("delete", &["remove", "destroy"]),
-    ("destroy", &["delete"]),
-    ("erase", &["delete"]),
-    ("drop", &["delete"]),
-    ("deploy", &["up"]),
-    ("launch", &["up", "start"]),
-    ("up", &["deploy"]),
-    // Compose: a project starts with `up` and stops with `down`.
-    ("start", &["up"]),
-    ("stop", &["down"]),
-    ("create", &["add", "new"]),
-    ("add", &["create"]),
-    ("new", &["create"]),
-    ("make", &["create"]),
-    ("show", &["get", "list"]),
-    ("display", &["get", "list"]),
-    ("view", &["get", "list"]),
-    ("inspect", &["get"]),
-    ("describe", &["get"]),
-    ("details", &["get"]),
-    ("fetch", &["get"]),
-    ("ls", &["list"]),
-    ("enumerate", &["list"]),
-    ("exec", &["run", "command"]),
-    ("execute", &["exec", "run"]),
-    ("shell", &["exec"]),
-    ("terminal", &["exec"]),
-    ("reboot", &["restart"]),
-    ("resume", &["unpause", "start"]),
-    ("suspend", &["pause"]),
-    ("freeze", &["pause"]),
-    ("halt", &["stop"]),
-    ("terminate", &["kill", "stop"]),
-    ("cleanup", &["prune"]),
-    ("clean", &["prune"]),
-    ("purge", &["prune"]),
-    ("upgrade", &["update"]),
-    ("modify", &["update"]),
-    ("edit", &["update"]),
-    ("change", &["update"]),
-    ("rename", &["update"]),
-    ("download", &["pull", "export"]),
-    ("save", &["export"]),
-    ("load", &["upload"]),
-    ("import", &["upload"]),
-    ("revert", &["rollback"]),
-    ("undo", &["rollback"]),
-    ("roll back", &["rollback"]),
-    ("sign in", &["login"]),
-    ("log in", &["login"]),
-    ("sign out", &["logout"]),
-    ("log out", &["logout"]),
-    ("connection", &["test"]),
-    ("connectivity", &["test"]),
-    ("ping", &["test", "health"]),
-    ("usage", &["stats"]),
-    ("metrics", &["stats"]),
-    ("resources", &["stats"]),
-    ("status", &["state", "runtime"]),
-    ("state", &["status"]),
-    ("search", &["find"]),
-    ("find", &["search"]),
-    // Docker and Compose vocabulary.
-    ("ps", &["list container"]),
-    ("top", &["stats"]),
-    ("compose", &["project"]),
-    ("stacks", &["project"]),
-    ("cve", &["vulnerability"]),
-    ("cves", &["vulnerability"]),
-    ("trivy", &["vulnerability scan"]),
-    // Abbreviations.
-    ("env", &["environment"]),
-    ("envs", &["environment"]),
-    ("repo", &["repository"]),
-    ("repos", &["repository"]),
-    ("config", &["configuration"]),
-    ("cfg", &["config"]),
-    ("creds", &["credential"]),
-    ("var", &["variable"]),
-    ("vars", &["variable"]),
-    ("img", &["image"]),
-    ("vol", &["volume"]),
-    ("net", &["network"]),
-    ("info", &["information"]),
-    ("cert", &["certificate"]),
-    ("certs", &["certificate"]),
-    // The current user.
-    ("who am i", &["me current user"]),
-    ("whoami", &["me current user"]),
-    ("my", &["me"]),
-    ("mine", &["me"]),
-    ("myself", &["me"]),
-];
-
-/// Words that carry no meaning in a search for an action.
-const STOP_WORDS: &[&str] = &[
-    "a", "an", "the", "of", "in", "on", "at", "for", "to", "from", "with", "by", "into", "onto",
-    "and", "or", "not", "is", "are", "be", "it", "its", "this", "that", "these", "those", "i",
-    "we", "you", "please", "can", "could", "would", "should", "how", "do", "does", "what", "which",
-    "some", "any", "there", "want", "need", "let",
-];
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            f_domain: 2.0,
+            f_name: 2.5,
+            f_title: 2.0,
+            f_keywords: 1.5,
+            f_description: 0.7,
+            f_usage: 0.4,
+            f_params: 0.3,
+            text: 1.0,
+            cover: 2.0,
+            precision: 1.5,
+            domain_hit: 0.3,
+            surface: 0.2,
+            list: 0.5,
+            keyword: 0.9,
+            synonym: 0.8,
+            typo: 0.7,
+            function_word: 0.25,
+            qualifier: 0.5,
+            weak_word: 0.5,
+            idf: 0.5,
+        }
+    }
+}
 
 /// One search result.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,6 +116,12 @@ pub struct Hit {
     pub id: String,
     /// Relevance; only the order matters.
     pub score: f32,
+    /// The query's words (as typed; a rewritten phrase as typed) that this action's ID,
+    /// keywords or title match, in query order: why it was found.
+    pub matched: Vec<String>,
+    /// Share (0..1) of the query's meaningful words that the action's ID, keywords or title
+    /// match. A low value on the best hit means the query was not understood well.
+    pub coverage: f32,
 }
 
 /// A word of an action's ID: its stem and the form in the ID.
@@ -190,6 +137,12 @@ struct Entry {
     id: String,
     domain_words: Vec<Word>,
     name_words: Vec<Word>,
+    /// Keyword phrases of the action, as stems.
+    keywords: Vec<Vec<String>>,
+    /// Index into [`SearchIndex::domain_keywords`].
+    domain: usize,
+    /// Stems of the title (for the explanation of a match).
+    title: HashSet<String>,
     /// The action's name is `list`.
     list_verb: bool,
     /// The answer is a list.
@@ -201,6 +154,7 @@ struct Fields {
     domain: Field,
     name: Field,
     title: Field,
+    keywords: Field,
     description: Field,
     usage: Field,
     params: Field,
@@ -208,16 +162,34 @@ struct Fields {
 }
 
 impl Fields {
-    fn weighted(&self) -> [(Field, f32); 6] {
+    fn weighted(&self, w: &Weights) -> [(Field, f32); 7] {
         [
-            (self.domain, W_DOMAIN),
-            (self.name, W_NAME),
-            (self.title, W_TITLE),
-            (self.description, W_DESCRIPTION),
-            (self.usage, W_USAGE),
-            (self.params, W_PARAMS),
+            (self.domain, w.f_domain),
+            (self.name, w.f_name),
+            (self.title, w.f_title),
+            (self.keywords, w.f_keywords),
+            (self.description, w.f_description),
+            (self.usage, w.f_usage),
+            (self.params, w.f_params),
         ]
     }
+}
+
+/// A query word: (form typed, stem, for a word of a rewritten phrase: (the phrase typed, its
+/// stems)).
+type Token = (String, String, Option<(String, Vec<String>)>);
+
+/// The vocabulary, compiled to stems.
+#[derive(Debug, Default)]
+struct Lexicon {
+    /// Stem of a word → (stem, form) of the words it may also mean.
+    synonyms: HashMap<String, Vec<(String, String)>>,
+    /// (stems of the phrase, words it stands for), longest phrase first.
+    phrases: Vec<(Vec<String>, Vec<String>)>,
+    /// Stems of function words.
+    function: HashSet<String>,
+    /// Stems of words that start a qualifier.
+    qualifiers: HashSet<String>,
 }
 
 /// The search index of one catalog: immutable, `Send + Sync`, rebuilt with the catalog.
@@ -227,15 +199,25 @@ pub struct SearchIndex {
     reader: IndexReader,
     fields: Fields,
     analyzer: TextAnalyzer,
+    weights: Weights,
+    lexicon: Lexicon,
     entries: Vec<Entry>,
+    /// Keyword phrases (stems) of each domain.
+    domain_keywords: Vec<Vec<Vec<String>>>,
     /// `doc_map[segment_ord][doc_id]` → index into `entries`.
     doc_map: Vec<Vec<u32>>,
     /// Every stem in the index (to tell a typo from a known word).
     vocabulary: HashSet<String>,
-    /// Stems of IDs and titles: what a typo is corrected to.
-    corrections: Vec<String>,
+    /// Stems of IDs, titles and keywords: the words that can say which action is meant.
+    strong: HashSet<String>,
+    /// The same, sorted: what a typo is corrected to.
+    corrections: Vec<(String, usize)>,
     /// Stems of every action name's words: what a query word must be to count as a verb.
     verbs: HashSet<String>,
+    /// Stems that name a resource: domain words and one-word domain keywords.
+    resources: HashSet<String>,
+    /// Stem → how many actions it names (ID words, keywords, domain keywords).
+    spread: HashMap<String, u32>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -260,22 +242,51 @@ struct Alt {
 #[derive(Debug, Clone)]
 struct Group {
     alts: Vec<Alt>,
+    /// How much the word counts: 1 for a content word, less for a function word or a word
+    /// found only in descriptions.
+    weight: f32,
+    /// What the user typed for it (a rewritten phrase: the whole phrase).
+    typed: String,
+    /// Part of a qualifier ("on this server"); its weight was lowered.
+    qualifier: bool,
+    /// For a word of a rewritten phrase, the stems of the phrase typed (a keyword phrase may
+    /// match them: "docker run snippet" after "docker run" became "create container").
+    origin: Vec<String>,
+    function: bool,
 }
 
 impl Group {
-    /// The weight with which this group names `word`, and whether in the very form typed.
-    fn matches(&self, word: &Word) -> Option<(f32, bool)> {
+    /// How much an ID word this group names counts as named: a function word ("my" in
+    /// `my_api_key`) counts half, so it tells siblings apart without pulling in its action.
+    fn precision_share(&self) -> f32 {
+        if self.function { 0.5 } else { 1.0 }
+    }
+
+    /// The weight with which this group names a stem, and whether in the very form typed.
+    fn matches(&self, stem: &str, raw: &str) -> Option<(f32, bool)> {
         self.alts
             .iter()
-            .filter(|a| a.stem == word.stem)
-            .map(|a| (a.weight, a.raw == word.raw))
+            .filter(|a| a.stem == stem)
+            .map(|a| (a.weight, a.raw == raw))
             .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
     }
 }
 
+/// How the query lines up with one action.
+struct Fit {
+    score: f32,
+    /// Groups the ID or keywords explain.
+    used: Vec<bool>,
+}
+
 impl SearchIndex {
-    /// Builds an in-memory index over every action of the catalog.
+    /// Builds an in-memory index over every action of the catalog, with the measured weights.
     pub fn build(catalog: &Catalog) -> Result<SearchIndex> {
+        Self::build_with(catalog, Weights::default())
+    }
+
+    /// Builds an index with other weights (for measuring them).
+    pub fn build_with(catalog: &Catalog, weights: Weights) -> Result<SearchIndex> {
         let mut sb = Schema::builder();
         let text = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
@@ -286,6 +297,7 @@ impl SearchIndex {
             domain: sb.add_text_field("domain", text.clone()),
             name: sb.add_text_field("name", text.clone()),
             title: sb.add_text_field("title", text.clone()),
+            keywords: sb.add_text_field("keywords", text.clone()),
             description: sb.add_text_field("description", text.clone()),
             usage: sb.add_text_field("usage", text.clone()),
             params: sb.add_text_field("params", text),
@@ -296,19 +308,40 @@ impl SearchIndex {
             .tokenizers()
             .get("en_stem")
             .context("tantivy has no en_stem tokenizer")?;
+        let lexicon = Lexicon::compile(&catalog.vocabulary, &mut analyzer);
 
+        let mut domain_names: HashMap<&str, usize> = HashMap::new();
+        let mut domain_keywords: Vec<Vec<Vec<String>>> = Vec::new();
         let mut writer = index
             .writer_with_num_threads::<TantivyDocument>(1, 15_000_000)
             .context("creating the search index writer")?;
         let mut entries = Vec::with_capacity(catalog.actions.len());
         let mut verbs: HashSet<String> = HashSet::new();
-        let mut corrections: HashSet<String> = HashSet::new();
+        let mut strong: HashSet<String> = HashSet::new();
+        let mut spread: HashMap<String, u32> = HashMap::new();
+        let mut resources: HashSet<String> = HashSet::new();
         for (ord, a) in catalog.actions.iter().enumerate() {
+            let domain = *domain_names.entry(a.domain.as_str()).or_insert_with(|| {
+                let phrases = catalog
+                    .vocabulary
+                    .domain_keywords
+                    .get(&a.domain)
+                    .map(|ks| phrases_of(ks, &mut analyzer, &lexicon.function))
+                    .unwrap_or_default();
+                domain_keywords.push(phrases);
+                domain_keywords.len() - 1
+            });
+            let mut keyword_text = a.keywords.join(" ; ");
+            if let Some(ks) = catalog.vocabulary.domain_keywords.get(&a.domain) {
+                keyword_text.push_str(" ; ");
+                keyword_text.push_str(&ks.join(" ; "));
+            }
             let params: Vec<String> = a.params.iter().map(|p| index_text(&p.name)).collect();
             let mut doc = TantivyDocument::default();
             doc.add_text(fields.domain, index_text(&a.domain));
             doc.add_text(fields.name, index_text(&a.name));
             doc.add_text(fields.title, index_text(&a.title));
+            doc.add_text(fields.keywords, &keyword_text);
             doc.add_text(fields.description, index_text(&a.description));
             doc.add_text(fields.usage, index_text(&a.usage));
             doc.add_text(fields.params, params.join(" "));
@@ -324,10 +357,21 @@ impl SearchIndex {
                     })
                     .collect()
             };
+            let title: HashSet<String> = stems(&mut analyzer, &index_text(&a.title))
+                .into_iter()
+                .collect();
+            let domain_words = words(&a.domain, &mut analyzer);
+            let mut keywords = phrases_of(&a.keywords, &mut analyzer, &lexicon.function);
+            // A keyword of only the domain's words ("all containers" once "all" is a function
+            // word) would make every query about the resource name this action.
+            keywords.retain(|k| k.iter().any(|s| !domain_words.iter().any(|d| d.stem == *s)));
             let entry = Entry {
                 id: a.id.clone(),
-                domain_words: words(&a.domain, &mut analyzer),
+                domain_words,
                 name_words: words(&a.name, &mut analyzer),
+                keywords,
+                domain,
+                title,
                 list_verb: a.name == "list",
                 returns_list: a.list,
             };
@@ -335,9 +379,29 @@ impl SearchIndex {
                 verbs.insert(w.stem.clone());
             }
             for w in entry.domain_words.iter().chain(&entry.name_words) {
-                corrections.insert(w.stem.clone());
+                strong.insert(w.stem.clone());
             }
-            corrections.extend(stems(&mut analyzer, &index_text(&a.title)));
+            resources.extend(entry.domain_words.iter().map(|w| w.stem.clone()));
+            resources.extend(
+                domain_keywords[domain]
+                    .iter()
+                    .filter(|k| k.len() == 1)
+                    .map(|k| k[0].clone()),
+            );
+            strong.extend(entry.title.iter().cloned());
+            strong.extend(entry.keywords.iter().flatten().cloned());
+            strong.extend(domain_keywords[domain].iter().flatten().cloned());
+            let named: HashSet<&String> = entry
+                .domain_words
+                .iter()
+                .chain(&entry.name_words)
+                .map(|w| &w.stem)
+                .chain(entry.keywords.iter().flatten())
+                .chain(domain_keywords[domain].iter().flatten())
+                .collect();
+            for s in named {
+                *spread.entry(s.clone()).or_insert(0) += 1;
+            }
             entries.push(entry);
         }
         writer.commit().context("committing the search index")?;
@@ -359,7 +423,7 @@ impl SearchIndex {
                 .collect();
             mapped += map.len();
             doc_map.push(map);
-            for (field, _) in fields.weighted() {
+            for (field, _) in fields.weighted(&weights) {
                 let inverted = segment.inverted_index(field)?;
                 let mut terms = inverted.terms().stream()?;
                 while terms.advance() {
@@ -374,18 +438,29 @@ impl SearchIndex {
             "the search index holds {mapped} documents for {} actions",
             entries.len()
         );
-        let mut corrections: Vec<String> = corrections.into_iter().collect();
+        // Function words are not words an action is found by.
+        strong.retain(|s| !lexicon.function.contains(s));
+        let mut corrections: Vec<(String, usize)> = strong
+            .iter()
+            .map(|s| (s.clone(), s.chars().count()))
+            .collect();
         corrections.sort();
         Ok(SearchIndex {
             index,
             reader,
             fields,
             analyzer,
+            weights,
+            lexicon,
             entries,
+            domain_keywords,
             doc_map,
             vocabulary,
+            strong,
             corrections,
             verbs,
+            spread,
+            resources,
         })
     }
 
@@ -407,7 +482,7 @@ impl SearchIndex {
         if groups.is_empty() {
             return Vec::new();
         }
-        let candidates = match self.text_scores(&groups) {
+        let candidates = match self.text_scores(&groups, CANDIDATES.max(4 * limit)) {
             Ok(c) => c,
             Err(e) => {
                 // The query is a client's argument: log its size, not its words.
@@ -416,84 +491,184 @@ impl SearchIndex {
             }
         };
         let best = candidates.iter().map(|c| c.1).fold(0.0_f32, f32::max);
-        let mut hits: Vec<Hit> = candidates
+        let mut scored: Vec<(usize, f32)> = candidates
             .into_iter()
             .filter_map(|(entry, text)| {
                 let e = &self.entries[entry];
-                let action = catalog.get(&e.id)?;
-                if !allow(action) {
+                if !allow(catalog.get(&e.id)?) {
                     return None;
                 }
                 let text = if best > 0.0 { text / best } else { 0.0 };
-                let score = W_TEXT * text + self.structure(e, &groups);
-                Some(Hit {
-                    id: e.id.clone(),
-                    score,
-                })
+                let score = self.weights.text * text + self.fit(e, &groups).score;
+                Some((entry, score))
             })
             .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-        hits.truncate(limit);
-        hits
+        scored.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| self.entries[a.0].id.cmp(&self.entries[b.0].id))
+        });
+        scored.truncate(limit);
+        scored
+            .into_iter()
+            .map(|(entry, score)| {
+                let e = &self.entries[entry];
+                let (matched, coverage) = self.explain(e, &groups);
+                Hit {
+                    id: e.id.clone(),
+                    score,
+                    matched,
+                    coverage,
+                }
+            })
+            .collect()
     }
 
     /// The query as groups of alternatives: plain words only, so no query syntax exists.
     fn parse(&self, query: &str) -> Vec<Group> {
         let mut analyzer = self.analyzer.clone();
-        let mut words: Vec<String> = plain_words(query);
-        rewrite_phrases(&mut words);
+        let w = &self.weights;
+        let mut tokens: Vec<Token> = plain_words(query)
+            .into_iter()
+            .filter_map(|word| stem(&mut analyzer, &word).map(|s| (word, s, None)))
+            .collect();
+        self.lexicon.rewrite(&mut tokens, &mut analyzer);
+
         let mut seen = HashSet::new();
-        let mut groups = Vec::new();
-        for word in words {
-            if STOP_WORDS.contains(&word.as_str()) || !seen.insert(word.clone()) {
+        let mut groups: Vec<Group> = Vec::new();
+        let mut content = 0;
+        // Content words the index does not know.
+        let mut unknown = 0;
+        // Content words still to mark as a qualifier ("on this docker host": up to the noun).
+        let mut qualifying = 0;
+        for (word, s, phrase) in tokens {
+            let (phrase, origin) = match phrase {
+                Some((typed, origin)) => (Some(typed), origin),
+                None => (None, Vec::new()),
+            };
+            if phrase.is_none() && self.lexicon.qualifiers.contains(&s) {
+                qualifying = 3;
+            }
+            if !seen.insert(s.clone()) {
                 continue;
             }
-            let Some(s) = stem(&mut analyzer, &word) else {
-                continue;
-            };
+            let function = phrase.is_none() && self.lexicon.function.contains(&s);
             let mut alts = vec![Alt {
                 stem: s.clone(),
                 raw: word.clone(),
                 weight: 1.0,
             }];
-            for (_, syns) in SYNONYMS.iter().filter(|(k, _)| *k == word) {
-                for syn in syns.iter().filter(|s| !s.contains(' ')) {
-                    if let Some(stem) = stem(&mut analyzer, syn) {
-                        push_alt(&mut alts, stem, syn.to_string(), SYNONYM_WEIGHT);
+            if !function {
+                for (stem, raw) in self.lexicon.synonyms_of(&s, &word) {
+                    push_alt(&mut alts, stem.clone(), raw.clone(), w.synonym);
+                }
+                let len = word.chars().count();
+                if len >= FUZZY_MIN_CHARS && !self.vocabulary.contains(&s) {
+                    let stem_len = s.chars().count();
+                    // A three-letter word is corrected only to a four-letter one ("pul").
+                    let fixes = self
+                        .corrections
+                        .iter()
+                        .filter(|(_, cl)| {
+                            (len > FUZZY_MIN_CHARS || *cl > len)
+                                && (cl.abs_diff(len) <= 1 || cl.abs_diff(stem_len) <= 1)
+                        })
+                        .map(|(c, _)| c)
+                        .filter(|c| one_edit(&s, c) || one_edit(&word, c));
+                    for c in fixes {
+                        push_alt(&mut alts, c.clone(), String::new(), w.typo);
+                        for (stem, raw) in self.lexicon.synonyms_of(c, c) {
+                            push_alt(&mut alts, stem.clone(), raw.clone(), w.typo * w.synonym);
+                        }
                     }
                 }
             }
-            if word.chars().count() >= FUZZY_MIN_CHARS && !self.vocabulary.contains(&s) {
-                for c in self.corrections.iter().filter(|c| one_edit(&s, c)) {
-                    push_alt(&mut alts, c.clone(), String::new(), TYPO_WEIGHT);
+            // A word the index does not know (a container's name, a version) says nothing
+            // about which action is meant.
+            if !alts.iter().any(|a| self.vocabulary.contains(&a.stem)) {
+                unknown += usize::from(!function);
+                continue;
+            }
+            let mut weight = if function {
+                w.function_word
+            } else if alts.iter().any(|a| self.strong.contains(&a.stem)) {
+                1.0 - w.idf + w.idf * self.informativeness(&alts)
+            } else {
+                w.weak_word
+            };
+            let qualifier = !function && qualifying > 0;
+            if qualifier {
+                weight *= w.qualifier;
+                let noun = alts.iter().any(|a| self.resources.contains(&a.stem));
+                qualifying = if noun { 0 } else { qualifying - 1 };
+            }
+            groups.push(Group {
+                alts,
+                weight,
+                typed: phrase.unwrap_or(word),
+                qualifier,
+                origin,
+                function,
+            });
+            if !function {
+                content += 1;
+                if content == MAX_WORDS {
+                    break;
                 }
             }
-            groups.push(Group { alts });
-            if groups.len() == MAX_WORDS {
-                break;
+        }
+        // A qualifier says where only when something else says what: with no other resource
+        // named ("what is running on this host"), it is the resource.
+        let names_resource = |g: &Group| g.alts.iter().any(|a| self.resources.contains(&a.stem));
+        if !groups.iter().any(|g| !g.qualifier && names_resource(g)) {
+            for g in groups.iter_mut().filter(|g| g.qualifier) {
+                g.weight /= w.qualifier.max(f32::EPSILON);
+                g.qualifier = false;
+            }
+        }
+        // A query of function words only ("get", "show me"): they are all there is. With
+        // unknown words besides ("frobnicate the flux capacitor"), nothing was understood.
+        if groups.iter().all(|g| g.function) {
+            if unknown > 0 {
+                return Vec::new();
+            }
+            for g in &mut groups {
+                g.weight = 1.0;
             }
         }
         groups
     }
 
-    /// Candidates with their text score: (entry index, BM25).
-    fn text_scores(&self, groups: &[Group]) -> tantivy::Result<Vec<(usize, f32)>> {
+    /// 1 for a word that names one action, towards 0 for one that names every action: by the
+    /// most widespread of its alternatives (a synonym makes a word as general as its meaning).
+    fn informativeness(&self, alts: &[Alt]) -> f32 {
+        let n = self.entries.len() as f32 + 1.0;
+        let df = alts
+            .iter()
+            .filter_map(|a| self.spread.get(&a.stem))
+            .max()
+            .copied()
+            .unwrap_or(0) as f32;
+        ((n / (df + 1.0)).ln() / n.ln()).clamp(0.0, 1.0)
+    }
+
+    /// Candidates with their text score, at most `cap`: (entry index, BM25).
+    fn text_scores(&self, groups: &[Group], cap: usize) -> tantivy::Result<Vec<(usize, f32)>> {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for g in groups {
             for alt in &g.alts {
-                for (field, w) in self.fields.weighted() {
+                for (field, fw) in self.fields.weighted(&self.weights) {
                     let term = Term::from_field_text(field, &alt.stem);
                     let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
                     clauses.push((
                         Occur::Should,
-                        Box::new(BoostQuery::new(Box::new(q), w * alt.weight)),
+                        Box::new(BoostQuery::new(Box::new(q), fw * alt.weight * g.weight)),
                     ));
                 }
             }
         }
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
-        let top = TopDocs::with_limit(self.entries.len().max(1)).order_by_score();
+        let top = TopDocs::with_limit(cap.clamp(1, self.entries.len().max(1))).order_by_score();
         let found = searcher.search(&query, &top)?;
         Ok(found
             .into_iter()
@@ -507,49 +682,102 @@ impl SearchIndex {
             .collect())
     }
 
-    /// The structure score: how the query's words line up with the action's ID.
-    fn structure(&self, e: &Entry, groups: &[Group]) -> f32 {
-        let n = groups.len() as f32;
-        let mut used = vec![false; groups.len()];
+    /// The structure score: how the query's words line up with the action's ID and keywords.
+    ///
+    /// Each query word gets at most one role for an action: it names the resource (a domain
+    /// word, a domain keyword, or a qualifier such as "compose" in "compose project"), or the
+    /// action (a name word or an action keyword phrase). An action keyword phrase may reuse the
+    /// resource's words ("status of container").
+    fn fit(&self, e: &Entry, groups: &[Group]) -> Fit {
+        let w = &self.weights;
+        let n: f32 = groups
+            .iter()
+            .map(|g| g.weight)
+            .sum::<f32>()
+            .max(f32::EPSILON);
+        let mut role = vec![Role::None; groups.len()];
         let mut cover = 0.0_f32;
         let mut surface = 0.0_f32;
-        let mut domain_hit = 0.0_f32;
-        let mut name_hit = false;
+        let mut domain_match = 0.0_f32;
+        let mut domain_words = 0.0_f32;
+        let mut name_match = 0.0_f32;
+        // Name matches by an order, not a participle ("deployed" in "stacks that are deployed").
+        let mut ordered = false;
+        let mut name_words = 0.0_f32;
+        let d_len = e.domain_words.len().max(1) as f32;
+        let n_len = e.name_words.len().max(1) as f32;
         // Domain words first: a word that names the resource is not also its verb.
-        let words = e.domain_words.iter().map(|w| (w, true));
-        for (word, in_domain) in words.chain(e.name_words.iter().map(|w| (w, false))) {
-            let best = groups
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !used[*i])
-                .filter_map(|(i, g)| g.matches(word).map(|m| (i, m)))
-                .max_by(|a, b| a.1.0.total_cmp(&b.1.0));
-            if let Some((i, (w, exact))) = best {
-                used[i] = true;
-                cover += w;
-                if exact {
-                    surface += 1.0;
-                }
-                if in_domain {
-                    domain_hit += w;
-                } else {
-                    name_hit = true;
+        for word in &e.domain_words {
+            if let Some((i, aw, exact)) = best_group(groups, &role, &word.stem, &word.raw) {
+                role[i] = Role::Domain;
+                cover += aw * groups[i].weight;
+                domain_match += aw * groups[i].weight;
+                domain_words += aw * groups[i].precision_share();
+                surface += f32::from(u8::from(exact));
+            }
+        }
+        let domain_named = domain_match >= d_len * w.synonym;
+        for word in &e.name_words {
+            // Once the resource is named, another word for it ("compose" in "list compose
+            // projects") qualifies the resource; it does not name the action.
+            let found = best_group(groups, &role, &word.stem, &word.raw)
+                .filter(|(i, _, _)| !(domain_named && self.names_domain(&groups[*i], e)));
+            if let Some((i, aw, exact)) = found {
+                // "the paused container": a participle describes the resource's state.
+                let state = participle(&groups[i].typed) && !participle(&word.raw);
+                let aw = if state { aw * 0.5 } else { aw };
+                ordered |= !state;
+                role[i] = Role::Name;
+                cover += aw * groups[i].weight;
+                name_match += aw * groups[i].weight;
+                name_words += aw * groups[i].precision_share();
+                surface += f32::from(u8::from(exact));
+            }
+        }
+        // Keyword phrases: the domain's stand for the domain's words, the action's for its name.
+        if domain_match < d_len {
+            for phrase in &self.domain_keywords[e.domain] {
+                if let Some((m, fresh)) = match_phrase(phrase, groups, &mut role, Role::Domain) {
+                    cover += w.keyword * fresh;
+                    let share = w.keyword * m / phrase.len() as f32;
+                    domain_match = domain_match.max(d_len * share);
+                    domain_words = domain_words.max(d_len * share);
                 }
             }
         }
-        let id_words = (e.domain_words.len() + e.name_words.len()).max(1) as f32;
-        let mut score = W_COVER * cover / n
-            + W_PRECISION * cover / id_words
-            + W_DOMAIN_HIT * domain_hit / e.domain_words.len().max(1) as f32
-            + W_SURFACE * surface / n;
-        // The query names the resource and no verb (no word left is the name of any action):
-        // the list action is what is meant.
-        let noun_only = !name_hit
-            && domain_hit > 0.0
+        for phrase in &e.keywords {
+            if let Some((m, fresh)) = match_phrase(phrase, groups, &mut role, Role::Keyword) {
+                cover += w.keyword * fresh;
+                let share = w.keyword * m / phrase.len() as f32;
+                name_match = name_match.max(n_len * share);
+                name_words = name_words.max(n_len * share);
+                ordered = true;
+                // An action's keyword says which action, and so half says which resource
+                // ("is the server overloaded" is about the host's stats).
+                domain_words = domain_words.max(d_len * share / 2.0);
+            }
+        }
+        // Words left that name the resource again qualify it.
+        if domain_match > 0.0 {
+            for (i, g) in groups.iter().enumerate() {
+                if role[i] == Role::None && self.names_domain(g, e) {
+                    role[i] = Role::Domain;
+                    cover += w.synonym * g.weight;
+                }
+            }
+        }
+        let mut score = w.cover * cover / n
+            + w.precision * (domain_words + name_words) / (d_len + n_len)
+            + w.domain_hit * domain_match / d_len
+            + w.surface * surface / n;
+        // The query names the resource and no verb (no content word left is the name of any
+        // action, a state such as "running" aside): the list action is what is meant.
+        let noun_only = !ordered
+            && domain_match > 0.0
             && groups
                 .iter()
-                .zip(&used)
-                .filter(|(_, u)| !**u)
+                .zip(&role)
+                .filter(|(g, r)| **r == Role::None && !g.function && !participle(&g.typed))
                 .all(|(g, _)| !g.alts.iter().any(|a| self.verbs.contains(&a.stem)));
         if noun_only {
             let list = if e.list_verb {
@@ -559,10 +787,269 @@ impl SearchIndex {
             } else {
                 0.0
             };
-            score += W_LIST * list * cover / n;
+            score += w.list * list * cover / n;
         }
-        score
+        Fit {
+            score,
+            used: role.iter().map(|r| *r != Role::None).collect(),
+        }
     }
+
+    /// Whether a query word names the action's resource: a domain word or a one-word domain
+    /// keyword among its alternatives.
+    fn names_domain(&self, g: &Group, e: &Entry) -> bool {
+        g.alts.iter().any(|a| {
+            e.domain_words.iter().any(|d| d.stem == a.stem)
+                || self.domain_keywords[e.domain]
+                    .iter()
+                    .any(|k| k.len() == 1 && k[0] == a.stem)
+        })
+    }
+
+    /// Why an action matched: the words its ID, keywords or title explain, and their share.
+    fn explain(&self, e: &Entry, groups: &[Group]) -> (Vec<String>, f32) {
+        let fit = self.fit(e, groups);
+        let mut matched = Vec::new();
+        let mut covered = 0.0_f32;
+        let mut total = 0.0_f32;
+        for (g, used) in groups.iter().zip(&fit.used) {
+            if !g.function {
+                total += g.weight;
+            }
+            let in_title = g.alts.iter().any(|a| e.title.contains(&a.stem));
+            if *used || in_title {
+                if !g.function {
+                    covered += g.weight;
+                }
+                if !matched.contains(&g.typed) {
+                    matched.push(g.typed.clone());
+                }
+            }
+        }
+        let coverage = if total > 0.0 {
+            covered / total
+        } else if matched.is_empty() {
+            0.0
+        } else {
+            1.0
+        };
+        (matched, coverage)
+    }
+}
+
+impl Lexicon {
+    /// The synonyms of a word, by its stem, else by the form typed, else by that form without
+    /// a plural `s` (the stemmer keeps some plurals: `cves`).
+    fn synonyms_of(&self, stem: &str, word: &str) -> &[(String, String)] {
+        self.synonyms
+            .get(stem)
+            .or_else(|| self.synonyms.get(word))
+            .or_else(|| word.strip_suffix('s').and_then(|w| self.synonyms.get(w)))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    fn compile(v: &Vocabulary, analyzer: &mut TextAnalyzer) -> Lexicon {
+        let mut lex = Lexicon::default();
+        for (word, alts) in &v.synonyms {
+            let word = word.to_lowercase();
+            let Some(key) = stem(analyzer, &word) else {
+                continue;
+            };
+            let mut list: Vec<(String, String)> = Vec::new();
+            for alt in alts {
+                let raw = alt.to_lowercase();
+                if let Some(s) = stem(analyzer, &raw)
+                    && s != key
+                    && !list.iter().any(|(e, _)| *e == s)
+                {
+                    list.push((s, raw));
+                }
+            }
+            // Keyed by the stem and, when the stemmer changes it, by the word itself.
+            for k in [key, word] {
+                let entry = lex.synonyms.entry(k).or_default();
+                for item in &list {
+                    if !entry.contains(item) {
+                        entry.push(item.clone());
+                    }
+                }
+            }
+        }
+        for (phrase, to) in &v.phrases {
+            let from = stems(analyzer, phrase);
+            let to: Vec<String> = plain_words(to);
+            if !from.is_empty() {
+                lex.phrases.push((from, to));
+            }
+        }
+        lex.phrases
+            .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        for w in &v.function_words {
+            if let Some(s) = stem(analyzer, &w.to_lowercase()) {
+                lex.function.insert(s);
+            }
+        }
+        for w in &v.qualifiers {
+            if let Some(s) = stem(analyzer, &w.to_lowercase()) {
+                lex.qualifiers.insert(s);
+            }
+        }
+        lex
+    }
+
+    /// Replaces the vocabulary's phrases in the query by the words they stand for. A phrase
+    /// may skip a few function words of the query between its own words ("free up some disk
+    /// space" holds "free up … space").
+    fn rewrite(&self, tokens: &mut Vec<Token>, analyzer: &mut TextAnalyzer) {
+        let mut i = 0;
+        while i < tokens.len() {
+            let hit = self.phrases.iter().find_map(|(from, to)| {
+                if tokens[i].1 != from[0] || tokens[i].2.is_some() {
+                    return None;
+                }
+                let mut j = i + 1;
+                let mut gap = 0;
+                for s in &from[1..] {
+                    loop {
+                        let t = tokens.get(j)?;
+                        if t.2.is_some() {
+                            return None;
+                        }
+                        if t.1 == *s {
+                            break;
+                        }
+                        if gap == PHRASE_GAP || !self.function.contains(&t.1) {
+                            return None;
+                        }
+                        gap += 1;
+                        j += 1;
+                    }
+                    j += 1;
+                }
+                Some((j, to))
+            });
+            match hit {
+                Some((end, to)) => {
+                    let typed: Vec<&str> = tokens[i..end].iter().map(|t| t.0.as_str()).collect();
+                    let typed = typed.join(" ");
+                    let origin: Vec<String> = tokens[i..end].iter().map(|t| t.1.clone()).collect();
+                    let new: Vec<Token> = to
+                        .iter()
+                        .filter_map(|w| {
+                            stem(analyzer, w)
+                                .map(|s| (w.clone(), s, Some((typed.clone(), origin.clone()))))
+                        })
+                        .collect();
+                    let len = new.len();
+                    tokens.splice(i..end, new);
+                    i += len.max(1);
+                }
+                None => i += 1,
+            }
+        }
+    }
+}
+
+/// Keyword phrases as stems.
+/// Keyword phrases as stems, without function words (they never match: see [`match_phrase`]).
+fn phrases_of(
+    keywords: &[String],
+    analyzer: &mut TextAnalyzer,
+    function: &HashSet<String>,
+) -> Vec<Vec<String>> {
+    keywords
+        .iter()
+        .map(|k| {
+            let mut p = stems(analyzer, k);
+            p.retain(|s| !function.contains(s));
+            p
+        })
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// What a query word does for one action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    None,
+    /// Names the resource (domain word, domain keyword, qualifier).
+    Domain,
+    /// Names the action (a word of its name).
+    Name,
+    /// Part of a matched keyword phrase of the action.
+    Keyword,
+}
+
+/// The best group not yet given a role that names a stem: (group, alternative weight, typed
+/// in the very form of the ID word).
+fn best_group(
+    groups: &[Group],
+    role: &[Role],
+    stem: &str,
+    raw: &str,
+) -> Option<(usize, f32, bool)> {
+    groups
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| role[*i] == Role::None)
+        .filter_map(|(i, g)| g.matches(stem, raw).map(|(aw, exact)| (i, aw, exact)))
+        .max_by(|a, b| (a.1 * groups[a.0].weight).total_cmp(&(b.1 * groups[b.0].weight)))
+}
+
+/// A word in a form that describes a state (`stopped`, `running`), not an order.
+fn participle(word: &str) -> bool {
+    word.len() > 4 && (word.ends_with("ed") || word.ends_with("ing"))
+}
+
+/// Whether every word of a keyword phrase is named by a content group; if so, the groups that
+/// had no role take `as_role` and (summed alternative weight, summed match weight of those
+/// groups) is returned. A
+/// phrase may reuse words that already have a role ("status of container" holds the word that
+/// names the domain); only new words add to the cover. A word of a rewritten phrase also
+/// matches by what was typed.
+fn match_phrase(
+    phrase: &[String],
+    groups: &[Group],
+    role: &mut [Role],
+    as_role: Role,
+) -> Option<(f32, f32)> {
+    let mut picked: Vec<(usize, f32, f32)> = Vec::with_capacity(phrase.len());
+    for s in phrase {
+        let best = groups
+            .iter()
+            .enumerate()
+            .filter(|(i, g)| !g.function && !picked.iter().any(|p| p.0 == *i))
+            .filter_map(|(i, g)| {
+                let alt = g
+                    .alts
+                    .iter()
+                    .filter(|a| a.stem == *s)
+                    .map(|a| a.weight)
+                    .reduce(f32::max);
+                let origin = g.origin.iter().any(|o| o == s).then_some(1.0_f32);
+                let m = match (alt, origin) {
+                    (Some(a), Some(o)) => Some(a.max(o)),
+                    (a, o) => a.or(o),
+                };
+                m.map(|m| (i, m, m * g.weight))
+            })
+            .max_by(|a, b| {
+                // Prefer a word without a role, then the stronger match.
+                (role[a.0] == Role::None, a.2)
+                    .partial_cmp(&(role[b.0] == Role::None, b.2))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })?;
+        picked.push(best);
+    }
+    let mut fresh = 0.0;
+    for (i, _, m) in &picked {
+        if role[*i] == Role::None {
+            fresh += m;
+            role[*i] = as_role;
+        }
+    }
+    Some((picked.iter().map(|p| p.1).sum(), fresh))
 }
 
 /// Text as indexed: the original words, plus the parts of camelCase words (`environmentId`
@@ -612,37 +1099,6 @@ fn plain_words(query: &str) -> Vec<String> {
         .collect()
 }
 
-/// Applies the multi-word entries of [`SYNONYMS`]: a phrase on the left, or several words on
-/// the right, replace the words typed.
-fn rewrite_phrases(words: &mut Vec<String>) {
-    for (from, to) in SYNONYMS {
-        let Some(replacement) = to
-            .iter()
-            .find(|t| t.contains(' '))
-            .copied()
-            .or_else(|| from.contains(' ').then(|| to.first().copied()).flatten())
-        else {
-            continue;
-        };
-        let pattern: Vec<&str> = from.split(' ').collect();
-        let mut i = 0;
-        while i + pattern.len() <= words.len() {
-            if words[i..i + pattern.len()]
-                .iter()
-                .zip(&pattern)
-                .all(|(w, p)| w == p)
-            {
-                let new: Vec<String> = replacement.split(' ').map(str::to_string).collect();
-                let len = new.len();
-                words.splice(i..i + pattern.len(), new);
-                i += len;
-            } else {
-                i += 1;
-            }
-        }
-    }
-}
-
 fn push_alt(alts: &mut Vec<Alt>, stem: String, raw: String, weight: f32) {
     if !alts.iter().any(|a| a.stem == stem) {
         alts.push(Alt { stem, raw, weight });
@@ -666,12 +1122,34 @@ fn stems(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
 /// Whether two words are one edit apart (insertion, deletion, substitution or transposition).
 fn one_edit(a: &str, b: &str) -> bool {
     let (la, lb) = (a.chars().count(), b.chars().count());
-    la.abs_diff(lb) <= 1 && lb >= FUZZY_MIN_CHARS - 1 && strsim::osa_distance(a, b) == 1
+    la.abs_diff(lb) <= 1 && lb >= 3 && strsim::osa_distance(a, b) == 1
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn analyzer() -> TextAnalyzer {
+        Index::create_in_ram(Schema::builder().build())
+            .tokenizers()
+            .get("en_stem")
+            .expect("en_stem exists")
+    }
+
+    fn lexicon(yaml: &str) -> (Lexicon, TextAnalyzer) {
+        let v: Vocabulary = yaml_serde::from_str(yaml).expect("vocabulary parses");
+        let mut a = analyzer();
+        (Lexicon::compile(&v, &mut a), a)
+    }
+
+    fn rewritten(lex: &Lexicon, a: &mut TextAnalyzer, q: &str) -> Vec<String> {
+        let mut tokens: Vec<Token> = plain_words(q)
+            .into_iter()
+            .filter_map(|w| stem(a, &w).map(|s| (w, s, None)))
+            .collect();
+        lex.rewrite(&mut tokens, a);
+        tokens.into_iter().map(|t| t.0).collect()
+    }
 
     #[test]
     fn camel_case_splits() {
@@ -693,12 +1171,103 @@ mod tests {
 
     #[test]
     fn phrases_are_rewritten() {
-        let mut w: Vec<String> = ["who", "am", "i"].iter().map(|s| s.to_string()).collect();
-        rewrite_phrases(&mut w);
-        assert_eq!(w, vec!["me", "current", "user"]);
-        let mut w: Vec<String> = ["docker", "ps"].iter().map(|s| s.to_string()).collect();
-        rewrite_phrases(&mut w);
-        assert_eq!(w, vec!["docker", "list", "container"]);
+        let (lex, mut a) = lexicon(
+            "phrases: {who am i: me, docker ps: list containers, free up space: prune, \
+             force stop: kill}\nfunctionWords: [some, the, disk]",
+        );
+        assert_eq!(rewritten(&lex, &mut a, "who am i"), vec!["me"]);
+        assert_eq!(
+            rewritten(&lex, &mut a, "docker ps now"),
+            vec!["list", "containers", "now"]
+        );
+        // Stems match ("forcing stopped"), and up to two function words may sit in between.
+        assert_eq!(
+            rewritten(&lex, &mut a, "forcing stopped the container"),
+            vec!["kill", "the", "container"]
+        );
+        assert_eq!(
+            rewritten(&lex, &mut a, "free up some disk space"),
+            vec!["prune"]
+        );
+        // A content word in between breaks the phrase.
+        assert_eq!(
+            rewritten(&lex, &mut a, "free up image space"),
+            vec!["free", "up", "image", "space"]
+        );
+    }
+
+    #[test]
+    fn synonyms_and_function_words_compile_to_stems() {
+        let (lex, _) =
+            lexicon("synonyms: {removing: [delete, Deletes]}\nfunctionWords: [My, showing]");
+        assert_eq!(
+            lex.synonyms.get("remov"),
+            Some(&vec![("delet".to_string(), "delete".to_string())])
+        );
+        assert!(lex.function.contains("my") && lex.function.contains("show"));
+    }
+
+    #[test]
+    fn participles_describe_states() {
+        assert!(participle("stopped") && participle("running") && participle("deployed"));
+        assert!(!participle("stop") && !participle("run") && !participle("red"));
+    }
+
+    #[test]
+    fn qualifiers_and_plural_synonyms_compile() {
+        let (lex, _) = lexicon("synonyms: {cve: [vulnerability]}\nqualifiers: [On, from]");
+        assert!(lex.qualifiers.contains("on") && lex.qualifiers.contains("from"));
+        // The stemmer keeps `cves`; the plural finds the synonym by its typed form.
+        assert_eq!(
+            lex.synonyms_of("cves", "cves"),
+            &[("vulner".to_string(), "vulnerability".to_string())]
+        );
+        assert!(lex.synonyms_of("zzz", "zzz").is_empty());
+    }
+
+    fn group(stems: &[&str], weight: f32, function: bool) -> Group {
+        Group {
+            alts: stems
+                .iter()
+                .map(|s| Alt {
+                    stem: s.to_string(),
+                    raw: s.to_string(),
+                    weight: 1.0,
+                })
+                .collect(),
+            weight,
+            typed: stems[0].to_string(),
+            qualifier: false,
+            origin: Vec::new(),
+            function,
+        }
+    }
+
+    #[test]
+    fn keyword_phrases_need_every_word() {
+        let groups = [
+            group(&["forc"], 1.0, false),
+            group(&["stop"], 1.0, false),
+            group(&["contain"], 0.8, false),
+            group(&["the"], 0.25, true),
+        ];
+        let phrase = ["forc".to_string(), "stop".to_string()];
+        let mut role = [Role::None; 4];
+        let (m, fresh) = match_phrase(&phrase, &groups, &mut role, Role::Keyword).unwrap();
+        assert_eq!((m, fresh), (2.0, 2.0));
+        assert_eq!(role, [Role::Keyword, Role::Keyword, Role::None, Role::None]);
+        // Words that already name the resource may be reused, but add nothing to the cover.
+        let mut role = [Role::None, Role::None, Role::Domain, Role::None];
+        let status = ["stop".to_string(), "contain".to_string()];
+        let (m, fresh) = match_phrase(&status, &groups, &mut role, Role::Keyword).unwrap();
+        assert_eq!((m, fresh), (2.0, 1.0));
+        // A missing word, or one that is only a function word, fails the phrase.
+        let mut role = [Role::None; 4];
+        let missing = ["forc".to_string(), "kill".to_string()];
+        assert!(match_phrase(&missing, &groups, &mut role, Role::Keyword).is_none());
+        let function = ["the".to_string()];
+        assert!(match_phrase(&function, &groups, &mut role, Role::Keyword).is_none());
+        assert_eq!(role, [Role::None; 4]);
     }
 
     #[test]

@@ -40,7 +40,7 @@ impl Snapshot {
         let tools = surface::tools(surface, &catalog, &policy);
         let validators = catalog.actions.iter().map(|_| OnceLock::new()).collect();
         let fitter = (policy.output_schemas && surface == Surface::Individual)
-            .then(|| crate::output_schema::OutputFitter::new(&catalog));
+            .then(|| crate::output_schema::OutputFitter::for_profile(&catalog, policy.profile));
         Ok(Snapshot {
             fitter,
             catalog,

@@ -54,7 +54,10 @@ pub fn instructions(surface: Surface, environment: &str, safe_mode: bool) -> Str
 /// The tool list of a surface: only served actions and domains appear.
 pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> {
     match surface {
-        Surface::Dynamic => dynamic_tools(policy.read_only),
+        Surface::Dynamic => dynamic_tools(policy.read_only)
+            .into_iter()
+            .map(|t| flat_params(t, policy))
+            .collect(),
         Surface::Meta => catalog
             .domains
             .iter()
@@ -65,7 +68,8 @@ pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> 
                     .filter_map(|id| catalog.get(id))
                     .filter(|a| policy.serves(a))
                     .collect();
-                (!served.is_empty()).then(|| meta_tool(&d.name, &d.title, &served))
+                (!served.is_empty())
+                    .then(|| flat_params(meta_tool(&d.name, &d.title, &served), policy))
             })
             .collect(),
         Surface::Individual => catalog
@@ -73,8 +77,8 @@ pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> 
             .iter()
             .filter(|a| policy.serves(a))
             .map(|a| {
-                let tool = individual_tool(a);
-                match crate::output_schema::output_schema(a) {
+                let tool = individual_tool(a, policy.flat());
+                match crate::output_schema::served_output_schema(a, policy.profile) {
                     Some(Value::Object(schema)) if policy.declares_output_schema(a) => {
                         tool.with_raw_output_schema(Arc::new(schema))
                     }
@@ -83,6 +87,23 @@ pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> 
             })
             .collect(),
     }
+}
+
+/// In the flat profile, the `params` object of a meta or dynamic tool is JSON text (a dynamic
+/// object is not mappable by such clients; `parse_wrapped` accepts both forms).
+fn flat_params(mut tool: Tool, policy: &Policy) -> Tool {
+    if policy.flat() {
+        let mut schema = (*tool.input_schema).clone();
+        if let Some(p) = schema
+            .get_mut("properties")
+            .and_then(Value::as_object_mut)
+            .and_then(|p| p.get_mut("params"))
+        {
+            *p = crate::flat::params_property();
+        }
+        tool.input_schema = Arc::new(schema);
+    }
+    tool
 }
 
 fn object(v: Value) -> Arc<JsonObject> {
@@ -176,8 +197,11 @@ fn meta_tool(domain: &str, title: &str, actions: &[&Action]) -> Tool {
     )
 }
 
-fn individual_tool(a: &Action) -> Tool {
+fn individual_tool(a: &Action, flat: bool) -> Tool {
     let mut schema = tool_schema(&a.input_schema);
+    if flat {
+        schema = crate::flat::input_schema(&schema, &a.input_schema);
+    }
     if a.destructive
         && a.param("confirm").is_none()
         && let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut)

@@ -203,6 +203,25 @@ fn the_main_actions_exist_with_their_obvious_meaning() {
         cat.get("container.list").unwrap().default_sort.as_deref(),
         Some("name")
     );
+    // Every sortable list pages by one of Arcane's real keys (docs/arcane-wire.md): never `id`,
+    // which no Docker list binds and no database list may sort by.
+    for a in cat.actions.iter().filter(|a| a.list && a.sortable) {
+        let key = a.default_sort.as_deref();
+        assert!(key.is_some_and(|k| k != "id"), "{} sorts by {key:?}", a.id);
+    }
+    for (id, key) in [
+        ("image.list", "repo"),
+        ("port.list", "hostPort"),
+        ("swarm_node.list", "hostname"),
+        ("swarm_task.list", "service"),
+        ("vulnerability.image_list", "vulnerabilityId"),
+        ("user.list", "username"),
+    ] {
+        assert_eq!(cat.get(id).unwrap().default_sort.as_deref(), Some(key));
+    }
+    // Names and references resolve to IDs through lists, environment first.
+    let params: Vec<&str> = cat.resolvers.iter().map(|r| r.param.as_str()).collect();
+    assert_eq!(params, ["environmentId", "projectId", "imageId"]);
     let pull = cat.get("image.pull").unwrap();
     assert_eq!(pull.follow_ups[0].action, "project.redeploy");
     assert_eq!(
@@ -864,14 +883,26 @@ fn upgrade_preview_names_renames_and_flag_changes() {
         .find(|f| f.id == "container.get")
         .unwrap();
     assert_eq!(get.changes, ["new required parameter `view`"]);
-    assert_eq!(
-        d.overlays_stop_matching.len(),
-        1,
-        "{:?}",
-        d.overlays_stop_matching
+    // The operator's entry keyed by the old operationId, and the built-in search keywords of
+    // the removed `version.get`.
+    let stopped: Vec<(&str, &str, usize)> = d
+        .overlays_stop_matching
+        .iter()
+        .map(|u| (u.file.as_str(), u.key.as_str(), u.line))
+        .collect();
+    assert_eq!(stopped.len(), 2, "{stopped:?}");
+    assert!(
+        stopped
+            .iter()
+            .any(|(f, k, l)| f.ends_with("mine.yaml") && *k == "list-containers" && *l == 2),
+        "{stopped:?}"
     );
-    assert_eq!(d.overlays_stop_matching[0].key, "list-containers");
-    assert_eq!(d.overlays_stop_matching[0].line, 2);
+    assert!(
+        stopped
+            .iter()
+            .any(|(f, k, _)| f.contains("(built in)") && *k == "version.get"),
+        "{stopped:?}"
+    );
     assert_eq!(
         d.unchanged + d.renamed.len() + d.added.len(),
         new.actions.len()
@@ -971,4 +1002,281 @@ fn a_mistyped_domain_key_is_reported_too() {
     );
     assert_eq!(u.closest.first().map(String::as_str), Some("container"));
     assert!(u.to_string().contains("matches no domain"), "{u}");
+}
+
+/// Every parameter Arcane's document describes as JSON encoded text, found by its wording.
+fn json_text_params(spec: &Path) -> Vec<(String, String, String)> {
+    let doc = SpecDoc::from_file(spec).unwrap();
+    let resolver = arcane_mcp::spec::RefResolver::new(&doc.root);
+    let mut found = Vec::new();
+    for (p, item) in doc.root["paths"].as_object().unwrap() {
+        for m in ["get", "post", "put", "patch", "delete"] {
+            let Some(op) = item.get(m) else { continue };
+            let Some(content) = op
+                .pointer("/requestBody/content")
+                .and_then(Value::as_object)
+            else {
+                continue;
+            };
+            for media in content.values() {
+                let schema = resolver.inline(&media["schema"]);
+                for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
+                    let desc = prop["description"].as_str().unwrap_or("").to_lowercase();
+                    if prop["type"] == "string"
+                        && (desc.contains("json encoded") || desc.contains("json string"))
+                    {
+                        found.push((m.to_ascii_uppercase(), p.clone(), name.clone()));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_json_text_parameter_of_2_8_0_is_callable_with_plain_fields() {
+    let spec = fixtures::spec_v2();
+    let cat = build(&spec);
+    let found = json_text_params(&spec);
+    assert_eq!(
+        found.len(),
+        4,
+        "project create (project, manifest), both workspace updates (manifest): {found:?}"
+    );
+    for (method, path, name) in &found {
+        let a = cat
+            .actions
+            .iter()
+            .find(|a| &a.method == method && &a.path == path)
+            .unwrap();
+        let enc = a
+            .encoded
+            .iter()
+            .find(|e| &e.param == name)
+            .unwrap_or_else(|| panic!("{} {name}: JSON text without encodedJson", a.id));
+        assert!(!enc.fields.is_empty());
+        // The raw form stays accepted but is no longer required.
+        assert!(a.param(name).is_some() && !a.required.contains(name));
+        for (client, _) in &enc.fields {
+            let p = a.param(client).unwrap();
+            assert_eq!(
+                p.location,
+                arcane_mcp::catalog::ParamLocation::Encoded,
+                "{client}"
+            );
+            assert!(a.input_schema["properties"][client].is_object(), "{client}");
+        }
+    }
+
+    let create = cat.get("project.create").unwrap();
+    for field in [
+        "name",
+        "composeContent",
+        "envContent",
+        "tags",
+        "fileChanges",
+    ] {
+        assert!(create.param(field).is_some(), "project.create {field}");
+    }
+    assert_eq!(create.input_schema["properties"]["name"]["type"], "string");
+    assert!(
+        create
+            .param("name")
+            .unwrap()
+            .description
+            .contains("required unless project is given"),
+        "{}",
+        create.param("name").unwrap().description
+    );
+    let manifest = create
+        .encoded
+        .iter()
+        .find(|e| e.param == "manifest")
+        .unwrap();
+    assert_eq!(manifest.default, Some(json!({"fileChanges": []})));
+    assert!(create.required.is_empty(), "{:?}", create.required);
+    // The fields come before the raw parameter in the schema, so clients read them first.
+    let keys: Vec<&String> = create.input_schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    let at = |k: &str| keys.iter().position(|x| *x == k).unwrap();
+    assert!(at("name") < at("project") && at("fileChanges") < at("manifest"));
+}
+
+#[test]
+fn an_operator_overlay_replaces_or_turns_off_an_encoding_and_bad_ones_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let sources = Sources {
+        spec: SpecSource {
+            explicit: Some(fixtures::spec_v2()),
+            ..Default::default()
+        },
+        overrides_dir: Some(dir.path().to_path_buf()),
+        catalog_dir: None,
+    };
+    // Replaced: only the operator's fields, with a prefix.
+    std::fs::write(
+        dir.path().join("mine.yaml"),
+        "actions:\n  project.create:\n    encodedJson:\n      - param: project\n        prefix: project_\n        schema: {type: object, required: [name], properties: {name: {type: string}, composeContent: {type: string}, newField: {type: integer}}}\n",
+    )
+    .unwrap();
+    let cat = sources.build().unwrap();
+    let a = cat.get("project.create").unwrap();
+    assert_eq!(a.encoded.len(), 1);
+    assert!(a.param("project_newField").is_some());
+    assert!(a.param("fileChanges").is_none() && a.param("name").is_none());
+    assert!(
+        a.required.contains(&"manifest".to_string()),
+        "without its encoding manifest is required again"
+    );
+
+    // Turned off: the document's parameters as they are.
+    std::fs::write(
+        dir.path().join("mine.yaml"),
+        "actions:\n  project.create:\n    encodedJson: []\n",
+    )
+    .unwrap();
+    let cat = sources.build().unwrap();
+    let a = cat.get("project.create").unwrap();
+    assert!(a.encoded.is_empty() && a.param("composeContent").is_none());
+    assert!(a.required.contains(&"project".to_string()));
+
+    // A parameter the action does not have, and a collision: skipped (the overlay may be
+    // written for another Arcane version) and reported with the file and the reason.
+    std::fs::write(
+        dir.path().join("mine.yaml"),
+        "actions:\n  project.create:\n    encodedJson:\n      - {param: projekt, schema: {type: object, properties: {name: {type: string}}}}\n",
+    )
+    .unwrap();
+    let cat = sources.build().unwrap();
+    let problem = cat
+        .unmatched_overlays
+        .iter()
+        .find(|u| u.file.ends_with("mine.yaml"))
+        .unwrap();
+    assert_eq!((problem.key.as_str(), problem.line), ("project.create", 3));
+    let text = problem.to_string();
+    assert!(
+        text.contains("mine.yaml:3:")
+            && text.contains("projekt")
+            && text.contains("project.create"),
+        "{text}"
+    );
+    assert!(cat.get("project.create").unwrap().encoded.is_empty());
+    std::fs::write(
+        dir.path().join("mine.yaml"),
+        "actions:\n  project.update_workspace:\n    encodedJson:\n      - {param: manifest, schema: {type: object, properties: {projectId: {type: string}}}}\n",
+    )
+    .unwrap();
+    let cat = sources.build().unwrap();
+    assert!(
+        cat.unmatched_overlays.iter().any(|u| {
+            let t = u.to_string();
+            t.contains("mine.yaml") && t.contains("collides") && t.contains("prefix")
+        }),
+        "{:?}",
+        cat.unmatched_overlays
+    );
+    // The overlay schema refuses an encoding without properties, with file and line.
+    std::fs::write(
+        dir.path().join("mine.yaml"),
+        "actions:\n  project.create:\n    encodedJson:\n      - {param: project, schema: {type: object}}\n",
+    )
+    .unwrap();
+    let err = format!("{:#}", sources.build().unwrap_err());
+    assert!(err.contains("mine.yaml:"), "{err}");
+}
+
+/// Canonical IDs named in a text (`domain.action` of a known domain).
+fn mentioned_ids<'a>(cat: &Catalog, text: &'a str) -> Vec<&'a str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map(|w| w.trim_end_matches('.'))
+        .filter(|w| {
+            w.split_once('.')
+                .is_some_and(|(d, n)| !n.is_empty() && cat.domain(d).is_some())
+        })
+        .collect()
+}
+
+#[test]
+fn usage_notes_with_an_example_cover_three_quarters_of_the_mutating_actions() {
+    let cat = build(&fixtures::spec_v2());
+    let mutating: Vec<_> = cat.actions.iter().filter(|a| a.mutating).collect();
+    let with_example: Vec<_> = mutating
+        .iter()
+        .filter(|a| !a.usage.trim().is_empty() && a.example.is_some())
+        .collect();
+    let share = with_example.len() as f64 / mutating.len() as f64;
+    println!(
+        "usage notes with an example call: {} of {} mutating actions ({:.1}%)",
+        with_example.len(),
+        mutating.len(),
+        share * 100.0
+    );
+    assert!(share >= 0.75, "{:.1}%", share * 100.0);
+
+    // Every example is a valid call of its action, and every action a note names exists, so
+    // neither can rot when parameters or IDs change.
+    for a in &cat.actions {
+        if let Some(example) = &a.example {
+            let validator = jsonschema::validator_for(&a.input_schema).unwrap();
+            let errors: Vec<String> = validator
+                .iter_errors(example)
+                .map(|e| format!("{}: {e}", e.instance_path()))
+                .collect();
+            assert!(errors.is_empty(), "{} example: {errors:?}", a.id);
+            assert!(example.is_object(), "{}", a.id);
+        }
+        for id in mentioned_ids(&cat, &a.usage) {
+            assert!(
+                cat.get(id).is_some(),
+                "{}'s usage note names {id}, which is no action",
+                a.id
+            );
+        }
+    }
+}
+
+#[test]
+fn secrets_an_action_exists_to_reveal_name_fields_of_its_answer() {
+    let cat = build(&fixtures::spec_v2());
+    let revealing: Vec<_> = cat
+        .actions
+        .iter()
+        .filter_map(|a| a.reveals_secret.as_deref().map(|what| (a, what)))
+        .collect();
+    for id in [
+        "api_key.create",
+        "my_api_key.create",
+        "swarm.join_tokens",
+        "swarm.unlock_key",
+        "auth.regenerate_recovery_codes",
+        "environment.pair_agent",
+    ] {
+        assert!(revealing.iter().any(|(a, _)| a.id == id), "{id}");
+    }
+    // Each note names, in parentheses, the fields of the answer that hold the secret.
+    for (a, what) in revealing {
+        let fields = what
+            .split_once('(')
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .map(|(inside, _)| inside)
+            .unwrap_or_else(|| panic!("{}: {what:?} names no field in parentheses", a.id));
+        let schema = a.response_schema.as_ref().unwrap();
+        let data = schema
+            .pointer("/properties/data/properties")
+            .or_else(|| schema.get("properties"))
+            .and_then(Value::as_object)
+            .unwrap();
+        for field in fields.split(',').map(str::trim) {
+            assert!(
+                data.contains_key(field),
+                "{}: {field} is not a field of its answer",
+                a.id
+            );
+        }
+    }
 }

@@ -360,8 +360,8 @@ async fn json_logs_have_one_startup_line_with_a_masked_url() {
 /// The Python SDK pinned for this test (`.ci/run` installs it).
 const PY_MCP: &str = "mcp==1.26.0";
 
-#[test]
-fn python_sdk_client_is_answered_on_every_surface() {
+/// Runs a script of `tests/python/` with the binary and the test spec; its one JSON line.
+fn python_script(script: &str) -> Value {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     let probe = Command::new(&python)
         .args(["-c", "import mcp"])
@@ -375,7 +375,7 @@ fn python_sdk_client_is_answered_on_every_surface() {
         String::from_utf8_lossy(&probe.stderr).trim()
     );
     let out = Command::new(&python)
-        .arg(repo().join("tests/python/mcp_client.py"))
+        .arg(repo().join("tests/python").join(script))
         .arg(BIN)
         .arg(spec_path())
         .current_dir(repo())
@@ -387,7 +387,12 @@ fn python_sdk_client_is_answered_on_every_surface() {
         "the Python client failed:\n{}",
         stderr(&out)
     );
-    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    serde_json::from_str(stdout(&out).trim()).unwrap()
+}
+
+#[test]
+fn python_sdk_client_is_answered_on_every_surface() {
+    let report = python_script("mcp_client.py");
     let cat = server_support::catalog();
     for (surface, tools) in [
         ("dynamic", 2),
@@ -409,6 +414,59 @@ fn python_sdk_client_is_answered_on_every_surface() {
             .contains("container.restart")
     );
     assert_eq!(report["dynamic"]["resource"], 1);
+}
+
+/// The flat profile's sweep with the Python SDK, which validates every structuredContent
+/// against the tool's declared outputSchema: no result is rejected.
+#[test]
+fn python_sdk_accepts_every_flat_result() {
+    let report = python_script("flat_sweep.py");
+    let cat = server_support::catalog();
+    let json_actions = cat
+        .actions
+        .iter()
+        .filter(|a| a.kind == arcane_mcp::catalog::ResultKind::Json)
+        .count();
+    eprintln!("Python SDK, flat profile: {report}");
+    assert_eq!(report["tools"], cat.actions.len(), "{report}");
+    assert_eq!(report["declared"], json_actions, "{report}");
+    assert_eq!(report["called"], json_actions, "{report}");
+    assert_eq!(report["rejected"], json!([]), "{report}");
+    assert!(report["ok"].as_u64().unwrap() > 250, "{report}");
+}
+
+/// The same sweep with the TypeScript SDK (`tests/typescript/`, pinned with a lockfile; `.ci/run`
+/// installs it with `npm ci`), whose `callTool` validates every structuredContent too.
+#[test]
+fn typescript_sdk_accepts_every_flat_result() {
+    let dir = repo().join("tests/typescript");
+    let install = "npm ci --prefix tests/typescript --no-audit --no-fund";
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
+        "this test needs the MCP TypeScript SDK: run `{install}` (Node.js 18 or later)"
+    );
+    let out = Command::new("node")
+        .arg(dir.join("flat_sweep.mjs"))
+        .arg(BIN)
+        .arg(spec_path())
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("this test needs Node.js ({e}); then `{install}`"));
+    assert!(
+        out.status.success(),
+        "the TypeScript client failed:\n{}",
+        stderr(&out)
+    );
+    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let python = python_script("flat_sweep.py");
+    eprintln!("TypeScript SDK, flat profile: {report}");
+    assert_eq!(report["rejected"], json!([]), "{report}");
+    assert_eq!(report["declared"], python["declared"], "{report}");
+    assert_eq!(
+        report["ok"], python["ok"],
+        "both SDKs see the same calls succeed"
+    );
 }
 
 // ---- packaging ------------------------------------------------------------------------------
@@ -849,4 +907,25 @@ fn release_workflow_builds_every_platform_with_checksums() {
         "builds the binary"
     );
     assert!(text.contains("sha256sum"), "publishes checksums");
+}
+
+#[test]
+fn a_fatal_error_never_prints_the_password_in_arcane_url() {
+    // Nothing listens on port 9 and there is no spec: the spec fetch fails and the error names
+    // the URL it tried.
+    let dir = tempfile::tempdir().unwrap();
+    let out = cmd_in(dir.path(), &["serve"])
+        .env(
+            "ARCANE_URL",
+            "http://operator:planted-url-password@127.0.0.1:9/",
+        )
+        .env("ARCANE_API_KEY", "k")
+        .env("ARCANE_MCP_SPEC_CACHE", dir.path().join("cache.json"))
+        .output()
+        .expect("arcane-mcp runs");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot fetch the OpenAPI document"), "{err}");
+    assert!(err.contains("operator:********@"), "{err}");
+    assert!(!err.contains("planted-url-password"), "{err}");
 }

@@ -130,7 +130,10 @@ async fn tail_and_max_lines_are_honoured() {
 #[tokio::test]
 async fn project_and_swarm_service_logs() {
     let sim = sim().await;
-    let t = target(&sim, "/environments/0/ws/projects/webshop/logs");
+    let t = target(
+        &sim,
+        "/environments/0/ws/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/logs",
+    );
     let out = guarded(collect_logs(&t, &quick_logs(100))).await.unwrap();
     assert!(out.lines.contains(&"web-1 starting".to_string()), "{out:?}");
     assert!(out.lines.contains(&"db-1 starting".to_string()), "{out:?}");

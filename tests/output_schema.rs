@@ -10,6 +10,8 @@ use std::time::Instant;
 
 use arcane_mcp::catalog::overlay::Layers;
 use arcane_mcp::catalog::{Action, BuildInput, Catalog, ResultKind, build_catalog};
+use arcane_mcp::config::ClientProfile;
+use arcane_mcp::flat::{FlatOutput, Side, unmappable};
 use arcane_mcp::output_schema::{
     Adjustment, NOTE_MAX_PARTS, OutputFitter, ValidationReport, is_flat, note, output_schema,
     report_line, unwrap_envelope,
@@ -978,5 +980,311 @@ fn strip_annotations(v: &mut Value) {
         }
         Value::Array(a) => a.iter_mut().for_each(strip_annotations),
         _ => {}
+    }
+}
+
+// ---- the flat client profile (docs/output-schemas.md, "The flat profile") -------------------
+
+fn flat_fitter(c: &Catalog) -> OutputFitter {
+    OutputFitter::for_profile(c, ClientProfile::Flat)
+}
+
+/// A flat value: every field a primitive, except `items`, an array of objects of primitives.
+fn assert_flat_value(id: &str, v: &Value) {
+    let prim = |x: &Value| matches!(x, Value::String(_) | Value::Number(_) | Value::Bool(_));
+    for (k, x) in v.as_object().unwrap() {
+        match (k.as_str(), x) {
+            ("items", Value::Array(xs)) => {
+                for item in xs {
+                    assert!(
+                        item.as_object().unwrap().values().all(prim),
+                        "{id}: {k}: {item}"
+                    );
+                }
+            }
+            _ => assert!(prim(x), "{id}: {k} is not a primitive: {x}"),
+        }
+    }
+}
+
+/// No value constraints, no nulls, no unions, nothing required anywhere in a flat schema.
+fn assert_relaxed_single_types(id: &str, schema: &Value) {
+    let mut nodes = Vec::new();
+    walk(schema, String::new(), &mut nodes);
+    for (ptr, node) in nodes {
+        let Some(m) = node.as_object() else { continue };
+        for k in [
+            "enum",
+            "const",
+            "format",
+            "pattern",
+            "minimum",
+            "maximum",
+            "minLength",
+            "maxLength",
+            "minItems",
+            "maxItems",
+            "required",
+            "anyOf",
+            "oneOf",
+            "allOf",
+        ] {
+            assert!(!m.contains_key(k), "{id}{ptr}: {k}");
+        }
+        if let Some(t) = m.get("type") {
+            assert!(t.is_string() && t != "null", "{id}{ptr}: type {t}");
+        }
+        assert_ne!(
+            m.get("additionalProperties"),
+            Some(&json!(false)),
+            "{id}{ptr}"
+        );
+    }
+}
+
+#[test]
+fn flat_profile_every_body_takes_the_flat_shape_of_its_schema() {
+    let c = catalog();
+    let fitter = flat_fitter(&c);
+    let sim_spec = arcane_sim::spec::Spec::load(&fixtures::spec_v2()).unwrap();
+    let (mut checked, mut lists) = (0, 0);
+    for a in json_actions(&c) {
+        let schema = fitter.schema(&a.id).unwrap().clone();
+        assert!(
+            unmappable(&schema, Side::Output).is_empty(),
+            "{}: {:?}",
+            a.id,
+            unmappable(&schema, Side::Output)
+        );
+        assert_relaxed_single_types(&a.id, &schema);
+        let validator = jsonschema::draft202012::new(&schema).unwrap();
+        let response = a.response_schema.as_ref().unwrap();
+        let full = unwrap_envelope(full_value(response, 0));
+        let bodies = [
+            unwrap_envelope(arcane_sim::synth::synth(&sim_spec, response, "", &a.id)),
+            full.clone(),
+            hostile(&full),
+        ];
+        for body in bodies {
+            let mut value = body.clone();
+            assert_eq!(fitter.fit(&a.id, &mut value), vec![], "{}: {body}", a.id);
+            assert!(validator.is_valid(&value), "{}: {value}", a.id);
+            assert_flat_value(&a.id, &value);
+            assert_eq!(fitter.check(&a.id, &value), vec![], "{}", a.id);
+        }
+        if schema["properties"].get("items").is_some() {
+            lists += 1;
+            // Ours, or a field Arcane already calls `count`.
+            assert!(schema["properties"].get("count").is_some(), "{}", a.id);
+        }
+        checked += 1;
+    }
+    eprintln!("flat profile: {checked} output schemas flatten ({lists} lists)");
+    assert_eq!(checked, fitter.len());
+    assert!(lists > 50, "{lists}");
+    assert!(fitter.compile_all().is_empty());
+}
+
+#[test]
+fn flat_plan_lifts_joins_and_carries_json_text() {
+    let relaxed = json!({"type": "object", "properties": {
+        "id": {"type": ["string", "null"]},
+        "state": {"type": ["object", "null"], "properties": {
+            "status": {"type": ["string", "null"]}, "running": {"type": ["boolean", "null"]}
+        }},
+        "hostConfig": {"type": ["object", "null"], "properties": {
+            "memory": {"type": ["integer", "null"]},
+            "restartPolicy": {"type": ["object", "null"], "properties": {
+                "name": {"type": ["string", "null"]},
+                "deep": {"type": ["object", "null"], "properties": {"x": {"type": ["string", "null"]}}}
+            }}
+        }},
+        "labels": {"type": ["object", "null"], "additionalProperties": {"type": ["string", "null"]}},
+        "names": {"type": ["array", "null"], "items": {"type": ["string", "null"]}},
+        "ports": {"type": ["array", "null"], "items": {"type": ["object", "null"], "properties": {"p": {"type": ["integer", "null"]}}}},
+        "size": {"type": ["integer", "string", "null"]},
+        "state_status": {"type": ["integer", "null"]}
+    }});
+    let plan = FlatOutput::new(&relaxed);
+    let p = &plan.schema()["properties"];
+    let names: Vec<&str> = p.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "id",
+            "state_status",
+            "state_running",
+            "hostConfig_memory",
+            "hostConfig_restartPolicy_name",
+            "hostConfig_restartPolicy_deep",
+            "labels",
+            "names",
+            "ports",
+            "size",
+            "state_status_2"
+        ]
+    );
+    assert_eq!(p["hostConfig_memory"]["type"], "integer");
+    assert_eq!(p["labels"]["type"], "string");
+    let value = json!({
+        "id": "abc", "state": {"status": "running", "running": true, "health": {"s": 1}},
+        "hostConfig": {"memory": null, "restartPolicy": {"name": "always", "deep": {"x": "y"}}},
+        "labels": {"a": "1"}, "names": ["/web", "/web-1"], "ports": [{"p": 80}],
+        "size": 7, "state_status": 3, "extra": [1]
+    });
+    assert_eq!(
+        plan.flatten(&value),
+        json!({
+            "id": "abc", "state_status": "running", "state_running": true,
+            "state_health": "{\"s\":1}",
+            "hostConfig_restartPolicy_name": "always",
+            "hostConfig_restartPolicy_deep": "{\"x\":\"y\"}",
+            "labels": "{\"a\":\"1\"}", "names": "/web, /web-1", "ports": "[{\"p\":80}]",
+            "size": "7", "state_status_2": 3, "extra": "[1]"
+        })
+    );
+    assert!(unmappable(plan.schema(), Side::Output).is_empty());
+
+    // A list: items of flat objects, a count, the page's counts under their own names.
+    let list = FlatOutput::new(&json!({"type": "object", "properties": {
+        "items": {"type": ["array", "null"], "items": {"type": ["object", "null"], "properties": {
+            "id": {"type": ["string", "null"]},
+            "ports": {"type": ["array", "null"], "items": {"type": ["object", "null"], "properties": {"p": {"type": ["integer", "null"]}}}}
+        }}},
+        "pagination": {"type": ["object", "null"], "properties": {
+            "totalItems": {"type": ["integer", "null"]}, "currentPage": {"type": ["integer", "null"]}
+        }}
+    }}));
+    assert_eq!(
+        list.flatten(
+            &json!({"items": [{"id": "a", "ports": [{"p": 1}]}, null, {"id": null}],
+            "pagination": {"totalItems": 3, "currentPage": 1}})
+        ),
+        json!({"items": [{"id": "a", "ports": "[{\"p\":1}]"}, {}, {}], "totalItems": 3,
+            "currentPage": 1, "count": 3})
+    );
+    assert!(unmappable(list.schema(), Side::Output).is_empty());
+
+    // A map or an empty object: the whole value as JSON text.
+    let map = FlatOutput::new(&json!({"type": "object", "properties": {},
+        "additionalProperties": {"type": ["integer", "null"]}}));
+    assert_eq!(
+        map.flatten(&json!({"a": 1, "b": 2})),
+        json!({"json": "{\"a\":1,\"b\":2}"})
+    );
+    assert!(unmappable(map.schema(), Side::Output).is_empty());
+}
+
+#[test]
+fn flat_depth_and_count_limits_hold() {
+    // 200 nested fields: lifted up to the cap, the rest carried as JSON text.
+    let mut groups = Map::new();
+    for g in 0..10 {
+        let mut fields = Map::new();
+        for f in 0..20 {
+            fields.insert(format!("f{f}"), json!({"type": ["string", "null"]}));
+        }
+        groups.insert(
+            format!("g{g}"),
+            json!({"type": ["object", "null"], "properties": fields}),
+        );
+    }
+    let plan = FlatOutput::new(&json!({"type": "object", "properties": groups}));
+    let props = plan.schema()["properties"].as_object().unwrap();
+    let lifted = props.keys().filter(|k| k.contains('_')).count();
+    assert!(lifted <= arcane_mcp::flat::MAX_FIELDS, "{lifted}");
+    assert_eq!(
+        props.len(),
+        lifted + 4,
+        "the groups past the cap stay, as JSON text"
+    );
+    assert!(props.contains_key("g0_f0") && props.contains_key("g9"));
+    assert_eq!(props["g9"]["type"], "string");
+    for k in props.keys() {
+        assert!(
+            k.split('_').count() <= arcane_mcp::flat::MAX_LIFT_DEPTH,
+            "{k}"
+        );
+    }
+}
+
+#[test]
+fn checker_over_every_served_tool_flat_maps_all_standard_does_not() {
+    use arcane_mcp::config::Surface;
+    use arcane_mcp::flat::check_tool;
+    use arcane_mcp::policy::Policy;
+    let c = catalog();
+    let mut figures = Vec::new();
+    for profile in [ClientProfile::Standard, ClientProfile::Flat] {
+        for surface in [Surface::Individual, Surface::Meta, Surface::Dynamic] {
+            let policy = Policy::new(false, false, &[])
+                .with_output_schemas(true)
+                .with_profile(profile);
+            let tools = arcane_mcp::surface::tools(surface, &c, &policy);
+            let checks: Vec<_> = tools
+                .iter()
+                .map(|t| (t.name.to_string(), check_tool(t)))
+                .collect();
+            let bad_inputs = checks.iter().filter(|(_, c)| !c.input.is_empty()).count();
+            let outputs = checks.iter().filter(|(_, c)| c.has_output).count();
+            let bad_outputs = checks.iter().filter(|(_, c)| !c.output.is_empty()).count();
+            figures.push(format!(
+                "{} {}: {} tools, {bad_inputs} inputs and {bad_outputs} of {outputs} outputs do not map",
+                profile.as_str(),
+                surface.as_str(),
+                tools.len()
+            ));
+            if profile == ClientProfile::Flat {
+                let bad: Vec<_> = checks.iter().filter(|(_, c)| !c.maps()).collect();
+                assert!(bad.is_empty(), "{}: {bad:#?}", surface.as_str());
+                if surface == Surface::Individual {
+                    assert_eq!(outputs, flat_fitter(&c).len());
+                }
+            } else if surface == Surface::Individual {
+                assert!(
+                    bad_inputs > 40 && bad_outputs > 150,
+                    "{bad_inputs} {bad_outputs}"
+                );
+            } else {
+                // `params` is a dynamic object on meta and dynamic.
+                assert_eq!(
+                    bad_inputs,
+                    tools.len() - usize::from(surface == Surface::Dynamic)
+                );
+            }
+        }
+    }
+    eprintln!("{}", figures.join("\n"));
+}
+
+#[test]
+fn flat_profile_maps_completely_on_the_1_11_document_too() {
+    use arcane_mcp::config::Surface;
+    use arcane_mcp::flat::check_tool;
+    use arcane_mcp::policy::Policy;
+    let doc = SpecDoc::from_file(&fixtures::spec_v1()).unwrap();
+    let layers = Layers::builtin().unwrap();
+    let c = build_catalog(BuildInput {
+        spec: &doc,
+        layers: &layers,
+    })
+    .unwrap();
+    let policy = Policy::new(false, false, &[])
+        .with_output_schemas(true)
+        .with_profile(ClientProfile::Flat);
+    let tools = arcane_mcp::surface::tools(Surface::Individual, &c, &policy);
+    let bad: Vec<_> = tools
+        .iter()
+        .map(|t| (t.name.to_string(), check_tool(t)))
+        .filter(|(_, c)| !c.maps())
+        .collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+    let fitter = flat_fitter(&c);
+    assert!(fitter.len() > 100, "{}", fitter.len());
+    for a in json_actions(&c) {
+        let response = a.response_schema.as_ref().unwrap();
+        let mut value = unwrap_envelope(full_value(response, 0));
+        assert_eq!(fitter.fit(&a.id, &mut value), vec![], "{}", a.id);
+        assert_flat_value(&a.id, &value);
     }
 }

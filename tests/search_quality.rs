@@ -1,15 +1,19 @@
 //! Search quality over the real catalog (Arcane 2.8.0's OpenAPI document + built-in layers).
 //!
 //! The query list below was written, with its expected IDs, before the ranking was tuned: it
-//! describes what a user means, not what the ranking happens to return. The spec is read from
+//! describes what a user means, not what the ranking happens to return. The larger evaluation
+//! set is `tests/search_eval.yaml` (see `docs/search.md`). The spec is read from
 //! `../shared/arcane` next to the repository, or from `ARCANE_SHARED_DIR`.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use arcane_mcp::catalog::{Action, Catalog};
+use arcane_mcp::config::Surface;
+use arcane_mcp::policy::Policy;
 use arcane_mcp::reload::Sources;
 use arcane_mcp::search::SearchIndex;
+use arcane_mcp::snapshot::Snapshot;
 use arcane_mcp::spec::SpecSource;
 
 /// (plain query, the action a user means).
@@ -296,4 +300,313 @@ fn hostile_queries_never_fail() {
 fn index_is_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<SearchIndex>();
+}
+
+/// One query of the evaluation set (`tests/search_eval.yaml`).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EvalQuery {
+    q: String,
+    want: Vec<String>,
+    kind: String,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EvalSet {
+    queries: Vec<EvalQuery>,
+}
+
+fn eval_set() -> Vec<EvalQuery> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/search_eval.yaml");
+    let text = std::fs::read_to_string(&path).expect("tests/search_eval.yaml is readable");
+    let set: EvalSet = yaml_serde::from_str(&text).expect("tests/search_eval.yaml parses");
+    set.queries
+}
+
+/// Ranks of a set of queries: top-1/3/10 counts, reciprocal-rank sum, count.
+#[derive(Debug, Default, Clone, Copy)]
+struct Score {
+    n: usize,
+    top1: usize,
+    top3: usize,
+    top10: usize,
+    rr: f64,
+}
+
+impl Score {
+    fn add(&mut self, rank: Option<usize>) {
+        self.n += 1;
+        if let Some(r) = rank {
+            self.top1 += usize::from(r == 0);
+            self.top3 += usize::from(r < 3);
+            self.top10 += usize::from(r < 10);
+            self.rr += 1.0 / (r + 1) as f64;
+        }
+    }
+
+    fn pct(&self, k: usize) -> f64 {
+        100.0 * k as f64 / self.n.max(1) as f64
+    }
+
+    fn line(&self, name: &str) -> String {
+        format!(
+            "{name:<10} n={:<4} top-1 {:5.1}%  top-3 {:5.1}%  top-10 {:5.1}%  MRR {:.3}",
+            self.n,
+            self.pct(self.top1),
+            self.pct(self.top3),
+            self.pct(self.top10),
+            self.rr / self.n.max(1) as f64
+        )
+    }
+}
+
+#[test]
+fn eval_set_is_well_formed() {
+    let set = eval_set();
+    assert!(set.len() >= 300, "{} queries", set.len());
+    let kinds = [
+        "plain", "sentence", "intent", "synonym", "typo", "long", "short",
+    ];
+    let mut seen = std::collections::HashSet::new();
+    for e in &set {
+        assert!(!e.want.is_empty(), "{:?} accepts no action", e.q);
+        for id in &e.want {
+            assert!(
+                catalog().get(id).is_some(),
+                "{:?}: {id} is not an action",
+                e.q
+            );
+        }
+        assert!(
+            kinds.contains(&e.kind.as_str()),
+            "{:?}: kind {}",
+            e.q,
+            e.kind
+        );
+        assert!(seen.insert(e.q.to_lowercase()), "{:?} is listed twice", e.q);
+        if e.kind == "long" {
+            assert!(
+                e.q.split_whitespace().count() >= 20,
+                "{:?} is not long",
+                e.q
+            );
+        }
+    }
+}
+
+/// The evaluation: prints top-1/3/10 and MRR for the whole set, each half (even positions tune,
+/// odd positions are held out) and each kind, lists every query whose action is not first, and
+/// asserts floors on the whole set.
+#[test]
+fn eval_set_quality() {
+    let set = eval_set();
+    let mut all = Score::default();
+    let mut halves = [Score::default(); 2];
+    let mut kinds: std::collections::BTreeMap<&str, Score> = Default::default();
+    let mut misses = String::new();
+    for (i, e) in set.iter().enumerate() {
+        let got = ids(&e.q, 10);
+        let rank = got.iter().position(|id| e.want.contains(id));
+        all.add(rank);
+        halves[i % 2].add(rank);
+        kinds.entry(e.kind.as_str()).or_default().add(rank);
+        if rank != Some(0) {
+            let half = if i % 2 == 0 { "tune" } else { "held" };
+            let rank = rank.map_or("miss".to_string(), |r| format!("#{}", r + 1));
+            misses.push_str(&format!(
+                "  {half} {rank:>4} {:?} want {:?} got {:?}\n",
+                e.q,
+                e.want,
+                &got[..got.len().min(3)]
+            ));
+        }
+    }
+    let mut report = String::new();
+    report.push_str(&all.line("all"));
+    report.push('\n');
+    report.push_str(&halves[0].line("tune"));
+    report.push('\n');
+    report.push_str(&halves[1].line("held-out"));
+    report.push('\n');
+    for (kind, s) in &kinds {
+        report.push_str(&s.line(kind));
+        report.push('\n');
+    }
+    println!(
+        "search evaluation ({} queries)\n{report}{misses}",
+        set.len()
+    );
+    let intents = kinds.get("intent").copied().unwrap_or_default();
+    // The goals (docs/search.md) are top-1 90%, top-3 98%, top-10 99%, intents top-3 90%;
+    // these floors are what the ranking reaches today, so a change that loses ground fails.
+    let floors = [
+        ("top-1", all.pct(all.top1), 88.5),
+        ("top-3", all.pct(all.top3), 96.0),
+        ("top-10", all.pct(all.top10), 98.5),
+        ("intents top-3", intents.pct(intents.top3), 90.0),
+    ];
+    for (name, got, floor) in floors {
+        assert!(
+            got >= floor,
+            "{name} {got:.1}% < {floor}%:\n{report}{misses}"
+        );
+    }
+}
+
+/// The operator intents the search used to miss: the function word *my*, the verb *get*, a
+/// force stop, putting a stack away, reaching an agent.
+#[test]
+fn intents_find_their_action() {
+    for (query, want) in [
+        ("what is eating my disk space", "system.prune"),
+        ("get rid of dangling images", "image.prune"),
+        ("force stop a hung container", "container.kill"),
+        ("put the stack away without deleting it", "project.archive"),
+        ("is the remote agent reachable", "environment.test"),
+    ] {
+        let got = ids(query, 3);
+        assert!(got.iter().any(|id| id == want), "{query:?} → {got:?}");
+        assert!(
+            !(got[0].starts_with("my_api_key.") || got[0] == "image.get"),
+            "{query:?} → {got:?}"
+        );
+    }
+}
+
+/// Results say which words matched, and how much of the query the best one explains.
+#[test]
+fn hits_explain_their_match() {
+    let hits = index().search(catalog(), "please force stop the container", 3, &all);
+    let first = &hits[0];
+    assert_eq!(first.id, "container.kill");
+    assert_eq!(first.matched, ["force stop", "container"], "{first:?}");
+    assert!(first.coverage > 0.99, "{first:?}");
+    let hits = index().search(catalog(), "force stop the nginx container", 3, &all);
+    assert_eq!(hits[0].id, "container.kill");
+    assert!(
+        !hits[0].matched.contains(&"nginx".to_string()),
+        "{:?}",
+        hits[0]
+    );
+    let vague = index().search(catalog(), "purple elephant container banana", 3, &all);
+    assert!(vague.iter().all(|h| h.coverage <= 1.0));
+    let weak = index().search(catalog(), "frobnicate the quantum flux capacitor", 3, &all);
+    assert!(weak.iter().all(|h| h.coverage < 0.5), "{weak:?}");
+}
+
+fn snapshot(catalog: Catalog, policy: Policy) -> Snapshot {
+    Snapshot::build(catalog, Surface::Dynamic, policy).expect("the snapshot builds")
+}
+
+fn text_of(r: &rmcp::model::CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect()
+}
+
+/// The text of `arcane_find_action`: matched words per result, the echoed query as a code
+/// span (it is the client's text), and a weak best match said so with the domains to pick from.
+#[test]
+fn find_text_explains_and_escapes() {
+    let snap = snapshot(catalog().clone(), Policy::default());
+    let r = arcane_mcp::find::find(&snap, "force stop the api container", 5);
+    let text = text_of(&r);
+    assert!(text.contains("`force stop the api container`"), "{text}");
+    assert!(text.contains("container.kill — "), "{text}");
+    assert!(text.contains("matched: force stop, container"), "{text}");
+    assert!(!text.contains("Weak match"), "{text}");
+    let s = r.structured_content.expect("structured");
+    assert_eq!(s["weak"], false);
+    assert_eq!(s["results"][0]["matched"][0], "force stop");
+
+    let hostile = "x](http://evil) # `boom` <b>\u{1b}[31m";
+    let text = text_of(&arcane_mcp::find::find(&snap, hostile, 5));
+    assert!(!text.contains("\u{1b}"), "{text}");
+    assert!(!text.contains("\n# "), "{text}");
+    assert!(
+        text.contains("``x](http://evil) # `boom` <b>``"),
+        "the query is one code span: {text}"
+    );
+
+    let r = arcane_mcp::find::find(&snap, "frobnicate the quantum flux capacitor", 5);
+    let text = text_of(&r);
+    assert!(
+        text.contains("Weak match") || text.contains("No action matches"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Domains: ") && text.contains("container,"),
+        "{text}"
+    );
+    assert_eq!(r.structured_content.unwrap()["weak"], true);
+}
+
+/// Withdrawn domains are not offered when a match is weak.
+#[test]
+fn weak_match_lists_only_served_domains() {
+    let policy = Policy::new(false, false, &["volume".to_string()]);
+    let snap = snapshot(catalog().clone(), policy);
+    let text = text_of(&arcane_mcp::find::find(&snap, "zzzz qqqq", 5));
+    assert!(text.contains("Domains: "), "{text}");
+    let domains = text.split("Domains: ").nth(1).unwrap();
+    assert!(!domains.contains(" volume,"), "{domains}");
+    assert!(domains.contains("volume_backup"), "{domains}");
+}
+
+/// An operator teaches the search a word with an overlay file; the built-in vocabulary is
+/// data too (every layer adds to it).
+#[test]
+fn operator_vocabulary_teaches_words() {
+    let before = ids("zap the box", 5);
+    assert!(
+        !before.iter().any(|id| id == "container.kill"),
+        "{before:?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("my-words.yaml"),
+        "vocabulary:\n  synonyms:\n    box: [container]\n  phrases:\n    zap: kill\n\
+         actions:\n  container.logs:\n    keywords: [what it said]\n",
+    )
+    .unwrap();
+    let sources = Sources {
+        spec: SpecSource {
+            explicit: Some(shared_dir().join("openapi-v2.8.0.json")),
+            ..Default::default()
+        },
+        overrides_dir: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    };
+    let taught = sources
+        .build()
+        .expect("the catalog builds with the operator's words");
+    assert!(taught.vocabulary.synonyms.contains_key("box"));
+    assert!(
+        taught.vocabulary.synonyms.contains_key("remove"),
+        "built-in words stay"
+    );
+    let idx = SearchIndex::build(&taught).unwrap();
+    let got: Vec<String> = idx
+        .search(&taught, "zap the box", 3, &all)
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    assert_eq!(
+        got.first().map(String::as_str),
+        Some("container.kill"),
+        "{got:?}"
+    );
+    let got = idx.search(&taught, "what it said in the web container", 3, &all);
+    assert_eq!(got[0].id, "container.logs", "{got:?}");
+
+    // A broken vocabulary names file and line.
+    std::fs::write(
+        dir.path().join("my-words.yaml"),
+        "vocabulary:\n  synonyms:\n    box: container\n",
+    )
+    .unwrap();
+    let e = format!("{:#}", sources.build().unwrap_err());
+    assert!(e.contains("my-words.yaml:3"), "{e}");
 }

@@ -175,3 +175,244 @@ fn startup_needs_url_and_credential() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("true/false"));
 }
+
+/// Arcane 2.8.x's known wire bugs (docs/arcane-wire.md), on the simulator's 2.8.x by default and
+/// on main where the wire differs: the server resolves names to IDs, pages by real keys, and
+/// never lets a misleading answer read as something else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arcane_2_8_wire_bugs() {
+    let sim = Sim::start().await;
+    let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
+    let run = |a: &'static str, p: serde_json::Value| {
+        let client = &client;
+        async move { call(client, "arcane_execute_action", exec(a, p)).await }
+    };
+    let nginx = arcane_sim::state::demo_image_id("nginx:1.27-alpine");
+    let api = arcane_sim::state::demo_image_id("ghcr.io/getarcaneapp/demo-api:2.3.1");
+
+    // Images by ID, by name:tag and by a reference with `/`: each reaches Arcane as the
+    // `sha256:` ID, with `:` sent raw (measured: marcoaperez/arcane-mcp-server
+    // docs/balances/2026-08-19-f4.md §5.1-5.2).
+    for (given, id) in [
+        (nginx.as_str(), nginx.as_str()),
+        ("nginx:1.27-alpine", nginx.as_str()),
+        ("ghcr.io/getarcaneapp/demo-api:2.3.1", api.as_str()),
+    ] {
+        sim.reset().await;
+        let out = ok(&run("image.get", json!({"imageId": given})).await);
+        assert_eq!(out["id"], id, "{given}");
+        let log = sim.requests().await;
+        assert_eq!(
+            log.last().unwrap()["path"],
+            format!("/api/environments/0/images/{id}"),
+            "{given}"
+        );
+    }
+    // An unknown reference: a clear error naming candidates, nothing sent to the image route.
+    sim.reset().await;
+    let e = err(&run("image.get", json!({"imageId": "ghcr.io/acme/nope:1"})).await);
+    assert!(
+        e.contains("No image") && e.contains("image.list") && e.contains("nginx:1.27-alpine"),
+        "{e}"
+    );
+    assert!(
+        sim.requests()
+            .await
+            .iter()
+            .all(|r| r["path"] != "/api/environments/0/images/ghcr.io")
+    );
+
+    // A project by name: resolved to its database ID (a name is a 404 on Arcane).
+    let out = ok(&run("project.get", json!({"projectId": "webshop"})).await);
+    assert_eq!(out["id"], "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01");
+    // Projects created after the list was kept: looked up again on the miss. Two projects with
+    // one name are ambiguous: both IDs named, nothing sent.
+    let mut state = sim.state().await;
+    for (id, name) in [
+        ("0b5e6c1d-1111-4222-8333-944455556666", "late"),
+        ("0b5e6c1d-1111-4222-8333-944455557777", "twin"),
+        ("0b5e6c1d-1111-4222-8333-944455558888", "twin"),
+    ] {
+        let mut p = state["projects"][0].clone();
+        p["id"] = json!(id);
+        p["name"] = json!(name);
+        state["projects"].as_array_mut().unwrap().push(p);
+    }
+    sim.set_state(state).await;
+    let out = ok(&run("project.get", json!({"projectId": "late"})).await);
+    assert_eq!(out["id"], "0b5e6c1d-1111-4222-8333-944455556666");
+    sim.reset().await;
+    let e = err(&run("project.get", json!({"projectId": "twin"})).await);
+    assert!(
+        e.contains("more than one project")
+            && e.contains("944455557777")
+            && e.contains("944455558888"),
+        "{e}"
+    );
+    assert!(
+        sim.requests()
+            .await
+            .iter()
+            .all(|r| !r["path"].as_str().unwrap().contains("/projects/0b5e"))
+    );
+    sim.reset().await;
+    // 2.8.x reports no build directive (arcane#3685).
+    let out = ok(&run("project.get", json!({"projectId": "monitoring"})).await);
+    assert_eq!(out["hasBuildDirective"], false);
+
+    // An environment by name; logs of a container whose name has `-` on that remote one.
+    let out = ok(&run(
+        "container.logs",
+        json!({"environmentId": "staging-agent", "containerId": "worker-1", "timeoutSeconds": 2}),
+    )
+    .await);
+    assert!(!out["lines"].as_array().unwrap().is_empty(), "{out}");
+    // Non-edge environments carry no `connected` (and no API key).
+    let out = ok(&run("environment.get", json!({"environmentId": "staging-agent"})).await);
+    assert_eq!(out["id"], "env-2");
+    assert!(
+        out.get("connected").is_none() && out.get("apiKey").is_none(),
+        "{out}"
+    );
+
+    // Page walks over volumes and networks return every item once: the server sends a real
+    // sort key (marcoaperez/arcane-mcp-server src/__e2e__/paginacion.e2e.ts).
+    for list in ["volume.list", "network.list"] {
+        let mut names = Vec::new();
+        let mut start = 0;
+        loop {
+            let out = ok(&run(list, json!({"start": start, "limit": 2})).await);
+            let total = out["pagination"]["totalItems"].as_u64().unwrap();
+            for i in out["items"].as_array().unwrap() {
+                names.push(i["name"].as_str().unwrap().to_string());
+            }
+            start += 2;
+            if start >= total {
+                assert_eq!(names.len() as u64, total);
+                break;
+            }
+        }
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            unique.len(),
+            names.len(),
+            "{list} repeated an item: {names:?}"
+        );
+    }
+
+    // Health: the 500 is a known bug, not an outage (arcane#3638; measured 5/5 in
+    // marcoaperez/arcane-mcp-server docs/balances/2026-08-16-f2.md).
+    let e = err(&run("system.health", json!({})).await);
+    assert!(
+        e.contains("known Arcane bug") && e.contains("system.docker_info"),
+        "{e}"
+    );
+    assert!(!e.contains("retry later"), "{e}");
+
+    // Vulnerabilities of an image never scanned: the 404 says never scanned or wrong ID and how
+    // to scan; the empty list says empty is not clean (marcoaperez/arcane-mcp-server
+    // src/__e2e__/vulnerabilidades.e2e.ts and docs/balances/2026-08-19-f4.md §5.3).
+    let e = err(&run(
+        "vulnerability.image_summary",
+        json!({"imageId": "alpine:3.20"}),
+    )
+    .await);
+    assert!(
+        e.contains("never scanned") && e.contains("wrong") && e.contains("vulnerability.scan"),
+        "{e}"
+    );
+    let r = run(
+        "vulnerability.image_list",
+        json!({"imageId": "alpine:3.20"}),
+    )
+    .await;
+    ok(&r);
+    assert!(text(&r).contains("does NOT mean"), "{}", text(&r));
+    // Ignoring a CVE leaves the counts as they were (docs/balances/2026-08-19-f4.md §5.3 of
+    // marcoaperez/arcane-mcp-server).
+    ok(&run(
+        "vulnerability.ignore",
+        json!({"imageId": "nginx:1.27-alpine", "vulnerabilityId": "CVE-2024-6119", "pkgName": "openssl"}),
+    )
+    .await);
+    let out = ok(&run(
+        "vulnerability.image_summary",
+        json!({"imageId": "nginx:1.27-alpine"}),
+    )
+    .await);
+    assert_eq!(out["summary"]["total"], 3);
+    let out = ok(&run("vulnerability.scan", json!({"imageId": "alpine:3.20"})).await);
+    assert_eq!(out["status"], "scanning");
+
+    // Swarm off, a finished activity, an update check of an image not pulled.
+    let e = err(&run(
+        "swarm_service.list",
+        json!({"environmentId": "staging-agent"}),
+    )
+    .await);
+    assert!(e.contains("409") && e.contains("Swarm mode is off"), "{e}");
+    assert!(!e.contains("Check the parameters"), "{e}");
+    let pulled = ok(&run("image.pull", json!({"imageName": "redis:7"})).await);
+    let activity = pulled["activityId"].as_str().unwrap().to_string();
+    let e = err(&run("activity.cancel", json!({"activityId": activity})).await);
+    assert!(e.contains("409") && e.contains("nothing to cancel"), "{e}");
+    let missing = format!("sha256:{}", "1".repeat(64));
+    let e = err(&run("image_update.check_by_id", json!({"imageId": missing})).await);
+    assert!(e.contains("not pulled") && e.contains("image.pull"), "{e}");
+
+    // Build workspace: mkdir answers 204 with no body; browse entries lack relativePath and
+    // editable (marcoaperez/arcane-mcp-server src/__e2e__/builds.e2e.ts).
+    ok(&run("build.browse_mkdir", json!({"path": "ctx"})).await);
+    let r = run("build.browse", json!({})).await;
+    ok(&r);
+    assert!(text(&r).contains("ctx"), "{}", text(&r));
+
+    // main, where the wire differs: an unscanned image's list is a 404 with the same hint.
+    sim.set_version("main").await;
+    let e = err(&run(
+        "vulnerability.image_list",
+        json!({"imageId": "busybox-none"}),
+    )
+    .await);
+    assert!(e.contains("No image"), "{e}");
+    let e = err(&run(
+        "vulnerability.image_list",
+        json!({"imageId": "postgres:16-alpine"}),
+    )
+    .await);
+    assert!(
+        e.contains("never scanned") && e.contains("vulnerability.scan"),
+        "{e}"
+    );
+    let out = ok(&run(
+        "image.get",
+        json!({"imageId": "ghcr.io/getarcaneapp/demo-api:2.3.1"}),
+    )
+    .await);
+    assert_eq!(out["id"], api);
+    client.cancel().await.ok();
+
+    // The configured default environment may be a name too.
+    let client = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--environment", "staging-agent"],
+    )
+    .await;
+    let out = ok(&call(
+        &client,
+        "arcane_execute_action",
+        exec("container.list", json!({})),
+    )
+    .await);
+    let names: Vec<&str> = out["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["names"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["cron-1", "worker-1"]);
+    client.cancel().await.ok();
+}

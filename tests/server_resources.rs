@@ -141,10 +141,12 @@ async fn resources_on_every_surface() {
 
         for (id, params, uri) in [
             ("environment.get", json!({}), "arcane://environment/0"),
+            // Arcane finds projects by ID; the name is resolved first, and the link carries
+            // the ID (docs/arcane-wire.md).
             (
                 "project.get",
                 json!({"projectId": "webshop"}),
-                "arcane://environment/0/project/webshop",
+                "arcane://environment/0/project/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01",
             ),
         ] {
             let (tool, args) = shape(surface, id, params, false);
@@ -154,6 +156,14 @@ async fn resources_on_every_surface() {
             let doc = read(&client, uri).await.unwrap();
             assert!(!doc.contains("s3cr3t-demo"), "{uri} leaked a secret");
         }
+        // A resource URI may name the project too.
+        let doc = read(&client, "arcane://environment/0/project/webshop")
+            .await
+            .unwrap();
+        assert!(
+            doc.contains("7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01"),
+            "{doc}"
+        );
         // A failed call carries no link.
         let (tool, args) = shape(
             surface,

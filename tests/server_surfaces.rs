@@ -130,8 +130,82 @@ async fn exercise(surface: &str) {
     assert!(sim.container("backup-1").await.is_none(), "deleted");
     assert_eq!(writes(&sim.requests().await).len(), 1);
 
+    // A project from plain fields: the executor encodes them into Arcane's `project` and
+    // `manifest` multipart parts (JSON text).
+    sim.reset().await;
+    let compose = "services:\n  web:\n    image: nginx:1.27\n";
+    let (tool, args) = shape(
+        surface,
+        "project.create",
+        json!({"name": "shop", "composeContent": compose, "envContent": "TZ=UTC\n", "tags": ["prod"]}),
+        false,
+    );
+    ok(&call(&client, &tool, args).await);
+    let log = sim.requests().await;
+    let sent = writes(&log);
+    assert_eq!(sent.len(), 1, "{log:?}");
+    assert_eq!(sent[0]["path"], "/api/environments/0/projects");
+    let body = sent[0]["body"].as_str().unwrap();
+    let project: Value = serde_json::from_str(&multipart_part(body, "project")).unwrap();
+    assert_eq!(
+        project,
+        json!({"name": "shop", "composeContent": compose, "envContent": "TZ=UTC\n", "tags": ["prod"]})
+    );
+    let manifest: Value = serde_json::from_str(&multipart_part(body, "manifest")).unwrap();
+    assert_eq!(manifest, json!({"fileChanges": []}));
+    assert!(
+        !body.contains("name=\"composeContent\""),
+        "fields are not sent apart"
+    );
+
+    // With a workspace file: the manifest from its field, the file as a file part.
+    sim.reset().await;
+    let change =
+        json!({"operation": "create_file", "relativePath": "nginx/default.conf", "uploadIndex": 0});
+    let (tool, args) = shape(
+        surface,
+        "project.create",
+        json!({"name": "shop", "composeContent": compose, "fileChanges": [change], "files": ["server { listen 80; }\n"]}),
+        false,
+    );
+    ok(&call(&client, &tool, args).await);
+    let log = sim.requests().await;
+    let body = writes(&log)[0]["body"].as_str().unwrap().to_string();
+    let manifest: Value = serde_json::from_str(&multipart_part(&body, "manifest")).unwrap();
+    assert_eq!(manifest, json!({"fileChanges": [change]}));
+    assert!(
+        body.contains("name=\"files\"; filename=") && body.contains("server { listen 80; }"),
+        "{body}"
+    );
+
+    // Both forms at once: refused locally, nothing sent.
+    sim.reset().await;
+    let (tool, args) = shape(
+        surface,
+        "project.create",
+        json!({"name": "shop", "composeContent": compose, "project": "{\"name\":\"x\"}"}),
+        false,
+    );
+    let e = err(&call(&client, &tool, args).await);
+    assert!(e.contains("not both"), "{e}");
+    // The error shows the action's example call, ready to copy.
+    assert!(e.contains("Example: `{\"name\":\"shop\""), "{e}");
+    assert!(sim.requests().await.is_empty(), "nothing reached Arcane");
+
     client.cancel().await.ok();
     sim.sim.shutdown().await;
+}
+
+/// The content of one text part of a multipart/form-data body.
+fn multipart_part(body: &str, name: &str) -> String {
+    let header = format!("name=\"{name}\"");
+    let at = body
+        .find(&header)
+        .unwrap_or_else(|| panic!("no {name} part in {body}"));
+    let rest = &body[at..];
+    let start = rest.find("\r\n\r\n").unwrap() + 4;
+    let end = rest[start..].find("\r\n--").unwrap();
+    rest[start..start + end].to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

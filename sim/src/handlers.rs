@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use crate::ArcaneVersion;
 use crate::server::{Ctx, download, json_stream, truncate_response};
 use crate::state::{self, Container, State, container_project, is_internal};
 use crate::synth::{hex_id, synth};
@@ -48,8 +49,57 @@ fn is_download_shape(shape: &str) -> bool {
     )
 }
 
+/// Swarm routes that work without Swarm mode (they report or change it).
+fn needs_swarm(shape: &str) -> bool {
+    shape.starts_with("/environments/{}/swarm/")
+        && !matches!(
+            shape,
+            "/environments/{}/swarm/status"
+                | "/environments/{}/swarm/init"
+                | "/environments/{}/swarm/join"
+                | "/environments/{}/swarm/join-candidates"
+                | "/environments/{}/swarm/join-environments"
+        )
+}
+
 fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
+    if needs_swarm(shape) {
+        let off = ctx
+            .sh
+            .state()
+            .environments
+            .iter()
+            .any(|e| e.id == ctx.p(0) && !e.swarm_enabled);
+        if off {
+            return ctx.problem(409, "Swarm mode is not enabled");
+        }
+    }
     match (method, shape) {
+        // Docker is reachable: Arcane's handler never sets a status, so the answer is a 500
+        // with an empty body (both 2.8.x and main; docs/arcane-wire.md).
+        ("HEAD", "/environments/{}/system/health") => {
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+        // Vulnerability scans and update checks.
+        ("GET", "/environments/{}/images/{}/vulnerabilities") => crate::scans::result(ctx),
+        ("GET", "/environments/{}/images/{}/vulnerabilities/summary") => crate::scans::summary(ctx),
+        ("GET", "/environments/{}/images/{}/vulnerabilities/list") => crate::scans::list(ctx),
+        ("POST", "/environments/{}/images/{}/vulnerabilities/scan") => crate::scans::scan(ctx),
+        ("POST", "/environments/{}/images/vulnerabilities/summaries") => {
+            crate::scans::summaries(ctx)
+        }
+        ("GET" | "POST", "/environments/{}/image-updates/check/{}") => {
+            crate::scans::check_update(ctx)
+        }
+        ("GET", "/environments/{}/image-updates/by-refs")
+        | ("POST", "/environments/{}/image-updates/check-batch") => {
+            crate::scans::check_updates(ctx)
+        }
+        // Activities and the build workspace.
+        ("POST", "/environments/{}/activities/{}/cancel") => cancel_activity(ctx),
+        ("GET", "/environments/{}/builds/browse") => build_browse(ctx),
+        ("POST", "/environments/{}/builds/browse/mkdir") => build_change(ctx, true),
+        ("DELETE", "/environments/{}/builds/browse") => build_change(ctx, false),
         // Environments.
         ("GET", "/environments") => list_environments(ctx),
         ("GET", "/environments/{}") => get_environment(ctx),
@@ -136,6 +186,83 @@ pub enum Paging {
     Db,
 }
 
+/// How a list sorts: the keys Arcane binds for it (the first is main's default), and whether
+/// Docker hands its items over in an order that changes between requests (2.8.x leaves that
+/// order when the sort key is empty or unknown).
+#[derive(Clone, Copy)]
+pub struct Sorting {
+    pub keys: &'static [&'static str],
+    pub docker_order_changes: bool,
+}
+
+pub const CONTAINER_SORT: Sorting = Sorting {
+    keys: &["name", "image", "state", "status", "ports", "created"],
+    docker_order_changes: false,
+};
+pub const IMAGE_SORT: Sorting = Sorting {
+    keys: &["repo", "tag", "size", "created", "inUse"],
+    docker_order_changes: false,
+};
+pub const VOLUME_SORT: Sorting = Sorting {
+    keys: &[
+        "name",
+        "driver",
+        "mountpoint",
+        "scope",
+        "created",
+        "createdAt",
+        "inUse",
+        "size",
+    ],
+    docker_order_changes: true,
+};
+pub const NETWORK_SORT: Sorting = Sorting {
+    keys: &["name", "driver", "scope", "created", "inUse"],
+    docker_order_changes: true,
+};
+pub const SWARM_SERVICE_SORT: Sorting = Sorting {
+    keys: &["name", "image", "mode", "replicas", "created", "updated"],
+    docker_order_changes: false,
+};
+pub const PROJECT_SORT: Sorting = Sorting {
+    keys: &["name", "status", "serviceCount", "path", "createdAt"],
+    docker_order_changes: false,
+};
+/// Database lists sort only by their sortable columns, never by `id`.
+pub const ENVIRONMENT_SORT: Sorting = Sorting {
+    keys: &["name", "status", "enabled", "apiUrl"],
+    docker_order_changes: false,
+};
+pub const VULNERABILITY_SORT: Sorting = Sorting {
+    keys: &[
+        "vulnerabilityId",
+        "pkgName",
+        "severity",
+        "installedVersion",
+        "fixedVersion",
+    ],
+    docker_order_changes: false,
+};
+/// A synthesized list: sortable by any field of its items except `id`.
+const GENERIC_SORT: Sorting = Sorting {
+    keys: &[],
+    docker_order_changes: false,
+};
+
+/// A deterministic permutation of `items` for request number `seq` (Docker's changing order).
+fn docker_order(items: &mut [Value], seq: u64) {
+    let mut x = seq
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    for i in (1..items.len()).rev() {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let j = ((x >> 33) % (i as u64 + 1)) as usize;
+        items.swap(i, j);
+    }
+}
+
 /// Sorts, pages and reports pagination for a list.
 /// `items` are after search and filters; `grand_total` is the count before them.
 pub fn paginate(
@@ -143,7 +270,7 @@ pub fn paginate(
     mut items: Vec<Value>,
     grand_total: usize,
     paging: Paging,
-    default_sort: &str,
+    sorting: Sorting,
 ) -> (Vec<Value>, Value) {
     let start = ctx
         .q("start")
@@ -171,18 +298,7 @@ pub fn paginate(
             }
         }
     }
-    // Sorting always happens; only the exact value `desc` reverses.
-    let sort = ctx.q("sort").unwrap_or("");
-    let key = if !sort.is_empty() && items.iter().any(|i| i.get(sort).is_some()) {
-        sort.to_string()
-    } else {
-        default_sort.to_string()
-    };
-    let desc = ctx.q("order") == Some("desc");
-    items.sort_by(|a, b| {
-        let o = cmp_field(a, b, &key).then_with(|| cmp_field(a, b, default_sort));
-        if desc { o.reverse() } else { o }
-    });
+    sort_items(ctx, &mut items, paging, sorting);
     let total = items.len() as i64;
     let (page, pagination) = if limit > 0 {
         let s = (start as usize).min(items.len());
@@ -207,6 +323,49 @@ pub fn paginate(
     (page, pagination)
 }
 
+/// Arcane's list ordering (docs/arcane-wire.md, sorting). A key sorts only when it is one of
+/// the list's keys; only the exact order `desc` reverses; strings compare byte-wise.
+/// 2.8.x: no valid key leaves the incoming order (Docker's, which changes between requests for
+/// some lists), and equal keys keep it (a stable sort without tie-break). main: an empty or
+/// unknown key falls back to the first key, with tie-breaks.
+fn sort_items(ctx: &Ctx, items: &mut [Value], paging: Paging, sorting: Sorting) {
+    let main = ctx.sh.version() == ArcaneVersion::Main;
+    if sorting.docker_order_changes {
+        docker_order(items, ctx.sh.next_list_seq());
+    }
+    let sort = ctx.q("sort").unwrap_or("");
+    let valid = if sorting.keys.is_empty() {
+        !sort.is_empty() && sort != "id" && items.iter().any(|i| i.get(sort).is_some())
+    } else {
+        sorting.keys.contains(&sort)
+    };
+    let desc = ctx.q("order") == Some("desc");
+    let key: Option<&str> = if valid {
+        Some(sort)
+    } else if main {
+        match paging {
+            // main's database lists order by `id` when nothing valid is asked for.
+            Paging::Db => Some("id"),
+            Paging::Docker { .. } => sorting.keys.first().copied(),
+        }
+    } else {
+        None
+    };
+    let Some(key) = key else {
+        return;
+    };
+    items.sort_by(|a, b| {
+        let mut o = cmp_field(a, b, key);
+        if main {
+            let first = sorting.keys.first().copied().unwrap_or("id");
+            o = o
+                .then_with(|| cmp_field(a, b, first))
+                .then_with(|| cmp_field(a, b, "id"));
+        }
+        if desc { o.reverse() } else { o }
+    });
+}
+
 fn sort_value(v: &Value, key: &str) -> Value {
     if key == "name"
         && v.get("name").is_none()
@@ -223,10 +382,8 @@ fn cmp_field(a: &Value, b: &Value, key: &str) -> Ordering {
             .as_f64()
             .partial_cmp(&y.as_f64())
             .unwrap_or(Ordering::Equal),
-        (Value::String(x), Value::String(y)) => x
-            .to_lowercase()
-            .cmp(&y.to_lowercase())
-            .then_with(|| x.cmp(&y)),
+        // Go's strings.Compare: byte-wise, so case-sensitive.
+        (Value::String(x), Value::String(y)) => x.cmp(&y),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(&y),
         (Value::Null, Value::Null) => Ordering::Equal,
         (Value::Null, _) => Ordering::Less,
@@ -236,7 +393,7 @@ fn cmp_field(a: &Value, b: &Value, key: &str) -> Ordering {
 }
 
 /// Case-insensitive substring search over some fields.
-fn search_match(ctx: &Ctx, fields: &[&str]) -> bool {
+pub(crate) fn search_match(ctx: &Ctx, fields: &[&str]) -> bool {
     match ctx.q("search").map(|s| s.trim().to_lowercase()) {
         None => true,
         Some(s) if s.is_empty() => true,
@@ -245,7 +402,7 @@ fn search_match(ctx: &Ctx, fields: &[&str]) -> bool {
 }
 
 /// A comma-separated filter (values OR'd); `None` when absent or empty.
-fn filter_values(ctx: &Ctx, key: &str) -> Option<Vec<String>> {
+pub(crate) fn filter_values(ctx: &Ctx, key: &str) -> Option<Vec<String>> {
     let v = ctx.q(key)?.trim();
     if v.is_empty() {
         return None;
@@ -273,7 +430,7 @@ fn list_environments(ctx: &Ctx) -> Response {
         .map(state::environment_json)
         .collect();
     drop(st);
-    let (page, pagination) = paginate(ctx, items, grand, Paging::Db, "id");
+    let (page, pagination) = paginate(ctx, items, grand, Paging::Db, ENVIRONMENT_SORT);
     ctx.ok(Value::Array(page), vec![("pagination", pagination)])
 }
 
@@ -390,7 +547,7 @@ fn list_containers(ctx: &Ctx) -> Response {
         items,
         grand,
         Paging::Docker { zero_is_20: false },
-        "name",
+        CONTAINER_SORT,
     );
     let mut members = vec![("counts", counts)];
     if ctx.q("groupBy") == Some("project") {
@@ -598,7 +755,7 @@ fn delete_container(ctx: &Ctx) -> Response {
 // Images.
 
 /// Finds an image by ID (with or without `sha256:`, or a unique prefix), or by reference.
-fn find_image(st: &State, env: &str, key: &str) -> Option<usize> {
+pub(crate) fn find_image(st: &State, env: &str, key: &str) -> Option<usize> {
     let bare = key.strip_prefix("sha256:").unwrap_or(key);
     let with_latest = if key.contains(':') || key.contains('@') {
         key.to_string()
@@ -666,7 +823,7 @@ fn list_images(ctx: &Ctx) -> Response {
         items,
         grand,
         Paging::Docker { zero_is_20: true },
-        "repo",
+        IMAGE_SORT,
     );
     ctx.ok(Value::Array(page), vec![("pagination", pagination)])
 }
@@ -698,6 +855,13 @@ fn remove_image(ctx: &Ctx) -> Response {
     let mut st = ctx.sh.state();
     let Some(i) = find_image(&st, ctx.p(0), ctx.p(1)) else {
         drop(st);
+        // Docker refuses a reference it cannot parse (a still-encoded `%3A`) before looking.
+        if ctx.p(1).contains('%') {
+            return ctx.problem(
+                500,
+                "Failed to remove image: Error response from daemon: invalid reference format: repository name must be lowercase",
+            );
+        }
         return ctx.problem(
             500,
             &format!("Failed to remove image: {}", no_such_image(ctx.p(1))),
@@ -929,10 +1093,11 @@ pub fn tar_archive(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
 // ---------------------------------------------------------------------------------------
 // Projects.
 
+/// Arcane finds a project by its database ID only; a name is not found.
 fn find_project(st: &State, env: &str, key: &str) -> Option<usize> {
     st.projects
         .iter()
-        .position(|p| p.environment_id == env && (p.id == key || p.name == key))
+        .position(|p| p.environment_id == env && p.id == key)
 }
 
 fn project_containers<'a>(st: &'a State, p: &state::Project) -> Vec<&'a Container> {
@@ -944,9 +1109,14 @@ fn project_containers<'a>(st: &'a State, p: &state::Project) -> Vec<&'a Containe
         .collect()
 }
 
-fn project_value(st: &State, i: usize) -> Value {
+fn project_value(st: &State, i: usize, version: ArcaneVersion) -> Value {
     let p = &st.projects[i];
-    state::project_details(p, &project_containers(st, p))
+    let mut v = state::project_details(p, &project_containers(st, p));
+    // 2.8.x always reports false; main reports whether a service has a `build` section.
+    let builds =
+        version == ArcaneVersion::Main && p.services.iter().any(|s| s.get("build").is_some());
+    v["hasBuildDirective"] = json!(builds);
+    v
 }
 
 fn recompute_status(st: &mut State, i: usize) {
@@ -978,11 +1148,11 @@ fn list_projects(ctx: &Ctx) -> Response {
                 .iter()
                 .any(|s| s.eq_ignore_ascii_case(&st.projects[*i].status)),
         })
-        .map(|i| project_value(&st, i))
+        .map(|i| project_value(&st, i, ctx.sh.version()))
         .collect();
     drop(st);
     // WIRE.md §1: projects clamp limits like the DB-backed lists.
-    let (page, mut pagination) = paginate(ctx, items, grand, Paging::Db, "name");
+    let (page, mut pagination) = paginate(ctx, items, grand, Paging::Db, PROJECT_SORT);
     pagination["grandTotalItems"] = json!(grand);
     ctx.ok(Value::Array(page), vec![("pagination", pagination)])
 }
@@ -995,7 +1165,7 @@ fn get_project(ctx: &Ctx) -> Response {
     let st = ctx.sh.state();
     match find_project(&st, ctx.p(0), ctx.p(1)) {
         Some(i) => {
-            let v = project_value(&st, i);
+            let v = project_value(&st, i, ctx.sh.version());
             drop(st);
             ctx.ok(v, vec![])
         }
@@ -1238,7 +1408,7 @@ fn list_volumes(ctx: &Ctx) -> Response {
         items,
         grand,
         Paging::Docker { zero_is_20: true },
-        "name",
+        VOLUME_SORT,
     );
     ctx.ok(
         Value::Array(page),
@@ -1419,7 +1589,7 @@ fn list_networks(ctx: &Ctx) -> Response {
         items,
         grand,
         Paging::Docker { zero_is_20: false },
-        "name",
+        NETWORK_SORT,
     );
     ctx.ok(
         Value::Array(page),
@@ -1570,7 +1740,7 @@ fn list_swarm_services(ctx: &Ctx) -> Response {
         items,
         grand,
         Paging::Docker { zero_is_20: false },
-        "name",
+        SWARM_SERVICE_SORT,
     );
     ctx.ok(Value::Array(page), vec![("pagination", pagination)])
 }
@@ -1634,6 +1804,94 @@ fn scale_swarm_service(ctx: &Ctx) -> Response {
     st.swarm_services[i].running_replicas = replicas;
     drop(st);
     ctx.ok(json!({"warnings": []}), vec![])
+}
+
+// ---------------------------------------------------------------------------------------
+// Activities and the build workspace.
+
+fn cancel_activity(ctx: &Ctx) -> Response {
+    match ctx.sh.activity_running(ctx.p(1)) {
+        // Everything the simulator starts finishes at once or streams briefly.
+        Some(true) => generic(ctx),
+        Some(false) => ctx.problem(409, "activity is not running"),
+        None => ctx.problem(404, "activity not found"),
+    }
+}
+
+/// The build workspace path of a request, an absolute path re-rooted under the build root;
+/// `None` for a path with `..` (refused).
+fn build_path(ctx: &Ctx) -> Option<String> {
+    let raw = ctx.q("path").unwrap_or("");
+    if raw.split('/').any(|s| s == "..") {
+        return None;
+    }
+    Some(raw.trim_matches('/').to_string())
+}
+
+fn traversal(ctx: &Ctx) -> Response {
+    ctx.problem(400, "invalid path: path traversal not allowed")
+}
+
+fn build_browse(ctx: &Ctx) -> Response {
+    let Some(dir) = build_path(ctx) else {
+        return traversal(ctx);
+    };
+    let st = ctx.sh.state();
+    let mut names: Vec<(String, bool)> = Vec::new();
+    if dir.is_empty() {
+        names.push(("Dockerfile".into(), false));
+    }
+    for d in &st.build_dirs {
+        let parent = d.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
+        if parent == dir {
+            let name = d.rsplit('/').next().unwrap_or(d).to_string();
+            names.push((name, true));
+        }
+    }
+    drop(st);
+    // 2.8.x sends neither `relativePath` nor `editable` although the document requires them,
+    // so this answer is not fitted to the schema.
+    let entries: Vec<Value> = names
+        .into_iter()
+        .map(|(name, is_dir)| {
+            let path = if dir.is_empty() {
+                format!("/app/data/builds/{name}")
+            } else {
+                format!("/app/data/builds/{dir}/{name}")
+            };
+            json!({"name": name, "path": path, "size": if is_dir { 4096 } else { 112 },
+                   "isDirectory": is_dir, "isSymlink": false,
+                   "modTime": "2025-06-01T12:00:00Z",
+                   "mode": if is_dir { "drwxr-xr-x" } else { "-rw-r--r--" }})
+        })
+        .collect();
+    let (status, _, name) = ctx.response_schema();
+    let mut body = serde_json::Map::new();
+    if let Some(n) = &name {
+        body.insert("$schema".into(), json!(ctx.schema_url(n)));
+    }
+    body.insert("success".into(), json!(true));
+    body.insert("data".into(), Value::Array(entries));
+    ctx.finish_json(status, Value::Object(body), name.as_deref())
+}
+
+/// mkdir and delete answer 204 with no body.
+fn build_change(ctx: &Ctx, mkdir: bool) -> Response {
+    let Some(path) = build_path(ctx) else {
+        return traversal(ctx);
+    };
+    let mut st = ctx.sh.state();
+    if path.is_empty() {
+        // The root itself: nothing to create or delete.
+    } else if mkdir {
+        if !st.build_dirs.contains(&path) {
+            st.build_dirs.push(path);
+        }
+    } else {
+        st.build_dirs
+            .retain(|d| d != &path && !d.starts_with(&format!("{path}/")));
+    }
+    StatusCode::NO_CONTENT.into_response()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1779,7 +2037,7 @@ pub fn generic(ctx: &Ctx) -> Response {
         && v.get("pagination").is_some()
     {
         let n = items.len();
-        let (page, pagination) = paginate(ctx, items, n, Paging::Db, "id");
+        let (page, pagination) = paginate(ctx, items, n, Paging::Db, GENERIC_SORT);
         v["data"] = Value::Array(page);
         v["pagination"] = pagination;
     }

@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 mod faults;
 mod handlers;
+mod scans;
 mod server;
 pub mod spec;
 pub mod state;
@@ -33,6 +34,48 @@ pub use state::State;
 
 /// The API key the simulator accepts unless told otherwise.
 pub const DEFAULT_API_KEY: &str = "arcane-sim-key";
+
+/// Which Arcane the simulator imitates where releases differ on the wire (`docs/arcane-wire.md`
+/// in the arcane-mcp repository describes each difference).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ArcaneVersion {
+    /// The released 2.8.0/2.8.1: path parameters not decoded, sorting only by a list's own keys
+    /// (Docker's changing order otherwise), no `hasBuildDirective`, 2.8.0's update-check error.
+    #[default]
+    V2_8,
+    /// Arcane's main branch after 2.8.1: path parameters decoded, default sort keys with
+    /// tie-breaks, `hasBuildDirective`, `not_pulled` update checks.
+    Main,
+}
+
+impl ArcaneVersion {
+    /// The name used by `--arcane-version` and `/__sim/config`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArcaneVersion::V2_8 => "2.8",
+            ArcaneVersion::Main => "main",
+        }
+    }
+}
+
+impl std::fmt::Display for ArcaneVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ArcaneVersion {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "2.8" | "2.8.x" | "2.8.0" | "2.8.1" => Ok(ArcaneVersion::V2_8),
+            "main" => Ok(ArcaneVersion::Main),
+            other => Err(format!(
+                "unknown Arcane version `{other}`: use `2.8` (the release) or `main`"
+            )),
+        }
+    }
+}
 
 /// How to run a simulator.
 #[derive(Debug, Clone)]
@@ -45,6 +88,8 @@ pub struct SimConfig {
     pub api_key: String,
     /// Optional state file (JSON or YAML); the built-in demo state otherwise.
     pub state_path: Option<PathBuf>,
+    /// Which Arcane to imitate (2.8.x unless told otherwise).
+    pub arcane_version: ArcaneVersion,
 }
 
 impl SimConfig {
@@ -55,6 +100,7 @@ impl SimConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             api_key: DEFAULT_API_KEY.to_string(),
             state_path: None,
+            arcane_version: ArcaneVersion::default(),
         }
     }
 }
@@ -122,10 +168,15 @@ pub async fn start(config: SimConfig) -> anyhow::Result<RunningSim> {
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
     let addr = listener.local_addr()?;
-    let shared = Arc::new(server::Shared::new(spec, seed, config.api_key.clone()));
+    let shared = Arc::new(server::Shared::new(
+        spec,
+        seed,
+        config.api_key.clone(),
+        config.arcane_version,
+    ));
     let (tx, rx) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(server::serve(listener, shared.clone(), rx));
-    tracing::info!(%addr, spec = %config.spec_path.display(), "arcane-sim ready");
+    tracing::info!(%addr, spec = %config.spec_path.display(), version = %config.arcane_version, "arcane-sim ready");
     Ok(RunningSim {
         addr,
         api_key: config.api_key,

@@ -21,6 +21,9 @@ struct Cli {
     /// State file (JSON or YAML); the built-in demo state otherwise.
     #[arg(long, env = "ARCANE_SIM_STATE")]
     state: Option<PathBuf>,
+    /// Which Arcane to imitate where releases differ: `2.8` (the release) or `main`.
+    #[arg(long, default_value = "2.8", env = "ARCANE_SIM_VERSION")]
+    arcane_version: arcane_sim::ArcaneVersion,
 }
 
 #[tokio::main]
@@ -38,7 +41,11 @@ async fn main() -> std::process::ExitCode {
         listen: cli.listen,
         api_key: cli.api_key,
         state_path: cli.state,
+        arcane_version: cli.arcane_version,
     };
+    // The handlers are installed before the ready line, so a signal sent right after it stops
+    // the server cleanly instead of killing the process.
+    let stop = stop_signal();
     let sim = match arcane_sim::start(config).await {
         Ok(s) => s,
         Err(e) => {
@@ -49,30 +56,38 @@ async fn main() -> std::process::ExitCode {
     println!("listening on {}", sim.base_url());
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    wait_for_signal().await;
+    stop.await;
     tracing::info!("shutting down");
     sim.shutdown().await;
     std::process::ExitCode::SUCCESS
 }
 
-async fn wait_for_signal() {
+/// A future that completes on SIGTERM or SIGINT; the handlers are registered when it is
+/// created, not when it is first polled.
+fn stop_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        let mut term = match signal(SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                return;
+        let term = signal(SignalKind::terminate()).ok();
+        let int = signal(SignalKind::interrupt()).ok();
+        async move {
+            match (term, int) {
+                (Some(mut t), Some(mut i)) => {
+                    tokio::select! {
+                        _ = t.recv() => {},
+                        _ = i.recv() => {},
+                    }
+                }
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
-        };
-        tokio::select! {
-            _ = term.recv() => {},
-            _ = tokio::signal::ctrl_c() => {},
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

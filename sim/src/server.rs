@@ -2,7 +2,7 @@
 //! faults → environment proxy checks → routing) and the `/__sim` hooks.
 
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ use tokio::sync::{Notify, watch};
 use crate::faults::{self, Fault, FaultKind, FaultSpec};
 use crate::spec::{Spec, parse_query};
 use crate::state::State;
-use crate::{handlers, ws};
+use crate::{ArcaneVersion, handlers, ws};
 
 /// Everything the server shares between requests.
 pub struct Shared {
@@ -32,8 +32,15 @@ pub struct Shared {
     log: Mutex<Vec<Value>>,
     faults: Mutex<Vec<Fault>>,
     streams: Mutex<Vec<Value>>,
+    /// Every activity ID handed out, with the stream that reports it (if any).
+    activities: Mutex<Vec<(String, Option<usize>)>>,
     pub stream_pace_ms: AtomicU64,
     activity: AtomicU64,
+    /// Imitating Arcane's main branch (else 2.8.x); switchable through `/__sim/config`.
+    main: AtomicBool,
+    /// Counts list requests: Docker's order of some lists changes from one request to the
+    /// next, and this makes the change deterministic per request sequence.
+    list_seq: AtomicU64,
 }
 
 /// A change applied to the state when a stream completes.
@@ -47,7 +54,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    pub fn new(spec: Spec, seed: State, api_key: String) -> Shared {
+    pub fn new(spec: Spec, seed: State, api_key: String, version: ArcaneVersion) -> Shared {
         Shared {
             spec,
             api_key,
@@ -56,9 +63,26 @@ impl Shared {
             log: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
             streams: Mutex::new(Vec::new()),
+            activities: Mutex::new(Vec::new()),
             stream_pace_ms: AtomicU64::new(DEFAULT_STREAM_PACE_MS),
             activity: AtomicU64::new(1),
+            main: AtomicBool::new(version == ArcaneVersion::Main),
+            list_seq: AtomicU64::new(0),
         }
+    }
+
+    /// The Arcane version being imitated.
+    pub fn version(&self) -> ArcaneVersion {
+        if self.main.load(Ordering::Relaxed) {
+            ArcaneVersion::Main
+        } else {
+            ArcaneVersion::V2_8
+        }
+    }
+
+    /// The number of this list request (0, 1, 2… since the last reset).
+    pub fn next_list_seq(&self) -> u64 {
+        self.list_seq.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Locks the state.
@@ -69,11 +93,35 @@ impl Shared {
     /// A new activity ID (`act-…`), as Arcane's streams announce first.
     pub fn next_activity(&self) -> String {
         let n = self.activity.fetch_add(1, Ordering::Relaxed);
-        format!(
+        let id = format!(
             "{:08x}-5a1e-4c0d-9e00-{:012x}",
             0x5157_0000u32 + n as u32,
             n
-        )
+        );
+        lock(&self.activities).push((id.clone(), None));
+        id
+    }
+
+    /// Whether an activity is still running (its stream has not ended); `None` when unknown.
+    pub fn activity_running(&self, id: &str) -> Option<bool> {
+        let stream = lock(&self.activities)
+            .iter()
+            .find(|(a, _)| a == id)
+            .map(|(_, s)| *s)?;
+        let Some(i) = stream else {
+            return Some(false);
+        };
+        let streams = lock(&self.streams);
+        let s = streams.get(i)?;
+        let ended = s.get("completed") == Some(&Value::Bool(true))
+            || s.get("aborted") == Some(&Value::Bool(true));
+        Some(!ended)
+    }
+
+    fn link_activity(&self, id: &str, stream: usize) {
+        if let Some(e) = lock(&self.activities).iter_mut().find(|(a, _)| a == id) {
+            e.1 = Some(stream);
+        }
     }
 
     fn mark_log(&self, idx: usize, key: &str, v: Value) {
@@ -209,8 +257,10 @@ async fn hook_reset(st: St) -> Response {
     lock(&st.log).clear();
     lock(&st.faults).clear();
     lock(&st.streams).clear();
+    lock(&st.activities).clear();
     st.stream_pace_ms
         .store(DEFAULT_STREAM_PACE_MS, Ordering::Relaxed);
+    st.list_seq.store(0, Ordering::Relaxed);
     json_response(StatusCode::OK, &json!({"reset": true}))
 }
 
@@ -267,7 +317,8 @@ async fn hook_streams(st: St) -> Response {
 async fn hook_get_config(st: St) -> Response {
     json_response(
         StatusCode::OK,
-        &json!({"streamPaceMs": st.stream_pace_ms.load(Ordering::Relaxed)}),
+        &json!({"streamPaceMs": st.stream_pace_ms.load(Ordering::Relaxed),
+                "arcaneVersion": st.version().as_str()}),
     )
 }
 
@@ -281,17 +332,38 @@ async fn hook_set_config(st: St, body: Bytes) -> Response {
             );
         }
     };
-    match v.get("streamPaceMs").map(Value::as_u64) {
-        Some(Some(ms)) => {
-            st.stream_pace_ms.store(ms, Ordering::Relaxed);
-            hook_get_config(st).await
+    let version = match v.get("arcaneVersion") {
+        None => None,
+        Some(x) => match x.as_str().map(str::parse::<ArcaneVersion>) {
+            Some(Ok(ver)) => Some(ver),
+            Some(Err(e)) => {
+                return json_response(StatusCode::BAD_REQUEST, &json!({"error": e}));
+            }
+            None => {
+                return json_response(
+                    StatusCode::BAD_REQUEST,
+                    &json!({"error": "arcaneVersion must be \"2.8\" or \"main\""}),
+                );
+            }
+        },
+    };
+    let pace = match v.get("streamPaceMs").map(Value::as_u64) {
+        Some(Some(ms)) => Some(ms),
+        Some(None) => {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                &json!({"error": "streamPaceMs must be a non-negative integer"}),
+            );
         }
-        Some(None) => json_response(
-            StatusCode::BAD_REQUEST,
-            &json!({"error": "streamPaceMs must be a non-negative integer"}),
-        ),
-        None => hook_get_config(st).await,
+        None => None,
+    };
+    if let Some(ms) = pace {
+        st.stream_pace_ms.store(ms, Ordering::Relaxed);
     }
+    if let Some(ver) = version {
+        st.main.store(ver == ArcaneVersion::Main, Ordering::Relaxed);
+    }
+    hook_get_config(st).await
 }
 
 /// A JSON response with `application/json`.
@@ -631,10 +703,12 @@ async fn entry(st: St, req: Request) -> Response {
 
     // Environment proxy checks for remote environments (WIRE.md §2).
     let segs: Vec<&str> = sub.trim_matches('/').split('/').collect();
+    let mut remote = false;
     if segs.len() >= 3 && segs[0] == "environments" && segs[1] != "0" {
         let env_id = crate::spec::percent_decode(segs[1]);
         let suffix = format!("/{}", segs[2..].join("/"));
         if !is_management_path(&ctx.method, &suffix) {
+            remote = true;
             let env = sh
                 .state()
                 .environments
@@ -652,8 +726,12 @@ async fn entry(st: St, req: Request) -> Response {
         }
     }
 
+    // The segments as Arcane's handlers see them (docs/arcane-wire.md, path parameters).
+    let (hsegs, raw) = handler_segments(sh.version(), remote, &path, &sub);
+    let psegs: Vec<&str> = hsegs.iter().map(String::as_str).collect();
+
     // WebSockets (SPEC §5, WIRE.md §5).
-    if segs.len() >= 4 && segs[0] == "environments" && segs[2] == "ws" {
+    if psegs.len() >= 4 && psegs[0] == "environments" && psegs[2] == "ws" {
         let Ok(upgrade) =
             axum::extract::ws::WebSocketUpgrade::from_request_parts(&mut parts, &()).await
         else {
@@ -662,25 +740,94 @@ async fn entry(st: St, req: Request) -> Response {
                 &json!({"success": false, "error": "WebSocket upgrade required"}),
             );
         };
-        return ws::route(ctx, upgrade, &segs);
+        return ws::route(ctx, upgrade, &psegs);
     }
 
     // Routing against the spec.
-    let method = if ctx.method == "HEAD" && sh.spec.find("HEAD", &sub).is_none() {
+    let method = if ctx.method == "HEAD" && sh.spec.find_segments("HEAD", &psegs).is_none() {
         "GET".to_string()
     } else {
         ctx.method.clone()
     };
-    let Some((op, params)) = sh.spec.find(&method, &sub) else {
+    let Some((op, params)) = sh.spec.find_segments(&method, &psegs) else {
         return unknown_route(&path);
     };
     ctx.op = Some(op);
-    ctx.params = params.into_iter().map(|(_, v)| v).collect();
+    let shape = sh.spec.ops[op].shape.clone();
+    let decodes_itself = raw && decodes_own_parameters(&shape);
+    ctx.params = params
+        .into_iter()
+        .map(|(_, v)| {
+            if decodes_itself {
+                crate::spec::percent_decode(&v)
+            } else {
+                v
+            }
+        })
+        .collect();
     if let Some(r) = validate_request(&ctx) {
         return r;
     }
-    let shape = sh.spec.ops[op].shape.clone();
     handlers::dispatch(&ctx, &method, &shape).await
+}
+
+/// The path's segments (without `/api`) as Arcane's router and handlers see them, and
+/// whether they are still percent-encoded.
+///
+/// - main decodes every path parameter;
+/// - 2.8.x, local: Go keeps the raw path for routing when the request's escaping differs from
+///   Go's default escaping of the decoded path, and the handlers then get the raw text;
+/// - 2.8.x, remote environment: the manager decodes the path before proxying it, so the agent
+///   sees decoded segments, and a decoded `/` splits a segment.
+fn handler_segments(
+    version: ArcaneVersion,
+    remote: bool,
+    full_path: &str,
+    sub: &str,
+) -> (Vec<String>, bool) {
+    let split = |p: &str| -> Vec<String> {
+        crate::spec::split_path(p)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    };
+    match version {
+        ArcaneVersion::Main => (
+            split(sub)
+                .iter()
+                .map(|s| crate::spec::percent_decode(s))
+                .collect(),
+            false,
+        ),
+        ArcaneVersion::V2_8 if remote => (split(&crate::spec::percent_decode(sub)), false),
+        ArcaneVersion::V2_8 => {
+            let default_escaping =
+                crate::spec::go_escape_path(&crate::spec::percent_decode(full_path)) == full_path;
+            if default_escaping {
+                (
+                    split(sub)
+                        .iter()
+                        .map(|s| crate::spec::percent_decode(s))
+                        .collect(),
+                    false,
+                )
+            } else {
+                (split(sub), true)
+            }
+        }
+    }
+}
+
+/// The routes whose 2.8.x handlers decode their path parameter themselves: image export, tag,
+/// history and attestations, and the template routes.
+fn decodes_own_parameters(shape: &str) -> bool {
+    matches!(
+        shape,
+        "/environments/{}/images/{}/export"
+            | "/environments/{}/images/{}/tag"
+            | "/environments/{}/images/{}/history"
+            | "/environments/{}/images/{}/attestations"
+    ) || shape.starts_with("/templates/{}")
 }
 
 trait PipeTake {
@@ -873,7 +1020,8 @@ pub fn json_stream(
     on_done: Option<StateChange>,
 ) -> Response {
     let sh = ctx.sh.clone();
-    let mut lines: Vec<Value> = vec![json!({"type": "activity", "activityId": sh.next_activity()})];
+    let activity = sh.next_activity();
+    let mut lines: Vec<Value> = vec![json!({"type": "activity", "activityId": activity})];
     lines.extend(logs.into_iter().map(|l| json!({"log": l})));
     let outcome = match &ctx.stream_error {
         Some(e) => Err(e.clone()),
@@ -886,6 +1034,7 @@ pub fn json_stream(
     lines.push(final_line);
     let cut_after = if ctx.truncate { Some(2usize) } else { None };
     let stream_id = sh.stream_started(ctx.log_idx, &ctx.method, &ctx.path);
+    sh.link_activity(&activity, stream_id);
     struct Guard {
         sh: Arc<Shared>,
         id: usize,

@@ -98,7 +98,23 @@ impl Spec {
     /// Returns its index and the percent-decoded path parameters in template order.
     /// Literal segments win over parameters, left to right.
     pub fn find(&self, method: &str, path: &str) -> Option<(usize, Vec<(String, String)>)> {
-        let parts: Vec<&str> = split_path(path);
+        let (i, params) = self.find_segments(method, &split_path(path))?;
+        Some((
+            i,
+            params
+                .into_iter()
+                .map(|(n, v)| (n, percent_decode(&v)))
+                .collect(),
+        ))
+    }
+
+    /// Like [`Spec::find`] on a path already split into segments; the parameters are the
+    /// segment texts as given (the caller decides whether they are decoded).
+    pub fn find_segments(
+        &self,
+        method: &str,
+        parts: &[&str],
+    ) -> Option<(usize, Vec<(String, String)>)> {
         let mut best: Option<(usize, Vec<bool>)> = None;
         for (i, op) in self.ops.iter().enumerate() {
             if op.method != method || op.segs.len() != parts.len() {
@@ -106,7 +122,7 @@ impl Spec {
             }
             let mut score = Vec::with_capacity(parts.len());
             let mut ok = true;
-            for (seg, part) in op.segs.iter().zip(&parts) {
+            for (seg, part) in op.segs.iter().zip(parts) {
                 match seg {
                     Seg::Lit(l) => {
                         if l != part {
@@ -132,9 +148,9 @@ impl Spec {
         let params = self.ops[i]
             .segs
             .iter()
-            .zip(&parts)
+            .zip(parts)
             .filter_map(|(s, p)| match s {
-                Seg::Param(n) => Some((n.clone(), percent_decode(p))),
+                Seg::Param(n) => Some((n.clone(), p.to_string())),
                 Seg::Lit(_) => None,
             })
             .collect();
@@ -224,7 +240,8 @@ fn shape_of(segs: &[Seg]) -> String {
     out
 }
 
-fn split_path(p: &str) -> Vec<&str> {
+/// Splits a path (without `/api`) into its segments.
+pub fn split_path(p: &str) -> Vec<&str> {
     let p = p.strip_prefix('/').unwrap_or(p);
     let p = p.strip_suffix('/').unwrap_or(p);
     if p.is_empty() {
@@ -252,6 +269,22 @@ pub fn percent_decode(s: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Go's default escaping of a decoded URL path (`net/url`'s `escape(path, encodePath)`):
+/// letters, digits, `-_.~` and `$&+,/:;=@` stay as they are, every other byte becomes `%XX`
+/// (upper-case hex). A Go server keeps the raw path for routing exactly when the request's
+/// path differs from this escaping of its decoded form.
+pub fn go_escape_path(decoded: &str) -> String {
+    let mut out = String::with_capacity(decoded.len());
+    for b in decoded.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~$&+,/:;=@".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// Parses a raw query string into decoded `(key, value)` pairs (`+` means space).
@@ -288,6 +321,17 @@ mod tests {
         assert_eq!(spec.ops[i].shape, "/environments/{}/images/{}");
         assert_eq!(p[1].1, "ghcr.io/a/b:1");
         assert!(spec.find("POST", "/environments/0/images/counts").is_none());
+    }
+
+    #[test]
+    fn go_default_escaping() {
+        assert_eq!(go_escape_path("/images/sha256:ab"), "/images/sha256:ab");
+        assert_eq!(go_escape_path("a b!?%é"), "a%20b%21%3F%25%C3%A9");
+        // A request escaped like Go's default keeps decoded parameters; any other is raw.
+        let raw = "/api/environments/0/containers/web%2D1/logs";
+        assert_ne!(go_escape_path(&percent_decode(raw)), raw);
+        let raw = "/api/environments/0/containers/my%20app";
+        assert_eq!(go_escape_path(&percent_decode(raw)), raw);
     }
 
     #[test]

@@ -28,6 +28,10 @@ pub struct State {
     pub networks: Vec<Network>,
     /// Swarm services of every environment.
     pub swarm_services: Vec<SwarmService>,
+    /// Vulnerability scans, one per scanned image; an image without one was never scanned.
+    pub scans: Vec<Scan>,
+    /// Directories created in the build workspace (paths relative to its root).
+    pub build_dirs: Vec<String>,
 }
 
 fn local() -> String {
@@ -54,9 +58,57 @@ pub struct Environment {
     /// (remote) environment fail with Arcane's 502 `Edge agent is not connected`.
     #[serde(default = "yes")]
     pub agent_connected: bool,
+    /// Whether Docker runs in Swarm mode there; off → every swarm route answers 409
+    /// `Swarm mode is not enabled`.
+    #[serde(default = "yes")]
+    pub swarm_enabled: bool,
+    /// An edge environment (agent dials in). Only those carry `connected` and `apiKey`.
+    #[serde(default)]
+    pub edge: bool,
     /// Any other fields, merged into API answers.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// A finished vulnerability scan of one image.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Scan {
+    /// The scanned image's ID (`sha256:…`).
+    pub image_id: String,
+    #[serde(default = "local")]
+    pub environment_id: String,
+    #[serde(default)]
+    pub image_name: String,
+    #[serde(default = "scan_time")]
+    pub scan_time: String,
+    /// Vulnerabilities as Arcane lists them (`vulnerabilityId`, `pkgName`,
+    /// `installedVersion`, `fixedVersion`, `severity`, `title`…).
+    #[serde(default)]
+    pub vulnerabilities: Vec<Value>,
+}
+
+fn scan_time() -> String {
+    "2025-06-01T12:00:00Z".to_string()
+}
+
+impl Scan {
+    /// Counts by severity (`VulnerabilitySeveritySummary`).
+    pub fn summary(&self) -> Value {
+        let mut counts = [0i64; 5];
+        for v in &self.vulnerabilities {
+            let i = match v.get("severity").and_then(Value::as_str).unwrap_or("") {
+                "CRITICAL" => 0,
+                "HIGH" => 1,
+                "MEDIUM" => 2,
+                "LOW" => 3,
+                _ => 4,
+            };
+            counts[i] += 1;
+        }
+        json!({"critical": counts[0], "high": counts[1], "medium": counts[2], "low": counts[3],
+               "unknown": counts[4], "total": self.vulnerabilities.len()})
+    }
 }
 
 fn online() -> String {
@@ -654,10 +706,17 @@ pub fn environment_json(e: &Environment) -> Value {
         "apiUrl": e.api_url,
         "status": e.status,
         "enabled": e.enabled,
-        "isEdge": false,
-        "connected": e.agent_connected,
+        "isEdge": e.edge,
         "lastSeen": "2025-06-01T12:00:00Z",
     });
+    // Only edge environments carry `connected` (and an `apiKey` on creation).
+    let out = match out {
+        Value::Object(mut o) if e.edge => {
+            o.insert("connected".into(), json!(e.agent_connected));
+            Value::Object(o)
+        }
+        other => other,
+    };
     merge_extra(out, &e.extra)
 }
 
@@ -723,6 +782,8 @@ fn demo_state() -> State {
             status: "online".into(),
             enabled: true,
             agent_connected: true,
+            swarm_enabled: true,
+            edge: false,
             extra: Map::new(),
         },
         Environment {
@@ -732,6 +793,8 @@ fn demo_state() -> State {
             status: "online".into(),
             enabled: true,
             agent_connected: true,
+            swarm_enabled: false,
+            edge: false,
             extra: Map::new(),
         },
     ];
@@ -1123,6 +1186,44 @@ fn demo_state() -> State {
         },
     ];
 
+    // Only nginx has been scanned; every other image has no scan (docs/arcane-wire.md, vulnerability scans).
+    let vuln = |id: &str, pkg: &str, installed: &str, fixed: &str, severity: &str, title: &str| {
+        json!({"vulnerabilityId": id, "pkgName": pkg, "installedVersion": installed,
+               "fixedVersion": fixed, "severity": severity, "title": title})
+    };
+    let scans = vec![Scan {
+        image_id: demo_image_id("nginx:1.27-alpine"),
+        environment_id: "0".into(),
+        image_name: "nginx:1.27-alpine".into(),
+        scan_time: scan_time(),
+        vulnerabilities: vec![
+            vuln(
+                "CVE-2024-45491",
+                "libexpat",
+                "2.6.2-r0",
+                "2.6.3-r0",
+                "CRITICAL",
+                "libexpat: integer overflow",
+            ),
+            vuln(
+                "CVE-2024-6119",
+                "openssl",
+                "3.3.1-r0",
+                "3.3.2-r0",
+                "HIGH",
+                "openssl: denial of service",
+            ),
+            vuln(
+                "CVE-2023-42363",
+                "busybox",
+                "1.36.1-r29",
+                "",
+                "MEDIUM",
+                "busybox: use-after-free in awk",
+            ),
+        ],
+    }];
+
     State {
         environments,
         containers,
@@ -1131,6 +1232,8 @@ fn demo_state() -> State {
         volumes,
         networks,
         swarm_services,
+        scans,
+        build_dirs: Vec::new(),
     }
 }
 

@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 
 use crate::handlers::find_container;
 use crate::server::{Ctx, unknown_route};
-use crate::spec::percent_decode;
 use crate::state::container_project;
 
 /// Interval between follow-mode log lines and stats frames.
@@ -16,9 +15,9 @@ const TICK: Duration = Duration::from_millis(500);
 
 /// Dispatches `/api/environments/{id}/ws/…`.
 pub fn route(ctx: Ctx, upgrade: WebSocketUpgrade, segs: &[&str]) -> Response {
-    let env = percent_decode(segs[1]);
-    let rest: Vec<String> = segs[3..].iter().map(|s| percent_decode(s)).collect();
-    let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+    // `segs` are already as Arcane's handlers see them (decoded or raw; see the server).
+    let env = segs[1].to_string();
+    let rest: Vec<&str> = segs[3..].to_vec();
     let opts = LogOpts::from(&ctx);
     let st = ctx.sh.state().clone();
     match rest.as_slice() {
@@ -52,7 +51,7 @@ pub fn route(ctx: Ctx, upgrade: WebSocketUpgrade, segs: &[&str]) -> Response {
             let lines = match st
                 .projects
                 .iter()
-                .find(|p| p.environment_id == env && (p.id == *id || p.name == *id))
+                .find(|p| p.environment_id == env && p.id == *id)
             {
                 Some(p) => {
                     let mut out = Vec::new();

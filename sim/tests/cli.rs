@@ -88,6 +88,18 @@ fn bad_inputs_are_clear_errors() {
     );
     assert!(out.stdout.is_empty());
 
+    // An unknown Arcane version names the accepted ones (clap exits with 2 too).
+    let out = Command::new(env!("CARGO_BIN_EXE_arcane-sim"))
+        .args(["--spec", "x.json", "--arcane-version", "3.0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown Arcane version `3.0`") && err.contains("main"),
+        "{err}"
+    );
+
     let dir = std::env::temp_dir().join(format!("arcane-sim-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad_state = dir.join("state.yaml");

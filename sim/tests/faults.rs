@@ -185,7 +185,10 @@ async fn stream_error_fault() {
     )
     .await;
     let r = s
-        .api(Method::POST, "/environments/0/projects/webshop/up")
+        .api(
+            Method::POST,
+            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up",
+        )
         .send()
         .await
         .unwrap();

@@ -109,7 +109,7 @@ async fn custom_api_key() {
 async fn container_list_envelope_counts_and_pagination() {
     let s = start().await;
     let (st, b) = s
-        .get_json("/environments/0/containers?start=2&limit=3")
+        .get_json("/environments/0/containers?start=2&limit=3&sort=name")
         .await;
     assert_eq!(st, 200);
     assert_eq!(b["success"], true);
@@ -133,7 +133,7 @@ async fn container_list_envelope_counts_and_pagination() {
     assert_eq!(p["totalPages"], 3);
     assert_eq!(p["grandTotalItems"], 7);
     assert_eq!(b["data"].as_array().unwrap().len(), 3);
-    // WIRE.md §1: default sort is by name, ascending.
+    // docs/arcane-wire.md (lists and sorting): sort=name sorts by name, ascending.
     let names: Vec<String> = b["data"]
         .as_array()
         .unwrap()
@@ -221,18 +221,25 @@ async fn search_sort_order_and_filters() {
     assert_eq!(b["counts"]["totalContainers"], 7);
     // WIRE.md §1: only the exact value `desc` reverses.
     let (_, b) = s
-        .get_json("/environments/0/containers?limit=-1&order=desc")
+        .get_json("/environments/0/containers?limit=-1&sort=name&order=desc")
         .await;
     assert_eq!(b["data"][0]["names"][0], "web-1");
     let (_, b) = s
-        .get_json("/environments/0/containers?limit=-1&order=DESC")
+        .get_json("/environments/0/containers?limit=-1&sort=name&order=DESC")
         .await;
     assert_eq!(b["data"][0]["names"][0], "api-1");
-    // WIRE.md §1: an unknown sort falls back to the first key (name).
+    // docs/arcane-wire.md, 2.8.x: an unknown sort leaves Docker's order (the state's, for containers).
+    let (_, b) = s
+        .get_json("/environments/0/containers?limit=-1&sort=bogus")
+        .await;
+    assert_eq!(b["data"][0]["names"][0], "web-1");
+    // main: an unknown sort falls back to the first key (name).
+    s.set_version("main").await;
     let (_, b) = s
         .get_json("/environments/0/containers?limit=-1&sort=bogus")
         .await;
     assert_eq!(b["data"][0]["names"][0], "api-1");
+    s.set_version("2.8").await;
     let (_, b) = s
         .get_json("/environments/0/containers?limit=-1&sort=state")
         .await;
@@ -280,8 +287,10 @@ async fn search_sort_order_and_filters() {
     // WIRE.md §8: unpublished ports carry ip "invalid IP".
     let (_, b) = s.get_json("/environments/0/containers?search=db-1").await;
     assert_eq!(b["data"][0]["ports"][0]["ip"], "invalid IP");
-    // Images sort by repo by default.
-    let (_, b) = s.get_json("/environments/0/images?limit=-1").await;
+    // Images sort by repo, byte-wise (`<` sorts before letters).
+    let (_, b) = s
+        .get_json("/environments/0/images?limit=-1&sort=repo")
+        .await;
     assert_eq!(b["data"][0]["repo"], "<none>");
     assert_eq!(b["data"][1]["repo"], "alpine");
     let (_, b) = s
@@ -527,7 +536,7 @@ async fn request_validation() {
 #[tokio::test]
 async fn remote_environment_works_and_reports_agent_state() {
     let s = start().await;
-    let (st, b) = s.get_json("/environments/env-2/containers").await;
+    let (st, b) = s.get_json("/environments/env-2/containers?sort=name").await;
     assert_eq!(st, 200);
     let names: Vec<&str> = b["data"]
         .as_array()
@@ -674,7 +683,7 @@ async fn images_volumes_networks_swarm() {
 #[tokio::test]
 async fn projects_and_compose_byte_sizes() {
     let s = start().await;
-    let (_, b) = s.get_json("/environments/0/projects").await;
+    let (_, b) = s.get_json("/environments/0/projects?sort=name").await;
     let names: Vec<&str> = b["data"]
         .as_array()
         .unwrap()
@@ -684,7 +693,9 @@ async fn projects_and_compose_byte_sizes() {
     assert_eq!(names, vec!["monitoring", "webshop"]);
     for suffix in ["", "/compose", "/runtime", "/updates"] {
         let (st, b) = s
-            .get_json(&format!("/environments/0/projects/webshop{suffix}"))
+            .get_json(&format!(
+                "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01{suffix}"
+            ))
             .await;
         assert_eq!(st, 200);
         // WIRE.md §7: compose byte sizes are quoted decimals, "0" when unset.
@@ -703,33 +714,47 @@ async fn projects_and_compose_byte_sizes() {
             "67108864"
         );
     }
-    let (_, b) = s.get_json("/environments/0/projects/monitoring").await;
+    let (_, b) = s
+        .get_json("/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02")
+        .await;
     assert_eq!(b["data"]["services"][1]["build"]["shm_size"], "0");
     // down / restart / destroy.
     let (st, _) = s
-        .post_json("/environments/0/projects/webshop/down", json!(null))
+        .post_json(
+            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/down",
+            json!(null),
+        )
         .await;
     assert_eq!(st, 200);
-    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    let (_, b) = s
+        .get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
+        .await;
     assert_eq!(b["data"]["status"], "stopped");
     assert_eq!(b["data"]["runningCount"], 0);
     let (st, _) = s
-        .post_json("/environments/0/projects/webshop/restart", json!(null))
+        .post_json(
+            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/restart",
+            json!(null),
+        )
         .await;
     assert_eq!(st, 200);
-    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    let (_, b) = s
+        .get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
+        .await;
     assert_eq!(b["data"]["status"], "running");
     let r = s
         .api(
             Method::DELETE,
-            "/environments/0/projects/monitoring/destroy",
+            "/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02/destroy",
         )
         .json(&json!({"removeVolumes": true}))
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    let (st, _) = s.get_json("/environments/0/projects/monitoring").await;
+    let (st, _) = s
+        .get_json("/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02")
+        .await;
     assert_eq!(st, 404);
     let (st, _) = s.get_json("/environments/0/containers/grafana-1").await;
     assert_eq!(st, 404);
@@ -788,10 +813,16 @@ async fn image_pull_stream_follows_wire() {
 #[tokio::test]
 async fn project_up_stream_changes_state() {
     let s = start().await;
-    s.post_json("/environments/0/projects/webshop/down", json!(null))
-        .await;
+    s.post_json(
+        "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/down",
+        json!(null),
+    )
+    .await;
     let r = s
-        .api(Method::POST, "/environments/0/projects/webshop/up")
+        .api(
+            Method::POST,
+            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up",
+        )
         .json(&json!({}))
         .send()
         .await
@@ -805,14 +836,16 @@ async fn project_up_stream_changes_state() {
             .is_some_and(|t| t.contains("Container web-1  Started"))
     }));
     assert_eq!(lines.last().unwrap(), &json!({"done": true}));
-    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    let (_, b) = s
+        .get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
+        .await;
     assert_eq!(b["data"]["status"], "running");
     // Redeploy, pull and build streams.
     for action in ["redeploy", "pull", "build"] {
         let r = s
             .api(
                 Method::POST,
-                &format!("/environments/0/projects/monitoring/{action}"),
+                &format!("/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02/{action}"),
             )
             .send()
             .await
@@ -839,7 +872,10 @@ async fn cancelled_stream_is_visible() {
         .await;
     assert_eq!((st, b["streamPaceMs"].as_u64()), (200, Some(100)));
     let r = s
-        .api(Method::POST, "/environments/0/projects/webshop/up")
+        .api(
+            Method::POST,
+            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up",
+        )
         .json(&json!({}))
         .send()
         .await
@@ -857,7 +893,7 @@ async fn cancelled_stream_is_visible() {
             assert_eq!(streams[0]["completed"], false);
             assert_eq!(
                 streams[0]["path"],
-                "/api/environments/0/projects/webshop/up"
+                "/api/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up"
             );
             aborted = true;
             break;
@@ -869,11 +905,15 @@ async fn cancelled_stream_is_visible() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| e["path"] == "/api/environments/0/projects/webshop/up")
+        .find(|e| {
+            e["path"] == "/api/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up"
+        })
         .unwrap();
     assert_eq!(e["aborted"], true);
     // The state change of an aborted `up` did not happen (webshop stays partially running).
-    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    let (_, b) = s
+        .get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
+        .await;
     assert_eq!(b["data"]["status"], "partially running");
 }
 
@@ -956,7 +996,7 @@ async fn downloads_follow_wire() {
     let r = s
         .api(
             Method::GET,
-            "/environments/0/projects/webshop/workspace/file/download?relativePath=conf/nginx.conf",
+            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/workspace/file/download?relativePath=conf/nginx.conf",
         )
         .send()
         .await
@@ -1036,7 +1076,7 @@ async fn hostile_values_round_trip_byte_for_byte() {
     let (_, b) = s
         .get_json(&format!(
             "/environments/0/projects/{}",
-            urlencode(hostile[3])
+            state["projects"][0]["id"].as_str().unwrap()
         ))
         .await;
     assert_eq!(b["data"]["name"].as_str().unwrap(), hostile[3]);
@@ -1048,18 +1088,6 @@ async fn hostile_values_round_trip_byte_for_byte() {
             .iter()
             .any(|v| v["name"].as_str() == Some(hostile[4]))
     );
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
 
 #[tokio::test]
@@ -1093,7 +1121,10 @@ async fn bad_hook_input_is_a_clear_error() {
 async fn huma_body_details() {
     let s = start().await;
     let r = s
-        .api(Method::GET, "/environments/0/projects/webshop")
+        .api(
+            Method::GET,
+            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01",
+        )
         .send()
         .await
         .unwrap();
@@ -1109,7 +1140,449 @@ async fn huma_body_details() {
     let mut state = s.hook_get("/__sim/state").await;
     state["projects"][0]["urls"] = Value::Null;
     s.hook_post("/__sim/state", state).await;
-    let (_, b) = s.get_json("/environments/0/projects/webshop").await;
+    let (_, b) = s
+        .get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
+        .await;
     assert_eq!(b["data"]["urls"], json!([]));
     assert_eq!(b["data"]["isArchived"], false);
+}
+
+// ---------------------------------------------------------------------------------------
+// Arcane 2.8.x's known wire bugs (docs/arcane-wire.md), reproduced by default; `main` behind the switch.
+// Measured facts are cross-checked against marcoaperez/arcane-mcp-server's notes on a live
+// Arcane 2.8.0 (the file is named at each assertion).
+
+fn nginx_id() -> String {
+    arcane_sim::state::demo_image_id("nginx:1.27-alpine")
+}
+
+#[tokio::test]
+async fn path_parameters_are_not_decoded_on_2_8() {
+    let s = start().await;
+    let id = nginx_id();
+    let escaped = id.replace(':', "%3A");
+    // docs/arcane-wire.md (path parameters); measured in marcoaperez/arcane-mcp-server docs/balances/2026-08-19-f4.md
+    // (§5.2): an escaped `sha256%3A…` reaches Docker still encoded.
+    let (st, b) = s
+        .get_json(&format!("/environments/0/images/{escaped}"))
+        .await;
+    assert_eq!(st, 404);
+    assert_eq!(
+        b["detail"],
+        format!(
+            "Image not found: inspect not found: Error response from daemon: No such image: {escaped}"
+        )
+    );
+    let r = s
+        .api(Method::DELETE, &format!("/environments/0/images/{escaped}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 500);
+    let b: Value = r.json().await.unwrap();
+    assert!(
+        b["detail"]
+            .as_str()
+            .unwrap()
+            .contains("invalid reference format")
+    );
+    // Same file, same table: the update check of an encoded ID is a 500.
+    let (st, _) = s
+        .get_json(&format!("/environments/0/image-updates/check/{escaped}"))
+        .await;
+    assert_eq!(st, 500);
+    // Sent raw, `:` works: by ID and by name:tag.
+    let (st, b) = s.get_json(&format!("/environments/0/images/{id}")).await;
+    assert_eq!((st, b["data"]["id"].as_str()), (200, Some(id.as_str())));
+    let (st, _) = s.get_json("/environments/0/images/nginx:1.27-alpine").await;
+    assert_eq!(st, 200);
+    // A reference with `/` cannot reach the route: `%2F` stays literal…
+    let (st, b) = s
+        .get_json("/environments/0/images/ghcr.io%2Fgetarcaneapp%2Fdemo-api:2.3.1")
+        .await;
+    assert_eq!(st, 404);
+    assert!(
+        b["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("ghcr.io%2Fgetarcaneapp%2Fdemo-api:2.3.1")
+    );
+    // …and a raw `/` splits the segment (no such route).
+    let (st, b) = s
+        .get_json("/environments/0/images/ghcr.io/getarcaneapp/demo-api:2.3.1")
+        .await;
+    assert_eq!(st, 404);
+    assert!(
+        b["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("API endpoint not found")
+    );
+    // Export decodes its parameter itself.
+    let r = s
+        .api(
+            Method::GET,
+            "/environments/0/images/ghcr.io%2Fgetarcaneapp%2Fdemo-api%3A2.3.1/export",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // One non-default escape anywhere makes every parameter raw (`-` needs no escaping).
+    let (st, b) = s.get_json("/environments/0/containers/web%2D1").await;
+    assert_eq!(st, 404);
+    assert!(
+        b["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("No such container: web%2D1")
+    );
+    // An escape Go would write itself (space) is decoded.
+    let (st, b) = s.get_json("/environments/0/containers/no%20such").await;
+    assert_eq!(st, 404);
+    assert!(
+        b["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("No such container: no such")
+    );
+    // Remote environments: the manager decodes the path before proxying it.
+    let worker = arcane_sim::state::demo_image_id("ghcr.io/acme/worker:1.4.0");
+    let (st, _) = s
+        .get_json(&format!(
+            "/environments/env-2/images/{}",
+            worker.replace(':', "%3A")
+        ))
+        .await;
+    assert_eq!(st, 200);
+    let (st, _) = s
+        .get_json("/environments/env-2/images/ghcr.io%2Facme%2Fworker%3A1.4.0")
+        .await;
+    assert_eq!(st, 404);
+    // main decodes every path parameter.
+    s.set_version("main").await;
+    let (st, _) = s
+        .get_json(&format!("/environments/0/images/{escaped}"))
+        .await;
+    assert_eq!(st, 200);
+    let (st, _) = s
+        .get_json("/environments/0/images/ghcr.io%2Fgetarcaneapp%2Fdemo-api%3A2.3.1")
+        .await;
+    assert_eq!(st, 200);
+    let (st, _) = s.get_json("/environments/0/containers/web%2D1").await;
+    assert_eq!(st, 200);
+}
+
+#[tokio::test]
+async fn health_is_an_empty_500_while_docker_is_up() {
+    let s = start().await;
+    // docs/arcane-wire.md (health; arcane#3638, both releases); measured 5/5 in marcoaperez/arcane-mcp-server
+    // docs/balances/2026-08-16-f2.md.
+    for version in ["2.8", "main"] {
+        s.set_version(version).await;
+        let r = s
+            .api(Method::HEAD, "/environments/0/system/health")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 500, "{version}");
+        assert!(r.bytes().await.unwrap().is_empty());
+    }
+    let (st, b) = s.get_json("/environments/0/system/docker/info").await;
+    assert_eq!(st, 200, "{b}");
+}
+
+#[tokio::test]
+async fn vulnerability_scans_are_per_image() {
+    let s = start().await;
+    let alpine = arcane_sim::state::demo_image_id("alpine:3.20");
+    let nginx = nginx_id();
+    // Never scanned: result and summary 404 (marcoaperez/arcane-mcp-server
+    // docs/balances/2026-08-19-f4.md §5.3: the same 404 for an unknown image).
+    for id in [
+        alpine.as_str(),
+        "sha256:1111111111111111111111111111111111111111111111111111111111111111",
+    ] {
+        for suffix in ["", "/summary"] {
+            let (st, b) = s
+                .get_json(&format!(
+                    "/environments/0/images/{id}/vulnerabilities{suffix}"
+                ))
+                .await;
+            assert_eq!(st, 404);
+            assert_eq!(b["detail"], "Vulnerability scan not found");
+        }
+    }
+    // 2.8.x: the list of a never-scanned image is an empty page, like a clean one.
+    let (st, b) = s
+        .get_json(&format!(
+            "/environments/0/images/{alpine}/vulnerabilities/list"
+        ))
+        .await;
+    assert_eq!(st, 200);
+    assert_eq!(b["data"], json!([]));
+    assert_eq!(
+        b["pagination"],
+        json!({"totalPages": 1, "totalItems": 0, "currentPage": 1, "itemsPerPage": 20, "grandTotalItems": 0})
+    );
+    // Batch summaries omit images without a scan (vulnerabilidades.e2e.ts, "el batch de
+    // summaries omite lo no escaneado").
+    let (st, b) = s
+        .post_json(
+            "/environments/0/images/vulnerabilities/summaries",
+            json!({"imageIds": [nginx, alpine]}),
+        )
+        .await;
+    assert_eq!(st, 200);
+    let map = b["data"]["summaries"].as_object().unwrap();
+    assert_eq!(map.keys().collect::<Vec<_>>(), vec![&nginx]);
+    assert_eq!(map[&nginx]["status"], "completed");
+    // The scanned image: sorted by a real key, byte-wise.
+    let (_, b) = s
+        .get_json(&format!(
+            "/environments/0/images/{nginx}/vulnerabilities/list?sort=pkgName"
+        ))
+        .await;
+    let pkgs: Vec<&str> = b["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["pkgName"].as_str().unwrap())
+        .collect();
+    assert_eq!(pkgs, vec!["busybox", "libexpat", "openssl"]);
+    // Ignoring a CVE does not change the counts (measured: marcoaperez/arcane-mcp-server
+    // docs/balances/2026-08-19-f4.md §5.3, "los contadores no cambian").
+    let (st, _) = s
+        .post_json(
+            "/environments/0/vulnerabilities/ignore",
+            json!({"imageId": nginx, "vulnerabilityId": "CVE-2024-6119", "pkgName": "openssl"}),
+        )
+        .await;
+    assert_eq!(st, 200);
+    let (_, b) = s
+        .get_json(&format!(
+            "/environments/0/images/{nginx}/vulnerabilities/summary"
+        ))
+        .await;
+    assert_eq!(b["data"]["summary"]["total"], 3);
+    assert_eq!(b["data"]["summary"]["high"], 1);
+    // A scan answers at once with `scanning` and an activity (vulnerabilidades.e2e.ts, "el acuse
+    // del scan es asíncrono y trae activityId").
+    let (st, b) = s
+        .post_json(
+            &format!("/environments/0/images/{alpine}/vulnerabilities/scan"),
+            json!(null),
+        )
+        .await;
+    assert_eq!(st, 200, "{b}");
+    assert_eq!(b["data"]["status"], "scanning");
+    assert!(!b["data"]["activityId"].as_str().unwrap().is_empty());
+    let (st, b) = s
+        .get_json(&format!(
+            "/environments/0/images/{alpine}/vulnerabilities/summary"
+        ))
+        .await;
+    assert_eq!(st, 200);
+    assert_eq!(b["data"]["summary"]["total"], 0);
+    // main: the list of a never-scanned image is a 404.
+    s.hook_post("/__sim/reset", json!(null)).await;
+    s.set_version("main").await;
+    let (st, _) = s
+        .get_json(&format!(
+            "/environments/0/images/{alpine}/vulnerabilities/list"
+        ))
+        .await;
+    assert_eq!(st, 404);
+}
+
+/// Walks a list page by page; returns every name seen, in order.
+async fn walk(s: &Sim, list: &str, query: &str) -> (Vec<String>, u64) {
+    let mut names = Vec::new();
+    let mut start = 0;
+    loop {
+        let (_, b) = s
+            .get_json(&format!("{list}?start={start}&limit=2{query}"))
+            .await;
+        let total = b["pagination"]["totalItems"].as_u64().unwrap();
+        for item in b["data"].as_array().unwrap() {
+            names.push(item["name"].as_str().unwrap().to_string());
+        }
+        start += 2;
+        if start as u64 >= total {
+            return (names, total);
+        }
+    }
+}
+
+#[tokio::test]
+async fn page_walks_need_a_real_sort_key_on_2_8() {
+    let s = start().await;
+    for list in ["/environments/0/volumes", "/environments/0/networks"] {
+        // With a real key every item comes exactly once.
+        let (names, total) = walk(&s, list, "&sort=name").await;
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        sorted.dedup();
+        assert_eq!(sorted.len() as u64, total, "{list}");
+        // Without one (or with `id`, which no Docker list binds) Docker's order changes
+        // between requests: walks repeat and skip items while the totals stay right
+        // (marcoaperez/arcane-mcp-server src/__e2e__/paginacion.e2e.ts; arcane#3645).
+        let mut broken = false;
+        for _ in 0..4 {
+            let (names, total) = walk(&s, list, "&sort=id").await;
+            assert_eq!(names.len() as u64, total);
+            let mut u = names.clone();
+            u.sort();
+            u.dedup();
+            broken |= u.len() as u64 != total;
+        }
+        assert!(
+            broken,
+            "{list}: 2.8.x page walks without a key must be unreliable"
+        );
+    }
+    // main: the first key is the default, so walks are stable.
+    s.set_version("main").await;
+    let (names, total) = walk(&s, "/environments/0/volumes", "").await;
+    let mut u = names.clone();
+    u.dedup();
+    assert_eq!(u.len() as u64, total);
+}
+
+#[tokio::test]
+async fn sorting_is_byte_wise_and_by_real_keys_only() {
+    let s = start().await;
+    let mut state = s.hook_get("/__sim/state").await;
+    state["volumes"][0]["name"] = json!("Zeta");
+    s.hook_post("/__sim/state", state).await;
+    // Go's strings.Compare: upper case sorts before lower case.
+    let (_, b) = s
+        .get_json("/environments/0/volumes?sort=name&limit=-1")
+        .await;
+    assert_eq!(b["data"][0]["name"], "Zeta");
+    // Containers: an unknown key leaves Docker's order; images sort by `repo`, not `id`.
+    let (_, a) = s.get_json("/environments/0/images?sort=id&limit=-1").await;
+    let (_, b) = s.get_json("/environments/0/images?limit=-1").await;
+    assert_eq!(a["data"], b["data"]);
+    let (_, c) = s
+        .get_json("/environments/0/images?sort=repo&limit=-1")
+        .await;
+    assert_ne!(b["data"], c["data"]);
+}
+
+#[tokio::test]
+async fn smaller_2_8_differences() {
+    let s = start().await;
+    // Projects are found by database ID only.
+    let (st, b) = s.get_json("/environments/0/projects/webshop").await;
+    assert_eq!(st, 404);
+    assert_eq!(
+        b["detail"],
+        "Failed to get project details: project not found"
+    );
+    // hasBuildDirective: always false on 2.8.x (arcane#3685; marcoaperez/arcane-mcp-server
+    // docs/auditorias/2026-08-19-has-build-directive-upstream.md), true on main for `build:`.
+    let monitoring = "/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02";
+    let (_, b) = s.get_json(monitoring).await;
+    assert_eq!(b["data"]["hasBuildDirective"], false);
+    // Swarm off on env-2: every swarm route is a 409.
+    let (st, b) = s.get_json("/environments/env-2/swarm/services").await;
+    assert_eq!(st, 409);
+    assert_eq!(b["detail"], "Swarm mode is not enabled");
+    let (st, _) = s.get_json("/environments/0/swarm/services").await;
+    assert_eq!(st, 200);
+    // Non-edge environments carry neither `connected` nor `apiKey`.
+    let (_, b) = s.get_json("/environments/env-2").await;
+    assert!(b["data"].get("connected").is_none() && b["data"].get("apiKey").is_none());
+    // Cancelling a finished activity: 409 (marcoaperez/arcane-mcp-server
+    // src/__e2e__/observabilidad.e2e.ts, "activities.cancel sobre una activity terminada").
+    let text = s
+        .api(Method::POST, "/environments/0/images/pull")
+        .json(&json!({"imageName": "redis:7"}))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let activity = first["activityId"].as_str().unwrap();
+    let (st, b) = s
+        .post_json(
+            &format!("/environments/0/activities/{activity}/cancel"),
+            json!(null),
+        )
+        .await;
+    assert_eq!(st, 409);
+    assert_eq!(b["detail"], "activity is not running");
+    // Build workspace (marcoaperez/arcane-mcp-server src/__e2e__/builds.e2e.ts): mkdir and
+    // delete are 204 with no body, traversal is refused, entries lack relativePath/editable.
+    let r = s
+        .api(Method::POST, "/environments/0/builds/browse/mkdir?path=ctx")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    assert!(r.bytes().await.unwrap().is_empty());
+    let (_, b) = s.get_json("/environments/0/builds/browse").await;
+    let entry = b["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "ctx")
+        .cloned()
+        .unwrap();
+    assert_eq!(entry["isDirectory"], true);
+    assert!(entry.get("relativePath").is_none() && entry.get("editable").is_none());
+    let (st, b) = s.get_json("/environments/0/builds/browse?path=../..").await;
+    assert_eq!(st, 400);
+    assert!(
+        b["detail"]
+            .as_str()
+            .unwrap()
+            .contains("path traversal not allowed")
+    );
+    let r = s
+        .api(Method::DELETE, "/environments/0/builds/browse?path=ctx")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    // Update check of a ref not pulled: 2.8.0 fails, later releases say `not_pulled`
+    // (arcane#3631).
+    let (st, b) = s
+        .get_json("/environments/0/image-updates/check/busybox:9")
+        .await;
+    assert_eq!(st, 500);
+    assert!(
+        b["detail"]
+            .as_str()
+            .unwrap()
+            .contains("No such image: busybox:9")
+    );
+    // The by-refs and batch maps leave out references not pulled locally.
+    let (_, b) = s
+        .get_json("/environments/0/image-updates/by-refs?imageRefs=nginx:1.27-alpine,busybox:9")
+        .await;
+    let keys: Vec<&String> = b["data"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["nginx:1.27-alpine"]);
+    let (_, b) = s
+        .post_json(
+            "/environments/0/image-updates/check-batch",
+            json!({"imageRefs": ["busybox:9", "alpine:3.20"]}),
+        )
+        .await;
+    let keys: Vec<&String> = b["data"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["alpine:3.20"]);
+    s.set_version("main").await;
+    let (st, b) = s
+        .get_json("/environments/0/image-updates/check/busybox:9")
+        .await;
+    assert_eq!(
+        (st, b["data"]["updateType"].as_str()),
+        (200, Some("not_pulled"))
+    );
+    let (_, b) = s.get_json(monitoring).await;
+    assert_eq!(b["data"]["hasBuildDirective"], true);
 }

@@ -125,7 +125,7 @@ async fn logs_batched_and_project_and_errors() {
     // WIRE.md §5: project text logs are the message only; JSON carries `service`.
     let mut ws = connect(
         &s,
-        "/api/environments/0/ws/projects/webshop/logs?follow=false",
+        "/api/environments/0/ws/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/logs?follow=false",
     )
     .await;
     let first = next_text(&mut ws).await;
@@ -135,7 +135,7 @@ async fn logs_batched_and_project_and_errors() {
     );
     let mut ws = connect(
         &s,
-        "/api/environments/0/ws/projects/webshop/logs?follow=false&format=json",
+        "/api/environments/0/ws/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/logs?follow=false&format=json",
     )
     .await;
     let v: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
@@ -258,4 +258,38 @@ async fn terminal_speaks_raw_binary() {
         next_msg(&mut ws).await,
         None | Some(Message::Close(_))
     ));
+}
+
+#[tokio::test]
+async fn ws_parameters_are_raw_on_2_8_locally_and_decoded_through_the_manager() {
+    let s = start().await;
+    // docs/arcane-wire.md (path parameters): `web%2D1` reaches Docker still encoded on the local environment.
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/containers/web%2D1/logs?follow=false",
+    )
+    .await;
+    let t = next_text(&mut ws).await;
+    assert!(t.ends_with("No such container: web%2D1"), "{t}");
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/containers/web-1/logs?follow=false",
+    )
+    .await;
+    assert!(!next_text(&mut ws).await.contains("No such container"));
+    // A remote environment's manager decodes the path before proxying it.
+    let mut ws = connect(
+        &s,
+        "/api/environments/env-2/ws/containers/worker%2D1/logs?follow=false",
+    )
+    .await;
+    assert!(!next_text(&mut ws).await.contains("No such container"));
+    // main decodes everywhere.
+    s.set_version("main").await;
+    let mut ws = connect(
+        &s,
+        "/api/environments/0/ws/containers/web%2D1/logs?follow=false",
+    )
+    .await;
+    assert!(!next_text(&mut ws).await.contains("No such container"));
 }

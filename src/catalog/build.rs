@@ -8,7 +8,8 @@ use serde_json::{Map, Value, json};
 use super::derive::{self, clean_input_schema, derive_flags, derive_name, schema_is_array};
 use super::overlay::{ActionOverlay, Layers, Loaded, OverlayFile};
 use super::{
-    Action, BodyEncoding, Catalog, Excluded, Param, ParamLocation, ResultKind, UnmatchedOverlay,
+    Action, BodyEncoding, Catalog, EncodedJson, Excluded, Param, ParamLocation, ResultKind,
+    UnmatchedOverlay,
 };
 use crate::spec::{RefResolver, SpecDoc};
 
@@ -88,6 +89,11 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     let mut unmatched = Vec::new();
     // Domain entries naming no domain, as (file, key); settled against the final domains too.
     let mut unmatched_domains: Vec<(&Loaded<OverlayFile>, &String)> = Vec::new();
+    let mut vocabulary = super::overlay::Vocabulary::default();
+    // The last file's `encodedJson` of each action, applied once after every overlay (so an
+    // operator's list replaces the built-in one instead of stacking on it).
+    let mut encodings: BTreeMap<String, (&Loaded<OverlayFile>, &String, &[EncodedJson])> =
+        BTreeMap::new();
     for file in &input.layers.overlays {
         for (from, d) in &file.content.domains {
             if !actions.iter().any(|a| &a.domain == from) {
@@ -109,7 +115,15 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             if let Some(desc) = &d.description {
                 entry.1 = desc.clone();
             }
+            if let Some(words) = &d.keywords {
+                vocabulary
+                    .domain_keywords
+                    .entry(target)
+                    .or_default()
+                    .extend(words.iter().cloned());
+            }
         }
+        vocabulary.merge(&file.content.vocabulary);
     }
     for file in &input.layers.overlays {
         for (key, ov) in &file.content.actions {
@@ -134,6 +148,30 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 continue;
             }
             apply_overlay(&mut actions[i], ov);
+            if let Some(list) = &ov.encoded_json {
+                let id = actions[i].derived_id.clone();
+                encodings.insert(id, (file, key, list.as_slice()));
+            }
+        }
+    }
+    // A declaration that does not fit its action is reported like an entry matching nothing:
+    // it may be written for another Arcane version.
+    let mut misfits = Vec::new();
+    for (id, (file, key, list)) in encodings {
+        // An action excluded by a later file has nothing to expose.
+        if let Some(a) = actions.iter_mut().find(|a| a.derived_id == id) {
+            for problem in super::encoded::expose(a, list) {
+                misfits.push(UnmatchedOverlay {
+                    file: file.origin.clone(),
+                    line: file
+                        .lines
+                        .line_of(&["actions", key.as_str(), "encodedJson"]),
+                    section: "actions".into(),
+                    key: key.clone(),
+                    closest: Vec::new(),
+                    reason: Some(problem),
+                });
+            }
         }
     }
 
@@ -175,6 +213,39 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         &domain_meta,
         excluded,
     );
+    // Resolvers: the last entry for a parameter wins; one whose list action this spec lacks is
+    // skipped with a warning, and one with a bad `keep` fails the load.
+    let mut resolvers: Vec<crate::catalog::ParamResolver> = Vec::new();
+    for file in &input.layers.overlays {
+        for r in &file.content.resolvers {
+            if let Some(k) = &r.keep {
+                regex::Regex::new(k).map_err(|e| {
+                    anyhow::anyhow!(
+                        "{}: resolver for {}: `keep` is not a valid regular expression: {e}",
+                        file.origin,
+                        r.param
+                    )
+                })?;
+            }
+            if catalog.get(&r.through).is_none() {
+                // Another Arcane version may lack the list; the value is then sent as given.
+                tracing::warn!(file = %file.origin, param = %r.param, through = %r.through,
+                    "resolver's list action is not in this spec; the parameter is not looked up");
+                continue;
+            }
+            resolvers.retain(|x| x.param != r.param);
+            resolvers.push(r.clone());
+        }
+    }
+    catalog.resolvers = resolvers;
+    // An operator's hints (later files) are tried before the built-in ones.
+    catalog.error_hints = input
+        .layers
+        .overlays
+        .iter()
+        .rev()
+        .flat_map(|f| f.content.error_hints.iter().cloned())
+        .collect();
     for (file, key) in unmatched_domains {
         if catalog.domain(key).is_none() {
             unmatched.push((file, "domains", key));
@@ -205,9 +276,12 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 section: section.to_string(),
                 key: key.clone(),
                 closest,
+                reason: None,
             }
         })
+        .chain(misfits)
         .collect();
+    catalog.vocabulary = vocabulary;
     Ok(catalog)
 }
 
@@ -263,6 +337,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     set!(mutating);
     set!(destructive);
     set!(idempotent);
+    if ov.example.is_some() {
+        a.example = ov.example.clone();
+    }
     if ov.columns.is_some() {
         a.columns = ov.columns.clone();
     }
@@ -283,6 +360,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     }
     if let Some(w) = &ov.widen {
         a.widenings.extend(w.iter().cloned());
+    }
+    if let Some(k) = &ov.keywords {
+        a.keywords.extend(k.iter().cloned());
     }
     if let Some(descs) = &ov.params {
         for (name, desc) in descs {
@@ -415,8 +495,11 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         response_schema,
         widenings: Vec::new(),
         handler: None,
+        encoded: Vec::new(),
+        example: None,
         source: "openapi".into(),
         derived_id: String::new(),
+        keywords: Vec::new(),
     }
 }
 
@@ -597,13 +680,21 @@ fn lift_body(params: &mut Vec<Param>, schema: &Value, body_required: bool, loc: 
             name.clone()
         };
         let mut prop_schema = prop.clone();
-        if loc == ParamLocation::FormField
-            && prop.get("format").and_then(Value::as_str) == Some("binary")
-        {
+        let is_binary = |s: &Value| s.get("format").and_then(Value::as_str) == Some("binary");
+        // `format: binary` stays: the executor sends such fields as file parts.
+        if loc == ParamLocation::FormField && is_binary(prop) {
             prop_schema = json!({
                 "type": "string",
+                "format": "binary",
                 "description": format!("{} (file contents as text; prefix with base64: for binary)",
                     prop.get("description").and_then(Value::as_str).unwrap_or("File")),
+            });
+        } else if loc == ParamLocation::FormField && prop.get("items").is_some_and(is_binary) {
+            prop_schema = json!({
+                "type": "array",
+                "items": {"type": "string", "format": "binary"},
+                "description": format!("{} (one file per item, contents as text; prefix an item with base64: for binary)",
+                    prop.get("description").and_then(Value::as_str).unwrap_or("Files")),
             });
         }
         params.push(Param {
@@ -726,7 +817,10 @@ fn action_from_declaration(d: &super::overlay::Declaration, origin: &str) -> Res
         response_schema: None,
         widenings: Vec::new(),
         handler: Some(d.handler.clone()),
+        encoded: Vec::new(),
+        example: None,
         source: origin.to_string(),
         derived_id: d.id.clone(),
+        keywords: Vec::new(),
     })
 }

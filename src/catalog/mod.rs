@@ -7,6 +7,7 @@
 pub mod build;
 pub mod derive;
 pub mod diff;
+pub mod encoded;
 pub mod overlay;
 pub mod yaml;
 
@@ -34,6 +35,9 @@ pub enum ParamLocation {
     FormField,
     /// A parameter consumed by a hand-written handler.
     Handler,
+    /// A field inside the JSON text of another parameter (see [`EncodedParam`]); the executor
+    /// encodes it into that parameter, it is never sent on its own.
+    Encoded,
 }
 
 /// One input parameter of an action.
@@ -50,6 +54,69 @@ pub struct Param {
     pub description: String,
     /// The parameter's JSON Schema (self-contained).
     pub schema: Value,
+}
+
+/// A lookup that turns a parameter's value into the ID Arcane wants (docs/arcane-wire.md,
+/// path parameters and projects): the items of the `through` list action are searched for one
+/// whose `match` fields equal the value (in any of its `variants`), and that item's `take`
+/// field is sent instead. Values matching `keep` are sent as they are.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ParamResolver {
+    /// The parameter name, in every action that has it.
+    pub param: String,
+    /// The list action whose items are searched (run in the call's environment).
+    pub through: String,
+    /// Item fields compared with the value; an array field matches when any element does.
+    #[serde(rename = "match")]
+    pub match_fields: Vec<String>,
+    /// The item field sent instead of the value.
+    pub take: String,
+    /// A regular expression: values it matches are already IDs and are sent unchanged.
+    #[serde(default)]
+    pub keep: Option<String>,
+    /// Forms of the value to try, `{}` standing for the value (default: the value itself).
+    #[serde(default)]
+    pub variants: Vec<String>,
+    /// What the value names, for messages ("project", "image").
+    pub noun: String,
+}
+
+/// The next step for an error answer that reads wrongly on its own (a known Arcane bug, an
+/// answer that means something else than it says). The first hint that matches an answer wins.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ErrorHint {
+    /// Action IDs or domains (`swarm_*` patterns with a trailing `*`) it applies to; all when
+    /// empty.
+    #[serde(default)]
+    pub actions: Vec<String>,
+    /// The HTTP status it applies to; any when absent.
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// Text Arcane's message must contain (case-insensitive); any when absent.
+    #[serde(default)]
+    pub contains: Option<String>,
+    /// The next step. `{environment}` stands for the call's environment.
+    pub hint: String,
+}
+
+impl ErrorHint {
+    /// Whether the hint applies to this action's answer.
+    pub fn applies(&self, action_id: &str, status: u16, message: &str) -> bool {
+        let action_ok = self.actions.is_empty()
+            || self.actions.iter().any(|a| match a.strip_suffix('*') {
+                Some(prefix) => action_id.starts_with(prefix),
+                None => a == action_id,
+            });
+        action_ok
+            && self.status.is_none_or(|s| s == status)
+            && self.contains.as_deref().is_none_or(|c| {
+                message
+                    .to_ascii_lowercase()
+                    .contains(&c.to_ascii_lowercase())
+            })
+    }
 }
 
 /// How a successful answer is produced and shown.
@@ -112,6 +179,38 @@ pub struct Widening {
     /// Only under a property path containing this name (e.g. `build`, `tmpfs`), if set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub under: Option<String>,
+}
+
+/// An overlay's declaration of a parameter that carries JSON text (`encodedJson`).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EncodedJson {
+    /// The parameter holding the JSON text (client or wire name).
+    pub param: String,
+    /// JSON Schema of the encoded object; its properties become parameters.
+    pub schema: Value,
+    /// Prepended to inner field names that would collide with other parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// Sent when neither the raw parameter nor an inner field is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+}
+
+/// A parameter whose value is JSON text, with its inner fields exposed as parameters.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct EncodedParam {
+    /// Client name of the parameter holding the JSON text.
+    pub param: String,
+    /// `(client name, name inside the JSON)` of each inner field, in schema order.
+    pub fields: Vec<(String, String)>,
+    /// Inner names the encoded object must have (when built from fields).
+    pub required: Vec<String>,
+    /// Whether the raw parameter was required before the fields were exposed.
+    pub raw_required: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
 }
 
 /// A hand-written handler an action is executed by.
@@ -180,11 +279,20 @@ pub struct Action {
     pub widenings: Vec<Widening>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub handler: Option<HandlerSpec>,
+    /// Parameters carrying JSON text whose fields are exposed as parameters.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub encoded: Vec<EncodedParam>,
+    /// A minimal example call (arguments as a client sends them), from an overlay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example: Option<Value>,
     /// Where this action came from: `openapi`, or a declaration file.
     pub source: String,
     /// The ID the derivation rules gave it, before overlays (overlays may be keyed by it).
     #[serde(skip)]
     pub derived_id: String,
+    /// Search keywords from overlays: words and phrases people use for this action.
+    #[serde(skip)]
+    pub keywords: Vec<String>,
 }
 
 impl Action {
@@ -229,6 +337,10 @@ pub struct UnmatchedOverlay {
     pub key: String,
     /// The closest existing IDs (or domains), best first.
     pub closest: Vec<String>,
+    /// Why an entry that names an action still does not fit it (an `encodedJson` parameter the
+    /// action lacks); `None` for an entry matching nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl std::fmt::Display for UnmatchedOverlay {
@@ -239,6 +351,13 @@ impl std::fmt::Display for UnmatchedOverlay {
         } else {
             "action"
         };
+        if let Some(reason) = &self.reason {
+            return write!(
+                f,
+                "{}:{}: {} entry `{}`: {reason}",
+                self.file, self.line, self.section, self.key
+            );
+        }
         write!(
             f,
             "{}:{}: {} entry `{}` matches no {what} of this Arcane spec",
@@ -288,6 +407,13 @@ pub struct Catalog {
     pub loaded_at: chrono::DateTime<chrono::Utc>,
     /// Which swap of the live catalog this is (0 at startup; set by the reloader).
     pub generation: u64,
+    /// The search vocabulary of every overlay layer, merged (see `docs/search.md`).
+    pub vocabulary: overlay::Vocabulary,
+    /// How a parameter's human-friendly value (a name, a reference) becomes the ID Arcane
+    /// wants, looked up through a list action before the request (`overrides/resolvers.yaml`).
+    pub resolvers: Vec<ParamResolver>,
+    /// Next steps for answers whose plain reading misleads (`overrides/known-answers.yaml`).
+    pub error_hints: Vec<ErrorHint>,
     by_id: HashMap<String, usize>,
     /// Other accepted names (tool names, operationIds) → index.
     aliases: HashMap<String, usize>,
@@ -337,6 +463,9 @@ impl Catalog {
             applied_overlays: 0,
             loaded_at: chrono::Utc::now(),
             generation: 0,
+            vocabulary: Default::default(),
+            resolvers: Vec::new(),
+            error_hints: Vec::new(),
             by_id,
             aliases,
         }

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::yaml::{self, LineMap, MAX_FILE_BYTES};
-use super::{FollowUp, HandlerSpec, ResultKind, Widening};
+use super::{EncodedJson, ErrorHint, FollowUp, HandlerSpec, ParamResolver, ResultKind, Widening};
 
 static BUILTIN_OVERRIDES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/overrides");
 static BUILTIN_DECLARATIONS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/catalog");
@@ -49,6 +49,14 @@ pub struct ActionOverlay {
     pub widen: Option<Vec<Widening>>,
     /// Per-parameter description overrides.
     pub params: Option<BTreeMap<String, String>>,
+    /// Search: words and phrases people use for this action (added to earlier layers').
+    pub keywords: Option<Vec<String>>,
+    /// String or multipart parameters that carry JSON text: their inner fields become ordinary
+    /// parameters and the executor encodes them back (docs/encoded-parameters.md). A later
+    /// file's list replaces an earlier one; an empty list turns the encoding off.
+    pub encoded_json: Option<Vec<EncodedJson>>,
+    /// A minimal example call (the arguments, as a client sends them).
+    pub example: Option<Value>,
 }
 
 /// Corrections for one domain.
@@ -59,6 +67,60 @@ pub struct DomainOverlay {
     pub rename: Option<String>,
     pub title: Option<String>,
     pub description: Option<String>,
+    /// Search: words and phrases people use for this domain's resource (added to earlier layers').
+    pub keywords: Option<Vec<String>>,
+}
+
+/// Search vocabulary (see `docs/search.md`): how people's words map to the catalog's words.
+/// Every layer adds to the ones before it; a later layer's phrase replaces an earlier one.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Vocabulary {
+    /// A word → other words it may mean (alternatives, weighted below the word typed).
+    #[serde(default)]
+    pub synonyms: BTreeMap<String, Vec<String>>,
+    /// A word or words typed together → the words they stand for (they replace what was typed).
+    #[serde(default)]
+    pub phrases: BTreeMap<String, String>,
+    /// Words that never name an action (`my`, `get`, `show`, `the`…); ignored unless a query
+    /// has nothing else.
+    #[serde(default)]
+    pub function_words: Vec<String>,
+    /// Words that start a qualifier (`on`, `in`, `from`…): the resource named after one ("on
+    /// this server", "in the db container") says where, not what, and counts less.
+    #[serde(default)]
+    pub qualifiers: Vec<String>,
+    /// Keywords of each domain (filled from `domains.<name>.keywords`, after renames).
+    #[serde(skip)]
+    pub domain_keywords: BTreeMap<String, Vec<String>>,
+}
+
+impl Vocabulary {
+    /// Adds a later layer's vocabulary.
+    pub fn merge(&mut self, later: &Vocabulary) {
+        for (word, alts) in &later.synonyms {
+            let e = self.synonyms.entry(word.to_lowercase()).or_default();
+            for a in alts {
+                if !e.contains(a) {
+                    e.push(a.clone());
+                }
+            }
+        }
+        for (phrase, to) in &later.phrases {
+            self.phrases.insert(phrase.to_lowercase(), to.clone());
+        }
+        for (mine, theirs) in [
+            (&mut self.function_words, &later.function_words),
+            (&mut self.qualifiers, &later.qualifiers),
+        ] {
+            for w in theirs {
+                let w = w.to_lowercase();
+                if !mine.contains(&w) {
+                    mine.push(w);
+                }
+            }
+        }
+    }
 }
 
 /// One overlay file.
@@ -69,6 +131,15 @@ pub struct OverlayFile {
     pub domains: BTreeMap<String, DomainOverlay>,
     #[serde(default)]
     pub actions: BTreeMap<String, ActionOverlay>,
+    #[serde(default)]
+    pub vocabulary: Vocabulary,
+    /// Name/reference → ID lookups; a later file's entry for the same `param` replaces an
+    /// earlier one.
+    #[serde(default)]
+    pub resolvers: Vec<ParamResolver>,
+    /// Next steps for misleading answers; later files' hints are tried first.
+    #[serde(default)]
+    pub error_hints: Vec<ErrorHint>,
 }
 
 /// One hand-written action.

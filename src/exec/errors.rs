@@ -212,6 +212,16 @@ pub fn http_error_text(
             (None, None) => String::new(),
         }
     };
+    // Answers that mislead on their own (known Arcane bugs): the catalog's hint.
+    if let Some(h) = snap
+        .catalog
+        .error_hints
+        .iter()
+        .find(|h| h.applies(&action.id, err.status, &err.message))
+    {
+        out.push_str(&h.hint.replace("{environment}", &env));
+        return out;
+    }
     let msg = err.message.to_ascii_lowercase();
     match err.status {
         _ if err.html => out.push_str(
@@ -332,6 +342,10 @@ pub fn validation_text(action: &Action, problems: &[String]) -> String {
     }
     out.push_str("\n\n");
     out.push_str(&params_summary(action));
+    if let Some(example) = &action.example {
+        // Ours, not the client's, but a code span keeps its `*` and `[` out of the Markdown.
+        out.push_str(&format!("\nExample: {}", code_span(&example.to_string())));
+    }
     out.push_str(&format!(
         "\nNothing was sent to Arcane. Full schema: arcane://tools/{}",
         action.id

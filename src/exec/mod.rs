@@ -4,12 +4,14 @@
 //! safe-mode preview → HTTP request → result (§6) or error (§8). Every failure is an `isError`
 //! tool result with a next step, never a protocol error.
 
+pub mod encode;
 pub mod errors;
 pub mod finish;
 pub mod handlers;
 pub mod jsonlines;
 pub mod path;
 pub mod request;
+pub mod resolve;
 pub mod response;
 pub mod transfer;
 pub mod websocket;
@@ -79,6 +81,8 @@ pub struct Executor {
     slots: std::sync::Arc<tokio::sync::Semaphore>,
     /// TLS settings of WebSocket (`wss://`) connections, the same trust as `http`.
     ws_tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    /// Lists fetched to turn names into IDs (`resolve.rs`).
+    resolve_cache: resolve::Cache,
 }
 
 /// A text block for the model (audience `assistant`, SPEC §6).
@@ -150,6 +154,7 @@ impl Executor {
             )),
             config,
             ws_tls,
+            resolve_cache: resolve::Cache::default(),
         })
     }
 
@@ -181,10 +186,41 @@ impl Executor {
         if let Some(reason) = snap.policy.withdrawn(action) {
             return error_result(format!("{reason}. It cannot be run on this server."));
         }
-        // 2. Validate locally, before anything reaches Arcane.
+        // 2. Validate locally, before anything reaches Arcane (the flat profile's JSON-text
+        // parameters decoded first, so the original schema judges them); then names → IDs.
+        let params = if snap.policy.flat() {
+            match crate::flat::decode_params(action, params) {
+                Ok(p) => p,
+                Err(problem) => return error_result(errors::validation_text(action, &[problem])),
+            }
+        } else {
+            params
+        };
         if let Err(text) = validate(snap, action, &params) {
             return error_result(text);
         }
+        let mut params = params;
+        let resolved = tokio::select! {
+            r = resolve::resolve_params(self, snap, action, &mut params) => r,
+            _ = ctx.cancel.cancelled() => Err(format!(
+                "{} was cancelled while looking up an ID; nothing was sent.",
+                action.id
+            )),
+        };
+        if let Err(text) = resolved {
+            return error_result(text);
+        }
+        // Fields of parameters that carry JSON text go back into that text.
+        let encoded;
+        let sent = if action.encoded.is_empty() {
+            &params
+        } else {
+            encoded = match encode::apply(action, params.clone()) {
+                Ok(p) => p,
+                Err(text) => return error_result(text),
+            };
+            &encoded
+        };
         // 3. Destructive without confirm.
         if action.destructive && !confirm {
             return error_result(format!(
@@ -195,7 +231,7 @@ impl Executor {
         }
         let prepared = match request::build(
             action,
-            &params,
+            sent,
             &self.config.base_url,
             &self.config.environment,
         ) {
@@ -220,7 +256,7 @@ impl Executor {
                 return error_result("The server is shutting down; nothing was sent.");
             };
             if action.kind == ResultKind::Handler {
-                handlers::run(&self.config, self.ws_tls.clone(), action, &params).await
+                handlers::run(&self.config, self.ws_tls.clone(), action, sent).await
             } else {
                 self.send(snap, action, prepared, ctx).await
             }
@@ -276,19 +312,15 @@ impl Executor {
             request::Body::Bytes(b) => req
                 .header("Content-Type", "application/octet-stream")
                 .body(b.clone()),
-            request::Body::Multipart(fields) => {
-                let mut form = reqwest::multipart::Form::new();
-                for (k, f) in fields {
-                    form = match f {
-                        request::FormValue::Text(t) => form.text(k.clone(), t.clone()),
-                        request::FormValue::Bytes(b) => form.part(
-                            k.clone(),
-                            reqwest::multipart::Part::bytes(b.clone()).file_name(k.clone()),
-                        ),
-                    };
+            request::Body::Multipart(fields) => match transfer::multipart_form(fields) {
+                Ok(form) => req.multipart(form),
+                Err(e) => {
+                    return error_result(format!(
+                        "Cannot build the request of {}: {e}.",
+                        action.id
+                    ));
                 }
-                req.multipart(form)
-            }
+            },
         };
         let env = prepared.environment.as_deref();
         let resp = match req.send().await {

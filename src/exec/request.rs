@@ -7,6 +7,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::path;
+use super::transfer::{FormField, file_bytes, multipart_form};
 use crate::catalog::{Action, BodyEncoding, ParamLocation};
 use crate::redact::{MASK, is_secret_name, mask_text, redacted};
 
@@ -82,15 +83,9 @@ pub enum Body {
     Json(Value),
     /// Raw bytes (octet-stream bodies, sent from a base64 `body` parameter).
     Bytes(Vec<u8>),
-    /// multipart/form-data fields; binary fields came `base64:`-prefixed.
-    Multipart(Vec<(String, FormValue)>),
-}
-
-/// One multipart field.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FormValue {
-    Text(String),
-    Bytes(Vec<u8>),
+    /// multipart/form-data fields, sent by [`multipart_form`]; file fields as file parts
+    /// (`base64:`-prefixed values decoded).
+    Multipart(Vec<FormField>),
 }
 
 /// A request ready to preview or send.
@@ -121,7 +116,7 @@ pub fn build(
     let mut headers: Vec<(String, String)> = Vec::new();
     let mut json_body = Map::new();
     let mut whole_body: Option<&Value> = None;
-    let mut form: Vec<(String, FormValue)> = Vec::new();
+    let mut form: Vec<FormField> = Vec::new();
     let mut environment = None;
     let mut secret_values = Vec::new();
 
@@ -189,20 +184,19 @@ pub fn build(
             }
             ParamLocation::Body => whole_body = value,
             ParamLocation::FormField => {
-                if let Some(v) = value {
-                    let text = scalar(v);
-                    let field = match text.strip_prefix("base64:") {
-                        Some(b64) => FormValue::Bytes(
-                            base64::engine::general_purpose::STANDARD
-                                .decode(b64.trim())
-                                .map_err(|e| format!("{}: invalid base64: {e}", p.name))?,
-                        ),
-                        None => FormValue::Text(text),
-                    };
-                    form.push((p.wire_name.clone(), field));
+                if let Some(v) = value.filter(|v| !v.is_null()) {
+                    // A file field (`format: binary`, or a list of them) goes as file parts:
+                    // Arcane reads those apart from text values.
+                    form.push(FormField {
+                        name: p.wire_name.clone(),
+                        value: v.clone(),
+                        is_file: is_file(&p.schema) || is_file_array(&p.schema),
+                        file_name: None,
+                    });
                 }
             }
-            ParamLocation::Handler => {}
+            // Already folded into their parameter's JSON text by `exec::encode`.
+            ParamLocation::Handler | ParamLocation::Encoded => {}
         }
     }
 
@@ -226,7 +220,11 @@ pub fn build(
             ),
             None => Body::None,
         },
-        BodyEncoding::Multipart => Body::Multipart(form),
+        BodyEncoding::Multipart => {
+            // Checked now (base64 of file fields), so a bad value fails before anything is sent.
+            multipart_form(&form)?;
+            Body::Multipart(form)
+        }
     };
 
     let mut url = format!("{}/api{}", base_url.trim_end_matches('/'), path);
@@ -245,6 +243,16 @@ pub fn build(
         environment,
         secret_values,
     })
+}
+
+/// Whether a form field's schema is a file (`format: binary`).
+fn is_file(schema: &Value) -> bool {
+    schema.get("format").and_then(Value::as_str) == Some("binary")
+}
+
+/// Whether a form field's schema is a list of files.
+fn is_file_array(schema: &Value) -> bool {
+    schema.get("items").is_some_and(is_file)
 }
 
 /// Whether any body property is required (then an empty object is still sent).
@@ -297,6 +305,27 @@ pub fn default_sort(action: &Action) -> String {
     }
 }
 
+/// A file field as previewed: its size, never its content (a file may hold anything).
+fn file_preview(v: &Value) -> Value {
+    match v {
+        Value::Array(xs) => Value::Array(xs.iter().map(file_preview).collect()),
+        Value::String(s) => Value::String(match file_bytes(s) {
+            Ok(b) => format!("<file, {} bytes>", b.len()),
+            Err(_) => "<file, invalid base64>".into(),
+        }),
+        Value::Object(o) => {
+            let size = o
+                .get("content")
+                .and_then(Value::as_str)
+                .and_then(|c| file_bytes(c).ok())
+                .map(|b| b.len())
+                .unwrap_or(0);
+            json!({"name": o.get("name"), "content": format!("<file, {size} bytes>")})
+        }
+        other => other.clone(),
+    }
+}
+
 impl Prepared {
     /// The request as a safe-mode preview: method, URL, headers (the credential masked), body;
     /// secrets masked by the one redactor ([`crate::redact`]), including JSON sent as a
@@ -319,17 +348,19 @@ impl Prepared {
             Body::Bytes(b) => json!({"bytes": b.len(), "contentType": "application/octet-stream"}),
             Body::Multipart(fields) => {
                 // Seen as one object, so that field names, JSON-encoded parts (`project`,
-                // `manifest`) and `.env`/compose text get the same rules as a JSON body.
+                // `manifest`) and `.env`/compose text get the same rules as a JSON body. Files
+                // show their size only.
                 let mut form = Map::new();
-                for (k, f) in fields {
-                    let v = match f {
-                        FormValue::Text(t) => match serde_json::from_str::<Value>(t) {
+                for f in fields {
+                    let v = match &f.value {
+                        v if f.is_file => file_preview(v),
+                        Value::String(t) => match serde_json::from_str::<Value>(t) {
                             Ok(v @ (Value::Object(_) | Value::Array(_))) => v,
                             _ => Value::String(t.clone()),
                         },
-                        FormValue::Bytes(b) => Value::String(format!("<{} bytes>", b.len())),
+                        other => other.clone(),
                     };
-                    form.insert(k.clone(), v);
+                    form.insert(f.name.clone(), v);
                 }
                 redacted(&Value::Object(form), domain)
             }
@@ -393,6 +424,51 @@ mod tests {
         );
         assert_eq!(v["headers"]["X-Registry-Token"], MASK);
         assert_eq!(v["headers"]["X-API-Key"], MASK);
+    }
+
+    #[test]
+    fn json_text_in_form_fields_is_masked_in_previews() {
+        let p = Prepared {
+            method: "POST".into(),
+            url: "http://a/api/environments/0/projects".into(),
+            headers: vec![],
+            body: Body::Multipart(vec![
+                field(
+                    "project",
+                    json!(r#"{"name":"web","envContent":"DB_PASSWORD=hunter2\nPORT=80"}"#),
+                    false,
+                ),
+                field("note", json!("plain"), false),
+                field(
+                    "files",
+                    json!(["server { listen 80; }", "base64:AJ+Slv8="]),
+                    true,
+                ),
+            ]),
+            environment: None,
+            secret_values: vec![],
+        };
+        let v = p.preview(&Auth::ApiKey("k".into()), "project");
+        assert_eq!(v["body"]["project"]["name"], "web");
+        assert_eq!(
+            v["body"]["project"]["envContent"],
+            format!("DB_PASSWORD={MASK}\nPORT={MASK}")
+        );
+        assert!(!v.to_string().contains("hunter2"));
+        assert_eq!(v["body"]["note"], "plain");
+        assert_eq!(
+            v["body"]["files"],
+            json!(["<file, 21 bytes>", "<file, 5 bytes>"])
+        );
+    }
+
+    fn field(name: &str, value: Value, is_file: bool) -> FormField {
+        FormField {
+            name: name.into(),
+            value,
+            is_file,
+            file_name: None,
+        }
     }
 
     #[test]

@@ -59,6 +59,7 @@ pub fn tool_detail(catalog: &Catalog, id: &str, view: &SurfaceView<'_>) -> Resul
             "title": a.title,
             "description": a.description,
             "usage": a.usage,
+            "example": a.example,
             "tool": (view.tool)(a),
             "call": (view.call)(a),
             "method": a.method,

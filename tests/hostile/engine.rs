@@ -314,20 +314,22 @@ async fn resource_uris_with_dot_segments_send_nothing() {
 async fn colons_and_at_signs_go_out_raw() {
     let sim = Sim::start().await;
     let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
+    // container.get: its parameter goes out as given (image references are first looked up
+    // and sent as `sha256:` IDs, see overrides/resolvers.yaml).
     for (id, want) in [
-        ("sha256:abc", "/api/environments/0/images/sha256:abc"),
-        ("nginx:1.27", "/api/environments/0/images/nginx:1.27"),
+        ("sha256:abc", "/api/environments/0/containers/sha256:abc"),
+        ("nginx:1.27", "/api/environments/0/containers/nginx:1.27"),
         (
             "a@b!$&'()*+,;=",
-            "/api/environments/0/images/a@b!$&'()*+,;=",
+            "/api/environments/0/containers/a@b!$&'()*+,;=",
         ),
         (
             "a b/c?d#e%f",
-            "/api/environments/0/images/a%20b%2Fc%3Fd%23e%25f",
+            "/api/environments/0/containers/a%20b%2Fc%3Fd%23e%25f",
         ),
     ] {
         sim.reset().await;
-        let _ = run(&client, "image.get", json!({"imageId": id}), false).await;
+        let _ = run(&client, "container.get", json!({"containerId": id}), false).await;
         let log = sim.requests().await;
         assert_eq!(log.len(), 1, "{log:?}");
         assert_eq!(log[0]["path"], want, "{id}");
@@ -342,9 +344,11 @@ async fn colons_and_at_signs_go_out_raw() {
     )
     .await;
     ok(&r);
+    // (An environment ID other than "0" is first checked against the environment list.)
     let log = sim.requests().await;
     assert_eq!(
-        log[0]["path"], "/api/environments/env-2/ws/containers/worker-1/logs",
+        log.last().unwrap()["path"],
+        "/api/environments/env-2/ws/containers/worker-1/logs",
         "{log:?}"
     );
     client.cancel().await.unwrap();

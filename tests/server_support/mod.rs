@@ -44,15 +44,33 @@ pub struct Sim {
 }
 
 impl Sim {
+    /// A simulator imitating the released Arcane (2.8.x).
     pub async fn start() -> Sim {
+        Sim::start_as(arcane_sim::ArcaneVersion::V2_8).await
+    }
+
+    /// A simulator imitating `version` (2.8.x, or main where it differs on the wire).
+    pub async fn start_as(version: arcane_sim::ArcaneVersion) -> Sim {
         arcane_mcp::http::ensure_crypto_provider();
-        let sim = arcane_sim::start(arcane_sim::SimConfig::new(spec_path()))
-            .await
-            .expect("simulator starts");
+        let mut config = arcane_sim::SimConfig::new(spec_path());
+        config.arcane_version = version;
+        let sim = arcane_sim::start(config).await.expect("simulator starts");
         Sim {
             sim,
             http: reqwest::Client::new(),
         }
+    }
+
+    /// Switches a running simulator to another Arcane (`"2.8"` or `"main"`).
+    pub async fn set_version(&self, version: &str) {
+        let r = self
+            .http
+            .post(format!("{}/__sim/config", self.base()))
+            .json(&json!({"arcaneVersion": version}))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "{}", r.text().await.unwrap());
     }
 
     pub fn base(&self) -> String {
@@ -103,6 +121,18 @@ impl Sim {
             "fault accepted: {}",
             r.text().await.unwrap()
         );
+    }
+
+    /// Replaces the simulator's state (and its reset seed).
+    pub async fn set_state(&self, state: Value) {
+        let r = self
+            .http
+            .post(format!("{}/__sim/state", self.base()))
+            .json(&state)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "{}", r.text().await.unwrap());
     }
 
     pub async fn state(&self) -> Value {

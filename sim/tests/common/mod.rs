@@ -88,6 +88,18 @@ impl Sim {
             .unwrap()
     }
 
+    /// Switches the imitated Arcane (`"2.8"` or `"main"`) through `/__sim/config`.
+    pub async fn set_version(&self, version: &str) {
+        let (st, b) = self
+            .hook_post(
+                "/__sim/config",
+                serde_json::json!({"arcaneVersion": version}),
+            )
+            .await;
+        assert_eq!(st, 200, "{b}");
+        assert_eq!(b["arcaneVersion"], version);
+    }
+
     pub async fn hook_post(&self, path: &str, body: Value) -> (u16, Value) {
         let r = self
             .http

@@ -1,0 +1,9 @@
+//! Rebuild when a built-in data file changes: `include_dir!` embeds `overrides/` and `catalog/`
+//! and `include_str!` the schemas, but on stable Rust cargo does not see files a macro reads
+//! from a directory, so an edited overlay would otherwise leave a stale binary.
+
+fn main() {
+    for dir in ["overrides", "catalog", "schemas"] {
+        println!("cargo:rerun-if-changed={dir}");
+    }
+}
