@@ -3,6 +3,7 @@
 
 mod server_support;
 
+use arcane_sim::ArcaneVersion;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,7 +28,17 @@ impl ClientHandler for ProgressRecorder {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn handlers_streams_and_downloads_on_every_surface() {
-    let sim = Sim::start().await;
+    handlers_streams_and_downloads_on_every_surface_on(ArcaneVersion::V2_8).await;
+}
+
+/// The same against Arcane main's wire behaviour (the simulator's other mode).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handlers_streams_and_downloads_on_every_surface_on_main() {
+    handlers_streams_and_downloads_on_every_surface_on(ArcaneVersion::Main).await;
+}
+
+async fn handlers_streams_and_downloads_on_every_surface_on(version: ArcaneVersion) {
+    let sim = Sim::start_as(version).await;
     for surface in ["dynamic", "meta", "individual"] {
         sim.reset().await;
         let client = spawn(&sim.base(), sim.sim.api_key(), &["--tool-surface", surface]).await;
@@ -139,7 +150,17 @@ async fn handlers_streams_and_downloads_on_every_surface() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_is_forwarded_and_cancel_stops_the_request() {
-    let sim = Sim::start().await;
+    progress_is_forwarded_and_cancel_stops_the_request_on(ArcaneVersion::V2_8).await;
+}
+
+/// The same against Arcane main's wire behaviour (the simulator's other mode).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_is_forwarded_and_cancel_stops_the_request_on_main() {
+    progress_is_forwarded_and_cancel_stops_the_request_on(ArcaneVersion::Main).await;
+}
+
+async fn progress_is_forwarded_and_cancel_stops_the_request_on(version: ArcaneVersion) {
+    let sim = Sim::start_as(version).await;
     let recorder = ProgressRecorder::default();
     let client = spawn_with(recorder.clone(), &sim.base(), sim.sim.api_key(), &[]).await;
     let args = json!({"action": "image.pull", "params": {"imageName": "redis:7.2-alpine"}});
@@ -206,7 +227,17 @@ async fn progress_is_forwarded_and_cancel_stops_the_request() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_log_text_is_rendered_safely() {
-    let sim = Sim::start().await;
+    hostile_log_text_is_rendered_safely_on(ArcaneVersion::V2_8).await;
+}
+
+/// The same against Arcane main's wire behaviour (the simulator's other mode).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_log_text_is_rendered_safely_on_main() {
+    hostile_log_text_is_rendered_safely_on(ArcaneVersion::Main).await;
+}
+
+async fn hostile_log_text_is_rendered_safely_on(version: ArcaneVersion) {
+    let sim = Sim::start_as(version).await;
     let mut state = sim.state().await;
     let hostile =
         "\u{1b}[31mred\u{1b}[0m \u{1b}]8;;http://evil\u{7}link\u{1b}]8;;\u{7} \u{202e}txet";

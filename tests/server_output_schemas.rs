@@ -5,6 +5,7 @@
 
 mod server_support;
 
+use arcane_sim::ArcaneVersion;
 use std::collections::HashMap;
 
 use arcane_mcp::catalog::ResultKind;
@@ -51,12 +52,20 @@ fn value_for(name: &str, schema: &Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_json_action_fits_its_declared_schema() {
-    let standard = sweep(&[]).await;
+    let standard = sweep(&[], ArcaneVersion::V2_8).await;
     // The same sweep in the flat client profile: every input given as the flat tool declares
     // it (objects and arrays of objects as JSON text), every result flat and valid, and every
     // call that succeeds in the standard profile succeeds in it too.
-    let flat = sweep(&["--client-profile", "agentforce"]).await;
+    let flat = sweep(&["--client-profile", "agentforce"], ArcaneVersion::V2_8).await;
     assert_eq!(standard, flat, "successful calls: standard vs flat");
+}
+
+/// The sweep against Arcane main's wire behaviour (the simulator's other mode): every result
+/// still fits its declared schema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_json_action_fits_its_declared_schema_on_main() {
+    let on_main = sweep(&[], ArcaneVersion::Main).await;
+    assert!(on_main.len() > 250, "{} successful calls", on_main.len());
 }
 
 /// A required parameter's value as the tool declares it: JSON text where the tool's schema
@@ -76,9 +85,9 @@ fn as_declared(tool: &rmcp::model::Tool, name: &str, v: Value) -> Value {
 }
 
 /// Calls every JSON action; returns the IDs of the successful calls.
-async fn sweep(extra: &[&str]) -> Vec<String> {
+async fn sweep(extra: &[&str], version: ArcaneVersion) -> Vec<String> {
     let flat = !extra.is_empty();
-    let sim = Sim::start().await;
+    let sim = Sim::start_as(version).await;
     let mut args = vec!["--tool-surface", "individual", "--output-schemas", "on"];
     args.extend_from_slice(extra);
     let client = spawn(&sim.base(), sim.sim.api_key(), &args).await;

@@ -3,6 +3,7 @@
 
 mod server_support;
 
+use arcane_sim::ArcaneVersion;
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, ContentBlock, ReadResourceRequestParams, Reference,
     ResourceContents,
@@ -35,7 +36,17 @@ fn links(r: &rmcp::model::CallToolResult) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resources_on_every_surface() {
-    let sim = Sim::start().await;
+    resources_on_every_surface_on(ArcaneVersion::V2_8).await;
+}
+
+/// The same against Arcane main's wire behaviour (the simulator's other mode).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_on_every_surface_on_main() {
+    resources_on_every_surface_on(ArcaneVersion::Main).await;
+}
+
+async fn resources_on_every_surface_on(version: ArcaneVersion) {
+    let sim = Sim::start_as(version).await;
     let served = catalog().actions.len();
     for surface in ["dynamic", "meta", "individual"] {
         let client = spawn(&sim.base(), sim.sim.api_key(), &["--tool-surface", surface]).await;
@@ -216,7 +227,17 @@ async fn resources_on_every_surface() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_lowers_counts_and_gives_reasons() {
-    let sim = Sim::start().await;
+    read_only_lowers_counts_and_gives_reasons_on(ArcaneVersion::V2_8).await;
+}
+
+/// The same against Arcane main's wire behaviour (the simulator's other mode).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_lowers_counts_and_gives_reasons_on_main() {
+    read_only_lowers_counts_and_gives_reasons_on(ArcaneVersion::Main).await;
+}
+
+async fn read_only_lowers_counts_and_gives_reasons_on(version: ArcaneVersion) {
+    let sim = Sim::start_as(version).await;
     let cat = catalog();
     let reads = cat.actions.iter().filter(|a| !a.mutating).count();
     let client = spawn(
