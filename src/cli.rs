@@ -265,7 +265,7 @@ pub fn print(result: &CallToolResult, json: bool) -> Result<ExitCode> {
 
 /// The simulator side of `demo` (only in builds with the `demo` feature).
 #[cfg(feature = "demo")]
-mod demo {
+pub(crate) mod demo {
     use super::*;
 
     /// A simulator with its demo world on a free loopback port, with a key of this run.
@@ -295,12 +295,21 @@ mod demo {
         App::build(args, sources, sim.base_url(), auth)
     }
 
-    pub fn call(args: &CallArgs) -> Result<ExitCode> {
-        let sources = demo_sources(&args.serve)?;
+    /// The simulator with its demo world and an app against it, as `demo` serves them.
+    pub fn start(
+        serve: &ServeArgs,
+        runtime: &tokio::runtime::Runtime,
+    ) -> Result<(arcane_sim::RunningSim, App)> {
+        let sources = demo_sources(serve)?;
         let spec = sources.spec.explicit.clone().unwrap_or_default();
-        let runtime = app::runtime()?;
         let sim = runtime.block_on(start_sim(spec))?;
-        let app = app_against(&sim, &args.serve, sources)?;
+        let app = app_against(&sim, serve, sources)?;
+        Ok((sim, app))
+    }
+
+    pub fn call(args: &CallArgs) -> Result<ExitCode> {
+        let runtime = app::runtime()?;
+        let (sim, app) = start(&args.serve, &runtime)?;
         let result = runtime.block_on(super::call(&app, args));
         runtime.block_on(sim.shutdown());
         print(&result?, args.json)

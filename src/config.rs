@@ -365,6 +365,10 @@ pub struct AuditArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Measure results instead of tool definitions: the text and structuredContent tokens of
+    /// the main read actions on the demo world (an in-process simulator of the spec).
+    #[arg(long)]
+    pub results: bool,
 }
 
 #[cfg(test)]

@@ -64,6 +64,16 @@ fn run_catalog(args: &arcane_mcp::config::CatalogArgs) -> Result<()> {
 }
 
 fn run_audit(args: &arcane_mcp::config::AuditArgs) -> Result<()> {
+    if args.results {
+        let mut serve = Cli::parse_from(["arcane-mcp"]).serve;
+        serve.source = args.source.clone();
+        return arcane_mcp::audit::run_results(
+            &serve,
+            args.baseline.as_deref(),
+            args.write_baseline,
+            args.json,
+        );
+    }
     let cat = args.source.sources(args.arcane_url.as_deref()).build()?;
     arcane_mcp::audit::run(
         &cat,

@@ -2,6 +2,7 @@
 //! beyond routing; list-changed notifications follow the snapshot's generation.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
@@ -23,6 +24,61 @@ pub struct ArcaneServer {
     live: Arc<Live<Snapshot>>,
     exec: Arc<Executor>,
     instructions: String,
+    in_flight: Arc<InFlight>,
+}
+
+/// Calls in flight, and the most at once since the server was last idle.
+#[derive(Default)]
+struct InFlight {
+    now: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+/// A burst of at least this many calls at once is followed, once the server is idle again, by
+/// handing the freed memory back to the system.
+const BURST: usize = 64;
+
+/// Counts one call in flight; when the last call of a burst ends, trims the heap.
+struct CallGuard(Arc<InFlight>);
+
+impl CallGuard {
+    fn enter(in_flight: &Arc<InFlight>) -> CallGuard {
+        let now = in_flight.now.fetch_add(1, Ordering::AcqRel) + 1;
+        in_flight.peak.fetch_max(now, Ordering::AcqRel);
+        CallGuard(in_flight.clone())
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        if self.0.now.fetch_sub(1, Ordering::AcqRel) == 1
+            && self.0.peak.swap(0, Ordering::AcqRel) >= BURST
+        {
+            release_memory(self.0.clone());
+        }
+    }
+}
+
+/// How long the server must stay idle after a burst before the heap is trimmed: the answers of
+/// the burst are still queued for the client when the last call returns.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// glibc keeps the memory of a burst (thousands of answers queued for the client) in its arenas
+/// after it is freed, so the process would stay at its peak; `malloc_trim` returns it once the
+/// server has been idle for [`SETTLE`]. Other allocators (musl) return memory on their own.
+fn release_memory(in_flight: Arc<InFlight>) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        rt.spawn(async move {
+            tokio::time::sleep(SETTLE).await;
+            if in_flight.now.load(Ordering::Acquire) == 0 {
+                // SAFETY: malloc_trim only walks glibc's own heap; any padding value is valid.
+                let _ = tokio::task::spawn_blocking(|| unsafe { libc::malloc_trim(0) }).await;
+            }
+        });
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    drop(in_flight);
 }
 
 impl ArcaneServer {
@@ -38,6 +94,7 @@ impl ArcaneServer {
             live,
             exec,
             instructions,
+            in_flight: Arc::default(),
         }
     }
 
@@ -48,6 +105,7 @@ impl ArcaneServer {
         args: Option<&serde_json::Map<String, serde_json::Value>>,
         ctx: &CallContext,
     ) -> rmcp::model::CallToolResult {
+        let _counted = CallGuard::enter(&self.in_flight);
         let snap = self.live.load();
         match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
             Err(text) => error_result(text),
@@ -244,5 +302,26 @@ pub async fn notify_legacy_session(peer: rmcp::Peer<RoleServer>, live: Arc<Live<
             return;
         }
         tracing::debug!("sent tools and resources list_changed");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_is_counted_and_forgotten_when_idle() {
+        let in_flight = Arc::new(InFlight::default());
+        let guards: Vec<CallGuard> = (0..BURST).map(|_| CallGuard::enter(&in_flight)).collect();
+        assert_eq!(in_flight.now.load(Ordering::Acquire), BURST);
+        assert_eq!(in_flight.peak.load(Ordering::Acquire), BURST);
+        drop(guards);
+        assert_eq!(in_flight.now.load(Ordering::Acquire), 0);
+        assert_eq!(in_flight.peak.load(Ordering::Acquire), 0, "reset once idle");
+
+        let one = CallGuard::enter(&in_flight);
+        assert_eq!(in_flight.peak.load(Ordering::Acquire), 1);
+        drop(one);
+        assert_eq!(in_flight.peak.load(Ordering::Acquire), 0);
     }
 }

@@ -206,9 +206,9 @@ fn object_with_nested_multiline_and_null_fields() {
 - created: 2024-05-01T12:00:00Z
 - serviceCount: 2
 - tags: prod, `*edge*`
+- labels: team=payments, tier=frontend
+- services: `[{\"name\":\"web\",\"status\":\"running\"}]`
 - diskUsageBytes: 1234567 (1.2 MB)
-- env: []
-- empty:
 
 ## composeContent
 
@@ -217,29 +217,72 @@ services:
   web:
     image: nginx
 ```
-
-## labels
-
-```json
-{
-  \"team\": \"payments\",
-  \"tier\": \"frontend\"
-}
-```
-
-## services
-
-```json
-[
-  {
-    \"name\": \"web\",
-    \"status\": \"running\"
-  }
-]
-```
 ";
     assert_eq!(render_object(&ctx, &obj), want);
     assert_eq!(render_value(&ctx, &obj), want);
+}
+
+/// What makes an object's text cheaper than its JSON: unset values left out, small maps on one
+/// line, short nested values as compact JSON, lists of flat objects as a table, and compact JSON
+/// in the blocks of long nested values; every value that is left in parses back exactly.
+#[test]
+fn object_text_is_compact_and_keeps_every_set_value() {
+    let long: Vec<String> = (0..30).map(|i| format!("layer-{i}")).collect();
+    let obj = json!({
+        "id": "c-1",
+        "state": {"status": "exited", "running": false, "exitCode": 1, "finishedAt": "0001-01-01T00:00:00Z", "error": ""},
+        "finishedAt": "0001-01-01T00:00:00Z",
+        "mounts": [],
+        "options": {},
+        "hostConfig": {"restartPolicy": {"name": "always"}},
+        "endpoints": [
+            {"name": "front", "ip": "10.0.0.2", "primary": true},
+            {"name": "back", "ip": "10.0.1.2", "gateway": null},
+            {"name": "admin", "ip": "10.0.2.2", "primary": false},
+            {"name": "metrics", "ip": "10.0.3.2", "primary": false},
+        ],
+        "layers": long,
+        "odd": {"a=b": "x", "c": "1, 2"},
+        "blank": {"error": ""}
+    });
+    let ctx = RenderContext {
+        title: "Container c-1",
+        ..Default::default()
+    };
+    let layers = serde_json::to_string(&obj["layers"]).unwrap();
+    let want = format!(
+        "\
+# Container c-1
+
+- id: c-1
+- state: status=exited, running=false, exitCode=1
+- hostConfig: `{{\"restartPolicy\":{{\"name\":\"always\"}}}}`
+- odd: `{{\"a=b\":\"x\",\"c\":\"1, 2\"}}`
+- blank: `{{\"error\":\"\"}}`
+
+## endpoints
+
+| name | ip | primary | gateway |
+|---|---|---|---|
+| front | 10.0.0.2 | true | |
+| back | 10.0.1.2 | | |
+| admin | 10.0.2.2 | false | |
+| metrics | 10.0.3.2 | false | |
+
+## layers
+
+```json
+{layers}
+```
+"
+    );
+    assert_eq!(render_object(&ctx, &obj), want);
+
+    let all_unset = json!({"a": null, "b": "", "c": []});
+    assert_eq!(
+        render_object(&ctx, &all_unset),
+        "# Container c-1\n\nNo field has a value.\n"
+    );
 }
 
 #[test]
@@ -528,10 +571,12 @@ fn hostile_values_in_objects() {
     for (i, v) in corpus.iter().enumerate() {
         let other = &corpus[(i + 11) % corpus.len()];
         let mut obj = serde_json::Map::new();
+        // Longer than a field's line takes as JSON, so nested values get a JSON block.
+        let pad = "p".repeat(300);
         obj.insert("id".into(), json!(v));
         obj.insert(v.clone(), json!(other));
-        obj.insert("names".into(), json!([v, other, v]));
-        obj.insert("nested".into(), json!({v.clone(): [other]}));
+        obj.insert("names".into(), json!([v, other, v, pad]));
+        obj.insert("nested".into(), json!({v.clone(): [other, pad]}));
         obj.insert("gone".into(), Value::Null);
         assert_eq!(obj.len(), 5, "corpus values are not field names used here");
         let ctx = RenderContext {
@@ -550,9 +595,10 @@ fn hostile_values_in_objects() {
         let (nl_v, nl_o) = (has_newline(v), has_newline(other));
         let mut lines = Vec::new();
         let mut sections = vec![];
+        // Empty text says nothing and is left out.
         if nl_v {
             sections.push("id".to_owned())
-        } else {
+        } else if !v.is_empty() {
             lines.push(line("id", &ev))
         }
         if nl_v || nl_o {
@@ -565,11 +611,16 @@ fn hostile_values_in_objects() {
                     e.clone()
                 }
             };
-            lines.push(format!("names: {}, {}, {}", el(&ev), el(&eo), el(&ev)));
+            lines.push(format!(
+                "names: {}, {}, {}, {pad}",
+                el(&ev),
+                el(&eo),
+                el(&ev)
+            ));
         }
         if nl_o {
             sections.push(ev.clone())
-        } else {
+        } else if !other.is_empty() {
             lines.push(line(&ev, &eo))
         }
         sections.push("nested".to_owned());

@@ -79,3 +79,62 @@ fn drift_fails_the_check() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("meta bytes"));
 }
+
+/// `audit-tokens --results`: the text of the main read results on the demo world stays within
+/// 15% of the committed baseline, lists cost less than their JSON, and an object's text costs
+/// no more than about its compact JSON (the long hex IDs, which cost the same in both, are a
+/// third of it).
+#[test]
+fn result_tokens_within_baseline() {
+    let out = audit(&["--results", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 12, "six lists and six objects");
+    let sum = |kind: &str, field: &str| -> u64 {
+        results
+            .iter()
+            .filter(|r| r["kind"] == kind)
+            .map(|r| r[field].as_u64().unwrap())
+            .sum()
+    };
+    for r in results {
+        assert!(r["textTokens"].as_u64().unwrap() > 0, "{r}");
+        assert!(r["structuredTokens"].as_u64().unwrap() > 0, "{r}");
+    }
+    let lists = sum("list", "textTokens") as f64 / sum("list", "structuredTokens") as f64;
+    assert!(lists <= 0.4, "lists cost {lists:.2}× their JSON");
+    let objects = sum("object", "textTokens") as f64 / sum("object", "structuredTokens") as f64;
+    assert!(objects <= 1.05, "objects cost {objects:.2}× their JSON");
+
+    let out = audit(&[
+        "--results",
+        "--baseline",
+        "benches/result-token-baseline.json",
+    ]);
+    assert!(
+        out.status.success(),
+        "within 15% of the baseline: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A baseline that says container.get used to cost half as much fails the check.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.json");
+    let mut base = v.clone();
+    let get = base["results"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|r| r["action"] == "container.get")
+        .unwrap();
+    get["textTokens"] = (get["textTokens"].as_u64().unwrap() / 2).into();
+    std::fs::write(&path, base.to_string()).unwrap();
+    let out = audit(&["--results", "--baseline", path.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("container.get text tokens"));
+}

@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use super::escape::is_unsafe_char;
 use super::escape::{
-    fenced, heading_text, inline, inline_strict, list_item_key, list_item_value, sanitize,
-    table_cell, table_cell_strict,
+    code_span, fenced, heading_text, inline, inline_strict, list_item_key, list_item_value,
+    sanitize, table_cell, table_cell_strict,
 };
 use super::units::{human_bytes, is_byte_field};
 
@@ -25,6 +25,11 @@ pub const MAX_CELL_CHARS: usize = 60;
 /// Short lists of scalars (`names`, `repoTags`) stay on the field's line up
 /// to this many elements; longer ones get a JSON block.
 const MAX_SHORT_LIST: usize = 10;
+/// Longest nested value, in characters, written on its field's line (compact JSON or a
+/// `key=value` map); longer ones get a JSON block.
+const MAX_INLINE_JSON: usize = 240;
+/// Most entries of a map of scalars written on one line.
+const MAX_LINE_MAP: usize = 12;
 /// Envelope members that may stand beside a lone `value`.
 const ENVELOPE_MEMBERS: [&str; 4] = ["pagination", "counts", "warnings", "failedEnvironments"];
 
@@ -98,7 +103,7 @@ fn render_lone(ctx: &RenderContext<'_>, map: &Map<String, Value>) -> String {
         // The value opens its own paragraph, where `#`, `>`, `-`… start blocks.
         Value::String(s) => push_line(&mut out, &list_item_value(s)),
         Value::Null => push_line(&mut out, "No value."),
-        v @ (Value::Array(_) | Value::Object(_)) => out.push_str(&json_block(v)),
+        v @ (Value::Array(_) | Value::Object(_)) => out.push_str(&json_block(v, true)),
         v => push_line(&mut out, &v.to_string()),
     }
     envelope(&mut out, map, &["value"]);
@@ -537,8 +542,10 @@ fn scalar_text(v: &Value) -> String {
 }
 
 /// Renders an object: title, one `- field: value` line per field (identity
-/// and status first, nulls omitted), then a fenced section per multi-line
-/// text and a JSON block per nested object or long list.
+/// and status first, unset values omitted, small maps as `key=value` pairs,
+/// short nested values as compact JSON), then a fenced section per multi-line
+/// text, a table per list of flat objects and a compact JSON block per longer
+/// nested value (`docs/output-format.md#objects`).
 ///
 /// ```
 /// use arcane_mcp::render::markdown::{render_object, RenderContext};
@@ -557,7 +564,7 @@ pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
     let mut fields: Vec<(usize, usize, &String, &Value)> = map
         .iter()
         .enumerate()
-        .filter(|(_, (_, v))| !v.is_null())
+        .filter(|(_, (_, v))| !is_unset(v))
         .map(|(order, (k, v))| {
             let l = k.to_ascii_lowercase();
             let rank = IDENTITY
@@ -585,8 +592,6 @@ pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
             }
             Value::Number(n) => Some(number_text(key, n)),
             Value::Bool(b) => Some(b.to_string()),
-            Value::Array(a) if a.is_empty() => Some("[]".to_owned()),
-            Value::Object(o) if o.is_empty() => Some("{}".to_owned()),
             Value::Array(a)
                 if a.len() <= MAX_SHORT_LIST
                     && a.iter()
@@ -598,10 +603,19 @@ pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
                     .collect();
                 Some(parts.join(", "))
             }
-            other => {
-                section(&mut sections, key, &json_block(other));
+            Value::Object(o) => map_line(o).or_else(|| short_json(v)),
+            // A table (in its own section) costs less than JSON from three rows on.
+            other if rows_table(other).is_some() => None,
+            other => short_json(other),
+        };
+        let line_value = match line_value {
+            Some(text) => Some(text),
+            None if v.is_array() || v.is_object() => {
+                let block = rows_table(v).unwrap_or_else(|| json_block(v, false));
+                section(&mut sections, key, &block);
                 None
             }
+            None => None,
         };
         if let Some(text) = line_value {
             out.push_str("- ");
@@ -618,11 +632,114 @@ pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
     if lines > 0 {
         out.push('\n');
     }
-    if fields.is_empty() {
+    if map.is_empty() {
         push_line(&mut out, "No fields.");
+    } else if fields.is_empty() {
+        push_line(&mut out, "No field has a value.");
     }
     out.push_str(&sections);
     finish(out)
+}
+
+/// Go's zero time: what Arcane sends for a moment that has not happened (a container that never
+/// finished).
+const ZERO_TIME: &str = "0001-01-01T00:00:00Z";
+
+/// A value that says nothing: null, empty text, an empty list or map, or Go's zero time. An
+/// object's text leaves such fields out (they stay in `structuredContent`).
+fn is_unset(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty() || s == ZERO_TIME,
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+/// A list of at least three flat objects (network endpoints, mounts…) as a table with a column
+/// per field: the field names are written once instead of once per element. `None` when an
+/// element is not an object, holds a nested or multi-line value, or the list is longer than a
+/// table shows ([`MAX_ROWS`]); the caller then writes JSON. Cells are never trimmed: this is the
+/// full item.
+fn rows_table(v: &Value) -> Option<String> {
+    let items = v.as_array()?;
+    if items.len() < 3 || items.len() > MAX_ROWS {
+        return None;
+    }
+    let objects: Vec<&Map<String, Value>> =
+        items.iter().map(Value::as_object).collect::<Option<_>>()?;
+    let flat = objects.iter().all(|o| {
+        o.values()
+            .all(|x| is_scalar(x) && !sanitize(&scalar_text(x)).contains('\n'))
+    });
+    let columns = field_union(&objects);
+    if !flat || columns.is_empty() || columns.iter().any(|c| sanitize(c).is_empty()) {
+        return None;
+    }
+    let mut out = String::from("|");
+    for col in &columns {
+        out.push(' ');
+        out.push_str(&table_cell_strict(col));
+        out.push_str(" |");
+    }
+    out.push_str("\n|");
+    out.push_str(&"---|".repeat(columns.len()));
+    out.push('\n');
+    for obj in &objects {
+        out.push('|');
+        for col in &columns {
+            match obj.get(col.as_str()) {
+                None | Some(Value::Null) => {}
+                Some(Value::String(s)) if s.is_empty() => out.push_str(" \"\""),
+                Some(x) => {
+                    out.push(' ');
+                    out.push_str(&table_cell(&sanitize(&scalar_text(x))));
+                }
+            }
+            out.push_str(" |");
+        }
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// A small map of scalars on one line, `key=value, key=value` (labels, a state, a restart
+/// policy): the cheapest form that keeps every entry. `None` when the map is large, holds a
+/// nested value, or a key or value would make the line ambiguous (`=` in a key, `, ` or a line
+/// break anywhere); the caller then writes JSON.
+fn map_line(map: &Map<String, Value>) -> Option<String> {
+    if map.len() > MAX_LINE_MAP || !map.values().all(is_scalar) {
+        return None;
+    }
+    let mut parts = Vec::with_capacity(map.len());
+    let mut chars = 0;
+    for (k, v) in map.iter().filter(|(_, v)| !is_unset(v)) {
+        let k = sanitize(k);
+        let value = scalar_text(v);
+        let value = sanitize(&value);
+        if k.is_empty() || k.contains(['=', '\n']) || k.contains(", ") {
+            return None;
+        }
+        if value.contains('\n') || value.contains(", ") {
+            return None;
+        }
+        chars += k.chars().count() + value.chars().count() + 3;
+        if chars > MAX_INLINE_JSON {
+            return None;
+        }
+        parts.push(inline_strict(&format!("{k}={value}")).into_owned());
+    }
+    // A map of unset values only is written as JSON, which shows what it holds.
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// A nested value as compact JSON in a code span on the field's line, when it is short
+/// (a port mapping, a small list of objects); `None` when it is longer than
+/// [`MAX_INLINE_JSON`] characters.
+fn short_json(v: &Value) -> Option<String> {
+    let text = json_text(v, false);
+    (text.chars().count() <= MAX_INLINE_JSON).then(|| code_span(&text))
 }
 
 /// One value of a comma-separated short list; an empty one is shown as `""`
@@ -655,13 +772,25 @@ fn section(sections: &mut String, key: &str, block: &str) {
     sections.push('\n');
 }
 
-/// Pretty JSON in a fenced block. Characters that `sanitize` would drop or
-/// turn into line breaks can only sit inside JSON strings; they are written
-/// as `\uXXXX` escapes (as serde_json already does for C0 controls), so the
-/// block stays valid JSON that parses back to Arcane's exact value.
-fn json_block(v: &Value) -> String {
-    let text = serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string());
-    let text = if text.chars().any(is_unsafe_char) {
+/// JSON in a fenced block: pretty for a lone value, compact inside an object's
+/// text (indentation costs a model tokens and carries nothing). Characters that
+/// `sanitize` would drop or turn into line breaks can only sit inside JSON
+/// strings; they are written as `\uXXXX` escapes (as serde_json already does
+/// for C0 controls), so the block stays valid JSON that parses back to
+/// Arcane's exact value.
+fn json_block(v: &Value, pretty: bool) -> String {
+    fenced(&json_text(v, pretty), "json")
+}
+
+/// JSON text of a value (pretty or compact) in which every character `sanitize` would drop or
+/// rewrite is a `\uXXXX` escape, so the text survives [`finish`] unchanged.
+fn json_text(v: &Value, pretty: bool) -> String {
+    let text = if pretty {
+        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+    } else {
+        v.to_string()
+    };
+    if text.chars().any(is_unsafe_char) {
         let mut out = String::with_capacity(text.len() + 16);
         for c in text.chars() {
             if is_unsafe_char(c) {
@@ -673,8 +802,7 @@ fn json_block(v: &Value) -> String {
         out
     } else {
         text
-    };
-    fenced(&text, "json")
+    }
 }
 
 /// Summarizes envelope members other than `skip` (`counts`, `warnings`,

@@ -833,7 +833,11 @@ async fn action_titles_from_the_spec_or_an_overlay_are_escaped_in_every_result()
     // A stream's result (overlay title), and a destructive call refused for want of confirm
     // (spec title).
     for (id, params) in [
-        ("project.up", json!({"projectId": "p1"})),
+        // A database ID, so no name lookup happens first.
+        (
+            "project.up",
+            json!({"projectId": "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"}),
+        ),
         ("api_key.delete", json!({"id": "k1"})),
     ] {
         let r = client
