@@ -1,4 +1,4 @@
-//! Experimental output schemas (SPEC §9): one relaxed JSON Schema per JSON action, describing
+//! Experimental output schemas (docs/output-schemas.md): one relaxed JSON Schema per JSON action, describing
 //! `structuredContent` as the server unwraps it from Arcane's envelope, and fitting of results
 //! to it.
 //!
@@ -12,7 +12,7 @@
 //! - [`ValidationReport`] / [`report_line`]: the end-to-end validator mode
 //!   (`E2E_VALIDATE_OUTPUT=1`).
 //!
-//! Schemas are relaxed on purpose (seed 000): Arcane does not always send what its document
+//! Schemas are relaxed on purpose (docs/output-schemas.md): Arcane does not always send what its document
 //! declares, and a client may reject a result that does not match a declared schema, which
 //! would turn a good call into an error. So a schema states the type of every field Arcane
 //! declares and nothing a harmless divergence can break.
@@ -55,7 +55,7 @@ const MAX_SCHEMA_DEPTH: usize = 64;
 // ---------------------------------------------------------------------------------------------
 
 /// Takes Arcane's answer out of its `{success, data, pagination}` envelope: the
-/// `structuredContent` of a successful call (SPEC §6).
+/// `structuredContent` of a successful call (docs/output-format.md).
 ///
 /// The contract, decided by the value alone (never by the action), which [`output_schema`]
 /// mirrors:
@@ -122,7 +122,7 @@ fn lift(data: Value) -> Map<String, Value> {
 /// The caller decides where it is declared: only on the individual surface, and **not** for
 /// mutating actions in safe mode (they answer with a preview, not with this value).
 ///
-/// Relaxed (SPEC §9, seed 000): every field also accepts null; nothing is required; objects
+/// Relaxed (docs/output-schemas.md): every field also accepts null; nothing is required; objects
 /// accept unlisted fields; value constraints (enum, const, format, pattern, bounds, lengths,
 /// item counts, content encodings…) are dropped; `oneOf` becomes `anyOf`; the root is always
 /// `"type": "object"`. Only structural keywords (`type`, `properties`, `additionalProperties`
@@ -840,7 +840,7 @@ fn collect_types(schema: &Value, out: &mut Vec<String>, depth: usize) {
 /// value's JSON cut at [`NOTE_MAX_VALUE_BYTES`] bytes (saying so).
 ///
 /// Pointers and values are written as code spans with a fence longer than any backtick run
-/// inside, so nothing in them forms Markdown; the server's final pass over the text (SPEC §7:
+/// inside, so nothing in them forms Markdown; the server's final pass over the text (docs/escaping.md:
 /// control characters, bidi controls…) still applies to it.
 pub fn note(adjustments: &[Adjustment]) -> String {
     if adjustments.is_empty() {
@@ -1012,13 +1012,13 @@ impl ValidationReport {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Flat results (seed 003)
+// Flat results (docs/output-schemas.md, "The flat profile")
 // ---------------------------------------------------------------------------------------------
 
 /// Whether a root output schema is *flat*: every declared top-level field is a primitive
 /// (string, number, integer, boolean, each possibly null) and unlisted fields, if typed, are
 /// primitive too. Clients that map only top-level primitive fields (Salesforce Agentforce,
-/// seed 003) can use all of such a result.
+/// docs/output-schemas.md, "The flat profile") can use all of such a result.
 pub fn is_flat(schema: &Value) -> bool {
     let primitive = |s: &Value| {
         let types = declared_types(s);

@@ -1,4 +1,4 @@
-//! The three tool surfaces (SPEC §3): the tool definitions each one lists, and the parsing of a
+//! The three tool surfaces (docs/surfaces.md#three-surfaces): the tool definitions each one lists, and the parsing of a
 //! call into what the executor needs (`action`, `params`, `confirm`). Nothing here talks to
 //! Arcane; every surface is a projection of the same catalog and policy.
 
@@ -26,7 +26,7 @@ pub const MAX_LIMIT: usize = 50;
 /// still validated against the full schema).
 pub const TOOL_SCHEMA_DEPTH: usize = 3;
 
-/// The server's `instructions` (SPEC §3), for the active surface.
+/// The server's `instructions` (docs/surfaces.md#three-surfaces), for the active surface.
 pub fn instructions(surface: Surface, environment: &str, safe_mode: bool) -> String {
     let how = match surface {
         Surface::Dynamic => format!(

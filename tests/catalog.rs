@@ -1,4 +1,4 @@
-//! The catalog built from Arcane's real OpenAPI documents (issue 2's "must show").
+//! The catalog built from Arcane's real OpenAPI documents .
 
 mod fixtures;
 

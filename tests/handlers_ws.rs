@@ -137,7 +137,7 @@ async fn project_and_swarm_service_logs() {
     let out = guarded(collect_logs(&t, &quick_logs(100))).await.unwrap();
     assert!(out.lines.contains(&"web-1 starting".to_string()), "{out:?}");
     assert!(out.lines.contains(&"db-1 starting".to_string()), "{out:?}");
-    // Project text frames carry no [STDERR] prefix (WIRE.md §5).
+    // Project text frames carry no [STDERR] prefix (docs/arcane-wire.md#websockets).
     assert!(out.lines.iter().all(|l| !l.starts_with("[STDERR]")));
     let t = target(&sim, "/environments/0/ws/swarm/services/edge-proxy/logs");
     let out = guarded(collect_logs(&t, &quick_logs(1))).await.unwrap();

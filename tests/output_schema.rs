@@ -1,4 +1,4 @@
-//! Output schemas (issue 8): generation, relaxation, unwrapping and fitting, against the real
+//! Output schemas: generation, relaxation, unwrapping and fitting, against the real
 //! Arcane 2.8.0 document and bodies synthesized by the simulator.
 
 mod fixtures;

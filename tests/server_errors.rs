@@ -1,4 +1,4 @@
-//! Errors as Arcane really answers them (WIRE.md §2), injected with simulator faults: each is an
+//! Errors as Arcane really answers them (docs/arcane-wire.md#errors), injected with simulator faults: each is an
 //! `isError` result with a next step — 401 the credential, 403 the permission, 404 the list
 //! action, daemon/agent unreachable the environment checks (not "missing"); a write that times
 //! out says it may have happened; streams end in errors or get cut; startup without URL or

@@ -1,4 +1,4 @@
-//! Issue 6 end to end: WebSocket handlers, JSON-lines streams with progress and cancellation,
+//! End to end: WebSocket handlers, JSON-lines streams with progress and cancellation,
 //! and downloads, through the real binary on each surface.
 
 mod server_support;

@@ -1,4 +1,4 @@
-//! Output schemas (SPEC §9) end to end: every JSON action of the 2.8.0 spec called on the
+//! Output schemas (docs/output-schemas.md) end to end: every JSON action of the 2.8.0 spec called on the
 //! individual surface with schemas on, each successful structuredContent checked against the
 //! tool's declared output schema, as a strict client would. With `E2E_VALIDATE_OUTPUT=1` the
 //! sweep also writes a report of every part the server had to adjust.

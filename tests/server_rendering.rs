@@ -1,4 +1,4 @@
-//! Issue 5 end to end: the text block of each result kind on each surface (golden files), and
+//! End to end: the text block of each result kind on each surface (golden files), and
 //! hostile values placed in the simulator's state proven harmless by parsing the text.
 //!
 //! Golden files live in `tests/golden/`; `UPDATE_GOLDEN=1 cargo test --test server_rendering`

@@ -1,4 +1,4 @@
-//! Resources (SPEC §10) and the result decorations of SPEC §6 (next steps, resource links),
+//! Resources (docs/surfaces.md#resources) and the result decorations of docs/output-format.md (next steps, resource links),
 //! against the simulator, on each surface.
 
 mod server_support;

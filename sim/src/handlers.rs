@@ -168,14 +168,14 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         ("GET", "/environments/{}/swarm/services") => list_swarm_services(ctx),
         ("GET", "/environments/{}/swarm/services/{}") => get_swarm_service(ctx),
         ("POST", "/environments/{}/swarm/services/{}/scale") => scale_swarm_service(ctx),
-        // Downloads (WIRE.md §6).
+        // Downloads (docs/arcane-wire.md#downloads).
         ("GET", s) if is_download_shape(s) => downloads(ctx, s),
         _ => crate::collections::handle(ctx, method, shape).unwrap_or_else(|| generic(ctx)),
     }
 }
 
 // ---------------------------------------------------------------------------------------
-// Lists and pagination (WIRE.md §1).
+// Lists and pagination (docs/arcane-wire.md#list-envelopes-and-paging).
 
 /// How a list pages.
 #[derive(Clone, Copy)]
@@ -514,7 +514,7 @@ fn list_containers(ctx: &Ctx) -> Response {
         .q("includeInternal")
         .is_some_and(|v| v == "true" || v == "1");
     let st = ctx.sh.state();
-    // WIRE.md §8: counts are computed before search and filters; internal containers are
+    // docs/arcane-wire.md#container-list: counts are computed before search and filters; internal containers are
     // hidden from both unless includeInternal.
     let (counts, grand) = container_counts(&st, env, include_internal);
     let items: Vec<Value> = st
@@ -668,7 +668,7 @@ fn container_action(ctx: &Ctx, action: &str) -> Response {
     let mut st = ctx.sh.state();
     let Some(i) = find_container(&st, ctx.p(0), ctx.p(1)) else {
         drop(st);
-        // WIRE.md §2: actions on an unknown container are a 500.
+        // docs/arcane-wire.md#errors: actions on an unknown container are a 500.
         return ctx.problem(
             500,
             &format!(
@@ -1151,7 +1151,7 @@ fn list_projects(ctx: &Ctx) -> Response {
         .map(|i| project_value(&st, i, ctx.sh.version()))
         .collect();
     drop(st);
-    // WIRE.md §1: projects clamp limits like the DB-backed lists.
+    // docs/arcane-wire.md#list-envelopes-and-paging: projects clamp limits like the DB-backed lists.
     let (page, mut pagination) = paginate(ctx, items, grand, Paging::Db, PROJECT_SORT);
     pagination["grandTotalItems"] = json!(grand);
     ctx.ok(Value::Array(page), vec![("pagination", pagination)])
@@ -1181,7 +1181,7 @@ fn project_stream(ctx: &Ctx, action: &'static str) -> Response {
     let mut st = ctx.sh.state();
     let Some(i) = find_project(&st, &env, ctx.p(1)) else {
         drop(st);
-        // Failures before streaming starts are problem+json (WIRE.md §4).
+        // Failures before streaming starts are problem+json (docs/arcane-wire.md#streams).
         return project_not_found(ctx);
     };
     let p = st.projects[i].clone();
@@ -1902,7 +1902,7 @@ fn build_change(ctx: &Ctx, mkdir: bool) -> Response {
 }
 
 // ---------------------------------------------------------------------------------------
-// Downloads (WIRE.md §6).
+// Downloads (docs/arcane-wire.md#downloads).
 
 const DEMO_PEM: &str = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUYXJjYW5lLXNpbS1kZW1vLWNhMAoGCCqGSM49BAMCMB8x\nHTAbBgNVBAMMFGFyY2FuZS1zaW0gZGVtbyBDQSAwHhcNMjUwNjAxMTIwMDAwWhcN\nMzUwNjAxMTIwMDAwWjAfMR0wGwYDVQQDDBRhcmNhbmUtc2ltIGRlbW8gQ0EgMFkw\n-----END CERTIFICATE-----\n";
 const EMPTY_GZIP: [u8; 20] = [

@@ -4,7 +4,7 @@
 //! REST API, driven by an Arcane OpenAPI document. It keeps a small Docker world in memory
 //! (environments, containers, images, compose projects, volumes, networks, swarm services),
 //! answers every other operation of the document with a response synthesized from its schema,
-//! and follows Arcane's real wire behaviour (`WIRE.md`): envelopes, pagination arithmetic,
+//! and follows Arcane's real wire behaviour (`docs/arcane-wire.md`): envelopes, pagination arithmetic,
 //! problem+json errors, JSON-lines streams, WebSockets and downloads.
 //!
 //! Test hooks live outside `/api`, under `/__sim/` (see `sim/README.md`).

@@ -419,7 +419,7 @@ impl Ctx {
         self.body.as_ref()?.get(k)?.as_str()
     }
 
-    /// The `$schema` URL huma puts first in bodies (WIRE.md §0).
+    /// The `$schema` URL huma puts first in bodies (docs/arcane-wire.md#json-encoding).
     pub fn schema_url(&self, name: &str) -> String {
         format!("http://{}/api/schemas/{name}.json", self.host)
     }
@@ -470,7 +470,7 @@ impl Ctx {
         resp
     }
 
-    /// A huma problem+json error (WIRE.md §2).
+    /// A huma problem+json error (docs/arcane-wire.md#errors).
     pub fn problem(&self, status: u16, detail: &str) -> Response {
         problem(status, detail, None, &self.host)
     }
@@ -522,7 +522,7 @@ pub fn proxy_error(status: u16, msg: &str) -> Response {
     )
 }
 
-/// Arcane's unknown-route 404 (WIRE.md §2).
+/// Arcane's unknown-route 404 (docs/arcane-wire.md#errors).
 pub fn unknown_route(path: &str) -> Response {
     json_response(
         StatusCode::NOT_FOUND,
@@ -568,7 +568,7 @@ fn is_public(method: &Method, sub: &str) -> bool {
     }
 }
 
-/// The authentication check of WIRE.md §3: `X-API-Key` first, then `Authorization: Bearer`.
+/// The authentication check of docs/arcane-wire.md#authentication: `X-API-Key` first, then `Authorization: Bearer`.
 fn auth_error(sh: &Shared, headers: &HeaderMap) -> Option<&'static str> {
     if let Some(k) = headers.get("x-api-key") {
         return if k.as_bytes() == sh.api_key.as_bytes() {
@@ -659,12 +659,12 @@ async fn entry(st: St, req: Request) -> Response {
             .into_response();
     }
     if sub == "/health" && (parts.method == Method::GET || parts.method == Method::HEAD) {
-        // WIRE.md §3: `/api/health` is public and answers {$schema, status:"UP"}.
+        // docs/arcane-wire.md#authentication: `/api/health` is public and answers {$schema, status:"UP"}.
         let body = json!({"$schema": format!("http://{host}/api/schemas/HealthResponse.json"), "status": "UP"});
         return json_response(StatusCode::OK, &body);
     }
 
-    // Authentication (WIRE.md §3, §5).
+    // Authentication (docs/arcane-wire.md#authentication, docs/arcane-wire.md#websockets).
     if !is_public(&parts.method, &sub)
         && let Some(msg) = auth_error(&sh, &parts.headers)
     {
@@ -701,7 +701,7 @@ async fn entry(st: St, req: Request) -> Response {
         }
     }
 
-    // Environment proxy checks for remote environments (WIRE.md §2).
+    // Environment proxy checks for remote environments (docs/arcane-wire.md#errors).
     let segs: Vec<&str> = sub.trim_matches('/').split('/').collect();
     let mut remote = false;
     if segs.len() >= 3 && segs[0] == "environments" && segs[1] != "0" {
@@ -730,7 +730,7 @@ async fn entry(st: St, req: Request) -> Response {
     let (hsegs, raw) = handler_segments(sh.version(), remote, &path, &sub);
     let psegs: Vec<&str> = hsegs.iter().map(String::as_str).collect();
 
-    // WebSockets (SPEC §5, WIRE.md §5).
+    // WebSockets (docs/handlers.md, docs/arcane-wire.md#websockets).
     if psegs.len() >= 4 && psegs[0] == "environments" && psegs[2] == "ws" {
         let Ok(upgrade) =
             axum::extract::ws::WebSocketUpgrade::from_request_parts(&mut parts, &()).await
@@ -952,7 +952,7 @@ async fn apply_fault(ctx: &mut Ctx, f: &FaultSpec, kill: Option<ConnKill>) -> Fa
     }
 }
 
-/// Arcane's request checks (WIRE.md §2): required body, bad JSON, unexpected or missing
+/// Arcane's request checks (docs/arcane-wire.md#errors): required body, bad JSON, unexpected or missing
 /// top-level properties, non-integer integer query parameters.
 fn validate_request(ctx: &Ctx) -> Option<Response> {
     let spec = &ctx.sh.spec;
@@ -1011,7 +1011,7 @@ fn validate_request(ctx: &Ctx) -> Option<Response> {
     (!errors.is_empty()).then(|| ctx.validation(422, errors))
 }
 
-/// A paced JSON-lines stream (WIRE.md §4): an activity line, the `{"log"}` lines, then
+/// A paced JSON-lines stream (docs/arcane-wire.md#streams): an activity line, the `{"log"}` lines, then
 /// `{"done":true}` (running `on_done` on the state) or `{"error"}`.
 pub fn json_stream(
     ctx: &Ctx,
@@ -1124,7 +1124,7 @@ trait TakeWhileInclusiveErr: futures::Stream<Item = Result<Bytes, std::io::Error
 }
 impl<T: futures::Stream<Item = Result<Bytes, std::io::Error>> + Sized> TakeWhileInclusiveErr for T {}
 
-/// A download (WIRE.md §6). A `truncate` fault cuts it in the middle.
+/// A download (docs/arcane-wire.md#downloads). A `truncate` fault cuts it in the middle.
 pub fn download(ctx: &Ctx, content_type: &str, disposition: &str, bytes: Vec<u8>) -> Response {
     let builder = Response::builder()
         .status(StatusCode::OK)

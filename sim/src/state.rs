@@ -385,7 +385,7 @@ pub fn container_project(c: &Container) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
-/// Whether a container carries Arcane's internal-resource label (WIRE.md §8).
+/// Whether a container carries Arcane's internal-resource label (docs/arcane-wire.md#container-list).
 pub fn is_internal(c: &Container) -> bool {
     c.labels
         .get("com.getarcaneapp.internal.resource")
@@ -424,7 +424,7 @@ pub fn container_summary(c: &Container) -> Value {
         .iter()
         .map(|p| {
             let mut p = p.clone();
-            // WIRE.md §8: unpublished ports carry ip "invalid IP".
+            // docs/arcane-wire.md#container-list: unpublished ports carry ip "invalid IP".
             if let Value::Object(o) = &mut p
                 && !o.contains_key("ip")
                 && !o.contains_key("publicPort")
@@ -533,7 +533,7 @@ pub fn repo_and_tag(i: &Image) -> (String, String) {
     }
 }
 
-/// Compose byte-size fields that compose-go marshals as quoted decimals (WIRE.md §7).
+/// Compose byte-size fields that compose-go marshals as quoted decimals (docs/arcane-wire.md#compose-byte-sizes).
 pub const COMPOSE_BYTE_FIELDS: [&str; 5] = [
     "mem_limit",
     "mem_reservation",
@@ -551,7 +551,7 @@ fn to_byte_string(v: Option<&Value>) -> Value {
 }
 
 /// Rewrites a compose service config so that its byte sizes are strings, as Arcane sends
-/// them (WIRE.md §7): `mem_limit`, `mem_reservation`, `mem_swappiness`, `memswap_limit`,
+/// them (docs/arcane-wire.md#compose-byte-sizes): `mem_limit`, `mem_reservation`, `mem_swappiness`, `memswap_limit`,
 /// `shm_size`, build `shm_size`, deploy resources `memory`, tmpfs `size`.
 pub fn stringify_compose_bytes(service: &mut Value) {
     let Value::Object(o) = service else { return };
@@ -1274,7 +1274,7 @@ mod tests {
 
     #[test]
     fn compose_bytes_become_strings() {
-        // WIRE.md §7: compose byte sizes go out as quoted decimals, "0" when unset.
+        // docs/arcane-wire.md#compose-byte-sizes: compose byte sizes go out as quoted decimals, "0" when unset.
         let mut s = json!({"mem_limit": 268435456, "build": {}, "deploy": {"resources": {"limits": {"memory": 5}}},
                            "volumes": [{"tmpfs": {"size": 64}}]});
         stringify_compose_bytes(&mut s);

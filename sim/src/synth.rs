@@ -291,7 +291,7 @@ fn conform_at(spec: &Spec, schema: &Value, value: Value, path: &str, depth: usiz
             )
         }
         Value::Null if schema_type(schema) == Some("array") => {
-            // Go's encoding/json v2 emits nil slices as [] (WIRE.md §0).
+            // Go's encoding/json v2 emits nil slices as [] (docs/arcane-wire.md#json-encoding).
             json!([])
         }
         other => other,

@@ -1,4 +1,4 @@
-//! WebSocket endpoints (SPEC §5) with WIRE.md §5's framing.
+//! WebSocket endpoints (docs/handlers.md) with the framing. of docs/arcane-wire.md#websockets
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -165,7 +165,7 @@ fn render(line: &Line, seq: u64, opts: LogOpts, project: bool) -> Value {
         v
     } else {
         // Text: container/service lines get "[STDERR] " before stderr; project lines are the
-        // message only (WIRE.md §5).
+        // message only (docs/arcane-wire.md#websockets).
         let mut s = String::new();
         if opts.timestamps {
             s.push_str(&now_rfc3339_nano());
@@ -231,7 +231,7 @@ async fn logs(mut ws: WebSocket, lines: Result<Vec<Line>, String>, opts: LogOpts
     let lines = match lines {
         Ok(l) => l,
         Err(e) => {
-            // A single error frame; the socket stays open (WIRE.md §5).
+            // A single error frame; the socket stays open (docs/arcane-wire.md#websockets).
             let frame = if opts.json {
                 json!({"seq": 1, "level": "error", "message": e, "timestamp": now_rfc3339_nano(), "service": "arcane"})
             } else {
@@ -348,7 +348,7 @@ async fn system_stats(mut ws: WebSocket, interval: u64, containers: usize) {
 }
 
 /// The terminal: raw binary frames, TTY echo, a tiny shell (`echo`, `env`, `hostname`,
-/// `pwd`, `whoami`, `exit`), no resize or control messages (WIRE.md §5).
+/// `pwd`, `whoami`, `exit`), no resize or control messages (docs/arcane-wire.md#websockets).
 async fn terminal(
     mut ws: WebSocket,
     c: Option<crate::state::Container>,

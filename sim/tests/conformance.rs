@@ -1,6 +1,6 @@
 //! Calls every operation of both specs in `../shared/arcane/` and checks each 2xx JSON body
 //! against the operation's declared response schema. The only mismatches allowed are the
-//! documented divergences (WIRE.md §7: compose byte sizes sent as strings).
+//! documented divergences (docs/arcane-wire.md#compose-byte-sizes: compose byte sizes sent as strings).
 
 mod common;
 
@@ -12,7 +12,7 @@ use common::*;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-/// Compose byte-size fields that Arcane sends as strings (WIRE.md §7).
+/// Compose byte-size fields that Arcane sends as strings (docs/arcane-wire.md#compose-byte-sizes).
 const BYTE_FIELDS: [&str; 5] = [
     "mem_limit",
     "mem_reservation",
@@ -303,7 +303,7 @@ async fn check_spec(path: &Path) -> Report {
             }
             continue;
         };
-        // WIRE.md §6: the builds download is `application/octet-stream` although the
+        // docs/arcane-wire.md#downloads: the builds download is `application/octet-stream` although the
         // document declares JSON (a documented divergence).
         if op.template == "/environments/{id}/builds/browse/download"
             && ctype == "application/octet-stream"

@@ -200,7 +200,7 @@ async fn stream_error_fault() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    // WIRE.md §4: failure ends with {"error"} and no done line.
+    // docs/arcane-wire.md#streams: failure ends with {"error"} and no done line.
     assert_eq!(lines[0]["type"], "activity");
     assert_eq!(
         lines.last().unwrap(),
@@ -222,7 +222,7 @@ async fn agent_unreachable_fault() {
         .send()
         .await
         .unwrap();
-    // WIRE.md §2: 502 `Edge agent is not connected`, plain JSON.
+    // docs/arcane-wire.md#errors: 502 `Edge agent is not connected`, plain JSON.
     assert_eq!(r.status(), 502);
     assert_eq!(r.headers()["content-type"], "application/json");
     let b: Value = r.json().await.unwrap();

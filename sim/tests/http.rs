@@ -1,4 +1,4 @@
-//! HTTP-level tests of the simulator. Each WIRE.md fact the simulator implements is cited.
+//! HTTP-level tests of the simulator. Each wire fact (docs/arcane-wire.md) the simulator implements is cited.
 
 mod common;
 
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn openapi_and_health_are_public() {
     let s = start().await;
-    // WIRE.md §3: /api/openapi.json and /api/health need no credentials.
+    // docs/arcane-wire.md#authentication: /api/openapi.json and /api/health need no credentials.
     let r = s.http.get(s.url("/api/openapi.json")).send().await.unwrap();
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-type"], "application/json");
@@ -38,7 +38,7 @@ async fn yaml_spec_is_served_as_json() {
 async fn auth_is_required_and_answers_problem_json() {
     let s = start().await;
     let url = s.url("/api/environments/0/containers");
-    // WIRE.md §2: no credentials → 401 `Unauthorized: valid authentication required`.
+    // docs/arcane-wire.md#errors: no credentials → 401 `Unauthorized: valid authentication required`.
     let r = s.http.get(&url).send().await.unwrap();
     assert_eq!(r.status(), 401);
     assert_eq!(r.headers()["content-type"], "application/problem+json");
@@ -46,7 +46,7 @@ async fn auth_is_required_and_answers_problem_json() {
     assert_eq!(b["title"], "Unauthorized");
     assert_eq!(b["status"], 401);
     assert_eq!(b["detail"], "Unauthorized: valid authentication required");
-    // WIRE.md §2: a bad API key → `Unauthorized: invalid API key`.
+    // docs/arcane-wire.md#errors: a bad API key → `Unauthorized: invalid API key`.
     let b: Value = s
         .http
         .get(&url)
@@ -58,7 +58,7 @@ async fn auth_is_required_and_answers_problem_json() {
         .await
         .unwrap();
     assert_eq!(b["detail"], "Unauthorized: invalid API key");
-    // WIRE.md §3: X-API-Key is checked first, even when a good bearer follows.
+    // docs/arcane-wire.md#authentication: X-API-Key is checked first, even when a good bearer follows.
     let r = s
         .http
         .get(&url)
@@ -85,7 +85,7 @@ async fn auth_is_required_and_answers_problem_json() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    // WIRE.md §3: query-string tokens are never accepted.
+    // docs/arcane-wire.md#authentication: query-string tokens are never accepted.
     let r = s
         .http
         .get(format!("{url}?token={}", arcane_sim::DEFAULT_API_KEY))
@@ -113,19 +113,19 @@ async fn container_list_envelope_counts_and_pagination() {
         .await;
     assert_eq!(st, 200);
     assert_eq!(b["success"], true);
-    // WIRE.md §1: `counts` comes before `pagination` in the with-counts envelope.
+    // docs/arcane-wire.md#list-envelopes-and-paging: `counts` comes before `pagination` in the with-counts envelope.
     let keys: Vec<&String> = b.as_object().unwrap().keys().collect();
     let ci = keys.iter().position(|k| *k == "counts").unwrap();
     let pi = keys.iter().position(|k| *k == "pagination").unwrap();
     assert!(ci < pi);
-    // WIRE.md §8: the internal container is hidden from data and counts by default.
+    // docs/arcane-wire.md#container-list: the internal container is hidden from data and counts by default.
     // Demo env 0 has 7 visible containers: 4 running (web, api, db, grafana), paused cache,
     // exited prometheus and backup; anything not running counts as stopped.
     assert_eq!(
         b["counts"],
         json!({"runningContainers": 4, "stoppedContainers": 3, "totalContainers": 7})
     );
-    // WIRE.md §1: currentPage=start/limit+1, itemsPerPage=limit, totalPages=ceil(total/limit).
+    // docs/arcane-wire.md#list-envelopes-and-paging: currentPage=start/limit+1, itemsPerPage=limit, totalPages=ceil(total/limit).
     let p = &b["pagination"];
     assert_eq!(p["currentPage"], 1); // 2/3+1 = 1 (never clamped to the real page)
     assert_eq!(p["itemsPerPage"], 3);
@@ -141,35 +141,35 @@ async fn container_list_envelope_counts_and_pagination() {
         .map(|c| c["names"][0].as_str().unwrap().to_string())
         .collect();
     assert_eq!(names, vec!["cache-1", "db-1", "grafana-1"]);
-    // WIRE.md §8: names have no leading slash.
+    // docs/arcane-wire.md#container-list: names have no leading slash.
     assert!(!names[0].starts_with('/'));
 }
 
 #[tokio::test]
 async fn pagination_edge_cases() {
     let s = start().await;
-    // WIRE.md §1: limit -1 means all: one page, itemsPerPage = totalItems.
+    // docs/arcane-wire.md#list-envelopes-and-paging: limit -1 means all: one page, itemsPerPage = totalItems.
     let (_, b) = s.get_json("/environments/0/containers?limit=-1").await;
     assert_eq!(
         b["pagination"],
         json!({"totalPages": 1, "totalItems": 7, "currentPage": 1, "itemsPerPage": 7, "grandTotalItems": 7})
     );
-    // WIRE.md §1: a limit below -1 becomes 20.
+    // docs/arcane-wire.md#list-envelopes-and-paging: a limit below -1 becomes 20.
     let (_, b) = s.get_json("/environments/0/containers?limit=-5").await;
     assert_eq!(b["pagination"]["itemsPerPage"], 20);
-    // WIRE.md §1: containers and networks return everything for limit 0.
+    // docs/arcane-wire.md#list-envelopes-and-paging: containers and networks return everything for limit 0.
     let (_, b) = s.get_json("/environments/0/networks?limit=0").await;
     assert_eq!(b["pagination"]["itemsPerPage"], 6);
     assert_eq!(b["data"].as_array().unwrap().len(), 6);
-    // WIRE.md §1: images and volumes treat limit 0 as 20.
+    // docs/arcane-wire.md#list-envelopes-and-paging: images and volumes treat limit 0 as 20.
     let (_, b) = s.get_json("/environments/0/images?limit=0").await;
     assert_eq!(b["pagination"]["itemsPerPage"], 20);
     let (_, b) = s.get_json("/environments/0/volumes?limit=0").await;
     assert_eq!(b["pagination"]["itemsPerPage"], 20);
-    // WIRE.md §1: there is no max limit on Docker-backed lists.
+    // docs/arcane-wire.md#list-envelopes-and-paging: there is no max limit on Docker-backed lists.
     let (_, b) = s.get_json("/environments/0/containers?limit=500").await;
     assert_eq!(b["pagination"]["itemsPerPage"], 500);
-    // WIRE.md §1: totalPages is at least 1, even with no items; start beyond the end is allowed.
+    // docs/arcane-wire.md#list-envelopes-and-paging: totalPages is at least 1, even with no items; start beyond the end is allowed.
     let (_, b) = s
         .get_json("/environments/0/containers?search=zzz-nothing")
         .await;
@@ -181,16 +181,16 @@ async fn pagination_edge_cases() {
         .await;
     assert_eq!(b["pagination"]["currentPage"], 5);
     assert_eq!(b["data"], json!([]));
-    // WIRE.md §1: DB-backed lists clamp limit>100 to 100 and ≤0 to 20; grandTotalItems 0.
+    // docs/arcane-wire.md#list-envelopes-and-paging: DB-backed lists clamp limit>100 to 100 and ≤0 to 20; grandTotalItems 0.
     let (_, b) = s.get_json("/environments?limit=1000").await;
     assert_eq!(b["pagination"]["itemsPerPage"], 100);
     assert_eq!(b["pagination"]["grandTotalItems"], 0);
     let (_, b) = s.get_json("/environments?limit=0").await;
     assert_eq!(b["pagination"]["itemsPerPage"], 20);
-    // WIRE.md §1: projects clamp the same way.
+    // docs/arcane-wire.md#list-envelopes-and-paging: projects clamp the same way.
     let (_, b) = s.get_json("/environments/0/projects?limit=-1").await;
     assert_eq!(b["pagination"]["itemsPerPage"], 20);
-    // WIRE.md §2: a non-integer limit is a 422 `invalid integer` at query.limit.
+    // docs/arcane-wire.md#errors: a non-integer limit is a 422 `invalid integer` at query.limit.
     let r = s
         .api(Method::GET, "/environments/0/containers?limit=abc")
         .send()
@@ -206,7 +206,7 @@ async fn pagination_edge_cases() {
 #[tokio::test]
 async fn search_sort_order_and_filters() {
     let s = start().await;
-    // WIRE.md §1: search is a case-insensitive substring; totalItems after, grandTotalItems before.
+    // docs/arcane-wire.md#list-envelopes-and-paging: search is a case-insensitive substring; totalItems after, grandTotalItems before.
     let (_, b) = s.get_json("/environments/0/containers?search=WEB").await;
     let names: Vec<&str> = b["data"]
         .as_array()
@@ -217,9 +217,9 @@ async fn search_sort_order_and_filters() {
     assert_eq!(names, vec!["web-1"]);
     assert_eq!(b["pagination"]["totalItems"], 1);
     assert_eq!(b["pagination"]["grandTotalItems"], 7);
-    // WIRE.md §8: counts are computed before search and filters.
+    // docs/arcane-wire.md#container-list: counts are computed before search and filters.
     assert_eq!(b["counts"]["totalContainers"], 7);
-    // WIRE.md §1: only the exact value `desc` reverses.
+    // docs/arcane-wire.md#list-envelopes-and-paging: only the exact value `desc` reverses.
     let (_, b) = s
         .get_json("/environments/0/containers?limit=-1&sort=name&order=desc")
         .await;
@@ -244,7 +244,7 @@ async fn search_sort_order_and_filters() {
         .get_json("/environments/0/containers?limit=-1&sort=state")
         .await;
     assert_eq!(b["data"][0]["state"], "exited");
-    // WIRE.md §8: includeInternal shows the internal container in data and counts.
+    // docs/arcane-wire.md#container-list: includeInternal shows the internal container in data and counts.
     let (_, b) = s
         .get_json("/environments/0/containers?includeInternal=true&limit=-1")
         .await;
@@ -267,12 +267,12 @@ async fn search_sort_order_and_filters() {
         .map(|c| c["names"][0].as_str().unwrap())
         .collect();
     assert_eq!(names, vec!["backup-1"]);
-    // WIRE.md §1: comma-separated filter values are OR'd.
+    // docs/arcane-wire.md#list-envelopes-and-paging: comma-separated filter values are OR'd.
     let (_, b) = s
         .get_json("/environments/0/containers?standalone=true,false")
         .await;
     assert_eq!(b["pagination"]["totalItems"], 7);
-    // WIRE.md §1: `groups` appears only with groupBy=project, standalone ones in "No Project".
+    // docs/arcane-wire.md#list-envelopes-and-paging: `groups` appears only with groupBy=project, standalone ones in "No Project".
     assert!(b.get("groups").is_none());
     let (_, b) = s
         .get_json("/environments/0/containers?groupBy=project&limit=-1")
@@ -284,7 +284,7 @@ async fn search_sort_order_and_filters() {
         .map(|g| g["groupName"].as_str().unwrap())
         .collect();
     assert!(groups.contains(&"webshop") && groups.contains(&"No Project"));
-    // WIRE.md §8: unpublished ports carry ip "invalid IP".
+    // docs/arcane-wire.md#container-list: unpublished ports carry ip "invalid IP".
     let (_, b) = s.get_json("/environments/0/containers?search=db-1").await;
     assert_eq!(b["data"][0]["ports"][0]["ip"], "invalid IP");
     // Images sort by repo, byte-wise (`<` sorts before letters).
@@ -405,7 +405,7 @@ async fn container_lifecycle_changes_state() {
 #[tokio::test]
 async fn arcane_error_wording() {
     let s = start().await;
-    // WIRE.md §2: GET container unknown → 404 with the chained Docker text.
+    // docs/arcane-wire.md#errors: GET container unknown → 404 with the chained Docker text.
     let (st, b) = s.get_json("/environments/0/containers/ghost").await;
     assert_eq!(st, 404);
     assert_eq!(b["title"], "Not Found");
@@ -413,7 +413,7 @@ async fn arcane_error_wording() {
         b["detail"],
         "Failed to retrieve container: container not found: Error response from daemon: No such container: ghost"
     );
-    // WIRE.md §2: actions on an unknown container are a 500.
+    // docs/arcane-wire.md#errors: actions on an unknown container are a 500.
     for action in ["start", "stop", "restart", "kill", "pause", "unpause"] {
         let (st, b) = s
             .post_json(
@@ -435,7 +435,7 @@ async fn arcane_error_wording() {
         .await
         .unwrap();
     assert_eq!(r.status(), 500);
-    // WIRE.md §2: image, project, environment, volume, network not-found texts.
+    // docs/arcane-wire.md#errors: image, project, environment, volume, network not-found texts.
     let (st, b) = s.get_json("/environments/0/images/ghost").await;
     assert_eq!(
         (st, b["detail"].as_str().unwrap()),
@@ -470,7 +470,7 @@ async fn arcane_error_wording() {
             .unwrap()
             .starts_with("Network not found: ")
     );
-    // WIRE.md §2: an unknown route is plain JSON 404 `API endpoint not found: <path>`.
+    // docs/arcane-wire.md#errors: an unknown route is plain JSON 404 `API endpoint not found: <path>`.
     let r = s.api(Method::GET, "/no/such/route").send().await.unwrap();
     assert_eq!(r.status(), 404);
     assert_eq!(r.headers()["content-type"], "application/json");
@@ -479,7 +479,7 @@ async fn arcane_error_wording() {
         b,
         json!({"success": false, "error": "API endpoint not found: /api/no/such/route"})
     );
-    // WIRE.md §2: remote environment errors are plain JSON {"success":false,"data":{"error"}}.
+    // docs/arcane-wire.md#errors: remote environment errors are plain JSON {"success":false,"data":{"error"}}.
     let r = s
         .api(Method::GET, "/environments/nope/containers")
         .send()
@@ -497,7 +497,7 @@ async fn arcane_error_wording() {
 #[tokio::test]
 async fn request_validation() {
     let s = start().await;
-    // WIRE.md §2: missing required body → 400 `request body is required`.
+    // docs/arcane-wire.md#errors: missing required body → 400 `request body is required`.
     let r = s
         .api(Method::POST, "/environments/0/images/pull")
         .send()
@@ -506,7 +506,7 @@ async fn request_validation() {
     assert_eq!(r.status(), 400);
     let b: Value = r.json().await.unwrap();
     assert_eq!(b["detail"], "request body is required");
-    // WIRE.md §2: bad JSON → 400 `validation failed`.
+    // docs/arcane-wire.md#errors: bad JSON → 400 `validation failed`.
     let r = s
         .api(Method::POST, "/environments/0/images/pull")
         .header("content-type", "application/json")
@@ -517,7 +517,7 @@ async fn request_validation() {
     assert_eq!(r.status(), 400);
     let b: Value = r.json().await.unwrap();
     assert_eq!(b["detail"], "validation failed");
-    // WIRE.md §2: 422 for an unexpected property and for a missing required one.
+    // docs/arcane-wire.md#errors: 422 for an unexpected property and for a missing required one.
     let (st, b) = s
         .post_json("/environments/0/images/pull", json!({"x": 1}))
         .await;
@@ -547,7 +547,7 @@ async fn remote_environment_works_and_reports_agent_state() {
     assert_eq!(names, vec!["cron-1", "worker-1"]);
     let (_, b) = s.get_json("/environments").await;
     assert_eq!(b["pagination"]["totalItems"], 2);
-    // Disconnected agent → WIRE.md §2's 502 `Edge agent is not connected`; disabled → 400.
+    // Disconnected agent → the 502 of docs/arcane-wire.md#errors `Edge agent is not connected`; disabled → 400.
     let mut state = s.hook_get("/__sim/state").await;
     state["environments"][1]["agentConnected"] = json!(false);
     let (st, _) = s.hook_post("/__sim/state", state.clone()).await;
@@ -698,7 +698,7 @@ async fn projects_and_compose_byte_sizes() {
             ))
             .await;
         assert_eq!(st, 200);
-        // WIRE.md §7: compose byte sizes are quoted decimals, "0" when unset.
+        // docs/arcane-wire.md#compose-byte-sizes: compose byte sizes are quoted decimals, "0" when unset.
         let svc = &b["data"]["services"][0];
         assert_eq!(svc["mem_limit"], "268435456");
         assert_eq!(svc["mem_reservation"], "0");
@@ -777,7 +777,7 @@ async fn image_pull_stream_follows_wire() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    // WIRE.md §4: stream headers.
+    // docs/arcane-wire.md#streams: stream headers.
     assert_eq!(r.headers()["content-type"], "application/x-json-stream");
     assert_eq!(
         r.headers()["cache-control"],
@@ -785,7 +785,7 @@ async fn image_pull_stream_follows_wire() {
     );
     assert_eq!(r.headers()["x-accel-buffering"], "no");
     let lines = read_lines(r).await;
-    // WIRE.md §4: activity line first, then {"log"} lines, then {"done":true}.
+    // docs/arcane-wire.md#streams: activity line first, then {"log"} lines, then {"done":true}.
     assert_eq!(lines[0]["type"], "activity");
     assert!(lines[0]["activityId"].is_string());
     assert!(
@@ -794,7 +794,7 @@ async fn image_pull_stream_follows_wire() {
             .all(|l| l.as_object().unwrap().len() == 1 && l["log"].is_string())
     );
     assert_eq!(lines.last().unwrap(), &json!({"done": true}));
-    // WIRE.md §4: pulls show non-TTY `<id>: <status>` lines, no raw Docker objects.
+    // docs/arcane-wire.md#streams: pulls show non-TTY `<id>: <status>` lines, no raw Docker objects.
     assert!(lines.iter().any(|l| {
         l["log"]
             .as_str()
@@ -854,7 +854,7 @@ async fn project_up_stream_changes_state() {
         let lines = read_lines(r).await;
         assert_eq!(lines.last().unwrap(), &json!({"done": true}), "{action}");
     }
-    // WIRE.md §4: failures before the stream starts are problem+json.
+    // docs/arcane-wire.md#streams: failures before the stream starts are problem+json.
     let r = s
         .api(Method::POST, "/environments/0/projects/ghost/up")
         .send()
@@ -920,7 +920,7 @@ async fn cancelled_stream_is_visible() {
 #[tokio::test]
 async fn downloads_follow_wire() {
     let s = start().await;
-    // WIRE.md §6: image export is a binary tar with a quoted, sanitized filename.
+    // docs/arcane-wire.md#downloads: image export is a binary tar with a quoted, sanitized filename.
     let r = s
         .api(
             Method::GET,
@@ -938,7 +938,7 @@ async fn downloads_follow_wire() {
     let tar = r.bytes().await.unwrap();
     assert_eq!(tar.len() % 512, 0);
     assert_eq!(&tar[257..262], b"ustar");
-    // WIRE.md §6: the edge mTLS CA is a PEM text.
+    // docs/arcane-wire.md#downloads: the edge mTLS CA is a PEM text.
     let r = s.api(Method::GET, "/edge-mtls/ca").send().await.unwrap();
     assert_eq!(r.headers()["content-type"], "application/x-pem-file");
     assert_eq!(
@@ -951,7 +951,7 @@ async fn downloads_follow_wire() {
             .unwrap()
             .starts_with("-----BEGIN CERTIFICATE-----")
     );
-    // WIRE.md §6: volume backups: gzip, unquoted <backupId>.tar.gz.
+    // docs/arcane-wire.md#downloads: volume backups: gzip, unquoted <backupId>.tar.gz.
     let r = s
         .api(Method::GET, "/environments/0/volumes/backups/bk-1/download")
         .send()
@@ -963,7 +963,7 @@ async fn downloads_follow_wire() {
         "attachment; filename=bk-1.tar.gz"
     );
     assert_eq!(&r.bytes().await.unwrap()[..2], &[0x1f, 0x8b]);
-    // WIRE.md §6: mTLS bundle and files.
+    // docs/arcane-wire.md#downloads: mTLS bundle and files.
     let r = s
         .api(Method::GET, "/environments/env-2/deployment/mtls/bundle")
         .send()
@@ -992,7 +992,7 @@ async fn downloads_follow_wire() {
         r.headers()["content-disposition"],
         "attachment; filename=\"staging-agent-env-2.key\""
     );
-    // WIRE.md §6: workspace downloads are octet-stream with an unquoted basename.
+    // docs/arcane-wire.md#downloads: workspace downloads are octet-stream with an unquoted basename.
     let r = s
         .api(
             Method::GET,
@@ -1128,7 +1128,7 @@ async fn huma_body_details() {
         .send()
         .await
         .unwrap();
-    // WIRE.md §0: huma puts `$schema` first and sends a matching describedBy Link header.
+    // docs/arcane-wire.md#json-encoding: huma puts `$schema` first and sends a matching describedBy Link header.
     let link = r.headers()["link"].to_str().unwrap().to_string();
     assert!(
         link.ends_with("/api/schemas/BaseApiResponseProjectDetails.json>; rel=\"describedBy\""),
@@ -1136,7 +1136,7 @@ async fn huma_body_details() {
     );
     let text = r.text().await.unwrap();
     assert!(text.starts_with("{\"$schema\":\"http://"), "{text}");
-    // WIRE.md §0: nil slices become [] and `false` is emitted.
+    // docs/arcane-wire.md#json-encoding: nil slices become [] and `false` is emitted.
     let mut state = s.hook_get("/__sim/state").await;
     state["projects"][0]["urls"] = Value::Null;
     s.hook_post("/__sim/state", state).await;

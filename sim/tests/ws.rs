@@ -1,4 +1,4 @@
-//! WebSocket endpoints (SPEC §5) with WIRE.md §5's framing.
+//! WebSocket endpoints (docs/handlers.md) with the framing. of docs/arcane-wire.md#websockets
 
 mod common;
 
@@ -50,7 +50,7 @@ async fn ws_needs_auth() {
     match err {
         tokio_tungstenite::tungstenite::Error::Http(resp) => {
             assert_eq!(resp.status(), 401);
-            // WIRE.md §5: errors before the upgrade are JSON.
+            // docs/arcane-wire.md#websockets: errors before the upgrade are JSON.
             let body: Value = serde_json::from_slice(resp.body().as_deref().unwrap()).unwrap();
             assert_eq!(body["code"], "UNAUTHORIZED");
             assert_eq!(body["message"], "Authentication required");
@@ -67,7 +67,7 @@ async fn container_logs_text_follow_false_stays_open() {
         "/api/environments/0/ws/containers/db-1/logs?follow=false",
     )
     .await;
-    // WIRE.md §5: text frames, stdout first, then stderr lines prefixed with "[STDERR] ".
+    // docs/arcane-wire.md#websockets: text frames, stdout first, then stderr lines prefixed with "[STDERR] ".
     assert_eq!(next_text(&mut ws).await, "db-1 starting");
     assert_eq!(next_text(&mut ws).await, "db-1 ready to accept connections");
     assert_eq!(
@@ -75,7 +75,7 @@ async fn container_logs_text_follow_false_stays_open() {
         "db-1 handled request GET /health 200"
     );
     assert_eq!(next_text(&mut ws).await, "[STDERR] db-1 warning: demo mode");
-    // WIRE.md §5: with follow=false the server does not close the socket.
+    // docs/arcane-wire.md#websockets: with follow=false the server does not close the socket.
     let more = tokio::time::timeout(Duration::from_millis(700), ws.next()).await;
     assert!(
         more.is_err(),
@@ -98,7 +98,7 @@ async fn container_logs_json_and_tail_and_follow() {
         "/api/environments/0/ws/containers/web-1/logs?format=json&tail=2",
     )
     .await;
-    // WIRE.md §5: JSON frames {seq, level, message, timestamp}.
+    // docs/arcane-wire.md#websockets: JSON frames {seq, level, message, timestamp}.
     let a: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
     assert_eq!(a["seq"], 1);
     assert_eq!(a["level"], "stdout");
@@ -114,7 +114,7 @@ async fn container_logs_json_and_tail_and_follow() {
 #[tokio::test]
 async fn logs_batched_and_project_and_errors() {
     let s = start().await;
-    // WIRE.md §5: batched=true sends arrays of entries.
+    // docs/arcane-wire.md#websockets: batched=true sends arrays of entries.
     let mut ws = connect(
         &s,
         "/api/environments/0/ws/containers/web-1/logs?format=json&batched=true&follow=false",
@@ -122,7 +122,7 @@ async fn logs_batched_and_project_and_errors() {
     .await;
     let arr: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
     assert_eq!(arr.as_array().unwrap().len(), 4);
-    // WIRE.md §5: project text logs are the message only; JSON carries `service`.
+    // docs/arcane-wire.md#websockets: project text logs are the message only; JSON carries `service`.
     let mut ws = connect(
         &s,
         "/api/environments/0/ws/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/logs?follow=false",
@@ -140,7 +140,7 @@ async fn logs_batched_and_project_and_errors() {
     .await;
     let v: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
     assert!(v["service"].as_str().unwrap().ends_with("-1"));
-    // WIRE.md §5: errors are a single frame and the socket stays open.
+    // docs/arcane-wire.md#websockets: errors are a single frame and the socket stays open.
     let mut ws = connect(&s, "/api/environments/0/ws/containers/ghost/logs").await;
     assert_eq!(
         next_text(&mut ws).await,
@@ -174,7 +174,7 @@ async fn logs_batched_and_project_and_errors() {
 async fn stats_frames() {
     let s = start().await;
     let mut ws = connect(&s, "/api/environments/0/ws/containers/web-1/stats").await;
-    // WIRE.md §5: Docker StatsResponse + currentHistorySample; statsHistory only first.
+    // docs/arcane-wire.md#websockets: Docker StatsResponse + currentHistorySample; statsHistory only first.
     let a: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
     assert!(a["memory_stats"]["usage"].is_u64());
     assert!(a["currentHistorySample"]["memoryUsageBytes"].is_u64());
@@ -221,7 +221,7 @@ async fn terminal_speaks_raw_binary() {
         "/api/environments/0/ws/containers/db-1/terminal?shell=/bin/bash",
     )
     .await;
-    // WIRE.md §5: output is binary frames of raw bytes.
+    // docs/arcane-wire.md#websockets: output is binary frames of raw bytes.
     match next_msg(&mut ws).await {
         Some(Message::Binary(b)) => assert_eq!(&b[..], b"/ # "),
         other => panic!("{other:?}"),
@@ -247,7 +247,7 @@ async fn terminal_speaks_raw_binary() {
         }
     }
     assert!(String::from_utf8_lossy(&out).contains("POSTGRES_PASSWORD=s3cr3t-demo"));
-    // WIRE.md §5: failure is a text frame ending in \r\n, then an abrupt close.
+    // docs/arcane-wire.md#websockets: failure is a text frame ending in \r\n, then an abrupt close.
     let mut ws = connect(&s, "/api/environments/0/ws/containers/ghost/terminal").await;
     let t = next_text(&mut ws).await;
     assert_eq!(

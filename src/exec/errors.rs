@@ -1,4 +1,4 @@
-//! Error messages with a next step (SPEC §8), reading Arcane's real answers (WIRE.md §2):
+//! Error messages with a next step (docs/output-format.md#errors), reading Arcane's real answers (docs/arcane-wire.md#errors):
 //! problem+json `{title,status,detail,errors[]}`, plain JSON `{"success":false,"error":…}` or
 //! `{"success":false,"data":{"error":…}}`, and whatever else a proxy may put in between.
 

@@ -1,4 +1,4 @@
-//! The last step of a successful call: what the text gains after rendering (SPEC §6).
+//! The last step of a successful call: what the text gains after rendering (docs/output-format.md).
 //!
 //! * the `Next steps` section, named for the calling surface, never suggesting a withdrawn
 //!   action, marked for destructive and safe-mode suggestions;

@@ -1,4 +1,4 @@
-//! JSON-lines progress streams (`application/x-json-stream`, WIRE.md §4): image pull/build and
+//! JSON-lines progress streams (`application/x-json-stream`, docs/arcane-wire.md#streams): image pull/build and
 //! project up/redeploy/pull/build.
 //!
 //! A stream is an activity line `{"type":"activity","activityId":…}`, zero or more

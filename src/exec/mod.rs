@@ -1,4 +1,4 @@
-//! The generic executor (SPEC §4): one table-driven pipeline for every action.
+//! The generic executor (docs/surfaces.md#how-a-call-runs): one table-driven pipeline for every action.
 //!
 //! resolve → policy (read-only, exclusions) → validate (jsonschema, locally) → confirm →
 //! safe-mode preview → HTTP request → result (§6) or error (§8). Every failure is an `isError`
@@ -90,7 +90,7 @@ pub struct Executor {
     resolve_cache: resolve::Cache,
 }
 
-/// A text block for the model (audience `assistant`, SPEC §6).
+/// A text block for the model (audience `assistant`, docs/output-format.md).
 pub fn assistant_text(text: impl Into<String>) -> ContentBlock {
     let mut t = rmcp::model::TextContent::new(text);
     t.annotations =
@@ -175,7 +175,7 @@ impl Executor {
         }
     }
 
-    /// Runs one call on one snapshot: the whole pipeline of SPEC §4.
+    /// Runs one call on one snapshot: the whole pipeline of docs/surfaces.md#how-a-call-runs
     pub async fn execute(
         &self,
         snap: &Snapshot,
@@ -836,7 +836,7 @@ fn download_of(content_type: &str, disposition: &str, bytes: &[u8]) -> transfer:
     }
 }
 
-/// A download (SPEC §6): text in a fenced block when small enough; otherwise the metadata in
+/// A download (docs/output-format.md): text in a fenced block when small enough; otherwise the metadata in
 /// the text and the file itself as an embedded resource for the user.
 fn download_result(action: &Action, d: transfer::Download, show_secrets: bool) -> CallToolResult {
     let file_name = d.file_name.clone().unwrap_or_else(|| action.name.clone());

@@ -1,4 +1,4 @@
-//! Turning Arcane's JSON answers into results (SPEC §6): the envelope unwrapped into
+//! Turning Arcane's JSON answers into results (docs/output-format.md): the envelope unwrapped into
 //! `structuredContent`. Streams are read by [`super::jsonlines`], downloads by [`super::transfer`].
 
 use serde_json::Value;

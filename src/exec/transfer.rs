@@ -1,4 +1,4 @@
-//! Downloads (files Arcane sends: PEM, tarballs, backups, bundles; WIRE.md §6) and upload
+//! Downloads (files Arcane sends: PEM, tarballs, backups, bundles; docs/arcane-wire.md#downloads) and upload
 //! bodies (`multipart/form-data` and `application/octet-stream` requests).
 //!
 //! Downloads are read with a size cap; the file name comes from `Content-Disposition`; the body

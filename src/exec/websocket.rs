@@ -1,5 +1,5 @@
 //! WebSocket handlers: container/project/service logs, container and host stats, and running one
-//! command through a container's terminal (SPEC §5, WIRE.md §5).
+//! command through a container's terminal (docs/handlers.md, docs/arcane-wire.md#websockets).
 //!
 //! Each function connects, collects a bounded amount, closes politely and returns what it got.
 //! None of them can hang: every wait is bounded by the caller's time cap, and every failure
@@ -314,7 +314,7 @@ pub struct LogOptions {
     /// Stop after this many lines.
     pub max_lines: usize,
     /// End of the logs: this long without a frame once frames have arrived. Arcane does not
-    /// close a finished log socket (WIRE.md §5), so silence is the only end signal.
+    /// close a finished log socket (docs/arcane-wire.md#websockets), so silence is the only end signal.
     pub idle: Duration,
     /// "No log lines": this long without any frame after connecting.
     pub first_frame: Duration,
@@ -363,7 +363,7 @@ impl LogOutput {
     }
 }
 
-/// Arcane's log error frame (WIRE.md §5): `Failed to stream container logs: …` (also `service`
+/// Arcane's log error frame (docs/arcane-wire.md#websockets): `Failed to stream container logs: …` (also `service`
 /// and `project` logs). Only the first frame is checked: Arcane sends it alone.
 fn is_log_error_frame(text: &str) -> bool {
     text.starts_with("Failed to stream ") && text.contains(" logs")

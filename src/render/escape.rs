@@ -1,4 +1,4 @@
-//! Escaping of untrusted values for the Markdown text of a result (SPEC §7).
+//! Escaping of untrusted values for the Markdown text of a result (docs/escaping.md).
 //!
 //! Every value that comes from Arcane is treated as hostile text. Two goals:
 //! nothing in a value can change the structure of the surrounding Markdown,

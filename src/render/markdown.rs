@@ -1,4 +1,4 @@
-//! The Markdown text of a successful result (SPEC §6): a rendering of the
+//! The Markdown text of a successful result (docs/output-format.md): a rendering of the
 //! already-unwrapped `structuredContent` sized for a model, which says what
 //! it leaves out instead of repeating the JSON.
 //!

@@ -1,5 +1,5 @@
-//! The Markdown text of results (SPEC §6) and the escaping of Arcane's
-//! untrusted values inside it (SPEC §7). Pure functions, no I/O.
+//! The Markdown text of results (docs/output-format.md) and the escaping of Arcane's
+//! untrusted values inside it (docs/escaping.md). Pure functions, no I/O.
 //!
 //! - [`escape`]: `sanitize` and the slot-specific escapers;
 //! - [`markdown`]: lists, objects, lone values and downloads as Markdown;

@@ -1,4 +1,4 @@
-//! The `Next steps` section that may end a successful result's text (SPEC §6).
+//! The `Next steps` section that may end a successful result's text (docs/output-format.md).
 //!
 //! At most four lines: the action's declared follow-ups (with their notes), then its related
 //! actions with their titles. Destructive suggestions say they need `confirm: true`; in safe

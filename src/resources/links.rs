@@ -1,5 +1,5 @@
 //! URIs of the Docker-state resources, and the `resource_link` that `environment.get`,
-//! `container.get` and `project.get` results end with (SPEC §6, §10).
+//! `container.get` and `project.get` results end with (docs/output-format.md, docs/surfaces.md#resources).
 
 use rmcp::model::Resource;
 use serde_json::{Map, Value};

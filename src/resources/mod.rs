@@ -1,4 +1,4 @@
-//! MCP resources (SPEC §10): the catalog (`arcane://tools`), Docker state as redacted views, and
+//! MCP resources (docs/surfaces.md#resources): the catalog (`arcane://tools`), Docker state as redacted views, and
 //! working guides. The same on every surface, except that names and call lines follow it.
 //!
 //! | URI | what |

@@ -1,4 +1,4 @@
-//! `arcane://tools` and `arcane://tools/{id}`: the served catalog as resources (SPEC §10).
+//! `arcane://tools` and `arcane://tools/{id}`: the served catalog as resources (docs/surfaces.md#resources).
 //!
 //! Both reflect the filtered catalog: with read-only mode or exclusions the count drops, and a
 //! withdrawn ID answers with its reason. The `tool` and `call` fields follow the active surface.
