@@ -15,7 +15,24 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 use server_support::*;
 
-const SURFACES: [&str; 3] = ["dynamic", "meta", "individual"];
+/// The three surfaces, and the individual surface once more in the flat client profile
+/// (`--client-profile flat`), where objects and arrays of objects are passed as JSON text.
+const SURFACES: [&str; 4] = ["dynamic", "meta", "individual", FLAT];
+const FLAT: &str = "individual-flat";
+
+/// A parameter as a flat tool declares it: an object, or an array holding objects, as JSON text.
+fn flat_value(v: Value) -> Value {
+    let nested = match &v {
+        Value::Object(_) => true,
+        Value::Array(items) => items.iter().any(Value::is_object),
+        _ => false,
+    };
+    if nested {
+        Value::String(v.to_string())
+    } else {
+        v
+    }
+}
 
 /// One job on one surface: the simulator, the server, and the transcript of what was called
 /// and read.
@@ -29,7 +46,12 @@ struct Story {
 impl Story {
     async fn begin(surface: &'static str) -> Story {
         let sim = Sim::start().await;
-        let client = spawn(&sim.base(), sim.sim.api_key(), &["--tool-surface", surface]).await;
+        let args: &[&str] = if surface == FLAT {
+            &["--tool-surface", "individual", "--client-profile", "flat"]
+        } else {
+            &["--tool-surface", surface]
+        };
+        let client = spawn(&sim.base(), sim.sim.api_key(), args).await;
         Story {
             surface,
             sim,
@@ -77,7 +99,18 @@ impl Story {
         params: Value,
         confirm: bool,
     ) -> rmcp::model::CallToolResult {
-        let (tool, args) = shape(self.surface, id, params, confirm);
+        let (tool, args) = if self.surface == FLAT {
+            let (tool, args) = shape("individual", id, params, confirm);
+            let flat = args
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), flat_value(v.clone())))
+                .collect();
+            (tool, Value::Object(flat))
+        } else {
+            shape(self.surface, id, params, confirm)
+        };
         let r = call(&self.client, &tool, args.clone()).await;
         let t = text(&r);
         self.record(&tool, &args, &t);
@@ -590,7 +623,7 @@ fn assemble_docs() -> (String, usize) {
          Generated from `tests/golden/jobs/` by `tests/workflows.rs` \
          (`UPDATE_GOLDEN=1 cargo test --test workflows` rewrites it): each job as the calls a \
          model makes on the dynamic surface, with the text it reads at each step (long answers \
-         cut after 30 lines). Every job also runs on the meta and individual surfaces.\n\n",
+         cut after 30 lines). Every job also runs on the meta and individual surfaces, and on the individual surface in the flat client profile.\n\n",
     );
     for p in &names {
         let stem = p.file_stem().unwrap().to_string_lossy().to_string();
