@@ -416,8 +416,17 @@ static JSON_PAIR: LazyLock<Regex> = LazyLock::new(|| {
         .expect("valid regex")
 });
 /// A bearer token (`Authorization: Bearer eyJ…`).
+/// `key: value` in free text (a log line, an error): YAML-ish settings printed on one line.
+/// The key stands alone (not quoted: JSON pairs are [`JSON_PAIR`]'s); the value is one quoted
+/// string or runs to the next blank or separator.
+static COLON_PAIR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(^|[\s{,;(\[])([A-Za-z_][A-Za-z0-9_.\-]*)([ \t]*:[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;)}\]"']+)"#,
+    )
+    .expect("valid regex")
+});
 static BEARER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(bearer[ \t]+)([A-Za-z0-9\-._~+/]+=*)").expect("valid regex")
+    Regex::new(r"(?i)\b((?:bearer|basic)[ \t]+)([A-Za-z0-9\-._~+/]+=*)").expect("valid regex")
 });
 
 /// Masks secrets written inside free text: a URL's password, a secret-named flag's value, a
@@ -435,8 +444,7 @@ pub fn mask_text(s: &str) -> Cow<'_, str> {
     if !s.contains('@')
         && !s.contains('-')
         && !s.contains('=')
-        && !s.contains("\":")
-        && !s.contains("\" :")
+        && !s.contains(':')
         && !s
             .as_bytes()
             .windows(6)
@@ -467,7 +475,18 @@ pub fn mask_text(s: &str) -> Cow<'_, str> {
             c[0].to_string()
         }
     });
-    let bearer = BEARER.replace_all(&json, |c: &regex::Captures<'_>| {
+    let colon = COLON_PAIR.replace_all(&json, |c: &regex::Captures<'_>| {
+        let val = c[4].trim_matches(|ch| ch == '"' || ch == '\'');
+        // `Authorization: Bearer …`: the scheme word stays, the credential after it is masked
+        // by the bearer rule below.
+        let scheme = val.eq_ignore_ascii_case("bearer") || val.eq_ignore_ascii_case("basic");
+        if is_secret_name(&c[2]) && val != MASK && !val.is_empty() && !scheme {
+            format!("{}{}{}{MASK}", &c[1], &c[2], &c[3])
+        } else {
+            c[0].to_string()
+        }
+    });
+    let bearer = BEARER.replace_all(&colon, |c: &regex::Captures<'_>| {
         if c[2].starts_with(MASK) {
             c[0].to_string()
         } else {
@@ -590,6 +609,37 @@ fn mask_lines(text: &str, all: bool) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_secret_key_colon_value_in_free_text_is_masked() {
+        for (line, masked) in [
+            (
+                "db ready, password: hunter2, user: app",
+                "db ready, password: ********, user: app",
+            ),
+            ("token:abc123", "token:********"),
+            (
+                "config {api_key: 'k-1', port: 80}",
+                "config {api_key: ********, port: 80}",
+            ),
+            ("secret: \"two words\" done", "secret: ******** done"),
+            (
+                "Authorization: Basic YWxhZGRpbjpvcGVu",
+                "Authorization: Basic ********",
+            ),
+        ] {
+            assert_eq!(mask_text(line), masked, "{line}");
+        }
+        // Not secrets, and not rewritten: times, URLs, ordinary keys, already masked.
+        for line in [
+            "started at 12:30:01",
+            "see https://example.com/x",
+            "status: running, port: 8080",
+            "password: ********",
+        ] {
+            assert_eq!(mask_text(line), line);
+        }
+    }
 
     #[test]
     fn masks_env_and_secret_fields() {
