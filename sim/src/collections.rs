@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::handlers::{Paging, Sorting, paginate};
+use crate::handlers::{Paging, Sorting, add_image, paginate};
 use crate::server::Ctx;
 use crate::spec::Spec;
 use crate::state::{self, State};
@@ -592,7 +592,7 @@ pub fn ensure_project_containers(st: &mut State, env: &str, project: &str) {
                     .collect()
             })
             .unwrap_or_default();
-        add_image_if_missing(st, env, &image);
+        add_image(st, env, &image);
         st.containers.push(state::Container {
             id: state::demo_container_id(&format!("{env}/{name}")),
             name: name.clone(),
@@ -613,33 +613,6 @@ pub fn ensure_project_containers(st: &mut State, env: &str, project: &str) {
             extra: Map::new(),
         });
     }
-}
-
-fn add_image_if_missing(st: &mut State, env: &str, reference: &str) {
-    if st
-        .images
-        .iter()
-        .any(|i| i.environment_id == env && i.repo_tags.iter().any(|t| t == reference))
-    {
-        return;
-    }
-    let repo = reference
-        .rsplit_once(':')
-        .map(|(r, _)| r)
-        .unwrap_or(reference);
-    st.images.push(state::Image {
-        id: state::demo_image_id(reference),
-        environment_id: env.to_string(),
-        repo_tags: vec![reference.to_string()],
-        repo_digests: vec![format!(
-            "{repo}@sha256:{}",
-            hex_id(&format!("digest:{reference}"))
-        )],
-        size: 52_428_800,
-        created: 1_717_600_000,
-        labels: Map::new(),
-        extra: Map::new(),
-    });
 }
 
 fn find_service(st: &State, env: &str, key: &str) -> Option<usize> {

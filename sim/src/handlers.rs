@@ -944,7 +944,8 @@ fn pull_image(ctx: &Ctx) -> Response {
     )
 }
 
-fn add_image(st: &mut State, env: &str, reference: &str) {
+/// Adds a pulled image to an environment unless it is there already.
+pub(crate) fn add_image(st: &mut State, env: &str, reference: &str) {
     if st
         .images
         .iter()
