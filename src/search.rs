@@ -40,6 +40,10 @@ const CANDIDATES: usize = 96;
 /// Query words a vocabulary phrase may skip between its own words (function words only).
 const PHRASE_GAP: usize = 2;
 
+/// Resources named in one enumeration ("containers, images and networks") from which the
+/// request is about all of them rather than one.
+const ENUMERATION: usize = 3;
+
 /// The weights of the ranking. [`Weights::default`] holds the measured values; see
 /// `docs/search.md` for how they were measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -253,6 +257,10 @@ struct Group {
     /// match them: "docker run snippet" after "docker run" became "create container").
     origin: Vec<String>,
     function: bool,
+    /// One item of an enumeration of resources ("containers, images, networks and build
+    /// cache"): the request is about all of them, so no single resource's action is named by
+    /// it; the text (descriptions that name them together) decides.
+    listed: bool,
 }
 
 impl Group {
@@ -608,6 +616,7 @@ impl SearchIndex {
                 qualifier,
                 origin,
                 function,
+                listed: false,
             });
             if !function {
                 content += 1;
@@ -623,6 +632,14 @@ impl SearchIndex {
             for g in groups.iter_mut().filter(|g| g.qualifier) {
                 g.weight /= w.qualifier.max(f32::EPSILON);
                 g.qualifier = false;
+            }
+        }
+        // An enumeration of three or more resources names none of them alone.
+        let listed = enumerated(query);
+        let is_listed = |g: &Group| listed.contains(&g.typed) && names_resource(g);
+        if groups.iter().filter(|g| is_listed(g)).count() >= ENUMERATION {
+            for g in groups.iter_mut() {
+                g.listed = is_listed(g);
             }
         }
         // A query of function words only ("get", "show me"): they are all there is. With
@@ -655,8 +672,11 @@ impl SearchIndex {
     fn text_scores(&self, groups: &[Group], cap: usize) -> tantivy::Result<Vec<(usize, f32)>> {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for g in groups {
+            // An enumerated resource names no action: only the prose that lists it counts.
+            let fields = self.fields.weighted(&self.weights);
+            let fields = if g.listed { &fields[4..] } else { &fields[..] };
             for alt in &g.alts {
-                for (field, fw) in self.fields.weighted(&self.weights) {
+                for &(field, fw) in fields {
                     let term = Term::from_field_text(field, &alt.stem);
                     let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
                     clauses.push((
@@ -695,7 +715,10 @@ impl SearchIndex {
             .map(|g| g.weight)
             .sum::<f32>()
             .max(f32::EPSILON);
-        let mut role = vec![Role::None; groups.len()];
+        let mut role: Vec<Role> = groups
+            .iter()
+            .map(|g| if g.listed { Role::Listed } else { Role::None })
+            .collect();
         let mut cover = 0.0_f32;
         let mut surface = 0.0_f32;
         let mut domain_match = 0.0_f32;
@@ -791,7 +814,10 @@ impl SearchIndex {
         }
         Fit {
             score,
-            used: role.iter().map(|r| *r != Role::None).collect(),
+            used: role
+                .iter()
+                .map(|r| !matches!(r, Role::None | Role::Listed))
+                .collect(),
         }
     }
 
@@ -979,6 +1005,8 @@ enum Role {
     Name,
     /// Part of a matched keyword phrase of the action.
     Keyword,
+    /// An item of an enumeration of resources: names no single action.
+    Listed,
 }
 
 /// The best group not yet given a role that names a stem: (group, alternative weight, typed
@@ -1019,7 +1047,7 @@ fn match_phrase(
         let best = groups
             .iter()
             .enumerate()
-            .filter(|(i, g)| !g.function && !picked.iter().any(|p| p.0 == *i))
+            .filter(|(i, g)| !g.function && !g.listed && !picked.iter().any(|p| p.0 == *i))
             .filter_map(|(i, g)| {
                 let alt = g
                     .alts
@@ -1097,6 +1125,42 @@ fn plain_words(query: &str) -> Vec<String> {
         .take(4 * MAX_WORDS)
         .map(|w| w.to_lowercase())
         .collect()
+}
+
+/// The words of a query that stand next to an enumeration separator (a comma, `;`, `/`, `&`,
+/// `+`, *and*, *or*, *plus*) between two words: the candidates for items of a list. The caller
+/// keeps the ones that name resources.
+fn enumerated(query: &str) -> HashSet<String> {
+    let mut tokens: Vec<(String, bool)> = Vec::new();
+    let mut word = String::new();
+    for c in query.chars().chain(std::iter::once(' ')) {
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+            continue;
+        }
+        if !word.is_empty() {
+            let sep = matches!(word.as_str(), "and" | "or" | "plus");
+            tokens.push((std::mem::take(&mut word), sep));
+        }
+        if matches!(c, ',' | ';' | '/' | '&' | '+') {
+            tokens.push((c.to_string(), true));
+        }
+        if tokens.len() > 4 * MAX_WORDS {
+            break;
+        }
+    }
+    let mut listed = HashSet::new();
+    for (i, (_, sep)) in tokens.iter().enumerate() {
+        if !sep || i == 0 {
+            continue;
+        }
+        let (before, after) = (&tokens[i - 1], tokens.get(i + 1));
+        if let Some(after) = after.filter(|a| !a.1 && !before.1) {
+            listed.insert(before.0.clone());
+            listed.insert(after.0.clone());
+        }
+    }
+    listed
 }
 
 fn push_alt(alts: &mut Vec<Alt>, stem: String, raw: String, weight: f32) {
@@ -1240,6 +1304,7 @@ mod tests {
             qualifier: false,
             origin: Vec::new(),
             function,
+            listed: false,
         }
     }
 
