@@ -143,6 +143,9 @@ struct Entry {
     name_words: Vec<Word>,
     /// Keyword phrases of the action, as stems.
     keywords: Vec<Vec<String>>,
+    /// Per keyword: written with a participle ("what is running"), so a participle in the
+    /// query matches it fully; any other keyword ("docker run") a participle matches by half.
+    keyword_states: Vec<bool>,
     /// Index into [`SearchIndex::domain_keywords`].
     domain: usize,
     /// Stems of the title (for the explanation of a match).
@@ -369,15 +372,24 @@ impl SearchIndex {
                 .into_iter()
                 .collect();
             let domain_words = words(&a.domain, &mut analyzer);
-            let mut keywords = phrases_of(&a.keywords, &mut analyzer, &lexicon.function);
             // A keyword of only the domain's words ("all containers" once "all" is a function
             // word) would make every query about the resource name this action.
-            keywords.retain(|k| k.iter().any(|s| !domain_words.iter().any(|d| d.stem == *s)));
+            let (keywords, keyword_states): (Vec<Vec<String>>, Vec<bool>) = a
+                .keywords
+                .iter()
+                .filter_map(|k| {
+                    let p = phrases_of(std::slice::from_ref(k), &mut analyzer, &lexicon.function)
+                        .pop()?;
+                    let own = p.iter().any(|s| !domain_words.iter().any(|d| d.stem == *s));
+                    own.then(|| (p, plain_words(k).iter().any(|w| participle(w))))
+                })
+                .unzip();
             let entry = Entry {
                 id: a.id.clone(),
                 domain_words,
                 name_words: words(&a.name, &mut analyzer),
                 keywords,
+                keyword_states,
                 domain,
                 title,
                 list_verb: a.name == "list",
@@ -760,7 +772,7 @@ impl SearchIndex {
         // Keyword phrases: the domain's stand for the domain's words, the action's for its name.
         if domain_match < d_len {
             for phrase in &self.domain_keywords[e.domain] {
-                if let Some((m, fresh)) = match_phrase(phrase, groups, &mut role, Role::Domain) {
+                if let Some((m, fresh)) = match_phrase(phrase, groups, &mut role, Role::Domain, false) {
                     cover += w.keyword * fresh;
                     let share = w.keyword * m / phrase.len() as f32;
                     domain_match = domain_match.max(d_len * share);
@@ -768,8 +780,10 @@ impl SearchIndex {
                 }
             }
         }
-        for phrase in &e.keywords {
-            if let Some((m, fresh)) = match_phrase(phrase, groups, &mut role, Role::Keyword) {
+        for (phrase, states) in e.keywords.iter().zip(&e.keyword_states) {
+            let halve = !states;
+            if let Some((m, fresh)) = match_phrase(phrase, groups, &mut role, Role::Keyword, halve)
+            {
                 cover += w.keyword * fresh;
                 let share = w.keyword * m / phrase.len() as f32;
                 name_match = name_match.max(n_len * share);
@@ -1041,6 +1055,7 @@ fn match_phrase(
     groups: &[Group],
     role: &mut [Role],
     as_role: Role,
+    halve_participles: bool,
 ) -> Option<(f32, f32)> {
     let mut picked: Vec<(usize, f32, f32)> = Vec::with_capacity(phrase.len());
     for s in phrase {
@@ -1060,6 +1075,10 @@ fn match_phrase(
                     (Some(a), Some(o)) => Some(a.max(o)),
                     (a, o) => a.or(o),
                 };
+                // "the running containers": a participle describes a state; it does not ask
+                // for what a keyword without one stands for ("docker run").
+                let state = halve_participles && participle(&g.typed);
+                let m = m.map(|m| if state { m * 0.5 } else { m });
                 m.map(|m| (i, m, m * g.weight))
             })
             .max_by(|a, b| {
@@ -1318,20 +1337,20 @@ mod tests {
         ];
         let phrase = ["forc".to_string(), "stop".to_string()];
         let mut role = [Role::None; 4];
-        let (m, fresh) = match_phrase(&phrase, &groups, &mut role, Role::Keyword).unwrap();
+        let (m, fresh) = match_phrase(&phrase, &groups, &mut role, Role::Keyword, false).unwrap();
         assert_eq!((m, fresh), (2.0, 2.0));
         assert_eq!(role, [Role::Keyword, Role::Keyword, Role::None, Role::None]);
         // Words that already name the resource may be reused, but add nothing to the cover.
         let mut role = [Role::None, Role::None, Role::Domain, Role::None];
         let status = ["stop".to_string(), "contain".to_string()];
-        let (m, fresh) = match_phrase(&status, &groups, &mut role, Role::Keyword).unwrap();
+        let (m, fresh) = match_phrase(&status, &groups, &mut role, Role::Keyword, false).unwrap();
         assert_eq!((m, fresh), (2.0, 1.0));
         // A missing word, or one that is only a function word, fails the phrase.
         let mut role = [Role::None; 4];
         let missing = ["forc".to_string(), "kill".to_string()];
-        assert!(match_phrase(&missing, &groups, &mut role, Role::Keyword).is_none());
+        assert!(match_phrase(&missing, &groups, &mut role, Role::Keyword, false).is_none());
         let function = ["the".to_string()];
-        assert!(match_phrase(&function, &groups, &mut role, Role::Keyword).is_none());
+        assert!(match_phrase(&function, &groups, &mut role, Role::Keyword, false).is_none());
         assert_eq!(role, [Role::None; 4]);
     }
 
