@@ -1062,8 +1062,11 @@ fn match_phrase(
         let best = groups
             .iter()
             .enumerate()
-            .filter(|(i, g)| !g.function && !g.listed && !picked.iter().any(|p| p.0 == *i))
+            .filter(|(_, g)| !g.function && !g.listed)
             .filter_map(|(i, g)| {
+                // A group matches one word of the phrase, except a rewritten phrase, which
+                // stands for every word typed ("environment variables" → `variables`).
+                let again = picked.iter().any(|p| p.0 == i);
                 let alt = g
                     .alts
                     .iter()
@@ -1072,6 +1075,7 @@ fn match_phrase(
                     .reduce(f32::max);
                 let origin = g.origin.iter().any(|o| o == s).then_some(1.0_f32);
                 let m = match (alt, origin) {
+                    _ if again => origin,
                     (Some(a), Some(o)) => Some(a.max(o)),
                     (a, o) => a.or(o),
                 };
