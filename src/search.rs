@@ -577,9 +577,13 @@ impl SearchIndex {
                 raw: word.clone(),
                 weight: 1.0,
             }];
+            // A participle ("running", "stopped") describes a state: the other senses of its
+            // verb ("run" → exec) are not meant.
             if !function {
-                for (stem, raw) in self.lexicon.synonyms_of(&s, &word) {
-                    push_alt(&mut alts, stem.clone(), raw.clone(), w.synonym);
+                if !participle(&word) {
+                    for (stem, raw) in self.lexicon.synonyms_of(&s, &word) {
+                        push_alt(&mut alts, stem.clone(), raw.clone(), w.synonym);
+                    }
                 }
                 let len = word.chars().count();
                 if len >= FUZZY_MIN_CHARS && !self.vocabulary.contains(&s) {
