@@ -197,6 +197,8 @@ struct Lexicon {
     function: HashSet<String>,
     /// Stems of words that start a qualifier.
     qualifiers: HashSet<String>,
+    /// Word opening a yes/no question (lower-cased) → stems of the words it asks for.
+    questions: HashMap<String, Vec<String>>,
 }
 
 /// The search index of one catalog: immutable, `Send + Sync`, rebuilt with the catalog.
@@ -547,7 +549,13 @@ impl SearchIndex {
     fn parse(&self, query: &str) -> Vec<Group> {
         let mut analyzer = self.analyzer.clone();
         let w = &self.weights;
-        let mut tokens: Vec<Token> = plain_words(query)
+        let words = plain_words(query);
+        // "is mfa turned on": a yes/no question asks for a state.
+        let asks = words
+            .first()
+            .and_then(|w| self.lexicon.questions.get(w))
+            .filter(|_| words.len() > 1);
+        let mut tokens: Vec<Token> = words
             .into_iter()
             .filter_map(|word| stem(&mut analyzer, &word).map(|s| (word, s, None)))
             .collect();
@@ -638,6 +646,25 @@ impl SearchIndex {
                 content += 1;
                 if content == MAX_WORDS {
                     break;
+                }
+            }
+        }
+        if let Some(asks) = asks {
+            for s in asks {
+                if self.vocabulary.contains(s) && seen.insert(s.clone()) {
+                    groups.push(Group {
+                        alts: vec![Alt {
+                            stem: s.clone(),
+                            raw: s.clone(),
+                            weight: 1.0,
+                        }],
+                        weight: w.function_word,
+                        typed: s.clone(),
+                        qualifier: false,
+                        origin: Vec::new(),
+                        function: true,
+                        listed: false,
+                    });
                 }
             }
         }
@@ -938,6 +965,10 @@ impl Lexicon {
             if let Some(s) = stem(analyzer, &w.to_lowercase()) {
                 lex.qualifiers.insert(s);
             }
+        }
+        for (word, asks) in &v.questions {
+            let asks: Vec<String> = asks.iter().filter_map(|a| stem(analyzer, a)).collect();
+            lex.questions.insert(word.to_lowercase(), asks);
         }
         lex
     }

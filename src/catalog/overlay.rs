@@ -90,6 +90,11 @@ pub struct Vocabulary {
     /// this server", "in the db container") says where, not what, and counts less.
     #[serde(default)]
     pub qualifiers: Vec<String>,
+    /// A word that opens a yes/no question (`is`, `does`…) → the words of the actions that
+    /// answer one (`status`, `has`): "is mfa turned on" asks for a state, not for a change.
+    /// They count like a function word: enough to prefer the sibling that reads a state.
+    #[serde(default)]
+    pub questions: BTreeMap<String, Vec<String>>,
     /// Keywords of each domain (filled from `domains.<name>.keywords`, after renames).
     #[serde(skip)]
     pub domain_keywords: BTreeMap<String, Vec<String>>,
@@ -101,6 +106,14 @@ impl Vocabulary {
         for (word, alts) in &later.synonyms {
             let e = self.synonyms.entry(word.to_lowercase()).or_default();
             for a in alts {
+                if !e.contains(a) {
+                    e.push(a.clone());
+                }
+            }
+        }
+        for (word, asks) in &later.questions {
+            let e = self.questions.entry(word.to_lowercase()).or_default();
+            for a in asks {
                 if !e.contains(a) {
                     e.push(a.clone());
                 }
