@@ -658,7 +658,7 @@ impl SearchIndex {
                             raw: s.clone(),
                             weight: 1.0,
                         }],
-                        weight: w.function_word,
+                        weight: w.weak_word,
                         typed: s.clone(),
                         qualifier: false,
                         origin: Vec::new(),
