@@ -143,6 +143,9 @@ struct Entry {
     name_words: Vec<Word>,
     /// Keyword phrases of the action, as stems.
     keywords: Vec<Vec<String>>,
+    /// Stems of the description and usage note: an action of no single resource names the
+    /// resources it acts on there ("removes unused containers, images, networks…").
+    prose: HashSet<String>,
     /// Per keyword: written with a participle ("what is running"), so a participle in the
     /// query matches it fully; any other keyword ("docker run") a participle matches by half.
     keyword_states: Vec<bool>,
@@ -373,6 +376,10 @@ impl SearchIndex {
             let title: HashSet<String> = stems(&mut analyzer, &index_text(&a.title))
                 .into_iter()
                 .collect();
+            let prose: HashSet<String> = stems(&mut analyzer, &a.description)
+                .into_iter()
+                .chain(stems(&mut analyzer, &a.usage))
+                .collect();
             let domain_words = words(&a.domain, &mut analyzer);
             // A keyword of only the domain's words ("all containers" once "all" is a function
             // word) would make every query about the resource name this action.
@@ -394,6 +401,7 @@ impl SearchIndex {
                 keyword_states,
                 domain,
                 title,
+                prose,
                 list_verb: a.name == "list",
                 returns_list: a.list,
             };
@@ -825,6 +833,17 @@ impl SearchIndex {
                 domain_words = domain_words.max(d_len * share / 2.0);
             }
         }
+        // An enumeration of resources ("containers, images and networks") is explained by an
+        // action of none of them whose prose names them, like a description-only word.
+        for (i, g) in groups.iter().enumerate() {
+            if g.listed
+                && !self.names_domain(g, e)
+                && g.alts.iter().any(|a| e.prose.contains(&a.stem))
+            {
+                cover += w.weak_word * g.weight;
+                role[i] = Role::Keyword;
+            }
+        }
         // Words left that name the resource again qualify it.
         if domain_match > 0.0 {
             for (i, g) in groups.iter().enumerate() {
@@ -1186,8 +1205,9 @@ fn plain_words(query: &str) -> Vec<String> {
 }
 
 /// The words of a query that stand next to an enumeration separator (a comma, `;`, `/`, `&`,
-/// `+`, *and*, *or*, *plus*) between two words: the candidates for items of a list. The caller
-/// keeps the ones that name resources.
+/// `+`, *and*, *or*, *plus*) between two words, or one word further after it ("images, *stopped*
+/// containers"): the candidates for items of a list. The caller keeps the ones that name
+/// resources.
 fn enumerated(query: &str) -> HashSet<String> {
     let mut tokens: Vec<(String, bool)> = Vec::new();
     let mut word = String::new();
@@ -1212,10 +1232,15 @@ fn enumerated(query: &str) -> HashSet<String> {
         if !sep || i == 0 {
             continue;
         }
-        let (before, after) = (&tokens[i - 1], tokens.get(i + 1));
-        if let Some(after) = after.filter(|a| !a.1 && !before.1) {
+        let before = &tokens[i - 1];
+        let after: Vec<&(String, bool)> = tokens[i + 1..]
+            .iter()
+            .take(2)
+            .take_while(|t| !t.1)
+            .collect();
+        if !before.1 && !after.is_empty() {
             listed.insert(before.0.clone());
-            listed.insert(after.0.clone());
+            listed.extend(after.iter().map(|t| t.0.clone()));
         }
     }
     listed
