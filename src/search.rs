@@ -928,12 +928,14 @@ impl SearchIndex {
 }
 
 impl Lexicon {
-    /// The synonyms of a word, by its stem, else by the form typed, else by that form without
-    /// a plural `s` (the stemmer keeps some plurals: `cves`).
+    /// The synonyms of a word, by the form typed, else by its stem, else by the form typed
+    /// without a plural `s` (the stemmer keeps some plurals: `cves`).
     fn synonyms_of(&self, stem: &str, word: &str) -> &[(String, String)] {
+        // The form typed first: words sharing a stem may differ in meaning (configure,
+        // configuration).
         self.synonyms
-            .get(stem)
-            .or_else(|| self.synonyms.get(word))
+            .get(word)
+            .or_else(|| self.synonyms.get(stem))
             .or_else(|| word.strip_suffix('s').and_then(|w| self.synonyms.get(w)))
             .map(Vec::as_slice)
             .unwrap_or_default()
