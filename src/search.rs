@@ -44,6 +44,10 @@ const PHRASE_GAP: usize = 2;
 /// request is about all of them rather than one.
 const ENUMERATION: usize = 3;
 
+/// Words a query needs before the words told ahead of its request ("…, can you show me…")
+/// count as the situation rather than the request.
+const CONTEXT_WORDS: usize = 12;
+
 /// The weights of the ranking. [`Weights::default`] holds the measured values; see
 /// `docs/search.md` for how they were measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -200,6 +204,8 @@ struct Lexicon {
     function: HashSet<String>,
     /// Stems of words that start a qualifier.
     qualifiers: HashSet<String>,
+    /// Phrases (lower-cased words) that open the request after a context.
+    requests: Vec<Vec<String>>,
     /// Word opening a yes/no question (lower-cased) → stems of the words it asks for.
     questions: HashMap<String, Vec<String>>,
 }
@@ -269,13 +275,20 @@ struct Group {
     /// cache"): the request is about all of them, so no single resource's action is named by
     /// it; the text (descriptions that name them together) decides.
     listed: bool,
+    /// Told as the situation before the request ("the backend container restarts…, can you
+    /// show me what it printed"): it counts less, and names an ID word by half.
+    context: bool,
 }
 
 impl Group {
     /// How much an ID word this group names counts as named: a function word ("my" in
     /// `my_api_key`) counts half, so it tells siblings apart without pulling in its action.
     fn precision_share(&self) -> f32 {
-        if self.function { 0.5 } else { 1.0 }
+        if self.function || self.context {
+            0.5
+        } else {
+            1.0
+        }
     }
 
     /// The weight with which this group names a stem, and whether in the very form typed.
@@ -563,6 +576,7 @@ impl SearchIndex {
             .first()
             .and_then(|w| self.lexicon.questions.get(w))
             .filter(|_| words.len() > 1);
+        let context = self.lexicon.context(&words);
         let mut tokens: Vec<Token> = words
             .into_iter()
             .filter_map(|word| stem(&mut analyzer, &word).map(|s| (word, s, None)))
@@ -635,6 +649,12 @@ impl SearchIndex {
             } else {
                 w.weak_word
             };
+            // "…, can you show me what it printed": the situation told first counts less.
+            let first = typed_first(phrase.as_deref().unwrap_or(&word));
+            let situation = !function && context.contains(first);
+            if situation {
+                weight *= w.qualifier;
+            }
             let qualifier = !function && qualifying > 0;
             if qualifier {
                 weight *= w.qualifier;
@@ -649,6 +669,7 @@ impl SearchIndex {
                 origin,
                 function,
                 listed: false,
+                context: situation,
             });
             if !function {
                 content += 1;
@@ -672,6 +693,7 @@ impl SearchIndex {
                         origin: Vec::new(),
                         function: true,
                         listed: false,
+                        context: false,
                     });
                 }
             }
@@ -811,7 +833,9 @@ impl SearchIndex {
         // Keyword phrases: the domain's stand for the domain's words, the action's for its name.
         if domain_match < d_len {
             for phrase in &self.domain_keywords[e.domain] {
-                if let Some((m, fresh)) = match_phrase(phrase, groups, &mut role, Role::Domain, false) {
+                if let Some((m, fresh)) =
+                    match_phrase(phrase, groups, &mut role, Role::Domain, false)
+                {
                     cover += w.keyword * fresh;
                     let share = w.keyword * m / phrase.len() as f32;
                     domain_match = domain_match.max(d_len * share);
@@ -941,6 +965,27 @@ impl Lexicon {
             .unwrap_or_default()
     }
 
+    /// The words told as the situation before the request: in a query of at least
+    /// [`CONTEXT_WORDS`] words, those before the last request opener ("can you", "I would like
+    /// to") that are not repeated after it.
+    fn context(&self, words: &[String]) -> HashSet<String> {
+        if words.len() < CONTEXT_WORDS {
+            return HashSet::new();
+        }
+        let start = (1..words.len())
+            .rev()
+            .find(|&i| self.requests.iter().any(|r| words[i..].starts_with(r)));
+        let Some(start) = start else {
+            return HashSet::new();
+        };
+        let after: HashSet<&String> = words[start..].iter().collect();
+        words[..start]
+            .iter()
+            .filter(|w| !after.contains(w))
+            .cloned()
+            .collect()
+    }
+
     fn compile(v: &Vocabulary, analyzer: &mut TextAnalyzer) -> Lexicon {
         let mut lex = Lexicon::default();
         for (word, alts) in &v.synonyms {
@@ -987,6 +1032,12 @@ impl Lexicon {
                 lex.qualifiers.insert(s);
             }
         }
+        lex.requests = v
+            .requests
+            .iter()
+            .map(|r| plain_words(r))
+            .filter(|r| !r.is_empty())
+            .collect();
         for (word, asks) in &v.questions {
             let asks: Vec<String> = asks.iter().filter_map(|a| stem(analyzer, a)).collect();
             lex.questions.insert(word.to_lowercase(), asks);
@@ -1206,6 +1257,11 @@ fn plain_words(query: &str) -> Vec<String> {
         .collect()
 }
 
+/// The first word of what was typed (a rewritten phrase is several words).
+fn typed_first(typed: &str) -> &str {
+    typed.split(' ').next().unwrap_or(typed)
+}
+
 /// The words of a query that stand next to an enumeration separator (a comma, `;`, `/`, `&`,
 /// `+`, *and*, *or*, *plus*) between two words, or one word further after it ("images, *stopped*
 /// containers"): the candidates for items of a list. The caller keeps the ones that name
@@ -1390,6 +1446,7 @@ mod tests {
             origin: Vec::new(),
             function,
             listed: false,
+            context: false,
         }
     }
 

@@ -90,6 +90,11 @@ pub struct Vocabulary {
     /// this server", "in the db container") says where, not what, and counts less.
     #[serde(default)]
     pub qualifiers: Vec<String>,
+    /// Words that open the request after a context ("…, can you show me what it printed",
+    /// "…, I would like to see…"): the words before the last one describe the situation, not
+    /// what to do, and count less.
+    #[serde(default)]
+    pub requests: Vec<String>,
     /// A word that opens a yes/no question (`is`, `does`…) → the words of the actions that
     /// answer one (`status`, `has`): "is mfa turned on" asks for a state, not for a change.
     /// They count like a function word: enough to prefer the sibling that reads a state.
@@ -125,6 +130,7 @@ impl Vocabulary {
         for (mine, theirs) in [
             (&mut self.function_words, &later.function_words),
             (&mut self.qualifiers, &later.qualifiers),
+            (&mut self.requests, &later.requests),
         ] {
             for w in theirs {
                 let w = w.to_lowercase();
