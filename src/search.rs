@@ -1478,6 +1478,57 @@ mod tests {
     }
 
     #[test]
+    fn enumerations_are_found_by_their_separators() {
+        let l =
+            enumerated("clean up everything unused: containers, images, networks and build cache");
+        for w in ["containers", "images", "networks", "build"] {
+            assert!(l.contains(w), "{w} in {l:?}");
+        }
+        assert!(!l.contains("unused") && !l.contains("clean"), "{l:?}");
+        // One modifier may stand between the separator and the item.
+        let l = enumerated("old images, stopped containers and unused volumes");
+        assert!(l.contains("containers") && l.contains("volumes"), "{l:?}");
+        assert!(enumerated("restart container").is_empty());
+    }
+
+    #[test]
+    fn the_situation_before_a_request_is_context() {
+        let (lex, _) = lexicon("requests: [can you, i would like to]");
+        let words = plain_words(
+            "the backend container restarts every few minutes since the deploy, can you show me \
+             the container logs",
+        );
+        let context = lex.context(&words);
+        assert!(
+            context.contains("restarts") && context.contains("deploy"),
+            "{context:?}"
+        );
+        // A word repeated in the request is not context.
+        assert!(
+            !context.contains("container") && !context.contains("logs"),
+            "{context:?}"
+        );
+        // A short query has no context.
+        assert!(
+            lex.context(&plain_words("can you restart the container"))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn questions_and_typed_forms_compile() {
+        let (lex, mut a) = lexicon(
+            "questions: {Is: [status]}\nsynonyms: {configure: [update], configuration: [config]}",
+        );
+        assert_eq!(lex.questions["is"], ["status"]);
+        let s = stem(&mut a, "configuration").unwrap();
+        assert_eq!(s, stem(&mut a, "configure").unwrap());
+        // The form typed decides between words that share a stem.
+        assert_eq!(lex.synonyms_of(&s, "configuration")[0].1, "config");
+        assert_eq!(lex.synonyms_of(&s, "configure")[0].1, "update");
+    }
+
+    #[test]
     fn one_edit_apart() {
         assert!(one_edit("restrat", "restart"));
         assert!(one_edit("netwrok", "network"));
