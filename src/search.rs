@@ -608,12 +608,16 @@ impl SearchIndex {
                 weight: 1.0,
             }];
             // A participle ("running", "stopped") describes a state: the other senses of its
-            // verb ("run" → exec) are not meant.
+            // verb ("run" → exec) are not meant, only those written for the very form typed
+            // ("unused", "dangling").
             if !function {
-                if !participle(&word) {
-                    for (stem, raw) in self.lexicon.synonyms_of(&s, &word) {
-                        push_alt(&mut alts, stem.clone(), raw.clone(), w.synonym);
-                    }
+                let synonyms = if participle(&word) {
+                    self.lexicon.typed_synonyms(&word)
+                } else {
+                    self.lexicon.synonyms_of(&s, &word)
+                };
+                for (stem, raw) in synonyms {
+                    push_alt(&mut alts, stem.clone(), raw.clone(), w.synonym);
                 }
                 let len = word.chars().count();
                 if len >= FUZZY_MIN_CHARS && !self.vocabulary.contains(&s) {
@@ -954,6 +958,14 @@ impl SearchIndex {
 impl Lexicon {
     /// The synonyms of a word, by the form typed, else by its stem, else by the form typed
     /// without a plural `s` (the stemmer keeps some plurals: `cves`).
+    /// The synonyms written for the very form typed (none reached through the stem).
+    fn typed_synonyms(&self, word: &str) -> &[(String, String)] {
+        self.synonyms
+            .get(word)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
     fn synonyms_of(&self, stem: &str, word: &str) -> &[(String, String)] {
         // The form typed first: words sharing a stem may differ in meaning (configure,
         // configuration).
