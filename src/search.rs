@@ -574,7 +574,7 @@ impl SearchIndex {
         // "is mfa turned on": a yes/no question asks for a state.
         let asks = words
             .first()
-            .and_then(|w| self.lexicon.questions.get(w))
+            .and_then(|w| Some((w.clone(), self.lexicon.questions.get(w)?)))
             .filter(|_| words.len() > 1);
         let context = self.lexicon.context(&words);
         let mut tokens: Vec<Token> = words
@@ -682,7 +682,7 @@ impl SearchIndex {
                 }
             }
         }
-        if let Some(asks) = asks {
+        if let Some((opener, asks)) = asks {
             for s in asks {
                 if self.vocabulary.contains(s) && seen.insert(s.clone()) {
                     groups.push(Group {
@@ -692,7 +692,7 @@ impl SearchIndex {
                             weight: 1.0,
                         }],
                         weight: w.weak_word,
-                        typed: s.clone(),
+                        typed: opener.clone(),
                         qualifier: false,
                         origin: Vec::new(),
                         function: true,
@@ -956,8 +956,6 @@ impl SearchIndex {
 }
 
 impl Lexicon {
-    /// The synonyms of a word, by the form typed, else by its stem, else by the form typed
-    /// without a plural `s` (the stemmer keeps some plurals: `cves`).
     /// The synonyms written for the very form typed (none reached through the stem).
     fn typed_synonyms(&self, word: &str) -> &[(String, String)] {
         self.synonyms
@@ -966,6 +964,8 @@ impl Lexicon {
             .unwrap_or_default()
     }
 
+    /// The synonyms of a word, by the form typed, else by its stem, else by the form typed
+    /// without a plural `s` (the stemmer keeps some plurals: `cves`).
     fn synonyms_of(&self, stem: &str, word: &str) -> &[(String, String)] {
         // The form typed first: words sharing a stem may differ in meaning (configure,
         // configuration).
