@@ -40,6 +40,14 @@ const CANDIDATES: usize = 96;
 /// Query words a vocabulary phrase may skip between its own words (function words only).
 const PHRASE_GAP: usize = 2;
 
+/// Resources named in one enumeration ("containers, images and networks") from which the
+/// request is about all of them rather than one.
+const ENUMERATION: usize = 3;
+
+/// Words a query needs before the words told ahead of its request ("…, can you show me…")
+/// count as the situation rather than the request.
+const CONTEXT_WORDS: usize = 12;
+
 /// The weights of the ranking. [`Weights::default`] holds the measured values; see
 /// `docs/search.md` for how they were measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -139,6 +147,12 @@ struct Entry {
     name_words: Vec<Word>,
     /// Keyword phrases of the action, as stems.
     keywords: Vec<Vec<String>>,
+    /// Stems of the description and usage note: an action of no single resource names the
+    /// resources it acts on there ("removes unused containers, images, networks…").
+    prose: HashSet<String>,
+    /// Per keyword: written with a participle ("what is running"), so a participle in the
+    /// query matches it fully; any other keyword ("docker run") a participle matches by half.
+    keyword_states: Vec<bool>,
     /// Index into [`SearchIndex::domain_keywords`].
     domain: usize,
     /// Stems of the title (for the explanation of a match).
@@ -190,6 +204,10 @@ struct Lexicon {
     function: HashSet<String>,
     /// Stems of words that start a qualifier.
     qualifiers: HashSet<String>,
+    /// Phrases (lower-cased words) that open the request after a context.
+    requests: Vec<Vec<String>>,
+    /// Word opening a yes/no question (lower-cased) → stems of the words it asks for.
+    questions: HashMap<String, Vec<String>>,
 }
 
 /// The search index of one catalog: immutable, `Send + Sync`, rebuilt with the catalog.
@@ -253,13 +271,24 @@ struct Group {
     /// match them: "docker run snippet" after "docker run" became "create container").
     origin: Vec<String>,
     function: bool,
+    /// One item of an enumeration of resources ("containers, images, networks and build
+    /// cache"): the request is about all of them, so no single resource's action is named by
+    /// it; the text (descriptions that name them together) decides.
+    listed: bool,
+    /// Told as the situation before the request ("the backend container restarts…, can you
+    /// show me what it printed"): it counts less, and names an ID word by half.
+    context: bool,
 }
 
 impl Group {
     /// How much an ID word this group names counts as named: a function word ("my" in
     /// `my_api_key`) counts half, so it tells siblings apart without pulling in its action.
     fn precision_share(&self) -> f32 {
-        if self.function { 0.5 } else { 1.0 }
+        if self.function || self.context {
+            0.5
+        } else {
+            1.0
+        }
     }
 
     /// The weight with which this group names a stem, and whether in the very form typed.
@@ -360,18 +389,32 @@ impl SearchIndex {
             let title: HashSet<String> = stems(&mut analyzer, &index_text(&a.title))
                 .into_iter()
                 .collect();
+            let prose: HashSet<String> = stems(&mut analyzer, &a.description)
+                .into_iter()
+                .chain(stems(&mut analyzer, &a.usage))
+                .collect();
             let domain_words = words(&a.domain, &mut analyzer);
-            let mut keywords = phrases_of(&a.keywords, &mut analyzer, &lexicon.function);
             // A keyword of only the domain's words ("all containers" once "all" is a function
             // word) would make every query about the resource name this action.
-            keywords.retain(|k| k.iter().any(|s| !domain_words.iter().any(|d| d.stem == *s)));
+            let (keywords, keyword_states): (Vec<Vec<String>>, Vec<bool>) = a
+                .keywords
+                .iter()
+                .filter_map(|k| {
+                    let p = phrases_of(std::slice::from_ref(k), &mut analyzer, &lexicon.function)
+                        .pop()?;
+                    let own = p.iter().any(|s| !domain_words.iter().any(|d| d.stem == *s));
+                    own.then(|| (p, plain_words(k).iter().any(|w| participle(w))))
+                })
+                .unzip();
             let entry = Entry {
                 id: a.id.clone(),
                 domain_words,
                 name_words: words(&a.name, &mut analyzer),
                 keywords,
+                keyword_states,
                 domain,
                 title,
+                prose,
                 list_verb: a.name == "list",
                 returns_list: a.list,
             };
@@ -527,7 +570,14 @@ impl SearchIndex {
     fn parse(&self, query: &str) -> Vec<Group> {
         let mut analyzer = self.analyzer.clone();
         let w = &self.weights;
-        let mut tokens: Vec<Token> = plain_words(query)
+        let words = plain_words(query);
+        // "is mfa turned on": a yes/no question asks for a state.
+        let asks = words
+            .first()
+            .and_then(|w| Some((w.clone(), self.lexicon.questions.get(w)?)))
+            .filter(|_| words.len() > 1);
+        let context = self.lexicon.context(&words);
+        let mut tokens: Vec<Token> = words
             .into_iter()
             .filter_map(|word| stem(&mut analyzer, &word).map(|s| (word, s, None)))
             .collect();
@@ -557,8 +607,16 @@ impl SearchIndex {
                 raw: word.clone(),
                 weight: 1.0,
             }];
+            // A participle ("running", "stopped") describes a state: the other senses of its
+            // verb ("run" → exec) are not meant, only those written for the very form typed
+            // ("unused", "dangling").
             if !function {
-                for (stem, raw) in self.lexicon.synonyms_of(&s, &word) {
+                let synonyms = if participle(&word) {
+                    self.lexicon.typed_synonyms(&word)
+                } else {
+                    self.lexicon.synonyms_of(&s, &word)
+                };
+                for (stem, raw) in synonyms {
                     push_alt(&mut alts, stem.clone(), raw.clone(), w.synonym);
                 }
                 let len = word.chars().count();
@@ -595,6 +653,12 @@ impl SearchIndex {
             } else {
                 w.weak_word
             };
+            // "…, can you show me what it printed": the situation told first counts less.
+            let first = typed_first(phrase.as_deref().unwrap_or(&word));
+            let situation = !function && context.contains(first);
+            if situation {
+                weight *= w.qualifier;
+            }
             let qualifier = !function && qualifying > 0;
             if qualifier {
                 weight *= w.qualifier;
@@ -608,11 +672,33 @@ impl SearchIndex {
                 qualifier,
                 origin,
                 function,
+                listed: false,
+                context: situation,
             });
             if !function {
                 content += 1;
                 if content == MAX_WORDS {
                     break;
+                }
+            }
+        }
+        if let Some((opener, asks)) = asks {
+            for s in asks {
+                if self.vocabulary.contains(s) && seen.insert(s.clone()) {
+                    groups.push(Group {
+                        alts: vec![Alt {
+                            stem: s.clone(),
+                            raw: s.clone(),
+                            weight: 1.0,
+                        }],
+                        weight: w.weak_word,
+                        typed: opener.clone(),
+                        qualifier: false,
+                        origin: Vec::new(),
+                        function: true,
+                        listed: false,
+                        context: false,
+                    });
                 }
             }
         }
@@ -623,6 +709,14 @@ impl SearchIndex {
             for g in groups.iter_mut().filter(|g| g.qualifier) {
                 g.weight /= w.qualifier.max(f32::EPSILON);
                 g.qualifier = false;
+            }
+        }
+        // An enumeration of three or more resources names none of them alone.
+        let listed = enumerated(query);
+        let is_listed = |g: &Group| listed.contains(&g.typed) && names_resource(g);
+        if groups.iter().filter(|g| is_listed(g)).count() >= ENUMERATION {
+            for g in groups.iter_mut() {
+                g.listed = is_listed(g);
             }
         }
         // A query of function words only ("get", "show me"): they are all there is. With
@@ -655,8 +749,11 @@ impl SearchIndex {
     fn text_scores(&self, groups: &[Group], cap: usize) -> tantivy::Result<Vec<(usize, f32)>> {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for g in groups {
+            // An enumerated resource names no action: only the prose that lists it counts.
+            let fields = self.fields.weighted(&self.weights);
+            let fields = if g.listed { &fields[4..] } else { &fields[..] };
             for alt in &g.alts {
-                for (field, fw) in self.fields.weighted(&self.weights) {
+                for &(field, fw) in fields {
                     let term = Term::from_field_text(field, &alt.stem);
                     let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
                     clauses.push((
@@ -695,7 +792,10 @@ impl SearchIndex {
             .map(|g| g.weight)
             .sum::<f32>()
             .max(f32::EPSILON);
-        let mut role = vec![Role::None; groups.len()];
+        let mut role: Vec<Role> = groups
+            .iter()
+            .map(|g| if g.listed { Role::Listed } else { Role::None })
+            .collect();
         let mut cover = 0.0_f32;
         let mut surface = 0.0_f32;
         let mut domain_match = 0.0_f32;
@@ -737,7 +837,9 @@ impl SearchIndex {
         // Keyword phrases: the domain's stand for the domain's words, the action's for its name.
         if domain_match < d_len {
             for phrase in &self.domain_keywords[e.domain] {
-                if let Some((m, fresh)) = match_phrase(phrase, groups, &mut role, Role::Domain) {
+                if let Some((m, fresh)) =
+                    match_phrase(phrase, groups, &mut role, Role::Domain, false)
+                {
                     cover += w.keyword * fresh;
                     let share = w.keyword * m / phrase.len() as f32;
                     domain_match = domain_match.max(d_len * share);
@@ -745,8 +847,10 @@ impl SearchIndex {
                 }
             }
         }
-        for phrase in &e.keywords {
-            if let Some((m, fresh)) = match_phrase(phrase, groups, &mut role, Role::Keyword) {
+        for (phrase, states) in e.keywords.iter().zip(&e.keyword_states) {
+            let halve = !states;
+            if let Some((m, fresh)) = match_phrase(phrase, groups, &mut role, Role::Keyword, halve)
+            {
                 cover += w.keyword * fresh;
                 let share = w.keyword * m / phrase.len() as f32;
                 name_match = name_match.max(n_len * share);
@@ -755,6 +859,17 @@ impl SearchIndex {
                 // An action's keyword says which action, and so half says which resource
                 // ("is the server overloaded" is about the host's stats).
                 domain_words = domain_words.max(d_len * share / 2.0);
+            }
+        }
+        // An enumeration of resources ("containers, images and networks") is explained by an
+        // action of none of them whose prose names them, like a description-only word.
+        for (i, g) in groups.iter().enumerate() {
+            if g.listed
+                && !self.names_domain(g, e)
+                && g.alts.iter().any(|a| e.prose.contains(&a.stem))
+            {
+                cover += w.weak_word * g.weight;
+                role[i] = Role::Keyword;
             }
         }
         // Words left that name the resource again qualify it.
@@ -791,7 +906,10 @@ impl SearchIndex {
         }
         Fit {
             score,
-            used: role.iter().map(|r| *r != Role::None).collect(),
+            used: role
+                .iter()
+                .map(|r| !matches!(r, Role::None | Role::Listed))
+                .collect(),
         }
     }
 
@@ -838,15 +956,46 @@ impl SearchIndex {
 }
 
 impl Lexicon {
-    /// The synonyms of a word, by its stem, else by the form typed, else by that form without
-    /// a plural `s` (the stemmer keeps some plurals: `cves`).
-    fn synonyms_of(&self, stem: &str, word: &str) -> &[(String, String)] {
+    /// The synonyms written for the very form typed (none reached through the stem).
+    fn typed_synonyms(&self, word: &str) -> &[(String, String)] {
         self.synonyms
-            .get(stem)
-            .or_else(|| self.synonyms.get(word))
+            .get(word)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// The synonyms of a word, by the form typed, else by its stem, else by the form typed
+    /// without a plural `s` (the stemmer keeps some plurals: `cves`).
+    fn synonyms_of(&self, stem: &str, word: &str) -> &[(String, String)] {
+        // The form typed first: words sharing a stem may differ in meaning (configure,
+        // configuration).
+        self.synonyms
+            .get(word)
+            .or_else(|| self.synonyms.get(stem))
             .or_else(|| word.strip_suffix('s').and_then(|w| self.synonyms.get(w)))
             .map(Vec::as_slice)
             .unwrap_or_default()
+    }
+
+    /// The words told as the situation before the request: in a query of at least
+    /// [`CONTEXT_WORDS`] words, those before the last request opener ("can you", "I would like
+    /// to") that are not repeated after it.
+    fn context(&self, words: &[String]) -> HashSet<String> {
+        if words.len() < CONTEXT_WORDS {
+            return HashSet::new();
+        }
+        let start = (1..words.len())
+            .rev()
+            .find(|&i| self.requests.iter().any(|r| words[i..].starts_with(r)));
+        let Some(start) = start else {
+            return HashSet::new();
+        };
+        let after: HashSet<&String> = words[start..].iter().collect();
+        words[..start]
+            .iter()
+            .filter(|w| !after.contains(w))
+            .cloned()
+            .collect()
     }
 
     fn compile(v: &Vocabulary, analyzer: &mut TextAnalyzer) -> Lexicon {
@@ -894,6 +1043,16 @@ impl Lexicon {
             if let Some(s) = stem(analyzer, &w.to_lowercase()) {
                 lex.qualifiers.insert(s);
             }
+        }
+        lex.requests = v
+            .requests
+            .iter()
+            .map(|r| plain_words(r))
+            .filter(|r| !r.is_empty())
+            .collect();
+        for (word, asks) in &v.questions {
+            let asks: Vec<String> = asks.iter().filter_map(|a| stem(analyzer, a)).collect();
+            lex.questions.insert(word.to_lowercase(), asks);
         }
         lex
     }
@@ -979,6 +1138,8 @@ enum Role {
     Name,
     /// Part of a matched keyword phrase of the action.
     Keyword,
+    /// An item of an enumeration of resources: names no single action.
+    Listed,
 }
 
 /// The best group not yet given a role that names a stem: (group, alternative weight, typed
@@ -1013,14 +1174,18 @@ fn match_phrase(
     groups: &[Group],
     role: &mut [Role],
     as_role: Role,
+    halve_participles: bool,
 ) -> Option<(f32, f32)> {
     let mut picked: Vec<(usize, f32, f32)> = Vec::with_capacity(phrase.len());
     for s in phrase {
         let best = groups
             .iter()
             .enumerate()
-            .filter(|(i, g)| !g.function && !picked.iter().any(|p| p.0 == *i))
+            .filter(|(_, g)| !g.function && !g.listed)
             .filter_map(|(i, g)| {
+                // A group matches one word of the phrase, except a rewritten phrase, which
+                // stands for every word typed ("environment variables" → `variables`).
+                let again = picked.iter().any(|p| p.0 == i);
                 let alt = g
                     .alts
                     .iter()
@@ -1029,9 +1194,14 @@ fn match_phrase(
                     .reduce(f32::max);
                 let origin = g.origin.iter().any(|o| o == s).then_some(1.0_f32);
                 let m = match (alt, origin) {
+                    _ if again => origin,
                     (Some(a), Some(o)) => Some(a.max(o)),
                     (a, o) => a.or(o),
                 };
+                // "the running containers": a participle describes a state; it does not ask
+                // for what a keyword without one stands for ("docker run").
+                let state = halve_participles && participle(&g.typed);
+                let m = m.map(|m| if state { m * 0.5 } else { m });
                 m.map(|m| (i, m, m * g.weight))
             })
             .max_by(|a, b| {
@@ -1097,6 +1267,53 @@ fn plain_words(query: &str) -> Vec<String> {
         .take(4 * MAX_WORDS)
         .map(|w| w.to_lowercase())
         .collect()
+}
+
+/// The first word of what was typed (a rewritten phrase is several words).
+fn typed_first(typed: &str) -> &str {
+    typed.split(' ').next().unwrap_or(typed)
+}
+
+/// The words of a query that stand next to an enumeration separator (a comma, `;`, `/`, `&`,
+/// `+`, *and*, *or*, *plus*) between two words, or one word further after it ("images, *stopped*
+/// containers"): the candidates for items of a list. The caller keeps the ones that name
+/// resources.
+fn enumerated(query: &str) -> HashSet<String> {
+    let mut tokens: Vec<(String, bool)> = Vec::new();
+    let mut word = String::new();
+    for c in query.chars().chain(std::iter::once(' ')) {
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+            continue;
+        }
+        if !word.is_empty() {
+            let sep = matches!(word.as_str(), "and" | "or" | "plus");
+            tokens.push((std::mem::take(&mut word), sep));
+        }
+        if matches!(c, ',' | ';' | '/' | '&' | '+') {
+            tokens.push((c.to_string(), true));
+        }
+        if tokens.len() > 4 * MAX_WORDS {
+            break;
+        }
+    }
+    let mut listed = HashSet::new();
+    for (i, (_, sep)) in tokens.iter().enumerate() {
+        if !sep || i == 0 {
+            continue;
+        }
+        let before = &tokens[i - 1];
+        let after: Vec<&(String, bool)> = tokens[i + 1..]
+            .iter()
+            .take(2)
+            .take_while(|t| !t.1)
+            .collect();
+        if !before.1 && !after.is_empty() {
+            listed.insert(before.0.clone());
+            listed.extend(after.iter().map(|t| t.0.clone()));
+        }
+    }
+    listed
 }
 
 fn push_alt(alts: &mut Vec<Alt>, stem: String, raw: String, weight: f32) {
@@ -1240,6 +1457,8 @@ mod tests {
             qualifier: false,
             origin: Vec::new(),
             function,
+            listed: false,
+            context: false,
         }
     }
 
@@ -1253,21 +1472,72 @@ mod tests {
         ];
         let phrase = ["forc".to_string(), "stop".to_string()];
         let mut role = [Role::None; 4];
-        let (m, fresh) = match_phrase(&phrase, &groups, &mut role, Role::Keyword).unwrap();
+        let (m, fresh) = match_phrase(&phrase, &groups, &mut role, Role::Keyword, false).unwrap();
         assert_eq!((m, fresh), (2.0, 2.0));
         assert_eq!(role, [Role::Keyword, Role::Keyword, Role::None, Role::None]);
         // Words that already name the resource may be reused, but add nothing to the cover.
         let mut role = [Role::None, Role::None, Role::Domain, Role::None];
         let status = ["stop".to_string(), "contain".to_string()];
-        let (m, fresh) = match_phrase(&status, &groups, &mut role, Role::Keyword).unwrap();
+        let (m, fresh) = match_phrase(&status, &groups, &mut role, Role::Keyword, false).unwrap();
         assert_eq!((m, fresh), (2.0, 1.0));
         // A missing word, or one that is only a function word, fails the phrase.
         let mut role = [Role::None; 4];
         let missing = ["forc".to_string(), "kill".to_string()];
-        assert!(match_phrase(&missing, &groups, &mut role, Role::Keyword).is_none());
+        assert!(match_phrase(&missing, &groups, &mut role, Role::Keyword, false).is_none());
         let function = ["the".to_string()];
-        assert!(match_phrase(&function, &groups, &mut role, Role::Keyword).is_none());
+        assert!(match_phrase(&function, &groups, &mut role, Role::Keyword, false).is_none());
         assert_eq!(role, [Role::None; 4]);
+    }
+
+    #[test]
+    fn enumerations_are_found_by_their_separators() {
+        let l =
+            enumerated("clean up everything unused: containers, images, networks and build cache");
+        for w in ["containers", "images", "networks", "build"] {
+            assert!(l.contains(w), "{w} in {l:?}");
+        }
+        assert!(!l.contains("unused") && !l.contains("clean"), "{l:?}");
+        // One modifier may stand between the separator and the item.
+        let l = enumerated("old images, stopped containers and unused volumes");
+        assert!(l.contains("containers") && l.contains("volumes"), "{l:?}");
+        assert!(enumerated("restart container").is_empty());
+    }
+
+    #[test]
+    fn the_situation_before_a_request_is_context() {
+        let (lex, _) = lexicon("requests: [can you, i would like to]");
+        let words = plain_words(
+            "the backend container restarts every few minutes since the deploy, can you show me \
+             the container logs",
+        );
+        let context = lex.context(&words);
+        assert!(
+            context.contains("restarts") && context.contains("deploy"),
+            "{context:?}"
+        );
+        // A word repeated in the request is not context.
+        assert!(
+            !context.contains("container") && !context.contains("logs"),
+            "{context:?}"
+        );
+        // A short query has no context.
+        assert!(
+            lex.context(&plain_words("can you restart the container"))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn questions_and_typed_forms_compile() {
+        let (lex, mut a) = lexicon(
+            "questions: {Is: [status]}\nsynonyms: {configure: [update], configuration: [config]}",
+        );
+        assert_eq!(lex.questions["is"], ["status"]);
+        let s = stem(&mut a, "configuration").unwrap();
+        assert_eq!(s, stem(&mut a, "configure").unwrap());
+        // The form typed decides between words that share a stem.
+        assert_eq!(lex.synonyms_of(&s, "configuration")[0].1, "config");
+        assert_eq!(lex.synonyms_of(&s, "configure")[0].1, "update");
     }
 
     #[test]

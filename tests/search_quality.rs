@@ -439,12 +439,17 @@ fn eval_set_quality() {
     );
     let intents = kinds.get("intent").copied().unwrap_or_default();
     // The goals (docs/search.md) are top-1 90%, top-3 98%, top-10 99%, intents top-3 90%;
-    // these floors are what the ranking reaches today, so a change that loses ground fails.
+    // these floors are what the ranking reaches today (rounded down), on the whole set and on
+    // the held-out half, so a change that loses ground fails.
+    let held = halves[1];
     let floors = [
-        ("top-1", all.pct(all.top1), 88.5),
-        ("top-3", all.pct(all.top3), 96.0),
-        ("top-10", all.pct(all.top10), 98.5),
-        ("intents top-3", intents.pct(intents.top3), 90.0),
+        ("top-1", all.pct(all.top1), 91.5),
+        ("top-3", all.pct(all.top3), 98.5),
+        ("top-10", all.pct(all.top10), 99.0),
+        ("intents top-3", intents.pct(intents.top3), 98.0),
+        ("held-out top-1", held.pct(held.top1), 90.0),
+        ("held-out top-3", held.pct(held.top3), 98.0),
+        ("held-out top-10", held.pct(held.top10), 99.0),
     ];
     for (name, got, floor) in floors {
         assert!(
@@ -472,6 +477,40 @@ fn intents_find_their_action() {
             "{query:?} → {got:?}"
         );
     }
+}
+
+/// The causes fixed after the evaluation set's first figures, each on queries outside the set:
+/// an enumeration of resources, a participle that describes a state, a rewritten phrase inside
+/// a keyword, a yes/no question, the situation told before a long request.
+#[test]
+fn causes_generalize() {
+    for (query, want) in [
+        ("prune volumes, networks and images", "system.prune"),
+        (
+            "free up space from old images, stopped containers and unused volumes",
+            "system.prune",
+        ),
+        ("list running containers", "container.list"),
+        ("env vars of the db container", "container.get"),
+        ("run a shell command in the api container", "container.exec"),
+        ("is the swarm initialized", "swarm.status"),
+        ("docker login to quay", "container_registry.create"),
+        ("sso configuration", "oidc.config"),
+        (
+            "the web container keeps crashing since the last deploy, I would like to see its logs",
+            "container.logs",
+        ),
+    ] {
+        let got = ids(query, 3);
+        assert_eq!(
+            got.first().map(String::as_str),
+            Some(want),
+            "{query:?} → {got:?}"
+        );
+    }
+    // Two resources joined by "and" are not an enumeration: each keeps its action.
+    let got = ids("restart the web container and the db container", 3);
+    assert_eq!(got[0], "container.restart", "{got:?}");
 }
 
 /// Results say which words matched, and how much of the query the best one explains.
@@ -609,4 +648,18 @@ fn operator_vocabulary_teaches_words() {
     .unwrap();
     let e = format!("{:#}", sources.build().unwrap_err());
     assert!(e.contains("my-words.yaml:3"), "{e}");
+}
+
+/// `SEARCH_PROBE='query|query…' cargo test --test search_quality probe -- --ignored --nocapture`
+/// prints the top five of each query with scores and matched words: for reading a miss.
+#[test]
+#[ignore]
+fn probe() {
+    let queries = std::env::var("SEARCH_PROBE").unwrap_or_default();
+    for q in queries.split('|').filter(|q| !q.trim().is_empty()) {
+        println!("{q}");
+        for h in index().search(catalog(), q, 5, &all) {
+            println!("  {:<40} {:.3} {:?}", h.id, h.score, h.matched);
+        }
+    }
 }

@@ -90,6 +90,16 @@ pub struct Vocabulary {
     /// this server", "in the db container") says where, not what, and counts less.
     #[serde(default)]
     pub qualifiers: Vec<String>,
+    /// Words that open the request after a context ("…, can you show me what it printed",
+    /// "…, I would like to see…"): the words before the last one describe the situation, not
+    /// what to do, and count less.
+    #[serde(default)]
+    pub requests: Vec<String>,
+    /// A word that opens a yes/no question (`is`, `does`…) → the words of the actions that
+    /// answer one (`status`, `has`): "is mfa turned on" asks for a state, not for a change.
+    /// They count like a function word: enough to prefer the sibling that reads a state.
+    #[serde(default)]
+    pub questions: BTreeMap<String, Vec<String>>,
     /// Keywords of each domain (filled from `domains.<name>.keywords`, after renames).
     #[serde(skip)]
     pub domain_keywords: BTreeMap<String, Vec<String>>,
@@ -106,12 +116,21 @@ impl Vocabulary {
                 }
             }
         }
+        for (word, asks) in &later.questions {
+            let e = self.questions.entry(word.to_lowercase()).or_default();
+            for a in asks {
+                if !e.contains(a) {
+                    e.push(a.clone());
+                }
+            }
+        }
         for (phrase, to) in &later.phrases {
             self.phrases.insert(phrase.to_lowercase(), to.clone());
         }
         for (mine, theirs) in [
             (&mut self.function_words, &later.function_words),
             (&mut self.qualifiers, &later.qualifiers),
+            (&mut self.requests, &later.requests),
         ] {
             for w in theirs {
                 let w = w.to_lowercase();
