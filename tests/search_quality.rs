@@ -649,17 +649,3 @@ fn operator_vocabulary_teaches_words() {
     let e = format!("{:#}", sources.build().unwrap_err());
     assert!(e.contains("my-words.yaml:3"), "{e}");
 }
-
-/// `SEARCH_PROBE='query|query…' cargo test --test search_quality probe -- --ignored --nocapture`
-/// prints the top five of each query with scores and matched words: for reading a miss.
-#[test]
-#[ignore]
-fn probe() {
-    let queries = std::env::var("SEARCH_PROBE").unwrap_or_default();
-    for q in queries.split('|').filter(|q| !q.trim().is_empty()) {
-        println!("{q}");
-        for h in index().search(catalog(), q, 5, &all) {
-            println!("  {:<40} {:.3} {:?}", h.id, h.score, h.matched);
-        }
-    }
-}
