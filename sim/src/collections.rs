@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::handlers::{Paging, Sorting, add_image, paginate};
+use crate::handlers::{Paging, Sorting, add_image, paginate, start_project};
 use crate::server::Ctx;
 use crate::spec::Spec;
 use crate::state::{self, State};
@@ -782,19 +782,7 @@ fn gitops_sync(ctx: &Ctx) -> Response {
         });
     }
     ensure_project_containers(&mut st, &env, &project);
-    for c in st.containers.iter_mut() {
-        if c.environment_id == env && state::container_project(c) == Some(project.as_str()) {
-            c.state = "running".into();
-            c.status = "Up Less than a second".into();
-        }
-    }
-    if let Some(p) = st
-        .projects
-        .iter_mut()
-        .find(|p| p.environment_id == env && p.name == project)
-    {
-        p.status = "running".into();
-    }
+    start_project(&mut st, &env, &project);
     let sync_id = ctx.p(1).to_string();
     if let Some(item) = st
         .collections

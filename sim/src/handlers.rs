@@ -1120,6 +1120,23 @@ fn project_value(st: &State, i: usize, version: ArcaneVersion) -> Value {
     v
 }
 
+/// Starts every container of a compose project and derives the project's status from them;
+/// the project's index, when it exists.
+pub(crate) fn start_project(st: &mut State, env: &str, name: &str) -> Option<usize> {
+    for c in st.containers.iter_mut() {
+        if c.environment_id == env && container_project(c) == Some(name) {
+            c.state = "running".into();
+            c.status = "Up Less than a second".into();
+        }
+    }
+    let i = st
+        .projects
+        .iter()
+        .position(|p| p.environment_id == env && p.name == name)?;
+    recompute_status(st, i);
+    Some(i)
+}
+
 fn recompute_status(st: &mut State, i: usize) {
     let p = st.projects[i].clone();
     let cs = project_containers(st, &p);
@@ -1252,22 +1269,11 @@ fn project_stream(ctx: &Ctx, action: &'static str) -> Response {
     let on_done: Option<crate::server::StateChange> = if matches!(action, "up" | "redeploy") {
         let name = p.name.clone();
         Some(Box::new(move |st: &mut State| {
-            for c in st.containers.iter_mut() {
-                if c.environment_id == env && container_project(c) == Some(name.as_str()) {
-                    c.state = "running".into();
-                    c.status = "Up Less than a second".into();
-                }
-            }
-            if let Some(i) = st
-                .projects
-                .iter()
-                .position(|p| p.environment_id == env && p.name == name)
+            // A redeploy pulls the newer images and recreates the containers on them.
+            if let Some(i) = start_project(st, &env, &name)
+                && action == "redeploy"
             {
-                // A redeploy pulls the newer images and recreates the containers on them.
-                if action == "redeploy" {
-                    st.projects[i].has_update = false;
-                }
-                recompute_status(st, i);
+                st.projects[i].has_update = false;
             }
         }))
     } else {
