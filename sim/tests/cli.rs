@@ -1,7 +1,7 @@
 //! The `arcane-sim` binary: one stdout line, answers, exits cleanly on SIGTERM/SIGINT.
 //! Also prints the startup measurement reported in sim/README.md.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! against the operation's declared response schema. The only mismatches allowed are the
 //! documented divergences (docs/arcane-wire.md#compose-byte-sizes: compose byte sizes sent as strings).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;

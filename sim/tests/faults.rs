@@ -1,6 +1,6 @@
 //! Every fault kind of `POST /__sim/faults`.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

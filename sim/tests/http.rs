@@ -1,6 +1,6 @@
 //! HTTP-level tests of the simulator. Each wire fact (docs/arcane-wire.md) the simulator implements is cited.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! WebSocket endpoints (docs/handlers.md) with the framing. of docs/arcane-wire.md#websockets
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
