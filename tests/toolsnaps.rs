@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::golden_support;
-use crate::server_support::{spawn, tools};
+use crate::server_support::{spawn, spawn_process, tools};
 
 /// The fields of a tool definition a model reads, in this order.
 const FIELDS: [&str; 6] = [
@@ -78,7 +78,12 @@ async fn tool_definitions_match_their_snapshots() {
     let dir = golden_support::dir().join("toolsnaps");
     let mut stale: Vec<String> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("a directory entry").file_name().to_string_lossy().into_owned())
+        .map(|e| {
+            e.expect("a directory entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .filter(|f| !snapped.contains(f))
         .collect();
     stale.sort();
@@ -87,4 +92,26 @@ async fn tool_definitions_match_their_snapshots() {
         "{} hold snapshots of tools this test no longer snaps: delete {stale:?}",
         dir.display()
     );
+}
+
+/// The in-process server the other server tests use is the binary's server: over stdio, the
+/// spawned binary lists the same tool definitions on every surface.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_over_stdio_lists_what_the_in_process_server_lists() {
+    for (args, _) in SNAPPED {
+        let in_process = spawn("http://127.0.0.1:9", "snapshot-key", args).await;
+        let spawned = spawn_process("http://127.0.0.1:9", "snapshot-key", args).await;
+        let (a, b) = (tools(&in_process).await, tools(&spawned).await);
+        assert!(!a.is_empty(), "{args:?}: no tools listed");
+        assert_eq!(a.len(), b.len(), "{args:?}: tool counts differ");
+        for (a, b) in a.iter().zip(&b) {
+            assert_eq!(
+                a, b,
+                "{args:?}: {} differs between in-process and stdio",
+                a.name
+            );
+        }
+        in_process.cancel().await.ok();
+        spawned.cancel().await.ok();
+    }
 }

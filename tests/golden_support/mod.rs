@@ -21,8 +21,7 @@ pub fn check(name: &str, actual: &str) -> Option<String> {
     let path = dir().join(name);
     if updating() {
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .unwrap_or_else(|e| panic!("{}: {e}", parent.display()));
+            std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{}: {e}", parent.display()));
         }
         std::fs::write(&path, actual).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         return None;

@@ -190,7 +190,8 @@ pub async fn spawn_with<H: rmcp::ClientHandler>(
     use clap::Parser;
 
     let argv = std::iter::once("arcane-mcp".into()).chain(serve_args(sim_base, api_key, args));
-    let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("server arguments {args:?}: {e}"));
+    let cli =
+        Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("server arguments {args:?}: {e}"));
     let settings = match cli.command {
         None => cli.serve,
         Some(Command::Serve(s)) => *s,
