@@ -180,6 +180,8 @@ pub fn command(sim_base: &str, api_key: &str, args: &[&str]) -> tokio::process::
 /// Builds the server in-process from the binary's arguments (the calls `arcane_mcp::serve`
 /// makes), serves one session on one end of a `tokio::io::duplex` pipe, and connects a client
 /// with `handler` on the other. The session ends when the client is dropped or cancelled.
+/// Unlike `command`, it runs in the test process's environment, where clap reads the
+/// `ARCANE_*` settings as the binary would: leave them unset when running the tests.
 pub async fn spawn_with<H: rmcp::ClientHandler>(
     handler: H,
     sim_base: &str,
