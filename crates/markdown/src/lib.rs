@@ -16,7 +16,7 @@ pub use escape::{
     list_item_key, list_item_value, quoted_name, sanitize, table_cell, table_cell_strict,
 };
 pub use markdown::{
-    RenderContext, RestHint, render_binary_download_meta, render_list, render_object,
+    MAX_ROWS, RenderContext, RestHint, render_binary_download_meta, render_list, render_object,
     render_text_download, render_value, title,
 };
 pub use units::{human_bytes, is_byte_field};
