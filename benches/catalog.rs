@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arcane_mcp::catalog::overlay::Layers;
-use arcane_mcp::catalog::{BuildInput, Catalog, build_catalog};
+use arcane_catalog::Layers;
+use arcane_catalog::SpecDoc;
+use arcane_catalog::{BuildInput, Catalog, build_catalog};
 use arcane_mcp::reload::{Live, Sources, watch_sources};
-use arcane_mcp::spec::{SpecDoc, SpecSource};
+use arcane_mcp::spec::SpecSource;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 /// The one finder of Arcane's documents, shared with the integration tests.

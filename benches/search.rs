@@ -8,9 +8,9 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use arcane_mcp::catalog::{Action, Catalog};
+use arcane_catalog::SearchIndex;
+use arcane_catalog::{Action, Catalog};
 use arcane_mcp::reload::Sources;
-use arcane_mcp::search::SearchIndex;
 use arcane_mcp::spec::SpecSource;
 use criterion::{Criterion, criterion_group, criterion_main};
 
