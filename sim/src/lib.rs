@@ -24,6 +24,7 @@ use std::sync::Arc;
 pub mod collections;
 mod faults;
 mod handlers;
+pub mod hooks;
 mod scans;
 mod server;
 pub mod spec;

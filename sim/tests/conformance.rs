@@ -199,7 +199,7 @@ async fn check_spec(path: &Path) -> Report {
         failures: Vec::new(),
     };
     for op in &spec.ops {
-        s.hook_post("/__sim/reset", json!(null)).await;
+        s.hooks.reset().await.unwrap();
         let o = &op.op;
         let mut path = op.template.clone();
         let mut query: Vec<(String, String)> = Vec::new();
