@@ -18,7 +18,10 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::handlers::{Paging, Sorting, add_image, paginate, start_project};
+use crate::routes::images::{self, add_image, image_in_use};
+use crate::routes::lists::{DB, Paging, Sorting, answer_page};
+use crate::routes::projects::start_project;
+use crate::routes::{networks, str_array, swarm::find_service, volumes};
 use crate::server::Ctx;
 use crate::spec::Spec;
 use crate::state::{self, State};
@@ -181,7 +184,7 @@ pub fn handle(ctx: &Ctx, method: &str, shape: &str) -> Option<Response> {
     }
     let path = sub_path(ctx);
     let (key, _) = path.rsplit_once('/')?;
-    let id = ctx.params.last()?.clone();
+    let id = ctx.last_param().to_string();
     Some(match method {
         "GET" => match find(ctx, key, &id) {
             Some(item) => answer(ctx, public_view(&item)),
@@ -271,8 +274,7 @@ fn list(ctx: &Ctx, key: &str) -> Response {
                 .is_none_or(|s| s.is_empty() || i.to_string().to_lowercase().contains(s))
         })
         .collect();
-    let (page, pagination) = paginate(ctx, items, grand, Paging::Db, DB_SORT);
-    ctx.ok(Value::Array(page), vec![("pagination", pagination)])
+    answer_page(ctx, items, grand, DB, DB_SORT, vec![])
 }
 
 fn update(ctx: &Ctx, key: &str, id: &str) -> Response {
@@ -395,11 +397,7 @@ pub fn compose_services(project: &str, compose: &str) -> Result<Vec<Value>, Stri
             .unwrap_or_else(|| format!("{project}-{name}"));
         let mut svc = json!({"name": name, "image": image});
         let env: Vec<String> = match s.get("environment") {
-            Some(Value::Array(a)) => a
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect(),
+            Some(a @ Value::Array(_)) => str_array(Some(a)),
             Some(Value::Object(o)) => o
                 .iter()
                 .map(|(k, v)| match v {
@@ -425,7 +423,7 @@ pub fn compose_services(project: &str, compose: &str) -> Result<Vec<Value>, Stri
 }
 
 fn create_project(ctx: &Ctx) -> Response {
-    let env = ctx.p(0).to_string();
+    let env = ctx.env_id().to_string();
     let parts = multipart_parts(&ctx.raw_body);
     let part = |name: &str| parts.iter().find(|p| p.name == name);
     let spec: Value = match part("project").map(|p| serde_json::from_str(&p.value)) {
@@ -582,16 +580,7 @@ pub fn ensure_project_containers(st: &mut State, env: &str, project: &str) {
                     .collect()
             })
             .unwrap_or_default();
-        let env_list: Vec<String> = s
-            .get("environment")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let env_list = str_array(s.get("environment"));
         add_image(st, env, &image);
         st.containers.push(state::Container {
             id: state::demo_container_id(&format!("{env}/{name}")),
@@ -615,12 +604,6 @@ pub fn ensure_project_containers(st: &mut State, env: &str, project: &str) {
     }
 }
 
-fn find_service(st: &State, env: &str, key: &str) -> Option<usize> {
-    st.swarm_services
-        .iter()
-        .position(|s| s.environment_id == env && (s.id == key || s.name == key))
-}
-
 /// A swarm service's spec as kept for rollback: image, replicas and env.
 fn service_spec(s: &state::SwarmService) -> Value {
     json!({"image": s.image, "replicas": s.replicas,
@@ -628,11 +611,14 @@ fn service_spec(s: &state::SwarmService) -> Value {
 }
 
 fn update_swarm_service(ctx: &Ctx) -> Response {
-    let env = ctx.p(0).to_string();
+    let env = ctx.env_id().to_string();
     let mut st = ctx.sh.state();
-    let Some(i) = find_service(&st, &env, ctx.p(1)) else {
+    let Some(i) = find_service(&st, &env, ctx.param("serviceId")) else {
         drop(st);
-        return ctx.problem(404, &format!("service {} not found", ctx.p(1)));
+        return ctx.problem(
+            404,
+            &format!("service {} not found", ctx.param("serviceId")),
+        );
     };
     let body = ctx.body.clone().unwrap_or(json!({}));
     // Arcane passes Docker's ServiceSpec through: the image sits in the task template.
@@ -681,11 +667,14 @@ fn bump_version(s: &mut state::SwarmService) {
 }
 
 fn rollback_swarm_service(ctx: &Ctx) -> Response {
-    let env = ctx.p(0).to_string();
+    let env = ctx.env_id().to_string();
     let mut st = ctx.sh.state();
-    let Some(i) = find_service(&st, &env, ctx.p(1)) else {
+    let Some(i) = find_service(&st, &env, ctx.param("serviceId")) else {
         drop(st);
-        return ctx.problem(404, &format!("service {} not found", ctx.p(1)));
+        return ctx.problem(
+            404,
+            &format!("service {} not found", ctx.param("serviceId")),
+        );
     };
     let s = &mut st.swarm_services[i];
     let Some(prev) = s.extra.remove("previousSpec") else {
@@ -716,8 +705,12 @@ fn rollback_swarm_service(ctx: &Ctx) -> Response {
 }
 
 fn restore_backup(ctx: &Ctx) -> Response {
-    let key = format!("/environments/{}/volumes/{}/backups", ctx.p(0), ctx.p(1));
-    let Some(backup) = find(ctx, &key, ctx.p(2)) else {
+    let key = format!(
+        "/environments/{}/volumes/{}/backups",
+        ctx.env_id(),
+        ctx.param("volumeName")
+    );
+    let Some(backup) = find(ctx, &key, ctx.param("backupId")) else {
         return not_found(ctx, &key);
     };
     let mut st = ctx.sh.state();
@@ -726,7 +719,7 @@ fn restore_backup(ctx: &Ctx) -> Response {
     if let Some(v) = st
         .volumes
         .iter_mut()
-        .find(|v| v.environment_id == ctx.p(0) && v.name == ctx.p(1))
+        .find(|v| v.environment_id == ctx.env_id() && v.name == ctx.param("volumeName"))
     {
         v.labels
             .insert("arcane.sim/restored-from".into(), backup["id"].clone());
@@ -738,9 +731,9 @@ fn restore_backup(ctx: &Ctx) -> Response {
 
 /// Syncing a GitOps sync deploys its compose file as a project (created on the first sync).
 fn gitops_sync(ctx: &Ctx) -> Response {
-    let env = ctx.p(0).to_string();
+    let env = ctx.env_id().to_string();
     let key = format!("/environments/{env}/gitops-syncs");
-    let Some(sync) = find(ctx, &key, ctx.p(1)) else {
+    let Some(sync) = find(ctx, &key, ctx.param("syncId")) else {
         return not_found(ctx, &key);
     };
     let project = sync
@@ -783,7 +776,7 @@ fn gitops_sync(ctx: &Ctx) -> Response {
     }
     ensure_project_containers(&mut st, &env, &project);
     start_project(&mut st, &env, &project);
-    let sync_id = ctx.p(1).to_string();
+    let sync_id = ctx.param("syncId").to_string();
     if let Some(item) = st
         .collections
         .items
@@ -809,12 +802,9 @@ fn image_counts(ctx: &Ctx) -> Response {
     let images: Vec<&state::Image> = st
         .images
         .iter()
-        .filter(|i| i.environment_id == ctx.p(0))
+        .filter(|i| i.environment_id == ctx.env_id())
         .collect();
-    let in_use = images
-        .iter()
-        .filter(|i| crate::handlers::image_in_use(&st, i))
-        .count();
+    let in_use = images.iter().filter(|i| image_in_use(&st, i)).count();
     let size: i64 = images.iter().map(|i| i.size).sum();
     let v = json!({"imagesInuse": in_use, "imagesUnused": images.len() - in_use,
                    "totalImages": images.len(), "totalImageSize": size});
@@ -827,7 +817,7 @@ fn project_counts(ctx: &Ctx) -> Response {
     let ps: Vec<&state::Project> = st
         .projects
         .iter()
-        .filter(|p| p.environment_id == ctx.p(0))
+        .filter(|p| p.environment_id == ctx.env_id())
         .collect();
     let running = ps.iter().filter(|p| p.status != "stopped").count();
     let v = json!({"runningProjects": running, "stoppedProjects": ps.len() - running,
@@ -843,7 +833,7 @@ fn ports(ctx: &Ctx) -> Response {
     for c in st
         .containers
         .iter()
-        .filter(|c| c.environment_id == ctx.p(0) && !state::is_internal(c))
+        .filter(|c| c.environment_id == ctx.env_id() && !state::is_internal(c))
     {
         for p in &c.ports {
             let private = p.get("privatePort").and_then(Value::as_i64).unwrap_or(0);
@@ -864,14 +854,14 @@ fn ports(ctx: &Ctx) -> Response {
     }
     drop(st);
     let grand = items.len();
-    let (page, pagination) = paginate(
+    answer_page(
         ctx,
         items,
         grand,
         Paging::Docker { zero_is_20: false },
         DB_SORT,
-    );
-    ctx.ok(Value::Array(page), vec![("pagination", pagination)])
+        vec![],
+    )
 }
 
 /// A synthesized answer with the parts the state knows replaced by the state's values.
@@ -879,10 +869,10 @@ fn derived(ctx: &Ctx, patch: fn(&State, &str, &mut Value)) -> Response {
     let spec = &ctx.sh.spec;
     let (status, schema, name) = ctx.response_schema();
     let (Some(schema), Some(op)) = (schema, ctx.op) else {
-        return crate::handlers::generic(ctx);
+        return crate::routes::generic(ctx);
     };
     let mut v = crate::synth::synth(spec, schema, "", &spec.ops[op].template);
-    patch(&ctx.sh.state(), ctx.p(0), &mut v);
+    patch(&ctx.sh.state(), ctx.env_id(), &mut v);
     let mut body = Map::new();
     if let Some(n) = &name {
         body.insert("$schema".into(), json!(ctx.schema_url(n)));
@@ -937,12 +927,9 @@ fn dashboard(st: &State, env: &str, v: &mut Value) {
         .iter()
         .filter(|i| i.environment_id == env)
         .collect();
-    let in_use = images
-        .iter()
-        .filter(|i| crate::handlers::image_in_use(st, i))
-        .count();
+    let in_use = images.iter().filter(|i| image_in_use(st, i)).count();
     d["images"] = json!({
-        "data": images.iter().map(|i| state::image_summary(i, crate::handlers::image_in_use(st, i))).collect::<Vec<_>>(),
+        "data": images.iter().map(|i| state::image_summary(i, image_in_use(st, i))).collect::<Vec<_>>(),
         "pagination": page_of(images.len()),
     });
     d["imageUsageCounts"] = json!({"imagesInuse": in_use, "imagesUnused": images.len() - in_use,
@@ -974,7 +961,7 @@ fn page_of(n: usize) -> Value {
 
 /// `docker system prune` by parts: each part's `mode` (`none` or absent skips it) says what goes.
 fn system_prune(ctx: &Ctx) -> Response {
-    let env = ctx.p(0).to_string();
+    let env = ctx.env_id().to_string();
     let body = ctx.body.clone().unwrap_or(json!({}));
     let mode = |part: &str| {
         body.pointer(&format!("/{part}/mode"))
@@ -983,7 +970,6 @@ fn system_prune(ctx: &Ctx) -> Response {
             .map(str::to_string)
     };
     let mut st = ctx.sh.state();
-    let snapshot = st.clone();
     let mut out = json!({"containersPruned": [], "imagesDeleted": [], "volumesDeleted": [],
                          "networksDeleted": [], "containerSpaceReclaimed": 0,
                          "imageSpaceReclaimed": 0, "volumeSpaceReclaimed": 0,
@@ -1001,67 +987,25 @@ fn system_prune(ctx: &Ctx) -> Response {
         });
         out["containersPruned"] = json!(gone);
     }
+    // Each part is judged after the parts before it, as Docker prunes them in this order.
     if let Some(m) = mode("images") {
-        let after_containers = st.clone();
-        let mut gone = Vec::new();
-        let mut space = 0;
-        st.images.retain(|i| {
-            let prune = i.environment_id == env
-                && !crate::handlers::image_in_use(&after_containers, i)
-                && (m == "all" || i.repo_tags.is_empty());
-            if prune {
-                gone.push(i.id.clone());
-                space += i.size;
-            }
-            !prune
-        });
-        out["imagesDeleted"] = json!(gone);
-        out["imageSpaceReclaimed"] = json!(space);
+        let gone = images::prune_unused(&mut st, &env, m != "all");
+        out["imagesDeleted"] = json!(gone.iter().map(|i| &i.id).collect::<Vec<_>>());
+        out["imageSpaceReclaimed"] = json!(gone.iter().map(|i| i.size).sum::<i64>());
     }
     if mode("volumes").is_some() {
-        let users = st.clone();
-        let mut gone = Vec::new();
-        let mut space = 0;
-        st.volumes.retain(|v| {
-            let used = users.containers.iter().any(|c| {
-                c.environment_id == v.environment_id
-                    && c.mounts
-                        .iter()
-                        .any(|m| m.get("name").and_then(Value::as_str) == Some(v.name.as_str()))
-            });
-            let prune = v.environment_id == env && !used;
-            if prune {
-                gone.push(v.name.clone());
-                space += v.size;
-            }
-            !prune
-        });
-        out["volumesDeleted"] = json!(gone);
-        out["volumeSpaceReclaimed"] = json!(space);
+        let gone = volumes::prune_unused(&mut st, &env);
+        out["volumesDeleted"] = json!(gone.iter().map(|v| &v.name).collect::<Vec<_>>());
+        out["volumeSpaceReclaimed"] = json!(gone.iter().map(|v| v.size).sum::<i64>());
     }
     if mode("networks").is_some() {
-        let users = st.clone();
-        let mut gone = Vec::new();
-        st.networks.retain(|n| {
-            let used = users
-                .containers
-                .iter()
-                .any(|c| c.environment_id == n.environment_id && c.networks.contains(&n.name));
-            let prune = n.environment_id == env
-                && !used
-                && !matches!(n.name.as_str(), "bridge" | "host" | "none");
-            if prune {
-                gone.push(n.id.clone());
-            }
-            !prune
-        });
-        out["networksDeleted"] = json!(gone);
+        let gone = networks::prune_unused(&mut st, &env);
+        out["networksDeleted"] = json!(gone.iter().map(|n| &n.id).collect::<Vec<_>>());
     }
     if mode("buildCache").is_some() && !st.collections.build_cache_pruned.contains(&env) {
         st.collections.build_cache_pruned.push(env.clone());
         out["buildCacheSpaceReclaimed"] = json!(BUILD_CACHE_BYTES);
     }
-    drop(snapshot);
     drop(st);
     let total: i64 = [
         "containerSpaceReclaimed",

@@ -23,9 +23,8 @@ use std::sync::Arc;
 
 pub mod collections;
 mod faults;
-mod handlers;
 pub mod hooks;
-mod scans;
+mod routes;
 mod server;
 pub mod spec;
 pub mod state;

@@ -21,7 +21,7 @@ use tokio::sync::{Notify, watch};
 use crate::faults::{self, Fault, FaultKind, FaultSpec};
 use crate::spec::{Spec, parse_query};
 use crate::state::State;
-use crate::{ArcaneVersion, handlers, ws};
+use crate::{ArcaneVersion, routes, ws};
 
 /// Everything the server shares between requests.
 pub struct Shared {
@@ -389,8 +389,8 @@ pub struct Ctx {
     pub query: Vec<(String, String)>,
     pub body: Option<Value>,
     pub raw_body: Bytes,
-    /// Path parameters of the matched template, in order.
-    pub params: Vec<String>,
+    /// Path parameters of the matched template, by name, in path order.
+    pub params: Vec<(String, String)>,
     pub op: Option<usize>,
     pub log_idx: usize,
     pub host: String,
@@ -409,9 +409,26 @@ impl Ctx {
             .map(|(_, v)| v.as_str())
     }
 
-    /// Path parameter `i` (0 is the environment ID on `/environments/{id}/…`).
-    pub fn p(&self, i: usize) -> &str {
-        self.params.get(i).map(String::as_str).unwrap_or("")
+    /// The path parameter `name` of the matched template (`""` when it has none by that
+    /// name). Arcane names them alike in every release the simulator loads
+    /// (`containerId`, `imageId`, `projectId`, `volumeName`…).
+    pub fn param(&self, name: &str) -> &str {
+        self.params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
+    }
+
+    /// The environment of an `/environments/{id}/…` route.
+    pub fn env_id(&self) -> &str {
+        self.param("id")
+    }
+
+    /// The last path parameter: the item ID of a collection's item route, whatever the
+    /// collection calls it.
+    pub fn last_param(&self) -> &str {
+        self.params.last().map(|(_, v)| v.as_str()).unwrap_or("")
     }
 
     /// The body field `k` as a string.
@@ -757,18 +774,18 @@ async fn entry(st: St, req: Request) -> Response {
     let decodes_itself = raw && decodes_own_parameters(&shape);
     ctx.params = params
         .into_iter()
-        .map(|(_, v)| {
+        .map(|(name, v)| {
             if decodes_itself {
-                crate::spec::percent_decode(&v)
+                (name, crate::spec::percent_decode(&v))
             } else {
-                v
+                (name, v)
             }
         })
         .collect();
     if let Some(r) = validate_request(&ctx) {
         return r;
     }
-    handlers::dispatch(&ctx, &method, &shape).await
+    routes::dispatch(&ctx, &method, &shape).await
 }
 
 /// The path's segments (without `/api`) as Arcane's router and handlers see them, and
