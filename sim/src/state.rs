@@ -360,6 +360,31 @@ impl State {
     }
 }
 
+/// A stored object that belongs to one environment.
+pub trait InEnv {
+    /// Its environment's ID.
+    fn env(&self) -> &str;
+}
+
+macro_rules! in_env {
+    ($($t:ty),*) => {$(
+        impl InEnv for $t {
+            fn env(&self) -> &str {
+                &self.environment_id
+            }
+        }
+    )*};
+}
+in_env!(
+    Container,
+    Image,
+    Project,
+    Volume,
+    Network,
+    SwarmService,
+    Scan
+);
+
 /// Docker-style status text for a state.
 pub fn status_text(state: &str) -> String {
     match state {

@@ -5,7 +5,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::lists::{CONTAINER_SORT, Paging, filter_values, paginate, search_match};
-use super::{change, get_one, message, refuse, str_array};
+use super::{by_unique_prefix, change, get_one, message, refuse, str_array};
 use crate::server::Ctx;
 use crate::state::{self, Container, State, container_project, is_internal};
 use crate::synth::hex_id;
@@ -17,27 +17,10 @@ fn no_such_container(id: &str) -> String {
 /// Finds a container of an environment by full ID, name or unique ID prefix (as Docker does).
 pub fn find_container(st: &State, env: &str, key: &str) -> Option<usize> {
     let key = key.strip_prefix('/').unwrap_or(key);
-    let in_env = |c: &&Container| c.environment_id == env;
-    if let Some(i) = st
-        .containers
+    st.containers
         .iter()
         .position(|c| c.environment_id == env && (c.id == key || c.name == key))
-    {
-        return Some(i);
-    }
-    if key.len() >= 4 {
-        let matches: Vec<usize> = st
-            .containers
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| in_env(c) && c.id.starts_with(key))
-            .map(|(i, _)| i)
-            .collect();
-        if matches.len() == 1 {
-            return Some(matches[0]);
-        }
-    }
-    None
+        .or_else(|| by_unique_prefix(&st.containers, env, key, |c| &c.id))
 }
 
 fn container_counts(st: &State, env: &str, include_internal: bool) -> (Value, usize) {

@@ -3,8 +3,8 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::lists::{IMAGE_SORT, Paging, answer_page, bool_filter, search_match};
-use super::{change, get_one, message, refuse, take_marked};
+use super::lists::{IMAGE_SORT, Paging, answer_page, bool_filter, search_match, select};
+use super::{by_unique_prefix, change, get_one, message, refuse, take_marked};
 use crate::server::{Ctx, download, json_stream};
 use crate::state::{self, State};
 use crate::synth::hex_id;
@@ -27,23 +27,9 @@ pub(crate) fn find_image(st: &State, env: &str, key: &str) -> Option<usize> {
                     || i.repo_digests.iter().any(|d| d == key))
         })
         .or_else(|| {
-            if bare.len() < 4 {
-                return None;
-            }
-            let m: Vec<usize> = st
-                .images
-                .iter()
-                .enumerate()
-                .filter(|(_, i)| {
-                    i.environment_id == env
-                        && i.id
-                            .strip_prefix("sha256:")
-                            .unwrap_or(&i.id)
-                            .starts_with(bare)
-                })
-                .map(|(n, _)| n)
-                .collect();
-            (m.len() == 1).then(|| m[0])
+            by_unique_prefix(&st.images, env, bare, |i| {
+                i.id.strip_prefix("sha256:").unwrap_or(&i.id)
+            })
         })
 }
 
@@ -55,23 +41,16 @@ pub(crate) fn image_in_use(st: &State, i: &state::Image) -> bool {
 }
 
 pub(super) fn list(ctx: &Ctx) -> Response {
-    let env = ctx.env_id();
     let st = ctx.sh.state();
-    let all: Vec<&state::Image> = st
-        .images
-        .iter()
-        .filter(|i| i.environment_id == env)
-        .collect();
-    let grand = all.len();
-    let items: Vec<Value> = all
-        .iter()
-        .filter(|i| {
+    let (items, grand) = select(
+        &st.images,
+        ctx.env_id(),
+        |i| {
             let tags = i.repo_tags.join(" ");
-            search_match(ctx, &[&tags, &i.id])
-        })
-        .filter(|i| bool_filter(ctx, "inUse", image_in_use(&st, i)))
-        .map(|i| state::image_summary(i, image_in_use(&st, i)))
-        .collect();
+            search_match(ctx, &[&tags, &i.id]) && bool_filter(ctx, "inUse", image_in_use(&st, i))
+        },
+        |i| state::image_summary(i, image_in_use(&st, i)),
+    );
     drop(st);
     answer_page(
         ctx,

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::ArcaneVersion;
 use crate::server::Ctx;
+use crate::state::InEnv;
 
 /// How a list pages.
 #[derive(Clone, Copy)]
@@ -273,4 +274,35 @@ pub fn answer_page(
     let (page, pagination) = paginate(ctx, items, grand_total, paging, sorting);
     members.push(("pagination", pagination));
     ctx.ok(Value::Array(page), members)
+}
+
+/// The items of `env` that `keep` accepts, as `view` shows them, and how many items `env` has
+/// before `keep` (the list's `grandTotalItems`).
+pub fn select<T: InEnv>(
+    items: &[T],
+    env: &str,
+    keep: impl Fn(&T) -> bool,
+    view: impl Fn(&T) -> Value,
+) -> (Vec<Value>, usize) {
+    let mut grand = 0;
+    let selected = items
+        .iter()
+        .filter(|i| i.env() == env)
+        .inspect(|_| grand += 1)
+        .filter(|i| keep(i))
+        .map(view)
+        .collect();
+    (selected, grand)
+}
+
+/// The `{inuse, unused, total}` counts of an environment's volumes or networks.
+pub fn usage_counts<T: InEnv>(items: &[T], env: &str, used: impl Fn(&T) -> bool) -> Value {
+    let (mut inuse, mut total) = (0, 0);
+    for i in items.iter().filter(|i| i.env() == env) {
+        total += 1;
+        if used(i) {
+            inuse += 1;
+        }
+    }
+    json!({"inuse": inuse, "unused": total - inuse, "total": total})
 }

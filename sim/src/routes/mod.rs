@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::server::{Ctx, truncate_response};
-use crate::state::State;
+use crate::state::{InEnv, State};
 
 mod builds;
 pub(crate) mod containers;
@@ -238,6 +238,28 @@ pub(crate) fn take_marked<T>(list: &mut Vec<T>, marks: &[bool]) -> Vec<T> {
     }
     *list = kept;
     taken
+}
+
+/// The index of the one item of `env` whose ID (as `id` gives it) starts with `prefix`, as
+/// Docker resolves short IDs: none for a prefix under 4 characters or one that fits several.
+pub(crate) fn by_unique_prefix<T: InEnv>(
+    items: &[T],
+    env: &str,
+    prefix: &str,
+    id: impl Fn(&T) -> &str,
+) -> Option<usize> {
+    if prefix.len() < 4 {
+        return None;
+    }
+    let mut found = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.env() == env && id(i).starts_with(prefix))
+        .map(|(n, _)| n);
+    match (found.next(), found.next()) {
+        (Some(n), None) => Some(n),
+        _ => None,
+    }
 }
 
 /// The strings of a JSON array (other values skipped); empty when `v` is not an array.

@@ -3,8 +3,10 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::lists::{NETWORK_SORT, Paging, answer_page, bool_filter, search_match};
-use super::{change, get_one, message, refuse, take_marked};
+use super::lists::{
+    NETWORK_SORT, Paging, answer_page, bool_filter, search_match, select, usage_counts,
+};
+use super::{by_unique_prefix, change, get_one, message, refuse, take_marked};
 use crate::server::Ctx;
 use crate::state::{self, State};
 use crate::synth::hex_id;
@@ -20,32 +22,14 @@ fn is_default_network(n: &state::Network) -> bool {
 }
 
 fn network_counts(st: &State, env: &str) -> Value {
-    let ns: Vec<&state::Network> = st
-        .networks
-        .iter()
-        .filter(|n| n.environment_id == env)
-        .collect();
-    let inuse = ns.iter().filter(|n| network_in_use(st, n)).count();
-    json!({"inuse": inuse, "unused": ns.len() - inuse, "total": ns.len()})
+    usage_counts(&st.networks, env, |n| network_in_use(st, n))
 }
 
 fn find_network(st: &State, env: &str, key: &str) -> Option<usize> {
     st.networks
         .iter()
         .position(|n| n.environment_id == env && (n.id == key || n.name == key))
-        .or_else(|| {
-            if key.len() < 4 {
-                return None;
-            }
-            let m: Vec<usize> = st
-                .networks
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| n.environment_id == env && n.id.starts_with(key))
-                .map(|(i, _)| i)
-                .collect();
-            (m.len() == 1).then(|| m[0])
-        })
+        .or_else(|| by_unique_prefix(&st.networks, env, key, |n| &n.id))
 }
 
 /// `GET …/networks/counts`.
@@ -58,18 +42,15 @@ pub(super) fn list(ctx: &Ctx) -> Response {
     let env = ctx.env_id();
     let st = ctx.sh.state();
     let counts = network_counts(&st, env);
-    let all: Vec<&state::Network> = st
-        .networks
-        .iter()
-        .filter(|n| n.environment_id == env)
-        .collect();
-    let grand = all.len();
-    let items: Vec<Value> = all
-        .iter()
-        .filter(|n| search_match(ctx, &[&n.name, &n.driver, &n.id]))
-        .filter(|n| bool_filter(ctx, "inUse", network_in_use(&st, n)))
-        .map(|n| state::network_json(n, network_in_use(&st, n)))
-        .collect();
+    let (items, grand) = select(
+        &st.networks,
+        env,
+        |n| {
+            search_match(ctx, &[&n.name, &n.driver, &n.id])
+                && bool_filter(ctx, "inUse", network_in_use(&st, n))
+        },
+        |n| state::network_json(n, network_in_use(&st, n)),
+    );
     drop(st);
     answer_page(
         ctx,

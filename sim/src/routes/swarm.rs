@@ -3,7 +3,7 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::lists::{Paging, SWARM_SERVICE_SORT, answer_page, search_match};
+use super::lists::{Paging, SWARM_SERVICE_SORT, answer_page, search_match, select};
 use super::{change, refuse};
 use crate::server::Ctx;
 use crate::state::{self, State};
@@ -16,19 +16,13 @@ pub(crate) fn find_service(st: &State, env: &str, key: &str) -> Option<usize> {
 }
 
 pub(super) fn list(ctx: &Ctx) -> Response {
-    let env = ctx.env_id();
     let st = ctx.sh.state();
-    let all: Vec<&state::SwarmService> = st
-        .swarm_services
-        .iter()
-        .filter(|s| s.environment_id == env)
-        .collect();
-    let grand = all.len();
-    let items: Vec<Value> = all
-        .iter()
-        .filter(|s| search_match(ctx, &[&s.name, &s.image]))
-        .map(|s| state::swarm_service_json(s))
-        .collect();
+    let (items, grand) = select(
+        &st.swarm_services,
+        ctx.env_id(),
+        |s| search_match(ctx, &[&s.name, &s.image]),
+        state::swarm_service_json,
+    );
     drop(st);
     answer_page(
         ctx,

@@ -3,7 +3,9 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::lists::{Paging, VOLUME_SORT, answer_page, bool_filter, search_match};
+use super::lists::{
+    Paging, VOLUME_SORT, answer_page, bool_filter, search_match, select, usage_counts,
+};
 use super::{change, get_one, message, refuse, take_marked};
 use crate::server::Ctx;
 use crate::state::{self, State};
@@ -23,16 +25,7 @@ pub(crate) fn volume_users(st: &State, v: &state::Volume) -> Vec<String> {
 }
 
 fn volume_counts(st: &State, env: &str) -> Value {
-    let vs: Vec<&state::Volume> = st
-        .volumes
-        .iter()
-        .filter(|v| v.environment_id == env)
-        .collect();
-    let inuse = vs
-        .iter()
-        .filter(|v| !volume_users(st, v).is_empty())
-        .count();
-    json!({"inuse": inuse, "unused": vs.len() - inuse, "total": vs.len()})
+    usage_counts(&st.volumes, env, |v| !volume_users(st, v).is_empty())
 }
 
 /// `GET …/volumes/counts`.
@@ -45,18 +38,15 @@ pub(super) fn list(ctx: &Ctx) -> Response {
     let env = ctx.env_id();
     let st = ctx.sh.state();
     let counts = volume_counts(&st, env);
-    let all: Vec<&state::Volume> = st
-        .volumes
-        .iter()
-        .filter(|v| v.environment_id == env)
-        .collect();
-    let grand = all.len();
-    let items: Vec<Value> = all
-        .iter()
-        .filter(|v| search_match(ctx, &[&v.name, &v.driver]))
-        .filter(|v| bool_filter(ctx, "inUse", !volume_users(&st, v).is_empty()))
-        .map(|v| state::volume_json(v, &volume_users(&st, v)))
-        .collect();
+    let (items, grand) = select(
+        &st.volumes,
+        env,
+        |v| {
+            search_match(ctx, &[&v.name, &v.driver])
+                && bool_filter(ctx, "inUse", !volume_users(&st, v).is_empty())
+        },
+        |v| state::volume_json(v, &volume_users(&st, v)),
+    );
     drop(st);
     answer_page(
         ctx,
