@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 use crate::routes::images::{self, add_image, image_in_use};
 use crate::routes::lists::{DB, Paging, Sorting, answer_page};
 use crate::routes::projects::start_project;
-use crate::routes::{networks, str_array, swarm::find_service, volumes};
+use crate::routes::{networks, str_array, volumes};
 use crate::server::Ctx;
 use crate::spec::Spec;
 use crate::state::{self, State};
@@ -322,8 +322,6 @@ fn delete(ctx: &Ctx, key: &str, id: &str) -> Response {
 fn docker_writes(ctx: &Ctx, method: &str, shape: &str) -> Option<Response> {
     Some(match (method, shape) {
         ("POST", "/environments/{}/projects") => create_project(ctx),
-        ("PUT", "/environments/{}/swarm/services/{}") => update_swarm_service(ctx),
-        ("POST", "/environments/{}/swarm/services/{}/rollback") => rollback_swarm_service(ctx),
         ("POST", "/environments/{}/volumes/{}/backups/{}/restore") => restore_backup(ctx),
         ("POST", "/environments/{}/gitops-syncs/{}/sync") => gitops_sync(ctx),
         ("POST", "/environments/{}/system/prune") => system_prune(ctx),
@@ -602,106 +600,6 @@ pub fn ensure_project_containers(st: &mut State, env: &str, project: &str) {
             extra: Map::new(),
         });
     }
-}
-
-/// A swarm service's spec as kept for rollback: image, replicas and env.
-fn service_spec(s: &state::SwarmService) -> Value {
-    json!({"image": s.image, "replicas": s.replicas,
-           "env": s.extra.get("env").cloned().unwrap_or(json!([]))})
-}
-
-fn update_swarm_service(ctx: &Ctx) -> Response {
-    let env = ctx.env_id().to_string();
-    let mut st = ctx.sh.state();
-    let Some(i) = find_service(&st, &env, ctx.param("serviceId")) else {
-        drop(st);
-        return ctx.problem(
-            404,
-            &format!("service {} not found", ctx.param("serviceId")),
-        );
-    };
-    let body = ctx.body.clone().unwrap_or(json!({}));
-    // Arcane passes Docker's ServiceSpec through: the image sits in the task template.
-    let spec = body.get("spec").unwrap_or(&body);
-    let image = spec
-        .pointer("/TaskTemplate/ContainerSpec/Image")
-        .or_else(|| spec.pointer("/taskTemplate/containerSpec/image"))
-        .or_else(|| spec.get("image"))
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let env_vars = spec
-        .pointer("/TaskTemplate/ContainerSpec/Env")
-        .or_else(|| spec.pointer("/taskTemplate/containerSpec/env"))
-        .or_else(|| spec.get("env"))
-        .cloned();
-    let replicas = spec
-        .pointer("/Mode/Replicated/Replicas")
-        .or_else(|| spec.get("replicas"))
-        .and_then(Value::as_i64);
-    let s = &mut st.swarm_services[i];
-    let previous = service_spec(s);
-    s.extra.insert("previousSpec".into(), previous);
-    if let Some(img) = image {
-        s.image = img;
-    }
-    if let Some(e) = env_vars {
-        s.extra.insert("env".into(), e);
-    }
-    if let Some(r) = replicas {
-        s.replicas = r;
-        s.running_replicas = r;
-    }
-    bump_version(s);
-    drop(st);
-    ctx.ok(json!({"warnings": []}), vec![])
-}
-
-fn bump_version(s: &mut state::SwarmService) {
-    let v = s
-        .extra
-        .get("version")
-        .and_then(|v| v.get("index"))
-        .and_then(Value::as_i64)
-        .unwrap_or(10);
-    s.extra.insert("version".into(), json!({"index": v + 1}));
-}
-
-fn rollback_swarm_service(ctx: &Ctx) -> Response {
-    let env = ctx.env_id().to_string();
-    let mut st = ctx.sh.state();
-    let Some(i) = find_service(&st, &env, ctx.param("serviceId")) else {
-        drop(st);
-        return ctx.problem(
-            404,
-            &format!("service {} not found", ctx.param("serviceId")),
-        );
-    };
-    let s = &mut st.swarm_services[i];
-    let Some(prev) = s.extra.remove("previousSpec") else {
-        drop(st);
-        return ctx.problem(
-            500,
-            "rollback failed: service does not have a previous spec",
-        );
-    };
-    let current = service_spec(s);
-    if let Some(img) = prev.get("image").and_then(Value::as_str) {
-        s.image = img.to_string();
-    }
-    if let Some(r) = prev.get("replicas").and_then(Value::as_i64) {
-        s.replicas = r;
-        s.running_replicas = r;
-    }
-    s.extra
-        .insert("env".into(), prev.get("env").cloned().unwrap_or(json!([])));
-    // Docker keeps the spec rolled back from as the previous one.
-    s.extra.insert("previousSpec".into(), current);
-    bump_version(s);
-    drop(st);
-    ctx.ok(
-        json!({"message": "Service rolled back successfully"}),
-        vec![],
-    )
 }
 
 fn restore_backup(ctx: &Ctx) -> Response {

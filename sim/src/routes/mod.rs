@@ -22,7 +22,7 @@ pub(crate) mod lists;
 pub(crate) mod networks;
 pub(crate) mod projects;
 mod scans;
-pub(crate) mod swarm;
+mod swarm;
 pub(crate) mod volumes;
 
 pub use generic::generic;
@@ -164,6 +164,8 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         ("GET", "/environments/{}/swarm/services") => swarm::list(ctx),
         ("GET", "/environments/{}/swarm/services/{}") => swarm::get(ctx),
         ("POST", "/environments/{}/swarm/services/{}/scale") => swarm::scale(ctx),
+        ("PUT", "/environments/{}/swarm/services/{}") => swarm::update(ctx),
+        ("POST", "/environments/{}/swarm/services/{}/rollback") => swarm::rollback(ctx),
         // Downloads (docs/arcane-wire.md#downloads).
         ("GET", s) if is_download_shape(s) => downloads::answer(ctx, s),
         _ => crate::collections::handle(ctx, method, shape).unwrap_or_else(|| generic(ctx)),
