@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::routes::images::{self, add_image, image_in_use};
-use crate::routes::lists::{DB, Paging, Sorting, answer_page};
+use crate::routes::lists::{DB, DOCKER, Sorting, answer_page};
 use crate::routes::projects::start_project;
 use crate::routes::{networks, str_array, volumes};
 use crate::server::Ctx;
@@ -752,14 +752,7 @@ fn ports(ctx: &Ctx) -> Response {
     }
     drop(st);
     let grand = items.len();
-    answer_page(
-        ctx,
-        items,
-        grand,
-        Paging::Docker { zero_is_20: false },
-        DB_SORT,
-        vec![],
-    )
+    answer_page(ctx, items, grand, DOCKER, DB_SORT, vec![])
 }
 
 /// A synthesized answer with the parts the state knows replaced by the state's values.

@@ -458,6 +458,16 @@ impl Ctx {
     /// A successful JSON answer: `{$schema, success:true, data, …members}` fitted to the
     /// operation's response schema (missing required members synthesized, unknown dropped).
     pub fn ok(&self, data: Value, members: Vec<(&str, Value)>) -> Response {
+        self.envelope(data, members, true)
+    }
+
+    /// The envelope of [`Ctx::ok`] not fitted to the response schema, for answers Arcane
+    /// sends short of what its document requires.
+    pub fn ok_unfitted(&self, data: Value) -> Response {
+        self.envelope(data, vec![], false)
+    }
+
+    fn envelope(&self, data: Value, members: Vec<(&str, Value)>, fit: bool) -> Response {
         let mut body = Map::new();
         let (status, schema, name) = self.response_schema();
         if let Some(n) = &name {
@@ -469,7 +479,7 @@ impl Ctx {
             body.insert(k.to_string(), v);
         }
         let mut v = Value::Object(body);
-        if let Some(s) = schema {
+        if let Some(s) = schema.filter(|_| fit) {
             v = crate::synth::conform(&self.sh.spec, s, v, &self.path);
         }
         self.finish_json(status, v, name.as_deref())

@@ -62,14 +62,7 @@ pub(super) fn browse(ctx: &Ctx) -> Response {
                    "mode": if is_dir { "drwxr-xr-x" } else { "-rw-r--r--" }})
         })
         .collect();
-    let (status, _, name) = ctx.response_schema();
-    let mut body = serde_json::Map::new();
-    if let Some(n) = &name {
-        body.insert("$schema".into(), json!(ctx.schema_url(n)));
-    }
-    body.insert("success".into(), json!(true));
-    body.insert("data".into(), Value::Array(entries));
-    ctx.finish_json(status, Value::Object(body), name.as_deref())
+    ctx.ok_unfitted(Value::Array(entries))
 }
 
 /// mkdir and delete answer 204 with no body.

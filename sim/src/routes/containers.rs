@@ -4,7 +4,7 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::lists::{CONTAINER_SORT, Paging, filter_values, paginate, search_match};
+use super::lists::{CONTAINER_SORT, DOCKER, filter_values, paginate, search_match};
 use super::{by_unique_prefix, change, get_one, message, refuse, str_array};
 use crate::server::Ctx;
 use crate::state::{self, Container, State, container_project, is_internal};
@@ -76,13 +76,7 @@ pub(super) fn list(ctx: &Ctx) -> Response {
         .map(state::container_summary)
         .collect();
     drop(st);
-    let (page, pagination) = paginate(
-        ctx,
-        items,
-        grand,
-        Paging::Docker { zero_is_20: false },
-        CONTAINER_SORT,
-    );
+    let (page, pagination) = paginate(ctx, items, grand, DOCKER, CONTAINER_SORT);
     let mut members = vec![("counts", counts)];
     if ctx.q("groupBy") == Some("project") {
         let mut groups: Vec<(String, Vec<Value>)> = Vec::new();

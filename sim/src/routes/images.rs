@@ -3,7 +3,7 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::lists::{IMAGE_SORT, Paging, answer_page, bool_filter, search_match, select};
+use super::lists::{DOCKER_ZERO_IS_20, IMAGE_SORT, answer_page, bool_filter, search_match, select};
 use super::{by_unique_prefix, change, get_one, message, refuse, take_marked};
 use crate::server::{Ctx, download, json_stream};
 use crate::state::{self, State};
@@ -52,14 +52,7 @@ pub(super) fn list(ctx: &Ctx) -> Response {
         |i| state::image_summary(i, image_in_use(&st, i)),
     );
     drop(st);
-    answer_page(
-        ctx,
-        items,
-        grand,
-        Paging::Docker { zero_is_20: true },
-        IMAGE_SORT,
-        vec![],
-    )
+    answer_page(ctx, items, grand, DOCKER_ZERO_IS_20, IMAGE_SORT, vec![])
 }
 
 fn no_such_image(key: &str) -> String {

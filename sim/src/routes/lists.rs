@@ -256,6 +256,11 @@ pub(crate) fn bool_filter(ctx: &Ctx, key: &str, actual: bool) -> bool {
     }
 }
 
+/// A Docker-backed list where limit 0 means all (containers, networks, swarm services).
+pub const DOCKER: Paging = Paging::Docker { zero_is_20: false };
+/// A Docker-backed list where limit 0 means 20 (images, volumes, vulnerabilities).
+pub const DOCKER_ZERO_IS_20: Paging = Paging::Docker { zero_is_20: true };
+
 /// A database-backed list (`grandTotalItems` 0).
 pub const DB: Paging = Paging::Db {
     reports_grand_total: false,

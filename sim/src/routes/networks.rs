@@ -4,7 +4,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::lists::{
-    NETWORK_SORT, Paging, answer_page, bool_filter, search_match, select, usage_counts,
+    DOCKER, NETWORK_SORT, answer_page, bool_filter, search_match, select, usage_counts,
 };
 use super::{by_unique_prefix, change, get_one, message, refuse, take_marked};
 use crate::server::Ctx;
@@ -56,7 +56,7 @@ pub(super) fn list(ctx: &Ctx) -> Response {
         ctx,
         items,
         grand,
-        Paging::Docker { zero_is_20: false },
+        DOCKER,
         NETWORK_SORT,
         vec![("counts", counts)],
     )

@@ -7,7 +7,9 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::images::find_image;
-use super::lists::{Paging, VULNERABILITY_SORT, answer_page, filter_values, search_match};
+use super::lists::{
+    DOCKER_ZERO_IS_20, VULNERABILITY_SORT, answer_page, filter_values, search_match,
+};
 use super::str_array;
 use crate::ArcaneVersion;
 use crate::server::Ctx;
@@ -88,7 +90,7 @@ pub(super) fn list(ctx: &Ctx) -> Response {
         ctx,
         items,
         grand,
-        Paging::Docker { zero_is_20: true },
+        DOCKER_ZERO_IS_20,
         VULNERABILITY_SORT,
         vec![],
     )

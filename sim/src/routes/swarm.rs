@@ -3,7 +3,7 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::lists::{Paging, SWARM_SERVICE_SORT, answer_page, search_match, select};
+use super::lists::{DOCKER, SWARM_SERVICE_SORT, answer_page, search_match, select};
 use super::{Refusal, change, message, refuse};
 use crate::server::Ctx;
 use crate::state::{self, State};
@@ -24,14 +24,7 @@ pub(super) fn list(ctx: &Ctx) -> Response {
         state::swarm_service_json,
     );
     drop(st);
-    answer_page(
-        ctx,
-        items,
-        grand,
-        Paging::Docker { zero_is_20: false },
-        SWARM_SERVICE_SORT,
-        vec![],
-    )
+    answer_page(ctx, items, grand, DOCKER, SWARM_SERVICE_SORT, vec![])
 }
 
 fn not_found(key: &str) -> String {

@@ -4,7 +4,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::lists::{
-    Paging, VOLUME_SORT, answer_page, bool_filter, search_match, select, usage_counts,
+    DOCKER_ZERO_IS_20, VOLUME_SORT, answer_page, bool_filter, search_match, select, usage_counts,
 };
 use super::{change, get_one, message, refuse, take_marked};
 use crate::server::Ctx;
@@ -52,7 +52,7 @@ pub(super) fn list(ctx: &Ctx) -> Response {
         ctx,
         items,
         grand,
-        Paging::Docker { zero_is_20: true },
+        DOCKER_ZERO_IS_20,
         VOLUME_SORT,
         vec![("counts", counts)],
     )
