@@ -4,7 +4,9 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::lists::{CONTAINER_SORT, DOCKER, filter_values, paginate, search_match};
+use super::lists::{
+    CONTAINER_SORT, DOCKER, GENERIC_SORT, answer_page, filter_values, paginate, search_match,
+};
 use super::{by_unique_prefix, change, get_one, message, refuse, str_array};
 use crate::server::Ctx;
 use crate::state::{self, Container, State, container_project, is_internal};
@@ -264,4 +266,35 @@ pub(super) fn delete(ctx: &Ctx) -> Response {
         st.containers.remove(i);
         Ok(message("Container deleted successfully"))
     })
+}
+
+/// Every container port of the environment, published or not.
+pub(super) fn ports(ctx: &Ctx) -> Response {
+    let st = ctx.sh.state();
+    let mut items = Vec::new();
+    for c in st
+        .containers
+        .iter()
+        .filter(|c| c.environment_id == ctx.env_id() && !state::is_internal(c))
+    {
+        for p in &c.ports {
+            let private = p.get("privatePort").and_then(Value::as_i64).unwrap_or(0);
+            let proto = p.get("type").and_then(Value::as_str).unwrap_or("tcp");
+            let public = p.get("publicPort").and_then(Value::as_i64);
+            let mut m = json!({
+                "id": format!("{}:{private}/{proto}", c.id),
+                "containerId": c.id, "containerName": c.name,
+                "containerPort": private, "protocol": proto,
+                "isPublished": public.is_some(),
+            });
+            if let Some(h) = public {
+                m["hostPort"] = json!(h);
+                m["hostIp"] = p.get("ip").cloned().unwrap_or(json!("0.0.0.0"));
+            }
+            items.push(m);
+        }
+    }
+    drop(st);
+    let grand = items.len();
+    answer_page(ctx, items, grand, DOCKER, GENERIC_SORT, vec![])
 }

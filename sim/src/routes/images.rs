@@ -316,3 +316,19 @@ pub fn tar_archive(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
     out.extend_from_slice(&[0u8; 1024]);
     out
 }
+
+/// `GET …/images/counts`.
+pub(super) fn counts(ctx: &Ctx) -> Response {
+    let st = ctx.sh.state();
+    let images: Vec<&state::Image> = st
+        .images
+        .iter()
+        .filter(|i| i.environment_id == ctx.env_id())
+        .collect();
+    let in_use = images.iter().filter(|i| image_in_use(&st, i)).count();
+    let size: i64 = images.iter().map(|i| i.size).sum();
+    let v = json!({"imagesInuse": in_use, "imagesUnused": images.len() - in_use,
+                   "totalImages": images.len(), "totalImageSize": size});
+    drop(st);
+    ctx.ok(v, vec![])
+}

@@ -77,7 +77,8 @@ pub const VULNERABILITY_SORT: Sorting = Sorting {
     ],
     docker_order_changes: false,
 };
-/// A synthesized list: sortable by any field of its items except `id`.
+/// A list without fixed sort keys (synthesized answers, database collections, ports):
+/// sortable by any field of its items except `id`.
 pub const GENERIC_SORT: Sorting = Sorting {
     keys: &[],
     docker_order_changes: false,

@@ -13,6 +13,7 @@ use crate::server::{Ctx, truncate_response};
 use crate::state::{InEnv, State};
 
 mod builds;
+pub(crate) mod compose;
 pub(crate) mod containers;
 mod downloads;
 mod environments;
@@ -23,6 +24,7 @@ pub(crate) mod networks;
 pub(crate) mod projects;
 mod scans;
 mod swarm;
+mod system;
 pub(crate) mod volumes;
 
 pub use generic::generic;
@@ -117,6 +119,7 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         ("GET", "/environments/{}/containers") => containers::list(ctx),
         ("POST", "/environments/{}/containers") => containers::create(ctx),
         ("GET", "/environments/{}/containers/counts") => containers::counts(ctx),
+        ("GET", "/environments/{}/ports") => containers::ports(ctx),
         ("GET", "/environments/{}/containers/{}") => containers::get(ctx),
         ("DELETE", "/environments/{}/containers/{}") => containers::delete(ctx),
         ("POST", "/environments/{}/containers/{}/start") => containers::action(ctx, "start"),
@@ -127,6 +130,7 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         ("POST", "/environments/{}/containers/{}/unpause") => containers::action(ctx, "unpause"),
         // Images.
         ("GET", "/environments/{}/images") => images::list(ctx),
+        ("GET", "/environments/{}/images/counts") => images::counts(ctx),
         ("GET", "/environments/{}/images/{}") => images::get(ctx),
         ("DELETE", "/environments/{}/images/{}") => images::remove(ctx),
         ("POST", "/environments/{}/images/pull") => images::pull(ctx),
@@ -135,6 +139,8 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         ("GET", "/environments/{}/images/{}/export") => images::export(ctx),
         // Projects.
         ("GET", "/environments/{}/projects") => projects::list(ctx),
+        ("POST", "/environments/{}/projects") => projects::create(ctx),
+        ("GET", "/environments/{}/projects/counts") => projects::counts(ctx),
         ("GET", "/environments/{}/projects/{}")
         | ("GET", "/environments/{}/projects/{}/compose")
         | ("GET", "/environments/{}/projects/{}/runtime")
@@ -166,6 +172,10 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         ("POST", "/environments/{}/swarm/services/{}/scale") => swarm::scale(ctx),
         ("PUT", "/environments/{}/swarm/services/{}") => swarm::update(ctx),
         ("POST", "/environments/{}/swarm/services/{}/rollback") => swarm::rollback(ctx),
+        // System answers derived from the state.
+        ("GET", "/environments/{}/system/docker/info") => system::derived(ctx, system::docker_info),
+        ("GET", "/environments/{}/dashboard") => system::derived(ctx, system::dashboard),
+        ("POST", "/environments/{}/system/prune") => system::prune(ctx),
         // Downloads (docs/arcane-wire.md#downloads).
         ("GET", s) if is_download_shape(s) => downloads::answer(ctx, s),
         _ => crate::collections::handle(ctx, method, shape).unwrap_or_else(|| generic(ctx)),

@@ -2,12 +2,14 @@
 //! up/redeploy/pull/build, and down/restart/destroy.
 
 use axum::response::Response;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::images::pull_lines;
+use super::compose::{compose_services, multipart_parts};
+use super::images::{add_image, pull_lines};
 use super::lists::{PROJECT_SORT, Paging, answer_page, filter_values, search_match};
-use super::{change, get_one, message, refuse};
+use super::{change, get_one, message, refuse, str_array};
 use crate::ArcaneVersion;
+use crate::collections::{timestamp, uuid};
 use crate::server::{Ctx, json_stream};
 use crate::state::{self, Container, State, container_project};
 
@@ -118,7 +120,7 @@ pub(super) fn stream(ctx: &Ctx, action: &'static str) -> Response {
     };
     let p = st.projects[i].clone();
     if matches!(action, "up" | "redeploy") {
-        crate::collections::ensure_project_containers(&mut st, &env, &p.name);
+        ensure_project_containers(&mut st, &env, &p.name);
     }
     let containers: Vec<String> = project_containers(&st, &p)
         .iter()
@@ -282,4 +284,203 @@ pub(super) fn action(ctx: &Ctx, action: &str) -> Response {
         };
         Ok(message(msg))
     })
+}
+
+/// `GET …/projects/counts`.
+pub(super) fn counts(ctx: &Ctx) -> Response {
+    let st = ctx.sh.state();
+    let ps: Vec<&state::Project> = st
+        .projects
+        .iter()
+        .filter(|p| p.environment_id == ctx.env_id())
+        .collect();
+    let running = ps.iter().filter(|p| p.status != "stopped").count();
+    let v = json!({"runningProjects": running, "stoppedProjects": ps.len() - running,
+                   "totalProjects": ps.len(), "archivedProjects": 0});
+    drop(st);
+    ctx.ok(v, vec![])
+}
+
+/// `POST …/projects`: the JSON-encoded `project` part of a multipart body (or 1.x's JSON body),
+/// its compose text from the part or a compose file among the workspace files.
+pub(super) fn create(ctx: &Ctx) -> Response {
+    let env = ctx.env_id().to_string();
+    let parts = multipart_parts(&ctx.raw_body);
+    let part = |name: &str| parts.iter().find(|p| p.name == name);
+    let spec: Value = match part("project").map(|p| serde_json::from_str(&p.value)) {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => return ctx.problem(400, &format!("invalid project JSON: {e}")),
+        None => match ctx.body.as_ref().and_then(|b| b.get("project")) {
+            Some(Value::String(p)) => match serde_json::from_str(p) {
+                Ok(v) => v,
+                Err(e) => return ctx.problem(400, &format!("invalid project JSON: {e}")),
+            },
+            Some(v @ Value::Object(_)) => v.clone(),
+            // Arcane 1.x takes the project's fields as a JSON body.
+            _ => match &ctx.body {
+                Some(b) if b.get("name").is_some() => b.clone(),
+                _ => return ctx.problem(400, "project is required"),
+            },
+        },
+    };
+    let name = spec
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim();
+    if name.is_empty() {
+        return ctx.problem(400, "project name is required");
+    }
+    // The compose text is in the project part, or a compose file among the workspace files.
+    let compose = spec
+        .get("composeContent")
+        .and_then(Value::as_str)
+        .filter(|c| !c.trim().is_empty())
+        .map(str::to_string)
+        .or_else(|| {
+            parts
+                .iter()
+                .find(|p| {
+                    p.name == "files"
+                        && p.file_name.as_deref().is_some_and(|f| {
+                            f.ends_with("compose.yaml") || f.ends_with("compose.yml")
+                        })
+                })
+                .map(|p| p.value.clone())
+        })
+        .unwrap_or_default();
+    let env_content = spec
+        .get("envContent")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let services = if compose.trim().is_empty() {
+        Vec::new()
+    } else {
+        match compose_services(name, &compose) {
+            Ok(s) => s,
+            Err(e) => return ctx.problem(400, &format!("Failed to create project: {e}")),
+        }
+    };
+    let mut st = ctx.sh.state();
+    if st
+        .projects
+        .iter()
+        .any(|p| p.environment_id == env && p.name == name)
+    {
+        drop(st);
+        return ctx.problem(
+            400,
+            &format!("Failed to create project: project {name} already exists"),
+        );
+    }
+    st.collections.created += 1;
+    let now = timestamp(st.collections.created);
+    let p = state::Project {
+        id: uuid(&format!("project:{env}:{name}")),
+        name: name.to_string(),
+        environment_id: env.clone(),
+        status: "stopped".into(),
+        path: format!("/app/data/projects/{name}"),
+        compose_content: compose,
+        env_content,
+        services,
+        created_at: now.clone(),
+        updated_at: now,
+        has_update: false,
+        extra: Map::new(),
+    };
+    let v = state::project_details(&p, &[]);
+    st.projects.push(p);
+    drop(st);
+    ctx.ok(v, vec![])
+}
+
+/// Creates the containers of a project's services that do not exist yet (what `compose up`
+/// does before starting them), labelled with the compose project and service.
+pub(crate) fn ensure_project_containers(st: &mut State, env: &str, project: &str) {
+    let Some(p) = st
+        .projects
+        .iter()
+        .find(|p| p.environment_id == env && p.name == project)
+        .cloned()
+    else {
+        return;
+    };
+    // Only a project never started gets containers: the seeded projects keep exactly theirs.
+    if st
+        .containers
+        .iter()
+        .any(|c| c.environment_id == env && state::container_project(c) == Some(project))
+    {
+        return;
+    }
+    for s in &p.services {
+        let svc = s.get("name").and_then(Value::as_str).unwrap_or("app");
+        let exists = st.containers.iter().any(|c| {
+            c.environment_id == env
+                && state::container_project(c) == Some(project)
+                && c.labels
+                    .get("com.docker.compose.service")
+                    .and_then(Value::as_str)
+                    == Some(svc)
+        });
+        if exists {
+            continue;
+        }
+        let image = s
+            .get("image")
+            .and_then(Value::as_str)
+            .unwrap_or("alpine:3.20")
+            .to_string();
+        let name = format!("{project}-{svc}-1");
+        let mut labels = Map::new();
+        labels.insert("com.docker.compose.project".into(), json!(project));
+        labels.insert("com.docker.compose.service".into(), json!(svc));
+        let ports: Vec<Value> = s
+            .get("ports")
+            .and_then(Value::as_array)
+            .map(|ps| {
+                ps.iter()
+                    .filter_map(|p| {
+                        let text = match p {
+                            Value::String(s) => s.clone(),
+                            Value::Number(n) => n.to_string(),
+                            _ => return None,
+                        };
+                        let (public, private) = match text.rsplit_once(':') {
+                            Some((a, b)) => (a.rsplit(':').next()?.parse::<u16>().ok(), b),
+                            None => (None, text.as_str()),
+                        };
+                        let private: u16 = private.split('/').next()?.parse().ok()?;
+                        Some(match public {
+                            Some(p) => json!({"ip": "0.0.0.0", "privatePort": private, "publicPort": p, "type": "tcp"}),
+                            None => json!({"ip": "invalid IP", "privatePort": private, "type": "tcp"}),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let env_list = str_array(s.get("environment"));
+        add_image(st, env, &image);
+        st.containers.push(state::Container {
+            id: state::demo_container_id(&format!("{env}/{name}")),
+            name: name.clone(),
+            environment_id: env.to_string(),
+            image: image.clone(),
+            image_id: state::demo_image_id(&image),
+            state: "created".into(),
+            status: "Created".into(),
+            created: 1_767_225_600,
+            command: String::new(),
+            labels,
+            env: env_list,
+            ports,
+            networks: vec![format!("{project}_default")],
+            mounts: Vec::new(),
+            logs: vec![format!("{svc} started ({image})")],
+            stderr: Vec::new(),
+            extra: Map::new(),
+        });
+    }
 }
