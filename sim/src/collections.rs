@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use crate::routes::compose::compose_services;
 use crate::routes::lists::{DB, GENERIC_SORT, answer_page};
-use crate::routes::projects::{ensure_project_containers, start_project};
+use crate::routes::projects::{ensure_project_containers, new_project, start_project};
 use crate::server::Ctx;
 use crate::spec::Spec;
 use crate::state;
@@ -375,20 +375,15 @@ fn gitops_sync(ctx: &Ctx) -> Response {
             "# {compose_path} from the repository\nservices:\n  app:\n    image: nginx:1.27-alpine\n"
         );
         let services = compose_services(&project, &compose).unwrap_or_default();
-        st.projects.push(state::Project {
-            id: uuid(&format!("project:{env}:{project}")),
-            name: project.clone(),
-            environment_id: env.clone(),
-            status: "stopped".into(),
-            path: format!("/app/data/projects/{project}"),
-            compose_content: compose,
-            env_content: String::new(),
+        let p = new_project(
+            &env,
+            &project,
+            compose,
+            String::new(),
             services,
-            created_at: now.clone(),
-            updated_at: now.clone(),
-            has_update: false,
-            extra: Map::new(),
-        });
+            now.clone(),
+        );
+        st.projects.push(p);
     }
     ensure_project_containers(&mut st, &env, &project);
     start_project(&mut st, &env, &project);

@@ -376,10 +376,27 @@ pub(super) fn create(ctx: &Ctx) -> Response {
     }
     st.collections.created += 1;
     let now = timestamp(st.collections.created);
-    let p = state::Project {
+    let p = new_project(&env, name, compose, env_content, services, now);
+    let v = state::project_details(&p, &[]);
+    st.projects.push(p);
+    drop(st);
+    ctx.ok(v, vec![])
+}
+
+/// A project as a create stores it: never started, its database ID derived from environment
+/// and name, created and updated `now`.
+pub(crate) fn new_project(
+    env: &str,
+    name: &str,
+    compose: String,
+    env_content: String,
+    services: Vec<Value>,
+    now: String,
+) -> state::Project {
+    state::Project {
         id: uuid(&format!("project:{env}:{name}")),
         name: name.to_string(),
-        environment_id: env.clone(),
+        environment_id: env.to_string(),
         status: "stopped".into(),
         path: format!("/app/data/projects/{name}"),
         compose_content: compose,
@@ -389,11 +406,7 @@ pub(super) fn create(ctx: &Ctx) -> Response {
         updated_at: now,
         has_update: false,
         extra: Map::new(),
-    };
-    let v = state::project_details(&p, &[]);
-    st.projects.push(p);
-    drop(st);
-    ctx.ok(v, vec![])
+    }
 }
 
 /// Creates the containers of a project's services that do not exist yet (what `compose up`
