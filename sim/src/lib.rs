@@ -7,7 +7,8 @@
 //! and follows Arcane's real wire behaviour (`docs/arcane-wire.md`): envelopes, pagination arithmetic,
 //! problem+json errors, JSON-lines streams, WebSockets and downloads.
 //!
-//! Test hooks live outside `/api`, under `/__sim/` (see `sim/README.md`).
+//! Test hooks live outside `/api`, under `/__sim/` (see `sim/README.md`); tests drive them
+//! through [`hooks::HooksClient`].
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
