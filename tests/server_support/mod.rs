@@ -63,80 +63,59 @@ impl Sim {
 
     /// Switches a running simulator to another Arcane (`"2.8"` or `"main"`).
     pub async fn set_version(&self, version: &str) {
-        let r = self
-            .http
-            .post(format!("{}/__sim/config", self.base()))
-            .json(&json!({"arcaneVersion": version}))
-            .send()
-            .await
-            .unwrap();
-        assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+        let version: arcane_sim::ArcaneVersion = version.parse().unwrap();
+        self.hooks().set_version(version).await.unwrap();
     }
 
     pub fn base(&self) -> String {
         self.sim.base_url()
     }
 
+    /// The simulator's typed hooks client, over this wrapper's HTTP client.
+    pub fn hooks(&self) -> arcane_sim::hooks::HooksClient {
+        arcane_sim::hooks::HooksClient::with_client(self.http.clone(), self.base())
+    }
+
     /// A JSON test hook of the simulator, e.g. `/__sim/streams`.
     pub async fn hook(&self, path: &str) -> Value {
-        self.http
-            .get(format!("{}{path}", self.base()))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        let hooks = self.hooks();
+        match path.strip_prefix("/__sim/") {
+            Some("streams") => Value::from(hooks.streams().await.unwrap()),
+            Some("requests") => Value::from(hooks.requests().await.unwrap()),
+            Some("state") => hooks.state().await.unwrap(),
+            Some("config") => hooks.config().await.unwrap(),
+            _ => panic!("no JSON hook at {path}"),
+        }
     }
 
     /// Every request under `/api` since the last reset (excluding the spec fetch).
     pub async fn requests(&self) -> Vec<Value> {
-        let v = self.hook("/__sim/requests").await;
-        v.as_array()
-            .cloned()
-            .unwrap_or_default()
+        self.hooks()
+            .requests()
+            .await
+            .unwrap()
             .into_iter()
             .filter(|r| r["path"] != "/api/openapi.json")
             .collect()
     }
 
     pub async fn reset(&self) {
-        self.http
-            .post(format!("{}/__sim/reset", self.base()))
-            .send()
-            .await
-            .unwrap();
+        self.hooks().reset().await.unwrap();
     }
 
     pub async fn fault(&self, fault: Value) {
-        let r = self
-            .http
-            .post(format!("{}/__sim/faults", self.base()))
-            .json(&fault)
-            .send()
-            .await
-            .unwrap();
-        assert!(
-            r.status().is_success(),
-            "fault accepted: {}",
-            r.text().await.unwrap()
-        );
+        if let Err(e) = self.hooks().add_faults(&fault).await {
+            panic!("fault accepted: {e}");
+        }
     }
 
     /// Replaces the simulator's state (and its reset seed).
     pub async fn set_state(&self, state: Value) {
-        let r = self
-            .http
-            .post(format!("{}/__sim/state", self.base()))
-            .json(&state)
-            .send()
-            .await
-            .unwrap();
-        assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+        self.hooks().set_state(&state).await.unwrap();
     }
 
     pub async fn state(&self) -> Value {
-        self.hook("/__sim/state").await
+        self.hooks().state().await.unwrap()
     }
 
     /// A container of the simulator's state by name.
