@@ -1,8 +1,9 @@
 //! arcane-mcp: an MCP server for Arcane, built as a data-driven interpreter.
 //!
 //! The data's path through the crate, one module per stage (see ARCHITECTURE.md):
-//! [`spec`] → [`catalog`] → [`search`] → [`surface`] → [`exec`] → [`render`] →
-//! [`output_schema`] → [`resources`] → [`server`] (the MCP glue) → [`reload`].
+//! [`spec`] → [`catalog`] → [`search`] → [`surface`] → [`exec`] (the engine: a typed outcome)
+//! → [`present`] (rendering via [`render`], [`output_schema`] fitting, next steps, links) →
+//! [`server`] (the MCP glue; [`resources`] read through the engine too) → [`reload`].
 
 pub mod app;
 pub mod audit;
@@ -18,6 +19,7 @@ pub mod inspect;
 pub mod logging;
 pub mod output_schema;
 pub mod policy;
+pub mod present;
 pub mod redact;
 pub mod reload;
 pub mod render;

@@ -3,10 +3,8 @@
 //!
 //! - [`escape`]: `sanitize` and the slot-specific escapers;
 //! - [`markdown`]: lists, objects, lone values and downloads as Markdown;
-//! - [`units`]: human-readable byte sizes;
-//! - [`next_steps`]: the `Next steps` section, named for the calling surface.
+//! - [`units`]: human-readable byte sizes.
 
 pub mod escape;
 pub mod markdown;
-pub mod next_steps;
 pub mod units;
