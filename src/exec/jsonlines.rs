@@ -85,8 +85,6 @@ pub enum StreamErrorKind {
     CutShort,
     /// The caller cancelled; the HTTP request was aborted.
     Cancelled,
-    /// Arcane answered with an HTTP error instead of a stream.
-    Http(u16),
     /// Our own time cap of streams passed before the stream ended; reading stopped.
     TimeCap,
 }
@@ -109,8 +107,7 @@ impl fmt::Display for StreamError {
             .as_deref()
             .map(|a| format!(" (activity {})", code_span(a)))
             .unwrap_or_default();
-        // Arcane's words and read errors are escaped here; an HTTP error's message already is
-        // (it comes from `errors::error_detail`).
+        // Arcane's words and read errors are escaped here.
         let message = excerpt(&self.message, 300);
         match self.kind {
             StreamErrorKind::Arcane => write!(
@@ -132,19 +129,15 @@ impl fmt::Display for StreamError {
                 "stopped after {}: the stream was longer than the time limit of streams ({} log line(s) read{activity}). The operation may still be running in Arcane: check its state (e.g. project.get or image.list) before retrying; for longer operations raise ARCANE_MCP_TIMEOUT (streams may run 20 times as long)",
                 self.message, self.summary.lines
             ),
-            StreamErrorKind::Http(status) => write!(
-                f,
-                "Arcane answered HTTP {status} instead of a stream: {}. Check the parameters and IDs and retry.",
-                self.message
-            ),
         }
     }
 }
 
 impl std::error::Error for StreamError {}
 
-/// Reads a streaming answer to the end. A non-2xx answer → [`StreamErrorKind::Http`] with
-/// Arcane's message. Dropping the response on cancellation aborts the HTTP request.
+/// Reads a successful streaming answer to the end (the caller has checked the status: an
+/// error answer is read by `errors::error_detail`). Dropping the response on cancellation
+/// aborts the HTTP request.
 pub async fn read_response<F>(
     resp: reqwest::Response,
     on_progress: F,
@@ -167,24 +160,6 @@ pub async fn read_response_within<F>(
 where
     F: FnMut(Progress),
 {
-    let status = resp.status();
-    if !status.is_success() {
-        let content_type = resp
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_string();
-        let body = tokio::select! {
-            b = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY) => b,
-            _ = cancel.cancelled() => Vec::new(),
-        };
-        return Err(StreamError {
-            kind: StreamErrorKind::Http(status.as_u16()),
-            message: super::errors::error_detail(status.as_u16(), &content_type, &body).shown(),
-            summary: Box::default(),
-        });
-    }
     read_stream_within(resp.bytes_stream(), on_progress, cancel, time_cap).await
 }
 

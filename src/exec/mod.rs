@@ -81,53 +81,35 @@ pub struct Executor {
     writes: reqwest::Client,
     /// Bounds the requests (and WebSocket sessions) to Arcane in flight at once.
     slots: std::sync::Arc<tokio::sync::Semaphore>,
-    /// TLS settings of WebSocket (`wss://`) connections, the same trust as `http`.
+    /// TLS settings of WebSocket (`wss://`) connections: the configuration `reads` and
+    /// `writes` are built on.
     ws_tls: Option<std::sync::Arc<rustls::ClientConfig>>,
     /// Lists fetched to turn names into IDs (`resolve.rs`).
     resolve_cache: resolve::Cache,
 }
 
 impl Executor {
-    /// An executor with its HTTP client (rustls; connect timeout; optional extra CA).
+    /// An executor with its HTTP clients over the server's one TLS configuration
+    /// (`crate::http::tls_config`: trust store, `--ca-cert`, `--insecure-skip-verify`).
     pub fn new(
         config: ExecConfig,
-        ca_cert: Option<&std::path::Path>,
-        insecure: bool,
+        tls: std::sync::Arc<rustls::ClientConfig>,
     ) -> anyhow::Result<Executor> {
         crate::http::ensure_crypto_provider();
         let origin = url::Url::parse(&config.base_url)
             .map_err(|e| anyhow::anyhow!("ARCANE_URL {:?} is not a URL: {e}", config.base_url))?
             .origin();
-        let cert = match ca_cert {
-            Some(path) => {
-                let pem = std::fs::read(path).map_err(|e| {
-                    anyhow::anyhow!("cannot read CA certificate {}: {e}", path.display())
-                })?;
-                Some(reqwest::Certificate::from_pem(&pem).map_err(|e| {
-                    anyhow::anyhow!("{} is not a PEM certificate: {e}", path.display())
-                })?)
-            }
-            None => None,
-        };
         let client = |redirects: reqwest::redirect::Policy| {
-            let mut builder = reqwest::Client::builder()
+            crate::http::client_builder(&tls)
                 .connect_timeout(Duration::from_secs(10).min(config.timeout))
                 .user_agent(concat!("arcane-mcp/", env!("CARGO_PKG_VERSION")))
-                .danger_accept_invalid_certs(insecure)
                 .redirect(redirects)
-                .pool_max_idle_per_host(config.max_concurrent_requests);
-            if let Some(cert) = &cert {
-                builder = builder.add_root_certificate(cert.clone());
-            }
-            builder.build()
+                .pool_max_idle_per_host(config.max_concurrent_requests)
+                .build()
         };
         let reads = client(crate::http::same_origin_redirects(origin))?;
         let writes = client(reqwest::redirect::Policy::none())?;
-        let ws_tls = if config.base_url.starts_with("https://") {
-            Some(crate::http::ws_tls_config(ca_cert, insecure)?)
-        } else {
-            None
-        };
+        let ws_tls = config.base_url.starts_with("https://").then_some(tls);
         Ok(Executor {
             reads,
             writes,
