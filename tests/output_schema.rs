@@ -2,6 +2,8 @@
 //! Arcane 2.8.0 document and bodies synthesized by the simulator.
 
 mod fixtures;
+#[path = "fixtures/report.rs"]
+mod report;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -13,9 +15,9 @@ use arcane_mcp::catalog::{Action, BuildInput, Catalog, ResultKind, build_catalog
 use arcane_mcp::config::ClientProfile;
 use arcane_mcp::flat::{FlatOutput, Side, unmappable};
 use arcane_mcp::output_schema::{
-    Adjustment, NOTE_MAX_PARTS, OutputFitter, ValidationReport, is_flat, note, output_schema,
-    report_line, unwrap_envelope,
+    Adjustment, NOTE_MAX_PARTS, OutputFitter, note, output_schema, unwrap_envelope,
 };
+use report::{ValidationReport, is_flat, report_line};
 use arcane_mcp::spec::SpecDoc;
 use serde_json::{Map, Value, json};
 

@@ -4,6 +4,8 @@
 //! sweep also writes a report of every part the server had to adjust.
 
 mod server_support;
+#[path = "fixtures/report.rs"]
+mod report;
 
 use arcane_sim::ArcaneVersion;
 use std::collections::HashMap;
@@ -98,7 +100,7 @@ async fn sweep(extra: &[&str], version: ArcaneVersion) -> Vec<String> {
         .collect();
     let cat = catalog();
     let report_on = std::env::var("E2E_VALIDATE_OUTPUT").is_ok_and(|v| v == "1");
-    let report = arcane_mcp::output_schema::ValidationReport::new();
+    let report = report::ValidationReport::new();
     let (mut checked, mut rejected, mut declared) = (0usize, Vec::new(), 0usize);
     let mut succeeded = Vec::new();
     for a in &cat.actions {
