@@ -211,10 +211,15 @@ pub fn tls_config(ca_cert: Option<&Path>, insecure: bool) -> Result<Arc<ClientCo
         let pem = std::fs::read(path)
             .with_context(|| format!("cannot read CA certificate {}", path.display()))?;
         for cert in CertificateDer::pem_slice_iter(&pem) {
-            extra.push(cert.map_err(|e| anyhow!("{} is not a PEM certificate: {e}", path.display()))?);
+            extra.push(
+                cert.map_err(|e| anyhow!("{} is not a PEM certificate: {e}", path.display()))?,
+            );
         }
         if extra.is_empty() {
-            bail!("{} is not a PEM certificate: it holds no CERTIFICATE block", path.display());
+            bail!(
+                "{} is not a PEM certificate: it holds no CERTIFICATE block",
+                path.display()
+            );
         }
     }
     let builder = ClientConfig::builder_with_provider(provider.clone())
@@ -333,6 +338,9 @@ mod tests {
         let not_pem = dir.path().join("ca.pem");
         std::fs::write(&not_pem, "hello").unwrap();
         let err = tls_config(Some(&not_pem), false).unwrap_err();
-        assert!(format!("{err:#}").contains("not a PEM certificate"), "{err:#}");
+        assert!(
+            format!("{err:#}").contains("not a PEM certificate"),
+            "{err:#}"
+        );
     }
 }

@@ -17,8 +17,8 @@ use arcane_mcp::flat::{FlatOutput, Side, unmappable};
 use arcane_mcp::output_schema::{
     Adjustment, NOTE_MAX_PARTS, OutputFitter, note, output_schema, unwrap_envelope,
 };
-use report::{ValidationReport, is_flat, report_line};
 use arcane_mcp::spec::SpecDoc;
+use report::{ValidationReport, is_flat, report_line};
 use serde_json::{Map, Value, json};
 
 fn catalog() -> Catalog {

@@ -204,7 +204,10 @@ async fn exercise(surface: &str) {
     let log = sim.requests().await;
     let sent = writes(&log);
     assert_eq!(sent.len(), 1, "{log:?}");
-    assert_eq!(sent[0]["path"], "/api/environments/0/uploads/image/up-1/chunks/0");
+    assert_eq!(
+        sent[0]["path"],
+        "/api/environments/0/uploads/image/up-1/chunks/0"
+    );
     assert_eq!(sent[0]["body"], "hello chunk\n");
     // Not base64: refused before anything is sent.
     sim.reset().await;

@@ -169,13 +169,21 @@ async fn fetch_over_https_trusts_the_configured_ca() {
             tls,
             ..Default::default()
         };
-        async move { tokio::task::spawn_blocking(move || source.load()).await.unwrap() }
+        async move {
+            tokio::task::spawn_blocking(move || source.load())
+                .await
+                .unwrap()
+        }
     };
 
     let with_ca = arcane_mcp::http::tls_config(Some(&ca), false).unwrap();
     let doc = load(Some(with_ca.clone())).await.unwrap();
     assert_eq!(doc.version(), "1.11.2");
-    assert!(doc.origin.starts_with("https://127.0.0.1:"), "{}", doc.origin);
+    assert!(
+        doc.origin.starts_with("https://127.0.0.1:"),
+        "{}",
+        doc.origin
+    );
 
     let insecure = arcane_mcp::http::tls_config(None, true).unwrap();
     assert_eq!(load(Some(insecure)).await.unwrap().version(), "1.11.2");

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
+use super::Scope;
 use crate::catalog::Action;
 use crate::render::escape::{clip, code_span, excerpt, quoted_name, sanitize};
-use super::Scope;
 
 /// What Arcane said, read from any of its error shapes.
 ///
@@ -335,7 +335,8 @@ pub fn http_error_text(
 
 /// " with `container.get`" when a read of the same domain is served.
 pub fn check_hint(scope: &Scope<'_>, action: &Action) -> String {
-    scope.served(&action.domain, &["get", "list"])
+    scope
+        .served(&action.domain, &["get", "list"])
         .map(|a| format!(" with {a}"))
         .unwrap_or_default()
 }

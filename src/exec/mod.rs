@@ -184,11 +184,16 @@ impl Executor {
                 what: excerpt(&action.title, 200),
             });
         }
-        let prepared = request::build(action, sent, &self.config.base_url, &self.config.environment)
-            .map_err(|e| CallError::Unbuildable {
-                action: action.id.clone(),
-                detail: excerpt(&e, 300),
-            })?;
+        let prepared = request::build(
+            action,
+            sent,
+            &self.config.base_url,
+            &self.config.environment,
+        )
+        .map_err(|e| CallError::Unbuildable {
+            action: action.id.clone(),
+            detail: excerpt(&e, 300),
+        })?;
         // 4. Safe mode: the exact request instead of sending it.
         if scope.policy.safe_mode && action.mutating {
             return Ok(Outcome {
@@ -372,7 +377,11 @@ impl Executor {
                     action: action.id.clone(),
                     cause: e.to_string(),
                     how: how_to_ask_for_less(action),
-                    then: Then(action.mutating.then(|| unsure(scope, action, ChangeState::Probably))),
+                    then: Then(
+                        action
+                            .mutating
+                            .then(|| unsure(scope, action, ChangeState::Probably)),
+                    ),
                 });
             }
             Err(crate::http::BodyError::Read { timeout: true, .. }) => {

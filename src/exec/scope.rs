@@ -38,9 +38,7 @@ impl Scope<'_> {
     pub fn served(&self, domain: &str, names: &[&str]) -> Option<String> {
         names.iter().find_map(|n| {
             let a = self.catalog.get(&format!("{domain}.{n}"))?;
-            self.policy
-                .serves(a)
-                .then(|| self.caller.action_name(a))
+            self.policy.serves(a).then(|| self.caller.action_name(a))
         })
     }
 }
