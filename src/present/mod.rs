@@ -345,3 +345,26 @@ fn fit_result(snap: &Snapshot, action: &Action, result: CallToolResult) -> CallT
     };
     error_result(format!("{}: {cause}. {how}.{done}", action.id))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_is_its_text_masked_without_structured_content() {
+        let err = CallError::Unreachable {
+            base: "https://admin:hunter2@arcane.example".into(),
+            cause: "connection refused".into(),
+        };
+        let r = error_result(err.to_string());
+        assert_eq!(r.is_error, Some(true));
+        assert!(r.structured_content.is_none());
+        let text = r.content[0].as_text().map(|t| t.text.clone()).unwrap();
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(
+            text.starts_with("Cannot connect to Arcane at https://admin:")
+                && text.contains("Check ARCANE_URL"),
+            "{text}"
+        );
+    }
+}
