@@ -3,10 +3,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use arcane_mcp::exec::jsonlines::{Progress, StreamErrorKind, read_response, summarize};
+use arcane_mcp::exec::jsonlines::{Progress, StreamErrorKind, read_response};
 use arcane_mcp::exec::transfer::{
     DEFAULT_MAX_DOWNLOAD, DownloadBody, FormField, TransferError, multipart_form, read_download,
 };
+use arcane_mcp::present::text::stream_text as summarize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

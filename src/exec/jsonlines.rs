@@ -4,7 +4,7 @@
 //! A stream is an activity line `{"type":"activity","activityId":…}`, zero or more
 //! `{"log": "<docker CLI text>"}` lines, then `{"done":true}` or `{"error": …}` (no done line).
 //! [`read_stream`] reads one to the end, calls a progress callback per line, honours a
-//! cancellation token and returns a [`StreamSummary`]; [`summarize`] writes the human text.
+//! cancellation token and returns a [`StreamSummary`] (`crate::present::text` writes its text).
 //!
 //! Decisions: a line that is not JSON, or JSON with none of the known keys, is **tolerated**:
 //! counted in [`StreamSummary::malformed`] and quoted (first few) in the summary. An `{"error"}`
@@ -19,7 +19,7 @@ use futures::{Stream, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::render::escape::{code_span, excerpt, fenced, sanitize};
+use crate::render::escape::{code_span, excerpt, sanitize};
 
 /// How many of the last log lines a summary keeps.
 pub const LAST_LINES: usize = 20;
@@ -30,7 +30,7 @@ pub const MALFORMED_SAMPLES: usize = 3;
 /// Longest line kept in memory; longer input without a line break is dropped as malformed.
 const MAX_LINE: usize = 1 << 20;
 /// Longest progress message (characters).
-const MAX_MESSAGE: usize = 200;
+pub const MAX_MESSAGE: usize = 200;
 
 /// One progress report, sent once per line read (suitable for MCP `notifications/progress`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -447,62 +447,6 @@ fn shorten(s: &str, max: usize) -> String {
     }
 }
 
-/// The human text of a stream's outcome: how it ended, the activity ID, the per-item outcome
-/// (layers, containers…), the final pull status, the last lines, and malformed lines if any.
-/// Arcane's text goes into fenced blocks, so nothing in it can form Markdown.
-pub fn summarize(s: &StreamSummary) -> String {
-    let mut out = String::new();
-    let outcome = match (&s.error, s.done) {
-        (Some(e), _) => format!("Failed: {}", excerpt(e, MAX_MESSAGE)),
-        (None, true) => "Completed.".to_string(),
-        (None, false) => "Ended without a final status (incomplete).".to_string(),
-    };
-    out.push_str(&outcome);
-    out.push_str(&format!(" {} log line(s).", s.lines));
-    if let Some(a) = &s.activity_id {
-        out.push_str(&format!(" Activity: {}.", code_span(a)));
-    }
-    out.push('\n');
-    if !s.items.is_empty() {
-        out.push_str(&format!("\nOutcome per item ({}):\n", s.items.len()));
-        let body: Vec<String> = s
-            .items
-            .iter()
-            .map(|o| format!("{}: {}", o.item, o.status))
-            .collect();
-        out.push_str(&fenced(&body.join("\n"), "text"));
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    if let Some(f) = &s.final_status {
-        out.push_str(&format!("\n{}\n", code_span(f)));
-    }
-    if !s.last_lines.is_empty() {
-        let shown = s.last_lines.len();
-        if shown < s.lines {
-            out.push_str(&format!("\nLast {shown} line(s):\n"));
-        } else {
-            out.push_str("\nOutput:\n");
-        }
-        out.push_str(&fenced(&s.last_lines.join("\n"), "text"));
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    if s.malformed > 0 {
-        out.push_str(&format!(
-            "\n{} line(s) were not understood (not JSON, or no known key); first:\n",
-            s.malformed
-        ));
-        out.push_str(&fenced(&s.malformed_samples.join("\n"), "text"));
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    out.trim_end().to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -551,11 +495,7 @@ mod tests {
         assert_eq!(s.malformed, 1);
         assert_eq!(s.malformed_samples, vec!["not json".to_string()]);
         assert!(s.done);
-        let text = summarize(&s);
-        assert!(
-            text.starts_with("Completed. 1 log line(s). Activity: `a1`."),
-            "{text}"
-        );
-        assert!(text.contains("layer abcdef012345: Pull complete"), "{text}");
+        assert_eq!(s.final_status, None);
+        assert_eq!(s.items[0].status, "Pull complete");
     }
 }

@@ -6,12 +6,13 @@
 
 pub mod finish;
 pub mod next_steps;
+pub mod text;
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
 use crate::catalog::Action;
-use crate::exec::jsonlines::{self, StreamSummary};
+use crate::exec::jsonlines::StreamSummary;
 use crate::exec::transfer::{Download, DownloadBody};
 use crate::exec::websocket::{self, StatsOutput};
 use crate::exec::{CallError, ChangeState, ExecConfig, HandlerOutput, Outcome, Produced};
@@ -154,7 +155,7 @@ fn success(snap: &Snapshot, action: &Action, value: Value, show_secrets: bool) -
 /// A finished stream: its summary as text (the last lines masked like log lines unless
 /// `show_secrets`), the summary as structuredContent, as Arcane sent it.
 fn stream_result(action: &Action, s: &StreamSummary, show_secrets: bool) -> CallToolResult {
-    let text = format!("{}{}", title(&action.title), jsonlines::summarize(s));
+    let text = format!("{}{}", title(&action.title), text::stream_text(s));
     let text = if show_secrets {
         text
     } else {
@@ -180,17 +181,16 @@ fn handler_result(action: &Action, output: HandlerOutput, show_secrets: bool) ->
     let (text, structured) = match output {
         HandlerOutput::Logs(out) => {
             let shown = if show_secrets {
-                out.to_text()
+                text::log_text(&out)
             } else {
-                websocket::LogOutput {
+                text::log_text(&websocket::LogOutput {
                     lines: out
                         .lines
                         .iter()
                         .map(|l| mask_text(l).into_owned())
                         .collect(),
                     truncated: out.truncated.clone(),
-                }
-                .to_text()
+                })
             };
             (
                 format!("{}{shown}", title(&action.title)),
@@ -200,13 +200,12 @@ fn handler_result(action: &Action, output: HandlerOutput, show_secrets: bool) ->
         HandlerOutput::Stats(out) => stats_text(action, out),
         HandlerOutput::Exec(out) => {
             let shown = if show_secrets {
-                out.to_text()
+                text::exec_text(&out)
             } else {
-                websocket::ExecOutput {
+                text::exec_text(&websocket::ExecOutput {
                     output: mask_text(&out.output).into_owned(),
                     ..out.clone()
-                }
-                .to_text()
+                })
             };
             (
                 format!("{}{shown}", title(&action.title)),
