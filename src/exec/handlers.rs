@@ -1,6 +1,6 @@
 //! Running the hand-written handler actions (`catalog/websocket.yaml`): the action's
 //! parameters become the WebSocket functions' options; their output is returned as they wrote
-//! it (`crate::present` shows it).
+//! it (the presentation, `present/`, shows it).
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! A stream is an activity line `{"type":"activity","activityId":…}`, zero or more
 //! `{"log": "<docker CLI text>"}` lines, then `{"done":true}` or `{"error": …}` (no done line).
 //! [`read_stream`] reads one to the end, calls a progress callback per line, honours a
-//! cancellation token and returns a [`StreamSummary`] (`crate::present::text` writes its text).
+//! cancellation token and returns a [`StreamSummary`] (the presentation, `present/text.rs`, writes its text).
 //!
 //! Decisions: a line that is not JSON, or JSON with none of the known keys, is **tolerated**:
 //! counted in [`StreamSummary::malformed`] and quoted (first few) in the summary. An `{"error"}`

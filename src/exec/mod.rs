@@ -2,9 +2,9 @@
 //!
 //! resolve → policy (read-only, exclusions) → validate (jsonschema, locally) → confirm →
 //! safe-mode preview → HTTP request → an [`Outcome`] or a [`CallError`] whose text carries the
-//! next step (docs/output-format.md#errors). The engine neither renders nor speaks the protocol:
-//! `crate::present` turns its answer into a tool result. It sees the server's state only
-//! through a [`Scope`].
+//! next step (docs/output-format.md#errors). The engine neither renders nor speaks the
+//! protocol: the presentation (`present/`) turns its answer into a tool result. It sees the
+//! server's state only through a [`Scope`].
 
 pub mod encode;
 pub mod errors;

@@ -1,7 +1,7 @@
 //! What a call produced, typed: [`Outcome`] for a call that ran, [`CallError`] for one that did
-//! not. No protocol types and no Markdown here; `crate::present` turns either into a tool
-//! result (docs/output-format.md). A [`CallError`]'s `Display` is the whole error text, next
-//! step included (docs/output-format.md#errors).
+//! not. No protocol types and no Markdown here; the presentation (`present/`) turns either
+//! into a tool result (docs/output-format.md). A [`CallError`]'s `Display` is the whole error
+//! text, next step included (docs/output-format.md#errors).
 
 use std::fmt;
 
