@@ -13,7 +13,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use crate::exec::{CallContext, Executor, error_result};
+use crate::exec::{CallContext, Executor};
+use crate::present::error_result;
 use crate::reload::Live;
 use crate::snapshot::Snapshot;
 use crate::surface::{self, Call};
@@ -115,9 +116,11 @@ impl ArcaneServer {
                 params,
                 confirm,
             }) => {
-                self.exec
-                    .execute(&snap, &action, params, confirm, ctx)
-                    .await
+                let answer = self
+                    .exec
+                    .execute(&snap.scope(), &action, params, confirm, ctx)
+                    .await;
+                crate::present::tool_result(&snap, self.exec.config(), answer)
             }
         }
     }

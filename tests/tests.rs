@@ -13,6 +13,8 @@
 mod fixtures;
 mod golden_support;
 mod render_support;
+#[path = "fixtures/report.rs"]
+mod report;
 mod server_support;
 
 // Tests.
