@@ -73,7 +73,7 @@ fn list_call() -> CallToolRequestParams {
 }
 
 fn benches(c: &mut Criterion) {
-    arcane_mcp::http::ensure_crypto_provider();
+    arcane_engine::ensure_crypto_provider();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let sim = rt
         .block_on(arcane_sim::start(arcane_sim::SimConfig::new(spec())))

@@ -10,11 +10,11 @@ use anyhow::{Context, Result};
 use rmcp::ServiceExt;
 
 use crate::config::ServeArgs;
-use crate::exec::{Auth, ExecConfig, Executor};
-use crate::policy::Policy;
 use crate::reload::{self, Live, Sources, WatchGuard};
 use crate::server::{self, ArcaneServer};
 use crate::snapshot::Snapshot;
+use arcane_catalog::Policy;
+use arcane_engine::{Auth, ExecConfig, Executor};
 
 /// A built server: the live snapshot, the executor, and where the catalog came from.
 pub struct App {
@@ -35,7 +35,7 @@ impl App {
         let policy = policy(args);
         // One TLS configuration for every connection to Arcane: requests, WebSocket sessions
         // and the spec fetch (at startup and on reload).
-        let tls = crate::http::tls_config(args.ca_cert.as_deref(), args.insecure_skip_verify)?;
+        let tls = arcane_engine::tls_config(args.ca_cert.as_deref(), args.insecure_skip_verify)?;
         let mut sources = sources;
         sources.spec.tls = Some(tls.clone());
         let catalog = sources.build()?;

@@ -274,7 +274,7 @@ pub fn measure_results(serve: &crate::config::ServeArgs) -> Result<ResultsAudit>
     let arcane_version = app.live.load().catalog.arcane_version.clone();
     let call = |action: &str, params: Map<String, Value>| {
         let (tool, args) = crate::cli::tool_call(&app.live.load(), action, params, false);
-        runtime.block_on(server.call(&tool, Some(&args), &crate::exec::CallContext::default()))
+        runtime.block_on(server.call(&tool, Some(&args), &arcane_engine::CallContext::default()))
     };
     let mut results = Vec::new();
     let mut figures = |action: &str, kind: &str, r: &rmcp::model::CallToolResult| -> Result<()> {

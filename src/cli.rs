@@ -14,12 +14,12 @@ use serde_json::{Map, Value};
 
 use crate::app::{self, App};
 use crate::config::{CallArgs, DemoArgs, DemoCommand, FindArgs, ServeArgs, Surface};
-use crate::exec::CallContext;
 use crate::present::error_result;
 use crate::reload::Sources;
 use crate::snapshot::Snapshot;
 use crate::surface::{self, Call, EXECUTE_TOOL, FIND_TOOL};
 use arcane_catalog::Catalog;
+use arcane_engine::CallContext;
 
 /// Where `demo` looks for Arcane's OpenAPI document when neither `--spec` nor
 /// `ARCANE_MCP_SPEC` names one: the shared documents beside the repository, then the catalog
@@ -115,7 +115,7 @@ pub async fn call(app: &App, args: &CallArgs) -> Result<CallToolResult> {
     // Progress of long calls (pull, build, up) goes to stderr as it comes, as a client with a
     // progress token would get it.
     let (tx, mut rx) =
-        tokio::sync::mpsc::channel::<crate::exec::jsonlines::Progress>(crate::exec::PROGRESS_QUEUE);
+        tokio::sync::mpsc::channel::<arcane_engine::Progress>(arcane_engine::PROGRESS_QUEUE);
     let printer = tokio::spawn(async move {
         while let Some(p) = rx.recv().await {
             if let Some(m) = p.message {
@@ -271,7 +271,7 @@ pub(crate) mod demo {
 
     /// A simulator with its demo world on a free loopback port, with a key of this run.
     async fn start_sim(spec: PathBuf) -> Result<arcane_sim::RunningSim> {
-        crate::http::ensure_crypto_provider();
+        arcane_engine::ensure_crypto_provider();
         let mut config = arcane_sim::SimConfig::new(spec);
         config.api_key = demo_key();
         arcane_sim::start(config)
@@ -292,7 +292,7 @@ pub(crate) mod demo {
         args: &ServeArgs,
         sources: Sources,
     ) -> Result<App> {
-        let auth = crate::exec::Auth::ApiKey(sim.api_key().to_string());
+        let auth = arcane_engine::Auth::ApiKey(sim.api_key().to_string());
         App::build(args, sources, sim.base_url(), auth)
     }
 

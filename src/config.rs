@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use arcane_catalog::ClientProfile;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::reload::Sources;
@@ -164,9 +165,6 @@ impl Surface {
     }
 }
 
-/// The shapes of tool schemas and results; defined with the policy in `arcane-catalog`.
-pub use arcane_catalog::ClientProfile;
-
 /// How log lines are written to stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum LogFormat {
@@ -261,7 +259,7 @@ pub struct ServeArgs {
         long,
         env = "ARCANE_MCP_MAX_RESPONSE_BYTES",
         value_name = "BYTES",
-        default_value_t = crate::http::DEFAULT_MAX_RESPONSE_BYTES,
+        default_value_t = arcane_engine::DEFAULT_MAX_RESPONSE_BYTES,
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1024..=1024 * 1024 * 1024)
     )]
     pub max_response_bytes: usize,
@@ -271,7 +269,7 @@ pub struct ServeArgs {
         long,
         env = "ARCANE_MCP_MAX_CONCURRENT_REQUESTS",
         value_name = "N",
-        default_value_t = crate::exec::DEFAULT_MAX_CONCURRENT_REQUESTS,
+        default_value_t = arcane_engine::DEFAULT_MAX_CONCURRENT_REQUESTS,
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096)
     )]
     pub max_concurrent_requests: usize,

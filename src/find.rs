@@ -9,9 +9,9 @@
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
-use crate::exec::errors::type_of;
 use crate::snapshot::Snapshot;
 use arcane_catalog::Action;
+use arcane_engine::type_of;
 use arcane_markdown::code_span;
 
 /// How many results carry their full input schema.

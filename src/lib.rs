@@ -11,55 +11,22 @@ pub mod audit;
 pub mod check;
 pub mod cli;
 pub mod config;
-pub mod exec;
 pub mod find;
 pub mod flat;
-pub mod http;
 pub mod inspect;
 pub mod logging;
 pub mod output_schema;
 pub mod present;
-pub mod redact;
 pub mod reload;
-pub mod render;
 pub mod resources;
 pub mod server;
 pub mod snapshot;
 pub mod spec;
 pub mod surface;
 
-// Transitional (ARCHITECTURE.md, "Crates"): the catalog, its search index and the policy moved to
-// the `arcane-catalog` crate. These modules keep the old `crate::catalog::…`,
-// `crate::search::…` and `crate::policy::…` paths (and `arcane_mcp::…` in tests) compiling
-// while other modules move to direct `arcane_catalog::` paths.
-pub mod catalog {
-    pub use arcane_catalog::{
-        Action, BodyEncoding, BuildInput, Catalog, Domain, EncodedJson, EncodedParam, ErrorHint,
-        Excluded, FollowUp, HandlerSpec, Param, ParamLocation, ParamResolver, ResultKind,
-        UnmatchedOverlay, Widening, build_catalog,
-    };
-    pub mod build {
-        pub use arcane_catalog::MAX_TOOL_NAME;
-    }
-    pub mod diff {
-        pub use arcane_catalog::{CatalogDiff, diff};
-    }
-    pub mod overlay {
-        pub use arcane_catalog::{Layers, Vocabulary};
-    }
-}
-/// Transitional: see [`catalog`].
-pub mod policy {
-    pub use arcane_catalog::{ClientProfile, Policy, catalog_exclusion};
-}
-/// Transitional: see [`catalog`].
-pub mod search {
-    pub use arcane_catalog::{Hit, SearchIndex};
-}
-
 use anyhow::{Result, anyhow, bail};
 
-use crate::exec::Auth;
+use arcane_engine::Auth;
 
 /// The Arcane base URL and credential of the settings; a missing one is a clear startup error.
 pub fn connection(args: &config::ServeArgs) -> Result<(String, Auth)> {

@@ -4,8 +4,9 @@
 //! capped by a fixed filter layered on top of it: at debug and trace the MCP SDK logs every
 //! message it reads and writes (tool arguments, results, `.env` contents), and the HTTP and
 //! WebSocket stacks log request headers (the API key). Only the events of this crate and of
-//! the workspace's own library crates (`arcane_catalog`, `arcane_markdown`) pass below `warn`,
-//! and they never log argument values, result bodies or credentials (`docs/logging.md`).
+//! the workspace's own library crates (`arcane_catalog`, `arcane_markdown`, `arcane_engine`)
+//! pass below `warn`, and they never log argument values, result bodies or credentials
+//! (`docs/logging.md`).
 
 use std::io::IsTerminal;
 
@@ -24,6 +25,7 @@ pub fn dependency_caps() -> Targets {
         // The workspace's own crates, split out of this one (ARCHITECTURE.md, "Crates").
         .with_target("arcane_catalog", LevelFilter::TRACE)
         .with_target("arcane_markdown", LevelFilter::TRACE)
+        .with_target("arcane_engine", LevelFilter::TRACE)
         // The SDK's warnings quote rejected requests and error data (serde errors echo
         // argument values); its errors are transport failures.
         .with_target("rmcp", LevelFilter::ERROR)
@@ -151,7 +153,7 @@ mod tests {
     #[test]
     fn capped_events_are_not_written_whatever_the_filter() {
         let text = written("trace", LogFormat::Text, || {
-            tracing::trace!(target: "arcane_mcp::exec", "ours-trace");
+            tracing::trace!(target: "arcane_engine::executor", "ours-trace");
             tracing::info!(target: "arcane_sim", "sim-info");
             tracing::debug!(target: "rmcp::service", "rmcp-debug");
             tracing::warn!(target: "rmcp::service", "rmcp-warn");
@@ -187,7 +189,8 @@ mod tests {
     fn dependencies_are_capped_and_this_crate_is_not() {
         use tracing::Level;
         let caps = dependency_caps();
-        assert!(caps.would_enable("arcane_mcp::exec", &Level::TRACE));
+        assert!(caps.would_enable("arcane_mcp::server", &Level::TRACE));
+        assert!(caps.would_enable("arcane_engine::executor", &Level::TRACE));
         assert!(caps.would_enable("arcane_catalog::build", &Level::TRACE));
         assert!(caps.would_enable("arcane_markdown", &Level::TRACE));
         assert!(!caps.would_enable("rmcp::service", &Level::WARN));

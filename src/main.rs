@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // The chain may quote ARCANE_URL (a failed spec fetch does): never its password.
             let text = format!("{e:#}");
-            eprintln!("arcane-mcp: {}", arcane_mcp::redact::mask_text(&text));
+            eprintln!("arcane-mcp: {}", arcane_engine::mask_text(&text));
             ExitCode::from(2)
         }
     }

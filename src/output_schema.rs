@@ -21,10 +21,10 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
-use crate::catalog::{Action, Catalog, ResultKind, Widening};
-use crate::config::ClientProfile;
 use crate::flat::FlatOutput;
-use crate::render::escape::code_span;
+use arcane_catalog::ClientProfile;
+use arcane_catalog::{Action, Catalog, ResultKind, Widening};
+use arcane_markdown::code_span;
 
 /// Envelope members the unwrapped value does not carry: Huma's `$schema` link and Arcane's
 /// `success` flag (always true on a 2xx answer).
@@ -263,7 +263,7 @@ fn root_schema(response: &Value, widenings: &[Widening]) -> Value {
 }
 
 /// Whether a schema was left by the `$ref` inliner where it cut a cycle or a dangling
-/// reference (`crate::spec::RefResolver`): its declared `type: object` is a guess, so the
+/// reference (`arcane_catalog::RefResolver`): its declared `type: object` is a guess, so the
 /// relaxed schema accepts any value there.
 fn is_cut(schema: &Map<String, Value>) -> bool {
     schema

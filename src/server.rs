@@ -13,11 +13,11 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use crate::exec::{CallContext, Executor};
 use crate::present::error_result;
 use crate::reload::Live;
 use crate::snapshot::Snapshot;
 use crate::surface::{self, Call};
+use arcane_engine::{CallContext, Executor};
 
 /// The MCP server: the live snapshot, the executor and the server instructions.
 #[derive(Clone)]
@@ -218,8 +218,8 @@ impl ServerHandler for ArcaneServer {
             progress: None,
         };
         let forwarder = context.meta.get_progress_token().map(|token| {
-            let (tx, mut rx) = tokio::sync::mpsc::channel::<crate::exec::jsonlines::Progress>(
-                crate::exec::PROGRESS_QUEUE,
+            let (tx, mut rx) = tokio::sync::mpsc::channel::<arcane_engine::Progress>(
+                arcane_engine::PROGRESS_QUEUE,
             );
             ctx.progress = Some(tx);
             let peer = context.peer.clone();

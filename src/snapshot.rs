@@ -21,7 +21,7 @@ pub struct Snapshot {
     /// Output-schema fitting, when output schemas are declared (individual surface, flag on).
     pub fitter: Option<crate::output_schema::OutputFitter>,
     /// The compiled validators of the actions' input schemas.
-    pub validators: crate::exec::Validators,
+    pub validators: arcane_engine::Validators,
 }
 
 impl Snapshot {
@@ -35,7 +35,7 @@ impl Snapshot {
             );
         }
         let tools = surface::tools(surface, &catalog, &policy);
-        let validators = crate::exec::Validators::for_catalog(&catalog);
+        let validators = arcane_engine::Validators::for_catalog(&catalog);
         let fitter = (policy.output_schemas && surface == Surface::Individual)
             .then(|| crate::output_schema::OutputFitter::for_profile(&catalog, policy.profile));
         Ok(Snapshot {
@@ -49,9 +49,9 @@ impl Snapshot {
         })
     }
 
-    /// This snapshot as the engine sees it (`crate::exec::Scope`).
-    pub fn scope(&self) -> crate::exec::Scope<'_> {
-        crate::exec::Scope {
+    /// This snapshot as the engine sees it (`arcane_engine::Scope`).
+    pub fn scope(&self) -> arcane_engine::Scope<'_> {
+        arcane_engine::Scope {
             catalog: &self.catalog,
             policy: &self.policy,
             validators: &self.validators,
@@ -62,7 +62,7 @@ impl Snapshot {
 
 /// The engine names actions as the active surface writes them, and reads parameters in the
 /// shape of the active client profile.
-impl crate::exec::Caller for Snapshot {
+impl arcane_engine::Caller for Snapshot {
     fn action_name(&self, action: &Action) -> String {
         surface::call_name(self.surface, action)
     }

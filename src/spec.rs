@@ -10,8 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
-// Transitional: `crate::spec::{SpecDoc, RefResolver}` paths keep compiling (ARCHITECTURE.md).
-pub use arcane_catalog::{RefResolver, SpecDoc};
+use arcane_catalog::SpecDoc;
 
 /// Where to look for the spec, in order of precedence.
 #[derive(Debug, Clone, Default)]
@@ -24,7 +23,7 @@ pub struct SpecSource {
     pub arcane_url: Option<String>,
     /// Where the fetched document is cached.
     pub cache_path: Option<PathBuf>,
-    /// The TLS configuration of the fetch (`crate::http::tls_config`: `--ca-cert`,
+    /// The TLS configuration of the fetch (`arcane_engine::tls_config`: `--ca-cert`,
     /// `--insecure-skip-verify`); the platform's trust store when not given.
     pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
@@ -96,22 +95,22 @@ fn fetch_blocking(url: &str, tls: Option<std::sync::Arc<rustls::ClientConfig>>) 
         rt.block_on(async {
             let tls = match tls {
                 Some(tls) => tls,
-                None => crate::http::tls_config(None, false)?,
+                None => arcane_engine::tls_config(None, false)?,
             };
             let origin = url::Url::parse(&url)
                 .map_err(|e| anyhow!("{url} is not a URL: {e}"))?
                 .origin();
-            let client = crate::http::client_builder(&tls)
+            let client = arcane_engine::client_builder(&tls)
                 .timeout(Duration::from_secs(15))
-                .redirect(crate::http::same_origin_redirects(origin))
+                .redirect(arcane_engine::same_origin_redirects(origin))
                 .build()?;
             let resp = client.get(&url).send().await?;
             let status = resp.status();
             if status.is_redirection() {
-                let location = crate::http::redirect_location(&resp);
+                let location = arcane_engine::redirect_location(&resp);
                 bail!(
                     "{}",
-                    crate::http::redirect_text(status.as_u16(), location.as_deref(), false)
+                    arcane_engine::redirect_text(status.as_u16(), location.as_deref(), false)
                 );
             }
             if !status.is_success() {
@@ -119,7 +118,7 @@ fn fetch_blocking(url: &str, tls: Option<std::sync::Arc<rustls::ClientConfig>>) 
             }
             // The document is about 0.6 MB; the default answer cap leaves room to grow.
             let body =
-                crate::http::read_capped(resp, crate::http::DEFAULT_MAX_RESPONSE_BYTES).await?;
+                arcane_engine::read_capped(resp, arcane_engine::DEFAULT_MAX_RESPONSE_BYTES).await?;
             Ok(String::from_utf8_lossy(&body).into_owned())
         })
     })

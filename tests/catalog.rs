@@ -5,11 +5,12 @@ use crate::fixtures;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use arcane_mcp::catalog::build::MAX_TOOL_NAME;
-use arcane_mcp::catalog::overlay::Layers;
-use arcane_mcp::catalog::{BuildInput, Catalog, ResultKind, build_catalog};
+use arcane_catalog::Layers;
+use arcane_catalog::MAX_TOOL_NAME;
+use arcane_catalog::SpecDoc;
+use arcane_catalog::{BuildInput, Catalog, ResultKind, build_catalog};
 use arcane_mcp::reload::Sources;
-use arcane_mcp::spec::{SpecDoc, SpecSource};
+use arcane_mcp::spec::SpecSource;
 use serde_json::{Value, json};
 
 fn build(path: &Path) -> Catalog {
@@ -684,7 +685,7 @@ fn shapes(cat: &Catalog) -> BTreeSet<(String, String)> {
 
 #[test]
 fn upgrade_preview_from_1_11_2_to_2_8_0_agrees_with_both_catalogs() {
-    use arcane_mcp::catalog::diff::diff;
+    use arcane_catalog::diff;
     let old = build(&fixtures::spec_v1());
     let new = build(&fixtures::spec_v2());
     let d = diff(&old, &new);
@@ -801,7 +802,7 @@ fn upgrade_preview_from_1_11_2_to_2_8_0_agrees_with_both_catalogs() {
 
 #[test]
 fn upgrade_preview_names_renames_and_flag_changes() {
-    use arcane_mcp::catalog::diff::diff;
+    use arcane_catalog::diff;
     let text = std::fs::read_to_string(fixtures::spec_v2()).unwrap();
     let mut spec: Value = serde_json::from_str(&text).unwrap();
     let paths = spec["paths"].as_object_mut().unwrap();
@@ -1007,7 +1008,7 @@ fn a_mistyped_domain_key_is_reported_too() {
 /// Every parameter Arcane's document describes as JSON encoded text, found by its wording.
 fn json_text_params(spec: &Path) -> Vec<(String, String, String)> {
     let doc = SpecDoc::from_file(spec).unwrap();
-    let resolver = arcane_mcp::spec::RefResolver::new(&doc.root);
+    let resolver = arcane_catalog::RefResolver::new(&doc.root);
     let mut found = Vec::new();
     for (p, item) in doc.root["paths"].as_object().unwrap() {
         for m in ["get", "post", "put", "patch", "delete"] {
@@ -1062,7 +1063,7 @@ fn every_json_text_parameter_of_2_8_0_is_callable_with_plain_fields() {
             let p = a.param(client).unwrap();
             assert_eq!(
                 p.location,
-                arcane_mcp::catalog::ParamLocation::Encoded,
+                arcane_catalog::ParamLocation::Encoded,
                 "{client}"
             );
             assert!(a.input_schema["properties"][client].is_object(), "{client}");

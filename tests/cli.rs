@@ -243,7 +243,7 @@ async fn no_log_level_prints_arguments_results_or_credentials() {
     const KEY: &str = "arc_planted_key_5f1d2c9e";
     const ENV_SECRET: &str = "planted-env-value-81c3";
     const ARG_SECRET: &str = "planted-argument-4b7a";
-    arcane_mcp::http::ensure_crypto_provider();
+    arcane_engine::ensure_crypto_provider();
     let mut cfg = arcane_sim::SimConfig::new(spec_path());
     cfg.api_key = KEY.to_string();
     let sim = Sim {
@@ -425,7 +425,7 @@ fn python_sdk_accepts_every_flat_result() {
     let json_actions = cat
         .actions
         .iter()
-        .filter(|a| a.kind == arcane_mcp::catalog::ResultKind::Json)
+        .filter(|a| a.kind == arcane_catalog::ResultKind::Json)
         .count();
     eprintln!("Python SDK, flat profile: {report}");
     assert_eq!(report["tools"], cat.actions.len(), "{report}");

@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
-use arcane_mcp::exec::jsonlines::{Progress, StreamErrorKind, read_response};
-use arcane_mcp::exec::transfer::{
+use arcane_engine::{
     DEFAULT_MAX_DOWNLOAD, DownloadBody, FormField, TransferError, multipart_form, read_download,
 };
+use arcane_engine::{Progress, StreamErrorKind, read_response};
 use arcane_mcp::present::text::stream_text as summarize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -22,7 +22,7 @@ struct Sim {
 
 impl Sim {
     async fn start() -> Sim {
-        arcane_mcp::http::ensure_crypto_provider();
+        arcane_engine::ensure_crypto_provider();
         let sim = arcane_sim::start(arcane_sim::SimConfig::new(spec_path()))
             .await
             .expect("simulator starts");

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use arcane_mcp::exec::websocket::{
+use arcane_engine::{
     ExecOptions, HandlerError, LogOptions, WsTarget, collect_logs, run_exec, sample_stats,
     sample_system_stats, ws_url,
 };
@@ -25,7 +25,7 @@ fn target(sim: &arcane_sim::RunningSim, path: &str) -> WsTarget {
         url: ws_url(&sim.base_url(), path).expect("ws url"),
         headers: vec![("X-API-Key".into(), sim.api_key().to_string())],
         tls: None,
-        max_message_bytes: arcane_mcp::http::DEFAULT_MAX_RESPONSE_BYTES,
+        max_message_bytes: arcane_engine::DEFAULT_MAX_RESPONSE_BYTES,
     }
 }
 
@@ -63,7 +63,7 @@ async fn get_json(sim: &arcane_sim::RunningSim, path: &str) -> Value {
 
 #[tokio::test]
 async fn container_logs_all_then_idle_end_and_query() {
-    arcane_mcp::http::ensure_crypto_provider();
+    arcane_engine::ensure_crypto_provider();
     let sim = sim().await;
     let t = target(&sim, "/environments/0/ws/containers/web-1/logs");
     let out = guarded(collect_logs(&t, &quick_logs(100))).await.unwrap();
@@ -324,7 +324,7 @@ async fn dropped_connection_and_auth_failures_are_clear_errors() {
         url: format!("ws://{addr}/api/environments/0/ws/system/stats"),
         headers: vec![],
         tls: None,
-        max_message_bytes: arcane_mcp::http::DEFAULT_MAX_RESPONSE_BYTES,
+        max_message_bytes: arcane_engine::DEFAULT_MAX_RESPONSE_BYTES,
     };
     let err = guarded(sample_stats(&t, 1, Duration::from_secs(5)))
         .await
@@ -381,7 +381,7 @@ async fn exec_exit_code_from_the_marker() {
         url: format!("ws://{addr}/api/environments/0/ws/containers/web-1/terminal"),
         headers: vec![],
         tls: None,
-        max_message_bytes: arcane_mcp::http::DEFAULT_MAX_RESPONSE_BYTES,
+        max_message_bytes: arcane_engine::DEFAULT_MAX_RESPONSE_BYTES,
     };
     let out = guarded(run_exec(&t, "ls / /missing", &ExecOptions::default()))
         .await
@@ -403,7 +403,7 @@ async fn exec_size_cap() {
         url: format!("ws://{addr}/x"),
         headers: vec![],
         tls: None,
-        max_message_bytes: arcane_mcp::http::DEFAULT_MAX_RESPONSE_BYTES,
+        max_message_bytes: arcane_engine::DEFAULT_MAX_RESPONSE_BYTES,
     };
     let opts = ExecOptions {
         max_bytes: 8,

@@ -9,14 +9,14 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use arcane_mcp::catalog::overlay::Layers;
-use arcane_mcp::catalog::{Action, BuildInput, Catalog, ResultKind, build_catalog};
-use arcane_mcp::config::ClientProfile;
+use arcane_catalog::ClientProfile;
+use arcane_catalog::Layers;
+use arcane_catalog::SpecDoc;
+use arcane_catalog::{Action, BuildInput, Catalog, ResultKind, build_catalog};
 use arcane_mcp::flat::{FlatOutput, Side, unmappable};
 use arcane_mcp::output_schema::{
     Adjustment, NOTE_MAX_PARTS, OutputFitter, note, output_schema, unwrap_envelope,
 };
-use arcane_mcp::spec::SpecDoc;
 use report::{ValidationReport, is_flat, report_line};
 use serde_json::{Map, Value, json};
 
@@ -483,7 +483,7 @@ fn demo_path(a: &Action) -> String {
 
 /// Every GET JSON action answered 2xx by the simulator over HTTP, unwrapped.
 async fn sim_answers(c: &Catalog) -> Vec<(String, Value)> {
-    arcane_mcp::http::ensure_crypto_provider();
+    arcane_engine::ensure_crypto_provider();
     let sim = arcane_sim::start(arcane_sim::SimConfig::new(fixtures::spec_v2()))
         .await
         .unwrap();
@@ -1211,9 +1211,9 @@ fn flat_depth_and_count_limits_hold() {
 
 #[test]
 fn checker_over_every_served_tool_flat_maps_all_standard_does_not() {
+    use arcane_catalog::Policy;
     use arcane_mcp::config::Surface;
     use arcane_mcp::flat::check_tool;
-    use arcane_mcp::policy::Policy;
     let c = catalog();
     let mut figures = Vec::new();
     for profile in [ClientProfile::Standard, ClientProfile::Flat] {
@@ -1260,9 +1260,9 @@ fn checker_over_every_served_tool_flat_maps_all_standard_does_not() {
 
 #[test]
 fn flat_profile_maps_completely_on_the_1_11_document_too() {
+    use arcane_catalog::Policy;
     use arcane_mcp::config::Surface;
     use arcane_mcp::flat::check_tool;
-    use arcane_mcp::policy::Policy;
     let doc = SpecDoc::from_file(&fixtures::spec_v1()).unwrap();
     let layers = Layers::builtin().unwrap();
     let c = build_catalog(BuildInput {

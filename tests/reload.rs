@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use arcane_mcp::catalog::Catalog;
+use arcane_catalog::Catalog;
 use arcane_mcp::reload::{Live, Sources, watch_sources};
 use arcane_mcp::spec::SpecSource;
 

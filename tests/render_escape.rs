@@ -3,7 +3,7 @@
 
 use crate::render_support;
 
-use arcane_mcp::render::escape::{
+use arcane_markdown::{
     Slot, code_span, escape, fenced, heading_text, inline, inline_strict, list_item_key,
     list_item_value, sanitize, table_cell, table_cell_strict,
 };

@@ -3,12 +3,12 @@
 
 use crate::render_support;
 
-use arcane_mcp::render::escape::sanitize;
-use arcane_mcp::render::markdown::{
+use arcane_markdown::sanitize;
+use arcane_markdown::{
     RenderContext, RestHint, render_binary_download_meta, render_list, render_object,
     render_text_download, render_value,
 };
-use arcane_mcp::render::units::{human_bytes, is_byte_field};
+use arcane_markdown::{human_bytes, is_byte_field};
 use render_support::*;
 use serde_json::{Value, json};
 

@@ -2,11 +2,11 @@
 
 use crate::render_support;
 
-use arcane_mcp::render::escape::{
+use arcane_markdown::{RenderContext, render_value};
+use arcane_markdown::{
     code_span, fenced, heading_text, inline, inline_strict, list_item_key, list_item_value,
     sanitize, table_cell, table_cell_strict,
 };
-use arcane_mcp::render::markdown::{RenderContext, render_value};
 use proptest::prelude::*;
 use render_support::*;
 

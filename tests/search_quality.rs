@@ -8,11 +8,11 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use arcane_mcp::catalog::{Action, Catalog};
+use arcane_catalog::Policy;
+use arcane_catalog::SearchIndex;
+use arcane_catalog::{Action, Catalog};
 use arcane_mcp::config::Surface;
-use arcane_mcp::policy::Policy;
 use arcane_mcp::reload::Sources;
-use arcane_mcp::search::SearchIndex;
 use arcane_mcp::snapshot::Snapshot;
 use arcane_mcp::spec::SpecSource;
 

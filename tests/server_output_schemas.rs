@@ -9,7 +9,7 @@ use crate::server_support;
 use arcane_sim::ArcaneVersion;
 use std::collections::HashMap;
 
-use arcane_mcp::catalog::ResultKind;
+use arcane_catalog::ResultKind;
 use serde_json::{Map, Value, json};
 use server_support::*;
 
@@ -268,10 +268,10 @@ async fn a_divergence_becomes_null_with_a_note_and_none_elsewhere() {
 
 #[test]
 fn tools_list_size_with_and_without_output_schemas() {
+    use arcane_catalog::Policy;
     use arcane_mcp::config::Surface;
-    use arcane_mcp::policy::Policy;
     let cat = catalog();
-    let size_in = |on: bool, profile: arcane_mcp::config::ClientProfile| {
+    let size_in = |on: bool, profile: arcane_catalog::ClientProfile| {
         let policy = Policy::new(false, false, &[])
             .with_output_schemas(on)
             .with_profile(profile);
@@ -283,9 +283,9 @@ fn tools_list_size_with_and_without_output_schemas() {
         .unwrap()
         .len()
     };
-    let size = |on: bool| size_in(on, arcane_mcp::config::ClientProfile::Standard);
+    let size = |on: bool| size_in(on, arcane_catalog::ClientProfile::Standard);
     let (off, on) = (size(false), size(true));
-    let flat = size_in(true, arcane_mcp::config::ClientProfile::Flat);
+    let flat = size_in(true, arcane_catalog::ClientProfile::Flat);
     eprintln!(
         "individual tools/list: {off} bytes without output schemas, {on} with, {flat} with flat ones"
     );

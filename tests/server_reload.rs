@@ -205,7 +205,7 @@ async fn modern_session_notified_through_subscriptions() {
 }
 
 /// An overlay excluding every action of the volume domain.
-fn volume_exclusions(catalog: &arcane_mcp::catalog::Catalog) -> String {
+fn volume_exclusions(catalog: &arcane_catalog::Catalog) -> String {
     let mut out = String::from("actions:\n");
     for id in &catalog.domain("volume").unwrap().actions {
         out.push_str(&format!(

@@ -7,7 +7,7 @@ use arcane_mcp::spec::SpecSource;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fetched_then_cached_then_served_from_the_cache() {
-    arcane_mcp::http::ensure_crypto_provider();
+    arcane_engine::ensure_crypto_provider();
     let sim = arcane_sim::start(arcane_sim::SimConfig::new(fixtures::spec_v1()))
         .await
         .unwrap();
@@ -47,7 +47,7 @@ async fn fetched_then_cached_then_served_from_the_cache() {
 /// `catalog --spec NEW --diff live` compares with the spec the Arcane at ARCANE_URL serves.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upgrade_preview_against_the_live_arcane() {
-    arcane_mcp::http::ensure_crypto_provider();
+    arcane_engine::ensure_crypto_provider();
     let sim = arcane_sim::start(arcane_sim::SimConfig::new(fixtures::spec_v1()))
         .await
         .unwrap();
@@ -103,7 +103,7 @@ fn https_server(body: String) -> String {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-    arcane_mcp::http::ensure_crypto_provider();
+    arcane_engine::ensure_crypto_provider();
     let tls_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tls");
     let certs: Vec<CertificateDer<'static>> =
         CertificateDer::pem_file_iter(tls_dir.join("server.pem"))
@@ -176,7 +176,7 @@ async fn fetch_over_https_trusts_the_configured_ca() {
         }
     };
 
-    let with_ca = arcane_mcp::http::tls_config(Some(&ca), false).unwrap();
+    let with_ca = arcane_engine::tls_config(Some(&ca), false).unwrap();
     let doc = load(Some(with_ca.clone())).await.unwrap();
     assert_eq!(doc.version(), "1.11.2");
     assert!(
@@ -185,20 +185,20 @@ async fn fetch_over_https_trusts_the_configured_ca() {
         doc.origin
     );
 
-    let insecure = arcane_mcp::http::tls_config(None, true).unwrap();
+    let insecure = arcane_engine::tls_config(None, true).unwrap();
     assert_eq!(load(Some(insecure)).await.unwrap().version(), "1.11.2");
 
     // Neither: the platform's trust store does not know the test CA.
     let err = load(None).await.unwrap_err();
     let msg = format!("{err:#}");
     assert!(msg.contains("cannot fetch the OpenAPI document"), "{msg}");
-    let err = load(Some(arcane_mcp::http::tls_config(None, false).unwrap()))
+    let err = load(Some(arcane_engine::tls_config(None, false).unwrap()))
         .await
         .unwrap_err();
     assert!(format!("{err:#}").contains("cannot fetch"), "{err:#}");
 
     // The executor's HTTP client is built on the same configuration.
-    let client = arcane_mcp::http::client_builder(&with_ca).build().unwrap();
+    let client = arcane_engine::client_builder(&with_ca).build().unwrap();
     let resp = client
         .get(format!("{base}/api/openapi.json"))
         .send()

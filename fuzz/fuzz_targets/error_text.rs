@@ -5,8 +5,8 @@
 
 mod markdown_checks;
 
-use arcane_mcp::exec::errors::error_detail;
-use arcane_mcp::exec::websocket::{ExecOutput, LogOutput};
+use arcane_engine::error_detail;
+use arcane_engine::{ExecOutput, LogOutput};
 use libfuzzer_sys::fuzz_target;
 use markdown_checks::{events, no_autolinks, structure_free};
 use pulldown_cmark::{Event, Tag};

@@ -3,7 +3,7 @@
 //! value; a refused value is exactly one that is (or decodes to) an empty or dot segment.
 #![no_main]
 
-use arcane_mcp::exec::path::{is_dot_or_empty, segment};
+use arcane_engine::{is_dot_or_empty, segment};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -10,10 +10,10 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use super::next_steps::{Naming, next_steps};
-use crate::catalog::Action;
-use crate::render::escape::sanitize;
 use crate::snapshot::Snapshot;
 use crate::surface::call_name;
+use arcane_catalog::Action;
+use arcane_markdown::sanitize;
 
 /// Adds next steps and the resource link to a successful result and sanitizes its text.
 pub fn finish(

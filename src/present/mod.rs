@@ -1,5 +1,5 @@
-//! Presentation: the engine's answer (`crate::exec::Outcome` or `crate::exec::CallError`) as an
-//! MCP tool result (docs/output-format.md). Markdown through `crate::render`, output-schema
+//! Presentation: the engine's answer (`arcane_engine::Outcome` or `arcane_engine::CallError`) as an
+//! MCP tool result (docs/output-format.md). Markdown through `arcane-markdown`, output-schema
 //! fitting and its note (`crate::output_schema`), next steps and the resource link
 //! ([`finish`]), the last sanitize, secrets masked in the text unless `--show-secrets`, and a
 //! result kept under the size one MCP message can carry. `structuredContent` is Arcane's value.
@@ -11,13 +11,13 @@ pub mod text;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
-use crate::catalog::Action;
-use crate::exec::jsonlines::StreamSummary;
-use crate::exec::transfer::{Download, DownloadBody};
-use crate::exec::websocket::{self, StatsOutput};
-use crate::exec::{CallError, ChangeState, ExecConfig, HandlerOutput, Outcome, Produced};
-use crate::redact::mask_text;
-use crate::render::markdown::{RenderContext, render_value, title};
+use arcane_catalog::Action;
+use arcane_engine::{
+    CallError, ChangeState, Download, DownloadBody, ExecConfig, ExecOutput, HandlerOutput,
+    LogOutput, Outcome, Produced, StatsOutput, StreamSummary, mask_text,
+};
+use arcane_markdown::{RenderContext, render_value, title};
+
 use crate::snapshot::Snapshot;
 use crate::surface::call_name;
 
@@ -117,7 +117,7 @@ fn success(snap: &Snapshot, action: &Action, value: Value, show_secrets: bool) -
     let mut text = if show_secrets || action.reveals_secret.is_some() {
         render_value(&ctx, &value)
     } else {
-        render_value(&ctx, &crate::redact::redacted(&value, &action.domain))
+        render_value(&ctx, &arcane_engine::redacted(&value, &action.domain))
     };
     if let Some(what) = &action.reveals_secret {
         text.push_str(&format!(
@@ -138,7 +138,7 @@ fn success(snap: &Snapshot, action: &Action, value: Value, show_secrets: bool) -
             for a in &mut adjusted {
                 let key = a.pointer.rsplit('/').next().unwrap_or_default().to_string();
                 let mut wrapped = Value::Object(Map::from_iter([(key.clone(), a.original.take())]));
-                crate::redact::redact_for(&mut wrapped, &action.domain);
+                arcane_engine::redact_for(&mut wrapped, &action.domain);
                 a.original = wrapped[&key].take();
             }
         }
@@ -183,7 +183,7 @@ fn handler_result(action: &Action, output: HandlerOutput, show_secrets: bool) ->
             let shown = if show_secrets {
                 text::log_text(&out)
             } else {
-                text::log_text(&websocket::LogOutput {
+                text::log_text(&LogOutput {
                     lines: out
                         .lines
                         .iter()
@@ -202,7 +202,7 @@ fn handler_result(action: &Action, output: HandlerOutput, show_secrets: bool) ->
             let shown = if show_secrets {
                 text::exec_text(&out)
             } else {
-                text::exec_text(&websocket::ExecOutput {
+                text::exec_text(&ExecOutput {
                     output: mask_text(&out.output).into_owned(),
                     ..out.clone()
                 })
@@ -225,7 +225,7 @@ fn stats_text(action: &Action, out: StatsOutput) -> (String, Value) {
     }
     if let Some(last) = out.samples.last() {
         text.push_str("\n\n");
-        text.push_str(&crate::render::markdown::render_object(
+        text.push_str(&arcane_markdown::render_object(
             &RenderContext {
                 title: "Latest sample",
                 ..Default::default()
@@ -254,14 +254,9 @@ fn download_result(action: &Action, d: Download, show_secrets: bool) -> CallTool
             let shown = if show_secrets {
                 std::borrow::Cow::Borrowed(text.as_str())
             } else {
-                crate::redact::mask_document(&text, &file_name)
+                arcane_engine::mask_document(&text, &file_name)
             };
-            let md = crate::render::markdown::render_text_download(
-                &file_name,
-                size,
-                &content_type,
-                &shown,
-            );
+            let md = arcane_markdown::render_text_download(&file_name, size, &content_type, &shown);
             let mut r = CallToolResult::success(vec![assistant_text(md)]);
             let mut sc = meta;
             sc["text"] = Value::String(text);
@@ -273,14 +268,10 @@ fn download_result(action: &Action, d: Download, show_secrets: bool) -> CallTool
                 DownloadBody::Text(t) => t.into_bytes(),
                 DownloadBody::Binary(b) => b,
             };
-            let md = crate::render::markdown::render_binary_download_meta(
-                &file_name,
-                size,
-                &content_type,
-            );
+            let md = arcane_markdown::render_binary_download_meta(&file_name, size, &content_type);
             let uri = format!(
                 "arcane://download/{}",
-                crate::exec::path::segment("fileName", &file_name)
+                arcane_engine::segment("fileName", &file_name)
                     .unwrap_or_else(|_| "download".into())
             );
             let blob = rmcp::model::ResourceContents::BlobResourceContents {
@@ -330,14 +321,14 @@ fn fit_result(snap: &Snapshot, action: &Action, result: CallToolResult) -> CallT
     let cause = format!(
         "the result would be {} ({size} bytes), more than fits in one MCP message (limit {}), \
          so it was not sent",
-        crate::render::units::human_bytes(size as u64),
-        crate::render::units::human_bytes(MAX_RESULT_BYTES as u64)
+        arcane_markdown::human_bytes(size as u64),
+        arcane_markdown::human_bytes(MAX_RESULT_BYTES as u64)
     );
-    let how = crate::exec::how_to_ask_for_less(action);
+    let how = arcane_engine::how_to_ask_for_less(action);
     let done = if action.mutating {
         format!(
             " {}",
-            crate::exec::unsure(&snap.scope(), action, ChangeState::Succeeded)
+            arcane_engine::unsure(&snap.scope(), action, ChangeState::Succeeded)
         )
     } else {
         String::new()

@@ -2,9 +2,9 @@
 //! output (docs/output-format.md). Arcane's text goes into fences no line can close, and its
 //! words through the escaper (docs/escaping.md), so nothing in it forms Markdown.
 
-use crate::exec::jsonlines::{MAX_MESSAGE, StreamSummary};
-use crate::exec::websocket::{ExecOutput, LogOutput};
-use crate::render::escape::{code_span, excerpt, fenced};
+use arcane_engine::{ExecOutput, LogOutput};
+use arcane_engine::{MAX_MESSAGE, StreamSummary};
+use arcane_markdown::{code_span, excerpt, fenced};
 
 /// The human text of a stream's outcome: how it ended, the activity ID, the per-item outcome
 /// (layers, containers…), the final pull status, the last lines, and malformed lines if any.

@@ -4,7 +4,7 @@
 use rmcp::model::Resource;
 use serde_json::{Map, Value};
 
-use crate::catalog::Action;
+use arcane_catalog::Action;
 
 /// `arcane://environment/{environmentId}`; `None` for an ID that is no path segment.
 pub fn environment_uri(env: &str) -> Option<String> {
@@ -22,7 +22,7 @@ pub fn object_uri(env: &str, kind: &str, id: &str) -> Option<String> {
 
 /// A URI segment, encoded by the one path-segment encoder (dot and empty segments refused).
 fn enc(s: &str) -> Option<String> {
-    crate::exec::path::segment("id", s).ok()
+    arcane_engine::segment("id", s).ok()
 }
 
 /// The link a successful result of `action` ends with, if it has one: filled with the call's

@@ -23,12 +23,11 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::catalog::Action;
-use crate::exec::Executor;
-use crate::redact;
-use crate::render::escape::quoted_name;
 use crate::snapshot::Snapshot;
 use crate::surface::call_name;
+use arcane_catalog::Action;
+use arcane_engine::Executor;
+use arcane_markdown::quoted_name;
 
 /// Resources per `resources/list` page.
 pub const PAGE_SIZE: usize = 100;
@@ -341,7 +340,7 @@ async fn run_read(
     action: &str,
     params: Map<String, Value>,
 ) -> rmcp::model::CallToolResult {
-    let ctx = crate::exec::CallContext::default();
+    let ctx = arcane_engine::CallContext::default();
     let answer = exec
         .execute(&snap.scope(), action, params, false, &ctx)
         .await;
@@ -372,13 +371,13 @@ async fn state(
         .get(action)
         .map(|a| a.domain.as_str())
         .unwrap_or("");
-    let masked = redact::redact_for(&mut value, domain);
+    let masked = arcane_engine::redact_for(&mut value, domain);
     let doc = if masked.is_empty() {
         value
     } else {
         json!({
             "redacted": {
-                "note": format!("{} secret value(s) masked as {:?}; read them in Arcane if you really need them", masked.len(), redact::MASK),
+                "note": format!("{} secret value(s) masked as {:?}; read them in Arcane if you really need them", masked.len(), arcane_engine::MASK),
                 "pointers": masked,
             },
             "value": value,

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::catalog::{Action, Catalog};
+use arcane_catalog::{Action, Catalog};
 
 /// How the active surface names and calls actions, and which it serves.
 pub struct SurfaceView<'a> {

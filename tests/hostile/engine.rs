@@ -378,7 +378,7 @@ proptest! {
     /// gives the value back; what it refuses is exactly what decodes to a dot or empty segment.
     #[test]
     fn path_segments_are_safe(value in "(\\PC|[./%?#:@ ]|%2[eE]){0,12}") {
-        use arcane_mcp::exec::path::{is_dot_or_empty, segment};
+        use arcane_engine::{is_dot_or_empty, segment};
         match segment("p", &value) {
             Ok(seg) => {
                 prop_assert!(!seg.contains(['/', '?', '#']), "{seg}");
@@ -549,7 +549,7 @@ async fn a_result_too_big_for_a_client_says_how_to_page() {
 
 #[tokio::test]
 async fn a_stream_stopped_by_the_time_cap_says_so() {
-    use arcane_mcp::exec::jsonlines::{StreamErrorKind, read_stream_within};
+    use arcane_engine::{StreamErrorKind, read_stream_within};
     let body = futures::stream::iter(vec![Ok::<_, std::io::Error>(bytes::Bytes::from(
         "{\"type\":\"activity\",\"activityId\":\"a1\"}\n{\"log\":\"step 1\"}\n",
     ))])
@@ -573,7 +573,7 @@ use futures::StreamExt as _;
 
 #[tokio::test]
 async fn a_websocket_message_over_the_cap_ends_the_read() {
-    use arcane_mcp::exec::websocket::{LogOptions, WsTarget, collect_logs};
+    use arcane_engine::{LogOptions, WsTarget, collect_logs};
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {

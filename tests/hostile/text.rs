@@ -14,11 +14,11 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::server_support::*;
-use arcane_mcp::exec::errors::error_detail;
-use arcane_mcp::exec::websocket::{ExecOutput, LogOutput};
-use arcane_mcp::redact::{MASK, mask_text, redacted};
-use arcane_mcp::render::escape::{excerpt, quoted_name};
-use arcane_mcp::render::markdown::{RenderContext, render_value};
+use arcane_engine::error_detail;
+use arcane_engine::{ExecOutput, LogOutput};
+use arcane_engine::{MASK, mask_text, redacted};
+use arcane_markdown::{RenderContext, render_value};
+use arcane_markdown::{excerpt, quoted_name};
 
 // ---------------------------------------------------------------------------------------------
 // Reading a text the way a GFM renderer would.

@@ -2,7 +2,7 @@
 //! GFM reader would and report what structure it found.
 #![allow(dead_code)]
 
-use arcane_mcp::render::escape::sanitize;
+use arcane_markdown::sanitize;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 pub fn opts() -> Options {

@@ -25,7 +25,7 @@ pub async fn guarded<F: std::future::Future>(f: F) -> F::Output {
 }
 
 /// The catalog the server builds from the test spec (same sources as the spawned binary).
-pub fn catalog() -> arcane_mcp::catalog::Catalog {
+pub fn catalog() -> arcane_catalog::Catalog {
     let sources = arcane_mcp::reload::Sources {
         spec: arcane_mcp::spec::SpecSource {
             explicit: Some(spec_path()),
@@ -51,7 +51,7 @@ impl Sim {
 
     /// A simulator imitating `version` (2.8.x, or main where it differs on the wire).
     pub async fn start_as(version: arcane_sim::ArcaneVersion) -> Sim {
-        arcane_mcp::http::ensure_crypto_provider();
+        arcane_engine::ensure_crypto_provider();
         let mut config = arcane_sim::SimConfig::new(spec_path());
         config.arcane_version = version;
         let sim = arcane_sim::start(config).await.expect("simulator starts");

@@ -4,43 +4,9 @@
 //! build may use (all features of the workspace's crates), so a dependency that would pull one
 //! in fails here even before any code uses it.
 
-use std::collections::{BTreeSet, HashMap};
-use std::path::Path;
+mod lockfile;
 
-/// Every package reachable from `root` in the workspace's Cargo.lock, `root` included.
-fn reachable(root: &str) -> BTreeSet<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let lock: toml_edit::DocumentMut = text.parse().expect("Cargo.lock is TOML");
-    let packages = lock["package"]
-        .as_array_of_tables()
-        .expect("Cargo.lock has [[package]] tables");
-    // A dependency is written "name" or "name version" (when several versions are locked);
-    // the name is enough to follow every version.
-    let mut deps: HashMap<String, Vec<String>> = HashMap::new();
-    for p in packages {
-        let name = p["name"]
-            .as_str()
-            .expect("a package has a name")
-            .to_string();
-        let entry = deps.entry(name).or_default();
-        if let Some(list) = p.get("dependencies").and_then(|d| d.as_array()) {
-            for d in list.iter().filter_map(|d| d.as_str()) {
-                entry.push(d.split(' ').next().unwrap_or(d).to_string());
-            }
-        }
-    }
-    assert!(deps.contains_key(root), "{root} is not in Cargo.lock");
-    let mut seen = BTreeSet::new();
-    let mut todo = vec![root.to_string()];
-    while let Some(name) = todo.pop() {
-        if seen.insert(name.clone()) {
-            todo.extend(deps.get(&name).into_iter().flatten().cloned());
-        }
-    }
-    seen
-}
+use lockfile::reachable;
 
 #[test]
 fn no_network_runtime_or_mcp_dependency() {

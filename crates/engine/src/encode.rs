@@ -7,8 +7,8 @@
 
 use serde_json::{Map, Value};
 
-use super::errors::validation_text;
-use crate::catalog::{Action, EncodedParam};
+use crate::errors::validation_text;
+use arcane_catalog::{Action, EncodedParam};
 
 /// Replaces the inner fields of every encoded parameter by the JSON text of that parameter.
 /// `Err` is the text of a failed call (nothing was sent).
@@ -125,7 +125,7 @@ fn required_clients(enc: &EncodedParam) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::{Action, BodyEncoding, Param, ParamLocation, ResultKind};
+    use arcane_catalog::{Action, BodyEncoding, Param, ParamLocation, ResultKind};
     use serde_json::json;
 
     fn action() -> Action {

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use super::Scope;
-use crate::catalog::Action;
-use crate::render::escape::{clip, code_span, excerpt, quoted_name, sanitize};
+use crate::Scope;
+use arcane_catalog::Action;
+use arcane_markdown::{clip, code_span, excerpt, quoted_name, sanitize};
 
 /// What Arcane said, read from any of its error shapes.
 ///
@@ -102,11 +102,6 @@ pub fn error_detail(status: u16, content_type: &str, body: &[u8]) -> ArcaneError
         e.message = "no error text".into();
     }
     e
-}
-
-/// Parses an error body of any shape (the content type unknown).
-pub fn parse_error(status: u16, body: &str) -> ArcaneError {
-    error_detail(status, "", body.as_bytes())
 }
 
 /// Whether an answer is Arcane's plain-JSON failure shape, `{"success": false, …}`, which can
@@ -422,6 +417,11 @@ pub fn type_of(schema: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error body of any shape, the content type unknown.
+    fn parse_error(status: u16, body: &str) -> ArcaneError {
+        error_detail(status, "", body.as_bytes())
+    }
 
     #[test]
     fn reads_every_error_shape() {

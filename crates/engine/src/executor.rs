@@ -6,32 +6,17 @@
 //! protocol: the presentation (`present/`) turns its answer into a tool result. It sees the
 //! server's state only through a [`Scope`].
 
-pub mod encode;
-pub mod errors;
-pub mod handlers;
-pub mod jsonlines;
-pub mod outcome;
-pub mod path;
-pub mod request;
-pub mod resolve;
-pub mod scope;
-pub mod transfer;
-pub mod websocket;
-
 use std::time::Duration;
 
+use arcane_catalog::{Action, ResultKind, catalog_exclusion};
+use arcane_markdown::{excerpt, quoted_name};
 use serde_json::{Map, Value};
 
-use crate::catalog::{Action, ResultKind};
 use crate::http::root_cause;
-use crate::policy::catalog_exclusion;
-use crate::render::escape::{excerpt, quoted_name};
-
-pub use outcome::{
-    CallError, ChangeState, HandlerOutput, Outcome, Produced, Then, check_before_retrying,
+use crate::{
+    Auth, CallError, ChangeState, Outcome, Produced, Scope, Then, check_before_retrying, encode,
+    errors, handlers, jsonlines, request, resolve, transfer,
 };
-pub use request::Auth;
-pub use scope::{Caller, Scope, Validators};
 
 /// How long a JSON-lines stream (pull, build, up) may run, as a multiple of the request timeout.
 const STREAM_TIMEOUT_FACTOR: u32 = 20;
@@ -74,18 +59,18 @@ pub struct CallContext {
 
 /// Runs actions against Arcane.
 pub struct Executor {
-    config: ExecConfig,
+    pub(crate) config: ExecConfig,
     /// GET/HEAD: follows redirects within the configured origin only.
-    reads: reqwest::Client,
+    pub(crate) reads: reqwest::Client,
     /// Writes: follows no redirect, so a write is never repeated elsewhere.
-    writes: reqwest::Client,
+    pub(crate) writes: reqwest::Client,
     /// Bounds the requests (and WebSocket sessions) to Arcane in flight at once.
-    slots: std::sync::Arc<tokio::sync::Semaphore>,
+    pub(crate) slots: std::sync::Arc<tokio::sync::Semaphore>,
     /// TLS settings of WebSocket (`wss://`) connections: the configuration `reads` and
     /// `writes` are built on.
-    ws_tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    pub(crate) ws_tls: Option<std::sync::Arc<rustls::ClientConfig>>,
     /// Lists fetched to turn names into IDs (`resolve.rs`).
-    resolve_cache: resolve::Cache,
+    pub(crate) resolve_cache: resolve::Cache,
 }
 
 impl Executor {

@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::websocket::{
+use crate::websocket::{
     self, ExecOptions, HandlerError, LogOptions, WsTarget, collect_logs, run_exec, sample_stats,
     sample_system_stats,
 };
-use super::{CallError, ExecConfig, HandlerOutput};
-use crate::catalog::{Action, ParamLocation};
+use crate::{CallError, ExecConfig, HandlerOutput};
+use arcane_catalog::{Action, ParamLocation};
 
 fn num(params: &Map<String, Value>, name: &str) -> Option<f64> {
     params.get(name).and_then(Value::as_f64)
@@ -51,7 +51,7 @@ fn api_path(
         .iter()
         .map(|(w, n, v)| (*w, *n, v.as_str()))
         .collect();
-    let path = super::path::fill(&handler.path, &values)
+    let path = crate::path::fill(&handler.path, &values)
         .map_err(|e| format!("{}: {e}. Nothing was sent.", action.id))?;
     Ok(path)
 }

@@ -58,7 +58,7 @@ pub fn redirect_location(resp: &reqwest::Response) -> Option<String> {
 /// (never repeated anywhere) or a read sent elsewhere than the configured origin.
 pub fn redirect_text(status: u16, location: Option<&str>, write: bool) -> String {
     let shown = location
-        .map(crate::render::escape::code_span)
+        .map(arcane_markdown::code_span)
         .unwrap_or_else(|| "another address (no Location header)".into());
     if write {
         format!(
@@ -81,8 +81,8 @@ pub enum BodyError {
     /// More than the cap arrived (or was announced); reading stopped there.
     #[error(
         "the answer is larger than the limit of {} ({limit} bytes, --max-response-bytes / ARCANE_MCP_MAX_RESPONSE_BYTES){}; reading stopped there",
-        crate::render::units::human_bytes(*.limit as u64),
-        .declared.map(|d| format!("; Arcane announced {}", crate::render::units::human_bytes(d))).unwrap_or_default()
+        arcane_markdown::human_bytes(*.limit as u64),
+        .declared.map(|d| format!("; Arcane announced {}", arcane_markdown::human_bytes(d))).unwrap_or_default()
     )]
     TooLarge { limit: usize, declared: Option<u64> },
     /// The body broke off (connection lost, or the request's time cap passed).

@@ -3,7 +3,7 @@
 //!
 //! A stream is an activity line `{"type":"activity","activityId":…}`, zero or more
 //! `{"log": "<docker CLI text>"}` lines, then `{"done":true}` or `{"error": …}` (no done line).
-//! [`read_stream`] reads one to the end, calls a progress callback per line, honours a
+//! [`read_stream_within`] reads one to the end, calls a progress callback per line, honours a
 //! cancellation token and returns a [`StreamSummary`] (the presentation, `present/text.rs`, writes its text).
 //!
 //! Decisions: a line that is not JSON, or JSON with none of the known keys, is **tolerated**:
@@ -19,7 +19,7 @@ use futures::{Stream, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::render::escape::{code_span, excerpt, sanitize};
+use arcane_markdown::{code_span, excerpt, sanitize};
 
 /// How many of the last log lines a summary keeps.
 pub const LAST_LINES: usize = 20;
@@ -165,21 +165,8 @@ where
 
 /// Reads a JSON-lines body (any byte stream) to the end; see the module docs. `on_progress` is
 /// called once per non-empty line. When `cancel` fires, the stream is dropped (for a reqwest
-/// body this aborts the request) and [`StreamErrorKind::Cancelled`] is returned.
-pub async fn read_stream<S, E, F>(
-    body: S,
-    on_progress: F,
-    cancel: &CancellationToken,
-) -> Result<StreamSummary, StreamError>
-where
-    S: Stream<Item = Result<Bytes, E>>,
-    E: fmt::Display,
-    F: FnMut(Progress),
-{
-    read_stream_within(body, on_progress, cancel, None).await
-}
-
-/// [`read_stream`] with a time cap (see [`read_response_within`]). Memory stays bounded however
+/// body this aborts the request) and [`StreamErrorKind::Cancelled`] is returned; `time_cap`
+/// bounds the whole read (see [`read_response_within`]). Memory stays bounded however
 /// long the stream runs: only the last [`LAST_LINES`] lines and one line of at most 1 MiB are
 /// held.
 pub async fn read_stream_within<S, E, F>(
@@ -215,7 +202,7 @@ where
                 let secs = time_cap.map(|d| d.as_secs_f64()).unwrap_or_default();
                 return Err(st.fail(
                     StreamErrorKind::TimeCap,
-                    format!("{secs:.0} s and {}", crate::render::units::human_bytes(received)),
+                    format!("{secs:.0} s and {}", arcane_markdown::human_bytes(received)),
                 ));
             }
             c = body.next() => c,
@@ -482,10 +469,11 @@ mod tests {
             Ok(Bytes::from_static(b"{\"done\":true}")),
         ];
         let mut seen = Vec::new();
-        let s = read_stream(
+        let s = read_stream_within(
             futures::stream::iter(chunks),
             |p| seen.push(p.progress),
             &CancellationToken::new(),
+            None,
         )
         .await
         .unwrap();

@@ -7,10 +7,10 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::jsonlines::StreamSummary;
-use super::transfer::Download;
-use super::websocket::{ExecOutput, LogOutput, StatsOutput};
-use crate::catalog::Action;
+use crate::jsonlines::StreamSummary;
+use crate::transfer::Download;
+use crate::websocket::{ExecOutput, LogOutput, StatsOutput};
+use arcane_catalog::Action;
 
 /// A call that ran: the action, the parameters it ran with (names resolved to IDs) and what
 /// it produced.

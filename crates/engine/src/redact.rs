@@ -166,7 +166,7 @@ fn words(name: &str) -> Vec<String> {
 /// Whether a field, variable, header, label or flag name says its value is secret.
 ///
 /// ```
-/// use arcane_mcp::redact::is_secret_name;
+/// use arcane_engine::is_secret_name;
 /// for n in ["password", "POSTGRES_PASSWORD", "apiKey", "X-Registry-Token", "clientSecret",
 ///           "traefik.http.middlewares.a.basicauth.users", "--db-password", "key"] {
 ///     assert!(is_secret_name(n), "{n}");
@@ -191,13 +191,8 @@ pub fn is_secret_name(name: &str) -> bool {
     SECRET_FRAGMENTS.iter().any(|f| joined.contains(f))
 }
 
-/// Masks secrets in place; returns the JSON Pointers that were masked.
-pub fn redact(value: &mut Value) -> Vec<String> {
-    redact_for(value, "")
-}
-
-/// [`redact`] for a value of `domain` (an action's domain): a domain of secrets
-/// (`swarm_secret`) also has its `data` masked.
+/// Masks secrets in place in a value of `domain` (an action's domain; a domain of secrets,
+/// `swarm_secret`, also has its `data` masked); returns the JSON Pointers that were masked.
 pub fn redact_for(value: &mut Value, domain: &str) -> Vec<String> {
     let mut masked = Vec::new();
     let ctx = Ctx {
@@ -433,7 +428,7 @@ static BEARER: LazyLock<Regex> = LazyLock::new(|| {
 /// secret-named `KEY=VALUE` word. Borrows when nothing is found.
 ///
 /// ```
-/// use arcane_mcp::redact::mask_text;
+/// use arcane_engine::mask_text;
 /// assert_eq!(mask_text("postgres://app:hunter2@db/x"), "postgres://app:********@db/x");
 /// assert_eq!(mask_text("run --db-password=hunter2 --token abc -v"), "run --db-password=******** --token ******** -v");
 /// assert_eq!(mask_text("env API_TOKEN=abc make"), "env API_TOKEN=******** make");
@@ -652,7 +647,7 @@ mod tests {
             "composeContent": "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: s3cr3t\n      POSTGRES_USER: app\n",
             "environment": {"TOKEN": "t", "MODE": "prod"},
         });
-        let masked = redact(&mut v);
+        let masked = redact_for(&mut v, "");
         let text = v.to_string();
         for secret in [
             "s3cr3t",
@@ -710,7 +705,7 @@ mod tests {
     fn ordinary_values_are_untouched() {
         let mut v = json!({"name": "web-1", "image": "nginx:1.27", "status": "Up 2 hours", "ports": [{"privatePort": 80}]});
         let before = v.clone();
-        assert!(redact(&mut v).is_empty());
+        assert!(redact_for(&mut v, "").is_empty());
         assert_eq!(v, before);
     }
 }

@@ -6,10 +6,10 @@
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use super::path;
-use super::transfer::{FormField, file_bytes, multipart_form};
-use crate::catalog::{Action, BodyEncoding, ParamLocation};
+use crate::path;
 use crate::redact::{MASK, is_secret_name, mask_text, redacted};
+use crate::transfer::{FormField, file_bytes, multipart_form};
+use arcane_catalog::{Action, BodyEncoding, ParamLocation};
 
 /// Headers an argument may not set: our own credential and any other credential, the target
 /// host, proxy and forwarding headers, and hop-by-hop or framing headers that would change how

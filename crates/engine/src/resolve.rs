@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::{Executor, Scope, errors, request};
-use crate::catalog::{Action, ParamResolver};
-use crate::render::escape::code_span;
+use crate::{Executor, Scope, errors, request};
+use arcane_catalog::{Action, ParamResolver};
+use arcane_markdown::code_span;
 
 /// How long a fetched list answers lookups before it is fetched again.
 const KEEP_FOR: Duration = Duration::from_secs(30);
@@ -72,7 +72,7 @@ pub async fn resolve_params(
             continue;
         };
         // A dot or empty segment is refused when the request is built: no lookup for it.
-        if keeps(r, value) || super::path::is_dot_or_empty(value) {
+        if keeps(r, value) || crate::path::is_dot_or_empty(value) {
             continue;
         }
         // A withdrawn list is not used behind the operator's back: the value goes as given.

@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use crate::catalog::{Action, Catalog};
-use crate::policy::Policy;
+use arcane_catalog::Policy;
+use arcane_catalog::{Action, Catalog};
 
 /// The calling surface, as the engine sees it.
 pub trait Caller: Sync {

@@ -10,7 +10,7 @@ use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use serde_json::Value;
 
-use crate::render::escape::sanitize;
+use arcane_markdown::sanitize;
 
 /// Default download size cap: 10 MiB.
 pub const DEFAULT_MAX_DOWNLOAD: usize = 10 * 1024 * 1024;

@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
-use crate::render::escape::{excerpt, sanitize};
+use arcane_markdown::{excerpt, sanitize};
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -239,7 +239,7 @@ fn map_connect_error(e: tungstenite::Error, url: &str) -> HandlerError {
                         .get("content-type")
                         .and_then(|v| v.to_str().ok())
                         .unwrap_or_default();
-                    super::errors::error_detail(resp.status().as_u16(), content_type, body).shown()
+                    crate::errors::error_detail(resp.status().as_u16(), content_type, body).shown()
                 })
                 .unwrap_or_default(),
         },
@@ -412,7 +412,7 @@ pub async fn collect_logs(target: &WsTarget, opts: &LogOptions) -> Result<LogOut
                 truncated = Some(format!(
                     "stopped after {} line(s): Arcane sent a message larger than the limit of {} ({e}); lower tail, or raise --max-response-bytes",
                     lines.len(),
-                    crate::render::units::human_bytes(target.max_message_bytes as u64)
+                    arcane_markdown::human_bytes(target.max_message_bytes as u64)
                 ));
                 break;
             }
@@ -445,7 +445,7 @@ pub async fn collect_logs(target: &WsTarget, opts: &LogOptions) -> Result<LogOut
                     if bytes > target.max_message_bytes {
                         truncated = Some(format!(
                             "stopped after {} of log text, the limit of --max-response-bytes; lower tail or maxLines, or use since, to see others",
-                            crate::render::units::human_bytes(target.max_message_bytes as u64)
+                            arcane_markdown::human_bytes(target.max_message_bytes as u64)
                         ));
                         break 'read;
                     }

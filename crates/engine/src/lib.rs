@@ -1,0 +1,58 @@
+//! arcane-engine: runs one action of the catalog against Arcane (docs/surfaces.md#how-a-call-runs)
+//! and returns what it produced as data: an [`Outcome`] or a [`CallError`] whose text carries
+//! the next step. Resolve → policy → validate → names to IDs → confirm → safe-mode preview →
+//! HTTP or WebSocket → capped read.
+//!
+//! It neither renders results nor speaks the MCP protocol (no rmcp; ARCHITECTURE.md, "Crates"):
+//! the server's presentation turns an outcome into a tool result, and the server's state comes
+//! in through a [`Scope`] and its [`Caller`]. Escaping comes from `arcane-markdown`, the
+//! catalog and the policy from `arcane-catalog`.
+
+mod encode;
+mod errors;
+mod executor;
+mod handlers;
+mod http;
+mod jsonlines;
+mod outcome;
+mod path;
+mod redact;
+mod request;
+mod resolve;
+mod scope;
+mod transfer;
+mod websocket;
+
+// The executor, what a call carries, and what it returns.
+pub use executor::{
+    CallContext, DEFAULT_MAX_CONCURRENT_REQUESTS, ExecConfig, Executor, PROGRESS_QUEUE,
+    how_to_ask_for_less, unsure,
+};
+pub use outcome::{
+    CallError, ChangeState, HandlerOutput, Outcome, Produced, Then, check_before_retrying,
+};
+pub use request::Auth;
+pub use scope::{Caller, Scope, Validators};
+
+// What the outcomes carry: stream summaries, downloads, WebSocket handler output.
+pub use jsonlines::{
+    MAX_MESSAGE, Progress, StreamErrorKind, StreamSummary, read_response, read_stream_within,
+};
+pub use transfer::{
+    DEFAULT_MAX_DOWNLOAD, Download, DownloadBody, FormField, TransferError, multipart_form,
+    read_download,
+};
+pub use websocket::{
+    ExecOptions, ExecOutput, HandlerError, LogOptions, LogOutput, StatsOutput, WsTarget,
+    collect_logs, run_exec, sample_stats, sample_system_stats, ws_url,
+};
+
+// One implementation per job, shared with the server: the error-body reader, the path-segment
+// encoder, the redactor, and the TLS/HTTP plumbing (the one rustls configuration).
+pub use errors::{error_detail, type_of};
+pub use http::{
+    DEFAULT_MAX_RESPONSE_BYTES, client_builder, ensure_crypto_provider, read_capped,
+    redirect_location, redirect_text, same_origin_redirects, tls_config,
+};
+pub use path::{is_dot_or_empty, segment};
+pub use redact::{MASK, is_secret_name, mask_document, mask_text, redact_for, redacted};
