@@ -488,7 +488,7 @@ fn guides_name_only_actions_of_the_catalog() {
 #[test]
 fn every_action_has_an_executor() {
     // The executor runs json, stream, download and empty results over HTTP and these handler
-    // kinds over WebSocket (src/exec/handlers.rs); nothing in the catalog may fall outside.
+    // kinds over WebSocket (crates/engine/src/handlers.rs); nothing in the catalog may fall outside.
     let known_handlers = ["ws_logs", "ws_stats", "ws_exec", "ws_system_stats"];
     let cat = build(&fixtures::spec_v2());
     for a in &cat.actions {

@@ -10,71 +10,37 @@ use arcane_mcp::present::text::stream_text as summarize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::fixtures::spec_v2 as spec_path;
-use crate::server_support::guarded;
+use crate::server_support::{Sim, guarded};
 
 const WEBSHOP: &str = "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01";
 
-struct Sim {
-    sim: arcane_sim::RunningSim,
-    http: reqwest::Client,
+/// A request to the simulator's API, with its key.
+fn api(s: &Sim, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+    s.http
+        .request(method, format!("{}/api{path}", s.base()))
+        .header("X-API-Key", s.sim.api_key())
 }
 
-impl Sim {
-    async fn start() -> Sim {
-        arcane_engine::ensure_crypto_provider();
-        let sim = arcane_sim::start(arcane_sim::SimConfig::new(spec_path()))
-            .await
-            .expect("simulator starts");
-        Sim {
-            sim,
-            http: reqwest::Client::new(),
-        }
-    }
+/// An image pull: the simulator answers with a JSON-lines stream.
+async fn pull(s: &Sim) -> reqwest::Response {
+    api(s, reqwest::Method::POST, "/environments/0/images/pull")
+        .json(&json!({"imageName": "nginx", "tag": "1.27-alpine"}))
+        .send()
+        .await
+        .expect("pull answered")
+}
 
-    fn api(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        self.http
-            .request(method, format!("{}/api{path}", self.sim.base_url()))
-            .header("X-API-Key", self.sim.api_key())
-    }
-
-    async fn hook(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
-        let mut r = self
-            .http
-            .request(method, format!("{}{path}", self.sim.base_url()));
-        if let Some(b) = body {
-            r = r.json(&b);
-        }
-        let resp = r.send().await.expect("hook reachable");
-        assert!(resp.status().is_success(), "{path}: {}", resp.status());
-        resp.json().await.unwrap_or(Value::Null)
-    }
-
-    async fn fault(&self, f: Value) {
-        self.hook(reqwest::Method::POST, "/__sim/faults", Some(f))
-            .await;
-    }
-
-    async fn pull(&self) -> reqwest::Response {
-        self.api(reqwest::Method::POST, "/environments/0/images/pull")
-            .json(&json!({"imageName": "nginx", "tag": "1.27-alpine"}))
-            .send()
-            .await
-            .expect("pull answered")
-    }
+/// Paces the simulator's streams: one line every `ms` milliseconds.
+async fn pace(s: &Sim, ms: u64) {
+    s.hooks().set_stream_pace_ms(ms).await.unwrap();
 }
 
 #[tokio::test]
 async fn pull_stream_to_done_with_monotonic_progress() {
     let s = Sim::start().await;
-    s.hook(
-        reqwest::Method::POST,
-        "/__sim/config",
-        Some(json!({"streamPaceMs": 1})),
-    )
-    .await;
+    pace(&s, 1).await;
     let mut progress: Vec<Progress> = Vec::new();
-    let resp = s.pull().await;
+    let resp = pull(&s).await;
     let sum = guarded(read_response(
         resp,
         |p| progress.push(p),
@@ -116,21 +82,16 @@ async fn pull_stream_to_done_with_monotonic_progress() {
 #[tokio::test]
 async fn project_up_per_container_outcome() {
     let s = Sim::start().await;
-    s.hook(
+    pace(&s, 1).await;
+    let resp = api(
+        &s,
         reqwest::Method::POST,
-        "/__sim/config",
-        Some(json!({"streamPaceMs": 1})),
+        &format!("/environments/0/projects/{WEBSHOP}/up"),
     )
-    .await;
-    let resp = s
-        .api(
-            reqwest::Method::POST,
-            &format!("/environments/0/projects/{WEBSHOP}/up"),
-        )
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    .json(&json!({}))
+    .send()
+    .await
+    .unwrap();
     let sum = guarded(read_response(resp, |_| {}, &CancellationToken::new()))
         .await
         .unwrap();
@@ -160,7 +121,7 @@ async fn error_line_mid_stream_is_an_error_quoting_it() {
     s.fault(json!({"path": "/images/pull$", "kind": "stream_error",
                    "body": {"error": "error reading image pull stream for nginx:1.27-alpine: unauthorized"}}))
         .await;
-    let resp = s.pull().await;
+    let resp = pull(&s).await;
     let err = guarded(read_response(resp, |_| {}, &CancellationToken::new()))
         .await
         .unwrap_err();
@@ -182,7 +143,7 @@ async fn truncated_stream_is_cut_short() {
     let s = Sim::start().await;
     s.fault(json!({"path": "/images/pull$", "kind": "truncated_stream"}))
         .await;
-    let resp = s.pull().await;
+    let resp = pull(&s).await;
     let err = guarded(read_response(resp, |_| {}, &CancellationToken::new()))
         .await
         .unwrap_err();
@@ -200,21 +161,16 @@ async fn truncated_stream_is_cut_short() {
 async fn cancelled_project_up_aborts_the_request() {
     let s = Sim::start().await;
     // Slow lines so that the cancel lands mid-stream.
-    s.hook(
+    pace(&s, 200).await;
+    let resp = api(
+        &s,
         reqwest::Method::POST,
-        "/__sim/config",
-        Some(json!({"streamPaceMs": 200})),
+        &format!("/environments/0/projects/{WEBSHOP}/up"),
     )
-    .await;
-    let resp = s
-        .api(
-            reqwest::Method::POST,
-            &format!("/environments/0/projects/{WEBSHOP}/up"),
-        )
-        .json(&json!({"pullPolicy": "always"}))
-        .send()
-        .await
-        .unwrap();
+    .json(&json!({"pullPolicy": "always"}))
+    .send()
+    .await
+    .unwrap();
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     let err = guarded(read_response(
@@ -233,8 +189,8 @@ async fn cancelled_project_up_aborts_the_request() {
     // The simulator notices the disconnect when it writes the next line (bounded poll).
     let mut aborted = false;
     for _ in 0..50 {
-        let streams = s.hook(reqwest::Method::GET, "/__sim/streams", None).await;
-        let st = &streams.as_array().unwrap()[0];
+        let streams = s.hooks().streams().await.unwrap();
+        let st = &streams[0];
         if st["aborted"] == true {
             assert_eq!(st["completed"], false);
             aborted = true;
@@ -244,14 +200,17 @@ async fn cancelled_project_up_aborts_the_request() {
     }
     assert!(aborted, "the simulator saw the stream aborted");
     // The up was not applied: cache-1 is still paused.
-    let c = s
-        .api(reqwest::Method::GET, "/environments/0/containers/cache-1")
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap();
+    let c = api(
+        &s,
+        reqwest::Method::GET,
+        "/environments/0/containers/cache-1",
+    )
+    .send()
+    .await
+    .unwrap()
+    .json::<Value>()
+    .await
+    .unwrap();
     assert_eq!(c["data"]["state"]["status"], "paused");
     s.sim.shutdown().await;
 }
@@ -259,8 +218,7 @@ async fn cancelled_project_up_aborts_the_request() {
 #[tokio::test]
 async fn downloads_pem_text_tar_binary_unquoted_name_and_cap() {
     let s = Sim::start().await;
-    let resp = s
-        .api(reqwest::Method::GET, "/edge-mtls/ca")
+    let resp = api(&s, reqwest::Method::GET, "/edge-mtls/ca")
         .send()
         .await
         .unwrap();
@@ -277,14 +235,14 @@ async fn downloads_pem_text_tar_binary_unquoted_name_and_cap() {
         other => panic!("expected text, got {other:?}"),
     }
 
-    let resp = s
-        .api(
-            reqwest::Method::GET,
-            "/environments/0/images/nginx:1.27-alpine/export",
-        )
-        .send()
-        .await
-        .unwrap();
+    let resp = api(
+        &s,
+        reqwest::Method::GET,
+        "/environments/0/images/nginx:1.27-alpine/export",
+    )
+    .send()
+    .await
+    .unwrap();
     let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD))
         .await
         .unwrap();
@@ -298,28 +256,28 @@ async fn downloads_pem_text_tar_binary_unquoted_name_and_cap() {
         other => panic!("expected binary, got {other:?}"),
     }
 
-    let resp = s
-        .api(
-            reqwest::Method::GET,
-            "/environments/0/volumes/backups/bk-42/download",
-        )
-        .send()
-        .await
-        .unwrap();
+    let resp = api(
+        &s,
+        reqwest::Method::GET,
+        "/environments/0/volumes/backups/bk-42/download",
+    )
+    .send()
+    .await
+    .unwrap();
     let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD))
         .await
         .unwrap();
     assert_eq!(d.file_name.as_deref(), Some("bk-42.tar.gz"));
     assert!(matches!(d.body, DownloadBody::Binary(_)));
 
-    let resp = s
-        .api(
-            reqwest::Method::GET,
-            "/environments/0/images/nginx:1.27-alpine/export",
-        )
-        .send()
-        .await
-        .unwrap();
+    let resp = api(
+        &s,
+        reqwest::Method::GET,
+        "/environments/0/images/nginx:1.27-alpine/export",
+    )
+    .send()
+    .await
+    .unwrap();
     let err = guarded(read_download(resp, 100)).await.unwrap_err();
     assert!(
         matches!(err, TransferError::TooLarge { limit: 100, .. }),
@@ -368,15 +326,14 @@ async fn multipart_project_create_and_workspace_update() {
         },
     ])
     .unwrap();
-    let resp = s
-        .api(reqwest::Method::POST, "/environments/0/projects")
+    let resp = api(&s, reqwest::Method::POST, "/environments/0/projects")
         .multipart(form)
         .send()
         .await
         .unwrap();
     assert!(resp.status().is_success(), "{}", resp.status());
-    let log = s.hook(reqwest::Method::GET, "/__sim/requests", None).await;
-    let entry = &log.as_array().unwrap()[0];
+    let log = s.requests().await;
+    let entry = &log[0];
     let ct = entry["headers"]["content-type"].as_str().unwrap();
     assert!(ct.starts_with("multipart/form-data; boundary="), "{ct}");
     let body = entry["body"].as_str().unwrap();
@@ -414,15 +371,15 @@ async fn multipart_project_create_and_workspace_update() {
         file_name: None,
     }])
     .unwrap();
-    let resp = s
-        .api(
-            reqwest::Method::PUT,
-            "/environments/0/volumes/webshop_db-data/workspace",
-        )
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let resp = api(
+        &s,
+        reqwest::Method::PUT,
+        "/environments/0/volumes/webshop_db-data/workspace",
+    )
+    .multipart(form)
+    .send()
+    .await
+    .unwrap();
     assert!(resp.status().is_success(), "{}", resp.status());
     s.sim.shutdown().await;
 }

@@ -7,6 +7,7 @@ use arcane_engine::{
     ExecOptions, HandlerError, LogOptions, WsTarget, collect_logs, run_exec, sample_stats,
     sample_system_stats, ws_url,
 };
+use arcane_sim::hooks::HooksClient;
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -40,25 +41,9 @@ fn quick_logs(tail: u32) -> LogOptions {
     }
 }
 
-async fn post(sim: &arcane_sim::RunningSim, path: &str, body: Value) {
-    let r = reqwest::Client::new()
-        .post(format!("{}{path}", sim.base_url()))
-        .json(&body)
-        .send()
-        .await
-        .expect("hook reachable");
-    assert!(r.status().is_success(), "{path}: {}", r.status());
-}
-
-async fn get_json(sim: &arcane_sim::RunningSim, path: &str) -> Value {
-    reqwest::Client::new()
-        .get(format!("{}{path}", sim.base_url()))
-        .send()
-        .await
-        .expect("hook reachable")
-        .json()
-        .await
-        .expect("json")
+/// The simulator's test hooks.
+fn hooks(sim: &arcane_sim::RunningSim) -> HooksClient {
+    HooksClient::new(sim.base_url()).expect("hooks client")
 }
 
 #[tokio::test]
@@ -78,7 +63,7 @@ async fn container_logs_all_then_idle_end_and_query() {
         ]
     );
     assert_eq!(out.truncated, None);
-    let reqs = get_json(&sim, "/__sim/requests").await;
+    let reqs = hooks(&sim).requests().await.unwrap();
     let q = reqs[0]["query"].as_str().unwrap();
     for part in [
         "follow=false",
@@ -89,7 +74,7 @@ async fn container_logs_all_then_idle_end_and_query() {
         assert!(q.contains(part), "{q}");
     }
     // The API key is never in the request log's headers.
-    assert!(!reqs.to_string().contains(sim.api_key()));
+    assert!(!Value::from(reqs).to_string().contains(sim.api_key()));
     sim.shutdown().await;
 }
 
@@ -136,14 +121,14 @@ async fn project_and_swarm_service_logs() {
 #[tokio::test]
 async fn no_log_lines_and_error_frame() {
     let sim = sim().await;
-    let mut state = get_json(&sim, "/__sim/state").await;
+    let mut state = hooks(&sim).state().await.unwrap();
     for c in state["containers"].as_array_mut().unwrap() {
         if c["name"] == "web-1" {
             c["logs"] = json!([]);
             c["stderr"] = json!([]);
         }
     }
-    post(&sim, "/__sim/state", state).await;
+    hooks(&sim).set_state(&state).await.unwrap();
     let t = target(&sim, "/environments/0/ws/containers/web-1/logs");
     let out = guarded(collect_logs(&t, &quick_logs(100))).await.unwrap();
     assert!(out.lines.is_empty());
@@ -171,7 +156,7 @@ async fn no_log_lines_and_error_frame() {
 #[tokio::test]
 async fn hostile_log_text_is_stripped() {
     let sim = sim().await;
-    let mut state = get_json(&sim, "/__sim/state").await;
+    let mut state = hooks(&sim).state().await.unwrap();
     for c in state["containers"].as_array_mut().unwrap() {
         if c["name"] == "web-1" {
             c["logs"] = json!([
@@ -184,7 +169,7 @@ async fn hostile_log_text_is_stripped() {
             c["stderr"] = json!([]);
         }
     }
-    post(&sim, "/__sim/state", state).await;
+    hooks(&sim).set_state(&state).await.unwrap();
     let t = target(&sim, "/environments/0/ws/containers/web-1/logs");
     let out = guarded(collect_logs(&t, &quick_logs(100))).await.unwrap();
     assert_eq!(
@@ -240,8 +225,8 @@ async fn container_and_system_stats() {
     assert_eq!(out.samples.len(), 1);
     assert_eq!(out.samples[0]["hostname"], "arcane-sim");
     assert!(out.samples[0]["memoryTotal"].is_u64());
-    let reqs = get_json(&sim, "/__sim/requests").await;
-    let last = reqs.as_array().unwrap().last().unwrap().clone();
+    let reqs = hooks(&sim).requests().await.unwrap();
+    let last = reqs.last().unwrap().clone();
     assert_eq!(last["query"], "interval=1");
     sim.shutdown().await;
 }
@@ -258,7 +243,7 @@ async fn exec_output_against_the_simulator() {
     // The simulator's toy shell cannot expand $?, so no exit code: said so, not invented.
     assert_eq!(out.exit_code, None);
     assert!(arcane_mcp::present::text::exec_text(&out).contains("Exit code: unknown"));
-    let reqs = get_json(&sim, "/__sim/requests").await;
+    let reqs = hooks(&sim).requests().await.unwrap();
     assert_eq!(reqs[0]["websocket"], true);
     sim.shutdown().await;
 }
@@ -281,7 +266,7 @@ async fn exec_error_frame_and_shell_param() {
     );
     assert!(text.contains("is not running"), "{text}");
     assert!(!text.contains('\r'));
-    let reqs = get_json(&sim, "/__sim/requests").await;
+    let reqs = hooks(&sim).requests().await.unwrap();
     assert_eq!(reqs[0]["query"], "shell=%2Fbin%2Fbash");
     sim.shutdown().await;
 }
@@ -289,12 +274,10 @@ async fn exec_error_frame_and_shell_param() {
 #[tokio::test]
 async fn dropped_connection_and_auth_failures_are_clear_errors() {
     let sim = sim().await;
-    post(
-        &sim,
-        "/__sim/faults",
-        json!({"path": "/ws/containers/[^/]+/logs$", "kind": "drop"}),
-    )
-    .await;
+    hooks(&sim)
+        .add_faults(&json!({"path": "/ws/containers/[^/]+/logs$", "kind": "drop"}))
+        .await
+        .unwrap();
     let t = target(&sim, "/environments/0/ws/containers/web-1/logs");
     let err = guarded(collect_logs(&t, &quick_logs(10)))
         .await

@@ -186,12 +186,7 @@ async fn progress_is_forwarded_and_cancel_stops_the_request_on(version: ArcaneVe
     );
 
     // A slow stream, cancelled by the client: the simulator sees the request aborted.
-    sim.http
-        .post(format!("{}/__sim/config", sim.base()))
-        .json(&json!({"streamPaceMs": 300}))
-        .send()
-        .await
-        .unwrap();
+    sim.hooks().set_stream_pace_ms(300).await.unwrap();
     let args = json!({"action": "project.up", "params": {"projectId": "webshop"}});
     let call = client.call_tool(
         CallToolRequestParams::new("arcane_execute_action")
@@ -205,10 +200,8 @@ async fn progress_is_forwarded_and_cancel_stops_the_request_on(version: ArcaneVe
     );
     let mut aborted = false;
     for _ in 0..50 {
-        let streams = sim.hook("/__sim/streams").await;
+        let streams = sim.hooks().streams().await.unwrap();
         if streams
-            .as_array()
-            .unwrap()
             .iter()
             .any(|s| s["path"].as_str().unwrap_or("").ends_with("/up") && s["aborted"] == true)
         {
@@ -248,14 +241,7 @@ async fn hostile_log_text_is_rendered_safely_on(version: ArcaneVersion) {
         .find(|c| c["name"] == "web-1")
         .unwrap();
     web["logs"] = json!([hostile]);
-    sim.http
-        .post(format!("{}/__sim/state", sim.base()))
-        .json(&state)
-        .send()
-        .await
-        .unwrap()
-        .error_for_status()
-        .unwrap();
+    sim.set_state(state).await;
     let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
     let r = call(
         &client,

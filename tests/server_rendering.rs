@@ -137,14 +137,7 @@ async fn hostile_values_in_arcane_never_form_markdown() {
             }
         }
     }
-    let r = sim
-        .http
-        .post(format!("{}/__sim/state", sim.base()))
-        .json(&state)
-        .send()
-        .await
-        .unwrap();
-    assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+    sim.set_state(state).await;
     let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
     let mut problems = Vec::new();
     let mut calls = vec![

@@ -136,17 +136,6 @@ const SECRETS: &[&str] = &[
     "composepw-SECRET6",
 ];
 
-async fn set_state(sim: &Sim, state: &Value) {
-    let r = sim
-        .http
-        .post(format!("{}/__sim/state", sim.base()))
-        .json(state)
-        .send()
-        .await
-        .unwrap();
-    assert!(r.status().is_success(), "{}", r.text().await.unwrap());
-}
-
 fn find<'a>(list: &'a mut Value, name: &str) -> &'a mut Value {
     list.as_array_mut()
         .unwrap()
@@ -174,7 +163,7 @@ async fn plant(sim: &Sim) {
     project["composeContent"] = json!(
         "services:\n  db:\n    image: postgres:16-alpine\n    environment:\n      POSTGRES_PASSWORD: composepw-SECRET6\n      POSTGRES_USER: app\n"
     );
-    set_state(sim, &state).await;
+    sim.set_state(state).await;
 }
 
 fn leaked<'a>(text: &str, secrets: &[&'a str]) -> Vec<&'a str> {
@@ -298,11 +287,7 @@ async fn arcane_error_texts_are_escaped_on_every_path() {
             if !headings(&t).is_empty() {
                 problems.push(format!("{id}: a heading\n{t}"));
             }
-            sim.http
-                .delete(format!("{}/__sim/faults", sim.base()))
-                .send()
-                .await
-                .unwrap();
+            sim.hooks().clear_faults().await.unwrap();
         }
     }
     // Arcane's error frame on a WebSocket repeats the client's ID.

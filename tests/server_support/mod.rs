@@ -76,18 +76,6 @@ impl Sim {
         arcane_sim::hooks::HooksClient::with_client(self.http.clone(), self.base())
     }
 
-    /// A JSON test hook of the simulator, e.g. `/__sim/streams`.
-    pub async fn hook(&self, path: &str) -> Value {
-        let hooks = self.hooks();
-        match path.strip_prefix("/__sim/") {
-            Some("streams") => Value::from(hooks.streams().await.unwrap()),
-            Some("requests") => Value::from(hooks.requests().await.unwrap()),
-            Some("state") => hooks.state().await.unwrap(),
-            Some("config") => hooks.config().await.unwrap(),
-            _ => panic!("no JSON hook at {path}"),
-        }
-    }
-
     /// Every request under `/api` since the last reset (excluding the spec fetch).
     pub async fn requests(&self) -> Vec<Value> {
         self.hooks()

@@ -5,8 +5,8 @@
 //! configuration on create is one part holding `{"name":…,"composeContent":…}`). Its document
 //! only says "JSON encoded", so no client could guess the fields. An overlay gives the inner
 //! schema (written from Arcane's own types); here the fields join the action's parameters, and
-//! `exec::encode` puts them back into the text when the action runs. The raw parameter stays
-//! accepted. See docs/encoded-parameters.md.
+//! the engine (`arcane-engine`'s `encode.rs`) puts them back into the text when the action runs.
+//! The raw parameter stays accepted. See docs/encoded-parameters.md.
 
 use serde_json::Value;
 

@@ -195,7 +195,7 @@ pub fn build(
                     });
                 }
             }
-            // Already folded into their parameter's JSON text by `exec::encode`.
+            // Already folded into their parameter's JSON text by `encode.rs`.
             ParamLocation::Handler | ParamLocation::Encoded => {}
         }
     }
