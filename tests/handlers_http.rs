@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use arcane_engine::{
-    DEFAULT_MAX_DOWNLOAD, DownloadBody, FormField, TransferError, multipart_form, read_download,
+    DEFAULT_MAX_DOWNLOAD, Download, DownloadBody, FormField, TransferError, multipart_form,
+    read_download,
 };
 use arcane_engine::{Progress, StreamErrorKind, read_response};
 use arcane_mcp::present::text::stream_text as summarize;
@@ -28,6 +29,14 @@ async fn pull(s: &Sim) -> reqwest::Response {
         .send()
         .await
         .expect("pull answered")
+}
+
+/// A download from the simulator's API, read as the executor reads one.
+async fn download(s: &Sim, path: &str) -> Download {
+    let resp = api(s, reqwest::Method::GET, path).send().await.unwrap();
+    guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD))
+        .await
+        .unwrap()
 }
 
 /// Paces the simulator's streams: one line every `ms` milliseconds.
@@ -218,13 +227,7 @@ async fn cancelled_project_up_aborts_the_request() {
 #[tokio::test]
 async fn downloads_pem_text_tar_binary_unquoted_name_and_cap() {
     let s = Sim::start().await;
-    let resp = api(&s, reqwest::Method::GET, "/edge-mtls/ca")
-        .send()
-        .await
-        .unwrap();
-    let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD))
-        .await
-        .unwrap();
+    let d = download(&s, "/edge-mtls/ca").await;
     assert_eq!(d.file_name.as_deref(), Some("ca.crt"));
     assert_eq!(d.content_type.as_deref(), Some("application/x-pem-file"));
     match &d.body {
@@ -235,17 +238,7 @@ async fn downloads_pem_text_tar_binary_unquoted_name_and_cap() {
         other => panic!("expected text, got {other:?}"),
     }
 
-    let resp = api(
-        &s,
-        reqwest::Method::GET,
-        "/environments/0/images/nginx:1.27-alpine/export",
-    )
-    .send()
-    .await
-    .unwrap();
-    let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD))
-        .await
-        .unwrap();
+    let d = download(&s, "/environments/0/images/nginx:1.27-alpine/export").await;
     assert_eq!(d.file_name.as_deref(), Some("nginx_1.27-alpine.tar"));
     assert_eq!(d.content_type.as_deref(), Some("application/x-tar"));
     match &d.body {
@@ -256,17 +249,7 @@ async fn downloads_pem_text_tar_binary_unquoted_name_and_cap() {
         other => panic!("expected binary, got {other:?}"),
     }
 
-    let resp = api(
-        &s,
-        reqwest::Method::GET,
-        "/environments/0/volumes/backups/bk-42/download",
-    )
-    .send()
-    .await
-    .unwrap();
-    let d = guarded(read_download(resp, DEFAULT_MAX_DOWNLOAD))
-        .await
-        .unwrap();
+    let d = download(&s, "/environments/0/volumes/backups/bk-42/download").await;
     assert_eq!(d.file_name.as_deref(), Some("bk-42.tar.gz"));
     assert!(matches!(d.body, DownloadBody::Binary(_)));
 

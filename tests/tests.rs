@@ -21,7 +21,6 @@ mod server_support;
 mod catalog;
 mod cli;
 mod handlers_http;
-mod handlers_ws;
 mod hostile;
 mod output_schema;
 mod reload;

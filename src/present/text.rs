@@ -2,8 +2,7 @@
 //! output (docs/output-format.md). Arcane's text goes into fences no line can close, and its
 //! words through the escaper (docs/escaping.md), so nothing in it forms Markdown.
 
-use arcane_engine::{ExecOutput, LogOutput};
-use arcane_engine::{MAX_MESSAGE, StreamSummary};
+use arcane_engine::{ExecOutput, LogOutput, MAX_MESSAGE, StreamSummary};
 use arcane_markdown::{code_span, excerpt, fenced};
 
 /// The human text of a stream's outcome: how it ended, the activity ID, the per-item outcome
@@ -93,4 +92,26 @@ pub fn exec_text(exec: &ExecOutput) -> String {
         out.push_str(&format!(" ({})", excerpt(t, 300)));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_logs_and_exit_codes_are_said_not_invented() {
+        let none = LogOutput {
+            lines: vec![],
+            truncated: None,
+        };
+        assert_eq!(log_text(&none), "No log lines.");
+        let exec = |exit_code| ExecOutput {
+            output: "hello world".into(),
+            exit_code,
+            truncated: None,
+        };
+        assert!(exec_text(&exec(None)).ends_with("Exit code: unknown"));
+        assert!(exec_text(&exec(Some(3))).ends_with("Exit code: 3"));
+        assert!(exec_text(&exec(Some(3))).contains("hello world"));
+    }
 }

@@ -16,13 +16,8 @@ use serde_json::{Map, Value, json};
 /// The Arcane 2.8.0 OpenAPI document the tests run against.
 pub use crate::fixtures::spec_v2 as spec_path;
 
-/// Hang guard for a test body: generous, never a timing assertion.
-pub const GUARD: std::time::Duration = std::time::Duration::from_secs(20);
-
-/// Runs `f`, failing the test if it hangs past [`GUARD`].
-pub async fn guarded<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(GUARD, f).await.expect("hang guard")
-}
+/// The hang guard (`fixtures::GUARD`: generous, never a timing assertion).
+pub use crate::fixtures::guarded;
 
 /// The catalog the server builds from the test spec (same sources as the spawned binary).
 pub fn catalog() -> arcane_catalog::Catalog {

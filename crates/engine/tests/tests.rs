@@ -1,3 +1,11 @@
-//! The engine's integration tests, one binary (as the server's `tests/tests.rs`).
+//! The engine's one integration-test binary (`cargo test -p arcane-engine --test engine`), laid
+//! out as the server's `tests/tests.rs`: every `tests/*.rs` file is a module here.
 
+// Support: the finder of Arcane's documents and the hang guard, shared with the server's tests.
+#[path = "../../../tests/fixtures/mod.rs"]
+mod fixtures;
+
+// Tests.
 mod borders;
+mod handlers_ws;
+mod limits;

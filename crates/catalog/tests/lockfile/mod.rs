@@ -1,12 +1,36 @@
 //! The workspace's Cargo.lock as a dependency graph, for the crates' border tests (this crate's
 //! `borders.rs`, and arcane-engine's through `#[path]`). Cargo.lock records every package a
 //! build may use (all features of the workspace's crates), so a dependency that would pull a
-//! forbidden crate in shows here even before any code uses it.
+//! forbidden crate in shows here even before any code uses it. Cargo.lock does not tell
+//! dev-dependencies apart, so those of the crate under test (read from its `Cargo.toml`) are not
+//! followed: they never reach a build of the crate itself.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-/// Every package reachable from `root` in the workspace's Cargo.lock, `root` included.
+/// The dev-dependencies of the crate whose tests include this module that are not also its
+/// dependencies.
+fn dev_only() -> BTreeSet<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let manifest: toml_edit::DocumentMut = text.parse().expect("Cargo.toml is TOML");
+    let names = |section: &str| -> BTreeSet<String> {
+        manifest
+            .get(section)
+            .and_then(|t| t.as_table_like())
+            .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
+            .unwrap_or_default()
+    };
+    let normal = names("dependencies");
+    names("dev-dependencies")
+        .into_iter()
+        .filter(|d| !normal.contains(d))
+        .collect()
+}
+
+/// Every package reachable from `root` (the crate under test) in the workspace's Cargo.lock,
+/// `root` included, its dev-only dependencies left out.
 pub fn reachable(root: &str) -> BTreeSet<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock");
     let text = std::fs::read_to_string(&path)
@@ -31,6 +55,10 @@ pub fn reachable(root: &str) -> BTreeSet<String> {
         }
     }
     assert!(deps.contains_key(root), "{root} is not in Cargo.lock");
+    let dev = dev_only();
+    if let Some(direct) = deps.get_mut(root) {
+        direct.retain(|d| !dev.contains(d));
+    }
     let mut seen = BTreeSet::new();
     let mut todo = vec![root.to_string()];
     while let Some(name) = todo.pop() {
