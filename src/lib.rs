@@ -2,7 +2,7 @@
 //!
 //! The data's path, one module per stage (see ARCHITECTURE.md): [`spec`] finds Arcane's
 //! document → the `arcane-catalog` crate parses it and builds the catalog, its search index and
-//! policy → [`surface`] → [`exec`] (the engine: a typed outcome) → [`present`] (rendering via
+//! policy → [`surface`] → the `arcane-engine` crate (a typed outcome) → [`present`] (rendering via
 //! the `arcane-markdown` crate, [`output_schema`] fitting, next steps, links) → [`server`] (the
 //! MCP glue; [`resources`] read through the engine too) → [`reload`].
 

@@ -21,7 +21,7 @@ pub const ERROR_BODY_TIME: std::time::Duration = std::time::Duration::from_secs(
 const MAX_REDIRECTS: usize = 5;
 
 /// The redirect policy of reads (GET/HEAD): a redirect within `origin` (the configured
-/// ARCANE_URL's scheme, host and port) is followed, at most [`MAX_REDIRECTS`] times; any
+/// ARCANE_URL's scheme, host and port) is followed, at most `MAX_REDIRECTS` times; any
 /// other is not, and the 3xx answer is handed back for [`redirect_text`]. Writes use
 /// [`reqwest::redirect::Policy::none`]: a write is never repeated at another address.
 pub fn same_origin_redirects(origin: url::Origin) -> reqwest::redirect::Policy {

@@ -59,16 +59,16 @@ pub struct StreamSummary {
     pub activity_id: Option<String>,
     /// Number of `{"log"}` lines.
     pub lines: usize,
-    /// The last [`LAST_LINES`] log lines, sanitized.
+    /// The last `LAST_LINES` log lines, sanitized.
     pub last_lines: Vec<String>,
     /// Per-item final status in first-seen order (pull layers `<id>: <status>`, compose
-    /// `Container x  Started`), at most [`MAX_ITEMS`].
+    /// `Container x  Started`), at most `MAX_ITEMS`.
     pub items: Vec<ItemOutcome>,
     /// The last `Status: …` line of a pull (`Status: Downloaded newer image for …`).
     pub final_status: Option<String>,
     /// Lines that were not JSON or had no known key.
     pub malformed: usize,
-    /// The first [`MALFORMED_SAMPLES`] of them (sanitized, shortened).
+    /// The first `MALFORMED_SAMPLES` of them (sanitized, shortened).
     pub malformed_samples: Vec<String>,
     /// `{"done":true}` was seen.
     pub done: bool,
@@ -166,8 +166,8 @@ where
 /// Reads a JSON-lines body (any byte stream) to the end; see the module docs. `on_progress` is
 /// called once per non-empty line. When `cancel` fires, the stream is dropped (for a reqwest
 /// body this aborts the request) and [`StreamErrorKind::Cancelled`] is returned; `time_cap`
-/// bounds the whole read (see [`read_response_within`]). Memory stays bounded however
-/// long the stream runs: only the last [`LAST_LINES`] lines and one line of at most 1 MiB are
+/// bounds the whole read (see `read_response_within`). Memory stays bounded however
+/// long the stream runs: only the last `LAST_LINES` lines and one line of at most 1 MiB are
 /// held.
 pub async fn read_stream_within<S, E, F>(
     body: S,

@@ -54,7 +54,7 @@ pub struct SegmentError {
     pub value: String,
 }
 
-/// Whether `value`, as typed or after up to [`DECODE_ROUNDS`] rounds of percent-decoding, is an
+/// Whether `value`, as typed or after up to `DECODE_ROUNDS` rounds of percent-decoding, is an
 /// empty, `.` or `..` segment.
 pub fn is_dot_or_empty(value: &str) -> bool {
     let mut cur = value.to_string();

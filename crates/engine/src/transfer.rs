@@ -27,7 +27,7 @@ pub struct Download {
     pub body: DownloadBody,
 }
 
-/// A download's content, decided by [`is_text`].
+/// A download's content, decided by `is_text`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DownloadBody {
     /// UTF-8 text (PEM, compose files, logs, JSON, YAML…), unchanged.

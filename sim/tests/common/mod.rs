@@ -1,27 +1,16 @@
 //! Helpers shared by the simulator's integration tests.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-
 use arcane_sim::hooks::HooksClient;
 use arcane_sim::{ArcaneVersion, RunningSim, SimConfig};
 use serde_json::Value;
 
-/// `../shared/arcane` beside the repository (overridable with `ARCANE_SHARED_DIR`).
-pub fn shared_dir() -> PathBuf {
-    if let Ok(d) = std::env::var("ARCANE_SHARED_DIR") {
-        return PathBuf::from(d);
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/arcane")
-}
+/// The finder of Arcane's documents (`../shared/arcane`, or `$ARCANE_SHARED_DIR`), shared with
+/// the other crates' tests.
+#[path = "../../../tests/fixtures/mod.rs"]
+mod fixtures;
 
-pub fn spec_v2() -> PathBuf {
-    shared_dir().join("openapi-v2.8.0.json")
-}
-
-pub fn spec_v1() -> PathBuf {
-    shared_dir().join("openapi-v1.11.2.yaml")
-}
+pub use fixtures::{spec_v1, spec_v2};
 
 pub fn client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
