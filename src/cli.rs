@@ -322,7 +322,11 @@ pub(crate) mod demo {
         let sim = runtime.block_on(start_sim(spec.clone()))?;
         let app = app_against(&sim, args, sources)?;
         banner(&app, &spec, args.log_format);
-        let served = runtime.block_on(app.serve_stdio());
+        let served = match args.http.transport {
+            crate::config::Transport::Http => crate::serve_http::Settings::from_args(&args.http)
+                .and_then(|settings| runtime.block_on(crate::serve_http::serve(app, settings))),
+            crate::config::Transport::Stdio => runtime.block_on(app.serve_stdio()),
+        };
         runtime.block_on(sim.shutdown());
         served
     }

@@ -25,6 +25,8 @@ pub struct ArcaneServer {
     exec: Arc<Executor>,
     instructions: String,
     in_flight: Arc<InFlight>,
+    /// Set when served over HTTP: the caller's key, metrics, per-session list-changed.
+    http: Option<Arc<crate::serve_http::Hooks>>,
 }
 
 /// Calls in flight, and the most at once since the server was last idle.
@@ -95,7 +97,29 @@ impl ArcaneServer {
             exec,
             instructions,
             in_flight: Arc::default(),
+            http: None,
         }
+    }
+
+    /// The same server for the HTTP transport (docs/security.md).
+    pub fn with_http(mut self, hooks: Arc<crate::serve_http::Hooks>) -> ArcaneServer {
+        self.http = Some(hooks);
+        self
+    }
+
+    /// The context of the reads behind a resource or completion: the client's cancellation
+    /// and, over HTTP, the caller's own key.
+    fn read_context(&self, context: &RequestContext<RoleServer>) -> CallContext {
+        CallContext {
+            cancel: context.ct.clone(),
+            progress: None,
+            credential: self.credential(&context.extensions),
+        }
+    }
+
+    /// The caller's own Arcane credential of a request over HTTP, when allowed.
+    fn credential(&self, extensions: &rmcp::model::Extensions) -> Option<crate::exec::Auth> {
+        self.http.as_ref()?.credential(extensions)
     }
 
     /// Handles one `tools/call` on the current snapshot (loaded once for the whole call).
@@ -177,10 +201,11 @@ impl ServerHandler for ArcaneServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let snap = self.live.load();
-        match crate::resources::read(&snap, &self.exec, &request.uri).await {
+        let ctx = self.read_context(&context);
+        match crate::resources::read(&snap, &self.exec, &ctx, &request.uri).await {
             Ok(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
             Err(crate::resources::ReadError::NotFound(msg)) => Err(McpError::resource_not_found(
                 msg,
@@ -196,10 +221,11 @@ impl ServerHandler for ArcaneServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         let snap = self.live.load();
-        Ok(crate::resources::complete(&snap, &self.exec, &request).await)
+        let ctx = self.read_context(&context);
+        Ok(crate::resources::complete(&snap, &self.exec, &ctx, &request).await)
     }
 
     async fn call_tool(
@@ -213,6 +239,7 @@ impl ServerHandler for ArcaneServer {
         let mut ctx = CallContext {
             cancel: context.ct.clone(),
             progress: None,
+            credential: self.credential(&context.extensions),
         };
         let forwarder = context.meta.get_progress_token().map(|token| {
             let (tx, mut rx) = tokio::sync::mpsc::channel::<crate::exec::jsonlines::Progress>(
@@ -246,6 +273,16 @@ impl ServerHandler for ArcaneServer {
             ms = started.elapsed().as_millis() as u64,
             "tools/call"
         );
+        if let Some(http) = &self.http {
+            // Only served tool names become labels, so a client cannot grow the table.
+            let snap = self.live.load();
+            let known = snap.tools.iter().any(|t| t.name == request.name.as_ref());
+            http.metrics.record_call(
+                if known { &request.name } else { "unknown" },
+                !result.is_error.unwrap_or(false),
+                started.elapsed(),
+            );
+        }
         Ok(result.into())
     }
 
@@ -261,6 +298,13 @@ impl ServerHandler for ArcaneServer {
                 .resources_list_changed()
                 .build(),
         )
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        // Over HTTP every session is its own peer; stdio starts its one notifier itself.
+        if self.http.is_some() {
+            tokio::spawn(notify_legacy_session(context.peer, self.live.clone()));
+        }
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
@@ -285,11 +329,24 @@ impl ServerHandler for ArcaneServer {
     }
 }
 
+/// How often a list-changed notifier checks that its session is still open.
+const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Sends `notifications/tools/list_changed` and `notifications/resources/list_changed` to a
 /// legacy (initialize-handshake) session on every snapshot swap, until the session ends.
 pub async fn notify_legacy_session(peer: rmcp::Peer<RoleServer>, live: Arc<Live<Snapshot>>) {
     let mut generation = live.subscribe();
-    while generation.changed().await.is_ok() {
+    loop {
+        // An HTTP session may end (idle expiry) long before the next reload: look now and then.
+        tokio::select! {
+            changed = generation.changed() => if changed.is_err() { return },
+            _ = tokio::time::sleep(SESSION_CHECK) => {
+                if peer.is_transport_closed() {
+                    return;
+                }
+                continue;
+            }
+        }
         let legacy = peer
             .peer_info()
             .is_some_and(|info| info.protocol_version.has_initialize());

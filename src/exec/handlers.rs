@@ -61,6 +61,7 @@ fn api_path(
 /// Runs a handler action and turns its output (or error) into a result.
 pub async fn run(
     config: &ExecConfig,
+    auth: &super::Auth,
     tls: Option<std::sync::Arc<rustls::ClientConfig>>,
     action: &Action,
     params: &Map<String, Value>,
@@ -73,7 +74,7 @@ pub async fn run(
         Ok(u) => u,
         Err(e) => return error_result(e.to_string()),
     };
-    let (h, v) = config.auth.header();
+    let (h, v) = auth.header();
     let target = WsTarget {
         url,
         headers: vec![(h.to_string(), v)],

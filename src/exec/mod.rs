@@ -73,6 +73,16 @@ pub struct CallContext {
     /// `notifications/progress`. A bounded queue ([`PROGRESS_QUEUE`]): when the receiver falls
     /// behind (a client that does not read), reports are dropped rather than held.
     pub progress: Option<tokio::sync::mpsc::Sender<jsonlines::Progress>>,
+    /// The caller's own Arcane credential (HTTP `X-Arcane-API-Key`, docs/security.md): when
+    /// set, every request of the call carries it instead of the configured one.
+    pub credential: Option<Auth>,
+}
+
+impl CallContext {
+    /// The credential this call's requests carry.
+    pub fn auth<'a>(&'a self, configured: &'a Auth) -> &'a Auth {
+        self.credential.as_ref().unwrap_or(configured)
+    }
 }
 
 /// Runs actions against Arcane.
@@ -164,6 +174,24 @@ impl Executor {
     }
 
     /// The executor's settings.
+    /// Whether Arcane answers its public health endpoint (for `/readyz`; no credential is
+    /// sent). The error says what failed without the URL, which may carry a password.
+    pub async fn probe(&self) -> Result<(), String> {
+        let url = format!("{}/api/health", self.config.base_url);
+        match self
+            .reads
+            .get(&url)
+            .timeout(Duration::from_secs(5))
+            .send()
+            .await
+        {
+            Ok(r) if r.status().is_success() => Ok(()),
+            Ok(r) => Err(format!("Arcane's health endpoint answered {}", r.status())),
+            Err(e) if e.is_timeout() => Err("Arcane did not answer within 5 s".into()),
+            Err(_) => Err("Arcane is unreachable".into()),
+        }
+    }
+
     pub fn config(&self) -> &ExecConfig {
         &self.config
     }
@@ -206,7 +234,7 @@ impl Executor {
         }
         let mut params = params;
         let resolved = tokio::select! {
-            r = resolve::resolve_params(self, snap, action, &mut params) => r,
+            r = resolve::resolve_params(self, snap, action, &mut params, ctx) => r,
             _ = ctx.cancel.cancelled() => Err(format!(
                 "{} was cancelled while looking up an ID; nothing was sent.",
                 action.id
@@ -262,7 +290,14 @@ impl Executor {
                 return error_result("The server is shutting down; nothing was sent.");
             };
             if action.kind == ResultKind::Handler {
-                handlers::run(&self.config, self.ws_tls.clone(), action, sent).await
+                handlers::run(
+                    &self.config,
+                    ctx.auth(&self.config.auth),
+                    self.ws_tls.clone(),
+                    action,
+                    sent,
+                )
+                .await
             } else {
                 self.send(snap, action, prepared, ctx).await
             }
@@ -307,7 +342,7 @@ impl Executor {
         let mut req = client
             .request(method, &prepared.url)
             .timeout(request_timeout);
-        let (h, v) = self.config.auth.header();
+        let (h, v) = ctx.auth(&self.config.auth).header();
         req = req.header(h, v);
         for (k, v) in &prepared.headers {
             req = req.header(k, v);

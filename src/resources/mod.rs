@@ -231,6 +231,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
 pub async fn read(
     snap: &Snapshot,
     exec: &Executor,
+    ctx: &crate::exec::CallContext,
     uri: &str,
 ) -> Result<ResourceContents, ReadError> {
     let Some(rest) = uri.strip_prefix("arcane://") else {
@@ -294,16 +295,16 @@ pub async fn read(
                 params.insert("environmentId".into(), Value::String(default_env));
             }
             params.insert("limit".into(), json!(100));
-            state(snap, exec, uri, action, params).await
+            state(snap, exec, ctx, uri, action, params).await
         }
         ["environment", env] => {
             let params =
                 Map::from_iter([("environmentId".to_string(), Value::String(env.to_string()))]);
-            state(snap, exec, uri, "environment.get", params).await
+            state(snap, exec, ctx, uri, "environment.get", params).await
         }
-        ["environment", env, kind, id] => object(snap, exec, uri, env, kind, id).await,
+        ["environment", env, kind, id] => object(snap, exec, ctx, uri, env, kind, id).await,
         [kind, id] if OBJECTS.iter().any(|(k, _, _)| k == kind) => {
-            object(snap, exec, uri, &default_env, kind, id).await
+            object(snap, exec, ctx, uri, &default_env, kind, id).await
         }
         _ => Err(ReadError::NotFound(format!(
             "no resource {}; resources/list and resources/templates/list show what exists",
@@ -315,6 +316,7 @@ pub async fn read(
 async fn object(
     snap: &Snapshot,
     exec: &Executor,
+    ctx: &crate::exec::CallContext,
     uri: &str,
     env: &str,
     kind: &str,
@@ -331,29 +333,30 @@ async fn object(
         ("environmentId".to_string(), Value::String(env.to_string())),
         (param.to_string(), Value::String(id.to_string())),
     ]);
-    state(snap, exec, uri, action, params).await
+    state(snap, exec, ctx, uri, action, params).await
 }
 
 /// Runs a read action as a tool call would (policy, validation, errors), with no progress.
 async fn run_read(
     snap: &Snapshot,
     exec: &Executor,
+    ctx: &crate::exec::CallContext,
     action: &str,
     params: Map<String, Value>,
 ) -> rmcp::model::CallToolResult {
-    let ctx = crate::exec::CallContext::default();
-    exec.execute(snap, action, params, false, &ctx).await
+    exec.execute(snap, action, params, false, ctx).await
 }
 
 /// Runs a read action and returns its redacted value with a note of what was masked.
 async fn state(
     snap: &Snapshot,
     exec: &Executor,
+    ctx: &crate::exec::CallContext,
     uri: &str,
     action: &str,
     params: Map<String, Value>,
 ) -> Result<ResourceContents, ReadError> {
-    let result = run_read(snap, exec, action, params).await;
+    let result = run_read(snap, exec, ctx, action, params).await;
     if result.is_error == Some(true) {
         let text = result
             .content
@@ -397,6 +400,7 @@ fn json_contents(uri: &str, doc: &Value) -> ResourceContents {
 pub async fn complete(
     snap: &Snapshot,
     exec: &Executor,
+    ctx: &crate::exec::CallContext,
     req: &CompleteRequestParams,
 ) -> CompleteResult {
     let Reference::Resource(r) = &req.r#ref else {
@@ -418,10 +422,32 @@ pub async fn complete(
             .map(|a| a.id.clone())
             .collect(),
         ("slug", _) => guides::GUIDES.iter().map(|g| g.slug.to_string()).collect(),
-        ("environmentId", _) => ids(snap, exec, "environment.list", None, &["id", "name"]).await,
-        ("containerId", _) => ids(snap, exec, "container.list", Some(&env), &["names", "id"]).await,
-        ("projectId", _) => ids(snap, exec, "project.list", Some(&env), &["name", "id"]).await,
-        ("imageId", _) => ids(snap, exec, "image.list", Some(&env), &["repoTags", "id"]).await,
+        ("environmentId", _) => {
+            ids(snap, exec, ctx, "environment.list", None, &["id", "name"]).await
+        }
+        ("containerId", _) => {
+            ids(
+                snap,
+                exec,
+                ctx,
+                "container.list",
+                Some(&env),
+                &["names", "id"],
+            )
+            .await
+        }
+        ("projectId", _) => ids(snap, exec, ctx, "project.list", Some(&env), &["name", "id"]).await,
+        ("imageId", _) => {
+            ids(
+                snap,
+                exec,
+                ctx,
+                "image.list",
+                Some(&env),
+                &["repoTags", "id"],
+            )
+            .await
+        }
         _ => Vec::new(),
     };
     values.retain(|v| v.to_ascii_lowercase().contains(&partial));
@@ -442,6 +468,7 @@ pub async fn complete(
 async fn ids(
     snap: &Snapshot,
     exec: &Executor,
+    ctx: &crate::exec::CallContext,
     action: &str,
     env: Option<&str>,
     fields: &[&str],
@@ -451,7 +478,7 @@ async fn ids(
         params.insert("environmentId".into(), Value::String(e.to_string()));
     }
     params.insert("limit".into(), json!(100));
-    let result = run_read(snap, exec, action, params).await;
+    let result = run_read(snap, exec, ctx, action, params).await;
     let Some(items) = result
         .structured_content
         .as_ref()
