@@ -929,3 +929,399 @@ fn a_fatal_error_never_prints_the_password_in_arcane_url() {
     assert!(err.contains("operator:********@"), "{err}");
     assert!(!err.contains("planted-url-password"), "{err}");
 }
+
+// ---- Streamable HTTP transport ----------------------------------------------------------------
+
+/// A free loopback port (bound and released; the server binds it right after).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `arcane-mcp --transport http` against an Arcane at `arcane`, killed when dropped.
+struct HttpServer {
+    child: tokio::process::Child,
+    base: String,
+}
+
+impl HttpServer {
+    /// Starts the server with `args` and `env` (key: `--api-key` when given) and waits until
+    /// `/healthz` answers; panics with the server's stderr if it exits first.
+    async fn start(arcane: &str, key: Option<&str>, args: &[&str], env: &[(&str, &str)]) -> Self {
+        let port = free_port();
+        let listen = format!("127.0.0.1:{port}");
+        let mut cmd = tokio::process::Command::new(BIN);
+        cmd.current_dir(repo())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("ARCANE_MCP_LOG", "warn")
+            .args(["--arcane-url", arcane, "--spec"])
+            .arg(spec_path())
+            .args(["--transport", "http", "--listen", &listen])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(k) = key {
+            cmd.args(["--api-key", k]);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("arcane-mcp spawns");
+        let base = format!("http://{listen}");
+        let http = reqwest::Client::new();
+        for _ in 0..200 {
+            if let Ok(Some(status)) = child.try_wait() {
+                let mut err = String::new();
+                let _ = tokio::io::AsyncReadExt::read_to_string(
+                    child.stderr.as_mut().unwrap(),
+                    &mut err,
+                )
+                .await;
+                panic!("arcane-mcp exited ({status}) before serving:\n{err}");
+            }
+            if http
+                .get(format!("{base}/healthz"))
+                .send()
+                .await
+                .is_ok_and(|r| r.status().is_success())
+            {
+                return HttpServer { child, base };
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("arcane-mcp did not serve /healthz within 10 s");
+    }
+
+    /// Stops the server and returns what it logged.
+    async fn stop(mut self) -> String {
+        let _ = self.child.start_kill();
+        let out = self.child.wait_with_output().await.unwrap();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+}
+
+/// An MCP client session over Streamable HTTP with a bearer token and extra headers.
+async fn http_client(
+    base: &str,
+    token: &str,
+    headers: &[(&'static str, &str)],
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let custom = headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                http::HeaderName::from_static(k),
+                http::HeaderValue::from_str(v).unwrap(),
+            )
+        })
+        .collect();
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("{base}/mcp"))
+        .auth_header(token)
+        .custom_headers(custom);
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("MCP session over HTTP starts")
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+/// A raw `initialize` POST to `/mcp` with extra headers; its status, headers and body.
+async fn raw_post(
+    base: &str,
+    headers: &[(&str, &str)],
+    body: String,
+) -> (u16, reqwest::header::HeaderMap, String) {
+    let mut req = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let r = req.send().await.unwrap();
+    let status = r.status().as_u16();
+    let h = r.headers().clone();
+    (status, h, r.text().await.unwrap_or_default())
+}
+
+#[test]
+fn http_refuses_unsafe_settings_with_what_to_do() {
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = cmd_in(
+            &repo(),
+            &[
+                &["--arcane-url", "http://127.0.0.1:9", "--api-key", "k"],
+                args,
+            ]
+            .concat(),
+        );
+        c.arg("--spec").arg(spec_path());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert!(!out.status.success(), "{args:?} must not start");
+        stderr(&out)
+    };
+    let err = run(&["--transport", "http", "--listen", "127.0.0.1:0"], &[]);
+    assert!(
+        err.contains("without authentication") && err.contains("ARCANE_MCP_AUTH_TOKEN"),
+        "{err}"
+    );
+    let err = run(
+        &[
+            "--transport",
+            "http",
+            "--listen",
+            "0.0.0.0:0",
+            "--allow-unauthenticated",
+        ],
+        &[],
+    );
+    assert!(err.contains("loopback"), "{err}");
+    let err = run(
+        &["--transport", "http", "--listen", "0.0.0.0:0"],
+        &[("ARCANE_MCP_AUTH_TOKEN", "secret-token-xyz")],
+    );
+    assert!(err.contains("ARCANE_MCP_ALLOWED_HOSTS"), "{err}");
+    assert!(!err.contains("secret-token-xyz"), "{err}");
+    let err = run(
+        &[
+            "--transport",
+            "http",
+            "--auth-token-file",
+            "/nonexistent/tokens",
+        ],
+        &[],
+    );
+    assert!(err.contains("--auth-token-file"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_gate_refuses_strangers_and_serves_every_surface() {
+    let sim = Sim::start().await;
+    let tokens = "tok-one,tok-two";
+    for surface in ["dynamic", "meta", "individual"] {
+        let server = HttpServer::start(
+            &sim.base(),
+            Some(sim.sim.api_key()),
+            &["--tool-surface", surface, "--max-request-bytes", "4096"],
+            &[("ARCANE_MCP_AUTH_TOKEN", tokens)],
+        )
+        .await;
+        let base = server.base.clone();
+        if surface == "dynamic" {
+            // 401 without a token or with a wrong one, with the challenge.
+            let (status, h, body) = raw_post(&base, &[], INIT.into()).await;
+            assert_eq!(status, 401, "{body}");
+            assert!(
+                h["www-authenticate"]
+                    .to_str()
+                    .unwrap()
+                    .starts_with("Bearer")
+            );
+            assert!(body.contains("Authorization: Bearer"), "{body}");
+            let (status, h, _) =
+                raw_post(&base, &[("authorization", "Bearer tok-three")], INIT.into()).await;
+            assert_eq!(status, 401);
+            assert!(
+                h["www-authenticate"]
+                    .to_str()
+                    .unwrap()
+                    .contains("invalid_token")
+            );
+            // 403 for a foreign Origin or Host, even with a good token.
+            let ok = ("authorization", "Bearer tok-two");
+            let (status, _, body) = raw_post(
+                &base,
+                &[ok, ("origin", "https://evil.example")],
+                INIT.into(),
+            )
+            .await;
+            assert_eq!(status, 403, "{body}");
+            let (status, _, body) =
+                raw_post(&base, &[ok, ("host", "evil.example")], INIT.into()).await;
+            assert_eq!(status, 403, "{body}");
+            // 413 beyond the body limit; the server's own key policy refuses a client key.
+            let (status, _, _) = raw_post(&base, &[ok], format!("{:5000}", INIT)).await;
+            assert_eq!(status, 413);
+            let (status, _, body) =
+                raw_post(&base, &[ok, ("x-arcane-api-key", "mine")], INIT.into()).await;
+            assert_eq!(status, 400, "{body}");
+            assert!(body.contains("X-Arcane-API-Key"), "{body}");
+            let (status, _, _) = raw_post(&base, &[ok], INIT.into()).await;
+            assert_eq!(status, 200);
+            // Health without a token; metrics with one.
+            let http = reqwest::Client::new();
+            let ready = http.get(format!("{base}/readyz")).send().await.unwrap();
+            assert_eq!(ready.status(), 200);
+            let m = http.get(format!("{base}/metrics")).send().await.unwrap();
+            assert_eq!(m.status(), 401);
+        }
+        let client = http_client(&base, "tok-one", &[]).await;
+        let tools = client.list_all_tools().await.unwrap();
+        let (tool, args) = server_support::shape(surface, "container.list", json!({}), false);
+        assert!(tools.iter().any(|t| t.name == tool), "{surface}: {tool}");
+        let r = call(&client, &tool, args).await;
+        assert!(text(&r).contains("| web-1 |"), "{surface}: {}", text(&r));
+        let res = client
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(
+                "arcane://tools",
+            ))
+            .await
+            .unwrap();
+        assert_eq!(res.contents.len(), 1);
+        client.cancel().await.unwrap();
+        let metrics = reqwest::Client::new()
+            .get(format!("{base}/metrics"))
+            .bearer_auth("tok-two")
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            metrics.contains(&format!(
+                "arcane_mcp_tool_calls_total{{tool=\"{tool}\",outcome=\"ok\"}} 1"
+            )),
+            "{metrics}"
+        );
+        assert!(metrics.contains("arcane_mcp_tool_call_duration_seconds_count 1"));
+        let log = server.stop().await;
+        assert!(
+            !log.contains("tok-one") && !log.contains("tok-two"),
+            "{log}"
+        );
+    }
+}
+
+/// A reverse proxy in front of the simulator that records which Arcane key each request
+/// carried (the simulator's own log leaves credentials out) and forwards it with the
+/// simulator's key.
+async fn recording_proxy(
+    sim_base: String,
+    sim_key: String,
+) -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>,
+) {
+    use axum::body::Body;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let http = reqwest::Client::new();
+    let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
+        let (http, log, sim_base, sim_key) =
+            (http.clone(), log.clone(), sim_base.clone(), sim_key.clone());
+        async move {
+            let (parts, body) = req.into_parts();
+            let target = parts
+                .uri
+                .path_and_query()
+                .map(|p| p.as_str())
+                .unwrap_or("/");
+            let key = parts
+                .headers
+                .get("x-api-key")
+                .map(|v| v.to_str().unwrap_or("?").to_string())
+                .unwrap_or_default();
+            log.lock().unwrap().push((target.to_string(), key));
+            let body = axum::body::to_bytes(body, 1 << 24).await.unwrap();
+            let mut fwd = http
+                .request(parts.method.clone(), format!("{sim_base}{target}"))
+                .header("x-api-key", sim_key)
+                .body(body);
+            if let Some(ct) = parts.headers.get("content-type") {
+                fwd = fwd.header("content-type", ct);
+            }
+            let r = fwd.send().await.unwrap();
+            let mut out = axum::response::Response::builder().status(r.status().as_u16());
+            if let Some(ct) = r.headers().get("content-type") {
+                out = out.header("content-type", ct.as_bytes());
+            }
+            out.body(Body::from(r.bytes().await.unwrap())).unwrap()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (base, seen)
+}
+
+/// Each session's own Arcane key reaches Arcane with each of its requests, never another's:
+/// 50 sessions at once with different keys, each marking its requests with its own search.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn http_per_user_keys_never_mix_across_50_sessions() {
+    let sim = Sim::start().await;
+    let (proxy, seen) = recording_proxy(sim.base(), sim.sim.api_key().to_string()).await;
+    // No server key at all: with client keys only, none is needed.
+    let server = HttpServer::start(
+        &proxy,
+        None,
+        &["--arcane-key-source", "client", "--rate-limit", "100000"],
+        &[("ARCANE_MCP_AUTH_TOKEN", "team-token")],
+    )
+    .await;
+    // Without a key the request is refused before anything reaches Arcane.
+    let (status, _, body) = raw_post(
+        &server.base,
+        &[("authorization", "Bearer team-token")],
+        INIT.into(),
+    )
+    .await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("X-Arcane-API-Key"), "{body}");
+    let sessions = (0..50).map(|i| {
+        let base = server.base.clone();
+        async move {
+            let key = format!("user-key-{i}");
+            let client = http_client(&base, "team-token", &[("x-arcane-api-key", &key)]).await;
+            for round in 0..3 {
+                let r = call(
+                    &client,
+                    "arcane_execute_action",
+                    json!({"action": "container.list", "params": {"search": format!("marker-{i}-{round}")}}),
+                )
+                .await;
+                assert!(!server_support::is_error(&r), "{}", text(&r));
+            }
+            // A name looked up with this session's key (resource completion reads too).
+            let r = call(
+                &client,
+                "arcane_execute_action",
+                json!({"action": "container.get", "params": {"containerId": "web-1"}}),
+            )
+            .await;
+            assert!(!server_support::is_error(&r), "{}", text(&r));
+            client.cancel().await.unwrap();
+        }
+    });
+    futures::future::join_all(sessions).await;
+    let seen = seen.lock().unwrap().clone();
+    let mut marked = 0;
+    for (target, key) in &seen {
+        assert!(key.starts_with("user-key-"), "{target} carried {key:?}");
+        if let Some(rest) = target.split("search=marker-").nth(1) {
+            let session = rest.split('-').next().unwrap();
+            assert_eq!(key, &format!("user-key-{session}"), "{target}");
+            marked += 1;
+        }
+    }
+    assert_eq!(marked, 150, "every marked request reached Arcane once");
+    let keys: std::collections::BTreeSet<_> = seen.iter().map(|(_, k)| k.clone()).collect();
+    assert_eq!(keys.len(), 50);
+    let log = server.stop().await;
+    assert!(
+        !log.contains("user-key-"),
+        "a client key was logged:\n{log}"
+    );
+}
