@@ -25,6 +25,8 @@ pub struct App {
     base_url: String,
     policy: Policy,
     started: std::time::Instant,
+    /// The audit log of mutating calls, when `--audit-log` is set.
+    audit: Option<Arc<crate::audit_log::AuditLog>>,
 }
 
 impl App {
@@ -33,6 +35,11 @@ impl App {
     pub fn build(args: &ServeArgs, sources: Sources, base_url: String, auth: Auth) -> Result<App> {
         let started = std::time::Instant::now();
         let policy = policy(args);
+        let audit = args
+            .audit_log
+            .as_deref()
+            .map(|p| crate::audit_log::AuditLog::open(p, args.audit_log_max_bytes).map(Arc::new))
+            .transpose()?;
         let catalog = sources.build()?;
         let snapshot = Snapshot::build(catalog, args.tool_surface, policy.clone())?;
         if args.insecure_skip_verify {
@@ -64,12 +71,13 @@ impl App {
             base_url,
             policy,
             started,
+            audit,
         })
     }
 
     /// The MCP server over this app's snapshot and executor.
     pub fn server(&self) -> ArcaneServer {
-        ArcaneServer::new(self.live.clone(), self.executor.clone())
+        ArcaneServer::new(self.live.clone(), self.executor.clone()).with_audit(self.audit.clone())
     }
 
     /// The one startup line: version, Arcane version, actions, surface, modes, masked URL; then

@@ -310,6 +310,19 @@ pub struct ServeArgs {
     /// Log format: text, or json (one object per line) for log collectors.
     #[arg(long, env = "ARCANE_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// Append a JSON line per mutating call (sent, failed, refused or previewed) to this file
+    /// (docs/security.md#audit-log); secrets masked, the user by a key fingerprint.
+    #[arg(long, env = "ARCANE_MCP_AUDIT_LOG", value_name = "PATH")]
+    pub audit_log: Option<PathBuf>,
+    /// Size at which the audit log is rotated (PATH.1 … PATH.3 kept). Default: 50 MiB.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_AUDIT_LOG_MAX_BYTES",
+        value_name = "BYTES",
+        default_value_t = 50 * 1024 * 1024,
+        value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(4096..)
+    )]
+    pub audit_log_max_bytes: u64,
     #[command(flatten)]
     pub source: CatalogSourceArgs,
     #[command(flatten)]

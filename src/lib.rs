@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod audit;
+pub mod audit_log;
 pub mod catalog;
 pub mod check;
 pub mod cli;

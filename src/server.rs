@@ -13,6 +13,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
+use crate::audit_log::Caller;
 use crate::exec::{CallContext, Executor, error_result};
 use crate::reload::Live;
 use crate::snapshot::Snapshot;
@@ -27,6 +28,8 @@ pub struct ArcaneServer {
     in_flight: Arc<InFlight>,
     /// Set when served over HTTP: the caller's key, metrics, per-session list-changed.
     http: Option<Arc<crate::serve_http::Hooks>>,
+    /// The audit log of mutating calls (`--audit-log`).
+    audit: Option<Arc<crate::audit_log::AuditLog>>,
 }
 
 /// Calls in flight, and the most at once since the server was last idle.
@@ -98,7 +101,14 @@ impl ArcaneServer {
             instructions,
             in_flight: Arc::default(),
             http: None,
+            audit: None,
         }
+    }
+
+    /// The same server writing mutating calls to an audit log.
+    pub fn with_audit(mut self, audit: Option<Arc<crate::audit_log::AuditLog>>) -> ArcaneServer {
+        self.audit = audit;
+        self
     }
 
     /// The same server for the HTTP transport (docs/security.md).
@@ -117,6 +127,30 @@ impl ArcaneServer {
         }
     }
 
+    /// Who is calling, for the audit log (only worked out when there is one).
+    fn caller(&self, context: &RequestContext<RoleServer>, ctx: &CallContext) -> Caller {
+        if self.audit.is_none() {
+            return Caller::default();
+        }
+        let session = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok())
+            .map(|s| crate::render::escape::excerpt(s, 64));
+        Caller {
+            session,
+            client: context
+                .peer
+                .peer_info()
+                .map(|i| crate::render::escape::excerpt(&i.client_info.name, 64)),
+            user: ctx
+                .credential
+                .as_ref()
+                .map(|c| crate::redact::fingerprint(&c.header().1)),
+        }
+    }
+
     /// The caller's own Arcane credential of a request over HTTP, when allowed.
     fn credential(&self, extensions: &rmcp::model::Extensions) -> Option<crate::exec::Auth> {
         self.http.as_ref()?.credential(extensions)
@@ -129,6 +163,17 @@ impl ArcaneServer {
         args: Option<&serde_json::Map<String, serde_json::Value>>,
         ctx: &CallContext,
     ) -> rmcp::model::CallToolResult {
+        self.call_as(tool, args, ctx, &Caller::default()).await
+    }
+
+    /// [`ArcaneServer::call`] on behalf of `caller`, who is named in the audit log.
+    async fn call_as(
+        &self,
+        tool: &str,
+        args: Option<&serde_json::Map<String, serde_json::Value>>,
+        ctx: &CallContext,
+        caller: &Caller,
+    ) -> rmcp::model::CallToolResult {
         let _counted = CallGuard::enter(&self.in_flight);
         let snap = self.live.load();
         match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
@@ -139,9 +184,28 @@ impl ArcaneServer {
                 params,
                 confirm,
             }) => {
-                self.exec
+                let audited = self.audit.as_ref().and_then(|log| {
+                    let a = snap.catalog.resolve(&action).filter(|a| a.mutating)?;
+                    Some((log, a, params.clone(), std::time::Instant::now()))
+                });
+                let result = self
+                    .exec
                     .execute(&snap, &action, params, confirm, ctx)
-                    .await
+                    .await;
+                if let Some((log, a, params, started)) = audited {
+                    audit(
+                        log,
+                        &snap,
+                        a,
+                        &params,
+                        confirm,
+                        caller,
+                        &self.exec.config().environment,
+                        &result,
+                        started,
+                    );
+                }
+                result
             }
         }
     }
@@ -241,6 +305,7 @@ impl ServerHandler for ArcaneServer {
             progress: None,
             credential: self.credential(&context.extensions),
         };
+        let caller = self.caller(&context, &ctx);
         let forwarder = context.meta.get_progress_token().map(|token| {
             let (tx, mut rx) = tokio::sync::mpsc::channel::<crate::exec::jsonlines::Progress>(
                 crate::exec::PROGRESS_QUEUE,
@@ -260,7 +325,7 @@ impl ServerHandler for ArcaneServer {
             })
         });
         let result = self
-            .call(&request.name, request.arguments.as_ref(), &ctx)
+            .call_as(&request.name, request.arguments.as_ref(), &ctx, &caller)
             .await;
         drop(ctx);
         if let Some(f) = forwarder {
@@ -327,6 +392,56 @@ impl ServerHandler for ArcaneServer {
             }
         }
     }
+}
+
+/// Writes the audit line of one mutating call. The outcome follows the executor's order of
+/// checks: withdrawn → refused; destructive without confirmation → refused; safe mode →
+/// preview; otherwise the result says.
+#[allow(clippy::too_many_arguments)]
+fn audit(
+    log: &crate::audit_log::AuditLog,
+    snap: &Snapshot,
+    action: &crate::catalog::Action,
+    params: &serde_json::Map<String, serde_json::Value>,
+    confirm: bool,
+    caller: &Caller,
+    default_environment: &str,
+    result: &rmcp::model::CallToolResult,
+    started: std::time::Instant,
+) {
+    use crate::audit_log::{Entry, Outcome};
+    let failed = result.is_error.unwrap_or(false);
+    let outcome =
+        if snap.policy.withdrawn(action).is_some() || (action.destructive && !confirm && failed) {
+            Outcome::Refused
+        } else if failed {
+            Outcome::Error
+        } else if snap.policy.safe_mode {
+            Outcome::Preview
+        } else {
+            Outcome::Ok
+        };
+    let text: String = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let environment = params
+        .get("environmentId")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or(default_environment);
+    log.record(&Entry {
+        caller,
+        action: &action.id,
+        domain: &action.domain,
+        environment,
+        params,
+        outcome,
+        error: failed.then_some(text.as_str()),
+        duration: started.elapsed(),
+        confirmed: confirm.then_some("param"),
+    });
 }
 
 /// How often a list-changed notifier checks that its session is still open.

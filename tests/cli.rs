@@ -1325,3 +1325,111 @@ async fn http_per_user_keys_never_mix_across_50_sessions() {
         "a client key was logged:\n{log}"
     );
 }
+
+/// The audit log names each mutating call with its user's key fingerprint (never the key) and
+/// its outcome: sent, failed, refused for want of confirmation, previewed in safe mode; reads
+/// leave no line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_audit_log_has_a_line_per_mutating_call() {
+    let sim = Sim::start().await;
+    let (proxy, _) = recording_proxy(sim.base(), sim.sim.api_key().to_string()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let server = HttpServer::start(
+        &proxy,
+        Some("server-key-unused"),
+        &[
+            "--arcane-key-source",
+            "either",
+            "--audit-log",
+            path.to_str().unwrap(),
+        ],
+        &[("ARCANE_MCP_AUTH_TOKEN", "team-token")],
+    )
+    .await;
+    let client = http_client(
+        &server.base,
+        "team-token",
+        &[("x-arcane-api-key", "alice-secret-key")],
+    )
+    .await;
+    let run = |action: &str, params: Value, confirm: bool| {
+        call(
+            &client,
+            "arcane_execute_action",
+            json!({"action": action, "params": params, "confirm": confirm}),
+        )
+    };
+    assert!(!server_support::is_error(
+        &run("container.list", json!({}), false).await
+    ));
+    let refused = run("container.kill", json!({"containerId": "web-1"}), false).await;
+    assert!(server_support::is_error(&refused));
+    let done = run("container.restart", json!({"containerId": "web-1"}), true).await;
+    assert!(!server_support::is_error(&done), "{}", text(&done));
+    let failed = run("container.restart", json!({"containerId": "no-such"}), true).await;
+    assert!(server_support::is_error(&failed));
+    client.cancel().await.unwrap();
+    let log = server.stop().await;
+    assert!(!log.contains("alice-secret-key"), "{log}");
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("alice-secret-key"), "{text}");
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let summary: Vec<(String, String)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["action"].as_str().unwrap().to_string(),
+                l["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("container.kill".into(), "refused".into()),
+            ("container.restart".into(), "ok".into()),
+            ("container.restart".into(), "error".into()),
+        ],
+        "{text}"
+    );
+    let user = format!(
+        "key:{}",
+        arcane_mcp::redact::fingerprint("alice-secret-key")
+    );
+    for l in &lines {
+        assert_eq!(l["user"], user.as_str(), "{l}");
+        assert!(l["session"].as_str().is_some_and(|s| !s.is_empty()), "{l}");
+        assert_eq!(l["environment"], "0");
+        assert!(l["durationMs"].is_u64());
+    }
+    assert_eq!(lines[0]["confirmed"], Value::Null);
+    assert_eq!(lines[1]["confirmed"], "param");
+    assert!(
+        lines[1]["targets"]["containerId"].is_string(),
+        "{}",
+        lines[1]
+    );
+
+    // Safe mode: a preview line (through the one-shot command, which runs the same call path).
+    let preview = dir.path().join("preview.jsonl");
+    let out = demo(&[
+        "call",
+        "--safe-mode",
+        "--audit-log",
+        preview.to_str().unwrap(),
+        "container.restart",
+        "--param",
+        "containerId=web-1",
+        "--confirm",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let line: Value =
+        serde_json::from_str(std::fs::read_to_string(&preview).unwrap().trim()).unwrap();
+    assert_eq!(line["outcome"], "preview", "{line}");
+    assert_eq!(line["user"], "server-key");
+}
