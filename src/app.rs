@@ -139,6 +139,7 @@ pub fn policy(args: &ServeArgs) -> Policy {
     Policy::new(args.read_only, args.safe_mode, &args.exclude_tools)
         .with_output_schemas(args.output_schemas)
         .with_profile(args.client_profile)
+        .with_allow(&args.tools, args.preset.as_deref())
 }
 
 /// The async runtime every command runs in.

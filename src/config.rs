@@ -257,6 +257,19 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub exclude_tools: Vec<String>,
+    /// Serve only these actions: comma-separated action IDs, tool names or whole domains (an
+    /// allow-list; actions a newer Arcane adds stay withdrawn until named).
+    #[arg(
+        long,
+        env = "ARCANE_MCP_TOOLS",
+        value_name = "LIST",
+        value_delimiter = ','
+    )]
+    pub tools: Vec<String>,
+    /// Serve a named set of actions defined in the overlays: read-only, deploy, troubleshoot,
+    /// minimal (overrides/presets.yaml), or an operator's own.
+    #[arg(long, env = "ARCANE_MCP_PRESET", value_name = "NAME")]
+    pub preset: Option<String>,
     /// Declare output schemas on the individual surface (experimental).
     #[arg(long, env = "ARCANE_MCP_OUTPUT_SCHEMAS", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
     pub output_schemas: bool,

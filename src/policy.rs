@@ -16,6 +16,10 @@ pub struct Policy {
     pub output_schemas: bool,
     /// `--client-profile`: the shapes of schemas and results (never what a call does).
     pub profile: crate::config::ClientProfile,
+    /// `--tools` entries: when any, only the actions they name are served.
+    pub allow: Vec<String>,
+    /// `--preset`: its name, and its rules once looked up in the catalog's overlays.
+    pub preset: Option<(String, Option<crate::catalog::overlay::Preset>)>,
 }
 
 impl Policy {
@@ -31,7 +35,39 @@ impl Policy {
                 .collect(),
             output_schemas: false,
             profile: crate::config::ClientProfile::Standard,
+            allow: Vec::new(),
+            preset: None,
         }
+    }
+
+    /// The same policy with an allow-list (`--tools`) and a preset name (`--preset`).
+    pub fn with_allow(mut self, allow: &[String], preset: Option<&str>) -> Policy {
+        self.allow = allow
+            .iter()
+            .map(|e| e.trim().to_string())
+            .filter(|e| !e.is_empty())
+            .collect();
+        self.preset = preset
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| (p.to_string(), None));
+        self
+    }
+
+    /// Looks the preset up in the catalog's overlays; an unknown name is an error naming the
+    /// defined ones (at startup, or a failed reload that keeps the last good snapshot).
+    pub fn resolve_preset(mut self, catalog: &Catalog) -> anyhow::Result<Policy> {
+        if let Some((name, rules)) = &mut self.preset {
+            let Some(found) = catalog.presets.get(name.as_str()) else {
+                let known: Vec<&str> = catalog.presets.keys().map(String::as_str).collect();
+                anyhow::bail!(
+                    "preset {name:?} (ARCANE_MCP_PRESET) is not defined; the overlays define: {}                      (built in: overrides/presets.yaml; add your own in an overlay's `presets`)",
+                    known.join(", ")
+                );
+            };
+            *rules = Some(found.clone());
+        }
+        Ok(self)
     }
 
     /// The same policy with output schemas on or off.
@@ -66,6 +102,35 @@ impl Policy {
                 a.id
             ));
         }
+        if !self.allow.is_empty() && !self.allow.iter().any(|e| matches_entry(e, a)) {
+            return Some(format!(
+                "{} is not in the server's allow-list (ARCANE_MCP_TOOLS)",
+                a.id
+            ));
+        }
+        if let Some((name, Some(p))) = &self.preset {
+            if p.read_only && a.mutating {
+                return Some(format!(
+                    "{} changes state and the server's preset {name:?} ({}) serves only reading                      actions",
+                    a.id, p.description
+                ));
+            }
+            let allowed = (!p.reads && p.tools.is_empty())
+                || (p.reads && !a.mutating)
+                || p.tools.iter().any(|e| matches_entry(e, a));
+            if !allowed {
+                return Some(format!(
+                    "{} is not part of the server's preset {name:?} ({}; ARCANE_MCP_PRESET)",
+                    a.id, p.description
+                ));
+            }
+            if let Some(entry) = p.exclude.iter().find(|e| matches_entry(e, a)) {
+                return Some(format!(
+                    "{} is excluded by the server's preset {name:?} (entry {entry:?})",
+                    a.id
+                ));
+            }
+        }
         let entry = self.exclude.iter().find(|e| matches_entry(e, a))?;
         Some(format!(
             "{} is excluded by the server's configuration (ARCANE_MCP_EXCLUDE_TOOLS entry {entry:?})",
@@ -82,6 +147,7 @@ impl Policy {
     pub fn unknown_entries<'a>(&'a self, catalog: &Catalog) -> Vec<&'a str> {
         self.exclude
             .iter()
+            .chain(&self.allow)
             .filter(|e| !catalog.actions.iter().any(|a| matches_entry(e, a)))
             .map(String::as_str)
             .collect()

@@ -332,3 +332,138 @@ async fn names_aliases_and_validation() {
     assert!(e.contains("container.restart"), "{e}");
     ind.cancel().await.ok();
 }
+
+/// `--tools` is an allow-list: only the actions it names are listed and run, and an action it
+/// does not name (as a newer Arcane's would be) is withdrawn with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_list_serves_only_what_it_names() {
+    let sim = Sim::start().await;
+    let ind = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &[
+            "--tool-surface",
+            "individual",
+            "--tools",
+            "container.list,arcane_container_get,volume",
+        ],
+    )
+    .await;
+    let cat = catalog();
+    let volumes = cat.actions.iter().filter(|a| a.domain == "volume").count();
+    let listed: Vec<String> = tools(&ind)
+        .await
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(listed.len(), 2 + volumes, "{listed:?}");
+    assert!(listed.contains(&"arcane_container_list".to_string()));
+    assert!(listed.contains(&"arcane_container_get".to_string()));
+    ind.cancel().await.ok();
+
+    let dynamic = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--tools", "container.list"],
+    )
+    .await;
+    let e = err(&call(
+        &dynamic,
+        "arcane_execute_action",
+        json!({"action": "container.restart", "params": {"containerId": "web-1"}}),
+    )
+    .await);
+    assert!(
+        e.contains("allow-list") && e.contains("ARCANE_MCP_TOOLS"),
+        "{e}"
+    );
+    assert!(sim.requests().await.is_empty(), "nothing reached Arcane");
+    dynamic.cancel().await.ok();
+}
+
+/// Presets are data in the overlays: each built-in one serves what it says, and an unknown
+/// name stops the server with the defined ones listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn presets_from_the_overlays_withdraw_with_reasons() {
+    let sim = Sim::start().await;
+    let cat = catalog();
+    assert_eq!(
+        cat.presets.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["deploy", "minimal", "read-only", "troubleshoot"]
+    );
+    for (name, preset) in &cat.presets {
+        for entry in preset.tools.iter().chain(&preset.exclude) {
+            assert!(
+                cat.actions
+                    .iter()
+                    .any(|a| &a.id == entry || &a.domain == entry),
+                "preset {name} names {entry}, which the catalog does not have"
+            );
+        }
+    }
+    let reads = cat.actions.iter().filter(|a| !a.mutating).count();
+    let count = |args: Vec<&'static str>| {
+        let base = sim.base();
+        let key = sim.sim.api_key().to_string();
+        async move {
+            let mut all = vec!["--tool-surface", "individual"];
+            all.extend(args);
+            let c = spawn(&base, &key, &all).await;
+            let names: Vec<String> = tools(&c)
+                .await
+                .into_iter()
+                .map(|t| t.name.to_string())
+                .collect();
+            c.cancel().await.ok();
+            names
+        }
+    };
+    assert_eq!(count(vec!["--preset", "read-only"]).await.len(), reads);
+    let minimal = count(vec!["--preset", "minimal"]).await;
+    assert_eq!(
+        minimal.len(),
+        cat.presets["minimal"].tools.len(),
+        "{minimal:?}"
+    );
+    let troubleshoot = count(vec!["--preset", "troubleshoot"]).await;
+    assert_eq!(troubleshoot.len(), reads + 6);
+    assert!(troubleshoot.contains(&"arcane_container_restart".to_string()));
+    assert!(!troubleshoot.contains(&"arcane_container_delete".to_string()));
+    let deploy = count(vec!["--preset", "deploy"]).await;
+    assert!(deploy.contains(&"arcane_project_up".to_string()));
+    assert!(!deploy.contains(&"arcane_project_destroy".to_string()));
+    assert!(!deploy.contains(&"arcane_container_delete".to_string()));
+
+    let c = spawn(&sim.base(), sim.sim.api_key(), &["--preset", "minimal"]).await;
+    let e = err(&call(
+        &c,
+        "arcane_execute_action",
+        json!({"action": "container.kill", "params": {"containerId": "web-1"}, "confirm": true}),
+    )
+    .await);
+    assert!(e.contains("preset \"minimal\""), "{e}");
+    c.cancel().await.ok();
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arcane-mcp"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_clear()
+        .args([
+            "--arcane-url",
+            &sim.base(),
+            "--api-key",
+            "k",
+            "--preset",
+            "nope",
+            "--spec",
+        ])
+        .arg(spec_path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\"nope\"") && err.contains("troubleshoot"),
+        "{err}"
+    );
+}
