@@ -257,6 +257,10 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub exclude_tools: Vec<String>,
+    /// Confirmation of destructive actions: elicit (the client asks the user when it can),
+    /// param (`"confirm": true` only), never-destructive (withdrawn outright).
+    #[arg(long, env = "ARCANE_MCP_CONFIRM", value_enum, default_value_t = ConfirmMode::Elicit)]
+    pub confirm: ConfirmMode,
     /// Serve only these actions: comma-separated action IDs, tool names or whole domains (an
     /// allow-list; actions a newer Arcane adds stay withdrawn until named).
     #[arg(
@@ -372,6 +376,19 @@ impl KeySource {
             KeySource::Either => "either",
         }
     }
+}
+
+/// How a destructive action is confirmed (docs/security.md#confirmation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ConfirmMode {
+    /// Ask the user through the client (`elicitation/create`) when the client can show a form;
+    /// otherwise `"confirm": true` as with `param`.
+    #[default]
+    Elicit,
+    /// The model passes `"confirm": true` after asking the user itself.
+    Param,
+    /// Destructive actions are withdrawn outright.
+    NeverDestructive,
 }
 
 /// Settings of the Streamable HTTP transport (docs/security.md).

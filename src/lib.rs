@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod check;
 pub mod cli;
 pub mod config;
+pub mod confirm;
 pub mod exec;
 pub mod find;
 pub mod flat;

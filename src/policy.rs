@@ -18,6 +18,11 @@ pub struct Policy {
     pub profile: crate::config::ClientProfile,
     /// `--tools` entries: when any, only the actions they name are served.
     pub allow: Vec<String>,
+    /// `--confirm elicit`: a destructive call without confirmation asks the user through the
+    /// client when it can show a form.
+    pub elicit: bool,
+    /// `--confirm never-destructive`: every destructive action is withdrawn.
+    pub never_destructive: bool,
     /// `--preset`: its name, and its rules once looked up in the catalog's overlays.
     pub preset: Option<(String, Option<crate::catalog::overlay::Preset>)>,
 }
@@ -37,6 +42,8 @@ impl Policy {
             profile: crate::config::ClientProfile::Standard,
             allow: Vec::new(),
             preset: None,
+            elicit: false,
+            never_destructive: false,
         }
     }
 
@@ -51,6 +58,13 @@ impl Policy {
             .map(str::trim)
             .filter(|p| !p.is_empty())
             .map(|p| (p.to_string(), None));
+        self
+    }
+
+    /// The same policy with a confirmation mode.
+    pub fn with_confirm(mut self, mode: crate::config::ConfirmMode) -> Policy {
+        self.elicit = mode == crate::config::ConfirmMode::Elicit;
+        self.never_destructive = mode == crate::config::ConfirmMode::NeverDestructive;
         self
     }
 
@@ -99,6 +113,12 @@ impl Policy {
             return Some(format!(
                 "{} changes state and the server runs in read-only mode (ARCANE_MCP_READ_ONLY); \
                  only reading actions are served",
+                a.id
+            ));
+        }
+        if self.never_destructive && a.destructive {
+            return Some(format!(
+                "{} is destructive and the server refuses destructive actions                  (ARCANE_MCP_CONFIRM=never-destructive)",
                 a.id
             ));
         }

@@ -163,7 +163,8 @@ impl ArcaneServer {
         args: Option<&serde_json::Map<String, serde_json::Value>>,
         ctx: &CallContext,
     ) -> rmcp::model::CallToolResult {
-        self.call_as(tool, args, ctx, &Caller::default()).await
+        self.call_as(tool, args, ctx, &Caller::default(), None)
+            .await
     }
 
     /// [`ArcaneServer::call`] on behalf of `caller`, who is named in the audit log.
@@ -173,6 +174,7 @@ impl ArcaneServer {
         args: Option<&serde_json::Map<String, serde_json::Value>>,
         ctx: &CallContext,
         caller: &Caller,
+        peer: Option<&rmcp::Peer<RoleServer>>,
     ) -> rmcp::model::CallToolResult {
         let _counted = CallGuard::enter(&self.in_flight);
         let snap = self.live.load();
@@ -188,17 +190,40 @@ impl ArcaneServer {
                     let a = snap.catalog.resolve(&action).filter(|a| a.mutating)?;
                     Some((log, a, params.clone(), std::time::Instant::now()))
                 });
-                let result = self
-                    .exec
-                    .execute(&snap, &action, params, confirm, ctx)
-                    .await;
+                let mut confirmed = confirm.then_some("param");
+                let mut declined = None;
+                if let (false, true, Some(peer)) = (confirm, snap.policy.elicit, peer)
+                    && let Some(a) = snap
+                        .catalog
+                        .resolve(&action)
+                        .filter(|a| a.destructive && snap.policy.serves(a))
+                {
+                    let env = params
+                        .get("environmentId")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or(&self.exec.config().environment)
+                        .to_string();
+                    match crate::confirm::ask(peer, a, &params, &env, &ctx.cancel).await {
+                        crate::confirm::Answer::Yes => confirmed = Some("elicitation"),
+                        crate::confirm::Answer::No(text) => declined = Some(text),
+                        crate::confirm::Answer::CannotAsk => {}
+                    }
+                }
+                let result = match declined {
+                    Some(text) => error_result(text),
+                    None => {
+                        self.exec
+                            .execute(&snap, &action, params, confirmed.is_some(), ctx)
+                            .await
+                    }
+                };
                 if let Some((log, a, params, started)) = audited {
                     audit(
                         log,
                         &snap,
                         a,
                         &params,
-                        confirm,
+                        confirmed,
                         caller,
                         &self.exec.config().environment,
                         &result,
@@ -325,7 +350,13 @@ impl ServerHandler for ArcaneServer {
             })
         });
         let result = self
-            .call_as(&request.name, request.arguments.as_ref(), &ctx, &caller)
+            .call_as(
+                &request.name,
+                request.arguments.as_ref(),
+                &ctx,
+                &caller,
+                Some(&context.peer),
+            )
             .await;
         drop(ctx);
         if let Some(f) = forwarder {
@@ -403,7 +434,7 @@ fn audit(
     snap: &Snapshot,
     action: &crate::catalog::Action,
     params: &serde_json::Map<String, serde_json::Value>,
-    confirm: bool,
+    confirmed: Option<&'static str>,
     caller: &Caller,
     default_environment: &str,
     result: &rmcp::model::CallToolResult,
@@ -411,16 +442,17 @@ fn audit(
 ) {
     use crate::audit_log::{Entry, Outcome};
     let failed = result.is_error.unwrap_or(false);
-    let outcome =
-        if snap.policy.withdrawn(action).is_some() || (action.destructive && !confirm && failed) {
-            Outcome::Refused
-        } else if failed {
-            Outcome::Error
-        } else if snap.policy.safe_mode {
-            Outcome::Preview
-        } else {
-            Outcome::Ok
-        };
+    let outcome = if snap.policy.withdrawn(action).is_some()
+        || (action.destructive && confirmed.is_none() && failed)
+    {
+        Outcome::Refused
+    } else if failed {
+        Outcome::Error
+    } else if snap.policy.safe_mode {
+        Outcome::Preview
+    } else {
+        Outcome::Ok
+    };
     let text: String = result
         .content
         .iter()
@@ -440,7 +472,7 @@ fn audit(
         outcome,
         error: failed.then_some(text.as_str()),
         duration: started.elapsed(),
-        confirmed: confirm.then_some("param"),
+        confirmed,
     });
 }
 

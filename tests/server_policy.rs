@@ -467,3 +467,111 @@ async fn presets_from_the_overlays_withdraw_with_reasons() {
         "{err}"
     );
 }
+
+/// A client that can show elicitation forms and answers them as told, recording the questions.
+#[derive(Clone)]
+struct Asker {
+    /// `None`: the client declares no elicitation capability.
+    answer: Option<(rmcp::model::ElicitationAction, bool)>,
+    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl rmcp::ClientHandler for Asker {
+    fn get_info(&self) -> rmcp::model::ClientInfo {
+        let caps = match self.answer {
+            Some(_) => rmcp::model::ClientCapabilities::builder()
+                .enable_elicitation()
+                .build(),
+            None => rmcp::model::ClientCapabilities::default(),
+        };
+        rmcp::model::ClientInfo::new(caps, rmcp::model::Implementation::new("asker", "1"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        if let rmcp::model::ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+            self.asked.lock().unwrap().push(message.clone());
+        }
+        let (action, tick) = self.answer.clone().expect("asked only when declared");
+        Ok(rmcp::model::ElicitResult::new(action).with_content(json!({"confirm": tick})))
+    }
+}
+
+/// A destructive call without `confirm` asks the user when the client can show a form: it runs
+/// on an accept with the box ticked and not otherwise; a client without elicitation keeps the
+/// `confirm: true` rule; `--confirm param` never asks; `never-destructive` withdraws.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn destructive_calls_ask_the_user_through_elicitation() {
+    use rmcp::model::ElicitationAction::{Accept, Cancel, Decline};
+    let sim = Sim::start().await;
+    let kill = json!({"action": "container.kill", "params": {"containerId": "web-1"}});
+    let kills = |log: &[serde_json::Value]| {
+        log.iter()
+            .filter(|r| r["method"] == "POST" && r["path"].as_str().unwrap().ends_with("/kill"))
+            .count()
+    };
+    for (answer, args, runs) in [
+        (Some((Accept, true)), vec![], true),
+        (Some((Accept, false)), vec![], false),
+        (Some((Decline, false)), vec![], false),
+        (Some((Cancel, false)), vec![], false),
+        (None, vec![], false),
+        (Some((Accept, true)), vec!["--confirm", "param"], false),
+    ] {
+        sim.reset().await;
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let handler = Asker {
+            answer: answer.clone(),
+            asked: asked.clone(),
+        };
+        let client = spawn_with(handler, &sim.base(), sim.sim.api_key(), &args).await;
+        let r = client
+            .call_tool(
+                rmcp::model::CallToolRequestParams::new("arcane_execute_action")
+                    .with_arguments(kill.as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
+        let case = format!("{answer:?} {args:?}");
+        assert_eq!(is_error(&r), !runs, "{case}: {}", text(&r));
+        assert_eq!(kills(&sim.requests().await), usize::from(runs), "{case}");
+        let questions = asked.lock().unwrap().clone();
+        let expect_asked = answer.is_some() && args.is_empty();
+        assert_eq!(questions.len(), usize::from(expect_asked), "{case}");
+        if let Some(q) = questions.first() {
+            assert!(q.contains("container.kill") && q.contains("web-1"), "{q}");
+        }
+        if !runs {
+            let e = text(&r);
+            let expected = if expect_asked {
+                "nothing was sent"
+            } else {
+                "\"confirm\": true"
+            };
+            assert!(e.contains(expected), "{case}: {e}");
+        }
+        client.cancel().await.ok();
+    }
+    let client = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &[
+            "--confirm",
+            "never-destructive",
+            "--tool-surface",
+            "individual",
+        ],
+    )
+    .await;
+    let names: Vec<String> = tools(&client)
+        .await
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(!names.contains(&"arcane_container_kill".to_string()));
+    assert!(names.contains(&"arcane_container_restart".to_string()));
+    client.cancel().await.ok();
+}
