@@ -477,14 +477,14 @@ struct Asker {
 }
 
 impl rmcp::ClientHandler for Asker {
-    fn get_info(&self) -> rmcp::model::ClientInfo {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
         let caps = match self.answer {
             Some(_) => rmcp::model::ClientCapabilities::builder()
                 .enable_elicitation()
                 .build(),
             None => rmcp::model::ClientCapabilities::default(),
         };
-        rmcp::model::ClientInfo::new(caps, rmcp::model::Implementation::new("asker", "1"))
+        rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("asker", "1"))
     }
 
     async fn create_elicitation(
