@@ -1433,3 +1433,50 @@ async fn http_audit_log_has_a_line_per_mutating_call() {
     assert_eq!(line["outcome"], "preview", "{line}");
     assert_eq!(line["user"], "server-key");
 }
+
+/// The official Python SDK's Streamable HTTP client on every surface: initialize (a session),
+/// list, call, a resource; a wrong token gets 401 with the challenge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_http_client_is_answered_on_every_surface() {
+    let sim = Sim::start().await;
+    let cat = server_support::catalog();
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    for (surface, tools) in [
+        ("dynamic", 2),
+        ("meta", cat.domains.len()),
+        ("individual", cat.actions.len()),
+    ] {
+        let server = HttpServer::start(
+            &sim.base(),
+            Some(sim.sim.api_key()),
+            &["--tool-surface", surface],
+            &[("ARCANE_MCP_AUTH_TOKEN", "py-token")],
+        )
+        .await;
+        let out = tokio::process::Command::new(&python)
+            .arg(repo().join("tests/python/http_client.py"))
+            .args([&format!("{}/mcp", server.base), "py-token", surface])
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap_or_else(|e| panic!("this test needs Python 3 with '{PY_MCP}': {e}"));
+        assert!(
+            out.status.success(),
+            "the Python client failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["server"], "arcane-mcp", "{surface}: {r}");
+        assert_eq!(r["session"], true, "{surface}: {r}");
+        assert_eq!(r["tools"], tools, "{surface}: {r}");
+        assert_eq!(r["is_error"], false, "{surface}: {r}");
+        assert!(r["text"].as_str().unwrap().contains("| web-1 |"), "{r}");
+        assert_eq!(r["resource"], 1, "{r}");
+        assert_eq!(r["wrong_token_status"], 401, "{r}");
+        assert!(
+            r["challenge"].as_str().unwrap().starts_with("Bearer"),
+            "{r}"
+        );
+        server.stop().await;
+    }
+}
