@@ -1012,6 +1012,16 @@ async fn http_client(
     token: &str,
     headers: &[(&'static str, &str)],
 ) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    http_client_with((), base, token, headers).await
+}
+
+/// [`http_client`] with a client handler (progress, list-changed…).
+async fn http_client_with<H: rmcp::ClientHandler>(
+    handler: H,
+    base: &str,
+    token: &str,
+    headers: &[(&'static str, &str)],
+) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let custom = headers
@@ -1026,7 +1036,8 @@ async fn http_client(
     let config = StreamableHttpClientTransportConfig::with_uri(format!("{base}/mcp"))
         .auth_header(token)
         .custom_headers(custom);
-    ().serve(StreamableHttpClientTransport::from_config(config))
+    handler
+        .serve(StreamableHttpClientTransport::from_config(config))
         .await
         .expect("MCP session over HTTP starts")
 }
@@ -1479,4 +1490,133 @@ async fn python_sdk_http_client_is_answered_on_every_surface() {
         );
         server.stop().await;
     }
+}
+
+/// Records progress and list-changed notifications.
+#[derive(Clone, Default)]
+struct Notes(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl rmcp::ClientHandler for Notes {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("progress {}", params.progress));
+    }
+
+    async fn on_tool_list_changed(&self, _: rmcp::service::NotificationContext<rmcp::RoleClient>) {
+        self.0.lock().unwrap().push("tools".into());
+    }
+
+    async fn on_resource_list_changed(
+        &self,
+        _: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push("resources".into());
+    }
+}
+
+/// Over HTTP as over stdio: progress of a stream reaches the client, a cancelled call drops
+/// the request to Arcane, and a hot reload sends list-changed to every open session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_progress_cancel_and_list_changed() {
+    use std::time::Duration;
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--overrides", dir.path().to_str().unwrap()],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let notes = Notes::default();
+    let client = http_client_with(notes.clone(), &server.base, "tok", &[]).await;
+    let other = http_client(&server.base, "tok", &[]).await;
+    let pull = json!({"action": "image.pull", "params": {"imageName": "redis:7.2-alpine"}});
+    let r = client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("arcane_execute_action")
+                .with_arguments(pull.as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let progress = notes
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|n| n.starts_with("progress"))
+        .count();
+    assert!(progress >= 2, "{:?}", notes.0.lock().unwrap());
+
+    sim.http
+        .post(format!("{}/__sim/config", sim.base()))
+        .json(&json!({"streamPaceMs": 300}))
+        .send()
+        .await
+        .unwrap();
+    let up = json!({"action": "project.up", "params": {"projectId": "webshop"}});
+    let pending = client.call_tool(
+        rmcp::model::CallToolRequestParams::new("arcane_execute_action")
+            .with_arguments(up.as_object().unwrap().clone()),
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(700), pending)
+            .await
+            .is_err()
+    );
+    let mut aborted = false;
+    for _ in 0..100 {
+        let streams = sim.hook("/__sim/streams").await;
+        aborted = streams
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["path"].as_str().unwrap_or("").ends_with("/up") && s["aborted"] == true);
+        if aborted {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        aborted,
+        "the cancelled call's request to Arcane was dropped"
+    );
+
+    std::fs::write(
+        dir.path().join("maintenance.yaml"),
+        "actions:\n  container.restart: {exclude: \"withdrawn for maintenance\"}\n",
+    )
+    .unwrap();
+    // A generous guard against a hang, not a timing assertion.
+    for _ in 0..600 {
+        let seen = notes.0.lock().unwrap().clone();
+        if seen.iter().any(|n| n == "tools") && seen.iter().any(|n| n == "resources") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let seen = notes.0.lock().unwrap().clone();
+    assert!(seen.contains(&"tools".to_string()), "{seen:?}");
+    assert!(seen.contains(&"resources".to_string()), "{seen:?}");
+    let r = call(
+        &other,
+        "arcane_execute_action",
+        json!({"action": "container.restart", "params": {"containerId": "web-1"}}),
+    )
+    .await;
+    assert!(
+        text(&r).contains("withdrawn for maintenance"),
+        "{}",
+        text(&r)
+    );
+    client.cancel().await.ok();
+    other.cancel().await.ok();
+    server.stop().await;
 }
