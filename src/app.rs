@@ -140,7 +140,7 @@ pub fn policy(args: &ServeArgs) -> Policy {
         .with_output_schemas(args.output_schemas)
         .with_profile(args.client_profile)
         .with_allow(&args.tools, args.preset.as_deref())
-        .with_confirm(args.confirm)
+        .with_confirm(args.confirm_mode)
 }
 
 /// The async runtime every command runs in.

@@ -259,8 +259,9 @@ pub struct ServeArgs {
     pub exclude_tools: Vec<String>,
     /// Confirmation of destructive actions: elicit (the client asks the user when it can),
     /// param (`"confirm": true` only), never-destructive (withdrawn outright).
-    #[arg(long, env = "ARCANE_MCP_CONFIRM", value_enum, default_value_t = ConfirmMode::Elicit)]
-    pub confirm: ConfirmMode,
+    /// (Named `--confirm-mode` because `call --confirm` confirms one call.)
+    #[arg(long = "confirm-mode", env = "ARCANE_MCP_CONFIRM", value_enum, default_value_t = ConfirmMode::Elicit)]
+    pub confirm_mode: ConfirmMode,
     /// Serve only these actions: comma-separated action IDs, tool names or whole domains (an
     /// allow-list; actions a newer Arcane adds stay withdrawn until named).
     #[arg(

@@ -18,10 +18,10 @@ pub struct Policy {
     pub profile: crate::config::ClientProfile,
     /// `--tools` entries: when any, only the actions they name are served.
     pub allow: Vec<String>,
-    /// `--confirm elicit`: a destructive call without confirmation asks the user through the
+    /// `--confirm-mode elicit`: a destructive call without confirmation asks the user through the
     /// client when it can show a form.
     pub elicit: bool,
-    /// `--confirm never-destructive`: every destructive action is withdrawn.
+    /// `--confirm-mode never-destructive`: every destructive action is withdrawn.
     pub never_destructive: bool,
     /// `--preset`: its name, and its rules once looked up in the catalog's overlays.
     pub preset: Option<(String, Option<crate::catalog::overlay::Preset>)>,

@@ -502,7 +502,7 @@ impl rmcp::ClientHandler for Asker {
 
 /// A destructive call without `confirm` asks the user when the client can show a form: it runs
 /// on an accept with the box ticked and not otherwise; a client without elicitation keeps the
-/// `confirm: true` rule; `--confirm param` never asks; `never-destructive` withdraws.
+/// `confirm: true` rule; `--confirm-mode param` never asks; `never-destructive` withdraws.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn destructive_calls_ask_the_user_through_elicitation() {
     use rmcp::model::ElicitationAction::{Accept, Cancel, Decline};
@@ -519,7 +519,7 @@ async fn destructive_calls_ask_the_user_through_elicitation() {
         (Some((Decline, false)), vec![], false),
         (Some((Cancel, false)), vec![], false),
         (None, vec![], false),
-        (Some((Accept, true)), vec!["--confirm", "param"], false),
+        (Some((Accept, true)), vec!["--confirm-mode", "param"], false),
     ] {
         sim.reset().await;
         let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
