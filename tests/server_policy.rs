@@ -559,7 +559,7 @@ async fn destructive_calls_ask_the_user_through_elicitation() {
         &sim.base(),
         sim.sim.api_key(),
         &[
-            "--confirm",
+            "--confirm-mode",
             "never-destructive",
             "--tool-surface",
             "individual",
