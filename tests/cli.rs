@@ -1620,3 +1620,53 @@ async fn http_progress_cancel_and_list_changed() {
     other.cancel().await.ok();
     server.stop().await;
 }
+
+/// The official TypeScript SDK's Streamable HTTP client on every surface: list, call, a
+/// resource, progress of a stream; a wrong token gets 401 and a foreign Origin 403.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_http_client_is_answered_on_every_surface() {
+    let dir = repo().join("tests/typescript");
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
+        "this test needs the MCP TypeScript SDK: run `npm ci --prefix tests/typescript --no-audit --no-fund` (Node.js 18 or later)"
+    );
+    let sim = Sim::start().await;
+    let cat = server_support::catalog();
+    for (surface, tools) in [
+        ("dynamic", 2),
+        ("meta", cat.domains.len()),
+        ("individual", cat.actions.len()),
+    ] {
+        let server = HttpServer::start(
+            &sim.base(),
+            Some(sim.sim.api_key()),
+            &["--tool-surface", surface],
+            &[("ARCANE_MCP_AUTH_TOKEN", "ts-token")],
+        )
+        .await;
+        let out = tokio::process::Command::new("node")
+            .arg(dir.join("http_client.mjs"))
+            .args([&format!("{}/mcp", server.base), "ts-token", surface])
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .expect("node runs");
+        assert!(
+            out.status.success(),
+            "the TypeScript client failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["server"], "arcane-mcp", "{surface}: {r}");
+        assert_eq!(r["session"], true, "{surface}: {r}");
+        assert_eq!(r["tools"], tools, "{surface}: {r}");
+        assert_eq!(r["is_error"], false, "{surface}: {r}");
+        assert!(r["text"].as_str().unwrap().contains("| web-1 |"), "{r}");
+        assert_eq!(r["resource"], 1, "{r}");
+        assert_eq!(r["pull_error"], false, "{r}");
+        assert!(r["progress"].as_u64().unwrap() >= 2, "{surface}: {r}");
+        assert_eq!(r["wrong_token_status"], 401, "{r}");
+        assert_eq!(r["foreign_origin_status"], 403, "{r}");
+        server.stop().await;
+    }
+}
