@@ -1670,3 +1670,42 @@ async fn typescript_sdk_http_client_is_answered_on_every_surface() {
         server.stop().await;
     }
 }
+
+/// A caller's key that Arcane refuses is named as the caller's (the header), not the server's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_a_refused_client_key_is_named_as_the_callers() {
+    let sim = Sim::start().await;
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--arcane-key-source", "either"],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let client = http_client(&server.base, "tok", &[("x-arcane-api-key", "not-a-key")]).await;
+    let r = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container.list", "params": {}}),
+    )
+    .await;
+    assert!(server_support::is_error(&r));
+    let e = text(&r);
+    assert!(e.contains("X-Arcane-API-Key"), "{e}");
+    assert!(
+        !e.contains("not-a-key") && !e.contains("ARCANE_API_KEY"),
+        "{e}"
+    );
+    // The same server still serves a caller without a key of their own, with its own key.
+    let plain = http_client(&server.base, "tok", &[]).await;
+    let r = call(
+        &plain,
+        "arcane_execute_action",
+        json!({"action": "container.list", "params": {}}),
+    )
+    .await;
+    assert!(!server_support::is_error(&r), "{}", text(&r));
+    client.cancel().await.ok();
+    plain.cancel().await.ok();
+    server.stop().await;
+}

@@ -196,7 +196,10 @@ impl Executor {
         &self.config
     }
 
-    fn credential_name(&self) -> &'static str {
+    fn credential_name(&self, ctx: &CallContext) -> &'static str {
+        if ctx.credential.is_some() {
+            return "your Arcane API key (the X-Arcane-API-Key header)";
+        }
         match self.config.auth {
             Auth::ApiKey(_) => "the API key (ARCANE_API_KEY / --api-key)",
             Auth::Bearer(_) => "the token (ARCANE_TOKEN / --token)",
@@ -389,7 +392,9 @@ impl Executor {
             && errors::is_html(&content_type, b"")
         {
             // A login page or proxy page in front of Arcane, not a stream or a file.
-            return self.html_answer(snap, action, status.as_u16(), resp).await;
+            return self
+                .html_answer(snap, action, status.as_u16(), resp, ctx)
+                .await;
         }
         if status.is_success() && action.kind == ResultKind::Stream {
             // Read to the end, forwarding progress; a stream cut mid-way is reported from what
@@ -462,7 +467,7 @@ impl Executor {
                         action,
                         &err,
                         env,
-                        self.credential_name(),
+                        self.credential_name(ctx),
                     ))
                 }
                 Ok(d) => download_result(action, d, self.config.show_secrets),
@@ -478,7 +483,7 @@ impl Executor {
                 action,
                 &err,
                 env,
-                self.credential_name(),
+                self.credential_name(ctx),
             ));
         }
         let bytes = match crate::http::read_capped(resp, self.config.max_response_bytes).await {
@@ -501,7 +506,7 @@ impl Executor {
                 action,
                 &err,
                 env,
-                self.credential_name(),
+                self.credential_name(ctx),
             ));
         }
         match action.kind {
@@ -520,7 +525,7 @@ impl Executor {
                         action,
                         &err,
                         env,
-                        self.credential_name(),
+                        self.credential_name(ctx),
                     ))
                 }
                 Ok(body) => success(
@@ -560,6 +565,7 @@ impl Executor {
         action: &Action,
         status: u16,
         resp: reqwest::Response,
+        ctx: &CallContext,
     ) -> CallToolResult {
         let content_type = header(&resp, "content-type");
         let page = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY).await;
@@ -569,7 +575,7 @@ impl Executor {
             action,
             &err,
             None,
-            self.credential_name(),
+            self.credential_name(ctx),
         ))
     }
 
