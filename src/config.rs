@@ -7,10 +7,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::reload::Sources;
 use crate::spec::SpecSource;
 
-/// arcane-mcp: an MCP server (stdio) that lets AI assistants operate Arcane, the Docker
-/// management platform, through its REST API.
+/// arcane-mcp: an MCP server (stdio or Streamable HTTP) that lets AI assistants operate Arcane,
+/// the Docker management platform, through its REST API.
 ///
-/// With no subcommand it serves MCP on stdin/stdout. Logs go to stderr.
+/// With no subcommand it serves MCP on stdin/stdout (or over HTTP with --transport http). Logs go
+/// to stderr.
 #[derive(Debug, Parser)]
 #[command(name = "arcane-mcp", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
@@ -22,7 +23,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve MCP over stdio (the default).
+    /// Serve MCP over stdio (the default) or Streamable HTTP (--transport http).
     Serve(Box<ServeArgs>),
     /// Print a summary of the catalog built from the spec and overlays (or all of it as JSON).
     Catalog(CatalogArgs),

@@ -81,7 +81,8 @@ pub fn connection(args: &config::ServeArgs) -> Result<(String, Auth)> {
     Ok((base, auth))
 }
 
-/// Runs the MCP server over stdio until the client disconnects, or over HTTP until stopped.
+/// Runs the MCP server over stdio until the client disconnects, or over HTTP until stopped
+/// (Ctrl-C or SIGTERM).
 pub fn serve(args: config::ServeArgs) -> Result<()> {
     let (base_url, auth) = connection(&args)?;
     // The HTTP settings are checked before anything is built or fetched.
