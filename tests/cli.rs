@@ -1709,3 +1709,59 @@ async fn http_a_refused_client_key_is_named_as_the_callers() {
     plain.cancel().await.ok();
     server.stop().await;
 }
+
+/// Past the per-address rate, requests get 429 with Retry-After; an idle session is closed,
+/// and a request naming it is told so (the client starts a new one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_rate_limit_and_idle_session_expiry() {
+    let sim = Sim::start().await;
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--rate-limit", "30", "--session-idle-timeout", "1"],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let auth = ("authorization", "Bearer tok");
+    let (status, headers, _) = raw_post(&server.base, &[auth], INIT.into()).await;
+    assert_eq!(status, 200);
+    let session = headers["mcp-session-id"].to_str().unwrap().to_string();
+    // The idle session is closed: a later request naming it is refused. Each look is itself
+    // activity, so looks are spaced beyond the idle time (a bounded number: a guard against a
+    // hang, not a timing assertion).
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let mut closed = None;
+    for _ in 0..15 {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        let (status, _, body) = raw_post(
+            &server.base,
+            &[
+                auth,
+                ("mcp-session-id", &session),
+                ("mcp-protocol-version", "2025-06-18"),
+            ],
+            ping.into(),
+        )
+        .await;
+        if status == 429 {
+            continue;
+        }
+        if status != 200 {
+            closed = Some((status, body));
+            break;
+        }
+    }
+    let (status, _) = closed.expect("the idle session was closed");
+    assert_eq!(status, 404);
+    // A burst of 30 is allowed; more within the same second are not.
+    let mut statuses = Vec::new();
+    for _ in 0..40 {
+        let (status, headers, _) = raw_post(&server.base, &[auth], INIT.into()).await;
+        if status == 429 {
+            assert!(headers.contains_key("retry-after"));
+        }
+        statuses.push(status);
+    }
+    assert!(statuses.contains(&429), "{statuses:?}");
+    server.stop().await;
+}
