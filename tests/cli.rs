@@ -1765,3 +1765,71 @@ async fn http_rate_limit_and_idle_session_expiry() {
     assert!(statuses.contains(&429), "{statuses:?}");
     server.stop().await;
 }
+
+/// A client that shows elicitation forms and ticks (or not) the box.
+#[derive(Clone)]
+struct Ticks(bool);
+
+impl rmcp::ClientHandler for Ticks {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_elicitation()
+                .build(),
+            rmcp::model::Implementation::new("ticks", "1"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        Ok(
+            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+                .with_content(json!({"confirm": self.0})),
+        )
+    }
+}
+
+/// Over HTTP the confirmation form reaches the user too (a server-to-client request on the
+/// session's stream): a ticked box runs the destructive call, an unticked one refuses it, and
+/// the audit log says which.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_destructive_call_is_confirmed_by_the_user() {
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--audit-log", path.to_str().unwrap()],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let kill = json!({"action": "container.kill", "params": {"containerId": "web-1"}});
+    for tick in [false, true] {
+        let client = http_client_with(Ticks(tick), &server.base, "tok", &[]).await;
+        let r = client
+            .call_tool(
+                rmcp::model::CallToolRequestParams::new("arcane_execute_action")
+                    .with_arguments(kill.as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.is_error == Some(true), !tick, "{}", text(&r));
+        client.cancel().await.ok();
+    }
+    server.stop().await;
+    let lines: Vec<Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["outcome"], "refused");
+    assert_eq!(lines[0]["confirmed"], Value::Null);
+    assert_eq!(lines[1]["outcome"], "ok");
+    assert_eq!(lines[1]["confirmed"], "elicitation");
+    assert_eq!(lines[1]["client"], "ticks");
+}
