@@ -8,6 +8,7 @@ RUN apk add --no-cache musl-dev ca-certificates
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
+COPY crates ./crates
 COPY sim ./sim
 COPY benches ./benches
 COPY catalog ./catalog

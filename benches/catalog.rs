@@ -7,17 +7,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arcane_mcp::catalog::overlay::Layers;
-use arcane_mcp::catalog::{BuildInput, Catalog, build_catalog};
+use arcane_catalog::Layers;
+use arcane_catalog::SpecDoc;
+use arcane_catalog::{BuildInput, Catalog, build_catalog};
 use arcane_mcp::reload::{Live, Sources, watch_sources};
-use arcane_mcp::spec::{SpecDoc, SpecSource};
+use arcane_mcp::spec::SpecSource;
 use criterion::{Criterion, criterion_group, criterion_main};
 
+/// The one finder of Arcane's documents, shared with the integration tests.
+#[path = "../tests/fixtures/mod.rs"]
+mod fixtures;
+
 fn spec_path() -> PathBuf {
-    std::env::var_os("ARCANE_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/arcane"))
-        .join("openapi-v2.8.0.json")
+    fixtures::spec_v2()
 }
 
 fn bench_build(c: &mut Criterion) {

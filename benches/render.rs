@@ -1,6 +1,6 @@
 //! Rendering a 50-row container page: the common case of a list call.
 
-use arcane_mcp::render::markdown::{RenderContext, render_value};
+use arcane_markdown::{RenderContext, render_value};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use std::hint::black_box;

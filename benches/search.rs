@@ -8,11 +8,15 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use arcane_mcp::catalog::{Action, Catalog};
+use arcane_catalog::SearchIndex;
+use arcane_catalog::{Action, Catalog};
 use arcane_mcp::reload::Sources;
-use arcane_mcp::search::SearchIndex;
 use arcane_mcp::spec::SpecSource;
 use criterion::{Criterion, criterion_group, criterion_main};
+
+/// The one finder of Arcane's documents, shared with the integration tests.
+#[path = "../tests/fixtures/mod.rs"]
+mod fixtures;
 
 const QUERIES: &[&str] = &[
     "restart container",
@@ -27,12 +31,9 @@ const QUERIES: &[&str] = &[
 ];
 
 fn catalog() -> Catalog {
-    let dir = std::env::var_os("ARCANE_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/arcane"));
     Sources {
         spec: SpecSource {
-            explicit: Some(dir.join("openapi-v2.8.0.json")),
+            explicit: Some(fixtures::spec_v2()),
             ..Default::default()
         },
         ..Default::default()

@@ -19,11 +19,12 @@ use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 
+/// The one finder of Arcane's documents, shared with the integration tests.
+#[path = "../tests/fixtures/mod.rs"]
+mod fixtures;
+
 fn spec() -> PathBuf {
-    std::env::var_os("ARCANE_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/arcane"))
-        .join("openapi-v2.8.0.json")
+    fixtures::spec_v2()
 }
 
 fn command(base: &str, key: &str, surface: &str) -> tokio::process::Command {

@@ -116,13 +116,24 @@ impl App {
 
     /// Serves MCP on stdin/stdout with hot reload until the client disconnects.
     pub async fn serve_stdio(self) -> Result<()> {
+        self.serve_on(rmcp::transport::stdio(), "stdio").await
+    }
+
+    /// Serves one MCP session on `transport` (named `what` in errors) with hot reload until
+    /// the client disconnects: what `serve_stdio` does, on any byte stream or rmcp transport.
+    /// The integration tests run the server in-process this way, over `tokio::io::duplex`.
+    pub async fn serve_on<T, E, A>(self, transport: T, what: &str) -> Result<()>
+    where
+        T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         self.announce();
         let _watch = self.watch();
         let server = self.server();
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
-            .context("starting the MCP session on stdio")?;
+            .with_context(|| format!("starting the MCP session on {what}"))?;
         let notifier = tokio::spawn(server::notify_legacy_session(
             running.peer().clone(),
             self.live.clone(),
@@ -140,7 +151,10 @@ pub fn policy(args: &ServeArgs) -> Policy {
         .with_output_schemas(args.output_schemas)
         .with_profile(args.client_profile)
         .with_allow(&args.tools, args.preset.as_deref())
-        .with_confirm(args.confirm_mode)
+        .with_confirm(
+            args.confirm_mode == crate::config::ConfirmMode::Elicit,
+            args.confirm_mode == crate::config::ConfirmMode::NeverDestructive,
+        )
 }
 
 /// The async runtime every command runs in.

@@ -9,10 +9,10 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::Catalog;
 use crate::config::Surface;
-use crate::policy::Policy;
 use crate::surface;
+use arcane_catalog::Catalog;
+use arcane_catalog::Policy;
 
 /// Largest accepted drift from the baseline, as a fraction.
 pub const MAX_DRIFT: f64 = 0.15;

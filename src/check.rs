@@ -4,8 +4,8 @@
 //! operator's overlay repository: any error, or any overlay entry matching nothing (unless
 //! allowed), makes it fail.
 
-use crate::catalog::{BuildInput, UnmatchedOverlay, build_catalog};
 use crate::reload::Sources;
+use arcane_catalog::{BuildInput, UnmatchedOverlay, build_catalog};
 
 /// What a check found.
 #[derive(Debug, Default)]

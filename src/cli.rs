@@ -13,12 +13,12 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use crate::app::{self, App};
-use crate::catalog::Catalog;
 use crate::config::{CallArgs, DemoArgs, DemoCommand, FindArgs, ServeArgs, Surface};
 use crate::exec::{CallContext, error_result};
 use crate::reload::Sources;
 use crate::snapshot::Snapshot;
 use crate::surface::{self, Call, EXECUTE_TOOL, FIND_TOOL};
+use arcane_catalog::Catalog;
 
 /// Where `demo` looks for Arcane's OpenAPI document when neither `--spec` nor
 /// `ARCANE_MCP_SPEC` names one: the shared documents beside the repository, then the catalog

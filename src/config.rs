@@ -164,27 +164,8 @@ impl Surface {
     }
 }
 
-/// The shapes of tool schemas and results, for what a client can map (docs/output-schemas.md).
-/// A profile changes only shapes, never what a call does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum ClientProfile {
-    /// Schemas and results as Arcane's document describes them (nested objects, arrays).
-    #[default]
-    Standard,
-    /// First-level only, for clients such as Salesforce Agentforce that map only top-level
-    /// fields: nested inputs are JSON-text parameters, results are lifted to top-level fields.
-    #[value(alias = "agentforce")]
-    Flat,
-}
-
-impl ClientProfile {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ClientProfile::Standard => "standard",
-            ClientProfile::Flat => "flat",
-        }
-    }
-}
+/// The shapes of tool schemas and results; defined with the policy in `arcane-catalog`.
+pub use arcane_catalog::ClientProfile;
 
 /// How log lines are written to stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

@@ -9,10 +9,10 @@
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
-use crate::catalog::Action;
 use crate::exec::errors::type_of;
-use crate::render::escape::code_span;
 use crate::snapshot::Snapshot;
+use arcane_catalog::Action;
+use arcane_markdown::code_span;
 
 /// How many results carry their full input schema.
 pub const FULL_SCHEMAS: usize = 5;
@@ -27,7 +27,7 @@ const REPHRASE: &str = "Use plain words: a resource and a verb (list containers,
 pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
     let allow = |a: &Action| snap.policy.serves(a);
     let hits = snap.search.search(&snap.catalog, query, limit, &allow);
-    let served: Vec<(&Action, &crate::search::Hit)> = hits
+    let served: Vec<(&Action, &arcane_catalog::Hit)> = hits
         .iter()
         .filter_map(|h| snap.catalog.get(&h.id).map(|a| (a, h)))
         .filter(|(a, _)| snap.policy.serves(a))
@@ -64,7 +64,7 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
             } else {
                 h.matched
                     .iter()
-                    .map(|m| crate::render::escape::inline_strict(m).into_owned())
+                    .map(|m| arcane_markdown::inline_strict(m).into_owned())
                     .collect::<Vec<_>>()
                     .join(", ")
             };
@@ -99,7 +99,7 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
     }
     // The text is built from catalog words and the escaped query; sanitize is a last guard.
     let mut r = CallToolResult::success(vec![crate::exec::assistant_text(
-        crate::render::escape::sanitize(&text).into_owned(),
+        arcane_markdown::sanitize(&text).into_owned(),
     )]);
     r.structured_content = Some(json!({
         "query": query,

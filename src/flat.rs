@@ -17,7 +17,7 @@ use std::collections::{BTreeSet, HashMap};
 use rmcp::model::Tool;
 use serde_json::{Map, Value, json};
 
-use crate::catalog::Action;
+use arcane_catalog::Action;
 
 /// Most `_`-joined name segments of a lifted field (`hostConfig_restartPolicy_name` is 3); an
 /// object that would lift deeper is carried as a JSON-text field.

@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
-use crate::catalog::Catalog;
 use crate::reload::Sources;
 use crate::spec::SpecSource;
+use arcane_catalog::Catalog;
 
 /// The JSON form printed by `arcane-mcp catalog --json`.
 pub fn catalog_json(cat: &Catalog) -> Value {
@@ -24,7 +24,7 @@ pub fn catalog_json(cat: &Catalog) -> Value {
 }
 
 /// One action in full.
-pub fn action_json(a: &crate::catalog::Action) -> Value {
+pub fn action_json(a: &arcane_catalog::Action) -> Value {
     json!({
         "id": a.id,
         "domain": a.domain,
@@ -165,7 +165,7 @@ pub fn upgrade_preview(
         .build()
         .map_err(|e| anyhow!("the old catalog ({old}): {e:#}"))?;
     let new_cat = new.build().map_err(|e| anyhow!("the new catalog: {e:#}"))?;
-    let diff = crate::catalog::diff::diff(&old_cat, &new_cat);
+    let diff = arcane_catalog::diff(&old_cat, &new_cat);
     Ok(if json {
         format!("{}\n", serde_json::to_string_pretty(&diff)?)
     } else {

@@ -1,13 +1,13 @@
 //! arcane-mcp: an MCP server for Arcane, built as a data-driven interpreter.
 //!
-//! The data's path through the crate, one module per stage (see ARCHITECTURE.md):
-//! [`spec`] → [`catalog`] → [`search`] → [`surface`] → [`exec`] → [`render`] →
+//! The data's path, one module per stage (see ARCHITECTURE.md): [`spec`] finds Arcane's
+//! document → the `arcane-catalog` crate parses it and builds the catalog, its search index and
+//! policy → [`surface`] → [`exec`] → [`render`] (the `arcane-markdown` crate and next steps) →
 //! [`output_schema`] → [`resources`] → [`server`] (the MCP glue) → [`reload`].
 
 pub mod app;
 pub mod audit;
 pub mod audit_log;
-pub mod catalog;
 pub mod check;
 pub mod cli;
 pub mod config;
@@ -19,17 +19,44 @@ pub mod http;
 pub mod inspect;
 pub mod logging;
 pub mod output_schema;
-pub mod policy;
 pub mod redact;
 pub mod reload;
 pub mod render;
 pub mod resources;
-pub mod search;
 pub mod serve_http;
 pub mod server;
 pub mod snapshot;
 pub mod spec;
 pub mod surface;
+
+// Transitional (ARCHITECTURE.md, "Crates"): the catalog, its search index and the policy moved to
+// the `arcane-catalog` crate. These modules keep the old `crate::catalog::…`,
+// `crate::search::…` and `crate::policy::…` paths (and `arcane_mcp::…` in tests) compiling
+// while other modules move to direct `arcane_catalog::` paths.
+pub mod catalog {
+    pub use arcane_catalog::{
+        Action, BodyEncoding, BuildInput, Catalog, Domain, EncodedJson, EncodedParam, ErrorHint,
+        Excluded, FollowUp, HandlerSpec, Param, ParamLocation, ParamResolver, ResultKind,
+        UnmatchedOverlay, Widening, build_catalog,
+    };
+    pub mod build {
+        pub use arcane_catalog::MAX_TOOL_NAME;
+    }
+    pub mod diff {
+        pub use arcane_catalog::{CatalogDiff, diff};
+    }
+    pub mod overlay {
+        pub use arcane_catalog::{Layers, Vocabulary};
+    }
+}
+/// Transitional: see [`catalog`].
+pub mod policy {
+    pub use arcane_catalog::{ClientProfile, Policy, catalog_exclusion};
+}
+/// Transitional: see [`catalog`].
+pub mod search {
+    pub use arcane_catalog::{Hit, SearchIndex};
+}
 
 use anyhow::{Result, anyhow, bail};
 

@@ -3,9 +3,9 @@
 //! Whatever filter the operator sets (`ARCANE_MCP_LOG`), the dependencies' own loggers are
 //! capped by a fixed filter layered on top of it: at debug and trace the MCP SDK logs every
 //! message it reads and writes (tool arguments, results, `.env` contents), and the HTTP and
-//! WebSocket stacks log request headers (the API key). Only this crate's events pass below
-//! `warn`, and this crate never logs argument values, result bodies or credentials
-//! (`docs/logging.md`).
+//! WebSocket stacks log request headers (the API key). Only the events of this crate and of
+//! the workspace's own library crates (`arcane_catalog`, `arcane_markdown`) pass below `warn`,
+//! and they never log argument values, result bodies or credentials (`docs/logging.md`).
 
 use std::io::IsTerminal;
 
@@ -21,6 +21,9 @@ pub fn dependency_caps() -> Targets {
     Targets::new()
         .with_default(LevelFilter::WARN)
         .with_target("arcane_mcp", LevelFilter::TRACE)
+        // The workspace's own crates, split out of this one (ARCHITECTURE.md, "Crates").
+        .with_target("arcane_catalog", LevelFilter::TRACE)
+        .with_target("arcane_markdown", LevelFilter::TRACE)
         // The SDK's warnings quote rejected requests and error data (serde errors echo
         // argument values); its errors are transport failures.
         .with_target("rmcp", LevelFilter::ERROR)
@@ -185,6 +188,8 @@ mod tests {
         use tracing::Level;
         let caps = dependency_caps();
         assert!(caps.would_enable("arcane_mcp::exec", &Level::TRACE));
+        assert!(caps.would_enable("arcane_catalog::build", &Level::TRACE));
+        assert!(caps.would_enable("arcane_markdown", &Level::TRACE));
         assert!(!caps.would_enable("rmcp::service", &Level::WARN));
         assert!(caps.would_enable("rmcp::service", &Level::ERROR));
         for dep in [

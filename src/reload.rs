@@ -19,9 +19,10 @@ use notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 use tokio::sync::watch;
 
-use crate::catalog::overlay::Layers;
-use crate::catalog::{BuildInput, Catalog, build_catalog};
-use crate::spec::{SpecDoc, SpecSource};
+use crate::spec::SpecSource;
+use arcane_catalog::Layers;
+use arcane_catalog::SpecDoc;
+use arcane_catalog::{BuildInput, Catalog, build_catalog};
 
 /// Every file the catalog is built from.
 #[derive(Debug, Clone, Default)]

@@ -6,11 +6,11 @@ use std::sync::OnceLock;
 use anyhow::Result;
 use rmcp::model::Tool;
 
-use crate::catalog::{Action, Catalog};
 use crate::config::Surface;
-use crate::policy::Policy;
-use crate::search::SearchIndex;
 use crate::surface;
+use arcane_catalog::Policy;
+use arcane_catalog::SearchIndex;
+use arcane_catalog::{Action, Catalog};
 
 /// Catalog + search index + tool list + validators + the active policy.
 pub struct Snapshot {

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use crate::catalog::{Action, Catalog};
 use crate::config::Surface;
-use crate::policy::Policy;
-use crate::render::escape::quoted_name;
+use arcane_catalog::Policy;
+use arcane_catalog::{Action, Catalog};
+use arcane_markdown::quoted_name;
 
 /// The dynamic surface's search tool.
 pub const FIND_TOOL: &str = "arcane_find_action";
@@ -429,7 +429,7 @@ pub fn parse_call(
         }
         Surface::Individual => {
             let Some(action) = catalog.resolve(tool) else {
-                if let Some(reason) = crate::policy::catalog_exclusion(catalog, tool) {
+                if let Some(reason) = arcane_catalog::catalog_exclusion(catalog, tool) {
                     return Err(format!(
                         "{} is not served: {reason}.",
                         quoted_name(tool, 100)

@@ -1,6 +1,6 @@
 //! The catalog built from Arcane's real OpenAPI documents .
 
-mod fixtures;
+use crate::fixtures;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;

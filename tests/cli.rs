@@ -2,7 +2,7 @@
 //! the logs may contain at any level, an MCP client in another language (the Python SDK), and
 //! the distribution files (Dockerfile, server.json, manifest.json, release workflow).
 
-mod server_support;
+use crate::server_support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

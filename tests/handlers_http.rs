@@ -1,6 +1,5 @@
 //! JSON-lines streams, downloads and uploads against the in-process Arcane simulator.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use arcane_mcp::exec::jsonlines::{Progress, StreamErrorKind, read_response, summarize};
@@ -11,15 +10,10 @@ use arcane_mcp::exec::transfer::{
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-const GUARD: Duration = Duration::from_secs(20);
-const WEBSHOP: &str = "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01";
+use crate::fixtures::spec_v2 as spec_path;
+use crate::server_support::guarded;
 
-fn spec_path() -> PathBuf {
-    let dir = std::env::var_os("ARCANE_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/arcane"));
-    dir.join("openapi-v2.8.0.json")
-}
+const WEBSHOP: &str = "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01";
 
 struct Sim {
     sim: arcane_sim::RunningSim,
@@ -68,10 +62,6 @@ impl Sim {
             .await
             .expect("pull answered")
     }
-}
-
-async fn guarded<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(GUARD, f).await.expect("hang guard")
 }
 
 #[tokio::test]

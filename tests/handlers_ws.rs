@@ -1,7 +1,6 @@
 //! WebSocket handlers (logs, stats, exec) against the in-process Arcane simulator, plus a tiny
 //! scripted terminal for the exit-code path (the simulator's shell does not expand `$?`).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use arcane_mcp::exec::websocket::{
@@ -12,15 +11,8 @@ use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-/// Hang guard for every test body: generous, never a timing assertion.
-const GUARD: Duration = Duration::from_secs(20);
-
-fn spec_path() -> PathBuf {
-    let dir = std::env::var_os("ARCANE_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/arcane"));
-    dir.join("openapi-v2.8.0.json")
-}
+use crate::fixtures::spec_v2 as spec_path;
+use crate::server_support::guarded;
 
 async fn sim() -> arcane_sim::RunningSim {
     arcane_sim::start(arcane_sim::SimConfig::new(spec_path()))
@@ -67,10 +59,6 @@ async fn get_json(sim: &arcane_sim::RunningSim, path: &str) -> Value {
         .json()
         .await
         .expect("json")
-}
-
-async fn guarded<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(GUARD, f).await.expect("hang guard")
 }
 
 #[tokio::test]

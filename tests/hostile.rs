@@ -3,10 +3,5 @@
 //! upstream. `engine` covers what reaches Arcane and what is read back (paths, redirects, caps,
 //! concurrency, headers); `text` covers what reaches the model (escaping, secrets).
 
-#[path = "server_support/mod.rs"]
-mod server_support;
-
-#[path = "hostile/engine.rs"]
 mod engine;
-#[path = "hostile/text.rs"]
 mod text;

@@ -1,7 +1,7 @@
 //! Output schemas: generation, relaxation, unwrapping and fitting, against the real
 //! Arcane 2.8.0 document and bodies synthesized by the simulator.
 
-mod fixtures;
+use crate::fixtures;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;

@@ -1,7 +1,7 @@
 //! Hot reload: an edited overlay or spec is picked up and served; a broken file leaves the
 //! previous catalog serving and the error names file and line.
 
-mod fixtures;
+use crate::fixtures;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};

@@ -1,7 +1,7 @@
 //! The escaper against a corpus of hostile values, in every slot the
 //! renderer writes values into, checked by parsing the result as GFM.
 
-mod render_support;
+use crate::render_support;
 
 use arcane_mcp::render::escape::{
     Slot, code_span, escape, fenced, heading_text, inline, inline_strict, list_item_key,

@@ -1,7 +1,7 @@
 //! Exact renderings of representative results, and hostile values through
 //! the renderer, checked by parsing.
 
-mod render_support;
+use crate::render_support;
 
 use arcane_mcp::render::escape::sanitize;
 use arcane_mcp::render::markdown::{

@@ -1,7 +1,7 @@
 //! Next steps: follow-ups first, then related actions; never a withdrawn action; destructive and
 //! safe-mode marks; names as the calling surface spells them.
 
-mod fixtures;
+use crate::fixtures;
 
 use arcane_mcp::catalog::{Action, Catalog};
 use arcane_mcp::reload::Sources;

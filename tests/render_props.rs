@@ -1,6 +1,6 @@
 //! Property tests of the escaper's invariants, checked by parsing.
 
-mod render_support;
+use crate::render_support;
 
 use arcane_mcp::render::escape::{
     code_span, fenced, heading_text, inline, inline_strict, list_item_key, list_item_value,

@@ -16,6 +16,8 @@ use arcane_mcp::search::SearchIndex;
 use arcane_mcp::snapshot::Snapshot;
 use arcane_mcp::spec::SpecSource;
 
+use crate::fixtures::arcane_dir as shared_dir;
+
 /// (plain query, the action a user means).
 const QUERIES: &[(&str, &str)] = &[
     ("restart container", "container.restart"),
@@ -97,13 +99,6 @@ const QUERIES: &[(&str, &str)] = &[
     ("list netwroks", "network.list"),
     ("prune volumse", "volume.prune"),
 ];
-
-fn shared_dir() -> PathBuf {
-    match std::env::var_os("ARCANE_SHARED_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/arcane"),
-    }
-}
 
 fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();

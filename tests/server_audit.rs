@@ -1,7 +1,7 @@
 //! `arcane-mcp audit-tokens`: the tool-definition sizes per surface stay within the seeds'
 //! budgets and within 15% of the committed baseline (the CI check).
 
-mod server_support;
+use crate::server_support;
 
 use server_support::spec_path;
 

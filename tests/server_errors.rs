@@ -4,7 +4,7 @@
 //! out says it may have happened; streams end in errors or get cut; startup without URL or
 //! credential fails clearly.
 
-mod server_support;
+use crate::server_support;
 
 use serde_json::json;
 use server_support::*;

@@ -1,7 +1,7 @@
 //! End to end: WebSocket handlers, JSON-lines streams with progress and cancellation,
 //! and downloads, through the real binary on each surface.
 
-mod server_support;
+use crate::server_support;
 
 use arcane_sim::ArcaneVersion;
 use std::sync::{Arc, Mutex};

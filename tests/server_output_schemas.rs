@@ -3,7 +3,7 @@
 //! tool's declared output schema, as a strict client would. With `E2E_VALIDATE_OUTPUT=1` the
 //! sweep also writes a report of every part the server had to adjust.
 
-mod server_support;
+use crate::server_support;
 
 use arcane_sim::ArcaneVersion;
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 //! with secrets masked; every alias resolves; unknown names get the closest IDs; wrong
 //! parameters get the accepted and required ones back before anything is sent.
 
-mod server_support;
+use crate::server_support;
 
 use serde_json::json;
 use server_support::*;

@@ -1,7 +1,7 @@
 //! Hot reload: an overlay written while the server runs changes the served catalog, and the
 //! client is told with `notifications/tools/list_changed` and `notifications/resources/list_changed`.
 
-mod server_support;
+use crate::server_support;
 
 use std::time::Duration;
 

@@ -1,37 +1,18 @@
 //! End to end: the text block of each result kind on each surface (golden files), and
 //! hostile values placed in the simulator's state proven harmless by parsing the text.
 //!
-//! Golden files live in `tests/golden/`; `UPDATE_GOLDEN=1 cargo test --test server_rendering`
+//! Golden files live in `tests/golden/`; `UPDATE_GOLDEN=1 cargo test --test integration server_rendering`
 //! rewrites them (review the diff before committing).
 
-mod server_support;
-
-use std::path::PathBuf;
+use crate::{golden_support, server_support};
 
 use pulldown_cmark::{Event, Options, Parser, Tag};
 use serde_json::{Value, json};
 use server_support::*;
 
-fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
-}
-
 /// Compares with (or, with UPDATE_GOLDEN=1, writes) a golden file; returns a mismatch message.
 fn check_golden(name: &str, actual: &str) -> Option<String> {
-    let path = golden_dir().join(format!("{name}.md"));
-    if std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1") {
-        std::fs::create_dir_all(golden_dir()).unwrap();
-        std::fs::write(&path, actual).unwrap();
-        return None;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("{} missing: run with UPDATE_GOLDEN=1", path.display()));
-    (expected != actual).then(|| {
-        format!(
-            "{name}: text differs from {}\n--- actual ---\n{actual}",
-            path.display()
-        )
-    })
+    golden_support::check(&format!("{name}.md"), actual)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

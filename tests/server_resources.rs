@@ -1,7 +1,7 @@
 //! Resources (docs/surfaces.md#resources) and the result decorations of docs/output-format.md (next steps, resource links),
 //! against the simulator, on each surface.
 
-mod server_support;
+use crate::server_support;
 
 use arcane_sim::ArcaneVersion;
 use rmcp::model::{

@@ -2,7 +2,7 @@
 //! containers, the confirm rule for destructive actions (nothing sent without it), and that
 //! every surface returns the same result.
 
-mod server_support;
+use crate::server_support;
 
 use serde_json::{Value, json};
 use server_support::*;

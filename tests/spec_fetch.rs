@@ -1,7 +1,7 @@
 //! The spec fetched from Arcane (`GET {ARCANE_URL}/api/openapi.json`), cached on disk, and the
 //! stale cache used when Arcane cannot be reached.
 
-mod fixtures;
+use crate::fixtures;
 
 use arcane_mcp::spec::SpecSource;
 

@@ -5,10 +5,10 @@
 //! asserts on the simulator's state afterwards.
 //!
 //! The dynamic surface's transcript of each job is kept in `tests/golden/jobs/`, and
-//! `docs/jobs.md` is generated from those files; `UPDATE_GOLDEN=1 cargo test --test workflows`
+//! `docs/jobs.md` is generated from those files; `UPDATE_GOLDEN=1 cargo test --test integration workflows::`
 //! rewrites both in one run.
 
-mod server_support;
+use crate::{golden_support, server_support};
 
 use std::path::PathBuf;
 
@@ -143,39 +143,23 @@ impl Story {
 }
 
 fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/jobs")
+    golden_support::dir().join("jobs")
 }
 
 fn updating() -> bool {
-    std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1")
+    golden_support::updating()
 }
 
 /// Compares a job's transcript with its golden file (or writes it with UPDATE_GOLDEN=1).
 fn golden(job: &str, transcript: &str) {
-    let path = golden_dir().join(format!("{job}.md"));
+    let name = format!("jobs/{job}.md");
     if updating() {
         let _one_at_a_time = REWRITE.lock().unwrap_or_else(|e| e.into_inner());
-        std::fs::create_dir_all(golden_dir()).unwrap();
-        std::fs::write(&path, transcript).unwrap();
+        golden_support::assert(&name, transcript);
         std::fs::write(docs_path(), assemble_docs().0).unwrap();
         return;
     }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_GOLDEN=1)", path.display()));
-    if transcript != want {
-        let line = transcript
-            .lines()
-            .zip(want.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or_else(|| transcript.lines().count().min(want.lines().count()));
-        panic!(
-            "{} differs from line {}:\n  now: {:?}\n  was: {:?}\nrerun with UPDATE_GOLDEN=1 and review the diff",
-            path.display(),
-            line + 1,
-            transcript.lines().nth(line).unwrap_or("<end>"),
-            want.lines().nth(line).unwrap_or("<end>")
-        );
-    }
+    golden_support::assert(&name, transcript);
 }
 
 /// The `id` of a created item, wherever the answer keeps it.
@@ -621,7 +605,7 @@ fn assemble_docs() -> (String, usize) {
     let mut doc = String::from(
         "# Operator jobs, as a model does them\n\n\
          Generated from `tests/golden/jobs/` by `tests/workflows.rs` \
-         (`UPDATE_GOLDEN=1 cargo test --test workflows` rewrites it): each job as the calls a \
+         (`UPDATE_GOLDEN=1 cargo test --test integration workflows::` rewrites it): each job as the calls a \
          model makes on the dynamic surface, with the text it reads at each step (long answers \
          cut after 30 lines). Every job also runs on the meta and individual surfaces, and on the individual surface in the flat client profile.\n\n",
     );
@@ -655,6 +639,6 @@ fn docs_jobs_is_generated_from_the_goldens() {
     let have = std::fs::read_to_string(docs_path()).unwrap_or_default();
     assert!(
         have == doc,
-        "docs/jobs.md is stale; run UPDATE_GOLDEN=1 cargo test --test workflows"
+        "docs/jobs.md is stale; run UPDATE_GOLDEN=1 cargo test --test integration workflows::"
     );
 }

@@ -7,9 +7,8 @@
 //! stateful answer, so an item's secrets (passwords, tokens) are never shown back; an API
 //! key's `key` is shown once, in the answer that creates it (as Arcane does).
 //!
-//! Also here: the Docker-backed writes the operator jobs need that have no handler of their
-//! own (a project created from compose text, swarm service updates and rollbacks, volume
-//! backup restores, GitOps syncs that deploy a project).
+//! Also here: the two writes that act on a collection's item and on the Docker world at once
+//! (a volume backup restore, a GitOps sync that deploys a project).
 
 use std::collections::BTreeMap;
 
@@ -18,10 +17,12 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::handlers::{Paging, Sorting, add_image, paginate, start_project};
+use crate::routes::compose::compose_services;
+use crate::routes::lists::{DB, GENERIC_SORT, answer_page};
+use crate::routes::projects::{ensure_project_containers, new_project, start_project};
 use crate::server::Ctx;
 use crate::spec::Spec;
-use crate::state::{self, State};
+use crate::state;
 use crate::synth::hex_id;
 
 /// The stored items of every collection, keyed by the collection's concrete path (without
@@ -47,11 +48,6 @@ impl Collections {
             && self.build_cache_pruned.is_empty()
     }
 }
-
-const DB_SORT: Sorting = Sorting {
-    keys: &[],
-    docker_order_changes: false,
-};
 
 /// Shapes with handlers or semantics of their own elsewhere: never generic collections.
 fn docker_backed(shape: &str) -> bool {
@@ -112,7 +108,7 @@ fn sub_path(ctx: &Ctx) -> &str {
 }
 
 /// A UUID-shaped ID from a seed.
-fn uuid(seed: &str) -> String {
+pub(crate) fn uuid(seed: &str) -> String {
     let h = hex_id(seed);
     format!(
         "{}-{}-{}-{}-{}",
@@ -126,7 +122,7 @@ fn uuid(seed: &str) -> String {
 
 /// The simulator's clock for stored objects: a fixed start plus one second per creation, so
 /// answers are the same on every run.
-fn timestamp(n: u64) -> String {
+pub(crate) fn timestamp(n: u64) -> String {
     state::unix_to_rfc3339(1_767_225_600 + n as i64)
 }
 
@@ -181,7 +177,7 @@ pub fn handle(ctx: &Ctx, method: &str, shape: &str) -> Option<Response> {
     }
     let path = sub_path(ctx);
     let (key, _) = path.rsplit_once('/')?;
-    let id = ctx.params.last()?.clone();
+    let id = ctx.last_param().to_string();
     Some(match method {
         "GET" => match find(ctx, key, &id) {
             Some(item) => answer(ctx, public_view(&item)),
@@ -271,8 +267,7 @@ fn list(ctx: &Ctx, key: &str) -> Response {
                 .is_none_or(|s| s.is_empty() || i.to_string().to_lowercase().contains(s))
         })
         .collect();
-    let (page, pagination) = paginate(ctx, items, grand, Paging::Db, DB_SORT);
-    ctx.ok(Value::Array(page), vec![("pagination", pagination)])
+    answer_page(ctx, items, grand, DB, GENERIC_SORT, vec![])
 }
 
 fn update(ctx: &Ctx, key: &str, id: &str) -> Response {
@@ -315,409 +310,23 @@ fn delete(ctx: &Ctx, key: &str, id: &str) -> Response {
 }
 
 // ---------------------------------------------------------------------------------------
-// Docker-backed writes.
+// Writes that reach from a collection item into the Docker world.
 
 fn docker_writes(ctx: &Ctx, method: &str, shape: &str) -> Option<Response> {
     Some(match (method, shape) {
-        ("POST", "/environments/{}/projects") => create_project(ctx),
-        ("PUT", "/environments/{}/swarm/services/{}") => update_swarm_service(ctx),
-        ("POST", "/environments/{}/swarm/services/{}/rollback") => rollback_swarm_service(ctx),
         ("POST", "/environments/{}/volumes/{}/backups/{}/restore") => restore_backup(ctx),
         ("POST", "/environments/{}/gitops-syncs/{}/sync") => gitops_sync(ctx),
-        ("POST", "/environments/{}/system/prune") => system_prune(ctx),
-        ("GET", "/environments/{}/images/counts") => image_counts(ctx),
-        ("GET", "/environments/{}/projects/counts") => project_counts(ctx),
-        ("GET", "/environments/{}/ports") => ports(ctx),
-        ("GET", "/environments/{}/system/docker/info") => derived(ctx, docker_info),
-        ("GET", "/environments/{}/dashboard") => derived(ctx, dashboard),
         _ => return None,
     })
 }
 
-/// One part of a `multipart/form-data` body: its name, file name (if any) and text.
-pub struct Part {
-    pub name: String,
-    pub file_name: Option<String>,
-    pub value: String,
-}
-
-/// The parts of a `multipart/form-data` body (as text). The boundary is the body's first
-/// line, which is all a well-formed body needs.
-pub fn multipart_parts(body: &[u8]) -> Vec<Part> {
-    let mut out = Vec::new();
-    let text = String::from_utf8_lossy(body);
-    let Some(first) = text.lines().next() else {
-        return out;
-    };
-    let delim = first.trim_end();
-    if !delim.starts_with("--") {
-        return out;
-    }
-    for part in text.split(delim).skip(1) {
-        let part = part.strip_prefix("\r\n").unwrap_or(part);
-        let Some((head, value)) = part.split_once("\r\n\r\n") else {
-            continue;
-        };
-        let disposition = head.split("\r\n").next().unwrap_or("");
-        let attr = |key: &str| {
-            disposition
-                .split(';')
-                .map(str::trim)
-                .find_map(|p| p.strip_prefix(key))
-                .map(|v| v.trim_matches('"').to_string())
-        };
-        let Some(name) = attr("name=") else {
-            continue;
-        };
-        let value = value.strip_suffix("\r\n").unwrap_or(value);
-        out.push(Part {
-            name,
-            file_name: attr("filename="),
-            value: value.to_string(),
-        });
-    }
-    out
-}
-
-/// A compose file's services as stored in a project (compose-go's JSON shape, the fields
-/// the simulator uses).
-pub fn compose_services(project: &str, compose: &str) -> Result<Vec<Value>, String> {
-    let doc: Value = yaml_serde::from_str(compose).map_err(|e| format!("invalid compose: {e}"))?;
-    let Some(services) = doc.get("services").and_then(Value::as_object) else {
-        return Err("invalid compose: no services".into());
-    };
-    let mut out = Vec::new();
-    for (name, s) in services {
-        let image = s
-            .get("image")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("{project}-{name}"));
-        let mut svc = json!({"name": name, "image": image});
-        let env: Vec<String> = match s.get("environment") {
-            Some(Value::Array(a)) => a
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect(),
-            Some(Value::Object(o)) => o
-                .iter()
-                .map(|(k, v)| match v {
-                    Value::String(s) => format!("{k}={s}"),
-                    Value::Null => k.clone(),
-                    v => format!("{k}={v}"),
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
-        if !env.is_empty() {
-            svc["environment"] = json!(env);
-        }
-        if let Some(p) = s.get("ports") {
-            svc["ports"] = p.clone();
-        }
-        if let Some(b) = s.get("build") {
-            svc["build"] = b.clone();
-        }
-        out.push(svc);
-    }
-    Ok(out)
-}
-
-fn create_project(ctx: &Ctx) -> Response {
-    let env = ctx.p(0).to_string();
-    let parts = multipart_parts(&ctx.raw_body);
-    let part = |name: &str| parts.iter().find(|p| p.name == name);
-    let spec: Value = match part("project").map(|p| serde_json::from_str(&p.value)) {
-        Some(Ok(v)) => v,
-        Some(Err(e)) => return ctx.problem(400, &format!("invalid project JSON: {e}")),
-        None => match ctx.body.as_ref().and_then(|b| b.get("project")) {
-            Some(Value::String(p)) => match serde_json::from_str(p) {
-                Ok(v) => v,
-                Err(e) => return ctx.problem(400, &format!("invalid project JSON: {e}")),
-            },
-            Some(v @ Value::Object(_)) => v.clone(),
-            // Arcane 1.x takes the project's fields as a JSON body.
-            _ => match &ctx.body {
-                Some(b) if b.get("name").is_some() => b.clone(),
-                _ => return ctx.problem(400, "project is required"),
-            },
-        },
-    };
-    let name = spec
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .trim();
-    if name.is_empty() {
-        return ctx.problem(400, "project name is required");
-    }
-    // The compose text is in the project part, or a compose file among the workspace files.
-    let compose = spec
-        .get("composeContent")
-        .and_then(Value::as_str)
-        .filter(|c| !c.trim().is_empty())
-        .map(str::to_string)
-        .or_else(|| {
-            parts
-                .iter()
-                .find(|p| {
-                    p.name == "files"
-                        && p.file_name.as_deref().is_some_and(|f| {
-                            f.ends_with("compose.yaml") || f.ends_with("compose.yml")
-                        })
-                })
-                .map(|p| p.value.clone())
-        })
-        .unwrap_or_default();
-    let env_content = spec
-        .get("envContent")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let services = if compose.trim().is_empty() {
-        Vec::new()
-    } else {
-        match compose_services(name, &compose) {
-            Ok(s) => s,
-            Err(e) => return ctx.problem(400, &format!("Failed to create project: {e}")),
-        }
-    };
-    let mut st = ctx.sh.state();
-    if st
-        .projects
-        .iter()
-        .any(|p| p.environment_id == env && p.name == name)
-    {
-        drop(st);
-        return ctx.problem(
-            400,
-            &format!("Failed to create project: project {name} already exists"),
-        );
-    }
-    st.collections.created += 1;
-    let now = timestamp(st.collections.created);
-    let p = state::Project {
-        id: uuid(&format!("project:{env}:{name}")),
-        name: name.to_string(),
-        environment_id: env.clone(),
-        status: "stopped".into(),
-        path: format!("/app/data/projects/{name}"),
-        compose_content: compose,
-        env_content,
-        services,
-        created_at: now.clone(),
-        updated_at: now,
-        has_update: false,
-        extra: Map::new(),
-    };
-    let v = state::project_details(&p, &[]);
-    st.projects.push(p);
-    drop(st);
-    ctx.ok(v, vec![])
-}
-
-/// Creates the containers of a project's services that do not exist yet (what `compose up`
-/// does before starting them), labelled with the compose project and service.
-pub fn ensure_project_containers(st: &mut State, env: &str, project: &str) {
-    let Some(p) = st
-        .projects
-        .iter()
-        .find(|p| p.environment_id == env && p.name == project)
-        .cloned()
-    else {
-        return;
-    };
-    // Only a project never started gets containers: the seeded projects keep exactly theirs.
-    if st
-        .containers
-        .iter()
-        .any(|c| c.environment_id == env && state::container_project(c) == Some(project))
-    {
-        return;
-    }
-    for s in &p.services {
-        let svc = s.get("name").and_then(Value::as_str).unwrap_or("app");
-        let exists = st.containers.iter().any(|c| {
-            c.environment_id == env
-                && state::container_project(c) == Some(project)
-                && c.labels
-                    .get("com.docker.compose.service")
-                    .and_then(Value::as_str)
-                    == Some(svc)
-        });
-        if exists {
-            continue;
-        }
-        let image = s
-            .get("image")
-            .and_then(Value::as_str)
-            .unwrap_or("alpine:3.20")
-            .to_string();
-        let name = format!("{project}-{svc}-1");
-        let mut labels = Map::new();
-        labels.insert("com.docker.compose.project".into(), json!(project));
-        labels.insert("com.docker.compose.service".into(), json!(svc));
-        let ports: Vec<Value> = s
-            .get("ports")
-            .and_then(Value::as_array)
-            .map(|ps| {
-                ps.iter()
-                    .filter_map(|p| {
-                        let text = match p {
-                            Value::String(s) => s.clone(),
-                            Value::Number(n) => n.to_string(),
-                            _ => return None,
-                        };
-                        let (public, private) = match text.rsplit_once(':') {
-                            Some((a, b)) => (a.rsplit(':').next()?.parse::<u16>().ok(), b),
-                            None => (None, text.as_str()),
-                        };
-                        let private: u16 = private.split('/').next()?.parse().ok()?;
-                        Some(match public {
-                            Some(p) => json!({"ip": "0.0.0.0", "privatePort": private, "publicPort": p, "type": "tcp"}),
-                            None => json!({"ip": "invalid IP", "privatePort": private, "type": "tcp"}),
-                        })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let env_list: Vec<String> = s
-            .get("environment")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
-        add_image(st, env, &image);
-        st.containers.push(state::Container {
-            id: state::demo_container_id(&format!("{env}/{name}")),
-            name: name.clone(),
-            environment_id: env.to_string(),
-            image: image.clone(),
-            image_id: state::demo_image_id(&image),
-            state: "created".into(),
-            status: "Created".into(),
-            created: 1_767_225_600,
-            command: String::new(),
-            labels,
-            env: env_list,
-            ports,
-            networks: vec![format!("{project}_default")],
-            mounts: Vec::new(),
-            logs: vec![format!("{svc} started ({image})")],
-            stderr: Vec::new(),
-            extra: Map::new(),
-        });
-    }
-}
-
-fn find_service(st: &State, env: &str, key: &str) -> Option<usize> {
-    st.swarm_services
-        .iter()
-        .position(|s| s.environment_id == env && (s.id == key || s.name == key))
-}
-
-/// A swarm service's spec as kept for rollback: image, replicas and env.
-fn service_spec(s: &state::SwarmService) -> Value {
-    json!({"image": s.image, "replicas": s.replicas,
-           "env": s.extra.get("env").cloned().unwrap_or(json!([]))})
-}
-
-fn update_swarm_service(ctx: &Ctx) -> Response {
-    let env = ctx.p(0).to_string();
-    let mut st = ctx.sh.state();
-    let Some(i) = find_service(&st, &env, ctx.p(1)) else {
-        drop(st);
-        return ctx.problem(404, &format!("service {} not found", ctx.p(1)));
-    };
-    let body = ctx.body.clone().unwrap_or(json!({}));
-    // Arcane passes Docker's ServiceSpec through: the image sits in the task template.
-    let spec = body.get("spec").unwrap_or(&body);
-    let image = spec
-        .pointer("/TaskTemplate/ContainerSpec/Image")
-        .or_else(|| spec.pointer("/taskTemplate/containerSpec/image"))
-        .or_else(|| spec.get("image"))
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let env_vars = spec
-        .pointer("/TaskTemplate/ContainerSpec/Env")
-        .or_else(|| spec.pointer("/taskTemplate/containerSpec/env"))
-        .or_else(|| spec.get("env"))
-        .cloned();
-    let replicas = spec
-        .pointer("/Mode/Replicated/Replicas")
-        .or_else(|| spec.get("replicas"))
-        .and_then(Value::as_i64);
-    let s = &mut st.swarm_services[i];
-    let previous = service_spec(s);
-    s.extra.insert("previousSpec".into(), previous);
-    if let Some(img) = image {
-        s.image = img;
-    }
-    if let Some(e) = env_vars {
-        s.extra.insert("env".into(), e);
-    }
-    if let Some(r) = replicas {
-        s.replicas = r;
-        s.running_replicas = r;
-    }
-    bump_version(s);
-    drop(st);
-    ctx.ok(json!({"warnings": []}), vec![])
-}
-
-fn bump_version(s: &mut state::SwarmService) {
-    let v = s
-        .extra
-        .get("version")
-        .and_then(|v| v.get("index"))
-        .and_then(Value::as_i64)
-        .unwrap_or(10);
-    s.extra.insert("version".into(), json!({"index": v + 1}));
-}
-
-fn rollback_swarm_service(ctx: &Ctx) -> Response {
-    let env = ctx.p(0).to_string();
-    let mut st = ctx.sh.state();
-    let Some(i) = find_service(&st, &env, ctx.p(1)) else {
-        drop(st);
-        return ctx.problem(404, &format!("service {} not found", ctx.p(1)));
-    };
-    let s = &mut st.swarm_services[i];
-    let Some(prev) = s.extra.remove("previousSpec") else {
-        drop(st);
-        return ctx.problem(
-            500,
-            "rollback failed: service does not have a previous spec",
-        );
-    };
-    let current = service_spec(s);
-    if let Some(img) = prev.get("image").and_then(Value::as_str) {
-        s.image = img.to_string();
-    }
-    if let Some(r) = prev.get("replicas").and_then(Value::as_i64) {
-        s.replicas = r;
-        s.running_replicas = r;
-    }
-    s.extra
-        .insert("env".into(), prev.get("env").cloned().unwrap_or(json!([])));
-    // Docker keeps the spec rolled back from as the previous one.
-    s.extra.insert("previousSpec".into(), current);
-    bump_version(s);
-    drop(st);
-    ctx.ok(
-        json!({"message": "Service rolled back successfully"}),
-        vec![],
-    )
-}
-
 fn restore_backup(ctx: &Ctx) -> Response {
-    let key = format!("/environments/{}/volumes/{}/backups", ctx.p(0), ctx.p(1));
-    let Some(backup) = find(ctx, &key, ctx.p(2)) else {
+    let key = format!(
+        "/environments/{}/volumes/{}/backups",
+        ctx.env_id(),
+        ctx.param("volumeName")
+    );
+    let Some(backup) = find(ctx, &key, ctx.param("backupId")) else {
         return not_found(ctx, &key);
     };
     let mut st = ctx.sh.state();
@@ -726,7 +335,7 @@ fn restore_backup(ctx: &Ctx) -> Response {
     if let Some(v) = st
         .volumes
         .iter_mut()
-        .find(|v| v.environment_id == ctx.p(0) && v.name == ctx.p(1))
+        .find(|v| v.environment_id == ctx.env_id() && v.name == ctx.param("volumeName"))
     {
         v.labels
             .insert("arcane.sim/restored-from".into(), backup["id"].clone());
@@ -738,9 +347,9 @@ fn restore_backup(ctx: &Ctx) -> Response {
 
 /// Syncing a GitOps sync deploys its compose file as a project (created on the first sync).
 fn gitops_sync(ctx: &Ctx) -> Response {
-    let env = ctx.p(0).to_string();
+    let env = ctx.env_id().to_string();
     let key = format!("/environments/{env}/gitops-syncs");
-    let Some(sync) = find(ctx, &key, ctx.p(1)) else {
+    let Some(sync) = find(ctx, &key, ctx.param("syncId")) else {
         return not_found(ctx, &key);
     };
     let project = sync
@@ -766,24 +375,19 @@ fn gitops_sync(ctx: &Ctx) -> Response {
             "# {compose_path} from the repository\nservices:\n  app:\n    image: nginx:1.27-alpine\n"
         );
         let services = compose_services(&project, &compose).unwrap_or_default();
-        st.projects.push(state::Project {
-            id: uuid(&format!("project:{env}:{project}")),
-            name: project.clone(),
-            environment_id: env.clone(),
-            status: "stopped".into(),
-            path: format!("/app/data/projects/{project}"),
-            compose_content: compose,
-            env_content: String::new(),
+        let p = new_project(
+            &env,
+            &project,
+            compose,
+            String::new(),
             services,
-            created_at: now.clone(),
-            updated_at: now.clone(),
-            has_update: false,
-            extra: Map::new(),
-        });
+            now.clone(),
+        );
+        st.projects.push(p);
     }
     ensure_project_containers(&mut st, &env, &project);
     start_project(&mut st, &env, &project);
-    let sync_id = ctx.p(1).to_string();
+    let sync_id = ctx.param("syncId").to_string();
     if let Some(item) = st
         .collections
         .items
@@ -799,279 +403,4 @@ fn gitops_sync(ctx: &Ctx) -> Response {
         json!({"success": true, "message": format!("Synced project {project}")}),
         vec![],
     )
-}
-
-// ---------------------------------------------------------------------------------------
-// Answers derived from the state.
-
-fn image_counts(ctx: &Ctx) -> Response {
-    let st = ctx.sh.state();
-    let images: Vec<&state::Image> = st
-        .images
-        .iter()
-        .filter(|i| i.environment_id == ctx.p(0))
-        .collect();
-    let in_use = images
-        .iter()
-        .filter(|i| crate::handlers::image_in_use(&st, i))
-        .count();
-    let size: i64 = images.iter().map(|i| i.size).sum();
-    let v = json!({"imagesInuse": in_use, "imagesUnused": images.len() - in_use,
-                   "totalImages": images.len(), "totalImageSize": size});
-    drop(st);
-    ctx.ok(v, vec![])
-}
-
-fn project_counts(ctx: &Ctx) -> Response {
-    let st = ctx.sh.state();
-    let ps: Vec<&state::Project> = st
-        .projects
-        .iter()
-        .filter(|p| p.environment_id == ctx.p(0))
-        .collect();
-    let running = ps.iter().filter(|p| p.status != "stopped").count();
-    let v = json!({"runningProjects": running, "stoppedProjects": ps.len() - running,
-                   "totalProjects": ps.len(), "archivedProjects": 0});
-    drop(st);
-    ctx.ok(v, vec![])
-}
-
-/// Every container port of the environment, published or not.
-fn ports(ctx: &Ctx) -> Response {
-    let st = ctx.sh.state();
-    let mut items = Vec::new();
-    for c in st
-        .containers
-        .iter()
-        .filter(|c| c.environment_id == ctx.p(0) && !state::is_internal(c))
-    {
-        for p in &c.ports {
-            let private = p.get("privatePort").and_then(Value::as_i64).unwrap_or(0);
-            let proto = p.get("type").and_then(Value::as_str).unwrap_or("tcp");
-            let public = p.get("publicPort").and_then(Value::as_i64);
-            let mut m = json!({
-                "id": format!("{}:{private}/{proto}", c.id),
-                "containerId": c.id, "containerName": c.name,
-                "containerPort": private, "protocol": proto,
-                "isPublished": public.is_some(),
-            });
-            if let Some(h) = public {
-                m["hostPort"] = json!(h);
-                m["hostIp"] = p.get("ip").cloned().unwrap_or(json!("0.0.0.0"));
-            }
-            items.push(m);
-        }
-    }
-    drop(st);
-    let grand = items.len();
-    let (page, pagination) = paginate(
-        ctx,
-        items,
-        grand,
-        Paging::Docker { zero_is_20: false },
-        DB_SORT,
-    );
-    ctx.ok(Value::Array(page), vec![("pagination", pagination)])
-}
-
-/// A synthesized answer with the parts the state knows replaced by the state's values.
-fn derived(ctx: &Ctx, patch: fn(&State, &str, &mut Value)) -> Response {
-    let spec = &ctx.sh.spec;
-    let (status, schema, name) = ctx.response_schema();
-    let (Some(schema), Some(op)) = (schema, ctx.op) else {
-        return crate::handlers::generic(ctx);
-    };
-    let mut v = crate::synth::synth(spec, schema, "", &spec.ops[op].template);
-    patch(&ctx.sh.state(), ctx.p(0), &mut v);
-    let mut body = Map::new();
-    if let Some(n) = &name {
-        body.insert("$schema".into(), json!(ctx.schema_url(n)));
-    }
-    if let Value::Object(o) = v {
-        body.extend(o);
-    }
-    let v = crate::synth::conform(spec, schema, Value::Object(body), &ctx.path);
-    ctx.finish_json(status, v, name.as_deref())
-}
-
-fn visible_containers<'a>(st: &'a State, env: &str) -> Vec<&'a state::Container> {
-    st.containers
-        .iter()
-        .filter(|c| c.environment_id == env && !state::is_internal(c))
-        .collect()
-}
-
-fn docker_info(st: &State, env: &str, v: &mut Value) {
-    let cs: Vec<&state::Container> = st
-        .containers
-        .iter()
-        .filter(|c| c.environment_id == env)
-        .collect();
-    let count = |s: &str| cs.iter().filter(|c| c.state == s).count();
-    let running = count("running");
-    let paused = count("paused");
-    v["Containers"] = json!(cs.len());
-    v["ContainersRunning"] = json!(running);
-    v["ContainersPaused"] = json!(paused);
-    v["ContainersStopped"] = json!(cs.len() - running - paused);
-    v["Images"] = json!(st.images.iter().filter(|i| i.environment_id == env).count());
-    if let Some(e) = st.environments.iter().find(|e| e.id == env) {
-        v["Name"] = json!(e.name);
-    }
-}
-
-fn dashboard(st: &State, env: &str, v: &mut Value) {
-    let Some(d) = v.get_mut("data").filter(|d| d.is_object()) else {
-        return;
-    };
-    let cs = visible_containers(st, env);
-    let running = cs.iter().filter(|c| c.state == "running").count();
-    d["containers"] = json!({
-        "data": cs.iter().map(|c| state::container_summary(c)).collect::<Vec<_>>(),
-        "counts": {"runningContainers": running, "stoppedContainers": cs.len() - running,
-                   "totalContainers": cs.len()},
-        "pagination": page_of(cs.len()),
-    });
-    let images: Vec<&state::Image> = st
-        .images
-        .iter()
-        .filter(|i| i.environment_id == env)
-        .collect();
-    let in_use = images
-        .iter()
-        .filter(|i| crate::handlers::image_in_use(st, i))
-        .count();
-    d["images"] = json!({
-        "data": images.iter().map(|i| state::image_summary(i, crate::handlers::image_in_use(st, i))).collect::<Vec<_>>(),
-        "pagination": page_of(images.len()),
-    });
-    d["imageUsageCounts"] = json!({"imagesInuse": in_use, "imagesUnused": images.len() - in_use,
-        "totalImages": images.len(), "totalImageSize": images.iter().map(|i| i.size).sum::<i64>()});
-    let vols: Vec<&state::Volume> = st
-        .volumes
-        .iter()
-        .filter(|v| v.environment_id == env)
-        .collect();
-    let vol_in_use = vols
-        .iter()
-        .filter(|v| {
-            st.containers.iter().any(|c| {
-                c.environment_id == v.environment_id
-                    && c.mounts
-                        .iter()
-                        .any(|m| m.get("name").and_then(Value::as_str) == Some(v.name.as_str()))
-            })
-        })
-        .count();
-    d["volumeUsageCounts"] =
-        json!({"inuse": vol_in_use, "unused": vols.len() - vol_in_use, "total": vols.len()});
-}
-
-fn page_of(n: usize) -> Value {
-    json!({"totalPages": 1, "totalItems": n, "currentPage": 1, "itemsPerPage": n.max(1),
-           "grandTotalItems": n})
-}
-
-/// `docker system prune` by parts: each part's `mode` (`none` or absent skips it) says what goes.
-fn system_prune(ctx: &Ctx) -> Response {
-    let env = ctx.p(0).to_string();
-    let body = ctx.body.clone().unwrap_or(json!({}));
-    let mode = |part: &str| {
-        body.pointer(&format!("/{part}/mode"))
-            .and_then(Value::as_str)
-            .filter(|m| !m.is_empty() && *m != "none")
-            .map(str::to_string)
-    };
-    let mut st = ctx.sh.state();
-    let snapshot = st.clone();
-    let mut out = json!({"containersPruned": [], "imagesDeleted": [], "volumesDeleted": [],
-                         "networksDeleted": [], "containerSpaceReclaimed": 0,
-                         "imageSpaceReclaimed": 0, "volumeSpaceReclaimed": 0,
-                         "buildCacheSpaceReclaimed": 0, "errors": [], "success": true});
-    if mode("containers").is_some() {
-        let mut gone = Vec::new();
-        st.containers.retain(|c| {
-            let prune = c.environment_id == env
-                && !matches!(c.state.as_str(), "running" | "paused" | "restarting")
-                && !state::is_internal(c);
-            if prune {
-                gone.push(c.id.clone());
-            }
-            !prune
-        });
-        out["containersPruned"] = json!(gone);
-    }
-    if let Some(m) = mode("images") {
-        let after_containers = st.clone();
-        let mut gone = Vec::new();
-        let mut space = 0;
-        st.images.retain(|i| {
-            let prune = i.environment_id == env
-                && !crate::handlers::image_in_use(&after_containers, i)
-                && (m == "all" || i.repo_tags.is_empty());
-            if prune {
-                gone.push(i.id.clone());
-                space += i.size;
-            }
-            !prune
-        });
-        out["imagesDeleted"] = json!(gone);
-        out["imageSpaceReclaimed"] = json!(space);
-    }
-    if mode("volumes").is_some() {
-        let users = st.clone();
-        let mut gone = Vec::new();
-        let mut space = 0;
-        st.volumes.retain(|v| {
-            let used = users.containers.iter().any(|c| {
-                c.environment_id == v.environment_id
-                    && c.mounts
-                        .iter()
-                        .any(|m| m.get("name").and_then(Value::as_str) == Some(v.name.as_str()))
-            });
-            let prune = v.environment_id == env && !used;
-            if prune {
-                gone.push(v.name.clone());
-                space += v.size;
-            }
-            !prune
-        });
-        out["volumesDeleted"] = json!(gone);
-        out["volumeSpaceReclaimed"] = json!(space);
-    }
-    if mode("networks").is_some() {
-        let users = st.clone();
-        let mut gone = Vec::new();
-        st.networks.retain(|n| {
-            let used = users
-                .containers
-                .iter()
-                .any(|c| c.environment_id == n.environment_id && c.networks.contains(&n.name));
-            let prune = n.environment_id == env
-                && !used
-                && !matches!(n.name.as_str(), "bridge" | "host" | "none");
-            if prune {
-                gone.push(n.id.clone());
-            }
-            !prune
-        });
-        out["networksDeleted"] = json!(gone);
-    }
-    if mode("buildCache").is_some() && !st.collections.build_cache_pruned.contains(&env) {
-        st.collections.build_cache_pruned.push(env.clone());
-        out["buildCacheSpaceReclaimed"] = json!(BUILD_CACHE_BYTES);
-    }
-    drop(snapshot);
-    drop(st);
-    let total: i64 = [
-        "containerSpaceReclaimed",
-        "imageSpaceReclaimed",
-        "volumeSpaceReclaimed",
-        "buildCacheSpaceReclaimed",
-    ]
-    .iter()
-    .filter_map(|k| out[k].as_i64())
-    .sum();
-    out["spaceReclaimed"] = json!(total);
-    ctx.ok(out, vec![])
 }

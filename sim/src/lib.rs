@@ -7,7 +7,8 @@
 //! and follows Arcane's real wire behaviour (`docs/arcane-wire.md`): envelopes, pagination arithmetic,
 //! problem+json errors, JSON-lines streams, WebSockets and downloads.
 //!
-//! Test hooks live outside `/api`, under `/__sim/` (see `sim/README.md`).
+//! Test hooks live outside `/api`, under `/__sim/` (see `sim/README.md`); tests drive them
+//! through [`hooks::HooksClient`].
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -23,8 +24,8 @@ use std::sync::Arc;
 
 pub mod collections;
 mod faults;
-mod handlers;
-mod scans;
+pub mod hooks;
+mod routes;
 mod server;
 pub mod spec;
 pub mod state;

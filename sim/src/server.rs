@@ -21,7 +21,7 @@ use tokio::sync::{Notify, watch};
 use crate::faults::{self, Fault, FaultKind, FaultSpec};
 use crate::spec::{Spec, parse_query};
 use crate::state::State;
-use crate::{ArcaneVersion, handlers, ws};
+use crate::{ArcaneVersion, routes, ws};
 
 /// Everything the server shares between requests.
 pub struct Shared {
@@ -389,8 +389,8 @@ pub struct Ctx {
     pub query: Vec<(String, String)>,
     pub body: Option<Value>,
     pub raw_body: Bytes,
-    /// Path parameters of the matched template, in order.
-    pub params: Vec<String>,
+    /// Path parameters of the matched template, by name, in path order.
+    pub params: Vec<(String, String)>,
     pub op: Option<usize>,
     pub log_idx: usize,
     pub host: String,
@@ -409,9 +409,26 @@ impl Ctx {
             .map(|(_, v)| v.as_str())
     }
 
-    /// Path parameter `i` (0 is the environment ID on `/environments/{id}/…`).
-    pub fn p(&self, i: usize) -> &str {
-        self.params.get(i).map(String::as_str).unwrap_or("")
+    /// The path parameter `name` of the matched template (`""` when it has none by that
+    /// name). Arcane names them alike in every release the simulator loads
+    /// (`containerId`, `imageId`, `projectId`, `volumeName`…).
+    pub fn param(&self, name: &str) -> &str {
+        self.params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
+    }
+
+    /// The environment of an `/environments/{id}/…` route.
+    pub fn env_id(&self) -> &str {
+        self.param("id")
+    }
+
+    /// The last path parameter: the item ID of a collection's item route, whatever the
+    /// collection calls it.
+    pub fn last_param(&self) -> &str {
+        self.params.last().map(|(_, v)| v.as_str()).unwrap_or("")
     }
 
     /// The body field `k` as a string.
@@ -441,6 +458,16 @@ impl Ctx {
     /// A successful JSON answer: `{$schema, success:true, data, …members}` fitted to the
     /// operation's response schema (missing required members synthesized, unknown dropped).
     pub fn ok(&self, data: Value, members: Vec<(&str, Value)>) -> Response {
+        self.envelope(data, members, true)
+    }
+
+    /// The envelope of [`Ctx::ok`] not fitted to the response schema, for answers Arcane
+    /// sends short of what its document requires.
+    pub fn ok_unfitted(&self, data: Value) -> Response {
+        self.envelope(data, vec![], false)
+    }
+
+    fn envelope(&self, data: Value, members: Vec<(&str, Value)>, fit: bool) -> Response {
         let mut body = Map::new();
         let (status, schema, name) = self.response_schema();
         if let Some(n) = &name {
@@ -452,7 +479,7 @@ impl Ctx {
             body.insert(k.to_string(), v);
         }
         let mut v = Value::Object(body);
-        if let Some(s) = schema {
+        if let Some(s) = schema.filter(|_| fit) {
             v = crate::synth::conform(&self.sh.spec, s, v, &self.path);
         }
         self.finish_json(status, v, name.as_deref())
@@ -757,18 +784,18 @@ async fn entry(st: St, req: Request) -> Response {
     let decodes_itself = raw && decodes_own_parameters(&shape);
     ctx.params = params
         .into_iter()
-        .map(|(_, v)| {
+        .map(|(name, v)| {
             if decodes_itself {
-                crate::spec::percent_decode(&v)
+                (name, crate::spec::percent_decode(&v))
             } else {
-                v
+                (name, v)
             }
         })
         .collect();
     if let Some(r) = validate_request(&ctx) {
         return r;
     }
-    handlers::dispatch(&ctx, &method, &shape).await
+    routes::dispatch(&ctx, &method, &shape).await
 }
 
 /// The path's segments (without `/api`) as Arcane's router and handlers see them, and

@@ -9,6 +9,9 @@ use serde_json::{Map, Value, json};
 
 use crate::synth::hex_id;
 
+/// The text of the built-in demo state (a state file like any other; the README lists it).
+pub const DEMO_STATE: &str = include_str!("../data/demo-state.json");
+
 /// The whole simulated world. Every list defaults to empty; every string may hold anything
 /// (ANSI escapes, bidi controls, Markdown, HTML…) and is returned byte for byte.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -350,11 +353,37 @@ impl State {
         Ok(())
     }
 
-    /// The built-in demo state.
+    /// The built-in demo state: `sim/data/demo-state.json`, compiled in and read by the same
+    /// parser as a `--state` file, so the demo is exactly what that file would load.
     pub fn demo() -> State {
-        demo_state()
+        Self::parse(DEMO_STATE).expect("the embedded demo state parses (checked by a unit test)")
     }
 }
+
+/// A stored object that belongs to one environment.
+pub trait InEnv {
+    /// Its environment's ID.
+    fn env(&self) -> &str;
+}
+
+macro_rules! in_env {
+    ($($t:ty),*) => {$(
+        impl InEnv for $t {
+            fn env(&self) -> &str {
+                &self.environment_id
+            }
+        }
+    )*};
+}
+in_env!(
+    Container,
+    Image,
+    Project,
+    Volume,
+    Network,
+    SwarmService,
+    Scan
+);
 
 /// Docker-style status text for a state.
 pub fn status_text(state: &str) -> String {
@@ -750,13 +779,6 @@ pub fn unix_to_rfc3339(secs: i64) -> String {
     )
 }
 
-fn labels(pairs: &[(&str, &str)]) -> Map<String, Value> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
-        .collect()
-}
-
 /// ID of a demo container, derived from its name: `hex_id("container:<name>")`.
 pub fn demo_container_id(name: &str) -> String {
     hex_id(&format!("container:{name}"))
@@ -767,487 +789,27 @@ pub fn demo_image_id(tag: &str) -> String {
     format!("sha256:{}", hex_id(&format!("image:{tag}")))
 }
 
-struct DemoContainer<'a> {
-    name: &'a str,
-    env: &'a str,
-    image: &'a str,
-    state: &'a str,
-    status: &'a str,
-    project: Option<(&'a str, &'a str)>,
-    ports: Value,
-    vars: &'a [&'a str],
-    volume: Option<(&'a str, &'a str)>,
-    internal: bool,
-}
-
-fn demo_state() -> State {
-    let environments = vec![
-        Environment {
-            id: "0".into(),
-            name: "local".into(),
-            api_url: "http://localhost:3552".into(),
-            status: "online".into(),
-            enabled: true,
-            agent_connected: true,
-            swarm_enabled: true,
-            edge: false,
-            extra: Map::new(),
-        },
-        Environment {
-            id: "env-2".into(),
-            name: "staging-agent".into(),
-            api_url: "http://10.20.0.12:3553".into(),
-            status: "online".into(),
-            enabled: true,
-            agent_connected: true,
-            swarm_enabled: false,
-            edge: false,
-            extra: Map::new(),
-        },
-    ];
-    let dc = [
-        DemoContainer {
-            name: "web-1",
-            env: "0",
-            image: "nginx:1.27-alpine",
-            state: "running",
-            status: "Up 3 hours",
-            project: Some(("webshop", "web")),
-            ports: json!([{"ip": "0.0.0.0", "privatePort": 80, "publicPort": 8080, "type": "tcp"}]),
-            vars: &["NGINX_ENTRYPOINT_QUIET_LOGS=1"],
-            volume: None,
-            internal: false,
-        },
-        DemoContainer {
-            name: "api-1",
-            env: "0",
-            image: "ghcr.io/getarcaneapp/demo-api:2.3.1",
-            state: "running",
-            status: "Up 3 hours (healthy)",
-            project: Some(("webshop", "api")),
-            ports: json!([{"privatePort": 3000, "type": "tcp"}]),
-            vars: &[
-                "DATABASE_URL=postgres://shop:s3cr3t-demo@db-1:5432/shop",
-                "LOG_LEVEL=info",
-            ],
-            volume: None,
-            internal: false,
-        },
-        DemoContainer {
-            name: "db-1",
-            env: "0",
-            image: "postgres:16-alpine",
-            state: "running",
-            status: "Up 3 hours",
-            project: Some(("webshop", "db")),
-            ports: json!([{"privatePort": 5432, "type": "tcp"}]),
-            vars: &[
-                "POSTGRES_USER=shop",
-                "POSTGRES_PASSWORD=s3cr3t-demo",
-                "POSTGRES_DB=shop",
-                "PGDATA=/var/lib/postgresql/data",
-            ],
-            volume: Some(("webshop_db-data", "/var/lib/postgresql/data")),
-            internal: false,
-        },
-        DemoContainer {
-            name: "cache-1",
-            env: "0",
-            image: "redis:7.2-alpine",
-            state: "paused",
-            status: "Up 3 hours (Paused)",
-            project: Some(("webshop", "cache")),
-            ports: json!([{"privatePort": 6379, "type": "tcp"}]),
-            vars: &[],
-            volume: None,
-            internal: false,
-        },
-        DemoContainer {
-            name: "grafana-1",
-            env: "0",
-            image: "grafana/grafana:11.1.0",
-            state: "running",
-            status: "Up 2 days",
-            project: Some(("monitoring", "grafana")),
-            ports: json!([{"ip": "0.0.0.0", "privatePort": 3000, "publicPort": 3001, "type": "tcp"}]),
-            vars: &["GF_SECURITY_ADMIN_PASSWORD=grafana-admin-demo"],
-            volume: Some(("monitoring_grafana-data", "/var/lib/grafana")),
-            internal: false,
-        },
-        DemoContainer {
-            name: "prometheus-1",
-            env: "0",
-            image: "prom/prometheus:v2.53.0",
-            state: "exited",
-            status: "Exited (0) 2 hours ago",
-            project: Some(("monitoring", "prometheus")),
-            ports: json!([{"privatePort": 9090, "type": "tcp"}]),
-            vars: &[],
-            volume: None,
-            internal: false,
-        },
-        DemoContainer {
-            name: "backup-1",
-            env: "0",
-            image: "alpine:3.20",
-            state: "exited",
-            status: "Exited (1) 5 hours ago",
-            project: None,
-            ports: json!([]),
-            vars: &["BACKUP_TARGET=s3://backups/demo"],
-            volume: None,
-            internal: false,
-        },
-        DemoContainer {
-            name: "arcane-edge-proxy",
-            env: "0",
-            image: "ghcr.io/getarcaneapp/arcane-proxy:1.0.0",
-            state: "running",
-            status: "Up 3 days",
-            project: None,
-            ports: json!([]),
-            vars: &[],
-            volume: None,
-            internal: true,
-        },
-        DemoContainer {
-            name: "worker-1",
-            env: "env-2",
-            image: "ghcr.io/acme/worker:1.4.0",
-            state: "running",
-            status: "Up 6 hours",
-            project: Some(("jobs", "worker")),
-            ports: json!([]),
-            vars: &["QUEUE_URL=redis://queue:6379/0"],
-            volume: Some(("jobs_worker-data", "/data")),
-            internal: false,
-        },
-        DemoContainer {
-            name: "cron-1",
-            env: "env-2",
-            image: "alpine:3.20",
-            state: "exited",
-            status: "Exited (0) 1 hour ago",
-            project: None,
-            ports: json!([]),
-            vars: &[],
-            volume: None,
-            internal: false,
-        },
-    ];
-    let containers: Vec<Container> = dc
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            let mut l = Map::new();
-            if let Some((p, s)) = d.project {
-                l = labels(&[
-                    ("com.docker.compose.project", p),
-                    ("com.docker.compose.service", s),
-                    ("com.docker.compose.container-number", "1"),
-                ]);
-            }
-            if d.internal {
-                l.insert(
-                    "com.getarcaneapp.internal.resource".into(),
-                    Value::String("true".into()),
-                );
-            }
-            let network = match d.project {
-                Some((p, _)) => format!("{p}_default"),
-                None => "bridge".to_string(),
-            };
-            let mounts = match d.volume {
-                Some((v, dest)) => json!([{
-                    "type": "volume", "name": v,
-                    "source": format!("/var/lib/docker/volumes/{v}/_data"),
-                    "destination": dest, "driver": "local", "mode": "z", "rw": true, "propagation": ""
-                }]),
-                None => json!([]),
-            };
-            Container {
-                id: demo_container_id(d.name),
-                name: d.name.into(),
-                environment_id: d.env.into(),
-                image: d.image.into(),
-                image_id: demo_image_id(d.image),
-                state: d.state.into(),
-                status: d.status.into(),
-                created: 1_717_400_000 + i as i64 * 3_600,
-                command: match d.name {
-                    "web-1" => "/docker-entrypoint.sh nginx -g 'daemon off;'".into(),
-                    "db-1" => "docker-entrypoint.sh postgres".into(),
-                    _ => String::new(),
-                },
-                labels: l,
-                env: d.vars.iter().map(|s| s.to_string()).collect(),
-                ports: d.ports.as_array().cloned().unwrap_or_default(),
-                networks: vec![network],
-                mounts: mounts.as_array().cloned().unwrap_or_default(),
-                logs: vec![
-                    format!("{} starting", d.name),
-                    format!("{} ready to accept connections", d.name),
-                    format!("{} handled request GET /health 200", d.name),
-                ],
-                stderr: vec![format!("{} warning: demo mode", d.name)],
-                extra: Map::new(),
-            }
-        })
-        .collect();
-
-    let image_specs: [(&str, &str, i64); 10] = [
-        ("0", "nginx:1.27-alpine", 48_300_000),
-        ("0", "ghcr.io/getarcaneapp/demo-api:2.3.1", 182_000_000),
-        ("0", "postgres:16-alpine", 276_000_000),
-        ("0", "redis:7.2-alpine", 41_200_000),
-        ("0", "grafana/grafana:11.1.0", 451_000_000),
-        ("0", "prom/prometheus:v2.53.0", 272_000_000),
-        ("0", "alpine:3.20", 7_800_000),
-        ("0", "ghcr.io/getarcaneapp/arcane-proxy:1.0.0", 21_000_000),
-        ("env-2", "ghcr.io/acme/worker:1.4.0", 96_000_000),
-        ("env-2", "alpine:3.20", 7_800_000),
-    ];
-    let mut images: Vec<Image> = image_specs
-        .iter()
-        .enumerate()
-        .map(|(i, (env, tag, size))| {
-            let repo = tag.rsplit_once(':').map(|(r, _)| r).unwrap_or(tag);
-            Image {
-                id: demo_image_id(tag),
-                environment_id: env.to_string(),
-                repo_tags: vec![tag.to_string()],
-                repo_digests: vec![format!(
-                    "{repo}@sha256:{}",
-                    hex_id(&format!("digest:{tag}"))
-                )],
-                size: *size,
-                created: 1_714_000_000 + i as i64 * 86_400,
-                labels: Map::new(),
-                extra: Map::new(),
-            }
-        })
-        .collect();
-    images.push(Image {
-        id: demo_image_id("<none>:<none>"),
-        environment_id: "0".into(),
-        repo_tags: vec![],
-        repo_digests: vec![],
-        size: 133_000_000,
-        created: 1_713_000_000,
-        labels: Map::new(),
-        extra: Map::new(),
-    });
-
-    let projects = vec![
-        Project {
-            id: "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01".into(),
-            name: "webshop".into(),
-            environment_id: "0".into(),
-            status: "partially running".into(),
-            path: "/app/data/projects/webshop".into(),
-            compose_content: "services:\n  web:\n    image: nginx:1.27-alpine\n    ports:\n      - \"8080:80\"\n    mem_limit: 256m\n  api:\n    image: ghcr.io/getarcaneapp/demo-api:2.3.1\n    environment:\n      DATABASE_URL: ${DATABASE_URL}\n  db:\n    image: postgres:16-alpine\n    environment:\n      POSTGRES_PASSWORD: ${POSTGRES_PASSWORD}\n    volumes:\n      - db-data:/var/lib/postgresql/data\n    shm_size: 128m\n  cache:\n    image: redis:7.2-alpine\nvolumes:\n  db-data:\n".into(),
-            env_content: "POSTGRES_PASSWORD=s3cr3t-demo\nDATABASE_URL=postgres://shop:s3cr3t-demo@db:5432/shop\n".into(),
-            services: vec![
-                json!({"name": "web", "image": "nginx:1.27-alpine", "mem_limit": 268435456,
-                       "ports": [{"mode": "ingress", "target": 80, "published": "8080", "protocol": "tcp"}]}),
-                json!({"name": "api", "image": "ghcr.io/getarcaneapp/demo-api:2.3.1",
-                       "deploy": {"resources": {"limits": {"memory": 536870912}}}}),
-                json!({"name": "db", "image": "postgres:16-alpine", "shm_size": 134217728,
-                       "environment": {"POSTGRES_PASSWORD": "s3cr3t-demo"},
-                       "volumes": [{"type": "volume", "source": "db-data", "target": "/var/lib/postgresql/data"},
-                                   {"type": "tmpfs", "target": "/tmp", "tmpfs": {"size": 67108864}}]}),
-                json!({"name": "cache", "image": "redis:7.2-alpine"}),
-            ],
-            created_at: "2025-05-20T09:30:00Z".into(),
-            updated_at: "2025-06-01T08:15:00Z".into(),
-            has_update: true,
-            extra: Map::new(),
-        },
-        Project {
-            id: "a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02".into(),
-            name: "monitoring".into(),
-            environment_id: "0".into(),
-            status: "partially running".into(),
-            path: "/app/data/projects/monitoring".into(),
-            compose_content: "services:\n  grafana:\n    image: grafana/grafana:11.1.0\n    ports:\n      - \"3001:3000\"\n  prometheus:\n    image: prom/prometheus:v2.53.0\n    build:\n      context: .\n".into(),
-            env_content: String::new(),
-            services: vec![
-                json!({"name": "grafana", "image": "grafana/grafana:11.1.0"}),
-                json!({"name": "prometheus", "image": "prom/prometheus:v2.53.0",
-                       "build": {"context": "."}}),
-            ],
-            created_at: "2025-05-21T10:00:00Z".into(),
-            updated_at: "2025-05-28T16:40:00Z".into(),
-            has_update: false,
-            extra: Map::new(),
-        },
-        Project {
-            id: "c4e8a2f6-93b1-4d7c-a5e9-1f3b5d7c9e03".into(),
-            name: "jobs".into(),
-            environment_id: "env-2".into(),
-            status: "running".into(),
-            path: "/app/data/projects/jobs".into(),
-            compose_content: "services:\n  worker:\n    image: ghcr.io/acme/worker:1.4.0\n".into(),
-            env_content: String::new(),
-            services: vec![json!({"name": "worker", "image": "ghcr.io/acme/worker:1.4.0"})],
-            created_at: "2025-05-22T11:00:00Z".into(),
-            updated_at: "2025-05-22T11:00:00Z".into(),
-            has_update: false,
-            extra: Map::new(),
-        },
-    ];
-
-    let vol = |name: &str, env: &str, size: i64, l: &[(&str, &str)]| Volume {
-        name: name.into(),
-        environment_id: env.into(),
-        driver: "local".into(),
-        mountpoint: format!("/var/lib/docker/volumes/{name}/_data"),
-        created_at: "2025-05-20T09:31:00Z".into(),
-        labels: labels(l),
-        size,
-        extra: Map::new(),
-    };
-    let volumes = vec![
-        vol(
-            "webshop_db-data",
-            "0",
-            734_003_200,
-            &[
-                ("com.docker.compose.project", "webshop"),
-                ("com.docker.compose.volume", "db-data"),
-            ],
-        ),
-        vol(
-            "monitoring_grafana-data",
-            "0",
-            52_428_800,
-            &[
-                ("com.docker.compose.project", "monitoring"),
-                ("com.docker.compose.volume", "grafana-data"),
-            ],
-        ),
-        vol("orphaned-cache", "0", 10_485_760, &[]),
-        vol(
-            "jobs_worker-data",
-            "env-2",
-            1_048_576,
-            &[("com.docker.compose.project", "jobs")],
-        ),
-    ];
-
-    let net = |name: &str, env: &str, driver: &str| Network {
-        id: hex_id(&format!("network:{env}:{name}")),
-        name: name.into(),
-        environment_id: env.into(),
-        driver: driver.into(),
-        scope: "local".into(),
-        internal: false,
-        labels: Map::new(),
-        created: "2025-05-20T09:30:00Z".into(),
-        extra: Map::new(),
-    };
-    let networks = vec![
-        net("bridge", "0", "bridge"),
-        net("host", "0", "host"),
-        net("none", "0", "null"),
-        net("webshop_default", "0", "bridge"),
-        net("monitoring_default", "0", "bridge"),
-        net("unused-net", "0", "bridge"),
-        net("bridge", "env-2", "bridge"),
-        net("jobs_default", "env-2", "bridge"),
-    ];
-
-    let swarm_services = vec![
-        SwarmService {
-            id: hex_id("swarm:edge-proxy")[..25].to_string(),
-            name: "edge-proxy".into(),
-            environment_id: "0".into(),
-            image: "traefik:v3.1".into(),
-            mode: "replicated".into(),
-            replicas: 2,
-            running_replicas: 2,
-            stack_name: "edge".into(),
-            labels: labels(&[("com.docker.stack.namespace", "edge")]),
-            ports: vec![
-                json!({"protocol": "tcp", "targetPort": 80, "publishedPort": 80, "publishMode": "ingress"}),
-            ],
-            logs: vec![
-                "edge-proxy.1 | Configuration loaded".into(),
-                "edge-proxy.2 | Configuration loaded".into(),
-            ],
-            extra: Map::new(),
-        },
-        SwarmService {
-            id: hex_id("swarm:metrics-agent")[..25].to_string(),
-            name: "metrics-agent".into(),
-            environment_id: "0".into(),
-            image: "prom/node-exporter:v1.8.1".into(),
-            mode: "global".into(),
-            replicas: 0,
-            running_replicas: 1,
-            stack_name: String::new(),
-            labels: Map::new(),
-            ports: vec![],
-            logs: vec!["metrics-agent | Listening on :9100".into()],
-            extra: Map::new(),
-        },
-    ];
-
-    // Only nginx has been scanned; every other image has no scan (docs/arcane-wire.md, vulnerability scans).
-    let vuln = |id: &str, pkg: &str, installed: &str, fixed: &str, severity: &str, title: &str| {
-        json!({"vulnerabilityId": id, "pkgName": pkg, "installedVersion": installed,
-               "fixedVersion": fixed, "severity": severity, "title": title})
-    };
-    let scans = vec![Scan {
-        image_id: demo_image_id("nginx:1.27-alpine"),
-        environment_id: "0".into(),
-        image_name: "nginx:1.27-alpine".into(),
-        scan_time: scan_time(),
-        vulnerabilities: vec![
-            vuln(
-                "CVE-2024-45491",
-                "libexpat",
-                "2.6.2-r0",
-                "2.6.3-r0",
-                "CRITICAL",
-                "libexpat: integer overflow",
-            ),
-            vuln(
-                "CVE-2024-6119",
-                "openssl",
-                "3.3.1-r0",
-                "3.3.2-r0",
-                "HIGH",
-                "openssl: denial of service",
-            ),
-            vuln(
-                "CVE-2023-42363",
-                "busybox",
-                "1.36.1-r29",
-                "",
-                "MEDIUM",
-                "busybox: use-after-free in awk",
-            ),
-        ],
-    }];
-
-    State {
-        environments,
-        containers,
-        images,
-        projects,
-        volumes,
-        networks,
-        swarm_services,
-        scans,
-        build_dirs: Vec::new(),
-        collections: Default::default(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn embedded_demo_is_what_the_loader_reads_from_the_file() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/demo-state.json");
+        let from_file = State::load(&path).unwrap();
+        assert_eq!(State::demo(), from_file);
+        // The demo the README describes: two environments, the named containers with their
+        // derived IDs, one scan.
+        assert_eq!(from_file.environments.len(), 2);
+        let web = from_file
+            .containers
+            .iter()
+            .find(|c| c.name == "web-1")
+            .unwrap();
+        assert_eq!(web.id, demo_container_id("web-1"));
+        assert_eq!(web.image_id, demo_image_id("nginx:1.27-alpine"));
+        assert_eq!(from_file.scans.len(), 1);
+    }
 
     #[test]
     fn demo_round_trips_through_json_and_yaml() {

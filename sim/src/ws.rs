@@ -6,7 +6,7 @@ use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use crate::handlers::find_container;
+use crate::routes::containers::find_container;
 use crate::server::{Ctx, unknown_route};
 use crate::state::container_project;
 

@@ -1,7 +1,7 @@
 //! The `arcane-sim` binary: one stdout line, answers, exits cleanly on SIGTERM/SIGINT.
 //! Also prints the startup measurement reported in sim/README.md.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
@@ -151,13 +151,13 @@ async fn state_file_in_yaml_and_json() {
     assert_eq!(b["data"][0]["status"], "Exited (0) 2 hours ago");
     assert_eq!(b["counts"]["stoppedContainers"], 1);
     // The same shape as JSON through the hook.
-    let state = s.hook_get("/__sim/state").await;
+    let state = s.hooks.state().await.unwrap();
     let json_file = dir.join("state.json");
     std::fs::write(&json_file, serde_json::to_vec(&state).unwrap()).unwrap();
     let mut cfg = arcane_sim::SimConfig::new(spec_v2());
     cfg.state_path = Some(json_file);
     let s2 = start_with(cfg).await;
-    assert_eq!(s2.hook_get("/__sim/state").await, state);
+    assert_eq!(s2.hooks.state().await.unwrap(), state);
     let _ = std::fs::remove_dir_all(&dir);
     let _ = Duration::ZERO;
 }

@@ -2,7 +2,7 @@
 //! against the operation's declared response schema. The only mismatches allowed are the
 //! documented divergences (docs/arcane-wire.md#compose-byte-sizes: compose byte sizes sent as strings).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -199,7 +199,7 @@ async fn check_spec(path: &Path) -> Report {
         failures: Vec::new(),
     };
     for op in &spec.ops {
-        s.hook_post("/__sim/reset", json!(null)).await;
+        s.hooks.reset().await.unwrap();
         let o = &op.op;
         let mut path = op.template.clone();
         let mut query: Vec<(String, String)> = Vec::new();
@@ -397,4 +397,52 @@ async fn every_operation_of_v1_11_2_conforms() {
     summarize("1.11.2", &r);
     assert_eq!(r.calls, 145);
     assert!(r.failures.is_empty(), "{} failures", r.failures.len());
+}
+
+/// The stateful routes look path parameters up by name (`containerId`, `volumeName`…): every
+/// spec the simulator loads must name the parameter after each resource segment the same way.
+#[test]
+fn both_specs_name_the_path_parameters_the_routes_read() {
+    let expected: HashMap<&str, &[&str]> = HashMap::from([
+        ("environments", &["id"][..]),
+        ("containers", &["containerId"][..]),
+        // Export, tag, history and attestations take a reference (`name`).
+        ("images", &["imageId", "name"][..]),
+        ("check", &["imageId"][..]),
+        ("projects", &["projectId"][..]),
+        ("volumes", &["volumeName"][..]),
+        ("networks", &["networkId"][..]),
+        ("services", &["serviceId"][..]),
+        ("activities", &["activityId"][..]),
+        ("backups", &["backupId"][..]),
+        ("gitops-syncs", &["syncId"][..]),
+        ("mtls", &["fileName"][..]),
+    ]);
+    for path in [spec_v2(), spec_v1()] {
+        let spec = Spec::load(&path).unwrap();
+        let mut seen = 0;
+        for op in &spec.ops {
+            let segs: Vec<&str> = op.template.split('/').collect();
+            for pair in segs.windows(2) {
+                let Some(name) = pair[1].strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
+                    continue;
+                };
+                if let Some(names) = expected.get(pair[0]) {
+                    seen += 1;
+                    assert!(
+                        names.contains(&name),
+                        "{}: {} names its {} parameter `{name}`, the routes read {names:?}",
+                        path.display(),
+                        op.template,
+                        pair[0]
+                    );
+                }
+            }
+        }
+        assert!(
+            seen > 50,
+            "{}: only {seen} parameters checked",
+            path.display()
+        );
+    }
 }

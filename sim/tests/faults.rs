@@ -1,6 +1,6 @@
 //! Every fault kind of `POST /__sim/faults`.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
@@ -12,11 +12,13 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn status_fault_applies_the_given_number_of_times() {
     let s = start().await;
-    let (st, b) = s
-        .hook_post("/__sim/faults", json!({"method": "POST", "path": "/containers/[^/]+/restart$", "kind": "status",
+    let added = s
+        .hooks
+        .add_faults(&json!({"method": "POST", "path": "/containers/[^/]+/restart$", "kind": "status",
             "status": 503, "body": {"title": "Service Unavailable", "status": 503, "detail": "busy"}, "times": 2}))
-        .await;
-    assert_eq!((st, b["added"].as_u64()), (200, Some(1)));
+        .await
+        .unwrap();
+    assert_eq!(added, 1);
     for _ in 0..2 {
         let r = s
             .api(Method::POST, "/environments/0/containers/web-1/restart")
@@ -35,11 +37,12 @@ async fn status_fault_applies_the_given_number_of_times() {
         .unwrap();
     assert_eq!(r.status(), 200);
     // Method mismatch does not trigger; a default body is problem+json for the status.
-    s.hook_post(
-        "/__sim/faults",
-        json!({"method": "GET", "path": "/containers$", "kind": "status", "status": 500}),
-    )
-    .await;
+    s.hooks
+        .add_faults(
+            &json!({"method": "GET", "path": "/containers$", "kind": "status", "status": 500}),
+        )
+        .await
+        .unwrap();
     let r = s
         .api(Method::GET, "/environments/0/containers")
         .send()
@@ -53,11 +56,10 @@ async fn status_fault_applies_the_given_number_of_times() {
 #[tokio::test]
 async fn unlimited_faults_last_until_reset() {
     let s = start().await;
-    s.hook_post(
-        "/__sim/faults",
-        json!({"path": "/images$", "kind": "status", "status": 418, "times": 0}),
-    )
-    .await;
+    s.hooks
+        .add_faults(&json!({"path": "/images$", "kind": "status", "status": 418, "times": 0}))
+        .await
+        .unwrap();
     for _ in 0..3 {
         let r = s
             .api(Method::GET, "/environments/0/images")
@@ -66,7 +68,7 @@ async fn unlimited_faults_last_until_reset() {
             .unwrap();
         assert_eq!(r.status(), 418);
     }
-    s.hook_post("/__sim/reset", json!(null)).await;
+    s.hooks.reset().await.unwrap();
     let r = s
         .api(Method::GET, "/environments/0/images")
         .send()
@@ -78,11 +80,10 @@ async fn unlimited_faults_last_until_reset() {
 #[tokio::test]
 async fn delay_fault_then_normal_answer() {
     let s = start().await;
-    s.hook_post(
-        "/__sim/faults",
-        json!({"path": "/environments$", "kind": "delay", "delayMs": 300}),
-    )
-    .await;
+    s.hooks
+        .add_faults(&json!({"path": "/environments$", "kind": "delay", "delayMs": 300}))
+        .await
+        .unwrap();
     let t = Instant::now();
     let (st, b) = s.get_json("/environments").await;
     assert_eq!(st, 200);
@@ -93,11 +94,10 @@ async fn delay_fault_then_normal_answer() {
 #[tokio::test]
 async fn drop_fault_closes_without_answer() {
     let s = start().await;
-    s.hook_post(
-        "/__sim/faults",
-        json!({"path": "/containers/web-1$", "kind": "drop"}),
-    )
-    .await;
+    s.hooks
+        .add_faults(&json!({"path": "/containers/web-1$", "kind": "drop"}))
+        .await
+        .unwrap();
     let e = s
         .api(Method::GET, "/environments/0/containers/web-1")
         .send()
@@ -112,11 +112,10 @@ async fn drop_fault_closes_without_answer() {
 #[tokio::test]
 async fn malformed_json_fault() {
     let s = start().await;
-    s.hook_post(
-        "/__sim/faults",
-        json!({"path": "/projects$", "kind": "malformed_json"}),
-    )
-    .await;
+    s.hooks
+        .add_faults(&json!({"path": "/projects$", "kind": "malformed_json"}))
+        .await
+        .unwrap();
     let r = s
         .api(Method::GET, "/environments/0/projects")
         .send()
@@ -131,11 +130,10 @@ async fn malformed_json_fault() {
 #[tokio::test]
 async fn truncated_stream_fault() {
     let s = start().await;
-    s.hook_post(
-        "/__sim/faults",
-        json!({"path": "/images/pull$", "kind": "truncated_stream"}),
-    )
-    .await;
+    s.hooks
+        .add_faults(&json!({"path": "/images/pull$", "kind": "truncated_stream"}))
+        .await
+        .unwrap();
     let r = s
         .api(Method::POST, "/environments/0/images/pull")
         .json(&json!({"imageName": "redis"}))
@@ -160,11 +158,10 @@ async fn truncated_stream_fault() {
     assert!(text.contains("\"activity\""));
     assert!(!text.contains("\"done\""));
     // Non-stream answers are cut in the middle too.
-    s.hook_post(
-        "/__sim/faults",
-        json!({"path": "/containers$", "kind": "truncated_stream"}),
-    )
-    .await;
+    s.hooks
+        .add_faults(&json!({"path": "/containers$", "kind": "truncated_stream"}))
+        .await
+        .unwrap();
     match s
         .api(Method::GET, "/environments/0/containers")
         .send()
@@ -178,12 +175,13 @@ async fn truncated_stream_fault() {
 #[tokio::test]
 async fn stream_error_fault() {
     let s = start().await;
-    s.hook_post(
-        "/__sim/faults",
-        json!({"path": "/projects/[^/]+/up$", "kind": "stream_error",
+    s.hooks
+        .add_faults(
+            &json!({"path": "/projects/[^/]+/up$", "kind": "stream_error",
         "body": {"error": "failed to get project: project not found"}}),
-    )
-    .await;
+        )
+        .await
+        .unwrap();
     let r = s
         .api(
             Method::POST,
@@ -212,11 +210,10 @@ async fn stream_error_fault() {
 #[tokio::test]
 async fn agent_unreachable_fault() {
     let s = start().await;
-    s.hook_post(
-        "/__sim/faults",
-        json!({"path": "^/api/environments/env-2/", "kind": "agent_unreachable"}),
-    )
-    .await;
+    s.hooks
+        .add_faults(&json!({"path": "^/api/environments/env-2/", "kind": "agent_unreachable"}))
+        .await
+        .unwrap();
     let r = s
         .api(Method::GET, "/environments/env-2/containers")
         .send()
@@ -230,11 +227,10 @@ async fn agent_unreachable_fault() {
         b,
         json!({"success": false, "data": {"error": "Edge agent is not connected"}})
     );
-    s.hook_post(
-        "/__sim/faults",
-        json!({"path": "env-2", "kind": "agent_unreachable", "status": 503}),
-    )
-    .await;
+    s.hooks
+        .add_faults(&json!({"path": "env-2", "kind": "agent_unreachable", "status": 503}))
+        .await
+        .unwrap();
     let r = s
         .api(Method::GET, "/environments/env-2/images")
         .send()

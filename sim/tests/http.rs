@@ -1,6 +1,6 @@
 //! HTTP-level tests of the simulator. Each wire fact (docs/arcane-wire.md) the simulator implements is cited.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -386,7 +386,7 @@ async fn container_lifecycle_changes_state() {
     let (_, b) = s.get_json("/environments/0/containers/new-1").await;
     assert_eq!(b["data"]["config"]["env"], json!(["A=1"]));
     // The state hook shows the change; reset restores the seed.
-    let state = s.hook_get("/__sim/state").await;
+    let state = s.hooks.state().await.unwrap();
     assert!(
         state["containers"]
             .as_array()
@@ -394,8 +394,7 @@ async fn container_lifecycle_changes_state() {
             .iter()
             .any(|c| c["name"] == "new-1")
     );
-    let (st, _) = s.hook_post("/__sim/reset", json!(null)).await;
-    assert_eq!(st, 200);
+    s.hooks.reset().await.unwrap();
     let (st, _) = s.get_json("/environments/0/containers/web-1").await;
     assert_eq!(st, 200);
     let (st, _) = s.get_json("/environments/0/containers/new-1").await;
@@ -548,10 +547,9 @@ async fn remote_environment_works_and_reports_agent_state() {
     let (_, b) = s.get_json("/environments").await;
     assert_eq!(b["pagination"]["totalItems"], 2);
     // Disconnected agent → the 502 of docs/arcane-wire.md#errors `Edge agent is not connected`; disabled → 400.
-    let mut state = s.hook_get("/__sim/state").await;
+    let mut state = s.hooks.state().await.unwrap();
     state["environments"][1]["agentConnected"] = json!(false);
-    let (st, _) = s.hook_post("/__sim/state", state.clone()).await;
-    assert_eq!(st, 200);
+    s.hooks.set_state(&state).await.unwrap();
     let r = s
         .api(Method::GET, "/environments/env-2/containers")
         .send()
@@ -568,7 +566,7 @@ async fn remote_environment_works_and_reports_agent_state() {
     assert_eq!(st, 200);
     assert_eq!(b["data"]["status"], "offline");
     state["environments"][1]["enabled"] = json!(false);
-    s.hook_post("/__sim/state", state).await;
+    s.hooks.set_state(&state).await.unwrap();
     let r = s
         .api(Method::GET, "/environments/env-2/images")
         .send()
@@ -867,10 +865,12 @@ async fn project_up_stream_changes_state() {
 #[tokio::test]
 async fn cancelled_stream_is_visible() {
     let s = start().await;
-    let (st, b) = s
-        .hook_post("/__sim/config", json!({"streamPaceMs": 100}))
-        .await;
-    assert_eq!((st, b["streamPaceMs"].as_u64()), (200, Some(100)));
+    let b = s
+        .hooks
+        .set_config(&json!({"streamPaceMs": 100}))
+        .await
+        .unwrap();
+    assert_eq!(b["streamPaceMs"].as_u64(), Some(100));
     let r = s
         .api(
             Method::POST,
@@ -888,7 +888,7 @@ async fn cancelled_stream_is_visible() {
     let mut aborted = false;
     for _ in 0..50 {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let streams = s.hook_get("/__sim/streams").await;
+        let streams = Value::from(s.hooks.streams().await.unwrap());
         if streams[0]["aborted"] == true {
             assert_eq!(streams[0]["completed"], false);
             assert_eq!(
@@ -900,10 +900,8 @@ async fn cancelled_stream_is_visible() {
         }
     }
     assert!(aborted, "the stream was not reported aborted");
-    let log = s.hook_get("/__sim/requests").await;
+    let log = s.hooks.requests().await.unwrap();
     let e = log
-        .as_array()
-        .unwrap()
         .iter()
         .find(|e| {
             e["path"] == "/api/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up"
@@ -1022,8 +1020,7 @@ async fn request_log_records_everything_but_secrets() {
     .unwrap();
     s.post_json("/environments/0/images/pull", json!({"imageName": "redis"}))
         .await;
-    let log = s.hook_get("/__sim/requests").await;
-    let log = log.as_array().unwrap();
+    let log = s.hooks.requests().await.unwrap();
     assert_eq!(log.len(), 3);
     assert_eq!(log[0]["path"], "/api/health");
     assert_eq!(log[1]["method"], "POST");
@@ -1036,8 +1033,8 @@ async fn request_log_records_everything_but_secrets() {
     assert_eq!(log[2]["body"], json!({"imageName": "redis"}));
     let text = serde_json::to_string(&log).unwrap();
     assert!(!text.contains(arcane_sim::DEFAULT_API_KEY) && !text.contains("also-secret"));
-    s.hook_post("/__sim/reset", json!(null)).await;
-    assert_eq!(s.hook_get("/__sim/requests").await, json!([]));
+    s.hooks.reset().await.unwrap();
+    assert!(s.hooks.requests().await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -1051,15 +1048,14 @@ async fn hostile_values_round_trip_byte_for_byte() {
         "<script>alert(1)</script><!-- c -->",
         "line1\r\nline2\rline3\u{2028}\u{2029}\u{0}\u{85}",
     ];
-    let mut state = s.hook_get("/__sim/state").await;
+    let mut state = s.hooks.state().await.unwrap();
     for (i, h) in hostile.iter().enumerate() {
         state["containers"][i]["labels"]["evil"] = json!(h);
         state["containers"][i]["status"] = json!(h);
     }
     state["projects"][0]["name"] = json!(hostile[3]);
     state["volumes"][2]["name"] = json!(hostile[4]);
-    let (st, b) = s.hook_post("/__sim/state", state.clone()).await;
-    assert_eq!(st, 200, "{b}");
+    s.hooks.set_state(&state).await.unwrap();
     let (_, b) = s
         .get_json("/environments/0/containers?limit=-1&includeInternal=true")
         .await;
@@ -1093,28 +1089,33 @@ async fn hostile_values_round_trip_byte_for_byte() {
 #[tokio::test]
 async fn bad_hook_input_is_a_clear_error() {
     let s = start().await;
-    let (st, b) = s
-        .hook_post("/__sim/state", json!({"containers": [{"name": "x"}]}))
-        .await;
-    assert_eq!(st, 400);
-    assert!(
-        b["error"].as_str().unwrap().contains("missing field"),
-        "{b}"
-    );
-    let (st, b) = s
-        .hook_post("/__sim/faults", json!({"path": "(", "kind": "drop"}))
-        .await;
-    assert_eq!(st, 400);
-    assert!(b["error"].as_str().unwrap().contains("regex"));
-    let (st, b) = s
-        .hook_post("/__sim/faults", json!({"path": "x", "kind": "nope"}))
-        .await;
-    assert_eq!(st, 400);
-    assert!(b["error"].as_str().unwrap().contains("unknown variant"));
-    let (st, _) = s
-        .hook_post("/__sim/config", json!({"streamPaceMs": "fast"}))
-        .await;
-    assert_eq!(st, 400);
+    let e = s
+        .hooks
+        .set_state(&json!({"containers": [{"name": "x"}]}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.status(), Some(400));
+    assert!(e.message().contains("missing field"), "{e}");
+    let e = s
+        .hooks
+        .add_faults(&json!({"path": "(", "kind": "drop"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.status(), Some(400));
+    assert!(e.message().contains("regex"), "{e}");
+    let e = s
+        .hooks
+        .add_faults(&json!({"path": "x", "kind": "nope"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.status(), Some(400));
+    assert!(e.message().contains("unknown variant"), "{e}");
+    let e = s
+        .hooks
+        .set_config(&json!({"streamPaceMs": "fast"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.status(), Some(400));
 }
 
 #[tokio::test]
@@ -1137,9 +1138,9 @@ async fn huma_body_details() {
     let text = r.text().await.unwrap();
     assert!(text.starts_with("{\"$schema\":\"http://"), "{text}");
     // docs/arcane-wire.md#json-encoding: nil slices become [] and `false` is emitted.
-    let mut state = s.hook_get("/__sim/state").await;
+    let mut state = s.hooks.state().await.unwrap();
     state["projects"][0]["urls"] = Value::Null;
-    s.hook_post("/__sim/state", state).await;
+    s.hooks.set_state(&state).await.unwrap();
     let (_, b) = s
         .get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
         .await;
@@ -1385,7 +1386,7 @@ async fn vulnerability_scans_are_per_image() {
     assert_eq!(st, 200);
     assert_eq!(b["data"]["summary"]["total"], 0);
     // main: the list of a never-scanned image is a 404.
-    s.hook_post("/__sim/reset", json!(null)).await;
+    s.hooks.reset().await.unwrap();
     s.set_version("main").await;
     let (st, _) = s
         .get_json(&format!(
@@ -1453,9 +1454,9 @@ async fn page_walks_need_a_real_sort_key_on_2_8() {
 #[tokio::test]
 async fn sorting_is_byte_wise_and_by_real_keys_only() {
     let s = start().await;
-    let mut state = s.hook_get("/__sim/state").await;
+    let mut state = s.hooks.state().await.unwrap();
     state["volumes"][0]["name"] = json!("Zeta");
-    s.hook_post("/__sim/state", state).await;
+    s.hooks.set_state(&state).await.unwrap();
     // Go's strings.Compare: upper case sorts before lower case.
     let (_, b) = s
         .get_json("/environments/0/volumes?sort=name&limit=-1")
@@ -1624,7 +1625,7 @@ async fn registries_are_a_stateful_collection() {
     assert_eq!(got["data"]["description"], "ACME mirror");
     assert_eq!(got["data"]["username"], "ci");
 
-    let state = s.hook_get("/__sim/state").await;
+    let state = s.hooks.state().await.unwrap();
     assert_eq!(
         state["collections"]["items"]["/container-registries"][0]["token"], "tok-secret-1",
         "the credential is stored, only never answered"
@@ -1671,7 +1672,7 @@ async fn project_create_then_up_starts_its_services() {
         .await
         .unwrap();
     assert!(r.text().await.unwrap().ends_with("{\"done\":true}\n"));
-    let state = s.hook_get("/__sim/state").await;
+    let state = s.hooks.state().await.unwrap();
     let mine: Vec<&Value> = state["containers"]
         .as_array()
         .unwrap()

@@ -1,6 +1,6 @@
 //! WebSocket endpoints (docs/handlers.md) with the framing. of docs/arcane-wire.md#websockets
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -83,8 +83,8 @@ async fn container_logs_text_follow_false_stays_open() {
     );
     ws.close(None).await.unwrap();
     // The upgrade request is in the log.
-    let log = s.hook_get("/__sim/requests").await;
-    let e = &log.as_array().unwrap()[0];
+    let log = s.hooks.requests().await.unwrap();
+    let e = &log[0];
     assert_eq!(e["path"], "/api/environments/0/ws/containers/db-1/logs");
     assert_eq!(e["query"], "follow=false");
     assert_eq!(e["websocket"], true);

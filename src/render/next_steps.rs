@@ -6,8 +6,8 @@
 //! exclusions) are never suggested. Names are written by the caller's `name` function, so they
 //! follow the calling surface.
 
-use crate::catalog::{Action, Catalog, ResultKind};
-use crate::render::escape;
+use arcane_catalog::{Action, Catalog, ResultKind};
+use arcane_markdown::inline;
 
 /// The most lines the section holds.
 pub const MAX_NEXT_STEPS: usize = 4;
@@ -64,8 +64,8 @@ pub fn next_steps(action: &Action, catalog: &Catalog, naming: &Naming<'_>) -> Op
         }
         seen.push(id);
         let what = match note {
-            Some(n) if !n.is_empty() => escape::inline(n).into_owned(),
-            _ => escape::inline(&target.title).into_owned(),
+            Some(n) if !n.is_empty() => inline(n).into_owned(),
+            _ => inline(&target.title).into_owned(),
         };
         let mut line = format!("- {} — {what}", (naming.name)(target));
         if target.destructive {

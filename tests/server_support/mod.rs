@@ -1,6 +1,7 @@
-//! Shared helpers of the `server_*` integration tests: an in-process simulator, the real
-//! `arcane-mcp` binary spawned over stdio and spoken to with rmcp's client, and the
-//! simulator's test hooks.
+//! Shared helpers of the server tests: an in-process simulator and its test hooks, and an
+//! MCP client session with `arcane-mcp` — in-process over `tokio::io::duplex` (`spawn`, built
+//! from the same arguments and by the same calls as the binary's `serve`), or the real binary
+//! spawned over stdio (`spawn_process`) where only a separate process shows what a test checks.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -12,16 +13,15 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
 
-/// `../shared/arcane` beside the repository, or `$ARCANE_SHARED_DIR`.
-pub fn shared_dir() -> PathBuf {
-    std::env::var_os("ARCANE_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/arcane"))
-}
-
 /// The Arcane 2.8.0 OpenAPI document the tests run against.
-pub fn spec_path() -> PathBuf {
-    shared_dir().join("openapi-v2.8.0.json")
+pub use crate::fixtures::spec_v2 as spec_path;
+
+/// Hang guard for a test body: generous, never a timing assertion.
+pub const GUARD: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Runs `f`, failing the test if it hangs past [`GUARD`].
+pub async fn guarded<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(GUARD, f).await.expect("hang guard")
 }
 
 /// The catalog the server builds from the test spec (same sources as the spawned binary).
@@ -63,80 +63,59 @@ impl Sim {
 
     /// Switches a running simulator to another Arcane (`"2.8"` or `"main"`).
     pub async fn set_version(&self, version: &str) {
-        let r = self
-            .http
-            .post(format!("{}/__sim/config", self.base()))
-            .json(&json!({"arcaneVersion": version}))
-            .send()
-            .await
-            .unwrap();
-        assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+        let version: arcane_sim::ArcaneVersion = version.parse().unwrap();
+        self.hooks().set_version(version).await.unwrap();
     }
 
     pub fn base(&self) -> String {
         self.sim.base_url()
     }
 
+    /// The simulator's typed hooks client, over this wrapper's HTTP client.
+    pub fn hooks(&self) -> arcane_sim::hooks::HooksClient {
+        arcane_sim::hooks::HooksClient::with_client(self.http.clone(), self.base())
+    }
+
     /// A JSON test hook of the simulator, e.g. `/__sim/streams`.
     pub async fn hook(&self, path: &str) -> Value {
-        self.http
-            .get(format!("{}{path}", self.base()))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        let hooks = self.hooks();
+        match path.strip_prefix("/__sim/") {
+            Some("streams") => Value::from(hooks.streams().await.unwrap()),
+            Some("requests") => Value::from(hooks.requests().await.unwrap()),
+            Some("state") => hooks.state().await.unwrap(),
+            Some("config") => hooks.config().await.unwrap(),
+            _ => panic!("no JSON hook at {path}"),
+        }
     }
 
     /// Every request under `/api` since the last reset (excluding the spec fetch).
     pub async fn requests(&self) -> Vec<Value> {
-        let v = self.hook("/__sim/requests").await;
-        v.as_array()
-            .cloned()
-            .unwrap_or_default()
+        self.hooks()
+            .requests()
+            .await
+            .unwrap()
             .into_iter()
             .filter(|r| r["path"] != "/api/openapi.json")
             .collect()
     }
 
     pub async fn reset(&self) {
-        self.http
-            .post(format!("{}/__sim/reset", self.base()))
-            .send()
-            .await
-            .unwrap();
+        self.hooks().reset().await.unwrap();
     }
 
     pub async fn fault(&self, fault: Value) {
-        let r = self
-            .http
-            .post(format!("{}/__sim/faults", self.base()))
-            .json(&fault)
-            .send()
-            .await
-            .unwrap();
-        assert!(
-            r.status().is_success(),
-            "fault accepted: {}",
-            r.text().await.unwrap()
-        );
+        if let Err(e) = self.hooks().add_faults(&fault).await {
+            panic!("fault accepted: {e}");
+        }
     }
 
     /// Replaces the simulator's state (and its reset seed).
     pub async fn set_state(&self, state: Value) {
-        let r = self
-            .http
-            .post(format!("{}/__sim/state", self.base()))
-            .json(&state)
-            .send()
-            .await
-            .unwrap();
-        assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+        self.hooks().set_state(&state).await.unwrap();
     }
 
     pub async fn state(&self) -> Value {
-        self.hook("/__sim/state").await
+        self.hooks().state().await.unwrap()
     }
 
     /// A container of the simulator's state by name.
@@ -149,8 +128,22 @@ impl Sim {
     }
 }
 
-/// An MCP client session with a spawned `arcane-mcp`.
+/// An MCP client session with `arcane-mcp` (in-process or spawned).
 pub type Client = RunningService<RoleClient, ()>;
+
+/// The arguments of an `arcane-mcp` run against the simulator, after the program name.
+fn serve_args(sim_base: &str, api_key: &str, args: &[&str]) -> Vec<std::ffi::OsString> {
+    let mut all: Vec<std::ffi::OsString> = vec![
+        "--arcane-url".into(),
+        sim_base.into(),
+        "--api-key".into(),
+        api_key.into(),
+        "--spec".into(),
+        spec_path().into(),
+    ];
+    all.extend(args.iter().map(Into::into));
+    all
+}
 
 /// The `arcane-mcp` command against the simulator with `args` (surface, modes…).
 pub fn command(sim_base: &str, api_key: &str, args: &[&str]) -> tokio::process::Command {
@@ -159,18 +152,59 @@ pub fn command(sim_base: &str, api_key: &str, args: &[&str]) -> tokio::process::
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("ARCANE_MCP_LOG", "warn")
-        .arg("--arcane-url")
-        .arg(sim_base)
-        .arg("--api-key")
-        .arg(api_key)
-        .arg("--spec")
-        .arg(spec_path())
-        .args(args);
+        .args(serve_args(sim_base, api_key, args));
     cmd
 }
 
-/// Spawns the binary and connects with a client handler.
+/// Builds the server in-process from the binary's arguments (the calls `arcane_mcp::serve`
+/// makes), serves one session on one end of a `tokio::io::duplex` pipe, and connects a client
+/// with `handler` on the other. The session ends when the client is dropped or cancelled.
+/// Unlike `command`, it runs in the test process's environment, where clap reads the
+/// `ARCANE_*` settings as the binary would: leave them unset when running the tests.
 pub async fn spawn_with<H: rmcp::ClientHandler>(
+    handler: H,
+    sim_base: &str,
+    api_key: &str,
+    args: &[&str],
+) -> RunningService<RoleClient, H> {
+    use arcane_mcp::config::{Cli, Command};
+    use clap::Parser;
+
+    let argv = std::iter::once("arcane-mcp".into()).chain(serve_args(sim_base, api_key, args));
+    let cli =
+        Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("server arguments {args:?}: {e}"));
+    let settings = match cli.command {
+        None => cli.serve,
+        Some(Command::Serve(s)) => *s,
+        Some(_) => panic!("{args:?} is not a serving command: spawn it with `command`"),
+    };
+    // Building is blocking (a spec may be fetched), as in the binary, which builds before its
+    // runtime starts.
+    let app = tokio::task::spawn_blocking(move || {
+        let (base_url, auth) = arcane_mcp::connection(&settings)?;
+        let sources = settings.source.sources(Some(&base_url));
+        arcane_mcp::app::App::build(&settings, sources, base_url, auth)
+    })
+    .await
+    .expect("the build does not panic")
+    .expect("the server builds");
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Err(e) = app.serve_on(server_io, "an in-process pipe").await {
+            panic!("in-process server: {e:#}");
+        }
+    });
+    handler.serve(client_io).await.expect("MCP session starts")
+}
+
+/// Runs the server in-process against the simulator with `args` (surface, modes…) and
+/// connects.
+pub async fn spawn(sim_base: &str, api_key: &str, args: &[&str]) -> Client {
+    spawn_with((), sim_base, api_key, args).await
+}
+
+/// Spawns the real binary and connects over its stdio with a client handler.
+pub async fn spawn_process_with<H: rmcp::ClientHandler>(
     handler: H,
     sim_base: &str,
     api_key: &str,
@@ -183,9 +217,9 @@ pub async fn spawn_with<H: rmcp::ClientHandler>(
     handler.serve(transport).await.expect("MCP session starts")
 }
 
-/// Spawns the binary against the simulator with `args` (surface, modes…) and connects.
-pub async fn spawn(sim_base: &str, api_key: &str, args: &[&str]) -> Client {
-    spawn_with((), sim_base, api_key, args).await
+/// Spawns the real binary against the simulator with `args` and connects over its stdio.
+pub async fn spawn_process(sim_base: &str, api_key: &str, args: &[&str]) -> Client {
+    spawn_process_with((), sim_base, api_key, args).await
 }
 
 /// Calls a tool with JSON arguments.

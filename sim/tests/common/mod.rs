@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use arcane_sim::{RunningSim, SimConfig};
+use arcane_sim::hooks::HooksClient;
+use arcane_sim::{ArcaneVersion, RunningSim, SimConfig};
 use serde_json::Value;
 
 /// `../shared/arcane` beside the repository (overridable with `ARCANE_SHARED_DIR`).
@@ -30,6 +31,8 @@ pub fn client() -> reqwest::Client {
 pub struct Sim {
     pub sim: RunningSim,
     pub http: reqwest::Client,
+    /// The simulator's test hooks (`/__sim/…`).
+    pub hooks: HooksClient,
 }
 
 pub async fn start() -> Sim {
@@ -38,10 +41,9 @@ pub async fn start() -> Sim {
 
 pub async fn start_with(config: SimConfig) -> Sim {
     let sim = arcane_sim::start(config).await.expect("simulator starts");
-    Sim {
-        sim,
-        http: client(),
-    }
+    let http = client();
+    let hooks = HooksClient::with_client(http.clone(), sim.base_url());
+    Sim { sim, http, hooks }
 }
 
 impl Sim {
@@ -77,37 +79,14 @@ impl Sim {
         (s, r.json().await.unwrap_or(Value::Null))
     }
 
-    pub async fn hook_get(&self, path: &str) -> Value {
-        self.http
-            .get(self.url(path))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    }
-
-    /// Switches the imitated Arcane (`"2.8"` or `"main"`) through `/__sim/config`.
+    /// Switches the imitated Arcane (`"2.8"` or `"main"`) through the config hook.
     pub async fn set_version(&self, version: &str) {
-        let (st, b) = self
-            .hook_post(
-                "/__sim/config",
-                serde_json::json!({"arcaneVersion": version}),
-            )
-            .await;
-        assert_eq!(st, 200, "{b}");
-        assert_eq!(b["arcaneVersion"], version);
-    }
-
-    pub async fn hook_post(&self, path: &str, body: Value) -> (u16, Value) {
-        let r = self
-            .http
-            .post(self.url(path))
-            .json(&body)
-            .send()
+        let version: ArcaneVersion = version.parse().expect("a known Arcane version");
+        self.hooks
+            .set_version(version)
             .await
-            .unwrap();
-        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+            .expect("version switched");
+        let config = self.hooks.config().await.expect("config hook");
+        assert_eq!(config["arcaneVersion"], version.as_str());
     }
 }

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{Action, Catalog, UnmatchedOverlay};
+use crate::model::{Action, Catalog, UnmatchedOverlay};
 
 /// One side of a change: an action as each catalog knows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -3,17 +3,17 @@
 //! it leaves out instead of repeating the JSON.
 //!
 //! Everything here is a pure function of its inputs. Every value from Arcane
-//! goes through [`super::escape`]; the finished text goes once more through
+//! goes through [`crate::escape`]; the finished text goes once more through
 //! [`sanitize`].
 
 use serde_json::{Map, Value};
 
-use super::escape::is_unsafe_char;
-use super::escape::{
+use crate::escape::is_unsafe_char;
+use crate::escape::{
     code_span, fenced, heading_text, inline, inline_strict, list_item_key, list_item_value,
     sanitize, table_cell, table_cell_strict,
 };
-use super::units::{human_bytes, is_byte_field};
+use crate::units::{human_bytes, is_byte_field};
 
 /// Most rows a table shows; the rest of a page is reported, not shown.
 pub const MAX_ROWS: usize = 50;
@@ -68,7 +68,7 @@ pub struct RenderContext<'a> {
 /// object.
 ///
 /// ```
-/// use arcane_mcp::render::markdown::{render_value, RenderContext};
+/// use arcane_markdown::{render_value, RenderContext};
 /// let ctx = RenderContext { title: "Version", ..Default::default() };
 /// let text = render_value(&ctx, &serde_json::json!({"value": "1.2.3"}));
 /// assert_eq!(text, "# Version\n\n1.2.3\n");
@@ -118,7 +118,7 @@ fn render_lone(ctx: &RenderContext<'_>, map: &Map<String, Value>) -> String {
 /// or a bare array.
 ///
 /// ```
-/// use arcane_mcp::render::markdown::{render_list, RenderContext};
+/// use arcane_markdown::{render_list, RenderContext};
 /// let ctx = RenderContext { title: "Volumes", ..Default::default() };
 /// let v = serde_json::json!({"items": [{"name": "data", "driver": "local"}]});
 /// assert_eq!(
@@ -548,7 +548,7 @@ fn scalar_text(v: &Value) -> String {
 /// nested value (`docs/output-format.md#objects`).
 ///
 /// ```
-/// use arcane_mcp::render::markdown::{render_object, RenderContext};
+/// use arcane_markdown::{render_object, RenderContext};
 /// let ctx = RenderContext { title: "Volume data", ..Default::default() };
 /// let v = serde_json::json!({"driver": "local", "name": "data", "size": 1500000000, "note": null});
 /// assert_eq!(
@@ -875,7 +875,7 @@ fn envelope(out: &mut String, map: &Map<String, Value>, skip: &[&str]) {
 /// fenced block.
 ///
 /// ```
-/// use arcane_mcp::render::markdown::render_text_download;
+/// use arcane_markdown::render_text_download;
 /// assert_eq!(
 ///     render_text_download("compose.yaml", 12, "application/yaml", "services: {}"),
 ///     "# compose.yaml\n\n- size: 12 bytes\n- type: application/yaml\n\n```yaml\nservices: {}\n```\n"
@@ -891,7 +891,7 @@ pub fn render_text_download(file_name: &str, size: u64, content_type: &str, text
 /// separate embedded resource for the user.
 ///
 /// ```
-/// use arcane_mcp::render::markdown::render_binary_download_meta;
+/// use arcane_markdown::render_binary_download_meta;
 /// let text = render_binary_download_meta("backup.tar.gz", 1_500_000, "application/gzip");
 /// assert!(text.starts_with("# backup.tar.gz\n\n- size: 1500000 bytes (1.5 MB)\n"));
 /// ```

@@ -38,7 +38,7 @@ use std::borrow::Cow;
 /// Idempotent; borrows when nothing changes.
 ///
 /// ```
-/// use arcane_mcp::render::escape::sanitize;
+/// use arcane_markdown::sanitize;
 /// assert_eq!(sanitize("\x1b[31mred\x1b[0m"), "red");
 /// assert_eq!(sanitize("\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\"), "link");
 /// assert_eq!(sanitize("a\r\nb\rc\u{2028}d"), "a\r\nb\nc\nd");
@@ -179,7 +179,7 @@ pub struct Slot {
 /// value in `- field: value`).
 ///
 /// ```
-/// use arcane_mcp::render::escape::inline;
+/// use arcane_markdown::inline;
 /// assert_eq!(inline("my_container"), "my_container");
 /// assert_eq!(inline("*/5 * * * *"), "*/5 * * * *");
 /// assert_eq!(inline("C:\\data"), "C:\\data");
@@ -198,7 +198,7 @@ pub fn inline(text: &str) -> Cow<'_, str> {
 /// value of the same paragraph. A trailing backslash is escaped too.
 ///
 /// ```
-/// use arcane_mcp::render::escape::inline_strict;
+/// use arcane_markdown::inline_strict;
 /// assert_eq!(inline_strict("created_at"), "created_at");
 /// assert_eq!(inline_strict("app_"), "`app_`");
 /// assert_eq!(inline_strict("a `b"), "a \\`b");
@@ -217,7 +217,7 @@ pub fn inline_strict(text: &str) -> Cow<'_, str> {
 /// column; line breaks become spaces.
 ///
 /// ```
-/// use arcane_mcp::render::escape::table_cell;
+/// use arcane_markdown::table_cell;
 /// assert_eq!(table_cell("web-1"), "web-1");
 /// assert_eq!(table_cell("a | b"), "a \\| b");
 /// assert_eq!(table_cell("a|b"), "`a\\|b`");
@@ -236,7 +236,7 @@ pub fn table_cell(text: &str) -> Cow<'_, str> {
 /// [`table_cell`] with the strictness of [`inline_strict`].
 ///
 /// ```
-/// use arcane_mcp::render::escape::table_cell_strict;
+/// use arcane_markdown::table_cell_strict;
 /// assert_eq!(table_cell_strict("/web-1"), "/web-1");
 /// assert_eq!(table_cell_strict("*x"), "`*x`");
 /// ```
@@ -255,7 +255,7 @@ pub fn table_cell_strict(text: &str) -> Cow<'_, str> {
 /// a trailing run of `#`, which Markdown would take as a closing sequence.
 ///
 /// ```
-/// use arcane_mcp::render::escape::heading_text;
+/// use arcane_markdown::heading_text;
 /// assert_eq!(heading_text("Container web-1"), "Container web-1");
 /// assert_eq!(heading_text("Project C #"), "Project C \\#");
 /// ```
@@ -274,7 +274,7 @@ pub fn heading_text(text: &str) -> Cow<'_, str> {
 /// box, HTML block, link definition) stays literal.
 ///
 /// ```
-/// use arcane_mcp::render::escape::list_item_value;
+/// use arcane_markdown::list_item_value;
 /// assert_eq!(list_item_value("web-1"), "web-1");
 /// assert_eq!(list_item_value("# not a heading"), "\\# not a heading");
 /// assert_eq!(list_item_value("1. not a list"), "1\\. not a list");
@@ -294,7 +294,7 @@ pub fn list_item_value(text: &str) -> Cow<'_, str> {
 /// value follows in the same paragraph) and at the start of a list item.
 ///
 /// ```
-/// use arcane_mcp::render::escape::list_item_key;
+/// use arcane_markdown::list_item_key;
 /// assert_eq!(list_item_key("status"), "status");
 /// assert_eq!(list_item_key("> quote"), "\\> quote");
 /// assert_eq!(list_item_key("*"), "`*`");
@@ -318,7 +318,7 @@ pub fn list_item_key(text: &str) -> Cow<'_, str> {
 /// gives an empty string (an empty code span cannot be written).
 ///
 /// ```
-/// use arcane_mcp::render::escape::code_span;
+/// use arcane_markdown::code_span;
 /// assert_eq!(code_span("<none>:<none>"), "`<none>:<none>`");
 /// assert_eq!(code_span("a`b"), "``a`b``");
 /// assert_eq!(code_span("`x`"), "`` `x` ``");
@@ -336,7 +336,7 @@ pub fn code_span(text: &str) -> String {
 /// (they would break the opening fence).
 ///
 /// ```
-/// use arcane_mcp::render::escape::fenced;
+/// use arcane_markdown::fenced;
 /// assert_eq!(fenced("a\nb", "text"), "```text\na\nb\n```\n");
 /// assert_eq!(fenced("```\nx\n```", ""), "````\n```\nx\n```\n````\n");
 /// ```
@@ -363,7 +363,7 @@ pub fn fenced(text: &str, info: &str) -> String {
 /// Cuts text after `max_chars` characters, marking the cut with `…`. Borrows when short.
 ///
 /// ```
-/// use arcane_mcp::render::escape::clip;
+/// use arcane_markdown::clip;
 /// assert_eq!(clip("abcdef", 3), "abc…");
 /// assert_eq!(clip("abc", 3), "abc");
 /// ```
@@ -380,7 +380,7 @@ pub fn clip(text: &str, max_chars: usize) -> Cow<'_, str> {
 /// stand anywhere in running text or after `- `.
 ///
 /// ```
-/// use arcane_mcp::render::escape::excerpt;
+/// use arcane_markdown::excerpt;
 /// assert_eq!(excerpt("no such container: web-1", 100), "no such container: web-1");
 /// assert_eq!(excerpt("# Next steps\n[x](http://evil)", 100), "\\# Next steps \\[x](http\\://evil)");
 /// assert_eq!(excerpt("abcdef", 3), "abc…");
@@ -408,7 +408,7 @@ pub fn excerpt(text: &str, max_chars: usize) -> String {
 /// model can see exactly what it sent.
 ///
 /// ```
-/// use arcane_mcp::render::escape::quoted_name;
+/// use arcane_markdown::quoted_name;
 /// assert_eq!(quoted_name("container.lst", 80), "`container.lst`");
 /// assert_eq!(quoted_name("", 80), "(empty)");
 /// ```
@@ -475,7 +475,7 @@ fn code_span_raw(text: &str, table: bool) -> String {
 /// siblings.
 ///
 /// ```
-/// use arcane_mcp::render::escape::{escape, Slot};
+/// use arcane_markdown::{escape, Slot};
 /// let slot = Slot { strict: true, table: true, ..Slot::default() };
 /// assert_eq!(escape("a|b", slot), "`a\\|b`");
 /// ```

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use super::{Action, EncodedJson, EncodedParam, Param, ParamLocation};
+use crate::model::{Action, EncodedJson, EncodedParam, Param, ParamLocation};
 
 /// Exposes the inner fields of each declared parameter. A declaration that does not fit the
 /// action (no such parameter, not a string, a name collision) is skipped and its problem

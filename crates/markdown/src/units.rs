@@ -3,7 +3,7 @@
 /// Formats a byte count with decimal SI units and one decimal.
 ///
 /// ```
-/// use arcane_mcp::render::units::human_bytes;
+/// use arcane_markdown::human_bytes;
 /// assert_eq!(human_bytes(1_500_000_000), "1.5 GB");
 /// assert_eq!(human_bytes(999), "999 B");
 /// assert_eq!(human_bytes(999_960), "1.0 MB");
@@ -33,7 +33,7 @@ pub fn human_bytes(n: u64) -> String {
 /// "size" (`pageSize`, `batchSize`) and percentages are excluded.
 ///
 /// ```
-/// use arcane_mcp::render::units::is_byte_field;
+/// use arcane_markdown::is_byte_field;
 /// assert!(is_byte_field("sizeRw"));
 /// assert!(is_byte_field("memoryUsage"));
 /// assert!(!is_byte_field("pageSize"));

@@ -1,7 +1,31 @@
 //! Which actions the server serves: read-only mode and exclusions withdraw actions from tool
 //! lists, search, resources and calls alike (enforced server-side, not only as hints).
 
-use crate::catalog::{Action, Catalog};
+use crate::model::{Action, Catalog};
+
+/// The shapes of tool schemas and results, for what a client can map (docs/output-schemas.md).
+/// A profile changes only shapes, never what a call does. With the `clap` feature it is a
+/// command-line value (`--client-profile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum ClientProfile {
+    /// Schemas and results as Arcane's document describes them (nested objects, arrays).
+    #[default]
+    Standard,
+    /// First-level only, for clients such as Salesforce Agentforce that map only top-level
+    /// fields: nested inputs are JSON-text parameters, results are lifted to top-level fields.
+    #[cfg_attr(feature = "clap", value(alias = "agentforce"))]
+    Flat,
+}
+
+impl ClientProfile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientProfile::Standard => "standard",
+            ClientProfile::Flat => "flat",
+        }
+    }
+}
 
 /// The active withdrawal rules.
 #[derive(Debug, Clone, Default)]
@@ -15,16 +39,16 @@ pub struct Policy {
     /// `--output-schemas`: declare and enforce output schemas on the individual surface.
     pub output_schemas: bool,
     /// `--client-profile`: the shapes of schemas and results (never what a call does).
-    pub profile: crate::config::ClientProfile,
+    pub profile: ClientProfile,
     /// `--tools` entries: when any, only the actions they name are served.
     pub allow: Vec<String>,
-    /// `--confirm-mode elicit`: a destructive call without confirmation asks the user through the
-    /// client when it can show a form.
+    /// `--confirm-mode elicit`: a destructive call without confirmation asks the user through
+    /// the client when it can show a form.
     pub elicit: bool,
     /// `--confirm-mode never-destructive`: every destructive action is withdrawn.
     pub never_destructive: bool,
     /// `--preset`: its name, and its rules once looked up in the catalog's overlays.
-    pub preset: Option<(String, Option<crate::catalog::overlay::Preset>)>,
+    pub preset: Option<(String, Option<crate::overlay::Preset>)>,
 }
 
 impl Policy {
@@ -39,7 +63,7 @@ impl Policy {
                 .filter(|e| !e.is_empty())
                 .collect(),
             output_schemas: false,
-            profile: crate::config::ClientProfile::Standard,
+            profile: ClientProfile::Standard,
             allow: Vec::new(),
             preset: None,
             elicit: false,
@@ -61,10 +85,11 @@ impl Policy {
         self
     }
 
-    /// The same policy with a confirmation mode.
-    pub fn with_confirm(mut self, mode: crate::config::ConfirmMode) -> Policy {
-        self.elicit = mode == crate::config::ConfirmMode::Elicit;
-        self.never_destructive = mode == crate::config::ConfirmMode::NeverDestructive;
+    /// The same policy with a confirmation mode (`--confirm-mode`): ask the user through the
+    /// client, or withdraw every destructive action.
+    pub fn with_confirm(mut self, elicit: bool, never_destructive: bool) -> Policy {
+        self.elicit = elicit;
+        self.never_destructive = never_destructive;
         self
     }
 
@@ -91,14 +116,14 @@ impl Policy {
     }
 
     /// The same policy with a client profile.
-    pub fn with_profile(mut self, profile: crate::config::ClientProfile) -> Policy {
+    pub fn with_profile(mut self, profile: ClientProfile) -> Policy {
         self.profile = profile;
         self
     }
 
     /// Whether the flat client profile is active.
     pub fn flat(&self) -> bool {
-        self.profile == crate::config::ClientProfile::Flat
+        self.profile == ClientProfile::Flat
     }
 
     /// Whether an action's tool declares an output schema: on the individual surface, with

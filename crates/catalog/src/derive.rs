@@ -284,15 +284,6 @@ pub fn schema_is_array(schema: &Value) -> bool {
     schema.pointer("/properties/data").is_some_and(is_arr)
 }
 
-/// A first sentence suitable as a one-line summary.
-pub fn first_sentence(text: &str) -> String {
-    let t = text.trim();
-    match t.find(". ") {
-        Some(i) if i < 200 => t[..=i].to_string(),
-        _ => t.lines().next().unwrap_or("").to_string(),
-    }
-}
-
 /// The input schema of the `environmentId` parameter.
 pub fn environment_param_schema() -> Value {
     json!({

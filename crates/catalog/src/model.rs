@@ -1,22 +1,13 @@
 //! The catalog: every capability of Arcane as one immutable list of [`Action`]s.
 //!
-//! Built from three sources (see [`build`]): the OpenAPI document, hand-written declarations
+//! Built from three sources (see [`crate::build`]): the OpenAPI document, hand-written declarations
 //! (`catalog/*.yaml`) and overlays (`overrides/*.yaml`). Everything else in the server (tool
 //! surfaces, search, resources, next steps) is a projection of this one value.
-
-pub mod build;
-pub mod derive;
-pub mod diff;
-pub mod encoded;
-pub mod overlay;
-pub mod yaml;
 
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 use serde_json::Value;
-
-pub use build::{BuildInput, build_catalog};
 
 /// Where an input parameter goes in the HTTP request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -408,9 +399,9 @@ pub struct Catalog {
     /// Which swap of the live catalog this is (0 at startup; set by the reloader).
     pub generation: u64,
     /// The search vocabulary of every overlay layer, merged (see `docs/search.md`).
-    pub vocabulary: overlay::Vocabulary,
+    pub vocabulary: crate::overlay::Vocabulary,
     /// The presets of every overlay layer by name, later files winning (`--preset`).
-    pub presets: BTreeMap<String, overlay::Preset>,
+    pub presets: BTreeMap<String, crate::overlay::Preset>,
     /// How a parameter's human-friendly value (a name, a reference) becomes the ID Arcane
     /// wants, looked up through a list action before the request (`overrides/resolvers.yaml`).
     pub resolvers: Vec<ParamResolver>,
@@ -445,7 +436,7 @@ impl Catalog {
                 let (title, description) = domain_meta
                     .get(&a.domain)
                     .cloned()
-                    .unwrap_or_else(|| (derive::humanize_domain(&a.domain), String::new()));
+                    .unwrap_or_else(|| (crate::derive::humanize_domain(&a.domain), String::new()));
                 Domain {
                     name: a.domain.clone(),
                     title,

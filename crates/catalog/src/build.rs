@@ -5,12 +5,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
 
-use super::derive::{self, clean_input_schema, derive_flags, derive_name, schema_is_array};
-use super::overlay::{ActionOverlay, Layers, Loaded, OverlayFile};
-use super::{
+use crate::derive::{self, clean_input_schema, derive_flags, derive_name, schema_is_array};
+use crate::model::{
     Action, BodyEncoding, Catalog, EncodedJson, Excluded, Param, ParamLocation, ResultKind,
     UnmatchedOverlay,
 };
+use crate::overlay::{ActionOverlay, Layers, Loaded, OverlayFile};
 use crate::spec::{RefResolver, SpecDoc};
 
 /// HTTP methods an OpenAPI path item can hold, in the order collisions are settled.
@@ -89,7 +89,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     let mut unmatched = Vec::new();
     // Domain entries naming no domain, as (file, key); settled against the final domains too.
     let mut unmatched_domains: Vec<(&Loaded<OverlayFile>, &String)> = Vec::new();
-    let mut vocabulary = super::overlay::Vocabulary::default();
+    let mut vocabulary = crate::overlay::Vocabulary::default();
     let mut presets = BTreeMap::new();
     // The last file's `encodedJson` of each action, applied once after every overlay (so an
     // operator's list replaces the built-in one instead of stacking on it).
@@ -167,7 +167,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     for (id, (file, key, list)) in encodings {
         // An action excluded by a later file has nothing to expose.
         if let Some(a) = actions.iter_mut().find(|a| a.derived_id == id) {
-            for problem in super::encoded::expose(a, list) {
+            for problem in crate::encoded::expose(a, list) {
                 misfits.push(UnmatchedOverlay {
                     file: file.origin.clone(),
                     line: file
@@ -222,7 +222,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     );
     // Resolvers: the last entry for a parameter wins; one whose list action this spec lacks is
     // skipped with a warning, and one with a bad `keep` fails the load.
-    let mut resolvers: Vec<crate::catalog::ParamResolver> = Vec::new();
+    let mut resolvers: Vec<crate::model::ParamResolver> = Vec::new();
     for file in &input.layers.overlays {
         for r in &file.content.resolvers {
             if let Some(k) = &r.keep {
@@ -748,7 +748,7 @@ pub fn input_schema_of(params: &[Param]) -> Value {
     schema
 }
 
-fn action_from_declaration(d: &super::overlay::Declaration, origin: &str) -> Result<Action> {
+fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Result<Action> {
     let Some((domain, name)) = d.id.split_once('.') else {
         bail!("{origin}: declaration ID {:?} is not domain.action", d.id);
     };

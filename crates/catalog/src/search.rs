@@ -26,8 +26,8 @@ use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing,
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
-use crate::catalog::overlay::Vocabulary;
-use crate::catalog::{Action, Catalog};
+use crate::model::{Action, Catalog};
+use crate::overlay::Vocabulary;
 
 /// Query words kept (after phrases, function words and repeats); the rest are ignored.
 const MAX_WORDS: usize = 16;

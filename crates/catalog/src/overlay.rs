@@ -16,13 +16,15 @@ use include_dir::{Dir, include_dir};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::yaml::{self, LineMap, MAX_FILE_BYTES};
-use super::{EncodedJson, ErrorHint, FollowUp, HandlerSpec, ParamResolver, ResultKind, Widening};
+use crate::model::{
+    EncodedJson, ErrorHint, FollowUp, HandlerSpec, ParamResolver, ResultKind, Widening,
+};
+use crate::yaml::{self, LineMap, MAX_FILE_BYTES};
 
-static BUILTIN_OVERRIDES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/overrides");
-static BUILTIN_DECLARATIONS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/catalog");
-const OVERLAY_SCHEMA: &str = include_str!("../../schemas/overlay.schema.json");
-const DECLARATIONS_SCHEMA: &str = include_str!("../../schemas/declarations.schema.json");
+static BUILTIN_OVERRIDES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../overrides");
+static BUILTIN_DECLARATIONS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../catalog");
+const OVERLAY_SCHEMA: &str = include_str!("../../../schemas/overlay.schema.json");
+const DECLARATIONS_SCHEMA: &str = include_str!("../../../schemas/declarations.schema.json");
 
 /// Corrections for one action, keyed in the file by the derived ID or Arcane's operationId.
 #[derive(Debug, Clone, Default, Deserialize)]

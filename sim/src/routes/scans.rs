@@ -6,10 +6,12 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use crate::ArcaneVersion;
-use crate::handlers::{
-    Paging, VULNERABILITY_SORT, filter_values, find_image, paginate, search_match,
+use super::images::find_image;
+use super::lists::{
+    DOCKER_ZERO_IS_20, VULNERABILITY_SORT, answer_page, filter_values, search_match,
 };
+use super::str_array;
+use crate::ArcaneVersion;
 use crate::server::Ctx;
 use crate::state::{Scan, State, repo_and_tag};
 
@@ -23,9 +25,9 @@ fn find_scan<'a>(st: &'a State, env: &str, key: &str) -> Option<&'a Scan> {
     })
 }
 
-pub fn result(ctx: &Ctx) -> Response {
+pub(super) fn result(ctx: &Ctx) -> Response {
     let st = ctx.sh.state();
-    let Some(s) = find_scan(&st, ctx.p(0), ctx.p(1)).cloned() else {
+    let Some(s) = find_scan(&st, ctx.env_id(), ctx.param("imageId")).cloned() else {
         drop(st);
         return ctx.problem(404, NOT_FOUND);
     };
@@ -43,9 +45,9 @@ fn summary_json(s: &Scan) -> Value {
            "summary": s.summary()})
 }
 
-pub fn summary(ctx: &Ctx) -> Response {
+pub(super) fn summary(ctx: &Ctx) -> Response {
     let st = ctx.sh.state();
-    let Some(v) = find_scan(&st, ctx.p(0), ctx.p(1)).map(summary_json) else {
+    let Some(v) = find_scan(&st, ctx.env_id(), ctx.param("imageId")).map(summary_json) else {
         drop(st);
         return ctx.problem(404, NOT_FOUND);
     };
@@ -53,9 +55,9 @@ pub fn summary(ctx: &Ctx) -> Response {
     ctx.ok(v, vec![])
 }
 
-pub fn list(ctx: &Ctx) -> Response {
+pub(super) fn list(ctx: &Ctx) -> Response {
     let st = ctx.sh.state();
-    let scan = find_scan(&st, ctx.p(0), ctx.p(1)).cloned();
+    let scan = find_scan(&st, ctx.env_id(), ctx.param("imageId")).cloned();
     drop(st);
     let vulns = match scan {
         Some(s) => s.vulnerabilities,
@@ -84,30 +86,33 @@ pub fn list(ctx: &Ctx) -> Response {
                 .any(|w| w.eq_ignore_ascii_case(&field(v, "severity"))),
         })
         .collect();
-    let (page, pagination) = paginate(
+    answer_page(
         ctx,
         items,
         grand,
-        Paging::Docker { zero_is_20: true },
+        DOCKER_ZERO_IS_20,
         VULNERABILITY_SORT,
-    );
-    ctx.ok(Value::Array(page), vec![("pagination", pagination)])
+        vec![],
+    )
 }
 
 /// Starts a scan: the answer comes at once with `status: "scanning"`; the simulated scan is
 /// finished by the next request (an image with no known vulnerabilities gets an empty scan,
 /// which is what "clean" looks like).
-pub fn scan(ctx: &Ctx) -> Response {
-    let env = ctx.p(0).to_string();
+pub(super) fn scan(ctx: &Ctx) -> Response {
+    let env = ctx.env_id().to_string();
     let activity = ctx.sh.next_activity();
     let mut st = ctx.sh.state();
-    let image = find_image(&st, &env, ctx.p(1)).map(|i| st.images[i].clone());
+    let image = find_image(&st, &env, ctx.param("imageId")).map(|i| st.images[i].clone());
     let (image_id, image_name) = match &image {
         Some(i) => {
             let (repo, tag) = repo_and_tag(i);
             (i.id.clone(), format!("{repo}:{tag}"))
         }
-        None => (ctx.p(1).to_string(), ctx.p(1).to_string()),
+        None => (
+            ctx.param("imageId").to_string(),
+            ctx.param("imageId").to_string(),
+        ),
     };
     if image.is_some() && find_scan(&st, &env, &image_id).is_none() {
         st.scans.push(Scan {
@@ -127,23 +132,12 @@ pub fn scan(ctx: &Ctx) -> Response {
 }
 
 /// Batch summaries: images without a scan are left out of the map.
-pub fn summaries(ctx: &Ctx) -> Response {
-    let ids: Vec<String> = ctx
-        .body
-        .as_ref()
-        .and_then(|b| b.get("imageIds"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+pub(super) fn summaries(ctx: &Ctx) -> Response {
+    let ids = str_array(ctx.body.as_ref().and_then(|b| b.get("imageIds")));
     let st = ctx.sh.state();
     let mut map = serde_json::Map::new();
     for id in ids {
-        if let Some(s) = find_scan(&st, ctx.p(0), &id) {
+        if let Some(s) = find_scan(&st, ctx.env_id(), &id) {
             map.insert(id, summary_json(s));
         }
     }
@@ -167,26 +161,15 @@ fn update_info(i: &crate::state::Image) -> Value {
 
 /// Update checks of several references (`by-refs`, `check-batch`): the map leaves out the
 /// references not pulled locally.
-pub fn check_updates(ctx: &Ctx) -> Response {
+pub(super) fn check_updates(ctx: &Ctx) -> Response {
     let refs: Vec<String> = match ctx.q("imageRefs") {
         Some(q) => q.split(',').map(|r| r.trim().to_string()).collect(),
-        None => ctx
-            .body
-            .as_ref()
-            .and_then(|b| b.get("imageRefs"))
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default(),
+        None => str_array(ctx.body.as_ref().and_then(|b| b.get("imageRefs"))),
     };
     let st = ctx.sh.state();
     let mut map = serde_json::Map::new();
     for r in refs.into_iter().filter(|r| !r.is_empty()) {
-        if let Some(i) = find_image(&st, ctx.p(0), &r) {
+        if let Some(i) = find_image(&st, ctx.env_id(), &r) {
             map.insert(r, update_info(&st.images[i]));
         }
     }
@@ -196,9 +179,9 @@ pub fn check_updates(ctx: &Ctx) -> Response {
 
 /// An update check of one image reference or ID. A reference that is not pulled locally is
 /// an error on 2.8.0 and `updateType: "not_pulled"` from 2.8.1 on (the simulator's main).
-pub fn check_update(ctx: &Ctx) -> Response {
+pub(super) fn check_update(ctx: &Ctx) -> Response {
     let st = ctx.sh.state();
-    let found = find_image(&st, ctx.p(0), ctx.p(1)).map(|i| st.images[i].clone());
+    let found = find_image(&st, ctx.env_id(), ctx.param("imageId")).map(|i| st.images[i].clone());
     drop(st);
     match found {
         Some(i) => ctx.ok(update_info(&i), vec![]),
@@ -213,7 +196,7 @@ pub fn check_update(ctx: &Ctx) -> Response {
             500,
             &format!(
                 "Failed to check image update: Error response from daemon: No such image: {}",
-                ctx.p(1)
+                ctx.param("imageId")
             ),
         ),
     }
