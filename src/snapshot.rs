@@ -35,7 +35,7 @@ impl Snapshot {
         for entry in policy.unknown_entries(&catalog) {
             tracing::warn!(
                 entry,
-                "exclusion names no action, tool or domain of the catalog"
+                "an exclusion, allow-list or preset entry names no action, tool or domain of the catalog"
             );
         }
         let tools = surface::tools(surface, &catalog, &policy);

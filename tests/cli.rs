@@ -1833,3 +1833,21 @@ async fn http_destructive_call_is_confirmed_by_the_user() {
     assert_eq!(lines[1]["confirmed"], "elicitation");
     assert_eq!(lines[1]["client"], "ticks");
 }
+
+/// An allow-list entry that names nothing (a typo) is warned about at startup, not silently
+/// withdrawing what it meant.
+#[test]
+fn an_allow_list_typo_is_warned_about() {
+    let out = demo(&[
+        "call",
+        "container.list",
+        "--tools",
+        "container.list,contianer.get",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("contianer.get") && err.contains("names no action"),
+        "{err}"
+    );
+}

@@ -190,9 +190,15 @@ impl Policy {
 
     /// Exclusion entries that name no action or domain of the catalog (worth a warning).
     pub fn unknown_entries<'a>(&'a self, catalog: &Catalog) -> Vec<&'a str> {
+        let preset = self
+            .preset
+            .iter()
+            .filter_map(|(_, p)| p.as_ref())
+            .flat_map(|p| p.tools.iter().chain(&p.exclude));
         self.exclude
             .iter()
             .chain(&self.allow)
+            .chain(preset)
             .filter(|e| !catalog.actions.iter().any(|a| matches_entry(e, a)))
             .map(String::as_str)
             .collect()
