@@ -35,11 +35,16 @@ impl App {
     pub fn build(args: &ServeArgs, sources: Sources, base_url: String, auth: Auth) -> Result<App> {
         let started = std::time::Instant::now();
         let policy = policy(args);
+        // One TLS configuration for every connection to Arcane: requests, WebSocket sessions
+        // and the spec fetch (at startup and on reload).
+        let tls = crate::http::tls_config(args.ca_cert.as_deref(), args.insecure_skip_verify)?;
         let audit = args
             .audit_log
             .as_deref()
             .map(|p| crate::audit_log::AuditLog::open(p, args.audit_log_max_bytes).map(Arc::new))
             .transpose()?;
+        let mut sources = sources;
+        sources.spec.tls = Some(tls.clone());
         let catalog = sources.build()?;
         let snapshot = Snapshot::build(catalog, args.tool_surface, policy.clone())?;
         if args.insecure_skip_verify {
@@ -61,8 +66,7 @@ impl App {
                 max_concurrent_requests: args.max_concurrent_requests,
                 show_secrets: args.show_secrets,
             },
-            args.ca_cert.as_deref(),
-            args.insecure_skip_verify,
+            tls,
         )?);
         Ok(App {
             live: Arc::new(Live::new(snapshot)),

@@ -223,7 +223,7 @@ pub const RESULT_ACTIONS: [(&str, &str, &str); 6] = [
     ("environment.list", "environment.get", "environmentId"),
 ];
 
-/// How the closing next steps start in a result's text (`render::next_steps`).
+/// How the closing next steps start in a result's text (`present::next_steps`).
 const NEXT_STEPS: &str = "\n\n**Next steps**\n";
 
 /// Tokens of a result's text blocks (the value's rendering, then its next steps) and of its

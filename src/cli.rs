@@ -14,7 +14,8 @@ use serde_json::{Map, Value};
 
 use crate::app::{self, App};
 use crate::config::{CallArgs, DemoArgs, DemoCommand, FindArgs, ServeArgs, Surface};
-use crate::exec::{CallContext, error_result};
+use crate::exec::CallContext;
+use crate::present::error_result;
 use crate::reload::Sources;
 use crate::snapshot::Snapshot;
 use crate::surface::{self, Call, EXECUTE_TOOL, FIND_TOOL};

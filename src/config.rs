@@ -128,6 +128,7 @@ impl CatalogSourceArgs {
                 catalog_dir: Some(self.catalog_dir.clone()),
                 arcane_url: arcane_url.map(str::to_string),
                 cache_path: cache,
+                tls: None,
             },
             overrides_dir: self.overrides.clone(),
             catalog_dir: Some(self.catalog_dir.clone()),

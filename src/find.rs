@@ -98,7 +98,7 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
         );
     }
     // The text is built from catalog words and the escaped query; sanitize is a last guard.
-    let mut r = CallToolResult::success(vec![crate::exec::assistant_text(
+    let mut r = CallToolResult::success(vec![crate::present::assistant_text(
         arcane_markdown::sanitize(&text).into_owned(),
     )]);
     r.structured_content = Some(json!({

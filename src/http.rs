@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -198,12 +198,30 @@ pub fn ensure_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-/// The TLS settings of WebSocket connections (`wss://`), matching the HTTP client's: the
-/// platform's trust store plus an optional extra CA, or no verification at all when the
-/// operator asked for it (`--insecure-skip-verify`, logged loudly at startup).
-pub fn ws_tls_config(ca_cert: Option<&Path>, insecure: bool) -> Result<Arc<ClientConfig>> {
+/// The one TLS configuration of every connection to Arcane: HTTP requests (through
+/// [`client_builder`]), WebSocket (`wss://`) sessions and the spec fetch. The platform's trust
+/// store plus an optional extra CA (`--ca-cert`), or no verification at all when the operator
+/// asked for it (`--insecure-skip-verify`, logged loudly at startup). The CA file is read and
+/// checked either way, so a wrong path is reported even with verification off.
+pub fn tls_config(ca_cert: Option<&Path>, insecure: bool) -> Result<Arc<ClientConfig>> {
     ensure_crypto_provider();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut extra: Vec<CertificateDer<'static>> = Vec::new();
+    if let Some(path) = ca_cert {
+        let pem = std::fs::read(path)
+            .with_context(|| format!("cannot read CA certificate {}", path.display()))?;
+        for cert in CertificateDer::pem_slice_iter(&pem) {
+            extra.push(
+                cert.map_err(|e| anyhow!("{} is not a PEM certificate: {e}", path.display()))?,
+            );
+        }
+        if extra.is_empty() {
+            bail!(
+                "{} is not a PEM certificate: it holds no CERTIFICATE block",
+                path.display()
+            );
+        }
+    }
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .context("TLS protocol versions")?;
@@ -213,16 +231,6 @@ pub fn ws_tls_config(ca_cert: Option<&Path>, insecure: bool) -> Result<Arc<Clien
             .with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
             .with_no_client_auth()
     } else {
-        let mut extra: Vec<CertificateDer<'static>> = Vec::new();
-        if let Some(path) = ca_cert {
-            let pem = std::fs::read(path)
-                .with_context(|| format!("cannot read CA certificate {}", path.display()))?;
-            for cert in CertificateDer::pem_slice_iter(&pem) {
-                extra.push(
-                    cert.map_err(|e| anyhow!("{} is not a PEM certificate: {e}", path.display()))?,
-                );
-            }
-        }
         let verifier = rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider)
             .context("loading the platform's trust store")?;
         builder
@@ -231,6 +239,15 @@ pub fn ws_tls_config(ca_cert: Option<&Path>, insecure: bool) -> Result<Arc<Clien
             .with_no_client_auth()
     };
     Ok(Arc::new(config))
+}
+
+/// A reqwest client builder over the shared TLS configuration ([`tls_config`]). It offers
+/// HTTP/2 and HTTP/1.1 by ALPN, as reqwest's own configuration would; the WebSocket
+/// connector uses the configuration without ALPN (a WebSocket upgrade is HTTP/1.1).
+pub fn client_builder(tls: &ClientConfig) -> reqwest::ClientBuilder {
+    let mut tls = tls.clone();
+    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    reqwest::Client::builder().tls_backend_preconfigured(tls)
 }
 
 /// Accepts any certificate: only for `--insecure-skip-verify`.
@@ -310,10 +327,20 @@ mod tests {
 
     #[test]
     fn builds_configs_and_rejects_a_bad_ca_file() {
-        assert!(ws_tls_config(None, true).is_ok());
+        assert!(tls_config(None, true).is_ok());
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope.pem");
-        let err = ws_tls_config(Some(&missing), false).unwrap_err();
+        let err = tls_config(Some(&missing), false).unwrap_err();
         assert!(format!("{err:#}").contains("nope.pem"));
+        // Checked with verification off too, so a wrong path is not hidden.
+        let err = tls_config(Some(&missing), true).unwrap_err();
+        assert!(format!("{err:#}").contains("nope.pem"));
+        let not_pem = dir.path().join("ca.pem");
+        std::fs::write(&not_pem, "hello").unwrap();
+        let err = tls_config(Some(&not_pem), false).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("not a PEM certificate"),
+            "{err:#}"
+        );
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! The data's path, one module per stage (see ARCHITECTURE.md): [`spec`] finds Arcane's
 //! document → the `arcane-catalog` crate parses it and builds the catalog, its search index and
-//! policy → [`surface`] → [`exec`] → [`render`] (the `arcane-markdown` crate and next steps) →
-//! [`output_schema`] → [`resources`] → [`server`] (the MCP glue) → [`reload`].
+//! policy → [`surface`] → [`exec`] (the engine: a typed outcome) → [`present`] (rendering via
+//! the `arcane-markdown` crate, [`output_schema`] fitting, next steps, links) → [`server`] (the
+//! MCP glue; [`resources`] read through the engine too) → [`reload`].
 
 pub mod app;
 pub mod audit;
@@ -19,6 +20,7 @@ pub mod http;
 pub mod inspect;
 pub mod logging;
 pub mod output_schema;
+pub mod present;
 pub mod redact;
 pub mod reload;
 pub mod render;

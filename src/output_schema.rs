@@ -8,9 +8,7 @@
 //! - [`output_schema`]: the relaxed, widened schema of one action;
 //! - [`OutputFitter`]: every schema of a catalog with its validator (compiled lazily, once);
 //!   [`OutputFitter::fit`] replaces whatever does not fit by null and returns [`Adjustment`]s;
-//! - [`note`]: the `Output schema` note the text block gains when something was adjusted;
-//! - [`ValidationReport`] / [`report_line`]: the end-to-end validator mode
-//!   (`E2E_VALIDATE_OUTPUT=1`).
+//! - [`note`]: the `Output schema` note the text block gains when something was adjusted.
 //!
 //! Schemas are relaxed on purpose (docs/output-schemas.md): Arcane does not always send what its document
 //! declares, and a client may reject a result that does not match a declared schema, which
@@ -19,14 +17,14 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
-use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{Action, Catalog, ResultKind, Widening};
 use crate::config::ClientProfile;
 use crate::flat::FlatOutput;
+use crate::render::escape::code_span;
 
 /// Envelope members the unwrapped value does not carry: Huma's `$schema` link and Arcane's
 /// `success` flag (always true on a 2xx answer).
@@ -171,7 +169,7 @@ fn shape(schema: &Value) -> Shape {
     }
 }
 
-fn declared_types(schema: &Value) -> Vec<String> {
+pub fn declared_types(schema: &Value) -> Vec<String> {
     match schema.get("type") {
         Some(Value::String(t)) => vec![t.clone()],
         Some(Value::Array(ts)) => ts
@@ -881,7 +879,7 @@ pub fn note(adjustments: &[Adjustment]) -> String {
 }
 
 /// Compact JSON of `v`, cut at `max` bytes on a character boundary; `Some(total)` when cut.
-fn cut_json(v: &Value, max: usize) -> (String, Option<usize>) {
+pub fn cut_json(v: &Value, max: usize) -> (String, Option<usize>) {
     let json = serde_json::to_string(v).unwrap_or_else(|_| "null".into());
     if json.len() <= max {
         return (json, None);
@@ -892,153 +890,4 @@ fn cut_json(v: &Value, max: usize) -> (String, Option<usize>) {
         end -= 1;
     }
     (format!("{}…", &json[..end]), Some(total))
-}
-
-/// `text` as a Markdown code span whose fence is longer than any backtick run inside.
-fn code_span(text: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        if c == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
-    }
-    let fence = "`".repeat(longest + 1);
-    // A span starting or ending with a backtick needs a space so the fence stays whole.
-    if text.starts_with('`') || text.ends_with('`') || text.is_empty() {
-        format!("{fence} {text} {fence}")
-    } else {
-        format!("{fence}{text}{fence}")
-    }
-}
-
-/// One line of the validator-mode report: action, pointer, expected type and Arcane's value
-/// (JSON cut at [`NOTE_MAX_VALUE_BYTES`] bytes), tab-separated.
-pub fn report_line(action_id: &str, adjustment: &Adjustment) -> String {
-    let (json, cut) = cut_json(&adjustment.original, NOTE_MAX_VALUE_BYTES);
-    let pointer = if adjustment.pointer.is_empty() {
-        "(root)"
-    } else {
-        adjustment.pointer.as_str()
-    };
-    let mut line = format!(
-        "{action_id}\t{pointer}\texpected {}\tgot {json}",
-        adjustment.expected
-    );
-    if let Some(total) = cut {
-        let _ = write!(line, " (cut at {NOTE_MAX_VALUE_BYTES} of {total} bytes)");
-    }
-    line
-}
-
-/// Collects what the validator mode (`E2E_VALIDATE_OUTPUT=1`) finds across an end-to-end
-/// sweep: every checked result, and every part that did not fit. Shareable between tasks
-/// (`&self` methods, a mutex inside).
-#[derive(Default)]
-pub struct ValidationReport {
-    inner: Mutex<ReportInner>,
-}
-
-#[derive(Default)]
-struct ReportInner {
-    checked: usize,
-    actions: BTreeSet<String>,
-    divergent_actions: BTreeSet<String>,
-    lines: Vec<String>,
-}
-
-impl ValidationReport {
-    /// An empty report.
-    pub fn new() -> ValidationReport {
-        ValidationReport::default()
-    }
-
-    /// Records one checked result of `action_id` and what did not fit in it (e.g. the output of
-    /// [`OutputFitter::check`]; empty when it fitted).
-    pub fn record(&self, action_id: &str, adjustments: &[Adjustment]) {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner.checked += 1;
-        inner.actions.insert(action_id.to_string());
-        if !adjustments.is_empty() {
-            inner.divergent_actions.insert(action_id.to_string());
-        }
-        for a in adjustments {
-            inner.lines.push(report_line(action_id, a));
-        }
-    }
-
-    /// Results checked so far.
-    pub fn checked(&self) -> usize {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).checked
-    }
-
-    /// Parts that did not fit so far.
-    pub fn divergences(&self) -> usize {
-        self.inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .lines
-            .len()
-    }
-
-    /// The report: a summary line, then one [`report_line`] per divergence.
-    pub fn render(&self) -> String {
-        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let mut s = format!(
-            "# output schema validation: {} result(s) of {} action(s) checked, {} divergence(s) in {} action(s)\n",
-            inner.checked,
-            inner.actions.len(),
-            inner.lines.len(),
-            inner.divergent_actions.len()
-        );
-        if !inner.divergent_actions.is_empty() {
-            let names: Vec<&str> = inner.divergent_actions.iter().map(String::as_str).collect();
-            let _ = writeln!(s, "# divergent actions: {}", names.join(", "));
-        }
-        for l in &inner.lines {
-            s.push_str(l);
-            s.push('\n');
-        }
-        s
-    }
-
-    /// Writes [`render`](Self::render) to `path`.
-    pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        std::fs::write(path, self.render())
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Flat results (docs/output-schemas.md, "The flat profile")
-// ---------------------------------------------------------------------------------------------
-
-/// Whether a root output schema is *flat*: every declared top-level field is a primitive
-/// (string, number, integer, boolean, each possibly null) and unlisted fields, if typed, are
-/// primitive too. Clients that map only top-level primitive fields (Salesforce Agentforce,
-/// docs/output-schemas.md, "The flat profile") can use all of such a result.
-pub fn is_flat(schema: &Value) -> bool {
-    let primitive = |s: &Value| {
-        let types = declared_types(s);
-        !types.is_empty()
-            && types.iter().all(|t| {
-                matches!(
-                    t.as_str(),
-                    "string" | "number" | "integer" | "boolean" | "null"
-                )
-            })
-            && s.get("anyOf").is_none()
-            && s.get("allOf").is_none()
-    };
-    let props_ok = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|p| !p.is_empty() && p.values().all(primitive));
-    let extra_ok = match schema.get("additionalProperties") {
-        None => true,
-        Some(s) => primitive(s),
-    };
-    props_ok && extra_ok && schema.get("anyOf").is_none() && schema.get("allOf").is_none()
 }

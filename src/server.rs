@@ -14,7 +14,8 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::audit_log::Caller;
-use crate::exec::{CallContext, Executor, error_result};
+use crate::exec::{CallContext, Executor};
+use crate::present::error_result;
 use crate::reload::Live;
 use crate::snapshot::Snapshot;
 use crate::surface::{self, Call};
@@ -167,7 +168,8 @@ impl ArcaneServer {
             .await
     }
 
-    /// [`ArcaneServer::call`] on behalf of `caller`, who is named in the audit log.
+    /// [`ArcaneServer::call`] on behalf of `caller` (named in the audit log), from `peer` (asked
+    /// to confirm a destructive call when it can show a form).
     async fn call_as(
         &self,
         tool: &str,
@@ -209,26 +211,47 @@ impl ArcaneServer {
                         crate::confirm::Answer::CannotAsk => {}
                     }
                 }
-                let result = match declined {
-                    Some(text) => error_result(text),
+                let (result, outcome) = match declined {
+                    Some(text) => (error_result(text), crate::audit_log::Outcome::Refused),
                     None => {
-                        self.exec
-                            .execute(&snap, &action, params, confirmed.is_some(), ctx)
-                            .await
+                        let answer = self
+                            .exec
+                            .execute(&snap.scope(), &action, params, confirmed.is_some(), ctx)
+                            .await;
+                        let outcome = audit_outcome(&answer);
+                        (
+                            crate::present::tool_result(&snap, self.exec.config(), answer),
+                            outcome,
+                        )
                     }
                 };
                 if let Some((log, a, params, started)) = audited {
-                    audit(
-                        log,
-                        &snap,
-                        a,
-                        &params,
-                        confirmed,
+                    let failed = result.is_error.unwrap_or(false);
+                    let outcome = match outcome {
+                        crate::audit_log::Outcome::Ok if failed => crate::audit_log::Outcome::Error,
+                        o => o,
+                    };
+                    let text: String = result
+                        .content
+                        .iter()
+                        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    let environment = params
+                        .get("environmentId")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or(&self.exec.config().environment);
+                    log.record(&crate::audit_log::Entry {
                         caller,
-                        &self.exec.config().environment,
-                        &result,
-                        started,
-                    );
+                        action: &a.id,
+                        domain: &a.domain,
+                        environment,
+                        params: &params,
+                        outcome,
+                        error: failed.then_some(text.as_str()),
+                        duration: started.elapsed(),
+                        confirmed,
+                    });
                 }
                 result
             }
@@ -425,55 +448,19 @@ impl ServerHandler for ArcaneServer {
     }
 }
 
-/// Writes the audit line of one mutating call. The outcome follows the executor's order of
-/// checks: withdrawn → refused; destructive without confirmation → refused; safe mode →
-/// preview; otherwise the result says.
-#[allow(clippy::too_many_arguments)]
-fn audit(
-    log: &crate::audit_log::AuditLog,
-    snap: &Snapshot,
-    action: &crate::catalog::Action,
-    params: &serde_json::Map<String, serde_json::Value>,
-    confirmed: Option<&'static str>,
-    caller: &Caller,
-    default_environment: &str,
-    result: &rmcp::model::CallToolResult,
-    started: std::time::Instant,
-) {
-    use crate::audit_log::{Entry, Outcome};
-    let failed = result.is_error.unwrap_or(false);
-    let outcome = if snap.policy.withdrawn(action).is_some()
-        || (action.destructive && confirmed.is_none() && failed)
-    {
-        Outcome::Refused
-    } else if failed {
-        Outcome::Error
-    } else if snap.policy.safe_mode {
-        Outcome::Preview
-    } else {
-        Outcome::Ok
-    };
-    let text: String = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let environment = params
-        .get("environmentId")
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or(default_environment);
-    log.record(&Entry {
-        caller,
-        action: &action.id,
-        domain: &action.domain,
-        environment,
-        params,
-        outcome,
-        error: failed.then_some(text.as_str()),
-        duration: started.elapsed(),
-        confirmed,
-    });
+/// What the audit log says of an executed call, from the executor's typed answer: refused
+/// (withdrawn, or destructive without confirmation), a safe-mode preview, failed, or done.
+fn audit_outcome(
+    answer: &Result<crate::exec::Outcome<'_>, crate::exec::CallError>,
+) -> crate::audit_log::Outcome {
+    use crate::audit_log::Outcome;
+    use crate::exec::{CallError, Produced};
+    match answer {
+        Err(CallError::Withdrawn { .. } | CallError::NeedsConfirm { .. }) => Outcome::Refused,
+        Err(_) => Outcome::Error,
+        Ok(o) if matches!(o.produced, Produced::Preview(_)) => Outcome::Preview,
+        Ok(_) => Outcome::Ok,
+    }
 }
 
 /// How often a list-changed notifier checks that its session is still open.

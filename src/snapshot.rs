@@ -1,8 +1,6 @@
 //! The live snapshot: everything a call needs, built in one function so that startup and hot
 //! reload share it. `reload::Live<Snapshot>` holds it; a call loads it once and finishes on it.
 
-use std::sync::OnceLock;
-
 use anyhow::Result;
 use rmcp::model::Tool;
 
@@ -22,9 +20,8 @@ pub struct Snapshot {
     pub tools: Vec<Tool>,
     /// Output-schema fitting, when output schemas are declared (individual surface, flag on).
     pub fitter: Option<crate::output_schema::OutputFitter>,
-    /// One validator per action (same order as `catalog.actions`), compiled on first use so
-    /// that startup stays fast.
-    validators: Vec<OnceLock<Result<jsonschema::Validator, String>>>,
+    /// The compiled validators of the actions' input schemas.
+    pub validators: crate::exec::Validators,
 }
 
 impl Snapshot {
@@ -39,7 +36,7 @@ impl Snapshot {
             );
         }
         let tools = surface::tools(surface, &catalog, &policy);
-        let validators = catalog.actions.iter().map(|_| OnceLock::new()).collect();
+        let validators = crate::exec::Validators::for_catalog(&catalog);
         let fitter = (policy.output_schemas && surface == Surface::Individual)
             .then(|| crate::output_schema::OutputFitter::for_profile(&catalog, policy.profile));
         Ok(Snapshot {
@@ -53,20 +50,37 @@ impl Snapshot {
         })
     }
 
-    /// The compiled validator of an action's full input schema.
-    pub fn validator(&self, action: &Action) -> Result<&jsonschema::Validator, String> {
-        let idx = self
-            .catalog
-            .actions
-            .iter()
-            .position(|a| a.id == action.id)
-            .ok_or_else(|| format!("{} is not in this catalog", action.id))?;
-        self.validators[idx]
-            .get_or_init(|| {
-                jsonschema::draft202012::new(&action.input_schema)
-                    .map_err(|e| format!("the input schema of {} does not compile: {e}", action.id))
-            })
-            .as_ref()
-            .map_err(Clone::clone)
+    /// This snapshot as the engine sees it (`crate::exec::Scope`).
+    pub fn scope(&self) -> crate::exec::Scope<'_> {
+        crate::exec::Scope {
+            catalog: &self.catalog,
+            policy: &self.policy,
+            validators: &self.validators,
+            caller: self,
+        }
+    }
+}
+
+/// The engine names actions as the active surface writes them, and reads parameters in the
+/// shape of the active client profile.
+impl crate::exec::Caller for Snapshot {
+    fn action_name(&self, action: &Action) -> String {
+        surface::call_name(self.surface, action)
+    }
+
+    fn unknown_action_hint(&self) -> Option<&str> {
+        (self.surface == Surface::Dynamic).then_some(" Search with arcane_find_action.")
+    }
+
+    fn action_params(
+        &self,
+        action: &Action,
+        params: serde_json::Map<String, serde_json::Value>,
+    ) -> std::result::Result<serde_json::Map<String, serde_json::Value>, String> {
+        if self.policy.flat() {
+            crate::flat::decode_params(action, params)
+        } else {
+            Ok(params)
+        }
     }
 }

@@ -24,6 +24,9 @@ pub struct SpecSource {
     pub arcane_url: Option<String>,
     /// Where the fetched document is cached.
     pub cache_path: Option<PathBuf>,
+    /// The TLS configuration of the fetch (`crate::http::tls_config`: `--ca-cert`,
+    /// `--insecure-skip-verify`); the platform's trust store when not given.
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 impl SpecSource {
@@ -50,7 +53,7 @@ impl SpecSource {
             );
         };
         let endpoint = format!("{}/api/openapi.json", url.trim_end_matches('/'));
-        match fetch_blocking(&endpoint) {
+        match fetch_blocking(&endpoint, self.tls.clone()) {
             Ok(text) => {
                 let doc = SpecDoc::parse(&text, &endpoint)?;
                 if let Some(cache) = &self.cache_path {
@@ -84,18 +87,21 @@ impl SpecSource {
 }
 
 /// Fetches a URL on a private runtime so that it works both inside and outside tokio.
-fn fetch_blocking(url: &str) -> Result<String> {
+fn fetch_blocking(url: &str, tls: Option<std::sync::Arc<rustls::ClientConfig>>) -> Result<String> {
     let url = url.to_string();
     std::thread::spawn(move || -> Result<String> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         rt.block_on(async {
-            crate::http::ensure_crypto_provider();
+            let tls = match tls {
+                Some(tls) => tls,
+                None => crate::http::tls_config(None, false)?,
+            };
             let origin = url::Url::parse(&url)
                 .map_err(|e| anyhow!("{url} is not a URL: {e}"))?
                 .origin();
-            let client = reqwest::Client::builder()
+            let client = crate::http::client_builder(&tls)
                 .timeout(Duration::from_secs(15))
                 .redirect(crate::http::same_origin_redirects(origin))
                 .build()?;

@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use arcane_mcp::exec::jsonlines::{Progress, StreamErrorKind, read_response, summarize};
+use arcane_mcp::exec::jsonlines::{Progress, StreamErrorKind, read_response};
 use arcane_mcp::exec::transfer::{
-    DEFAULT_MAX_DOWNLOAD, DownloadBody, FormField, TransferError, multipart_form, octet_body,
-    read_download,
+    DEFAULT_MAX_DOWNLOAD, DownloadBody, FormField, TransferError, multipart_form, read_download,
 };
+use arcane_mcp::present::text::stream_text as summarize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -193,23 +193,6 @@ async fn truncated_stream_is_cut_short() {
     let text = err.to_string();
     assert!(text.contains("cut short"), "{text}");
     assert!(text.contains("check the result"), "{text}");
-    s.sim.shutdown().await;
-}
-
-#[tokio::test]
-async fn http_error_before_the_stream() {
-    let s = Sim::start().await;
-    let resp = s
-        .api(reqwest::Method::POST, "/environments/0/projects/nope/up")
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
-    let err = guarded(read_response(resp, |_| {}, &CancellationToken::new()))
-        .await
-        .unwrap_err();
-    assert_eq!(err.kind, StreamErrorKind::Http(404));
-    assert!(err.to_string().contains("project not found"), "{err}");
     s.sim.shutdown().await;
 }
 
@@ -441,28 +424,5 @@ async fn multipart_project_create_and_workspace_update() {
         .await
         .unwrap();
     assert!(resp.status().is_success(), "{}", resp.status());
-    s.sim.shutdown().await;
-}
-
-#[tokio::test]
-async fn octet_stream_upload_chunk() {
-    let s = Sim::start().await;
-    let body = octet_body("aGVsbG8gY2h1bmsK").unwrap();
-    assert_eq!(body, b"hello chunk\n");
-    let resp = s
-        .api(
-            reqwest::Method::PUT,
-            "/environments/0/uploads/volume/up-1/chunks/0",
-        )
-        .header("Content-Type", "application/octet-stream")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    assert!(resp.status().is_success(), "{}", resp.status());
-    let log = s.hook(reqwest::Method::GET, "/__sim/requests", None).await;
-    assert_eq!(log[0]["body"], "hello chunk\n");
-    let err = octet_body("not base64!").unwrap_err();
-    assert!(err.contains("base64"), "{err}");
     s.sim.shutdown().await;
 }

@@ -147,7 +147,7 @@ async fn no_log_lines_and_error_frame() {
     let t = target(&sim, "/environments/0/ws/containers/web-1/logs");
     let out = guarded(collect_logs(&t, &quick_logs(100))).await.unwrap();
     assert!(out.lines.is_empty());
-    assert_eq!(out.to_text(), "No log lines.");
+    assert_eq!(arcane_mcp::present::text::log_text(&out), "No log lines.");
 
     let t = target(&sim, "/environments/0/ws/containers/nope/logs");
     let err = guarded(collect_logs(&t, &quick_logs(100)))
@@ -257,7 +257,7 @@ async fn exec_output_against_the_simulator() {
     assert_eq!(out.output, "hello world");
     // The simulator's toy shell cannot expand $?, so no exit code: said so, not invented.
     assert_eq!(out.exit_code, None);
-    assert!(out.to_text().contains("Exit code: unknown"));
+    assert!(arcane_mcp::present::text::exec_text(&out).contains("Exit code: unknown"));
     let reqs = get_json(&sim, "/__sim/requests").await;
     assert_eq!(reqs[0]["websocket"], true);
     sim.shutdown().await;
@@ -392,7 +392,7 @@ async fn exec_exit_code_from_the_marker() {
         "bin  etc\nls: /missing: No such file or directory"
     );
     assert_eq!(out.truncated, None);
-    assert!(out.to_text().ends_with("Exit code: 3"));
+    assert!(arcane_mcp::present::text::exec_text(&out).ends_with("Exit code: 3"));
     task.abort();
 }
 

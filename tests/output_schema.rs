@@ -2,6 +2,7 @@
 //! Arcane 2.8.0 document and bodies synthesized by the simulator.
 
 use crate::fixtures;
+use crate::report;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -13,10 +14,10 @@ use arcane_mcp::catalog::{Action, BuildInput, Catalog, ResultKind, build_catalog
 use arcane_mcp::config::ClientProfile;
 use arcane_mcp::flat::{FlatOutput, Side, unmappable};
 use arcane_mcp::output_schema::{
-    Adjustment, NOTE_MAX_PARTS, OutputFitter, ValidationReport, is_flat, note, output_schema,
-    report_line, unwrap_envelope,
+    Adjustment, NOTE_MAX_PARTS, OutputFitter, note, output_schema, unwrap_envelope,
 };
 use arcane_mcp::spec::SpecDoc;
+use report::{ValidationReport, is_flat, report_line};
 use serde_json::{Map, Value, json};
 
 fn catalog() -> Catalog {

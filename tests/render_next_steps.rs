@@ -4,8 +4,8 @@
 use crate::fixtures;
 
 use arcane_mcp::catalog::{Action, Catalog};
+use arcane_mcp::present::next_steps::{MAX_NEXT_STEPS, Naming, next_steps};
 use arcane_mcp::reload::Sources;
-use arcane_mcp::render::next_steps::{MAX_NEXT_STEPS, Naming, next_steps};
 use arcane_mcp::spec::SpecSource;
 
 fn catalog() -> Catalog {

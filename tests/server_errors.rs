@@ -99,6 +99,20 @@ async fn http_error_hints() {
         .await;
     let e = err(&run("image.pull", json!({"imageName": "nginx:1.27-alpine"})).await);
     assert!(e.contains("cut short"), "{e}");
+    // An error status instead of a stream: Arcane's words and the next step, read like every
+    // other error answer.
+    sim.fault(
+        json!({"path": "/projects/[^/]+/up$", "kind": "status", "status": 404,
+        "body": {"success": false, "error": "project not found"}}),
+    )
+    .await;
+    let e = err(&run("project.up", json!({"projectId": "webshop"})).await);
+    assert!(
+        e.contains("Arcane answered 404")
+            && e.contains("project not found")
+            && e.contains("Next step"),
+        "{e}"
+    );
     client.cancel().await.ok();
 }
 

@@ -3,6 +3,7 @@
 //! tool's declared output schema, as a strict client would. With `E2E_VALIDATE_OUTPUT=1` the
 //! sweep also writes a report of every part the server had to adjust.
 
+use crate::report;
 use crate::server_support;
 
 use arcane_sim::ArcaneVersion;
@@ -98,7 +99,7 @@ async fn sweep(extra: &[&str], version: ArcaneVersion) -> Vec<String> {
         .collect();
     let cat = catalog();
     let report_on = std::env::var("E2E_VALIDATE_OUTPUT").is_ok_and(|v| v == "1");
-    let report = arcane_mcp::output_schema::ValidationReport::new();
+    let report = report::ValidationReport::new();
     let (mut checked, mut rejected, mut declared) = (0usize, Vec::new(), 0usize);
     let mut succeeded = Vec::new();
     for a in &cat.actions {

@@ -192,6 +192,35 @@ async fn exercise(surface: &str) {
     assert!(e.contains("Example: `{\"name\":\"shop\""), "{e}");
     assert!(sim.requests().await.is_empty(), "nothing reached Arcane");
 
+    // An octet-stream body: the base64 `body` parameter goes as the raw bytes.
+    sim.reset().await;
+    let (tool, args) = shape(
+        surface,
+        "upload.chunk",
+        json!({"kind": "image", "uploadId": "up-1", "index": 0, "body": "aGVsbG8gY2h1bmsK"}),
+        false,
+    );
+    ok(&call(&client, &tool, args).await);
+    let log = sim.requests().await;
+    let sent = writes(&log);
+    assert_eq!(sent.len(), 1, "{log:?}");
+    assert_eq!(
+        sent[0]["path"],
+        "/api/environments/0/uploads/image/up-1/chunks/0"
+    );
+    assert_eq!(sent[0]["body"], "hello chunk\n");
+    // Not base64: refused before anything is sent.
+    sim.reset().await;
+    let (tool, args) = shape(
+        surface,
+        "upload.chunk",
+        json!({"kind": "image", "uploadId": "up-1", "index": 0, "body": "not base64!"}),
+        false,
+    );
+    let e = err(&call(&client, &tool, args).await);
+    assert!(e.contains("base64"), "{e}");
+    assert!(sim.requests().await.is_empty(), "nothing reached Arcane");
+
     client.cancel().await.ok();
     sim.sim.shutdown().await;
 }

@@ -32,7 +32,10 @@ fuzz_target!(|data: &[u8]| {
         exit_code: Some(0),
         truncated: Some(a.to_string()),
     };
-    for out in [logs.to_text(), exec.to_text()] {
+    for out in [
+        arcane_mcp::present::text::log_text(&logs),
+        arcane_mcp::present::text::exec_text(&exec),
+    ] {
         let md = format!("# Title\n\n{out}");
         let headings = events(&md)
             .iter()

@@ -4,10 +4,9 @@
 
 use serde_json::Value;
 
+use super::Scope;
 use crate::catalog::Action;
 use crate::render::escape::{clip, code_span, excerpt, quoted_name, sanitize};
-use crate::snapshot::Snapshot;
-use crate::surface::call_name;
 
 /// What Arcane said, read from any of its error shapes.
 ///
@@ -188,17 +187,9 @@ pub fn is_not_found(message: &str) -> bool {
     m.contains("not found") || m.contains("no such ") || m.contains("does not exist")
 }
 
-/// A served action of the same domain, by name, as the surface writes it.
-fn served(snap: &Snapshot, domain: &str, names: &[&str]) -> Option<String> {
-    names.iter().find_map(|n| {
-        let a = snap.catalog.get(&format!("{domain}.{n}"))?;
-        snap.policy.serves(a).then(|| call_name(snap.surface, a))
-    })
-}
-
 /// The full error text of a failed HTTP answer: what Arcane said, then a next step.
 pub fn http_error_text(
-    snap: &Snapshot,
+    scope: &Scope<'_>,
     action: &Action,
     err: &ArcaneError,
     environment: Option<&str>,
@@ -219,8 +210,8 @@ pub fn http_error_text(
         .map(|e| quoted_name(e, 80))
         .unwrap_or_else(|| "the configured environment".into());
     let env_checks = || {
-        let test = served(snap, "environment", &["test"]);
-        let get = served(snap, "environment", &["get"]);
+        let test = scope.served("environment", &["test"]);
+        let get = scope.served("environment", &["get"]);
         match (test, get) {
             (Some(t), Some(g)) => format!(" Check it with {t} and {g} (environmentId {env})."),
             (Some(t), None) => format!(" Check it with {t} (environmentId {env})."),
@@ -229,7 +220,7 @@ pub fn http_error_text(
         }
     };
     // Answers that mislead on their own (known Arcane bugs): the catalog's hint.
-    if let Some(h) = snap
+    if let Some(h) = scope
         .catalog
         .error_hints
         .iter()
@@ -247,7 +238,7 @@ pub fn http_error_text(
         200..=299 if action.mutating => out.push_str(&format!(
             "Arcane reported that the change failed; it may have partly happened. Check the \
              current state{} before retrying.",
-            check_hint(snap, action)
+            check_hint(scope, action)
         )),
         200..=299 => out.push_str("Arcane reported a failure; check the parameters and retry."),
         404 | 500 | 502 | 503 if is_unreachable(&err.message) => {
@@ -294,7 +285,7 @@ pub fn http_error_text(
              fetch it) and retry.",
         ),
         404 if msg.contains("environment not found") => {
-            let list = served(snap, "environment", &["list"]);
+            let list = scope.served("environment", &["list"]);
             out.push_str(&format!(
                 "Environment {env} does not exist.{}",
                 list.map(|l| format!(" List the valid IDs with {l}."))
@@ -306,14 +297,15 @@ pub fn http_error_text(
             env_checks()
         )),
         404 | 500 if err.status == 404 || is_not_found(&err.message) => {
-            let list = served(snap, &action.domain, &["list"]).or_else(|| {
-                snap.catalog
+            let list = scope.served(&action.domain, &["list"]).or_else(|| {
+                scope
+                    .catalog
                     .domain(&action.domain)?
                     .actions
                     .iter()
-                    .filter_map(|id| snap.catalog.get(id))
-                    .find(|a| a.list && snap.policy.serves(a))
-                    .map(|a| call_name(snap.surface, a))
+                    .filter_map(|id| scope.catalog.get(id))
+                    .find(|a| a.list && scope.policy.serves(a))
+                    .map(|a| scope.caller.action_name(a))
             });
             match list {
                 Some(l) => out.push_str(&format!(
@@ -333,7 +325,7 @@ pub fn http_error_text(
         s if s >= 500 && action.mutating => out.push_str(&format!(
             "Arcane failed while handling a change; it may have partly happened. Check the \
              current state{} before retrying.",
-            check_hint(snap, action)
+            check_hint(scope, action)
         )),
         s if s >= 500 => out.push_str("Arcane failed; retry later, or check Arcane's logs."),
         _ => out.push_str("Check the parameters and retry."),
@@ -342,8 +334,9 @@ pub fn http_error_text(
 }
 
 /// " with `container.get`" when a read of the same domain is served.
-pub fn check_hint(snap: &Snapshot, action: &Action) -> String {
-    served(snap, &action.domain, &["get", "list"])
+pub fn check_hint(scope: &Scope<'_>, action: &Action) -> String {
+    scope
+        .served(&action.domain, &["get", "list"])
         .map(|a| format!(" with {a}"))
         .unwrap_or_default()
 }

@@ -1,19 +1,17 @@
 //! Running the hand-written handler actions (`catalog/websocket.yaml`): the action's
-//! parameters become the WebSocket functions' options; their output is shown as they wrote it.
+//! parameters become the WebSocket functions' options; their output is returned as they wrote
+//! it (the presentation, `present/`, shows it).
 
 use std::time::Duration;
 
-use rmcp::model::CallToolResult;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::websocket::{
     self, ExecOptions, HandlerError, LogOptions, WsTarget, collect_logs, run_exec, sample_stats,
     sample_system_stats,
 };
-use super::{ExecConfig, assistant_text, error_result};
+use super::{CallError, ExecConfig, HandlerOutput};
 use crate::catalog::{Action, ParamLocation};
-use crate::redact::mask_text;
-use crate::render::markdown::title;
 
 fn num(params: &Map<String, Value>, name: &str) -> Option<f64> {
     params.get(name).and_then(Value::as_f64)
@@ -58,22 +56,17 @@ fn api_path(
     Ok(path)
 }
 
-/// Runs a handler action and turns its output (or error) into a result.
+/// Runs a handler action and returns its output (or the error text).
 pub async fn run(
     config: &ExecConfig,
     auth: &super::Auth,
     tls: Option<std::sync::Arc<rustls::ClientConfig>>,
     action: &Action,
     params: &Map<String, Value>,
-) -> CallToolResult {
-    let path = match api_path(action, params, &config.environment) {
-        Ok(p) => p,
-        Err(e) => return error_result(e),
-    };
-    let url = match websocket::ws_url(&config.base_url, &path) {
-        Ok(u) => u,
-        Err(e) => return error_result(e.to_string()),
-    };
+) -> Result<HandlerOutput, CallError> {
+    let path = api_path(action, params, &config.environment).map_err(CallError::Handler)?;
+    let url = websocket::ws_url(&config.base_url, &path)
+        .map_err(|e| CallError::Handler(e.to_string()))?;
     let (h, v) = auth.header();
     let target = WsTarget {
         url,
@@ -86,7 +79,7 @@ pub async fn run(
         .as_ref()
         .map(|h| h.kind.as_str())
         .unwrap_or("");
-    let outcome: Result<(String, Value), HandlerError> = match kind {
+    let outcome: Result<HandlerOutput, HandlerError> = match kind {
         "ws_logs" => {
             let opts = LogOptions {
                 tail: num(params, "tail").unwrap_or(100.0) as u32,
@@ -102,34 +95,13 @@ pub async fn run(
                 timeout: secs(params, "timeoutSeconds", 10.0),
                 ..LogOptions::default()
             };
-            collect_logs(&target, &opts).await.map(|out| {
-                // The text masks secrets written in the lines (a password in a URL, a
-                // `--token …` flag); structuredContent keeps the lines as Arcane sent them.
-                let shown = if config.show_secrets {
-                    out.to_text()
-                } else {
-                    websocket::LogOutput {
-                        lines: out
-                            .lines
-                            .iter()
-                            .map(|l| mask_text(l).into_owned())
-                            .collect(),
-                        truncated: out.truncated.clone(),
-                    }
-                    .to_text()
-                };
-                let text = format!("{}{shown}", title(&action.title));
-                (
-                    text,
-                    json!({"lines": out.lines, "truncated": out.truncated}),
-                )
-            })
+            collect_logs(&target, &opts).await.map(HandlerOutput::Logs)
         }
         "ws_stats" => {
             let n = num(params, "samples").unwrap_or(1.0) as usize;
             sample_stats(&target, n.max(1), secs(params, "timeoutSeconds", 10.0))
                 .await
-                .map(|out| stats_result(action, out))
+                .map(HandlerOutput::Stats)
         }
         "ws_system_stats" => {
             let n = num(params, "samples").unwrap_or(1.0) as usize;
@@ -138,7 +110,7 @@ pub async fn run(
             let timeout = interval * (n.max(1) as u32) + Duration::from_secs(10);
             sample_system_stats(&target, n.max(1), interval, timeout)
                 .await
-                .map(|out| stats_result(action, out))
+                .map(HandlerOutput::Stats)
         }
         "ws_exec" => {
             let command = params
@@ -153,57 +125,16 @@ pub async fn run(
                 timeout: secs(params, "timeoutSeconds", 15.0),
                 max_bytes: num(params, "maxBytes").unwrap_or(65536.0) as usize,
             };
-            run_exec(&target, command, &opts).await.map(|out| {
-                let shown = if config.show_secrets {
-                    out.to_text()
-                } else {
-                    websocket::ExecOutput {
-                        output: mask_text(&out.output).into_owned(),
-                        ..out.clone()
-                    }
-                    .to_text()
-                };
-                let text = format!("{}{shown}", title(&action.title));
-                (
-                    text,
-                    json!({"output": out.output, "exitCode": out.exit_code, "truncated": out.truncated}),
-                )
-            })
+            run_exec(&target, command, &opts)
+                .await
+                .map(HandlerOutput::Exec)
         }
         other => {
-            return error_result(format!(
+            return Err(CallError::Handler(format!(
                 "{} declares handler kind {other:?}, which this server does not know; fix the declaration in catalog/",
                 action.id
-            ));
+            )));
         }
     };
-    match outcome {
-        Ok((text, structured)) => {
-            let mut r = CallToolResult::success(vec![assistant_text(text)]);
-            r.structured_content = Some(structured);
-            r
-        }
-        Err(e) => error_result(format!("{} failed: {e}", action.id)),
-    }
-}
-
-fn stats_result(action: &Action, out: websocket::StatsOutput) -> (String, Value) {
-    let mut text = format!("{}{} sample(s).", title(&action.title), out.samples.len());
-    if let Some(why) = &out.truncated {
-        text.push_str(&format!(" {why}"));
-    }
-    if let Some(last) = out.samples.last() {
-        text.push_str("\n\n");
-        text.push_str(&crate::render::markdown::render_object(
-            &crate::render::markdown::RenderContext {
-                title: "Latest sample",
-                ..Default::default()
-            },
-            last,
-        ));
-    }
-    (
-        text,
-        json!({"samples": out.samples, "truncated": out.truncated}),
-    )
+    outcome.map_err(|e| CallError::Handler(format!("{} failed: {e}", action.id)))
 }

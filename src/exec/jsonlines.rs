@@ -4,7 +4,7 @@
 //! A stream is an activity line `{"type":"activity","activityId":…}`, zero or more
 //! `{"log": "<docker CLI text>"}` lines, then `{"done":true}` or `{"error": …}` (no done line).
 //! [`read_stream`] reads one to the end, calls a progress callback per line, honours a
-//! cancellation token and returns a [`StreamSummary`]; [`summarize`] writes the human text.
+//! cancellation token and returns a [`StreamSummary`] (the presentation, `present/text.rs`, writes its text).
 //!
 //! Decisions: a line that is not JSON, or JSON with none of the known keys, is **tolerated**:
 //! counted in [`StreamSummary::malformed`] and quoted (first few) in the summary. An `{"error"}`
@@ -19,7 +19,7 @@ use futures::{Stream, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::render::escape::{code_span, excerpt, fenced, sanitize};
+use crate::render::escape::{code_span, excerpt, sanitize};
 
 /// How many of the last log lines a summary keeps.
 pub const LAST_LINES: usize = 20;
@@ -30,7 +30,7 @@ pub const MALFORMED_SAMPLES: usize = 3;
 /// Longest line kept in memory; longer input without a line break is dropped as malformed.
 const MAX_LINE: usize = 1 << 20;
 /// Longest progress message (characters).
-const MAX_MESSAGE: usize = 200;
+pub const MAX_MESSAGE: usize = 200;
 
 /// One progress report, sent once per line read (suitable for MCP `notifications/progress`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,8 +85,6 @@ pub enum StreamErrorKind {
     CutShort,
     /// The caller cancelled; the HTTP request was aborted.
     Cancelled,
-    /// Arcane answered with an HTTP error instead of a stream.
-    Http(u16),
     /// Our own time cap of streams passed before the stream ended; reading stopped.
     TimeCap,
 }
@@ -109,8 +107,7 @@ impl fmt::Display for StreamError {
             .as_deref()
             .map(|a| format!(" (activity {})", code_span(a)))
             .unwrap_or_default();
-        // Arcane's words and read errors are escaped here; an HTTP error's message already is
-        // (it comes from `errors::error_detail`).
+        // Arcane's words and read errors are escaped here.
         let message = excerpt(&self.message, 300);
         match self.kind {
             StreamErrorKind::Arcane => write!(
@@ -132,19 +129,15 @@ impl fmt::Display for StreamError {
                 "stopped after {}: the stream was longer than the time limit of streams ({} log line(s) read{activity}). The operation may still be running in Arcane: check its state (e.g. project.get or image.list) before retrying; for longer operations raise ARCANE_MCP_TIMEOUT (streams may run 20 times as long)",
                 self.message, self.summary.lines
             ),
-            StreamErrorKind::Http(status) => write!(
-                f,
-                "Arcane answered HTTP {status} instead of a stream: {}. Check the parameters and IDs and retry.",
-                self.message
-            ),
         }
     }
 }
 
 impl std::error::Error for StreamError {}
 
-/// Reads a streaming answer to the end. A non-2xx answer → [`StreamErrorKind::Http`] with
-/// Arcane's message. Dropping the response on cancellation aborts the HTTP request.
+/// Reads a successful streaming answer to the end (the caller has checked the status: an
+/// error answer is read by `errors::error_detail`). Dropping the response on cancellation
+/// aborts the HTTP request.
 pub async fn read_response<F>(
     resp: reqwest::Response,
     on_progress: F,
@@ -167,24 +160,6 @@ pub async fn read_response_within<F>(
 where
     F: FnMut(Progress),
 {
-    let status = resp.status();
-    if !status.is_success() {
-        let content_type = resp
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_string();
-        let body = tokio::select! {
-            b = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY) => b,
-            _ = cancel.cancelled() => Vec::new(),
-        };
-        return Err(StreamError {
-            kind: StreamErrorKind::Http(status.as_u16()),
-            message: super::errors::error_detail(status.as_u16(), &content_type, &body).shown(),
-            summary: Box::default(),
-        });
-    }
     read_stream_within(resp.bytes_stream(), on_progress, cancel, time_cap).await
 }
 
@@ -472,62 +447,6 @@ fn shorten(s: &str, max: usize) -> String {
     }
 }
 
-/// The human text of a stream's outcome: how it ended, the activity ID, the per-item outcome
-/// (layers, containers…), the final pull status, the last lines, and malformed lines if any.
-/// Arcane's text goes into fenced blocks, so nothing in it can form Markdown.
-pub fn summarize(s: &StreamSummary) -> String {
-    let mut out = String::new();
-    let outcome = match (&s.error, s.done) {
-        (Some(e), _) => format!("Failed: {}", excerpt(e, MAX_MESSAGE)),
-        (None, true) => "Completed.".to_string(),
-        (None, false) => "Ended without a final status (incomplete).".to_string(),
-    };
-    out.push_str(&outcome);
-    out.push_str(&format!(" {} log line(s).", s.lines));
-    if let Some(a) = &s.activity_id {
-        out.push_str(&format!(" Activity: {}.", code_span(a)));
-    }
-    out.push('\n');
-    if !s.items.is_empty() {
-        out.push_str(&format!("\nOutcome per item ({}):\n", s.items.len()));
-        let body: Vec<String> = s
-            .items
-            .iter()
-            .map(|o| format!("{}: {}", o.item, o.status))
-            .collect();
-        out.push_str(&fenced(&body.join("\n"), "text"));
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    if let Some(f) = &s.final_status {
-        out.push_str(&format!("\n{}\n", code_span(f)));
-    }
-    if !s.last_lines.is_empty() {
-        let shown = s.last_lines.len();
-        if shown < s.lines {
-            out.push_str(&format!("\nLast {shown} line(s):\n"));
-        } else {
-            out.push_str("\nOutput:\n");
-        }
-        out.push_str(&fenced(&s.last_lines.join("\n"), "text"));
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    if s.malformed > 0 {
-        out.push_str(&format!(
-            "\n{} line(s) were not understood (not JSON, or no known key); first:\n",
-            s.malformed
-        ));
-        out.push_str(&fenced(&s.malformed_samples.join("\n"), "text"));
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    out.trim_end().to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,11 +495,7 @@ mod tests {
         assert_eq!(s.malformed, 1);
         assert_eq!(s.malformed_samples, vec!["not json".to_string()]);
         assert!(s.done);
-        let text = summarize(&s);
-        assert!(
-            text.starts_with("Completed. 1 log line(s). Activity: `a1`."),
-            "{text}"
-        );
-        assert!(text.contains("layer abcdef012345: Pull complete"), "{text}");
+        assert_eq!(s.final_status, None);
+        assert_eq!(s.items[0].status, "Pull complete");
     }
 }

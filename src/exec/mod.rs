@@ -1,45 +1,42 @@
-//! The generic executor (docs/surfaces.md#how-a-call-runs): one table-driven pipeline for every action.
+//! The engine (docs/surfaces.md#how-a-call-runs): one table-driven pipeline for every action.
 //!
 //! resolve → policy (read-only, exclusions) → validate (jsonschema, locally) → confirm →
-//! safe-mode preview → HTTP request → result (§6) or error (§8). Every failure is an `isError`
-//! tool result with a next step, never a protocol error.
+//! safe-mode preview → HTTP request → an [`Outcome`] or a [`CallError`] whose text carries the
+//! next step (docs/output-format.md#errors). The engine neither renders nor speaks the
+//! protocol: the presentation (`present/`) turns its answer into a tool result. It sees the
+//! server's state only through a [`Scope`].
 
 pub mod encode;
 pub mod errors;
-pub mod finish;
 pub mod handlers;
 pub mod jsonlines;
+pub mod outcome;
 pub mod path;
 pub mod request;
 pub mod resolve;
-pub mod response;
+pub mod scope;
 pub mod transfer;
 pub mod websocket;
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolResult, ContentBlock};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::catalog::{Action, ResultKind};
 use crate::http::root_cause;
 use crate::policy::catalog_exclusion;
 use crate::render::escape::{excerpt, quoted_name};
-use crate::render::markdown::{RenderContext, render_value};
-use crate::snapshot::Snapshot;
-use crate::surface::call_name;
 
+pub use outcome::{
+    CallError, ChangeState, HandlerOutput, Outcome, Produced, Then, check_before_retrying,
+};
 pub use request::Auth;
+pub use scope::{Caller, Scope, Validators};
 
 /// How long a JSON-lines stream (pull, build, up) may run, as a multiple of the request timeout.
 const STREAM_TIMEOUT_FACTOR: u32 = 20;
-/// Largest download returned as text.
-const MAX_TEXT_DOWNLOAD: usize = 256 * 1024;
 /// Default of `--max-concurrent-requests`.
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 32;
-/// Largest tool result, serialized. rmcp's stdio reader drops a JSON-RPC line over 16 MiB
-/// (`DEFAULT_MAX_LINE_LENGTH`); a result stays a little under it so that the envelope fits.
-pub const MAX_RESULT_BYTES: usize = 15 * 1024 * 1024;
 
 /// Connection settings of the executor.
 #[derive(Debug, Clone)]
@@ -94,73 +91,35 @@ pub struct Executor {
     writes: reqwest::Client,
     /// Bounds the requests (and WebSocket sessions) to Arcane in flight at once.
     slots: std::sync::Arc<tokio::sync::Semaphore>,
-    /// TLS settings of WebSocket (`wss://`) connections, the same trust as `http`.
+    /// TLS settings of WebSocket (`wss://`) connections: the configuration `reads` and
+    /// `writes` are built on.
     ws_tls: Option<std::sync::Arc<rustls::ClientConfig>>,
     /// Lists fetched to turn names into IDs (`resolve.rs`).
     resolve_cache: resolve::Cache,
 }
 
-/// A text block for the model (audience `assistant`, docs/output-format.md).
-pub fn assistant_text(text: impl Into<String>) -> ContentBlock {
-    let mut t = rmcp::model::TextContent::new(text);
-    t.annotations =
-        Some(rmcp::model::Annotations::default().with_audience(vec![rmcp::model::Role::Assistant]));
-    ContentBlock::Text(t)
-}
-
-/// The text of a failed call: an `isError` result, no structuredContent. Every error text
-/// passes here, so this is where a password written in a URL (`ARCANE_URL` with
-/// `user:password@`, or one Arcane echoed) is masked.
-pub fn error_result(text: impl Into<String>) -> CallToolResult {
-    let text = text.into();
-    let text = match crate::redact::mask_text(&text) {
-        std::borrow::Cow::Owned(masked) => masked,
-        std::borrow::Cow::Borrowed(_) => text,
-    };
-    CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
 impl Executor {
-    /// An executor with its HTTP client (rustls; connect timeout; optional extra CA).
+    /// An executor with its HTTP clients over the server's one TLS configuration
+    /// (`crate::http::tls_config`: trust store, `--ca-cert`, `--insecure-skip-verify`).
     pub fn new(
         config: ExecConfig,
-        ca_cert: Option<&std::path::Path>,
-        insecure: bool,
+        tls: std::sync::Arc<rustls::ClientConfig>,
     ) -> anyhow::Result<Executor> {
         crate::http::ensure_crypto_provider();
         let origin = url::Url::parse(&config.base_url)
             .map_err(|e| anyhow::anyhow!("ARCANE_URL {:?} is not a URL: {e}", config.base_url))?
             .origin();
-        let cert = match ca_cert {
-            Some(path) => {
-                let pem = std::fs::read(path).map_err(|e| {
-                    anyhow::anyhow!("cannot read CA certificate {}: {e}", path.display())
-                })?;
-                Some(reqwest::Certificate::from_pem(&pem).map_err(|e| {
-                    anyhow::anyhow!("{} is not a PEM certificate: {e}", path.display())
-                })?)
-            }
-            None => None,
-        };
         let client = |redirects: reqwest::redirect::Policy| {
-            let mut builder = reqwest::Client::builder()
+            crate::http::client_builder(&tls)
                 .connect_timeout(Duration::from_secs(10).min(config.timeout))
                 .user_agent(concat!("arcane-mcp/", env!("CARGO_PKG_VERSION")))
-                .danger_accept_invalid_certs(insecure)
                 .redirect(redirects)
-                .pool_max_idle_per_host(config.max_concurrent_requests);
-            if let Some(cert) = &cert {
-                builder = builder.add_root_certificate(cert.clone());
-            }
-            builder.build()
+                .pool_max_idle_per_host(config.max_concurrent_requests)
+                .build()
         };
         let reads = client(crate::http::same_origin_redirects(origin))?;
         let writes = client(reqwest::redirect::Policy::none())?;
-        let ws_tls = if config.base_url.starts_with("https://") {
-            Some(crate::http::ws_tls_config(ca_cert, insecure)?)
-        } else {
-            None
-        };
+        let ws_tls = config.base_url.starts_with("https://").then_some(tls);
         Ok(Executor {
             reads,
             writes,
@@ -174,6 +133,10 @@ impl Executor {
     }
 
     /// The executor's settings.
+    pub fn config(&self) -> &ExecConfig {
+        &self.config
+    }
+
     /// Whether Arcane answers its public health endpoint (for `/readyz`; no credential is
     /// sent). The error says what failed without the URL, which may carry a password.
     pub async fn probe(&self) -> Result<(), String> {
@@ -192,10 +155,6 @@ impl Executor {
         }
     }
 
-    pub fn config(&self) -> &ExecConfig {
-        &self.config
-    }
-
     fn credential_name(&self, ctx: &CallContext) -> &'static str {
         if ctx.credential.is_some() {
             return "your Arcane API key (the X-Arcane-API-Key header)";
@@ -206,91 +165,79 @@ impl Executor {
         }
     }
 
-    /// Runs one call on one snapshot: the whole pipeline of docs/surfaces.md#how-a-call-runs
-    pub async fn execute(
+    /// Runs one call on one view of the server's state: the whole pipeline of
+    /// docs/surfaces.md#how-a-call-runs
+    pub async fn execute<'s>(
         &self,
-        snap: &Snapshot,
+        scope: &Scope<'s>,
         name: &str,
         params: Map<String, Value>,
         confirm: bool,
         ctx: &CallContext,
-    ) -> CallToolResult {
+    ) -> Result<Outcome<'s>, CallError> {
         // 1. Resolve; withdrawn → the reason.
-        let Some(action) = snap.catalog.resolve(name) else {
-            return error_result(unknown_action_text(snap, name));
+        let Some(action) = scope.catalog.resolve(name) else {
+            return Err(CallError::UnknownAction(unknown_action_text(scope, name)));
         };
-        if let Some(reason) = snap.policy.withdrawn(action) {
-            return error_result(format!("{reason}. It cannot be run on this server."));
+        if let Some(reason) = scope.policy.withdrawn(action) {
+            return Err(CallError::Withdrawn {
+                reason: reason.to_string(),
+            });
         }
-        // 2. Validate locally, before anything reaches Arcane (the flat profile's JSON-text
-        // parameters decoded first, so the original schema judges them); then names → IDs.
-        let params = if snap.policy.flat() {
-            match crate::flat::decode_params(action, params) {
-                Ok(p) => p,
-                Err(problem) => return error_result(errors::validation_text(action, &[problem])),
-            }
-        } else {
-            params
-        };
-        if let Err(text) = validate(snap, action, &params) {
-            return error_result(text);
-        }
+        // 2. Validate locally, before anything reaches Arcane (parameters in the caller's own
+        // shape turned into the action's first, so the original schema judges them); then
+        // names → IDs.
+        let params = scope
+            .caller
+            .action_params(action, params)
+            .map_err(|problem| CallError::Invalid(errors::validation_text(action, &[problem])))?;
+        validate(scope, action, &params).map_err(CallError::Invalid)?;
         let mut params = params;
         let resolved = tokio::select! {
-            r = resolve::resolve_params(self, snap, action, &mut params, ctx) => r,
-            _ = ctx.cancel.cancelled() => Err(format!(
-                "{} was cancelled while looking up an ID; nothing was sent.",
-                action.id
-            )),
+            r = resolve::resolve_params(self, scope, action, &mut params, ctx) => r.map_err(CallError::Resolve),
+            _ = ctx.cancel.cancelled() => Err(CallError::CancelledLookup {
+                action: action.id.clone(),
+            }),
         };
-        if let Err(text) = resolved {
-            return error_result(text);
-        }
+        resolved?;
         // Fields of parameters that carry JSON text go back into that text.
         let encoded;
         let sent = if action.encoded.is_empty() {
             &params
         } else {
-            encoded = match encode::apply(action, params.clone()) {
-                Ok(p) => p,
-                Err(text) => return error_result(text),
-            };
+            encoded = encode::apply(action, params.clone()).map_err(CallError::Invalid)?;
             &encoded
         };
         // 3. Destructive without confirm.
         if action.destructive && !confirm {
-            return error_result(format!(
-                "{} is destructive ({}), so it needs \"confirm\": true. Nothing was sent. Ask the \
-                 user, then call again with confirm set to true.",
-                action.id,
-                excerpt(&action.title, 200)
-            ));
+            return Err(CallError::NeedsConfirm {
+                action: action.id.clone(),
+                what: excerpt(&action.title, 200),
+            });
         }
-        let prepared = match request::build(
+        let prepared = request::build(
             action,
             sent,
             &self.config.base_url,
             &self.config.environment,
-        ) {
-            Ok(p) => p,
-            Err(e) => {
-                return error_result(format!(
-                    "Cannot build the request of {}: {}. Nothing was sent to Arcane.",
-                    action.id,
-                    excerpt(&e, 300)
-                ));
-            }
-        };
+        )
+        .map_err(|e| CallError::Unbuildable {
+            action: action.id.clone(),
+            detail: excerpt(&e, 300),
+        })?;
         // 4. Safe mode: the exact request instead of sending it.
-        if snap.policy.safe_mode && action.mutating {
-            return safe_mode_preview(action, &prepared, &self.config.auth);
+        if scope.policy.safe_mode && action.mutating {
+            return Ok(Outcome {
+                action,
+                params,
+                produced: Produced::Preview(prepared.preview(&self.config.auth, &action.domain)),
+            });
         }
-        // 5. Send and read the answer (a WebSocket for handlers); the client may cancel; then
-        // next steps, the resource link, a last sanitize.
+        // 5. Send and read the answer (a WebSocket for handlers); the client may cancel.
         let work = async {
             // Waiting for a slot is part of the call, so the client can cancel it.
             let Ok(_slot) = self.slots.acquire().await else {
-                return error_result("The server is shutting down; nothing was sent.");
+                return Err(CallError::ShuttingDown);
             };
             if action.kind == ResultKind::Handler {
                 handlers::run(
@@ -301,33 +248,32 @@ impl Executor {
                     sent,
                 )
                 .await
+                .map(Produced::Handler)
             } else {
-                self.send(snap, action, prepared, ctx).await
+                self.send(scope, action, prepared, ctx).await
             }
         };
-        let result = tokio::select! {
+        let produced = tokio::select! {
             r = work => r,
-            _ = ctx.cancel.cancelled() => error_result(format!(
-                "{} was cancelled; the request to Arcane was dropped.{}",
-                action.id,
-                if action.mutating {
-                    format!(" The change may have started: check{} before retrying.", errors::check_hint(snap, action))
-                } else {
-                    String::new()
-                }
-            )),
-        };
-        let result = finish::finish(snap, action, &params, &self.config.environment, result);
-        fit_result(snap, action, result)
+            _ = ctx.cancel.cancelled() => Err(CallError::Cancelled {
+                action: action.id.clone(),
+                then: Then(action.mutating.then(|| unsure(scope, action, ChangeState::Started))),
+            }),
+        }?;
+        Ok(Outcome {
+            action,
+            params,
+            produced,
+        })
     }
 
     async fn send(
         &self,
-        snap: &Snapshot,
+        scope: &Scope<'_>,
         action: &Action,
         prepared: request::Prepared,
         ctx: &CallContext,
-    ) -> CallToolResult {
+    ) -> Result<Produced, CallError> {
         let timeout = match action.kind {
             ResultKind::Stream => self.config.timeout * STREAM_TIMEOUT_FACTOR,
             _ => self.config.timeout,
@@ -359,17 +305,17 @@ impl Executor {
             request::Body::Multipart(fields) => match transfer::multipart_form(fields) {
                 Ok(form) => req.multipart(form),
                 Err(e) => {
-                    return error_result(format!(
-                        "Cannot build the request of {}: {e}.",
-                        action.id
-                    ));
+                    return Err(CallError::Multipart {
+                        action: action.id.clone(),
+                        detail: e.to_string(),
+                    });
                 }
             },
         };
         let env = prepared.environment.as_deref();
         let resp = match req.send().await {
             Ok(r) => r,
-            Err(e) => return self.transport_error(snap, action, &e, timeout),
+            Err(e) => return Err(self.transport_error(scope, action, &e, timeout)),
         };
         let status = resp.status();
         if status.is_redirection() && status != reqwest::StatusCode::NOT_MODIFIED {
@@ -379,22 +325,32 @@ impl Executor {
                 status = status.as_u16(),
                 "Arcane answered a redirect that was not followed"
             );
-            return error_result(crate::http::redirect_text(
+            return Err(CallError::Redirect(crate::http::redirect_text(
                 status.as_u16(),
                 location.as_deref(),
                 write,
-            ));
+            )));
         }
         let content_type = header(&resp, "content-type");
         let disposition = header(&resp, "content-disposition");
+        let arcane_error = |err: &errors::ArcaneError, env: Option<&str>| {
+            CallError::Arcane(errors::http_error_text(
+                scope,
+                action,
+                err,
+                env,
+                self.credential_name(ctx),
+            ))
+        };
         if status.is_success()
             && matches!(action.kind, ResultKind::Stream | ResultKind::Download)
             && errors::is_html(&content_type, b"")
         {
-            // A login page or proxy page in front of Arcane, not a stream or a file.
-            return self
-                .html_answer(snap, action, status.as_u16(), resp, ctx)
-                .await;
+            // A login page or proxy page in front of Arcane, not a stream or a file. A little
+            // of it is read for its title.
+            let page = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY).await;
+            let err = errors::error_detail(status.as_u16(), &content_type, &page);
+            return Err(arcane_error(&err, None));
         }
         if status.is_success() && action.kind == ResultKind::Stream {
             // Read to the end, forwarding progress; a stream cut mid-way is reported from what
@@ -412,43 +368,17 @@ impl Executor {
                     let _ = tx.try_send(p);
                 }
             };
-            return match jsonlines::read_response_within(
-                resp,
-                on_progress,
-                &ctx.cancel,
-                Some(timeout),
-            )
-            .await
-            {
-                Ok(summary) => {
-                    let text = format!(
-                        "{}{}",
-                        crate::render::markdown::title(&action.title),
-                        jsonlines::summarize(&summary)
-                    );
-                    // The last lines, like log lines, mask secrets unless asked to show them;
-                    // structuredContent keeps them as Arcane sent them.
-                    let text = if self.config.show_secrets {
-                        text
-                    } else {
-                        crate::redact::mask_text(&text).into_owned()
-                    };
-                    let mut r = CallToolResult::success(vec![assistant_text(text)]);
-                    r.structured_content = Some(stream_json(&summary));
-                    r
-                }
-                Err(e) => {
-                    let hint = if matches!(e.kind, jsonlines::StreamErrorKind::CutShort) {
-                        format!(
-                            " Check the state{} before retrying.",
-                            errors::check_hint(snap, action)
-                        )
-                    } else {
-                        String::new()
-                    };
-                    error_result(format!("{}: {e}{hint}", action.id))
-                }
-            };
+            return jsonlines::read_response_within(resp, on_progress, &ctx.cancel, Some(timeout))
+                .await
+                .map(Produced::Stream)
+                .map_err(|e| CallError::Stream {
+                    action: action.id.clone(),
+                    then: Then(
+                        matches!(e.kind, jsonlines::StreamErrorKind::CutShort)
+                            .then(|| unsure(scope, action, ChangeState::Unknown)),
+                    ),
+                    cause: e.to_string(),
+                });
         }
         if status.is_success() && action.kind == ResultKind::Download {
             let cap = transfer::DEFAULT_MAX_DOWNLOAD.min(self.config.max_response_bytes);
@@ -462,268 +392,152 @@ impl Executor {
                 {
                     // Arcane's failure shape where a file was expected: an error, not a file.
                     let err = errors::error_detail(status.as_u16(), &content_type, t.as_bytes());
-                    error_result(errors::http_error_text(
-                        snap,
-                        action,
-                        &err,
-                        env,
-                        self.credential_name(ctx),
-                    ))
+                    Err(arcane_error(&err, env))
                 }
-                Ok(d) => download_result(action, d, self.config.show_secrets),
-                Err(e) => error_result(format!("{}: {e}", action.id)),
+                Ok(d) => Ok(Produced::Download(d)),
+                Err(e) => Err(CallError::Download {
+                    action: action.id.clone(),
+                    cause: e.to_string(),
+                }),
             };
         }
         if !status.is_success() {
             let bytes = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY).await;
             let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
             tracing::debug!(action = %action.id, status = status.as_u16(), "Arcane answered an error");
-            return error_result(errors::http_error_text(
-                snap,
-                action,
-                &err,
-                env,
-                self.credential_name(ctx),
-            ));
+            return Err(arcane_error(&err, env));
         }
         let bytes = match crate::http::read_capped(resp, self.config.max_response_bytes).await {
             Ok(b) => b,
             Err(e @ crate::http::BodyError::TooLarge { .. }) => {
-                return error_result(too_large_text(snap, action, &e.to_string()));
+                return Err(CallError::TooLarge {
+                    action: action.id.clone(),
+                    cause: e.to_string(),
+                    how: how_to_ask_for_less(action),
+                    then: Then(
+                        action
+                            .mutating
+                            .then(|| unsure(scope, action, ChangeState::Probably)),
+                    ),
+                });
             }
             Err(crate::http::BodyError::Read { timeout: true, .. }) => {
-                return self.timeout_error(snap, action, timeout);
+                return Err(self.timeout_error(scope, action, timeout));
             }
             Err(crate::http::BodyError::Read { detail, .. }) => {
-                return self.broken_error(snap, action, &detail);
+                return Err(self.broken_error(scope, action, &detail));
             }
         };
         if errors::is_html(&content_type, &bytes) {
             // A login page or proxy page answered with a success status instead of Arcane.
             let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
-            return error_result(errors::http_error_text(
-                snap,
-                action,
-                &err,
-                env,
-                self.credential_name(ctx),
-            ));
+            return Err(arcane_error(&err, env));
         }
-        match action.kind {
-            _ if bytes.iter().all(u8::is_ascii_whitespace) => success(
-                snap,
-                action,
-                json!({"status": status.as_u16(), "ok": true}),
-                self.config.show_secrets,
-            ),
-            _ => match serde_json::from_slice::<Value>(&bytes) {
-                // Arcane's plain-JSON failure shape can come with a 2xx status.
-                Ok(body) if errors::is_failure_shape(&body) => {
-                    let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
-                    error_result(errors::http_error_text(
-                        snap,
-                        action,
-                        &err,
-                        env,
-                        self.credential_name(ctx),
-                    ))
-                }
-                Ok(body) => success(
-                    snap,
-                    action,
-                    response::unwrap_envelope(body),
-                    self.config.show_secrets,
-                ),
-                Err(_) if !content_type.contains("json") => download_result(
-                    action,
-                    download_of(&content_type, &disposition, &bytes),
-                    self.config.show_secrets,
-                ),
-                Err(e) => error_result(format!(
-                    "{} answered {} but its JSON body could not be read ({e}); the answer may \
-                     have been cut. {}",
-                    action.id,
-                    status.as_u16(),
-                    if action.mutating {
-                        format!(
-                            "The change may have happened: check{} before retrying.",
-                            errors::check_hint(snap, action)
-                        )
-                    } else {
-                        "Retry the call.".into()
-                    }
-                )),
-            },
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Produced::NoBody {
+                status: status.as_u16(),
+            });
         }
-    }
-
-    /// A 2xx HTML page where Arcane answers JSON or a file: a proxy's or login page. Reads a
-    /// little of it for its title.
-    async fn html_answer(
-        &self,
-        snap: &Snapshot,
-        action: &Action,
-        status: u16,
-        resp: reqwest::Response,
-        ctx: &CallContext,
-    ) -> CallToolResult {
-        let content_type = header(&resp, "content-type");
-        let page = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY).await;
-        let err = errors::error_detail(status, &content_type, &page);
-        error_result(errors::http_error_text(
-            snap,
-            action,
-            &err,
-            None,
-            self.credential_name(ctx),
-        ))
+        match serde_json::from_slice::<Value>(&bytes) {
+            // Arcane's plain-JSON failure shape can come with a 2xx status.
+            Ok(body) if errors::is_failure_shape(&body) => {
+                let err = errors::error_detail(status.as_u16(), &content_type, &bytes);
+                Err(arcane_error(&err, env))
+            }
+            Ok(body) => Ok(Produced::Json(body)),
+            Err(_) if !content_type.contains("json") => Ok(Produced::Download(download_of(
+                &content_type,
+                &disposition,
+                &bytes,
+            ))),
+            Err(e) => Err(CallError::BadJson {
+                action: action.id.clone(),
+                status: status.as_u16(),
+                cause: e.to_string(),
+                then: if action.mutating {
+                    unsure(scope, action, ChangeState::MayHaveHappened)
+                } else {
+                    "Retry the call.".into()
+                },
+            }),
+        }
     }
 
     fn transport_error(
         &self,
-        snap: &Snapshot,
+        scope: &Scope<'_>,
         action: &Action,
         e: &reqwest::Error,
         timeout: Duration,
-    ) -> CallToolResult {
-        let base = crate::redact::mask_text(&self.config.base_url);
+    ) -> CallError {
         if let Some(what) = crate::http::local_resource_error(e) {
-            return error_result(format!(
-                "{} could not reach Arcane because this machine ran out of a local resource: \
-                 {what}. It is not a problem of Arcane or ARCANE_URL. Lower \
-                 --max-concurrent-requests (ARCANE_MCP_MAX_CONCURRENT_REQUESTS) or raise the \
-                 open-file limit (ulimit -n) of the server, then retry.",
-                action.id
-            ));
+            return CallError::LocalResource {
+                action: action.id.clone(),
+                what: what.to_string(),
+            };
         }
         if e.is_builder() {
             // Refused before a byte left: a header value or a URL the HTTP stack cannot send.
-            return error_result(format!(
-                "Cannot send {}: {}. Nothing was sent to Arcane; check the parameters (header \
-                 values must be printable text, and the URL must not be too long).",
-                action.id,
-                excerpt(&root_cause(e), 300)
-            ));
+            return CallError::Unsendable {
+                action: action.id.clone(),
+                cause: excerpt(&root_cause(e), 300),
+            };
         }
         if e.is_timeout() {
-            return self.timeout_error(snap, action, timeout);
+            return self.timeout_error(scope, action, timeout);
         }
         if e.is_connect() {
-            return error_result(format!(
-                "Cannot connect to Arcane at {base} ({}). Check ARCANE_URL and that Arcane is \
-                 running and reachable from this machine.",
-                root_cause(e)
-            ));
+            return CallError::Unreachable {
+                base: crate::redact::mask_text(&self.config.base_url).into_owned(),
+                cause: root_cause(e),
+            };
         }
-        self.broken_error(snap, action, &root_cause(e))
+        self.broken_error(scope, action, &root_cause(e))
     }
 
-    fn timeout_error(&self, snap: &Snapshot, action: &Action, timeout: Duration) -> CallToolResult {
-        let base = crate::redact::mask_text(&self.config.base_url);
+    fn timeout_error(&self, scope: &Scope<'_>, action: &Action, timeout: Duration) -> CallError {
         if action.mutating {
-            return error_result(format!(
-                "{} timed out after {}s. The change may have happened anyway: check the \
-                 current state{} before retrying, rather than repeating the call blindly.",
-                action.id,
-                timeout.as_secs(),
-                errors::check_hint(snap, action)
-            ));
+            return CallError::WriteTimedOut {
+                action: action.id.clone(),
+                secs: timeout.as_secs(),
+                then: unsure(scope, action, ChangeState::Anyway),
+            };
         }
-        error_result(format!(
-            "{} timed out after {}s waiting for Arcane at {base}. Retry, narrow the request \
-             (filters, a smaller limit), or raise ARCANE_MCP_TIMEOUT.",
-            action.id,
-            timeout.as_secs()
-        ))
+        CallError::TimedOut {
+            action: action.id.clone(),
+            secs: timeout.as_secs(),
+            base: crate::redact::mask_text(&self.config.base_url).into_owned(),
+        }
     }
 
-    fn broken_error(&self, snap: &Snapshot, action: &Action, cause: &str) -> CallToolResult {
-        let base = crate::redact::mask_text(&self.config.base_url);
-        let maybe = if action.mutating {
-            format!(
-                " The change may have happened: check{} before retrying.",
-                errors::check_hint(snap, action)
-            )
-        } else {
-            " Retry the call.".into()
-        };
-        error_result(format!(
-            "The connection to Arcane at {base} failed during {} ({cause}).{maybe}",
-            action.id,
-        ))
+    fn broken_error(&self, scope: &Scope<'_>, action: &Action, cause: &str) -> CallError {
+        CallError::Broken {
+            base: crate::redact::mask_text(&self.config.base_url).into_owned(),
+            action: action.id.clone(),
+            cause: cause.to_string(),
+            then: Then(Some(if action.mutating {
+                unsure(scope, action, ChangeState::MayHaveHappened)
+            } else {
+                "Retry the call.".into()
+            })),
+        }
     }
 }
 
-/// The text of an answer over `--max-response-bytes`: what happened, and how to ask for less.
-fn too_large_text(snap: &Snapshot, action: &Action, cause: &str) -> String {
-    let how = how_to_ask_for_less(action);
-    let done = if action.mutating {
-        format!(
-            " Arcane accepted the request, so the change has probably happened: check{} before \
-             retrying.",
-            errors::check_hint(snap, action)
-        )
-    } else {
-        String::new()
-    };
-    format!(
-        "{}: {cause}. {how}; or raise --max-response-bytes (ARCANE_MCP_MAX_RESPONSE_BYTES).{done}",
-        action.id
-    )
+/// The sentence that asks to check before retrying a write that may have happened, naming the
+/// served read of its domain.
+pub fn unsure(scope: &Scope<'_>, action: &Action, state: ChangeState) -> String {
+    check_before_retrying(&errors::check_hint(scope, action), state)
 }
 
 /// How to get a smaller answer of `action`.
-fn how_to_ask_for_less(action: &Action) -> &'static str {
+pub fn how_to_ask_for_less(action: &Action) -> &'static str {
     if action.list {
         "Ask for a smaller page with `limit` (and `start` for the next ones), or narrow the list \
          with `search` or its filters"
     } else {
         "Narrow the request if it has filters, or read the object in Arcane itself"
     }
-}
-
-/// Counts the bytes a value serializes to, without holding them.
-#[derive(Default)]
-struct ByteCount(usize);
-
-impl std::io::Write for ByteCount {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Keeps a result within [`MAX_RESULT_BYTES`] so that every client can read it: a larger one is
-/// replaced by an error that says how to ask for less.
-fn fit_result(snap: &Snapshot, action: &Action, result: CallToolResult) -> CallToolResult {
-    let mut count = ByteCount::default();
-    if serde_json::to_writer(&mut count, &result).is_err() {
-        return result;
-    }
-    let size = count.0;
-    if size <= MAX_RESULT_BYTES {
-        return result;
-    }
-    tracing::warn!(action = %action.id, bytes = size, "a result was too large to send");
-    let cause = format!(
-        "the result would be {} ({size} bytes), more than fits in one MCP message (limit {}), \
-         so it was not sent",
-        crate::render::units::human_bytes(size as u64),
-        crate::render::units::human_bytes(MAX_RESULT_BYTES as u64)
-    );
-    let how = how_to_ask_for_less(action);
-    let done = if action.mutating && result.is_error != Some(true) {
-        format!(
-            " The call itself succeeded: check{} rather than repeating it.",
-            errors::check_hint(snap, action)
-        )
-    } else {
-        String::new()
-    };
-    error_result(format!("{}: {cause}. {how}.{done}", action.id))
 }
 
 fn header(resp: &reqwest::Response, name: &str) -> String {
@@ -736,32 +550,32 @@ fn header(resp: &reqwest::Response, name: &str) -> String {
 
 /// The text of an unknown name: the reason when an overlay excludes it, else the closest IDs.
 /// The name came from the client: it is echoed as a code span.
-pub fn unknown_action_text(snap: &Snapshot, name: &str) -> String {
-    if let Some(reason) = catalog_exclusion(&snap.catalog, name) {
+pub fn unknown_action_text(scope: &Scope<'_>, name: &str) -> String {
+    if let Some(reason) = catalog_exclusion(scope.catalog, name) {
         return format!("{} is not served: {reason}.", quoted_name(name, 100));
     }
-    let closest: Vec<String> = snap
+    let closest: Vec<String> = scope
         .catalog
         .closest(name, 20)
         .into_iter()
-        .filter_map(|id| snap.catalog.get(id))
-        .filter(|a| snap.policy.serves(a))
+        .filter_map(|id| scope.catalog.get(id))
+        .filter(|a| scope.policy.serves(a))
         .take(5)
-        .map(|a| call_name(snap.surface, a))
+        .map(|a| scope.caller.action_name(a))
         .collect();
     let mut out = format!("Unknown action {}.", quoted_name(name, 100));
     if !closest.is_empty() {
         out.push_str(&format!(" Closest: {}.", closest.join(", ")));
     }
-    if snap.surface == crate::config::Surface::Dynamic {
-        out.push_str(" Search with arcane_find_action.");
+    if let Some(hint) = scope.caller.unknown_action_hint() {
+        out.push_str(hint);
     }
     out
 }
 
 /// Validates parameters against the action's full input schema.
-fn validate(snap: &Snapshot, action: &Action, params: &Map<String, Value>) -> Result<(), String> {
-    let validator = snap.validator(action)?;
+fn validate(scope: &Scope<'_>, action: &Action, params: &Map<String, Value>) -> Result<(), String> {
+    let validator = scope.validators.get(scope.catalog, action)?;
     let instance = Value::Object(params.clone());
     let problems: Vec<String> = validator
         .iter_errors(&instance)
@@ -781,86 +595,6 @@ fn validate(snap: &Snapshot, action: &Action, params: &Map<String, Value>) -> Re
     }
 }
 
-fn safe_mode_preview(action: &Action, prepared: &request::Prepared, auth: &Auth) -> CallToolResult {
-    let preview = prepared.preview(auth, &action.domain);
-    let text = format!(
-        "Safe mode: {} was not sent. This is the request it would send (secrets masked):\n\n```json\n{}\n```\n",
-        action.id,
-        serde_json::to_string_pretty(&preview).unwrap_or_default()
-    );
-    let mut r = CallToolResult::success(vec![crate::exec::assistant_text(text)]);
-    r.structured_content = Some(json!({"safeMode": true, "action": action.id, "request": preview}));
-    r
-}
-
-/// A successful JSON result: structuredContent (Arcane's value) plus the Markdown text, which
-/// is rendered from a redacted copy unless `show_secrets`, or unless revealing a secret is the
-/// action's purpose (then the text says so).
-fn success(snap: &Snapshot, action: &Action, value: Value, show_secrets: bool) -> CallToolResult {
-    let full_item = action
-        .full_item
-        .as_deref()
-        .and_then(|id| snap.catalog.get(id))
-        .filter(|a| snap.policy.serves(a))
-        .map(|a| call_name(snap.surface, a));
-    let ctx = RenderContext {
-        title: &action.title,
-        columns: action.columns.as_deref(),
-        full_item_action: full_item.as_deref(),
-        empty_hint: action.empty_hint.as_deref(),
-        ..Default::default()
-    };
-    let mut text = if show_secrets || action.reveals_secret.is_some() {
-        render_value(&ctx, &value)
-    } else {
-        render_value(&ctx, &crate::redact::redacted(&value, &action.domain))
-    };
-    if let Some(what) = &action.reveals_secret {
-        text.push_str(&format!(
-            "\n\nThis answer shows {what} in full: it is the purpose of this action, and Arcane \
-             may not show it again. Hand it to the user to store; do not repeat it elsewhere."
-        ));
-    }
-    let mut value = value;
-    // Declared output schemas are enforced: a part that does not fit is sent as null, and the
-    // text names it with Arcane's original value.
-    if let Some(fitter) = &snap.fitter
-        && snap.policy.declares_output_schema(action)
-    {
-        let mut adjusted = fitter.fit(&action.id, &mut value);
-        if !show_secrets && action.reveals_secret.is_none() {
-            // The note quotes Arcane's original values: the same redactor as the text, with
-            // the part's own name deciding as a field name would.
-            for a in &mut adjusted {
-                let key = a.pointer.rsplit('/').next().unwrap_or_default().to_string();
-                let mut wrapped = Value::Object(Map::from_iter([(key.clone(), a.original.take())]));
-                crate::redact::redact_for(&mut wrapped, &action.domain);
-                a.original = wrapped[&key].take();
-            }
-        }
-        if !adjusted.is_empty() {
-            text.push_str("\n\n");
-            text.push_str(&crate::output_schema::note(&adjusted));
-        }
-    }
-    let mut r = CallToolResult::success(vec![crate::exec::assistant_text(text)]);
-    r.structured_content = Some(value);
-    r
-}
-
-/// The structured form of a finished stream.
-fn stream_json(s: &jsonlines::StreamSummary) -> Value {
-    json!({
-        "activityId": s.activity_id,
-        "done": s.done,
-        "lines": s.lines,
-        "finalStatus": s.final_status,
-        "items": s.items.iter().map(|i| json!({"item": i.item, "status": i.status})).collect::<Vec<_>>(),
-        "lastLines": s.last_lines,
-        "malformedLines": s.malformed,
-    })
-}
-
 /// A body Arcane sent as something other than JSON, as a download.
 fn download_of(content_type: &str, disposition: &str, bytes: &[u8]) -> transfer::Download {
     let ct = (!content_type.is_empty()).then(|| content_type.to_string());
@@ -874,66 +608,5 @@ fn download_of(content_type: &str, disposition: &str, bytes: &[u8]) -> transfer:
         content_type: ct,
         size: bytes.len(),
         body,
-    }
-}
-
-/// A download (docs/output-format.md): text in a fenced block when small enough; otherwise the metadata in
-/// the text and the file itself as an embedded resource for the user.
-fn download_result(action: &Action, d: transfer::Download, show_secrets: bool) -> CallToolResult {
-    let file_name = d.file_name.clone().unwrap_or_else(|| action.name.clone());
-    let content_type = d
-        .content_type
-        .clone()
-        .unwrap_or_else(|| "application/octet-stream".into());
-    let size = d.size as u64;
-    let meta = json!({"fileName": file_name, "size": size, "contentType": content_type});
-    match d.body {
-        transfer::DownloadBody::Text(text) if text.len() <= MAX_TEXT_DOWNLOAD => {
-            let shown = if show_secrets {
-                std::borrow::Cow::Borrowed(text.as_str())
-            } else {
-                crate::redact::mask_document(&text, &file_name)
-            };
-            let md = crate::render::markdown::render_text_download(
-                &file_name,
-                size,
-                &content_type,
-                &shown,
-            );
-            let mut r = CallToolResult::success(vec![assistant_text(md)]);
-            let mut sc = meta;
-            sc["text"] = Value::String(text);
-            r.structured_content = Some(sc);
-            r
-        }
-        body => {
-            let bytes = match body {
-                transfer::DownloadBody::Text(t) => t.into_bytes(),
-                transfer::DownloadBody::Binary(b) => b,
-            };
-            let md = crate::render::markdown::render_binary_download_meta(
-                &file_name,
-                size,
-                &content_type,
-            );
-            let uri = format!(
-                "arcane://download/{}",
-                path::segment("fileName", &file_name).unwrap_or_else(|_| "download".into())
-            );
-            let blob = rmcp::model::ResourceContents::BlobResourceContents {
-                uri,
-                mime_type: Some(content_type.clone()),
-                blob: base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &bytes),
-                meta: None,
-            };
-            let mut embedded = rmcp::model::EmbeddedResource::new(blob);
-            embedded.annotations = Some(
-                rmcp::model::Annotations::default().with_audience(vec![rmcp::model::Role::User]),
-            );
-            let mut r =
-                CallToolResult::success(vec![assistant_text(md), ContentBlock::Resource(embedded)]);
-            r.structured_content = Some(meta);
-            r
-        }
     }
 }

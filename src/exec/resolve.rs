@@ -13,10 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::{Executor, errors, request};
+use super::{Executor, Scope, errors, request};
 use crate::catalog::{Action, ParamResolver};
 use crate::render::escape::code_span;
-use crate::snapshot::Snapshot;
 
 /// How long a fetched list answers lookups before it is fetched again.
 const KEEP_FOR: Duration = Duration::from_secs(30);
@@ -61,13 +60,13 @@ impl Cache {
 /// An unknown or ambiguous value is an error text naming the candidates.
 pub async fn resolve_params(
     exec: &Executor,
-    snap: &Snapshot,
+    scope: &Scope<'_>,
     action: &Action,
     params: &mut Map<String, Value>,
     ctx: &super::CallContext,
 ) -> Result<(), String> {
     let auth = ctx.auth(&exec.config.auth);
-    for r in &snap.catalog.resolvers {
+    for r in &scope.catalog.resolvers {
         if r.through == action.id || action.param(&r.param).is_none() {
             continue;
         }
@@ -81,10 +80,10 @@ pub async fn resolve_params(
             continue;
         }
         // A withdrawn list is not used behind the operator's back: the value goes as given.
-        let Some(through) = snap
+        let Some(through) = scope
             .catalog
             .get(&r.through)
-            .filter(|a| snap.policy.serves(a))
+            .filter(|a| scope.policy.serves(a))
         else {
             continue;
         };

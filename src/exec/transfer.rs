@@ -1,10 +1,10 @@
-//! Downloads (files Arcane sends: PEM, tarballs, backups, bundles; docs/arcane-wire.md#downloads) and upload
-//! bodies (`multipart/form-data` and `application/octet-stream` requests).
+//! Downloads (files Arcane sends: PEM, tarballs, backups, bundles; docs/arcane-wire.md#downloads) and
+//! the one multipart builder of uploads (`multipart/form-data` requests).
 //!
 //! Downloads are read with a size cap; the file name comes from `Content-Disposition`; the body
-//! is classified as text or binary. Uploads take the action's parameter values: a file field's
-//! value is its text, or `base64:` followed by the base64 of binary content; an octet-stream
-//! `body` is base64.
+//! is classified as text or binary. A multipart form takes the action's parameter values: a
+//! file field's value is its text, or `base64:` followed by the base64 of binary content, and
+//! goes as a file part. (An octet-stream `body` is decoded where the request is built.)
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
@@ -48,21 +48,15 @@ pub enum TransferError {
     /// The body broke off.
     #[error("the download broke off after {received} bytes ({detail}); retry")]
     Read { received: usize, detail: String },
-    /// Arcane answered with an HTTP error instead of the file.
-    #[error(
-        "Arcane answered HTTP {status} instead of the file: {message}. Check the ID or path and retry."
-    )]
-    Http { status: u16, message: String },
 }
 
-/// Reads a download answer with a size cap (`max_bytes`; see [`DEFAULT_MAX_DOWNLOAD`]). A
-/// declared `Content-Length` over the cap fails before reading; otherwise reading stops as soon
-/// as the cap is passed.
+/// Reads a successful download answer (the caller has checked the status) with a size cap
+/// (`max_bytes`; see [`DEFAULT_MAX_DOWNLOAD`]). A declared `Content-Length` over the cap fails
+/// before reading; otherwise reading stops as soon as the cap is passed.
 pub async fn read_download(
     resp: reqwest::Response,
     max_bytes: usize,
 ) -> Result<Download, TransferError> {
-    let status = resp.status();
     let headers = resp.headers().clone();
     let header = |name: reqwest::header::HeaderName| {
         headers
@@ -74,18 +68,6 @@ pub async fn read_download(
     let file_name = header(reqwest::header::CONTENT_DISPOSITION)
         .as_deref()
         .and_then(content_disposition_filename);
-    if !status.is_success() {
-        let body = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY).await;
-        return Err(TransferError::Http {
-            status: status.as_u16(),
-            message: super::errors::error_detail(
-                status.as_u16(),
-                content_type.as_deref().unwrap_or_default(),
-                &body,
-            )
-            .shown(),
-        });
-    }
     let body = crate::http::read_capped(resp, max_bytes)
         .await
         .map_err(|e| match e {
@@ -322,15 +304,6 @@ fn decode_b64(s: &str) -> Result<Vec<u8>, base64::DecodeError> {
     }
 }
 
-/// The raw body of an `application/octet-stream` request from its base64 `body` parameter
-/// (standard alphabet, padding optional, whitespace ignored; a `base64:` prefix is accepted).
-pub fn octet_body(b64: &str) -> Result<Vec<u8>, String> {
-    let s = b64.strip_prefix("base64:").unwrap_or(b64);
-    decode_b64(s).map_err(|e| {
-        format!("body must be the base64 encoding of the bytes to send ({e}); encode it with standard base64")
-    })
-}
-
 /// Builds a `multipart/form-data` body from the fields (in order). Errors name the field and
 /// say how to fix its value.
 pub fn multipart_form(fields: &[FormField]) -> Result<reqwest::multipart::Form, String> {
@@ -452,8 +425,6 @@ mod tests {
                 .unwrap_err()
                 .contains("not valid base64")
         );
-        assert_eq!(octet_body("AAEC\n").unwrap(), vec![0, 1, 2]);
-        assert!(octet_body("%%").is_err());
         let bad = FormField {
             name: "files".into(),
             value: serde_json::json!([1]),

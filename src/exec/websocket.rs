@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
-use crate::render::escape::{excerpt, fenced, sanitize};
+use crate::render::escape::{excerpt, sanitize};
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -346,23 +346,6 @@ pub struct LogOutput {
     pub truncated: Option<String>,
 }
 
-impl LogOutput {
-    /// The handler's text: the lines, or `No log lines.`, then a note when cut short.
-    pub fn to_text(&self) -> String {
-        // The lines as the container wrote them, in a fence no line can close: a log line
-        // must not become a heading, a link or a "Next steps" section of ours.
-        let mut out = if self.lines.is_empty() {
-            "No log lines.\n".to_string()
-        } else {
-            fenced(&self.lines.join("\n"), "text")
-        };
-        if let Some(t) = &self.truncated {
-            out.push_str(&format!("\n({})", excerpt(t, 300)));
-        }
-        out.trim_end().to_string()
-    }
-}
-
 /// Arcane's log error frame (docs/arcane-wire.md#websockets): `Failed to stream container logs: …` (also `service`
 /// and `project` logs). Only the first frame is checked: Arcane sends it alone.
 fn is_log_error_frame(text: &str) -> bool {
@@ -629,26 +612,6 @@ pub struct ExecOutput {
     pub exit_code: Option<i32>,
     /// Why the read stopped early or why the exit code is unknown, if so.
     pub truncated: Option<String>,
-}
-
-impl ExecOutput {
-    /// The handler's text: the output (or `(no output)`), then the exit code or a note.
-    pub fn to_text(&self) -> String {
-        // The output as the command wrote it, in a fence no line can close.
-        let mut out = if self.output.is_empty() {
-            "(no output)\n".to_string()
-        } else {
-            fenced(&self.output, "text")
-        };
-        match self.exit_code {
-            Some(c) => out.push_str(&format!("\nExit code: {c}")),
-            None => out.push_str("\nExit code: unknown"),
-        }
-        if let Some(t) = &self.truncated {
-            out.push_str(&format!(" ({})", excerpt(t, 300)));
-        }
-        out
-    }
 }
 
 /// A per-call marker, so that command output cannot fake the exit line by accident.

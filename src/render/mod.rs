@@ -1,9 +1,5 @@
-//! The Markdown text of results (docs/output-format.md). The escaping and rendering are the
-//! `arcane-markdown` crate; what stays here needs the catalog:
-//!
-//! - [`next_steps`]: the `Next steps` section, named for the calling surface.
-
-pub mod next_steps;
+//! The Markdown text of results (docs/output-format.md): the escaping and rendering are the
+//! `arcane-markdown` crate.
 
 // Transitional (ARCHITECTURE.md, "Crates"): `escape`, `markdown` and `units` moved to the
 // `arcane-markdown` crate. These modules keep the old `crate::render::…` paths (and

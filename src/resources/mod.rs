@@ -344,7 +344,10 @@ async fn run_read(
     action: &str,
     params: Map<String, Value>,
 ) -> rmcp::model::CallToolResult {
-    exec.execute(snap, action, params, false, ctx).await
+    let answer = exec
+        .execute(&snap.scope(), action, params, false, ctx)
+        .await;
+    crate::present::tool_result(snap, exec.config(), answer)
 }
 
 /// Runs a read action and returns its redacted value with a note of what was masked.

@@ -1102,7 +1102,10 @@ proptest! {
             exit_code: None,
             truncated: Some(note),
         };
-        for out in [logs.to_text(), exec.to_text()] {
+        for out in [
+            arcane_mcp::present::text::log_text(&logs),
+            arcane_mcp::present::text::exec_text(&exec),
+        ] {
             let md = format!("# Title\n\n{out}");
             prop_assert!(!outside_code(&md).contains("EVIL"), "{:?}", md);
             prop_assert_eq!(headings(&md), vec!["Title".to_string()]);

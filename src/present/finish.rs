@@ -5,15 +5,13 @@
 //! * a `resource_link` to the object's resource for `environment.get`, `container.get` and
 //!   `project.get` (see [`crate::resources::links`]);
 //! * one more pass of the sanitizer over the finished text, whoever wrote it.
-//!
-//! Failed calls and safe-mode previews are returned untouched.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
+use super::next_steps::{Naming, next_steps};
 use crate::catalog::Action;
 use crate::render::escape::sanitize;
-use crate::render::next_steps::{Naming, next_steps};
 use crate::snapshot::Snapshot;
 use crate::surface::call_name;
 
@@ -25,9 +23,6 @@ pub fn finish(
     default_environment: &str,
     mut result: CallToolResult,
 ) -> CallToolResult {
-    if result.is_error == Some(true) {
-        return result;
-    }
     let name = |a: &Action| call_name(snap.surface, a);
     let served = |a: &Action| snap.policy.serves(a);
     let naming = Naming {

@@ -1,0 +1,300 @@
+//! What a call produced, typed: [`Outcome`] for a call that ran, [`CallError`] for one that did
+//! not. No protocol types and no Markdown here; the presentation (`present/`) turns either
+//! into a tool result (docs/output-format.md). A [`CallError`]'s `Display` is the whole error
+//! text, next step included (docs/output-format.md#errors).
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use super::jsonlines::StreamSummary;
+use super::transfer::Download;
+use super::websocket::{ExecOutput, LogOutput, StatsOutput};
+use crate::catalog::Action;
+
+/// A call that ran: the action, the parameters it ran with (names resolved to IDs) and what
+/// it produced.
+#[derive(Debug)]
+pub struct Outcome<'a> {
+    pub action: &'a Action,
+    pub params: Map<String, Value>,
+    pub produced: Produced,
+}
+
+/// What an action produced.
+#[derive(Debug)]
+pub enum Produced {
+    /// A JSON answer, as Arcane sent it (envelope included).
+    Json(Value),
+    /// A success without a body.
+    NoBody { status: u16 },
+    /// A JSON-lines stream, read to its end.
+    Stream(StreamSummary),
+    /// A file (or a non-JSON answer).
+    Download(Download),
+    /// The output of a handler action (WebSocket).
+    Handler(HandlerOutput),
+    /// Safe mode: the request that was not sent, secrets masked.
+    Preview(Value),
+}
+
+/// The output of a handler action, by kind.
+#[derive(Debug)]
+pub enum HandlerOutput {
+    Logs(LogOutput),
+    Stats(StatsOutput),
+    Exec(ExecOutput),
+}
+
+/// An optional sentence after a text: nothing, or a space and the sentence.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Then(pub Option<String>);
+
+impl fmt::Display for Then {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(s) => write!(f, " {s}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A call that failed; `Display` is the text the client reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// No action of that name: the closest names, or the overlay's reason for excluding it.
+    #[error("{0}")]
+    UnknownAction(String),
+    /// The policy withdraws the action (read-only, exclusions).
+    #[error("{reason}. It cannot be run on this server.")]
+    Withdrawn { reason: String },
+    /// The parameters do not fit the action (validation, encoded parameters).
+    #[error("{0}")]
+    Invalid(String),
+    /// A name or reference could not be turned into an ID.
+    #[error("{0}")]
+    Resolve(String),
+    /// Cancelled while a name was being looked up.
+    #[error("{action} was cancelled while looking up an ID; nothing was sent.")]
+    CancelledLookup { action: String },
+    /// A destructive action without `confirm`.
+    #[error(
+        "{action} is destructive ({what}), so it needs \"confirm\": true. Nothing was sent. Ask \
+         the user, then call again with confirm set to true."
+    )]
+    NeedsConfirm { action: String, what: String },
+    /// The request could not be built from the parameters.
+    #[error("Cannot build the request of {action}: {detail}. Nothing was sent to Arcane.")]
+    Unbuildable { action: String, detail: String },
+    /// The multipart body could not be built.
+    #[error("Cannot build the request of {action}: {detail}.")]
+    Multipart { action: String, detail: String },
+    #[error("The server is shutting down; nothing was sent.")]
+    ShuttingDown,
+    /// The client cancelled the call while the request was under way.
+    #[error("{action} was cancelled; the request to Arcane was dropped.{then}")]
+    Cancelled { action: String, then: Then },
+    /// This machine ran out of a local resource (file descriptors, memory…).
+    #[error(
+        "{action} could not reach Arcane because this machine ran out of a local resource: \
+         {what}. It is not a problem of Arcane or ARCANE_URL. Lower --max-concurrent-requests \
+         (ARCANE_MCP_MAX_CONCURRENT_REQUESTS) or raise the open-file limit (ulimit -n) of the \
+         server, then retry."
+    )]
+    LocalResource { action: String, what: String },
+    /// The HTTP stack refused the request before a byte left.
+    #[error(
+        "Cannot send {action}: {cause}. Nothing was sent to Arcane; check the parameters (header \
+         values must be printable text, and the URL must not be too long)."
+    )]
+    Unsendable { action: String, cause: String },
+    /// A read timed out.
+    #[error(
+        "{action} timed out after {secs}s waiting for Arcane at {base}. Retry, narrow the \
+         request (filters, a smaller limit), or raise ARCANE_MCP_TIMEOUT."
+    )]
+    TimedOut {
+        action: String,
+        secs: u64,
+        base: String,
+    },
+    /// A write timed out: it may have happened.
+    #[error("{action} timed out after {secs}s. {then}")]
+    WriteTimedOut {
+        action: String,
+        secs: u64,
+        then: String,
+    },
+    /// No connection to Arcane.
+    #[error(
+        "Cannot connect to Arcane at {base} ({cause}). Check ARCANE_URL and that Arcane is \
+         running and reachable from this machine."
+    )]
+    Unreachable { base: String, cause: String },
+    /// The connection broke during the call.
+    #[error("The connection to Arcane at {base} failed during {action} ({cause}).{then}")]
+    Broken {
+        base: String,
+        action: String,
+        cause: String,
+        then: Then,
+    },
+    /// Arcane answered a redirect that was not followed.
+    #[error("{0}")]
+    Redirect(String),
+    /// Arcane (or a page in front of it) answered an error: what it said and the next step.
+    #[error("{0}")]
+    Arcane(String),
+    /// The answer was larger than `--max-response-bytes`.
+    #[error(
+        "{action}: {cause}. {how}; or raise --max-response-bytes (ARCANE_MCP_MAX_RESPONSE_BYTES).{then}"
+    )]
+    TooLarge {
+        action: String,
+        cause: String,
+        how: &'static str,
+        then: Then,
+    },
+    /// A 2xx JSON answer that does not parse.
+    #[error(
+        "{action} answered {status} but its JSON body could not be read ({cause}); the answer \
+         may have been cut. {then}"
+    )]
+    BadJson {
+        action: String,
+        status: u16,
+        cause: String,
+        then: String,
+    },
+    /// A stream that failed or was cut.
+    #[error("{action}: {cause}{then}")]
+    Stream {
+        action: String,
+        cause: String,
+        then: Then,
+    },
+    /// A download that failed.
+    #[error("{action}: {cause}")]
+    Download { action: String, cause: String },
+    /// A handler action that could not run or failed.
+    #[error("{0}")]
+    Handler(String),
+}
+
+/// How far a write that did not finish cleanly may have got; decides the sentence that asks the
+/// model to look before retrying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeState {
+    /// Cancelled mid-way: the change may have started.
+    Started,
+    /// The connection broke or the answer was cut: it may have happened.
+    MayHaveHappened,
+    /// Timed out: it may have happened anyway.
+    Anyway,
+    /// Arcane accepted the request, only its answer is unusable.
+    Probably,
+    /// The call succeeded, only its result cannot be sent.
+    Succeeded,
+    /// A stream was cut short.
+    Unknown,
+}
+
+/// The one sentence that asks to check the state before retrying a write, with the served read
+/// of the domain (`check` is " with `container.get`" or empty).
+pub fn check_before_retrying(check: &str, state: ChangeState) -> String {
+    match state {
+        ChangeState::Started => {
+            format!("The change may have started: check{check} before retrying.")
+        }
+        ChangeState::MayHaveHappened => {
+            format!("The change may have happened: check{check} before retrying.")
+        }
+        ChangeState::Anyway => format!(
+            "The change may have happened anyway: check the current state{check} before \
+             retrying, rather than repeating the call blindly."
+        ),
+        ChangeState::Probably => format!(
+            "Arcane accepted the request, so the change has probably happened: check{check} \
+             before retrying."
+        ),
+        ChangeState::Succeeded => {
+            format!("The call itself succeeded: check{check} rather than repeating it.")
+        }
+        ChangeState::Unknown => format!("Check the state{check} before retrying."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_display_the_hint_text() {
+        let confirm = CallError::NeedsConfirm {
+            action: "container.delete".into(),
+            what: "Delete a container".into(),
+        };
+        assert_eq!(
+            confirm.to_string(),
+            "container.delete is destructive (Delete a container), so it needs \"confirm\": \
+             true. Nothing was sent. Ask the user, then call again with confirm set to true."
+        );
+        let cancelled = CallError::Cancelled {
+            action: "project.up".into(),
+            then: Then(Some(check_before_retrying(
+                " with `project.get`",
+                ChangeState::Started,
+            ))),
+        };
+        assert_eq!(
+            cancelled.to_string(),
+            "project.up was cancelled; the request to Arcane was dropped. The change may have \
+             started: check with `project.get` before retrying."
+        );
+        let read = CallError::Cancelled {
+            action: "project.list".into(),
+            then: Then(None),
+        };
+        assert_eq!(
+            read.to_string(),
+            "project.list was cancelled; the request to Arcane was dropped."
+        );
+        let timeout = CallError::WriteTimedOut {
+            action: "image.pull".into(),
+            secs: 30,
+            then: check_before_retrying("", ChangeState::Anyway),
+        };
+        assert_eq!(
+            timeout.to_string(),
+            "image.pull timed out after 30s. The change may have happened anyway: check the \
+             current state before retrying, rather than repeating the call blindly."
+        );
+        let large = CallError::TooLarge {
+            action: "container.list".into(),
+            cause: "too big".into(),
+            how: "Ask for less",
+            then: Then(None),
+        };
+        assert_eq!(
+            large.to_string(),
+            "container.list: too big. Ask for less; or raise --max-response-bytes \
+             (ARCANE_MCP_MAX_RESPONSE_BYTES)."
+        );
+    }
+
+    #[test]
+    fn every_change_state_names_the_check() {
+        for state in [
+            ChangeState::Started,
+            ChangeState::MayHaveHappened,
+            ChangeState::Anyway,
+            ChangeState::Probably,
+            ChangeState::Succeeded,
+            ChangeState::Unknown,
+        ] {
+            let text = check_before_retrying(" with `x.get`", state);
+            assert!(text.contains(" with `x.get`"), "{state:?}: {text}");
+            assert!(text.ends_with('.'), "{state:?}: {text}");
+        }
+    }
+}

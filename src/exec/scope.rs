@@ -1,0 +1,77 @@
+//! What the engine needs of the server's current state, passed in by the caller: the catalog,
+//! the policy, the compiled validators, and how the calling surface names actions and shapes
+//! parameters. The engine knows no surface, profile or snapshot of its own.
+
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+
+use crate::catalog::{Action, Catalog};
+use crate::policy::Policy;
+
+/// The calling surface, as the engine sees it.
+pub trait Caller: Sync {
+    /// An action's name as the calling surface writes it (in hints and suggestions).
+    fn action_name(&self, action: &Action) -> String;
+    /// What the text of an unknown name adds at its end (where to search), if anything.
+    fn unknown_action_hint(&self) -> Option<&str>;
+    /// The client's parameters in the shape of the action's own input schema (a client profile
+    /// may send some as JSON text); the error names the problem.
+    fn action_params(
+        &self,
+        action: &Action,
+        params: Map<String, Value>,
+    ) -> Result<Map<String, Value>, String>;
+}
+
+/// One call's view of the server's state; everything borrowed from one snapshot.
+#[derive(Clone, Copy)]
+pub struct Scope<'a> {
+    pub catalog: &'a Catalog,
+    pub policy: &'a Policy,
+    pub validators: &'a Validators,
+    pub caller: &'a dyn Caller,
+}
+
+impl Scope<'_> {
+    /// A served action of a domain, by name, as the calling surface writes it.
+    pub fn served(&self, domain: &str, names: &[&str]) -> Option<String> {
+        names.iter().find_map(|n| {
+            let a = self.catalog.get(&format!("{domain}.{n}"))?;
+            self.policy.serves(a).then(|| self.caller.action_name(a))
+        })
+    }
+}
+
+/// One validator per action of a catalog (same order as `catalog.actions`), compiled on first
+/// use so that startup stays fast.
+pub struct Validators(Vec<OnceLock<Result<jsonschema::Validator, String>>>);
+
+impl Validators {
+    /// Empty slots for every action of `catalog`.
+    pub fn for_catalog(catalog: &Catalog) -> Validators {
+        Validators(catalog.actions.iter().map(|_| OnceLock::new()).collect())
+    }
+
+    /// The compiled validator of an action's full input schema.
+    pub fn get(
+        &self,
+        catalog: &Catalog,
+        action: &Action,
+    ) -> Result<&jsonschema::Validator, String> {
+        let idx = catalog
+            .actions
+            .iter()
+            .position(|a| a.id == action.id)
+            .ok_or_else(|| format!("{} is not in this catalog", action.id))?;
+        self.0
+            .get(idx)
+            .ok_or_else(|| format!("{} has no validator slot", action.id))?
+            .get_or_init(|| {
+                jsonschema::draft202012::new(&action.input_schema)
+                    .map_err(|e| format!("the input schema of {} does not compile: {e}", action.id))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
