@@ -1851,3 +1851,43 @@ fn an_allow_list_typo_is_warned_about() {
         "{err}"
     );
 }
+
+/// 2026-07-28 clients send sessionless requests (protocol version and client data in each
+/// request's `_meta`): served behind the same gate, without a session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_sessionless_2026_07_28_requests_are_served() {
+    let sim = Sim::start().await;
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &[],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let body = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {
+            "name": "arcane_execute_action",
+            "arguments": {"action": "container.list", "params": {}},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
+            }
+        }
+    });
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "arcane_execute_action"),
+    ];
+    let (status, _, _) = raw_post(&server.base, &headers, body.to_string()).await;
+    assert_eq!(status, 401, "sessionless requests pass the gate too");
+    let mut with_token = headers.to_vec();
+    with_token.push(("authorization", "Bearer tok"));
+    let (status, h, text) = raw_post(&server.base, &with_token, body.to_string()).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(!h.contains_key("mcp-session-id"), "no session: {h:?}");
+    assert!(text.contains("web-1"), "{text}");
+    server.stop().await;
+}
