@@ -1,6 +1,9 @@
 # arcane-mcp container image: a static (musl) binary on an empty base, run as a non-root user.
 # Build:  docker build -t arcane-mcp .
 # Run:    docker run -i --rm -e ARCANE_URL -e ARCANE_API_KEY arcane-mcp   (MCP on stdio)
+#   or:   docker run -d -p 8000:8000 -e ARCANE_URL -e ARCANE_MCP_AUTH_TOKEN arcane-mcp \
+#           --transport http --listen 0.0.0.0:8000 --allowed-hosts localhost:8000
+#         (Streamable HTTP at /mcp for a team; README, "Serving a team over HTTP")
 # Only crates.io is needed at build time (Cargo.lock pins every crate; --locked enforces it).
 
 FROM rust:1.95-alpine3.22 AS build
@@ -28,4 +31,6 @@ ENV HOME=/home/arcane \
     SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
 WORKDIR /home/arcane
 USER 65532:65532
+# Used only with --transport http (the listener of --listen).
+EXPOSE 8000
 ENTRYPOINT ["/usr/local/bin/arcane-mcp"]

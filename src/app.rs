@@ -25,6 +25,8 @@ pub struct App {
     base_url: String,
     policy: Policy,
     started: std::time::Instant,
+    /// The audit log of mutating calls, when `--audit-log` is set.
+    audit: Option<Arc<crate::audit_log::AuditLog>>,
 }
 
 impl App {
@@ -36,6 +38,11 @@ impl App {
         // One TLS configuration for every connection to Arcane: requests, WebSocket sessions
         // and the spec fetch (at startup and on reload).
         let tls = arcane_engine::tls_config(args.ca_cert.as_deref(), args.insecure_skip_verify)?;
+        let audit = args
+            .audit_log
+            .as_deref()
+            .map(|p| crate::audit_log::AuditLog::open(p, args.audit_log_max_bytes).map(Arc::new))
+            .transpose()?;
         let mut sources = sources;
         sources.spec.tls = Some(tls.clone());
         let catalog = sources.build()?;
@@ -68,12 +75,13 @@ impl App {
             base_url,
             policy,
             started,
+            audit,
         })
     }
 
     /// The MCP server over this app's snapshot and executor.
     pub fn server(&self) -> ArcaneServer {
-        ArcaneServer::new(self.live.clone(), self.executor.clone())
+        ArcaneServer::new(self.live.clone(), self.executor.clone()).with_audit(self.audit.clone())
     }
 
     /// The one startup line: version, Arcane version, actions, surface, modes, masked URL; then
@@ -146,6 +154,11 @@ pub fn policy(args: &ServeArgs) -> Policy {
     Policy::new(args.read_only, args.safe_mode, &args.exclude_tools)
         .with_output_schemas(args.output_schemas)
         .with_profile(args.client_profile)
+        .with_allow(&args.tools, args.preset.as_deref())
+        .with_confirm(
+            args.confirm_mode == crate::config::ConfirmMode::Elicit,
+            args.confirm_mode == crate::config::ConfirmMode::NeverDestructive,
+        )
 }
 
 /// The async runtime every command runs in.

@@ -322,17 +322,26 @@ pub(crate) mod demo {
         let runtime = app::runtime()?;
         let sim = runtime.block_on(start_sim(spec.clone()))?;
         let app = app_against(&sim, args, sources)?;
-        banner(&app, &spec, args.log_format);
-        let served = runtime.block_on(app.serve_stdio());
+        banner(&app, &spec, args);
+        let served = match args.http.transport {
+            crate::config::Transport::Http => crate::serve_http::Settings::from_args(&args.http)
+                .and_then(|settings| runtime.block_on(crate::serve_http::serve(app, settings))),
+            crate::config::Transport::Stdio => runtime.block_on(app.serve_stdio()),
+        };
         runtime.block_on(sim.shutdown());
         served
     }
 
-    fn banner(app: &App, spec: &Path, format: crate::config::LogFormat) {
+    fn banner(app: &App, spec: &Path, args: &ServeArgs) {
+        let (format, transport, listen) = (args.log_format, args.http.transport, args.http.listen);
         let snap = app.live.load();
         let what = format!(
-            "DEMO: serving MCP on stdio against a SIMULATED Arcane {} (in-process, a demo Docker \
+            "DEMO: serving MCP on {} against a SIMULATED Arcane {} (in-process, a demo Docker \
              world in memory; nothing real is touched). Spec: {}; {} actions on the {} surface.",
+            match transport {
+                crate::config::Transport::Stdio => "stdio".to_string(),
+                crate::config::Transport::Http => format!("http://{listen}/mcp"),
+            },
             snap.catalog.arcane_version,
             spec.display(),
             snap.catalog.actions.len(),

@@ -8,10 +8,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::reload::Sources;
 use crate::spec::SpecSource;
 
-/// arcane-mcp: an MCP server (stdio) that lets AI assistants operate Arcane, the Docker
-/// management platform, through its REST API.
+/// arcane-mcp: an MCP server (stdio or Streamable HTTP) that lets AI assistants operate Arcane,
+/// the Docker management platform, through its REST API.
 ///
-/// With no subcommand it serves MCP on stdin/stdout. Logs go to stderr.
+/// With no subcommand it serves MCP on stdin/stdout (or over HTTP with --transport http). Logs go
+/// to stderr.
 #[derive(Debug, Parser)]
 #[command(name = "arcane-mcp", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
@@ -23,7 +24,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve MCP over stdio (the default).
+    /// Serve MCP over stdio (the default) or Streamable HTTP (--transport http).
     Serve(Box<ServeArgs>),
     /// Print a summary of the catalog built from the spec and overlays (or all of it as JSON).
     Catalog(CatalogArgs),
@@ -237,6 +238,24 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub exclude_tools: Vec<String>,
+    /// Confirmation of destructive actions: elicit (the client asks the user when it can),
+    /// param (`"confirm": true` only), never-destructive (withdrawn outright).
+    /// (Named `--confirm-mode` because `call --confirm` confirms one call.)
+    #[arg(long = "confirm-mode", env = "ARCANE_MCP_CONFIRM", value_enum, default_value_t = ConfirmMode::Elicit)]
+    pub confirm_mode: ConfirmMode,
+    /// Serve only these actions: comma-separated action IDs, tool names or whole domains (an
+    /// allow-list; actions a newer Arcane adds stay withdrawn until named).
+    #[arg(
+        long,
+        env = "ARCANE_MCP_TOOLS",
+        value_name = "LIST",
+        value_delimiter = ','
+    )]
+    pub tools: Vec<String>,
+    /// Serve a named set of actions defined in the overlays: read-only, deploy, troubleshoot,
+    /// minimal (overrides/presets.yaml), or an operator's own.
+    #[arg(long, env = "ARCANE_MCP_PRESET", value_name = "NAME")]
+    pub preset: Option<String>,
     /// Declare output schemas on the individual surface (experimental).
     #[arg(long, env = "ARCANE_MCP_OUTPUT_SCHEMAS", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
     pub output_schemas: bool,
@@ -290,8 +309,149 @@ pub struct ServeArgs {
     /// Log format: text, or json (one object per line) for log collectors.
     #[arg(long, env = "ARCANE_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// Append a JSON line per mutating call (sent, failed, refused or previewed) to this file
+    /// (docs/security.md#audit-log); secrets masked, the user by a key fingerprint.
+    #[arg(long, env = "ARCANE_MCP_AUDIT_LOG", value_name = "PATH")]
+    pub audit_log: Option<PathBuf>,
+    /// Size at which the audit log is rotated (PATH.1 … PATH.3 kept). Default: 50 MiB.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_AUDIT_LOG_MAX_BYTES",
+        value_name = "BYTES",
+        default_value_t = 50 * 1024 * 1024,
+        value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(4096..)
+    )]
+    pub audit_log_max_bytes: u64,
     #[command(flatten)]
     pub source: CatalogSourceArgs,
+    #[command(flatten)]
+    pub http: HttpArgs,
+}
+
+/// How MCP is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Transport {
+    /// stdin/stdout, one client (the default).
+    #[default]
+    Stdio,
+    /// Streamable HTTP at `/mcp` on `--listen`, for a team (docs/security.md).
+    Http,
+}
+
+/// Whose Arcane credential a call over HTTP runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum KeySource {
+    /// The server's own key (ARCANE_API_KEY); a request carrying X-Arcane-API-Key is refused.
+    #[default]
+    Server,
+    /// The caller's key only: every request must carry X-Arcane-API-Key.
+    Client,
+    /// The caller's key when the request carries one, else the server's.
+    Either,
+}
+
+impl KeySource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeySource::Server => "server",
+            KeySource::Client => "client",
+            KeySource::Either => "either",
+        }
+    }
+}
+
+/// How a destructive action is confirmed (docs/security.md#confirmation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ConfirmMode {
+    /// Ask the user through the client (`elicitation/create`) when the client can show a form;
+    /// otherwise `"confirm": true` as with `param`.
+    #[default]
+    Elicit,
+    /// The model passes `"confirm": true` after asking the user itself.
+    Param,
+    /// Destructive actions are withdrawn outright.
+    NeverDestructive,
+}
+
+/// Settings of the Streamable HTTP transport (docs/security.md).
+#[derive(Debug, Clone, Args)]
+pub struct HttpArgs {
+    /// Transport: stdio (one local client) or http (Streamable HTTP at /mcp, for a team).
+    #[arg(long, env = "ARCANE_MCP_TRANSPORT", value_enum, default_value_t = Transport::Stdio)]
+    pub transport: Transport,
+    /// Address the HTTP transport listens on.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_LISTEN",
+        value_name = "ADDR",
+        default_value = "127.0.0.1:8000"
+    )]
+    pub listen: std::net::SocketAddr,
+    /// Bearer tokens clients must present over HTTP (comma-separated; any one is accepted).
+    #[arg(
+        long = "auth-token",
+        env = "ARCANE_MCP_AUTH_TOKEN",
+        value_name = "TOKENS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub auth_tokens: Vec<String>,
+    /// File of bearer tokens, one per line (`#` starts a comment), e.g. a mounted secret.
+    #[arg(long, env = "ARCANE_MCP_AUTH_TOKEN_FILE", value_name = "PATH")]
+    pub auth_token_file: Option<PathBuf>,
+    /// Serve HTTP without a bearer token (loopback addresses only; logged as a warning).
+    #[arg(long, env = "ARCANE_MCP_ALLOW_UNAUTHENTICATED", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
+    pub allow_unauthenticated: bool,
+    /// Host names (or host:port) the HTTP transport answers to (comma-separated); others get
+    /// 403. Default: localhost, 127.0.0.1, ::1 — required when listening beyond loopback.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_ALLOWED_HOSTS",
+        value_name = "HOSTS",
+        value_delimiter = ','
+    )]
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed to call (comma-separated, with scheme, e.g.
+    /// https://app.example.com:443). A request with any other Origin gets 403; requests
+    /// without Origin (non-browser clients) pass.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_ALLOWED_ORIGINS",
+        value_name = "ORIGINS",
+        value_delimiter = ','
+    )]
+    pub allowed_origins: Vec<String>,
+    /// Largest HTTP request body accepted, in bytes (larger → 413).
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_REQUEST_BYTES",
+        value_name = "BYTES",
+        default_value_t = 1024 * 1024,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1024..=256 * 1024 * 1024)
+    )]
+    pub max_request_bytes: usize,
+    /// Requests per minute one client address may send (bursts up to this many; beyond → 429).
+    #[arg(
+        long,
+        env = "ARCANE_MCP_RATE_LIMIT",
+        value_name = "PER_MINUTE",
+        default_value_t = 600,
+        value_parser = clap::builder::RangedU64ValueParser::<u32>::new().range(1..=1_000_000)
+    )]
+    pub rate_limit: u32,
+    /// An HTTP session idle this many seconds is closed (the client starts a new one).
+    #[arg(
+        long,
+        env = "ARCANE_MCP_SESSION_IDLE_TIMEOUT",
+        value_name = "SECONDS",
+        default_value_t = 900,
+        value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=7 * 24 * 3600)
+    )]
+    pub session_idle_timeout: u64,
+    /// Whose Arcane key a call over HTTP uses: the server's (ARCANE_API_KEY), the caller's
+    /// (X-Arcane-API-Key header, so Arcane's own roles apply), or the caller's when sent.
+    #[arg(long, env = "ARCANE_MCP_ARCANE_KEY_SOURCE", value_enum, default_value_t = KeySource::Server)]
+    pub arcane_key_source: KeySource,
 }
 
 /// `arcane-mcp catalog`.

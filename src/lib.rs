@@ -8,9 +8,11 @@
 
 pub mod app;
 pub mod audit;
+pub mod audit_log;
 pub mod check;
 pub mod cli;
 pub mod config;
+pub mod confirm;
 pub mod find;
 pub mod flat;
 pub mod inspect;
@@ -19,6 +21,7 @@ pub mod output_schema;
 pub mod present;
 pub mod reload;
 pub mod resources;
+pub mod serve_http;
 pub mod server;
 pub mod snapshot;
 pub mod spec;
@@ -58,6 +61,14 @@ pub fn connection(args: &config::ServeArgs) -> Result<(String, Auth)> {
     let auth = match (nonempty(&args.api_key), nonempty(&args.token)) {
         (Some(k), _) => Auth::ApiKey(k),
         (None, Some(t)) => Auth::Bearer(t),
+        // Over HTTP with callers' own keys only, the server needs none of its own: no call
+        // runs without the caller's key (the HTTP gate refuses requests lacking one).
+        (None, None)
+            if args.http.transport == config::Transport::Http
+                && args.http.arcane_key_source == config::KeySource::Client =>
+        {
+            Auth::ApiKey(String::new())
+        }
         (None, None) => bail!(
             "no Arcane credential: set ARCANE_API_KEY (--api-key; create one in Arcane under \
              Settings → API Keys) or ARCANE_TOKEN (--token)"
@@ -66,11 +77,20 @@ pub fn connection(args: &config::ServeArgs) -> Result<(String, Auth)> {
     Ok((base, auth))
 }
 
-/// Runs the MCP server over stdio until the client disconnects.
+/// Runs the MCP server over stdio until the client disconnects, or over HTTP until stopped
+/// (Ctrl-C or SIGTERM).
 pub fn serve(args: config::ServeArgs) -> Result<()> {
     let (base_url, auth) = connection(&args)?;
+    // The HTTP settings are checked before anything is built or fetched.
+    let http = match args.http.transport {
+        config::Transport::Http => Some(serve_http::Settings::from_args(&args.http)?),
+        config::Transport::Stdio => None,
+    };
     let sources = args.source.sources(Some(&base_url));
     // Built before the runtime starts: fetching the spec from Arcane blocks.
     let app = app::App::build(&args, sources, base_url, auth)?;
-    app::runtime()?.block_on(app.serve_stdio())
+    match http {
+        Some(settings) => app::runtime()?.block_on(serve_http::serve(app, settings)),
+        None => app::runtime()?.block_on(app.serve_stdio()),
+    }
 }

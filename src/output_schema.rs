@@ -169,7 +169,7 @@ fn shape(schema: &Value) -> Shape {
     }
 }
 
-fn declared_types(schema: &Value) -> Vec<String> {
+pub fn declared_types(schema: &Value) -> Vec<String> {
     match schema.get("type") {
         Some(Value::String(t)) => vec![t.clone()],
         Some(Value::Array(ts)) => ts
@@ -879,7 +879,7 @@ pub fn note(adjustments: &[Adjustment]) -> String {
 }
 
 /// Compact JSON of `v`, cut at `max` bytes on a character boundary; `Some(total)` when cut.
-fn cut_json(v: &Value, max: usize) -> (String, Option<usize>) {
+pub fn cut_json(v: &Value, max: usize) -> (String, Option<usize>) {
     let json = serde_json::to_string(v).unwrap_or_else(|_| "null".into());
     if json.len() <= max {
         return (json, None);

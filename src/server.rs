@@ -13,6 +13,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
+use crate::audit_log::Caller;
 use crate::present::error_result;
 use crate::reload::Live;
 use crate::snapshot::Snapshot;
@@ -26,6 +27,10 @@ pub struct ArcaneServer {
     exec: Arc<Executor>,
     instructions: String,
     in_flight: Arc<InFlight>,
+    /// Set when served over HTTP: the caller's key, metrics, per-session list-changed.
+    http: Option<Arc<crate::serve_http::Hooks>>,
+    /// The audit log of mutating calls (`--audit-log`).
+    audit: Option<Arc<crate::audit_log::AuditLog>>,
 }
 
 /// Calls in flight, and the most at once since the server was last idle.
@@ -96,7 +101,60 @@ impl ArcaneServer {
             exec,
             instructions,
             in_flight: Arc::default(),
+            http: None,
+            audit: None,
         }
+    }
+
+    /// The same server writing mutating calls to an audit log.
+    pub fn with_audit(mut self, audit: Option<Arc<crate::audit_log::AuditLog>>) -> ArcaneServer {
+        self.audit = audit;
+        self
+    }
+
+    /// The same server for the HTTP transport (docs/security.md).
+    pub fn with_http(mut self, hooks: Arc<crate::serve_http::Hooks>) -> ArcaneServer {
+        self.http = Some(hooks);
+        self
+    }
+
+    /// The context of the reads behind a resource or completion: the client's cancellation
+    /// and, over HTTP, the caller's own key.
+    fn read_context(&self, context: &RequestContext<RoleServer>) -> CallContext {
+        CallContext {
+            cancel: context.ct.clone(),
+            progress: None,
+            credential: self.credential(&context.extensions),
+        }
+    }
+
+    /// Who is calling, for the audit log (only worked out when there is one).
+    fn caller(&self, context: &RequestContext<RoleServer>, ctx: &CallContext) -> Caller {
+        if self.audit.is_none() {
+            return Caller::default();
+        }
+        let session = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok())
+            .map(|s| arcane_markdown::excerpt(s, 64));
+        Caller {
+            session,
+            client: context
+                .peer
+                .peer_info()
+                .map(|i| arcane_markdown::excerpt(&i.client_info.name, 64)),
+            user: ctx
+                .credential
+                .as_ref()
+                .map(|c| arcane_engine::fingerprint(&c.header().1)),
+        }
+    }
+
+    /// The caller's own Arcane credential of a request over HTTP, when allowed.
+    fn credential(&self, extensions: &rmcp::model::Extensions) -> Option<arcane_engine::Auth> {
+        self.http.as_ref()?.credential(extensions)
     }
 
     /// Handles one `tools/call` on the current snapshot (loaded once for the whole call).
@@ -105,6 +163,20 @@ impl ArcaneServer {
         tool: &str,
         args: Option<&serde_json::Map<String, serde_json::Value>>,
         ctx: &CallContext,
+    ) -> rmcp::model::CallToolResult {
+        self.call_as(tool, args, ctx, &Caller::default(), None)
+            .await
+    }
+
+    /// [`ArcaneServer::call`] on behalf of `caller` (named in the audit log), from `peer` (asked
+    /// to confirm a destructive call when it can show a form).
+    async fn call_as(
+        &self,
+        tool: &str,
+        args: Option<&serde_json::Map<String, serde_json::Value>>,
+        ctx: &CallContext,
+        caller: &Caller,
+        peer: Option<&rmcp::Peer<RoleServer>>,
     ) -> rmcp::model::CallToolResult {
         let _counted = CallGuard::enter(&self.in_flight);
         let snap = self.live.load();
@@ -116,11 +188,72 @@ impl ArcaneServer {
                 params,
                 confirm,
             }) => {
-                let answer = self
-                    .exec
-                    .execute(&snap.scope(), &action, params, confirm, ctx)
-                    .await;
-                crate::present::tool_result(&snap, self.exec.config(), answer)
+                let audited = self.audit.as_ref().and_then(|log| {
+                    let a = snap.catalog.resolve(&action).filter(|a| a.mutating)?;
+                    Some((log, a, params.clone(), std::time::Instant::now()))
+                });
+                let mut confirmed = confirm.then_some("param");
+                let mut declined = None;
+                if let (false, true, Some(peer)) = (confirm, snap.policy.elicit, peer)
+                    && let Some(a) = snap
+                        .catalog
+                        .resolve(&action)
+                        .filter(|a| a.destructive && snap.policy.serves(a))
+                {
+                    let env = params
+                        .get("environmentId")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or(&self.exec.config().environment)
+                        .to_string();
+                    match crate::confirm::ask(peer, a, &params, &env, &ctx.cancel).await {
+                        crate::confirm::Answer::Yes => confirmed = Some("elicitation"),
+                        crate::confirm::Answer::No(text) => declined = Some(text),
+                        crate::confirm::Answer::CannotAsk => {}
+                    }
+                }
+                let (result, outcome) = match declined {
+                    Some(text) => (error_result(text), crate::audit_log::Outcome::Refused),
+                    None => {
+                        let answer = self
+                            .exec
+                            .execute(&snap.scope(), &action, params, confirmed.is_some(), ctx)
+                            .await;
+                        let outcome = audit_outcome(&answer);
+                        (
+                            crate::present::tool_result(&snap, self.exec.config(), answer),
+                            outcome,
+                        )
+                    }
+                };
+                if let Some((log, a, params, started)) = audited {
+                    let failed = result.is_error.unwrap_or(false);
+                    let outcome = match outcome {
+                        crate::audit_log::Outcome::Ok if failed => crate::audit_log::Outcome::Error,
+                        o => o,
+                    };
+                    let text: String = result
+                        .content
+                        .iter()
+                        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    let environment = params
+                        .get("environmentId")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or(&self.exec.config().environment);
+                    log.record(&crate::audit_log::Entry {
+                        caller,
+                        action: &a.id,
+                        domain: &a.domain,
+                        environment,
+                        params: &params,
+                        outcome,
+                        error: failed.then_some(text.as_str()),
+                        duration: started.elapsed(),
+                        confirmed,
+                    });
+                }
+                result
             }
         }
     }
@@ -180,10 +313,11 @@ impl ServerHandler for ArcaneServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let snap = self.live.load();
-        match crate::resources::read(&snap, &self.exec, &request.uri).await {
+        let ctx = self.read_context(&context);
+        match crate::resources::read(&snap, &self.exec, &ctx, &request.uri).await {
             Ok(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
             Err(crate::resources::ReadError::NotFound(msg)) => Err(McpError::resource_not_found(
                 msg,
@@ -199,10 +333,11 @@ impl ServerHandler for ArcaneServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         let snap = self.live.load();
-        Ok(crate::resources::complete(&snap, &self.exec, &request).await)
+        let ctx = self.read_context(&context);
+        Ok(crate::resources::complete(&snap, &self.exec, &ctx, &request).await)
     }
 
     async fn call_tool(
@@ -216,7 +351,9 @@ impl ServerHandler for ArcaneServer {
         let mut ctx = CallContext {
             cancel: context.ct.clone(),
             progress: None,
+            credential: self.credential(&context.extensions),
         };
+        let caller = self.caller(&context, &ctx);
         let forwarder = context.meta.get_progress_token().map(|token| {
             let (tx, mut rx) = tokio::sync::mpsc::channel::<arcane_engine::Progress>(
                 arcane_engine::PROGRESS_QUEUE,
@@ -236,7 +373,13 @@ impl ServerHandler for ArcaneServer {
             })
         });
         let result = self
-            .call(&request.name, request.arguments.as_ref(), &ctx)
+            .call_as(
+                &request.name,
+                request.arguments.as_ref(),
+                &ctx,
+                &caller,
+                Some(&context.peer),
+            )
             .await;
         drop(ctx);
         if let Some(f) = forwarder {
@@ -249,6 +392,16 @@ impl ServerHandler for ArcaneServer {
             ms = started.elapsed().as_millis() as u64,
             "tools/call"
         );
+        if let Some(http) = &self.http {
+            // Only served tool names become labels, so a client cannot grow the table.
+            let snap = self.live.load();
+            let known = snap.tools.iter().any(|t| t.name == request.name.as_ref());
+            http.metrics.record_call(
+                if known { &request.name } else { "unknown" },
+                !result.is_error.unwrap_or(false),
+                started.elapsed(),
+            );
+        }
         Ok(result.into())
     }
 
@@ -264,6 +417,13 @@ impl ServerHandler for ArcaneServer {
                 .resources_list_changed()
                 .build(),
         )
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        // Over HTTP every session is its own peer; stdio starts its one notifier itself.
+        if self.http.is_some() {
+            tokio::spawn(notify_legacy_session(context.peer, self.live.clone()));
+        }
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
@@ -288,11 +448,39 @@ impl ServerHandler for ArcaneServer {
     }
 }
 
+/// What the audit log says of an executed call, from the executor's typed answer: refused
+/// (withdrawn, or destructive without confirmation), a safe-mode preview, failed, or done.
+fn audit_outcome(
+    answer: &Result<arcane_engine::Outcome<'_>, arcane_engine::CallError>,
+) -> crate::audit_log::Outcome {
+    use crate::audit_log::Outcome;
+    use arcane_engine::{CallError, Produced};
+    match answer {
+        Err(CallError::Withdrawn { .. } | CallError::NeedsConfirm { .. }) => Outcome::Refused,
+        Err(_) => Outcome::Error,
+        Ok(o) if matches!(o.produced, Produced::Preview(_)) => Outcome::Preview,
+        Ok(_) => Outcome::Ok,
+    }
+}
+
+/// How often a list-changed notifier checks that its session is still open.
+const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Sends `notifications/tools/list_changed` and `notifications/resources/list_changed` to a
 /// legacy (initialize-handshake) session on every snapshot swap, until the session ends.
 pub async fn notify_legacy_session(peer: rmcp::Peer<RoleServer>, live: Arc<Live<Snapshot>>) {
     let mut generation = live.subscribe();
-    while generation.changed().await.is_ok() {
+    loop {
+        // An HTTP session may end (idle expiry) long before the next reload: look now and then.
+        tokio::select! {
+            changed = generation.changed() => if changed.is_err() { return },
+            _ = tokio::time::sleep(SESSION_CHECK) => {
+                if peer.is_transport_closed() {
+                    return;
+                }
+                continue;
+            }
+        }
         let legacy = peer
             .peer_info()
             .is_some_and(|info| info.protocol_version.has_initialize());

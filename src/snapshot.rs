@@ -27,11 +27,12 @@ pub struct Snapshot {
 impl Snapshot {
     /// Builds a snapshot of a catalog for a surface and policy.
     pub fn build(catalog: Catalog, surface: Surface, policy: Policy) -> Result<Snapshot> {
+        let policy = policy.resolve_preset(&catalog)?;
         let search = SearchIndex::build(&catalog)?;
         for entry in policy.unknown_entries(&catalog) {
             tracing::warn!(
                 entry,
-                "exclusion names no action, tool or domain of the catalog"
+                "an exclusion, allow-list or preset entry names no action, tool or domain of the catalog"
             );
         }
         let tools = surface::tools(surface, &catalog, &policy);

@@ -929,3 +929,955 @@ fn a_fatal_error_never_prints_the_password_in_arcane_url() {
     assert!(err.contains("operator:********@"), "{err}");
     assert!(!err.contains("planted-url-password"), "{err}");
 }
+
+// ---- Streamable HTTP transport ----------------------------------------------------------------
+
+/// A free loopback port (bound and released; the server binds it right after).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `arcane-mcp --transport http` against an Arcane at `arcane`, killed when dropped.
+struct HttpServer {
+    child: tokio::process::Child,
+    base: String,
+}
+
+impl HttpServer {
+    /// Starts the server with `args` and `env` (key: `--api-key` when given) and waits until
+    /// `/healthz` answers; panics with the server's stderr if it exits first.
+    async fn start(arcane: &str, key: Option<&str>, args: &[&str], env: &[(&str, &str)]) -> Self {
+        let port = free_port();
+        let listen = format!("127.0.0.1:{port}");
+        let mut cmd = tokio::process::Command::new(BIN);
+        cmd.current_dir(repo())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("ARCANE_MCP_LOG", "warn")
+            .args(["--arcane-url", arcane, "--spec"])
+            .arg(spec_path())
+            .args(["--transport", "http", "--listen", &listen])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(k) = key {
+            cmd.args(["--api-key", k]);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("arcane-mcp spawns");
+        let base = format!("http://{listen}");
+        let http = reqwest::Client::new();
+        for _ in 0..200 {
+            if let Ok(Some(status)) = child.try_wait() {
+                let mut err = String::new();
+                let _ = tokio::io::AsyncReadExt::read_to_string(
+                    child.stderr.as_mut().unwrap(),
+                    &mut err,
+                )
+                .await;
+                panic!("arcane-mcp exited ({status}) before serving:\n{err}");
+            }
+            if http
+                .get(format!("{base}/healthz"))
+                .send()
+                .await
+                .is_ok_and(|r| r.status().is_success())
+            {
+                return HttpServer { child, base };
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("arcane-mcp did not serve /healthz within 10 s");
+    }
+
+    /// Stops the server and returns what it logged.
+    async fn stop(mut self) -> String {
+        let _ = self.child.start_kill();
+        let out = self.child.wait_with_output().await.unwrap();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+}
+
+/// An MCP client session over Streamable HTTP with a bearer token and extra headers.
+async fn http_client(
+    base: &str,
+    token: &str,
+    headers: &[(&'static str, &str)],
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    http_client_with((), base, token, headers).await
+}
+
+/// [`http_client`] with a client handler (progress, list-changed…).
+async fn http_client_with<H: rmcp::ClientHandler>(
+    handler: H,
+    base: &str,
+    token: &str,
+    headers: &[(&'static str, &str)],
+) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let custom = headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                http::HeaderName::from_static(k),
+                http::HeaderValue::from_str(v).unwrap(),
+            )
+        })
+        .collect();
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("{base}/mcp"))
+        .auth_header(token)
+        .custom_headers(custom);
+    handler
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("MCP session over HTTP starts")
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+/// A raw `initialize` POST to `/mcp` with extra headers; its status, headers and body.
+async fn raw_post(
+    base: &str,
+    headers: &[(&str, &str)],
+    body: String,
+) -> (u16, reqwest::header::HeaderMap, String) {
+    let mut req = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let r = req.send().await.unwrap();
+    let status = r.status().as_u16();
+    let h = r.headers().clone();
+    (status, h, r.text().await.unwrap_or_default())
+}
+
+#[test]
+fn http_refuses_unsafe_settings_with_what_to_do() {
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = cmd_in(
+            &repo(),
+            &[
+                &["--arcane-url", "http://127.0.0.1:9", "--api-key", "k"],
+                args,
+            ]
+            .concat(),
+        );
+        c.arg("--spec").arg(spec_path());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert!(!out.status.success(), "{args:?} must not start");
+        stderr(&out)
+    };
+    let err = run(&["--transport", "http", "--listen", "127.0.0.1:0"], &[]);
+    assert!(
+        err.contains("without authentication") && err.contains("ARCANE_MCP_AUTH_TOKEN"),
+        "{err}"
+    );
+    let err = run(
+        &[
+            "--transport",
+            "http",
+            "--listen",
+            "0.0.0.0:0",
+            "--allow-unauthenticated",
+        ],
+        &[],
+    );
+    assert!(err.contains("loopback"), "{err}");
+    let err = run(
+        &["--transport", "http", "--listen", "0.0.0.0:0"],
+        &[("ARCANE_MCP_AUTH_TOKEN", "secret-token-xyz")],
+    );
+    assert!(err.contains("ARCANE_MCP_ALLOWED_HOSTS"), "{err}");
+    assert!(!err.contains("secret-token-xyz"), "{err}");
+    let err = run(
+        &[
+            "--transport",
+            "http",
+            "--auth-token-file",
+            "/nonexistent/tokens",
+        ],
+        &[],
+    );
+    assert!(err.contains("--auth-token-file"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_gate_refuses_strangers_and_serves_every_surface() {
+    let sim = Sim::start().await;
+    let tokens = "tok-one,tok-two";
+    for surface in ["dynamic", "meta", "individual"] {
+        let server = HttpServer::start(
+            &sim.base(),
+            Some(sim.sim.api_key()),
+            &["--tool-surface", surface, "--max-request-bytes", "4096"],
+            &[("ARCANE_MCP_AUTH_TOKEN", tokens)],
+        )
+        .await;
+        let base = server.base.clone();
+        if surface == "dynamic" {
+            // 401 without a token or with a wrong one, with the challenge.
+            let (status, h, body) = raw_post(&base, &[], INIT.into()).await;
+            assert_eq!(status, 401, "{body}");
+            assert!(
+                h["www-authenticate"]
+                    .to_str()
+                    .unwrap()
+                    .starts_with("Bearer")
+            );
+            assert!(body.contains("Authorization: Bearer"), "{body}");
+            let (status, h, _) =
+                raw_post(&base, &[("authorization", "Bearer tok-three")], INIT.into()).await;
+            assert_eq!(status, 401);
+            assert!(
+                h["www-authenticate"]
+                    .to_str()
+                    .unwrap()
+                    .contains("invalid_token")
+            );
+            // 403 for a foreign Origin or Host, even with a good token.
+            let ok = ("authorization", "Bearer tok-two");
+            let (status, _, body) = raw_post(
+                &base,
+                &[ok, ("origin", "https://evil.example")],
+                INIT.into(),
+            )
+            .await;
+            assert_eq!(status, 403, "{body}");
+            let (status, _, body) =
+                raw_post(&base, &[ok, ("host", "evil.example")], INIT.into()).await;
+            assert_eq!(status, 403, "{body}");
+            // 413 beyond the body limit; the server's own key policy refuses a client key.
+            let (status, _, _) = raw_post(&base, &[ok], format!("{:5000}", INIT)).await;
+            assert_eq!(status, 413);
+            let (status, _, body) =
+                raw_post(&base, &[ok, ("x-arcane-api-key", "mine")], INIT.into()).await;
+            assert_eq!(status, 400, "{body}");
+            assert!(body.contains("X-Arcane-API-Key"), "{body}");
+            let (status, _, _) = raw_post(&base, &[ok], INIT.into()).await;
+            assert_eq!(status, 200);
+            // Health without a token; metrics with one.
+            let http = reqwest::Client::new();
+            let ready = http.get(format!("{base}/readyz")).send().await.unwrap();
+            assert_eq!(ready.status(), 200);
+            let m = http.get(format!("{base}/metrics")).send().await.unwrap();
+            assert_eq!(m.status(), 401);
+        }
+        let client = http_client(&base, "tok-one", &[]).await;
+        let tools = client.list_all_tools().await.unwrap();
+        let (tool, args) = server_support::shape(surface, "container.list", json!({}), false);
+        assert!(tools.iter().any(|t| t.name == tool), "{surface}: {tool}");
+        let r = call(&client, &tool, args).await;
+        assert!(text(&r).contains("| web-1 |"), "{surface}: {}", text(&r));
+        let res = client
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(
+                "arcane://tools",
+            ))
+            .await
+            .unwrap();
+        assert_eq!(res.contents.len(), 1);
+        client.cancel().await.unwrap();
+        let metrics = reqwest::Client::new()
+            .get(format!("{base}/metrics"))
+            .bearer_auth("tok-two")
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            metrics.contains(&format!(
+                "arcane_mcp_tool_calls_total{{tool=\"{tool}\",outcome=\"ok\"}} 1"
+            )),
+            "{metrics}"
+        );
+        assert!(metrics.contains("arcane_mcp_tool_call_duration_seconds_count 1"));
+        let log = server.stop().await;
+        assert!(
+            !log.contains("tok-one") && !log.contains("tok-two"),
+            "{log}"
+        );
+    }
+}
+
+/// A reverse proxy in front of the simulator that records which Arcane key each request
+/// carried (the simulator's own log leaves credentials out) and forwards it with the
+/// simulator's key.
+async fn recording_proxy(
+    sim_base: String,
+    sim_key: String,
+) -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>,
+) {
+    use axum::body::Body;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let http = reqwest::Client::new();
+    let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
+        let (http, log, sim_base, sim_key) =
+            (http.clone(), log.clone(), sim_base.clone(), sim_key.clone());
+        async move {
+            let (parts, body) = req.into_parts();
+            let target = parts
+                .uri
+                .path_and_query()
+                .map(|p| p.as_str())
+                .unwrap_or("/");
+            let key = parts
+                .headers
+                .get("x-api-key")
+                .map(|v| v.to_str().unwrap_or("?").to_string())
+                .unwrap_or_default();
+            log.lock().unwrap().push((target.to_string(), key));
+            let body = axum::body::to_bytes(body, 1 << 24).await.unwrap();
+            let mut fwd = http
+                .request(parts.method.clone(), format!("{sim_base}{target}"))
+                .header("x-api-key", sim_key)
+                .body(body);
+            if let Some(ct) = parts.headers.get("content-type") {
+                fwd = fwd.header("content-type", ct);
+            }
+            let r = fwd.send().await.unwrap();
+            let mut out = axum::response::Response::builder().status(r.status().as_u16());
+            if let Some(ct) = r.headers().get("content-type") {
+                out = out.header("content-type", ct.as_bytes());
+            }
+            out.body(Body::from(r.bytes().await.unwrap())).unwrap()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (base, seen)
+}
+
+/// Each session's own Arcane key reaches Arcane with each of its requests, never another's:
+/// 50 sessions at once with different keys, each marking its requests with its own search.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn http_per_user_keys_never_mix_across_50_sessions() {
+    let sim = Sim::start().await;
+    let (proxy, seen) = recording_proxy(sim.base(), sim.sim.api_key().to_string()).await;
+    // No server key at all: with client keys only, none is needed.
+    let server = HttpServer::start(
+        &proxy,
+        None,
+        &["--arcane-key-source", "client", "--rate-limit", "100000"],
+        &[("ARCANE_MCP_AUTH_TOKEN", "team-token")],
+    )
+    .await;
+    // Without a key the request is refused before anything reaches Arcane.
+    let (status, _, body) = raw_post(
+        &server.base,
+        &[("authorization", "Bearer team-token")],
+        INIT.into(),
+    )
+    .await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("X-Arcane-API-Key"), "{body}");
+    let sessions = (0..50).map(|i| {
+        let base = server.base.clone();
+        async move {
+            let key = format!("user-key-{i}");
+            let client = http_client(&base, "team-token", &[("x-arcane-api-key", &key)]).await;
+            for round in 0..3 {
+                let r = call(
+                    &client,
+                    "arcane_execute_action",
+                    json!({"action": "container.list", "params": {"search": format!("marker-{i}-{round}")}}),
+                )
+                .await;
+                assert!(!server_support::is_error(&r), "{}", text(&r));
+            }
+            // A name looked up with this session's key (resource completion reads too).
+            let r = call(
+                &client,
+                "arcane_execute_action",
+                json!({"action": "container.get", "params": {"containerId": "web-1"}}),
+            )
+            .await;
+            assert!(!server_support::is_error(&r), "{}", text(&r));
+            client.cancel().await.unwrap();
+        }
+    });
+    futures::future::join_all(sessions).await;
+    let seen = seen.lock().unwrap().clone();
+    let mut marked = 0;
+    for (target, key) in &seen {
+        assert!(key.starts_with("user-key-"), "{target} carried {key:?}");
+        if let Some(rest) = target.split("search=marker-").nth(1) {
+            let session = rest.split('-').next().unwrap();
+            assert_eq!(key, &format!("user-key-{session}"), "{target}");
+            marked += 1;
+        }
+    }
+    assert_eq!(marked, 150, "every marked request reached Arcane once");
+    let keys: std::collections::BTreeSet<_> = seen.iter().map(|(_, k)| k.clone()).collect();
+    assert_eq!(keys.len(), 50);
+    let log = server.stop().await;
+    assert!(
+        !log.contains("user-key-"),
+        "a client key was logged:\n{log}"
+    );
+}
+
+/// The audit log names each mutating call with its user's key fingerprint (never the key) and
+/// its outcome: sent, failed, refused for want of confirmation, previewed in safe mode; reads
+/// leave no line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_audit_log_has_a_line_per_mutating_call() {
+    let sim = Sim::start().await;
+    let (proxy, _) = recording_proxy(sim.base(), sim.sim.api_key().to_string()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let server = HttpServer::start(
+        &proxy,
+        Some("server-key-unused"),
+        &[
+            "--arcane-key-source",
+            "either",
+            "--audit-log",
+            path.to_str().unwrap(),
+        ],
+        &[("ARCANE_MCP_AUTH_TOKEN", "team-token")],
+    )
+    .await;
+    let client = http_client(
+        &server.base,
+        "team-token",
+        &[("x-arcane-api-key", "alice-secret-key")],
+    )
+    .await;
+    let run = |action: &str, params: Value, confirm: bool| {
+        call(
+            &client,
+            "arcane_execute_action",
+            json!({"action": action, "params": params, "confirm": confirm}),
+        )
+    };
+    assert!(!server_support::is_error(
+        &run("container.list", json!({}), false).await
+    ));
+    let refused = run("container.kill", json!({"containerId": "web-1"}), false).await;
+    assert!(server_support::is_error(&refused));
+    let done = run("container.restart", json!({"containerId": "web-1"}), true).await;
+    assert!(!server_support::is_error(&done), "{}", text(&done));
+    let failed = run("container.restart", json!({"containerId": "no-such"}), true).await;
+    assert!(server_support::is_error(&failed));
+    client.cancel().await.unwrap();
+    let log = server.stop().await;
+    assert!(!log.contains("alice-secret-key"), "{log}");
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("alice-secret-key"), "{text}");
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let summary: Vec<(String, String)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["action"].as_str().unwrap().to_string(),
+                l["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("container.kill".into(), "refused".into()),
+            ("container.restart".into(), "ok".into()),
+            ("container.restart".into(), "error".into()),
+        ],
+        "{text}"
+    );
+    let user = format!("key:{}", arcane_engine::fingerprint("alice-secret-key"));
+    for l in &lines {
+        assert_eq!(l["user"], user.as_str(), "{l}");
+        assert!(l["session"].as_str().is_some_and(|s| !s.is_empty()), "{l}");
+        assert_eq!(l["environment"], "0");
+        assert!(l["durationMs"].is_u64());
+    }
+    assert_eq!(lines[0]["confirmed"], Value::Null);
+    assert_eq!(lines[1]["confirmed"], "param");
+    assert!(
+        lines[1]["targets"]["containerId"].is_string(),
+        "{}",
+        lines[1]
+    );
+
+    // Safe mode: a preview line (through the one-shot command, which runs the same call path).
+    let preview = dir.path().join("preview.jsonl");
+    let out = demo(&[
+        "call",
+        "--safe-mode",
+        "--audit-log",
+        preview.to_str().unwrap(),
+        "container.restart",
+        "--param",
+        "containerId=web-1",
+        "--confirm",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let line: Value =
+        serde_json::from_str(std::fs::read_to_string(&preview).unwrap().trim()).unwrap();
+    assert_eq!(line["outcome"], "preview", "{line}");
+    assert_eq!(line["user"], "server-key");
+}
+
+/// The official Python SDK's Streamable HTTP client on every surface: initialize (a session),
+/// list, call, a resource; a wrong token gets 401 with the challenge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_http_client_is_answered_on_every_surface() {
+    let sim = Sim::start().await;
+    let cat = server_support::catalog();
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    for (surface, tools) in [
+        ("dynamic", 2),
+        ("meta", cat.domains.len()),
+        ("individual", cat.actions.len()),
+    ] {
+        let server = HttpServer::start(
+            &sim.base(),
+            Some(sim.sim.api_key()),
+            &["--tool-surface", surface],
+            &[("ARCANE_MCP_AUTH_TOKEN", "py-token")],
+        )
+        .await;
+        let out = tokio::process::Command::new(&python)
+            .arg(repo().join("tests/python/http_client.py"))
+            .args([&format!("{}/mcp", server.base), "py-token", surface])
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap_or_else(|e| panic!("this test needs Python 3 with '{PY_MCP}': {e}"));
+        assert!(
+            out.status.success(),
+            "the Python client failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["server"], "arcane-mcp", "{surface}: {r}");
+        assert_eq!(r["session"], true, "{surface}: {r}");
+        assert_eq!(r["tools"], tools, "{surface}: {r}");
+        assert_eq!(r["is_error"], false, "{surface}: {r}");
+        assert!(r["text"].as_str().unwrap().contains("| web-1 |"), "{r}");
+        assert_eq!(r["resource"], 1, "{r}");
+        assert_eq!(r["wrong_token_status"], 401, "{r}");
+        assert!(
+            r["challenge"].as_str().unwrap().starts_with("Bearer"),
+            "{r}"
+        );
+        server.stop().await;
+    }
+}
+
+/// Records progress and list-changed notifications.
+#[derive(Clone, Default)]
+struct Notes(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl rmcp::ClientHandler for Notes {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("progress {}", params.progress));
+    }
+
+    async fn on_tool_list_changed(&self, _: rmcp::service::NotificationContext<rmcp::RoleClient>) {
+        self.0.lock().unwrap().push("tools".into());
+    }
+
+    async fn on_resource_list_changed(
+        &self,
+        _: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push("resources".into());
+    }
+}
+
+/// Over HTTP as over stdio: progress of a stream reaches the client, a cancelled call drops
+/// the request to Arcane, and a hot reload sends list-changed to every open session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_progress_cancel_and_list_changed() {
+    use std::time::Duration;
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--overrides", dir.path().to_str().unwrap()],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let notes = Notes::default();
+    let client = http_client_with(notes.clone(), &server.base, "tok", &[]).await;
+    let other = http_client(&server.base, "tok", &[]).await;
+    let pull = json!({"action": "image.pull", "params": {"imageName": "redis:7.2-alpine"}});
+    let r = client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("arcane_execute_action")
+                .with_arguments(pull.as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let progress = notes
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|n| n.starts_with("progress"))
+        .count();
+    assert!(progress >= 2, "{:?}", notes.0.lock().unwrap());
+
+    sim.hooks().set_stream_pace_ms(300).await.unwrap();
+    let up = json!({"action": "project.up", "params": {"projectId": "webshop"}});
+    let pending = client.call_tool(
+        rmcp::model::CallToolRequestParams::new("arcane_execute_action")
+            .with_arguments(up.as_object().unwrap().clone()),
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(700), pending)
+            .await
+            .is_err()
+    );
+    let mut aborted = false;
+    for _ in 0..100 {
+        let streams = sim.hooks().streams().await.unwrap();
+        aborted = streams
+            .iter()
+            .any(|s| s["path"].as_str().unwrap_or("").ends_with("/up") && s["aborted"] == true);
+        if aborted {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        aborted,
+        "the cancelled call's request to Arcane was dropped"
+    );
+
+    std::fs::write(
+        dir.path().join("maintenance.yaml"),
+        "actions:\n  container.restart: {exclude: \"withdrawn for maintenance\"}\n",
+    )
+    .unwrap();
+    // A generous guard against a hang, not a timing assertion.
+    for _ in 0..600 {
+        let seen = notes.0.lock().unwrap().clone();
+        if seen.iter().any(|n| n == "tools") && seen.iter().any(|n| n == "resources") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let seen = notes.0.lock().unwrap().clone();
+    assert!(seen.contains(&"tools".to_string()), "{seen:?}");
+    assert!(seen.contains(&"resources".to_string()), "{seen:?}");
+    let r = call(
+        &other,
+        "arcane_execute_action",
+        json!({"action": "container.restart", "params": {"containerId": "web-1"}}),
+    )
+    .await;
+    assert!(
+        text(&r).contains("withdrawn for maintenance"),
+        "{}",
+        text(&r)
+    );
+    client.cancel().await.ok();
+    other.cancel().await.ok();
+    server.stop().await;
+}
+
+/// The official TypeScript SDK's Streamable HTTP client on every surface: list, call, a
+/// resource, progress of a stream; a wrong token gets 401 and a foreign Origin 403.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_http_client_is_answered_on_every_surface() {
+    let dir = repo().join("tests/typescript");
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
+        "this test needs the MCP TypeScript SDK: run `npm ci --prefix tests/typescript --no-audit --no-fund` (Node.js 18 or later)"
+    );
+    let sim = Sim::start().await;
+    let cat = server_support::catalog();
+    for (surface, tools) in [
+        ("dynamic", 2),
+        ("meta", cat.domains.len()),
+        ("individual", cat.actions.len()),
+    ] {
+        let server = HttpServer::start(
+            &sim.base(),
+            Some(sim.sim.api_key()),
+            &["--tool-surface", surface],
+            &[("ARCANE_MCP_AUTH_TOKEN", "ts-token")],
+        )
+        .await;
+        let out = tokio::process::Command::new("node")
+            .arg(dir.join("http_client.mjs"))
+            .args([&format!("{}/mcp", server.base), "ts-token", surface])
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .expect("node runs");
+        assert!(
+            out.status.success(),
+            "the TypeScript client failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["server"], "arcane-mcp", "{surface}: {r}");
+        assert_eq!(r["session"], true, "{surface}: {r}");
+        assert_eq!(r["tools"], tools, "{surface}: {r}");
+        assert_eq!(r["is_error"], false, "{surface}: {r}");
+        assert!(r["text"].as_str().unwrap().contains("| web-1 |"), "{r}");
+        assert_eq!(r["resource"], 1, "{r}");
+        assert_eq!(r["pull_error"], false, "{r}");
+        assert!(r["progress"].as_u64().unwrap() >= 2, "{surface}: {r}");
+        assert_eq!(r["wrong_token_status"], 401, "{r}");
+        assert_eq!(r["foreign_origin_status"], 403, "{r}");
+        server.stop().await;
+    }
+}
+
+/// A caller's key that Arcane refuses is named as the caller's (the header), not the server's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_a_refused_client_key_is_named_as_the_callers() {
+    let sim = Sim::start().await;
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--arcane-key-source", "either"],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let client = http_client(&server.base, "tok", &[("x-arcane-api-key", "not-a-key")]).await;
+    let r = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "container.list", "params": {}}),
+    )
+    .await;
+    assert!(server_support::is_error(&r));
+    let e = text(&r);
+    assert!(e.contains("X-Arcane-API-Key"), "{e}");
+    assert!(
+        !e.contains("not-a-key") && !e.contains("ARCANE_API_KEY"),
+        "{e}"
+    );
+    // The same server still serves a caller without a key of their own, with its own key.
+    let plain = http_client(&server.base, "tok", &[]).await;
+    let r = call(
+        &plain,
+        "arcane_execute_action",
+        json!({"action": "container.list", "params": {}}),
+    )
+    .await;
+    assert!(!server_support::is_error(&r), "{}", text(&r));
+    client.cancel().await.ok();
+    plain.cancel().await.ok();
+    server.stop().await;
+}
+
+/// Past the per-address rate, requests get 429 with Retry-After; an idle session is closed,
+/// and a request naming it is told so (the client starts a new one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_rate_limit_and_idle_session_expiry() {
+    let sim = Sim::start().await;
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--rate-limit", "30", "--session-idle-timeout", "1"],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let auth = ("authorization", "Bearer tok");
+    let (status, headers, _) = raw_post(&server.base, &[auth], INIT.into()).await;
+    assert_eq!(status, 200);
+    let session = headers["mcp-session-id"].to_str().unwrap().to_string();
+    // The idle session is closed: a later request naming it is refused. Each look is itself
+    // activity, so looks are spaced beyond the idle time (a bounded number: a guard against a
+    // hang, not a timing assertion).
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let mut closed = None;
+    for _ in 0..15 {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        let (status, _, body) = raw_post(
+            &server.base,
+            &[
+                auth,
+                ("mcp-session-id", &session),
+                ("mcp-protocol-version", "2025-06-18"),
+            ],
+            ping.into(),
+        )
+        .await;
+        if status == 429 {
+            continue;
+        }
+        if status != 200 {
+            closed = Some((status, body));
+            break;
+        }
+    }
+    let (status, _) = closed.expect("the idle session was closed");
+    assert_eq!(status, 404);
+    // A burst of 30 is allowed; more within the same second are not.
+    let mut statuses = Vec::new();
+    for _ in 0..40 {
+        let (status, headers, _) = raw_post(&server.base, &[auth], INIT.into()).await;
+        if status == 429 {
+            assert!(headers.contains_key("retry-after"));
+        }
+        statuses.push(status);
+    }
+    assert!(statuses.contains(&429), "{statuses:?}");
+    server.stop().await;
+}
+
+/// A client that shows elicitation forms and ticks (or not) the box.
+#[derive(Clone)]
+struct Ticks(bool);
+
+impl rmcp::ClientHandler for Ticks {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_elicitation()
+                .build(),
+            rmcp::model::Implementation::new("ticks", "1"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        Ok(
+            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+                .with_content(json!({"confirm": self.0})),
+        )
+    }
+}
+
+/// Over HTTP the confirmation form reaches the user too (a server-to-client request on the
+/// session's stream): a ticked box runs the destructive call, an unticked one refuses it, and
+/// the audit log says which.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_destructive_call_is_confirmed_by_the_user() {
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--audit-log", path.to_str().unwrap()],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let kill = json!({"action": "container.kill", "params": {"containerId": "web-1"}});
+    for tick in [false, true] {
+        let client = http_client_with(Ticks(tick), &server.base, "tok", &[]).await;
+        let r = client
+            .call_tool(
+                rmcp::model::CallToolRequestParams::new("arcane_execute_action")
+                    .with_arguments(kill.as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.is_error == Some(true), !tick, "{}", text(&r));
+        client.cancel().await.ok();
+    }
+    server.stop().await;
+    let lines: Vec<Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["outcome"], "refused");
+    assert_eq!(lines[0]["confirmed"], Value::Null);
+    assert_eq!(lines[1]["outcome"], "ok");
+    assert_eq!(lines[1]["confirmed"], "elicitation");
+    assert_eq!(lines[1]["client"], "ticks");
+}
+
+/// An allow-list entry that names nothing (a typo) is warned about at startup, not silently
+/// withdrawing what it meant.
+#[test]
+fn an_allow_list_typo_is_warned_about() {
+    let out = demo(&[
+        "call",
+        "container.list",
+        "--tools",
+        "container.list,contianer.get",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("contianer.get") && err.contains("names no action"),
+        "{err}"
+    );
+}
+
+/// 2026-07-28 clients send sessionless requests (protocol version and client data in each
+/// request's `_meta`): served behind the same gate, without a session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_sessionless_2026_07_28_requests_are_served() {
+    let sim = Sim::start().await;
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &[],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let body = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {
+            "name": "arcane_execute_action",
+            "arguments": {"action": "container.list", "params": {}},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
+            }
+        }
+    });
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "arcane_execute_action"),
+    ];
+    let (status, _, _) = raw_post(&server.base, &headers, body.to_string()).await;
+    assert_eq!(status, 401, "sessionless requests pass the gate too");
+    let mut with_token = headers.to_vec();
+    with_token.push(("authorization", "Bearer tok"));
+    let (status, h, text) = raw_post(&server.base, &with_token, body.to_string()).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(!h.contains_key("mcp-session-id"), "no session: {h:?}");
+    assert!(text.contains("web-1"), "{text}");
+    server.stop().await;
+}

@@ -325,3 +325,246 @@ async fn names_aliases_and_validation() {
     assert!(e.contains("container.restart"), "{e}");
     ind.cancel().await.ok();
 }
+
+/// `--tools` is an allow-list: only the actions it names are listed and run, and an action it
+/// does not name (as a newer Arcane's would be) is withdrawn with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_list_serves_only_what_it_names() {
+    let sim = Sim::start().await;
+    let ind = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &[
+            "--tool-surface",
+            "individual",
+            "--tools",
+            "container.list,arcane_container_get,volume",
+        ],
+    )
+    .await;
+    let cat = catalog();
+    let volumes = cat.actions.iter().filter(|a| a.domain == "volume").count();
+    let listed: Vec<String> = tools(&ind)
+        .await
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(listed.len(), 2 + volumes, "{listed:?}");
+    assert!(listed.contains(&"arcane_container_list".to_string()));
+    assert!(listed.contains(&"arcane_container_get".to_string()));
+    ind.cancel().await.ok();
+
+    let dynamic = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--tools", "container.list"],
+    )
+    .await;
+    let e = err(&call(
+        &dynamic,
+        "arcane_execute_action",
+        json!({"action": "container.restart", "params": {"containerId": "web-1"}}),
+    )
+    .await);
+    assert!(
+        e.contains("allow-list") && e.contains("ARCANE_MCP_TOOLS"),
+        "{e}"
+    );
+    assert!(sim.requests().await.is_empty(), "nothing reached Arcane");
+    dynamic.cancel().await.ok();
+}
+
+/// Presets are data in the overlays: each built-in one serves what it says, and an unknown
+/// name stops the server with the defined ones listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn presets_from_the_overlays_withdraw_with_reasons() {
+    let sim = Sim::start().await;
+    let cat = catalog();
+    assert_eq!(
+        cat.presets.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["deploy", "minimal", "read-only", "troubleshoot"]
+    );
+    for (name, preset) in &cat.presets {
+        for entry in preset.tools.iter().chain(&preset.exclude) {
+            assert!(
+                cat.actions
+                    .iter()
+                    .any(|a| &a.id == entry || &a.domain == entry),
+                "preset {name} names {entry}, which the catalog does not have"
+            );
+        }
+    }
+    let reads = cat.actions.iter().filter(|a| !a.mutating).count();
+    let count = |args: Vec<&'static str>| {
+        let base = sim.base();
+        let key = sim.sim.api_key().to_string();
+        async move {
+            let mut all = vec!["--tool-surface", "individual"];
+            all.extend(args);
+            let c = spawn(&base, &key, &all).await;
+            let names: Vec<String> = tools(&c)
+                .await
+                .into_iter()
+                .map(|t| t.name.to_string())
+                .collect();
+            c.cancel().await.ok();
+            names
+        }
+    };
+    assert_eq!(count(vec!["--preset", "read-only"]).await.len(), reads);
+    let minimal = count(vec!["--preset", "minimal"]).await;
+    assert_eq!(
+        minimal.len(),
+        cat.presets["minimal"].tools.len(),
+        "{minimal:?}"
+    );
+    let troubleshoot = count(vec!["--preset", "troubleshoot"]).await;
+    assert_eq!(troubleshoot.len(), reads + 6);
+    assert!(troubleshoot.contains(&"arcane_container_restart".to_string()));
+    assert!(!troubleshoot.contains(&"arcane_container_delete".to_string()));
+    let deploy = count(vec!["--preset", "deploy"]).await;
+    assert!(deploy.contains(&"arcane_project_up".to_string()));
+    assert!(!deploy.contains(&"arcane_project_destroy".to_string()));
+    assert!(!deploy.contains(&"arcane_container_delete".to_string()));
+
+    let c = spawn(&sim.base(), sim.sim.api_key(), &["--preset", "minimal"]).await;
+    let e = err(&call(
+        &c,
+        "arcane_execute_action",
+        json!({"action": "container.kill", "params": {"containerId": "web-1"}, "confirm": true}),
+    )
+    .await);
+    assert!(e.contains("preset \"minimal\""), "{e}");
+    c.cancel().await.ok();
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arcane-mcp"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_clear()
+        .args([
+            "--arcane-url",
+            &sim.base(),
+            "--api-key",
+            "k",
+            "--preset",
+            "nope",
+            "--spec",
+        ])
+        .arg(spec_path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\"nope\"") && err.contains("troubleshoot"),
+        "{err}"
+    );
+}
+
+/// A client that can show elicitation forms and answers them as told, recording the questions.
+#[derive(Clone)]
+struct Asker {
+    /// `None`: the client declares no elicitation capability.
+    answer: Option<(rmcp::model::ElicitationAction, bool)>,
+    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl rmcp::ClientHandler for Asker {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let caps = match self.answer {
+            Some(_) => rmcp::model::ClientCapabilities::builder()
+                .enable_elicitation()
+                .build(),
+            None => rmcp::model::ClientCapabilities::default(),
+        };
+        rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("asker", "1"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        if let rmcp::model::ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+            self.asked.lock().unwrap().push(message.clone());
+        }
+        let (action, tick) = self.answer.clone().expect("asked only when declared");
+        Ok(rmcp::model::ElicitResult::new(action).with_content(json!({"confirm": tick})))
+    }
+}
+
+/// A destructive call without `confirm` asks the user when the client can show a form: it runs
+/// on an accept with the box ticked and not otherwise; a client without elicitation keeps the
+/// `confirm: true` rule; `--confirm-mode param` never asks; `never-destructive` withdraws.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn destructive_calls_ask_the_user_through_elicitation() {
+    use rmcp::model::ElicitationAction::{Accept, Cancel, Decline};
+    let sim = Sim::start().await;
+    let kill = json!({"action": "container.kill", "params": {"containerId": "web-1"}});
+    let kills = |log: &[serde_json::Value]| {
+        log.iter()
+            .filter(|r| r["method"] == "POST" && r["path"].as_str().unwrap().ends_with("/kill"))
+            .count()
+    };
+    for (answer, args, runs) in [
+        (Some((Accept, true)), vec![], true),
+        (Some((Accept, false)), vec![], false),
+        (Some((Decline, false)), vec![], false),
+        (Some((Cancel, false)), vec![], false),
+        (None, vec![], false),
+        (Some((Accept, true)), vec!["--confirm-mode", "param"], false),
+    ] {
+        sim.reset().await;
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let handler = Asker {
+            answer: answer.clone(),
+            asked: asked.clone(),
+        };
+        let client = spawn_with(handler, &sim.base(), sim.sim.api_key(), &args).await;
+        let r = client
+            .call_tool(
+                rmcp::model::CallToolRequestParams::new("arcane_execute_action")
+                    .with_arguments(kill.as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
+        let case = format!("{answer:?} {args:?}");
+        assert_eq!(is_error(&r), !runs, "{case}: {}", text(&r));
+        assert_eq!(kills(&sim.requests().await), usize::from(runs), "{case}");
+        let questions = asked.lock().unwrap().clone();
+        let expect_asked = answer.is_some() && args.is_empty();
+        assert_eq!(questions.len(), usize::from(expect_asked), "{case}");
+        if let Some(q) = questions.first() {
+            assert!(q.contains("container.kill") && q.contains("web-1"), "{q}");
+        }
+        if !runs {
+            let e = text(&r);
+            let expected = if expect_asked {
+                "nothing was sent"
+            } else {
+                "\"confirm\": true"
+            };
+            assert!(e.contains(expected), "{case}: {e}");
+        }
+        client.cancel().await.ok();
+    }
+    let client = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &[
+            "--confirm-mode",
+            "never-destructive",
+            "--tool-surface",
+            "individual",
+        ],
+    )
+    .await;
+    let names: Vec<String> = tools(&client)
+        .await
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(!names.contains(&"arcane_container_kill".to_string()));
+    assert!(names.contains(&"arcane_container_restart".to_string()));
+    client.cancel().await.ok();
+}

@@ -42,30 +42,35 @@ mod spec_fetch;
 mod toolsnaps;
 mod workflows;
 
-/// With auto-discovery off, a test file nobody declares above would silently never run.
+/// With auto-discovery off, a test file nobody declares would silently never run: checked for
+/// every crate of the workspace that gathers its tests into one binary (the root and the
+/// simulator), here once.
 #[test]
 fn every_test_file_is_a_module() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let this = include_str!("tests.rs");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut missing = Vec::new();
-    for entry in std::fs::read_dir(&dir).expect("tests/ is readable") {
-        let path = entry.expect("a directory entry").path();
-        let Some(stem) = path
-            .extension()
-            .is_some_and(|e| e == "rs")
-            .then(|| path.file_stem())
-            .flatten()
-            .and_then(|s| s.to_str())
-        else {
-            continue;
-        };
-        if stem != "tests" && !this.contains(&format!("\nmod {stem};\n")) {
-            missing.push(stem.to_string());
+    for dir in ["tests", "sim/tests"] {
+        let dir = root.join(dir);
+        let declared = std::fs::read_to_string(dir.join("tests.rs")).expect("tests.rs is readable");
+        for entry in std::fs::read_dir(&dir).expect("the tests folder is readable") {
+            let path = entry.expect("a directory entry").path();
+            let Some(stem) = path
+                .extension()
+                .is_some_and(|e| e == "rs")
+                .then(|| path.file_stem())
+                .flatten()
+                .and_then(|s| s.to_str())
+            else {
+                continue;
+            };
+            if stem != "tests" && !declared.contains(&format!("\nmod {stem};\n")) {
+                missing.push(path.display().to_string());
+            }
         }
     }
     assert!(
         missing.is_empty(),
-        "tests/{{{}}}.rs are not declared in tests/tests.rs: add `mod NAME;` there",
-        missing.join(",")
+        "{} not declared in the tests.rs beside them: add `mod NAME;` there",
+        missing.join(", ")
     );
 }

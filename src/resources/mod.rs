@@ -230,6 +230,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
 pub async fn read(
     snap: &Snapshot,
     exec: &Executor,
+    ctx: &arcane_engine::CallContext,
     uri: &str,
 ) -> Result<ResourceContents, ReadError> {
     let Some(rest) = uri.strip_prefix("arcane://") else {
@@ -293,16 +294,16 @@ pub async fn read(
                 params.insert("environmentId".into(), Value::String(default_env));
             }
             params.insert("limit".into(), json!(100));
-            state(snap, exec, uri, action, params).await
+            state(snap, exec, ctx, uri, action, params).await
         }
         ["environment", env] => {
             let params =
                 Map::from_iter([("environmentId".to_string(), Value::String(env.to_string()))]);
-            state(snap, exec, uri, "environment.get", params).await
+            state(snap, exec, ctx, uri, "environment.get", params).await
         }
-        ["environment", env, kind, id] => object(snap, exec, uri, env, kind, id).await,
+        ["environment", env, kind, id] => object(snap, exec, ctx, uri, env, kind, id).await,
         [kind, id] if OBJECTS.iter().any(|(k, _, _)| k == kind) => {
-            object(snap, exec, uri, &default_env, kind, id).await
+            object(snap, exec, ctx, uri, &default_env, kind, id).await
         }
         _ => Err(ReadError::NotFound(format!(
             "no resource {}; resources/list and resources/templates/list show what exists",
@@ -314,6 +315,7 @@ pub async fn read(
 async fn object(
     snap: &Snapshot,
     exec: &Executor,
+    ctx: &arcane_engine::CallContext,
     uri: &str,
     env: &str,
     kind: &str,
@@ -330,19 +332,19 @@ async fn object(
         ("environmentId".to_string(), Value::String(env.to_string())),
         (param.to_string(), Value::String(id.to_string())),
     ]);
-    state(snap, exec, uri, action, params).await
+    state(snap, exec, ctx, uri, action, params).await
 }
 
 /// Runs a read action as a tool call would (policy, validation, errors), with no progress.
 async fn run_read(
     snap: &Snapshot,
     exec: &Executor,
+    ctx: &arcane_engine::CallContext,
     action: &str,
     params: Map<String, Value>,
 ) -> rmcp::model::CallToolResult {
-    let ctx = arcane_engine::CallContext::default();
     let answer = exec
-        .execute(&snap.scope(), action, params, false, &ctx)
+        .execute(&snap.scope(), action, params, false, ctx)
         .await;
     crate::present::tool_result(snap, exec.config(), answer)
 }
@@ -351,11 +353,12 @@ async fn run_read(
 async fn state(
     snap: &Snapshot,
     exec: &Executor,
+    ctx: &arcane_engine::CallContext,
     uri: &str,
     action: &str,
     params: Map<String, Value>,
 ) -> Result<ResourceContents, ReadError> {
-    let result = run_read(snap, exec, action, params).await;
+    let result = run_read(snap, exec, ctx, action, params).await;
     if result.is_error == Some(true) {
         let text = result
             .content
@@ -399,6 +402,7 @@ fn json_contents(uri: &str, doc: &Value) -> ResourceContents {
 pub async fn complete(
     snap: &Snapshot,
     exec: &Executor,
+    ctx: &arcane_engine::CallContext,
     req: &CompleteRequestParams,
 ) -> CompleteResult {
     let Reference::Resource(r) = &req.r#ref else {
@@ -420,10 +424,32 @@ pub async fn complete(
             .map(|a| a.id.clone())
             .collect(),
         ("slug", _) => guides::GUIDES.iter().map(|g| g.slug.to_string()).collect(),
-        ("environmentId", _) => ids(snap, exec, "environment.list", None, &["id", "name"]).await,
-        ("containerId", _) => ids(snap, exec, "container.list", Some(&env), &["names", "id"]).await,
-        ("projectId", _) => ids(snap, exec, "project.list", Some(&env), &["name", "id"]).await,
-        ("imageId", _) => ids(snap, exec, "image.list", Some(&env), &["repoTags", "id"]).await,
+        ("environmentId", _) => {
+            ids(snap, exec, ctx, "environment.list", None, &["id", "name"]).await
+        }
+        ("containerId", _) => {
+            ids(
+                snap,
+                exec,
+                ctx,
+                "container.list",
+                Some(&env),
+                &["names", "id"],
+            )
+            .await
+        }
+        ("projectId", _) => ids(snap, exec, ctx, "project.list", Some(&env), &["name", "id"]).await,
+        ("imageId", _) => {
+            ids(
+                snap,
+                exec,
+                ctx,
+                "image.list",
+                Some(&env),
+                &["repoTags", "id"],
+            )
+            .await
+        }
         _ => Vec::new(),
     };
     values.retain(|v| v.to_ascii_lowercase().contains(&partial));
@@ -444,6 +470,7 @@ pub async fn complete(
 async fn ids(
     snap: &Snapshot,
     exec: &Executor,
+    ctx: &arcane_engine::CallContext,
     action: &str,
     env: Option<&str>,
     fields: &[&str],
@@ -453,7 +480,7 @@ async fn ids(
         params.insert("environmentId".into(), Value::String(e.to_string()));
     }
     params.insert("limit".into(), json!(100));
-    let result = run_read(snap, exec, action, params).await;
+    let result = run_read(snap, exec, ctx, action, params).await;
     let Some(items) = result
         .structured_content
         .as_ref()

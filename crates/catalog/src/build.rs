@@ -90,6 +90,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     // Domain entries naming no domain, as (file, key); settled against the final domains too.
     let mut unmatched_domains: Vec<(&Loaded<OverlayFile>, &String)> = Vec::new();
     let mut vocabulary = crate::overlay::Vocabulary::default();
+    let mut presets = BTreeMap::new();
     // The last file's `encodedJson` of each action, applied once after every overlay (so an
     // operator's list replaces the built-in one instead of stacking on it).
     let mut encodings: BTreeMap<String, (&Loaded<OverlayFile>, &String, &[EncodedJson])> =
@@ -124,6 +125,12 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             }
         }
         vocabulary.merge(&file.content.vocabulary);
+        presets.extend(
+            file.content
+                .presets
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
     }
     for file in &input.layers.overlays {
         for (key, ov) in &file.content.actions {
@@ -282,6 +289,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         .chain(misfits)
         .collect();
     catalog.vocabulary = vocabulary;
+    catalog.presets = presets;
     Ok(catalog)
 }
 

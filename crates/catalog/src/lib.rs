@@ -23,7 +23,7 @@ pub use model::{
     FollowUp, HandlerSpec, Param, ParamLocation, ParamResolver, ResultKind, UnmatchedOverlay,
     Widening,
 };
-pub use overlay::{Layers, Vocabulary};
+pub use overlay::{Layers, Preset, Vocabulary};
 pub use policy::{ClientProfile, Policy, catalog_exclusion};
 pub use search::{Hit, SearchIndex};
 pub use spec::{RefResolver, SpecDoc};

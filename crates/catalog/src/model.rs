@@ -400,6 +400,8 @@ pub struct Catalog {
     pub generation: u64,
     /// The search vocabulary of every overlay layer, merged (see `docs/search.md`).
     pub vocabulary: crate::overlay::Vocabulary,
+    /// The presets of every overlay layer by name, later files winning (`--preset`).
+    pub presets: BTreeMap<String, crate::overlay::Preset>,
     /// How a parameter's human-friendly value (a name, a reference) becomes the ID Arcane
     /// wants, looked up through a list action before the request (`overrides/resolvers.yaml`).
     pub resolvers: Vec<ParamResolver>,
@@ -455,6 +457,7 @@ impl Catalog {
             loaded_at: chrono::Utc::now(),
             generation: 0,
             vocabulary: Default::default(),
+            presets: Default::default(),
             resolvers: Vec::new(),
             error_hints: Vec::new(),
             by_id,

@@ -161,6 +161,28 @@ pub struct OverlayFile {
     /// Next steps for misleading answers; later files' hints are tried first.
     #[serde(default)]
     pub error_hints: Vec<ErrorHint>,
+    /// Named sets of served actions (`--preset`); a later file's preset replaces an earlier.
+    #[serde(default)]
+    pub presets: BTreeMap<String, Preset>,
+}
+
+/// A preset: which actions a server started with `--preset NAME` serves
+/// (docs/security.md#presets-and-allow-lists).
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Preset {
+    pub description: String,
+    #[serde(default)]
+    pub read_only: bool,
+    /// Every reading action is served (besides `tools`).
+    #[serde(default)]
+    pub reads: bool,
+    /// Allow-list entries (action IDs, tool names, domains). With neither `reads` nor `tools`,
+    /// every action is served.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
 }
 
 /// One hand-written action.

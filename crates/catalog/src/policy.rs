@@ -40,6 +40,15 @@ pub struct Policy {
     pub output_schemas: bool,
     /// `--client-profile`: the shapes of schemas and results (never what a call does).
     pub profile: ClientProfile,
+    /// `--tools` entries: when any, only the actions they name are served.
+    pub allow: Vec<String>,
+    /// `--confirm-mode elicit`: a destructive call without confirmation asks the user through
+    /// the client when it can show a form.
+    pub elicit: bool,
+    /// `--confirm-mode never-destructive`: every destructive action is withdrawn.
+    pub never_destructive: bool,
+    /// `--preset`: its name, and its rules once looked up in the catalog's overlays.
+    pub preset: Option<(String, Option<crate::overlay::Preset>)>,
 }
 
 impl Policy {
@@ -55,7 +64,49 @@ impl Policy {
                 .collect(),
             output_schemas: false,
             profile: ClientProfile::Standard,
+            allow: Vec::new(),
+            preset: None,
+            elicit: false,
+            never_destructive: false,
         }
+    }
+
+    /// The same policy with an allow-list (`--tools`) and a preset name (`--preset`).
+    pub fn with_allow(mut self, allow: &[String], preset: Option<&str>) -> Policy {
+        self.allow = allow
+            .iter()
+            .map(|e| e.trim().to_string())
+            .filter(|e| !e.is_empty())
+            .collect();
+        self.preset = preset
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| (p.to_string(), None));
+        self
+    }
+
+    /// The same policy with a confirmation mode (`--confirm-mode`): ask the user through the
+    /// client, or withdraw every destructive action.
+    pub fn with_confirm(mut self, elicit: bool, never_destructive: bool) -> Policy {
+        self.elicit = elicit;
+        self.never_destructive = never_destructive;
+        self
+    }
+
+    /// Looks the preset up in the catalog's overlays; an unknown name is an error naming the
+    /// defined ones (at startup, or a failed reload that keeps the last good snapshot).
+    pub fn resolve_preset(mut self, catalog: &Catalog) -> anyhow::Result<Policy> {
+        if let Some((name, rules)) = &mut self.preset {
+            let Some(found) = catalog.presets.get(name.as_str()) else {
+                let known: Vec<&str> = catalog.presets.keys().map(String::as_str).collect();
+                anyhow::bail!(
+                    "preset {name:?} (ARCANE_MCP_PRESET) is not defined; the overlays define: {}                      (built in: overrides/presets.yaml; add your own in an overlay's `presets`)",
+                    known.join(", ")
+                );
+            };
+            *rules = Some(found.clone());
+        }
+        Ok(self)
     }
 
     /// The same policy with output schemas on or off.
@@ -90,6 +141,41 @@ impl Policy {
                 a.id
             ));
         }
+        if self.never_destructive && a.destructive {
+            return Some(format!(
+                "{} is destructive and the server refuses destructive actions                  (ARCANE_MCP_CONFIRM=never-destructive)",
+                a.id
+            ));
+        }
+        if !self.allow.is_empty() && !self.allow.iter().any(|e| matches_entry(e, a)) {
+            return Some(format!(
+                "{} is not in the server's allow-list (ARCANE_MCP_TOOLS)",
+                a.id
+            ));
+        }
+        if let Some((name, Some(p))) = &self.preset {
+            if p.read_only && a.mutating {
+                return Some(format!(
+                    "{} changes state and the server's preset {name:?} ({}) serves only reading                      actions",
+                    a.id, p.description
+                ));
+            }
+            let allowed = (!p.reads && p.tools.is_empty())
+                || (p.reads && !a.mutating)
+                || p.tools.iter().any(|e| matches_entry(e, a));
+            if !allowed {
+                return Some(format!(
+                    "{} is not part of the server's preset {name:?} ({}; ARCANE_MCP_PRESET)",
+                    a.id, p.description
+                ));
+            }
+            if let Some(entry) = p.exclude.iter().find(|e| matches_entry(e, a)) {
+                return Some(format!(
+                    "{} is excluded by the server's preset {name:?} (entry {entry:?})",
+                    a.id
+                ));
+            }
+        }
         let entry = self.exclude.iter().find(|e| matches_entry(e, a))?;
         Some(format!(
             "{} is excluded by the server's configuration (ARCANE_MCP_EXCLUDE_TOOLS entry {entry:?})",
@@ -104,8 +190,15 @@ impl Policy {
 
     /// Exclusion entries that name no action or domain of the catalog (worth a warning).
     pub fn unknown_entries<'a>(&'a self, catalog: &Catalog) -> Vec<&'a str> {
+        let preset = self
+            .preset
+            .iter()
+            .filter_map(|(_, p)| p.as_ref())
+            .flat_map(|p| p.tools.iter().chain(&p.exclude));
         self.exclude
             .iter()
+            .chain(&self.allow)
+            .chain(preset)
             .filter(|e| !catalog.actions.iter().any(|a| matches_entry(e, a)))
             .map(String::as_str)
             .collect()

@@ -55,6 +55,16 @@ pub struct CallContext {
     /// `notifications/progress`. A bounded queue ([`PROGRESS_QUEUE`]): when the receiver falls
     /// behind (a client that does not read), reports are dropped rather than held.
     pub progress: Option<tokio::sync::mpsc::Sender<jsonlines::Progress>>,
+    /// The caller's own Arcane credential (HTTP `X-Arcane-API-Key`, docs/security.md): when
+    /// set, every request of the call carries it instead of the configured one.
+    pub credential: Option<Auth>,
+}
+
+impl CallContext {
+    /// The credential this call's requests carry.
+    pub fn auth<'a>(&'a self, configured: &'a Auth) -> &'a Auth {
+        self.credential.as_ref().unwrap_or(configured)
+    }
 }
 
 /// Runs actions against Arcane.
@@ -112,7 +122,28 @@ impl Executor {
         &self.config
     }
 
-    fn credential_name(&self) -> &'static str {
+    /// Whether Arcane answers its public health endpoint (for `/readyz`; no credential is
+    /// sent). The error says what failed without the URL, which may carry a password.
+    pub async fn probe(&self) -> Result<(), String> {
+        let url = format!("{}/api/health", self.config.base_url);
+        match self
+            .reads
+            .get(&url)
+            .timeout(Duration::from_secs(5))
+            .send()
+            .await
+        {
+            Ok(r) if r.status().is_success() => Ok(()),
+            Ok(r) => Err(format!("Arcane's health endpoint answered {}", r.status())),
+            Err(e) if e.is_timeout() => Err("Arcane did not answer within 5 s".into()),
+            Err(_) => Err("Arcane is unreachable".into()),
+        }
+    }
+
+    fn credential_name(&self, ctx: &CallContext) -> &'static str {
+        if ctx.credential.is_some() {
+            return "your Arcane API key (the X-Arcane-API-Key header)";
+        }
         match self.config.auth {
             Auth::ApiKey(_) => "the API key (ARCANE_API_KEY / --api-key)",
             Auth::Bearer(_) => "the token (ARCANE_TOKEN / --token)",
@@ -148,7 +179,7 @@ impl Executor {
         validate(scope, action, &params).map_err(CallError::Invalid)?;
         let mut params = params;
         let resolved = tokio::select! {
-            r = resolve::resolve_params(self, scope, action, &mut params) => r.map_err(CallError::Resolve),
+            r = resolve::resolve_params(self, scope, action, &mut params, ctx) => r.map_err(CallError::Resolve),
             _ = ctx.cancel.cancelled() => Err(CallError::CancelledLookup {
                 action: action.id.clone(),
             }),
@@ -194,9 +225,15 @@ impl Executor {
                 return Err(CallError::ShuttingDown);
             };
             if action.kind == ResultKind::Handler {
-                handlers::run(&self.config, self.ws_tls.clone(), action, sent)
-                    .await
-                    .map(Produced::Handler)
+                handlers::run(
+                    &self.config,
+                    ctx.auth(&self.config.auth),
+                    self.ws_tls.clone(),
+                    action,
+                    sent,
+                )
+                .await
+                .map(Produced::Handler)
             } else {
                 self.send(scope, action, prepared, ctx).await
             }
@@ -239,7 +276,7 @@ impl Executor {
         let mut req = client
             .request(method, &prepared.url)
             .timeout(request_timeout);
-        let (h, v) = self.config.auth.header();
+        let (h, v) = ctx.auth(&self.config.auth).header();
         req = req.header(h, v);
         for (k, v) in &prepared.headers {
             req = req.header(k, v);
@@ -287,7 +324,7 @@ impl Executor {
                 action,
                 err,
                 env,
-                self.credential_name(),
+                self.credential_name(ctx),
             ))
         };
         if status.is_success()

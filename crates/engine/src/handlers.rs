@@ -59,6 +59,7 @@ fn api_path(
 /// Runs a handler action and returns its output (or the error text).
 pub async fn run(
     config: &ExecConfig,
+    auth: &super::Auth,
     tls: Option<std::sync::Arc<rustls::ClientConfig>>,
     action: &Action,
     params: &Map<String, Value>,
@@ -66,7 +67,7 @@ pub async fn run(
     let path = api_path(action, params, &config.environment).map_err(CallError::Handler)?;
     let url = websocket::ws_url(&config.base_url, &path)
         .map_err(|e| CallError::Handler(e.to_string()))?;
-    let (h, v) = config.auth.header();
+    let (h, v) = auth.header();
     let target = WsTarget {
         url,
         headers: vec![(h.to_string(), v)],

@@ -55,4 +55,6 @@ pub use http::{
     redirect_location, redirect_text, same_origin_redirects, tls_config,
 };
 pub use path::{is_dot_or_empty, segment};
-pub use redact::{MASK, is_secret_name, mask_document, mask_text, redact_for, redacted};
+pub use redact::{
+    MASK, fingerprint, is_secret_name, mask_document, mask_text, redact_for, redacted,
+};

@@ -600,6 +600,16 @@ fn mask_lines(text: &str, all: bool) -> Option<String> {
     changed.then_some(out)
 }
 
+/// A short, non-secret fingerprint of a credential for logs, cache keys and the audit log: the
+/// first 12 hex digits of its SHA-256 (enough to tell users apart, useless to recover the key).
+pub fn fingerprint(secret: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(secret.as_bytes())[..6]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

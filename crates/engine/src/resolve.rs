@@ -27,7 +27,9 @@ const MAX_PAGES: u64 = 20;
 const MAX_CANDIDATES: usize = 10;
 
 /// (list action, environment).
-type ListKey = (String, String);
+/// (list action, environment, credential fingerprint): a list fetched with one caller's key
+/// never answers another caller's lookup (docs/security.md).
+type ListKey = (String, String, String);
 /// When a list was fetched, and its items.
 type Kept = (Instant, Arc<Vec<Value>>);
 
@@ -61,7 +63,9 @@ pub async fn resolve_params(
     scope: &Scope<'_>,
     action: &Action,
     params: &mut Map<String, Value>,
+    ctx: &super::CallContext,
 ) -> Result<(), String> {
+    let auth = ctx.auth(&exec.config.auth);
     for r in &scope.catalog.resolvers {
         if r.through == action.id || action.param(&r.param).is_none() {
             continue;
@@ -88,7 +92,7 @@ pub async fn resolve_params(
             .and_then(Value::as_str)
             .unwrap_or(&exec.config.environment)
             .to_string();
-        let id = lookup(exec, r, through, &environment, value).await?;
+        let id = lookup(exec, auth, r, through, &environment, value).await?;
         params.insert(r.param.clone(), Value::String(id));
     }
     Ok(())
@@ -104,6 +108,7 @@ fn keeps(r: &ParamResolver, value: &str) -> bool {
 
 async fn lookup(
     exec: &Executor,
+    auth: &super::Auth,
     r: &ParamResolver,
     through: &Action,
     environment: &str,
@@ -117,13 +122,15 @@ async fn lookup(
         } else {
             String::new()
         },
+        crate::redact::fingerprint(&auth.header().1),
     );
     let mut fresh = false;
     let items = match exec.resolve_cache.get(&key) {
         Some(items) => items,
         None => {
             fresh = true;
-            let items = Arc::new(fetch_all(exec, through, in_env.then_some(environment)).await?);
+            let items =
+                Arc::new(fetch_all(exec, auth, through, in_env.then_some(environment)).await?);
             exec.resolve_cache.put(key.clone(), items.clone());
             items
         }
@@ -131,7 +138,7 @@ async fn lookup(
     let found = matches(r, &items, value);
     if found.is_empty() && !fresh {
         // Created since the list was kept: look again.
-        let items = Arc::new(fetch_all(exec, through, in_env.then_some(environment)).await?);
+        let items = Arc::new(fetch_all(exec, auth, through, in_env.then_some(environment)).await?);
         exec.resolve_cache.put(key, items.clone());
         let found = matches(r, &items, value);
         return decide(r, &through.id, environment, value, found, &items);
@@ -239,6 +246,7 @@ fn label(r: &ParamResolver, item: &Value) -> Option<String> {
 /// do not overlap.
 async fn fetch_all(
     exec: &Executor,
+    auth: &super::Auth,
     through: &Action,
     environment: Option<&str>,
 ) -> Result<Vec<Value>, String> {
@@ -261,7 +269,7 @@ async fn fetch_all(
             &exec.config.environment,
         )
         .map_err(|e| format!("Cannot build the lookup request of {}: {e}.", through.id))?;
-        let (h, v) = exec.config.auth.header();
+        let (h, v) = auth.header();
         // Lookups count against the concurrency limit like any other request.
         let Ok(_slot) = exec.slots.acquire().await else {
             return Err("The server is shutting down; nothing was sent.".into());

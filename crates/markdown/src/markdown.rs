@@ -223,15 +223,7 @@ fn table(
     let objects: Vec<&Map<String, Value>> = items.iter().filter_map(Value::as_object).collect();
     let all_fields = field_union(&objects);
 
-    out.push('|');
-    for col in columns {
-        out.push(' ');
-        out.push_str(&table_cell_strict(col));
-        out.push_str(" |");
-    }
-    out.push_str("\n|");
-    out.push_str(&"---|".repeat(columns.len()));
-    out.push('\n');
+    table_header(out, columns);
 
     for obj in objects.iter().take(MAX_ROWS) {
         out.push('|');
@@ -677,15 +669,8 @@ fn rows_table(v: &Value) -> Option<String> {
     if !flat || columns.is_empty() || columns.iter().any(|c| sanitize(c).is_empty()) {
         return None;
     }
-    let mut out = String::from("|");
-    for col in &columns {
-        out.push(' ');
-        out.push_str(&table_cell_strict(col));
-        out.push_str(" |");
-    }
-    out.push_str("\n|");
-    out.push_str(&"---|".repeat(columns.len()));
-    out.push('\n');
+    let mut out = String::new();
+    table_header(&mut out, &columns);
     for obj in &objects {
         out.push('|');
         for col in &columns {
@@ -962,4 +947,17 @@ fn finish(mut out: String) -> String {
         std::borrow::Cow::Borrowed(_) => out,
         std::borrow::Cow::Owned(s) => s,
     }
+}
+
+/// The header row and delimiter row of a table; column names escaped for a cell.
+fn table_header(out: &mut String, columns: &[String]) {
+    out.push('|');
+    for col in columns {
+        out.push(' ');
+        out.push_str(&table_cell_strict(col));
+        out.push_str(" |");
+    }
+    out.push_str("\n|");
+    out.push_str(&"---|".repeat(columns.len()));
+    out.push('\n');
 }

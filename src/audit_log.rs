@@ -1,0 +1,265 @@
+//! The audit log of mutating calls (`--audit-log PATH`, docs/security.md): one JSON object per
+//! line — when, which session and client, which user (a fingerprint of the Arcane key, never
+//! the key), the action, environment and targets, the parameters with secrets masked, and the
+//! outcome (sent and answered, failed, refused, previewed; confirmed how). Not to be confused
+//! with `audit-tokens` (`src/audit.rs`), which measures tool definitions.
+//!
+//! Each line is written with one `write` under a lock, so lines from concurrent calls never
+//! interleave and a process killed mid-write loses at most the line being written. When the
+//! file would pass its size limit it is rotated (`PATH.1` … `PATH.3`, oldest dropped).
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{Context, Result};
+use serde_json::{Map, Value, json};
+
+/// Rotated files kept beside the current one.
+const KEEP: usize = 3;
+/// Longest string parameter kept in a line; longer ones (compose files, bodies) are cut.
+const MAX_STRING: usize = 256;
+
+/// An open audit log.
+pub struct AuditLog {
+    path: PathBuf,
+    max_bytes: u64,
+    file: Mutex<(File, u64)>,
+}
+
+/// Who made a call: the MCP session, the client's name, the key's fingerprint.
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    pub session: Option<String>,
+    pub client: Option<String>,
+    /// Fingerprint of the caller's own Arcane key; `None` = the server's key.
+    pub user: Option<String>,
+}
+
+/// What became of a mutating call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Sent to Arcane and answered with success.
+    Ok,
+    /// Sent (or attempted) and failed, or refused by local validation.
+    Error,
+    /// Not sent: withdrawn by policy, or destructive without confirmation.
+    Refused,
+    /// Not sent: safe mode answered with a preview of the request.
+    Preview,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Error => "error",
+            Outcome::Refused => "refused",
+            Outcome::Preview => "preview",
+        }
+    }
+}
+
+/// One line of the log.
+pub struct Entry<'a> {
+    pub caller: &'a Caller,
+    pub action: &'a str,
+    pub domain: &'a str,
+    pub environment: &'a str,
+    pub params: &'a Map<String, Value>,
+    pub outcome: Outcome,
+    /// The error text of a failed or refused call (masked and cut here).
+    pub error: Option<&'a str>,
+    pub duration: std::time::Duration,
+    /// `param` (confirm: true), `elicitation` (the user accepted), or none.
+    pub confirmed: Option<&'static str>,
+}
+
+impl AuditLog {
+    /// Opens (creating) the log for appending; only the owner may read it.
+    pub fn open(path: &Path, max_bytes: u64) -> Result<AuditLog> {
+        let file = open_append(path)
+            .with_context(|| format!("opening the audit log {}", path.display()))?;
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        Ok(AuditLog {
+            path: path.to_path_buf(),
+            max_bytes: max_bytes.max(1024),
+            file: Mutex::new((file, len)),
+        })
+    }
+
+    /// Appends one entry. A failure is logged (without the entry) and does not fail the call.
+    pub fn record(&self, e: &Entry<'_>) {
+        let mut line = serde_json::to_string(&line_of(e)).unwrap_or_default();
+        line.push('\n');
+        let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.1 > 0 && guard.1 + line.len() as u64 > self.max_bytes {
+            match self.rotate() {
+                Ok(f) => *guard = (f, 0),
+                Err(err) => tracing::warn!(error = %err, "audit log rotation failed; appending"),
+            }
+        }
+        match guard.0.write_all(line.as_bytes()) {
+            Ok(()) => guard.1 += line.len() as u64,
+            Err(err) => tracing::warn!(
+                path = %self.path.display(),
+                error = %err,
+                "could not write to the audit log"
+            ),
+        }
+    }
+
+    fn rotate(&self) -> std::io::Result<File> {
+        let numbered = |n: usize| {
+            let mut p = self.path.clone().into_os_string();
+            p.push(format!(".{n}"));
+            PathBuf::from(p)
+        };
+        let _ = std::fs::remove_file(numbered(KEEP));
+        for n in (1..KEEP).rev() {
+            let _ = std::fs::rename(numbered(n), numbered(n + 1));
+        }
+        std::fs::rename(&self.path, numbered(1))?;
+        open_append(&self.path)
+    }
+}
+
+fn open_append(path: &Path) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.append(true).create(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    o.open(path)
+}
+
+/// The JSON of one entry: secrets masked, long strings cut, targets picked out.
+fn line_of(e: &Entry<'_>) -> Value {
+    let mut params = arcane_engine::redacted(&Value::Object(e.params.clone()), e.domain);
+    cut_strings(&mut params);
+    let targets: Map<String, Value> = params
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter(|(k, _)| {
+                    *k != "environmentId" && (k.ends_with("Id") || k.ends_with("Ids") || *k == "id")
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "time": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "session": e.caller.session,
+        "client": e.caller.client,
+        "user": e.caller.user.as_deref().map_or_else(|| "server-key".to_string(), |f| format!("key:{f}")),
+        "action": e.action,
+        "environment": e.environment,
+        "targets": targets,
+        "params": params,
+        "outcome": e.outcome.as_str(),
+        "error": e.error.map(|t| arcane_markdown::excerpt(&arcane_engine::mask_text(t), 300)),
+        "durationMs": e.duration.as_millis() as u64,
+        "confirmed": e.confirmed,
+    })
+}
+
+fn cut_strings(v: &mut Value) {
+    match v {
+        Value::String(s) if s.chars().count() > MAX_STRING => {
+            let n = s.chars().count();
+            *s = format!(
+                "{}… ({n} characters)",
+                s.chars().take(MAX_STRING).collect::<String>()
+            );
+        }
+        Value::Array(a) => a.iter_mut().for_each(cut_strings),
+        Value::Object(m) => m.values_mut().for_each(cut_strings),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry<'a>(caller: &'a Caller, params: &'a Map<String, Value>) -> Entry<'a> {
+        Entry {
+            caller,
+            action: "container.restart",
+            domain: "container",
+            environment: "0",
+            params,
+            outcome: Outcome::Ok,
+            error: None,
+            duration: std::time::Duration::from_millis(12),
+            confirmed: Some("param"),
+        }
+    }
+
+    #[test]
+    fn lines_mask_secrets_cut_long_text_and_name_targets() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open(&path, 1 << 20).unwrap();
+        let caller = Caller {
+            session: Some("s1".into()),
+            client: Some("claude".into()),
+            user: Some(arcane_engine::fingerprint("user-key")),
+        };
+        let params =
+            json!({"containerId": "abc", "password": "hunter2", "compose": "x".repeat(1000)});
+        log.record(&entry(&caller, params.as_object().unwrap()));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 1);
+        let line: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(line["action"], "container.restart");
+        assert_eq!(line["targets"], json!({"containerId": "abc"}));
+        assert_eq!(line["outcome"], "ok");
+        assert_eq!(line["confirmed"], "param");
+        assert_eq!(line["session"], "s1");
+        assert!(line["user"].as_str().unwrap().starts_with("key:"));
+        assert!(
+            !text.contains("hunter2") && !text.contains("user-key"),
+            "{text}"
+        );
+        assert!(text.len() < 1000, "long strings are cut: {}", text.len());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "only the owner reads the audit log");
+        }
+    }
+
+    #[test]
+    fn concurrent_lines_never_interleave_and_rotation_keeps_three() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = std::sync::Arc::new(AuditLog::open(&path, 4096).unwrap());
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let log = log.clone();
+                std::thread::spawn(move || {
+                    let caller = Caller::default();
+                    for i in 0..50 {
+                        let params = json!({"name": format!("t{t}-{i}")});
+                        log.record(&entry(&caller, params.as_object().unwrap()));
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let mut files = vec![path.clone()];
+        files.extend((1..=KEEP).map(|n| dir.path().join(format!("audit.jsonl.{n}"))));
+        assert!(!dir.path().join("audit.jsonl.4").exists());
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            assert!(text.len() as u64 <= 4096, "{} over its limit", f.display());
+            for l in text.lines() {
+                let v: Value = serde_json::from_str(l).expect("every line is whole JSON");
+                assert_eq!(v["user"], "server-key");
+            }
+        }
+    }
+}

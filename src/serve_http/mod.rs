@@ -1,0 +1,301 @@
+//! Streamable HTTP serving for a team (docs/security.md): rmcp's Streamable HTTP service at
+//! `/mcp` over the same [`ArcaneServer`] stdio uses, behind a gate (bearer tokens, the
+//! caller's Arcane key policy, a per-client rate limit), with Host/Origin validation, a body
+//! size limit and idle session expiry; `/healthz`, `/readyz` and `/metrics` beside it.
+
+pub mod guard;
+pub mod metrics;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use axum::Router;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::app::App;
+use crate::config::{HttpArgs, KeySource};
+use arcane_engine::Auth;
+use guard::{RateLimit, Tokens};
+use metrics::Metrics;
+
+/// What the MCP handler needs from the HTTP side: the caller's key policy and the metrics.
+pub struct Hooks {
+    pub key_source: KeySource,
+    pub metrics: Arc<Metrics>,
+}
+
+impl Hooks {
+    /// The caller's own Arcane credential of the HTTP request behind `extensions` (rmcp puts
+    /// the request's `http::request::Parts` there), when the policy lets it be used.
+    pub fn credential(&self, extensions: &rmcp::model::Extensions) -> Option<Auth> {
+        let parts = extensions.get::<http::request::Parts>()?;
+        guard::client_key(self.key_source, &parts.headers).map(Auth::ApiKey)
+    }
+}
+
+/// The settings of the listener, checked before anything is bound.
+pub struct Settings {
+    pub listen: SocketAddr,
+    pub tokens: Tokens,
+    pub allowed_hosts: Vec<String>,
+    pub allowed_origins: Vec<String>,
+    pub max_request_bytes: usize,
+    pub rate_limit: u32,
+    pub idle: Duration,
+    pub key_source: KeySource,
+}
+
+impl Settings {
+    /// The settings of the flags; refuses what would be unsafe on a network.
+    pub fn from_args(args: &HttpArgs) -> Result<Settings> {
+        let mut tokens: Vec<String> = args.auth_tokens.clone();
+        if let Some(path) = &args.auth_token_file {
+            let text = std::fs::read_to_string(path).with_context(|| {
+                format!(
+                    "reading the bearer tokens of --auth-token-file {}",
+                    path.display()
+                )
+            })?;
+            tokens.extend(guard::tokens_from_file(&text));
+        }
+        let tokens = Tokens::new(tokens.iter().map(String::as_str));
+        let loopback = args.listen.ip().is_loopback();
+        if tokens.is_empty() {
+            if !args.allow_unauthenticated {
+                bail!(
+                    "HTTP transport refuses to start without authentication: set \
+                     ARCANE_MCP_AUTH_TOKEN (one or more comma-separated tokens) or \
+                     --auth-token-file, or pass --allow-unauthenticated to serve loopback only"
+                );
+            }
+            if !loopback {
+                bail!(
+                    "--allow-unauthenticated serves loopback addresses only, not {}: listen on \
+                     127.0.0.1 or set ARCANE_MCP_AUTH_TOKEN",
+                    args.listen
+                );
+            }
+        }
+        let allowed_hosts: Vec<String> = trimmed(&args.allowed_hosts);
+        let allowed_hosts = if allowed_hosts.is_empty() {
+            if !loopback {
+                bail!(
+                    "listening on {} beyond loopback: set ARCANE_MCP_ALLOWED_HOSTS \
+                     (--allowed-hosts) to the host names clients reach this server by, e.g. \
+                     mcp.example.com (requests naming another Host are refused)",
+                    args.listen
+                );
+            }
+            vec!["localhost".into(), "127.0.0.1".into(), "::1".into()]
+        } else {
+            allowed_hosts
+        };
+        Ok(Settings {
+            listen: args.listen,
+            tokens,
+            allowed_hosts,
+            allowed_origins: trimmed(&args.allowed_origins),
+            max_request_bytes: args.max_request_bytes,
+            rate_limit: args.rate_limit,
+            idle: Duration::from_secs(args.session_idle_timeout),
+            key_source: args.arcane_key_source,
+        })
+    }
+}
+
+fn trimmed(list: &[String]) -> Vec<String> {
+    list.iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// Shared by the middleware and the health routes.
+struct Shared {
+    tokens: Tokens,
+    key_source: KeySource,
+    rate: RateLimit,
+    metrics: Arc<Metrics>,
+    app: Arc<App>,
+    ready: tokio::sync::Mutex<Option<(Instant, Result<(), String>)>>,
+}
+
+/// How long a `/readyz` verdict is reused, so the endpoint cannot be used to hammer Arcane.
+const READY_CACHE: Duration = Duration::from_secs(5);
+
+/// The router of the listener (without the TCP loop, so tests can drive it in-process too).
+fn router(app: Arc<App>, settings: Settings, ct: CancellationToken) -> Router {
+    let metrics = Arc::new(Metrics::default());
+    let hooks = Arc::new(Hooks {
+        key_source: settings.key_source,
+        metrics: metrics.clone(),
+    });
+    let server = app.server().with_http(hooks);
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(settings.idle);
+    let mut config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(settings.allowed_hosts)
+        .with_max_request_body_bytes(settings.max_request_bytes)
+        .with_cancellation_token(ct);
+    // Origin is always validated: an empty list refuses every browser origin (clients that
+    // are not browsers send none).
+    config = if settings.allowed_origins.is_empty() {
+        config.enforce_origin_validation()
+    } else {
+        config.with_allowed_origins(settings.allowed_origins)
+    };
+    let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
+    let shared = Arc::new(Shared {
+        tokens: settings.tokens,
+        key_source: settings.key_source,
+        rate: RateLimit::new(settings.rate_limit),
+        metrics: metrics.clone(),
+        app,
+        ready: tokio::sync::Mutex::new(None),
+    });
+    let guarded = Router::new()
+        .route_service("/mcp", mcp)
+        .route("/metrics", get(metrics_route))
+        .route_layer(middleware::from_fn_with_state(shared.clone(), gate));
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(ready_route))
+        .merge(guarded)
+        .layer(middleware::from_fn_with_state(shared.clone(), outer))
+        .with_state(shared)
+}
+
+/// Counts every answer by status and applies the per-client rate limit.
+async fn outer(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let response = match shared.rate.take(peer.ip()) {
+        Ok(()) => next.run(req).await,
+        Err(retry) => {
+            let mut r = guard::plain(
+                StatusCode::TOO_MANY_REQUESTS,
+                "Too many requests from this address; retry after the time in Retry-After.",
+            );
+            if let Ok(v) = retry.to_string().parse() {
+                r.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            r
+        }
+    };
+    shared.metrics.record_http(response.status().as_u16());
+    response
+}
+
+/// Bearer token and the caller's-key policy of `/mcp` and `/metrics`.
+async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    let mcp = req.uri().path() == "/mcp";
+    if let Err(refused) = guard::check(&shared.tokens, shared.key_source, req.headers(), mcp) {
+        return refused.into_response();
+    }
+    next.run(req).await
+}
+
+async fn metrics_route(State(shared): State<Arc<Shared>>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        shared.metrics.render(),
+    )
+        .into_response()
+}
+
+/// Ready when the catalog has actions and Arcane answers its health endpoint (verdict cached).
+async fn ready_route(State(shared): State<Arc<Shared>>) -> Response {
+    if shared.app.live.load().catalog.actions.is_empty() {
+        return guard::plain(StatusCode::SERVICE_UNAVAILABLE, "catalog is empty\n");
+    }
+    let mut cached = shared.ready.lock().await;
+    let verdict = match &*cached {
+        Some((at, v)) if at.elapsed() < READY_CACHE => v.clone(),
+        _ => {
+            let v = shared.app.executor.probe().await;
+            *cached = Some((Instant::now(), v.clone()));
+            v
+        }
+    };
+    drop(cached);
+    match verdict {
+        Ok(()) => (StatusCode::OK, "ready\n").into_response(),
+        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response(),
+    }
+}
+
+/// Serves MCP over Streamable HTTP until Ctrl-C / SIGTERM.
+pub async fn serve(app: App, settings: Settings) -> Result<()> {
+    if settings.tokens.is_empty() {
+        tracing::warn!(
+            "HTTP transport WITHOUT AUTHENTICATION (--allow-unauthenticated) on {}: any local \
+             program can operate Arcane through it",
+            settings.listen
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(settings.listen)
+        .await
+        .with_context(|| format!("listening on {}", settings.listen))?;
+    let addr = listener.local_addr().unwrap_or(settings.listen);
+    app.announce();
+    let _watch = app.watch();
+    let ct = CancellationToken::new();
+    tracing::info!(
+        url = %format!("http://{addr}/mcp"),
+        tokens = settings.tokens.len(),
+        arcane_key_source = settings.key_source.as_str(),
+        allowed_hosts = ?settings.allowed_hosts,
+        allowed_origins = ?settings.allowed_origins,
+        "serving MCP over Streamable HTTP"
+    );
+    let router = router(Arc::new(app), settings, ct.clone());
+    let stop = ct.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        stop.cancel();
+    });
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(ct.cancelled_owned())
+    .await
+    .context("serving HTTP")?;
+    tracing::info!("HTTP transport stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}
