@@ -3,7 +3,7 @@
 //! resolve → policy (read-only, exclusions) → validate (jsonschema, locally) → confirm →
 //! safe-mode preview → HTTP request → an [`Outcome`] or a [`CallError`] whose text carries the
 //! next step (docs/output-format.md#errors). The engine neither renders nor speaks the
-//! protocol: the presentation (`present/`) turns its answer into a tool result. It sees the
+//! protocol: the server's presentation (`src/present/`) turns its answer into a tool result. It sees the
 //! server's state only through a [`Scope`].
 
 use std::time::Duration;
@@ -97,6 +97,7 @@ impl Executor {
         let client = |redirects: reqwest::redirect::Policy| {
             crate::http::client_builder(&tls)
                 .connect_timeout(Duration::from_secs(10).min(config.timeout))
+                // The engine's version is the server's (the engine's tests check it).
                 .user_agent(concat!("arcane-mcp/", env!("CARGO_PKG_VERSION")))
                 .redirect(redirects)
                 .pool_max_idle_per_host(config.max_concurrent_requests)
