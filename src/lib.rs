@@ -2,17 +2,22 @@
 //!
 //! The data's path, one module per stage (see ARCHITECTURE.md): [`spec`] finds Arcane's
 //! document → the `arcane-catalog` crate parses it and builds the catalog, its search index and
-//! policy → [`surface`] → the `arcane-engine` crate (a typed outcome) → [`present`] (rendering via
-//! the `arcane-markdown` crate, [`output_schema`] fitting, next steps, links) → [`server`] (the
-//! MCP glue; [`resources`] read through the engine too) → [`reload`].
+//! policy → [`surface`] → the `arcane-engine` crate (a typed outcome) → [`present`] (rendering
+//! via the `arcane-markdown` crate, [`output_schema`] fitting, next steps, links) → [`server`]
+//! (the MCP glue; [`resources`] read through the engine too) → [`reload`].
+//!
+//! Public: what the binary, the tests and the benches use — the settings ([`config`]), the
+//! wiring ([`app`], [`connection`], [`serve`]), the subcommands ([`cli`], [`check`],
+//! [`inspect`], [`audit`], [`logging`]), the stages tests drive on their own and the MCP glue
+//! ([`server`], which [`app::App`] hands out). What only the glue calls (`serve_http`,
+//! `confirm`, `audit_log`) is private. Nothing of the workspace's other crates is
+//! re-exported: code names `arcane_catalog::`, `arcane_markdown::` and `arcane_engine::`.
 
 pub mod app;
 pub mod audit;
-pub mod audit_log;
 pub mod check;
 pub mod cli;
 pub mod config;
-pub mod confirm;
 pub mod find;
 pub mod flat;
 pub mod inspect;
@@ -21,11 +26,14 @@ pub mod output_schema;
 pub mod present;
 pub mod reload;
 pub mod resources;
-pub mod serve_http;
 pub mod server;
 pub mod snapshot;
 pub mod spec;
 pub mod surface;
+
+mod audit_log;
+mod confirm;
+mod serve_http;
 
 use anyhow::{Result, anyhow, bail};
 

@@ -11,7 +11,7 @@
 //! | `arcane://guides/{slug}` | task guides naming actions as the surface spells them |
 //!
 //! Docker state is read through the executor (the same validation, policy and errors as a tool
-//! call), then redacted ([`redact`]) with a note of what was masked.
+//! call), then redacted ([`arcane_engine::redact_for`]) with a note of what was masked.
 
 pub mod guides;
 pub mod links;
