@@ -125,12 +125,28 @@ impl AuditLog {
     }
 }
 
+/// Opens the log for appending, creating it for its owner only. A symbolic link at the path is
+/// refused (`O_NOFOLLOW`), also when one appears between a rotation and the reopening: whoever
+/// can write the log's directory must not make the server append to a file of its choosing.
 fn open_append(path: &Path) -> std::io::Result<File> {
     let mut o = OpenOptions::new();
     o.append(true).create(true);
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    o.open(path)
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    o.open(path).map_err(|e| {
+        let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        if link {
+            std::io::Error::new(
+                e.kind(),
+                "it is a symbolic link; give the path of the file itself (links are not followed)",
+            )
+        } else {
+            e
+        }
+    })
 }
 
 /// The JSON of one entry: secrets masked, long strings cut, targets picked out.

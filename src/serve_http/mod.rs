@@ -68,6 +68,21 @@ impl Settings {
             tokens.extend(guard::tokens_from_file(&text));
         }
         let tokens = Tokens::new(tokens.iter().map(String::as_str));
+        // Tokens that were given but are all blank (an empty secret file, a variable set to
+        // nothing) are a mistake, never a wish to serve without authentication.
+        if tokens.is_empty() && (!args.auth_tokens.is_empty() || args.auth_token_file.is_some())
+        {
+            let file = args
+                .auth_token_file
+                .as_ref()
+                .map(|p| format!(" (--auth-token-file {})", p.display()))
+                .unwrap_or_default();
+            bail!(
+                "the bearer tokens given hold no token{file}: every line is empty or a # \
+                 comment, or ARCANE_MCP_AUTH_TOKEN is blank; put at least one token there \
+                 (an empty token list never turns authentication off)"
+            );
+        }
         let loopback = args.listen.ip().is_loopback();
         if tokens.is_empty() {
             if !args.allow_unauthenticated {
@@ -122,6 +137,9 @@ fn trimmed(list: &[String]) -> Vec<String> {
 /// Shared by the middleware and the health routes.
 struct Shared {
     tokens: Tokens,
+    /// Which caller opened each session, and the service's own table of live sessions.
+    sessions: guard::Sessions,
+    live_sessions: Arc<LocalSessionManager>,
     key_source: KeySource,
     rate: RateLimit,
     metrics: Arc<Metrics>,
@@ -153,9 +171,13 @@ fn router(app: Arc<App>, settings: Settings, ct: CancellationToken) -> Router {
     } else {
         config.with_allowed_origins(settings.allowed_origins)
     };
-    let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
+    let sessions = Arc::new(sessions);
+    let live_sessions = sessions.clone();
+    let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     let shared = Arc::new(Shared {
         tokens: settings.tokens,
+        sessions: guard::Sessions::default(),
+        live_sessions,
         key_source: settings.key_source,
         rate: RateLimit::new(settings.rate_limit),
         metrics: metrics.clone(),
@@ -198,13 +220,41 @@ async fn outer(
     response
 }
 
-/// Bearer token and the caller's-key policy of `/mcp` and `/metrics`.
+/// Bearer token and the caller's-key policy of `/mcp` and `/metrics`; a session serves only
+/// the caller that opened it (`guard::Sessions`).
 async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
     let mcp = req.uri().path() == "/mcp";
-    if let Err(refused) = guard::check(&shared.tokens, shared.key_source, req.headers(), mcp) {
-        return refused.into_response();
+    let who = match guard::check(&shared.tokens, shared.key_source, req.headers(), mcp) {
+        Ok(who) => who,
+        Err(refused) => return refused.into_response(),
+    };
+    let session = req
+        .headers()
+        .get(guard::SESSION_HEADER)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    if let Some(id) = &session
+        && !shared.sessions.admits(id, &who)
+    {
+        // The answer the service gives for an unknown session.
+        return guard::plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
     }
-    next.run(req).await
+    let ending = req.method() == http::Method::DELETE;
+    let response = next.run(req).await;
+    match (&session, response.headers().get(guard::SESSION_HEADER)) {
+        (None, Some(opened)) => {
+            if let Ok(id) = opened.to_str() {
+                if shared.sessions.wants_pruning() {
+                    let live = shared.live_sessions.sessions.read().await;
+                    let live = live.keys().map(|k| k.to_string()).collect();
+                    shared.sessions.prune(&live);
+                }
+                shared.sessions.bind(id, who);
+            }
+        }
+        (Some(id), _) if ending && response.status().is_success() => shared.sessions.forget(id),
+        _ => {}
+    }
+    response
 }
 
 async fn metrics_route(State(shared): State<Arc<Shared>>) -> Response {
@@ -269,15 +319,77 @@ pub async fn serve(app: App, settings: Settings) -> Result<()> {
         shutdown_signal().await;
         stop.cancel();
     });
-    axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(ct.cancelled_owned())
-    .await
-    .context("serving HTTP")?;
+    serve_connections(listener, router, ct).await;
     tracing::info!("HTTP transport stopped");
     Ok(())
+}
+
+/// Longest a client may take to send the head of a request, also while a kept-alive
+/// connection waits for its next one: a client that trickles its headers a byte at a time
+/// (slowloris) or opens connections and sends nothing is disconnected instead of holding a
+/// connection, a task and a file descriptor for ever. A response being streamed (SSE) is not
+/// affected.
+const HEADER_READ: Duration = Duration::from_secs(10);
+
+/// Most connections served at once; more wait in the kernel's accept queue. Keeps file
+/// descriptors for the requests to Arcane however many connections clients open.
+const MAX_CONNECTIONS: usize = 1024;
+
+/// How long a stop waits for the requests in flight to finish.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// The accept loop: every connection served by hyper with [`HEADER_READ`], at most
+/// [`MAX_CONNECTIONS`] at once, each request carrying its peer address (`ConnectInfo`).
+async fn serve_connections(listener: tokio::net::TcpListener, router: Router, ct: CancellationToken) {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    use hyper_util::server::conn::auto::Builder;
+    use tower::ServiceExt;
+
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let slot = tokio::select! {
+            s = slots.clone().acquire_owned() => match s { Ok(s) => s, Err(_) => break },
+            _ = ct.cancelled() => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait instead of spinning.
+                    tracing::warn!(error = %e, "accepting an HTTP connection failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = ct.cancelled() => break,
+        };
+        let router = router.clone();
+        let ct = ct.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+                req.extensions_mut().insert(ConnectInfo(peer));
+                router.clone().oneshot(req)
+            });
+            let mut builder = Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ);
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = ct.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+            drop(slot);
+        });
+    }
+    // Wait (bounded) until every connection has finished its request in flight.
+    let all = u32::try_from(MAX_CONNECTIONS).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout(DRAIN, slots.acquire_many(all)).await;
 }
 
 async fn shutdown_signal() {
