@@ -1,0 +1,377 @@
+//! The Streamable HTTP listener under attack, through the real binary against the simulator:
+//! a stranger on the network (tokens, slow clients), a team member holding a valid token who
+//! reaches for another member's session, an operator's broken files (token lists, the audit
+//! log's path), and what the logs, metrics and health answers may show.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::cli::{BIN, HttpServer, INIT, free_port, http_client, raw_post, repo};
+use crate::server_support::{GUARD, Sim, call, shape, spec_path, text};
+
+/// Runs `arcane-mcp --transport http` with `args`/`env` expecting it to refuse to start; its
+/// stderr. A server that starts serving instead fails the test (it is killed after 10 s).
+async fn refused_to_start(args: &[&str], env: &[(&str, &str)]) -> String {
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.current_dir(repo())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("ARCANE_MCP_LOG", "warn")
+        .args(["--arcane-url", "http://127.0.0.1:9", "--api-key", "k", "--spec"])
+        .arg(spec_path())
+        .args(["--transport", "http", "--listen"])
+        .arg(format!("127.0.0.1:{}", free_port()))
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let child = cmd.spawn().expect("arcane-mcp spawns");
+    let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("arcane-mcp {args:?} {env:?} started serving instead of refusing"))
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{err}");
+    err
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// A token file that holds no token (an empty Docker secret, only comments, only a byte order
+/// mark and blank CRLF lines) or a blank ARCANE_MCP_AUTH_TOKEN stops startup, also with
+/// --allow-unauthenticated: it is a broken secret, never a wish to serve without a token. A file
+/// written on Windows (BOM, CRLF) still yields its token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_token_list_never_turns_authentication_off() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, content) in ["", "\n\n", "# rotated out\n   \n", "\u{feff}\r\n\r\n"]
+        .into_iter()
+        .enumerate()
+    {
+        let file = write(dir.path(), &format!("tokens{i}"), content);
+        for extra in [&[][..], &["--allow-unauthenticated"][..]] {
+            let mut args = vec!["--auth-token-file", &file];
+            args.extend_from_slice(extra);
+            let err = refused_to_start(&args, &[]).await;
+            assert!(err.contains("hold no token"), "{content:?}: {err}");
+            assert!(err.contains(&file), "names the file: {err}");
+        }
+    }
+    let err = refused_to_start(
+        &["--allow-unauthenticated"],
+        &[("ARCANE_MCP_AUTH_TOKEN", " , ")],
+    )
+    .await;
+    assert!(err.contains("hold no token"), "{err}");
+
+    let sim = Sim::start().await;
+    let file = write(dir.path(), "windows", "\u{feff}tok-file\r\n# old\r\n");
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--auth-token-file", &file],
+        &[],
+    )
+    .await;
+    let (status, _, body) =
+        raw_post(&server.base, &[("authorization", "Bearer tok-file")], INIT.into()).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _, _) = raw_post(
+        &server.base,
+        &[("authorization", "Bearer \u{feff}tok-file")],
+        INIT.into(),
+    )
+    .await;
+    assert_eq!(status, 401);
+    server.stop().await;
+}
+
+/// One raw request to `/mcp` with the given method, headers and body; status and body.
+async fn mcp(
+    base: &str,
+    method: reqwest::Method,
+    headers: &[(&str, &str)],
+    body: Option<Value>,
+) -> (u16, String) {
+    let mut req = reqwest::Client::new()
+        .request(method, format!("{base}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18");
+    if let Some(b) = body {
+        req = req
+            .header("content-type", "application/json")
+            .body(b.to_string());
+    }
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    // An SSE stream stays open: the status and the first bytes are enough.
+    let mut r = req.send().await.unwrap();
+    let status = r.status().as_u16();
+    let first = tokio::time::timeout(Duration::from_secs(2), r.chunk())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    (status, first)
+}
+
+/// A session ID is a capability: whoever holds it can answer the session's elicitation
+/// questions, read its notification stream or end it. Another team member with a valid token
+/// of their own, the same member with another Arcane key, or a request that dropped its key (and
+/// would run with the server's) is told the session does not exist; the session keeps serving
+/// the caller that opened it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_serves_only_the_caller_that_opened_it() {
+    let sim = Sim::start().await;
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--arcane-key-source", "either", "--rate-limit", "100000"],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok-a,tok-b")],
+    )
+    .await;
+    let base = server.base.clone();
+    // The scheme is case-insensitive (RFC 9110): a client writing BEARER is not a stranger.
+    let (status, h, body) = raw_post(
+        &base,
+        &[("authorization", "BEARER tok-a"), ("x-arcane-api-key", "key-a")],
+        INIT.into(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let sid = h["mcp-session-id"].to_str().unwrap().to_string();
+    let owner = [
+        ("authorization", "Bearer tok-a"),
+        ("x-arcane-api-key", "key-a"),
+        ("mcp-session-id", sid.as_str()),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, body) = mcp(&base, reqwest::Method::POST, &owner, Some(initialized)).await;
+    assert!(status == 202 || status == 200, "{status} {body}");
+
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    // A forged answer to an elicitation question the session may have asked.
+    let forged = json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "accept", "content": {"confirm": true}}});
+    let strangers: [&[(&str, &str)]; 3] = [
+        &[("authorization", "Bearer tok-b"), ("x-arcane-api-key", "key-a")],
+        &[("authorization", "Bearer tok-a"), ("x-arcane-api-key", "key-b")],
+        &[("authorization", "Bearer tok-a")],
+    ];
+    for who in strangers {
+        let mut headers = who.to_vec();
+        headers.push(("mcp-session-id", &sid));
+        for (method, body) in [
+            (reqwest::Method::POST, Some(list.clone())),
+            (reqwest::Method::POST, Some(forged.clone())),
+            (reqwest::Method::GET, None),
+            (reqwest::Method::DELETE, None),
+        ] {
+            let (status, text) = mcp(&base, method.clone(), &headers, body).await;
+            assert_eq!(status, 404, "{who:?} {method}: {text}");
+            assert!(text.contains("Session not found"), "{text}");
+        }
+    }
+    // Still the owner's session.
+    let (status, text) = mcp(&base, reqwest::Method::POST, &owner, Some(list.clone())).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("arcane_"), "{text}");
+    let (status, _) = mcp(&base, reqwest::Method::DELETE, &owner, None).await;
+    assert!((200..300).contains(&status), "{status}");
+    let (status, _) = mcp(&base, reqwest::Method::POST, &owner, Some(list)).await;
+    assert_eq!(status, 404);
+    server.stop().await;
+}
+
+/// The audit log's name for a key: the first 12 hex digits of its SHA-256 (docs/security.md).
+fn fingerprint(key: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(key.as_bytes())[..6]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Reads from `stream` until the server closes it; `Err` when it is still open after `GUARD`.
+async fn closed_by_server(stream: &mut tokio::net::TcpStream) -> Result<(), String> {
+    let mut buf = [0u8; 1024];
+    tokio::time::timeout(GUARD, async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .map_err(|_| format!("still open after {GUARD:?}"))
+}
+
+/// Slowloris: a client that opens connections and sends a request head slowly (a header line
+/// now and then) or not at all is disconnected, instead of holding a connection, a task and a
+/// file descriptor for as long as it likes; the server keeps answering others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_trickles_its_headers_is_disconnected() {
+    let sim = Sim::start().await;
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &[],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let addr = server.base.trim_start_matches("http://").to_string();
+    let mut silent = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let mut trickle = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    trickle
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let (mut read, mut write) = trickle.into_split();
+    let feeder = tokio::spawn(async move {
+        for i in 0.. {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            if write
+                .write_all(format!("X-Slow-{i}: a\r\n").as_bytes())
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
+    let silent_closed = closed_by_server(&mut silent).await;
+    let mut buf = [0u8; 1024];
+    let trickle_closed = tokio::time::timeout(GUARD, async {
+        loop {
+            match read.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    feeder.abort();
+    assert_eq!(silent_closed, Ok(()), "a connection that sends nothing");
+    assert!(trickle_closed.is_ok(), "a head trickled a line a second");
+    let ok = reqwest::get(format!("{}/healthz", server.base)).await.unwrap();
+    assert_eq!(ok.status(), 200);
+    server.stop().await;
+}
+
+/// Whoever can write the audit log's directory could put a symbolic link at its path and have
+/// the server append to any file the server may write (a shell profile, an authorized_keys
+/// file): the server refuses to open a link, at startup, with what to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg(unix)]
+async fn the_audit_log_is_never_opened_through_a_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let link = dir.path().join("audit.jsonl");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let link = link.display().to_string();
+    let err = refused_to_start(
+        &["--audit-log", &link],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    assert!(err.contains("symbolic link") && err.contains(&link), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}
+
+/// At the most verbose log level, the bearer tokens (accepted or wrong) and a caller's own
+/// Arcane key appear nowhere the server writes or answers: logs, metrics, health, the audit
+/// log (which names the key by its fingerprint only), error texts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_token_or_client_key_is_shown_at_trace_level() {
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl").display().to_string();
+    let user_key = sim.sim.api_key().to_string();
+    let server = HttpServer::start(
+        &sim.base(),
+        None,
+        &["--arcane-key-source", "client", "--audit-log", &audit],
+        &[
+            ("ARCANE_MCP_AUTH_TOKEN", "planted-team-token"),
+            ("ARCANE_MCP_LOG", "trace"),
+        ],
+    )
+    .await;
+    let base = server.base.clone();
+    let client = http_client(&base, "planted-team-token", &[("x-arcane-api-key", &user_key)]).await;
+    let (tool, args) = shape("dynamic", "container.list", json!({}), false);
+    let r = call(&client, &tool, args).await;
+    assert!(text(&r).contains("web-1"), "{}", text(&r));
+    let (tool, args) = shape("dynamic", "container.restart", json!({"containerId": "web-1"}), false);
+    let r = call(&client, &tool, args).await;
+    let shown = text(&r);
+    client.cancel().await.unwrap();
+    let (status, _, wrong) = raw_post(
+        &base,
+        &[
+            ("authorization", "Bearer planted-wrong-token"),
+            ("x-arcane-api-key", "planted-other-key"),
+        ],
+        INIT.into(),
+    )
+    .await;
+    assert_eq!(status, 401);
+    let http = reqwest::Client::new();
+    let metrics = http
+        .get(format!("{base}/metrics"))
+        .bearer_auth("planted-team-token")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(metrics.contains("arcane_mcp_tool_calls_total"), "{metrics}");
+    let ready = http
+        .get(format!("{base}/readyz"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let log = server.stop().await;
+    assert!(log.contains("TRACE") || log.contains("DEBUG"), "trace logging is on: {log}");
+    let audit = std::fs::read_to_string(&audit).unwrap();
+    assert!(audit.contains("container.restart"), "{audit}");
+    assert!(
+        audit.contains(&format!("key:{}", fingerprint(&user_key))),
+        "{audit}"
+    );
+    for (place, text) in [
+        ("the log", &log),
+        ("the audit log", &audit),
+        ("/metrics", &metrics),
+        ("/readyz", &ready),
+        ("the 401", &wrong),
+        ("a result", &shown),
+    ] {
+        for secret in [
+            "planted-team-token",
+            "planted-wrong-token",
+            "planted-other-key",
+            user_key.as_str(),
+        ] {
+            assert!(!text.contains(secret), "{secret} in {place}:\n{text}");
+        }
+    }
+}
