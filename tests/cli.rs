@@ -950,7 +950,12 @@ pub(crate) struct HttpServer {
 impl HttpServer {
     /// Starts the server with `args` and `env` (key: `--api-key` when given) and waits until
     /// `/healthz` answers; panics with the server's stderr if it exits first.
-    pub(crate) async fn start(arcane: &str, key: Option<&str>, args: &[&str], env: &[(&str, &str)]) -> Self {
+    pub(crate) async fn start(
+        arcane: &str,
+        key: Option<&str>,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
         let mut cmd = tokio::process::Command::new(BIN);

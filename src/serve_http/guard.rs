@@ -133,7 +133,10 @@ pub fn check(
     let client_key = headers
         .get(CLIENT_KEY_HEADER)
         .map(|v| v.to_str().map(str::trim).unwrap_or(""));
-    let identity = Identity::of(presented, client_key.filter(|_| key_source != KeySource::Server));
+    let identity = Identity::of(
+        presented,
+        client_key.filter(|_| key_source != KeySource::Server),
+    );
     match (key_source, client_key) {
         (KeySource::Server, Some(_)) => Err(bad_request(
             "This server runs every call with its own Arcane key \
@@ -413,14 +416,29 @@ mod tests {
     #[test]
     fn bearer_scheme_is_case_insensitive_and_never_empty() {
         let t = Tokens::new(["tok"]);
-        for v in ["Bearer tok", "bearer tok", "BEARER tok", "Bearer\ttok", "  Bearer   tok  "] {
+        for v in [
+            "Bearer tok",
+            "bearer tok",
+            "BEARER tok",
+            "Bearer\ttok",
+            "  Bearer   tok  ",
+        ] {
             let h = headers(&[("authorization", v)]);
             assert!(check(&t, KeySource::Server, &h, true).is_ok(), "{v:?}");
         }
-        for v in ["Bearer", "Bearer ", "Basic tok", "Bearertok", "tok", "Bearer tok2"] {
+        for v in [
+            "Bearer",
+            "Bearer ",
+            "Basic tok",
+            "Bearertok",
+            "tok",
+            "Bearer tok2",
+        ] {
             let h = headers(&[("authorization", v)]);
             assert_eq!(
-                check(&t, KeySource::Server, &h, true).err().map(|r| r.status),
+                check(&t, KeySource::Server, &h, true)
+                    .err()
+                    .map(|r| r.status),
                 Some(StatusCode::UNAUTHORIZED),
                 "{v:?}"
             );
@@ -441,11 +459,23 @@ mod tests {
         let s = Sessions::default();
         s.bind("s1", who("tok-a", Some("key-a")));
         assert!(s.admits("s1", &who("tok-a", Some("key-a"))));
-        assert!(s.admits("s1", &who(" tok-a", Some("key-a "))), "blanks ignored");
-        assert!(!s.admits("s1", &who("tok-b", Some("key-a"))), "another token");
+        assert!(
+            s.admits("s1", &who(" tok-a", Some("key-a "))),
+            "blanks ignored"
+        );
+        assert!(
+            !s.admits("s1", &who("tok-b", Some("key-a"))),
+            "another token"
+        );
         assert!(!s.admits("s1", &who("tok-a", Some("key-b"))), "another key");
-        assert!(!s.admits("s1", &who("tok-a", None)), "the server's key instead");
-        assert!(s.admits("unknown", &who("tok-b", None)), "left to the service");
+        assert!(
+            !s.admits("s1", &who("tok-a", None)),
+            "the server's key instead"
+        );
+        assert!(
+            s.admits("unknown", &who("tok-b", None)),
+            "left to the service"
+        );
         // Token and key bytes cannot be shifted between the two.
         assert_ne!(
             Identity::of(Some("ab"), Some("c")),
@@ -478,7 +508,10 @@ mod tests {
         let b: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
         let other: IpAddr = "2001:db8:1:3::1".parse().unwrap();
         assert!(rl.take(a).is_ok() && rl.take(b).is_ok());
-        assert!(rl.take(a).is_err() && rl.take(b).is_err(), "one /64, one bucket");
+        assert!(
+            rl.take(a).is_err() && rl.take(b).is_err(),
+            "one /64, one bucket"
+        );
         assert!(rl.take(other).is_ok(), "another /64 has its own");
         let mapped: IpAddr = "::ffff:10.1.2.3".parse().unwrap();
         assert_eq!(bucket_of(mapped), "10.1.2.3".parse::<IpAddr>().unwrap());

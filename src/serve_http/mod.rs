@@ -70,8 +70,7 @@ impl Settings {
         let tokens = Tokens::new(tokens.iter().map(String::as_str));
         // Tokens that were given but are all blank (an empty secret file, a variable set to
         // nothing) are a mistake, never a wish to serve without authentication.
-        if tokens.is_empty() && (!args.auth_tokens.is_empty() || args.auth_token_file.is_some())
-        {
+        if tokens.is_empty() && (!args.auth_tokens.is_empty() || args.auth_token_file.is_some()) {
             let file = args
                 .auth_token_file
                 .as_ref()
@@ -340,9 +339,12 @@ const DRAIN: Duration = Duration::from_secs(10);
 
 /// The accept loop: every connection served by hyper with [`HEADER_READ`], at most
 /// [`MAX_CONNECTIONS`] at once, each request carrying its peer address (`ConnectInfo`).
-async fn serve_connections(listener: tokio::net::TcpListener, router: Router, ct: CancellationToken) {
-    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-    use hyper_util::server::conn::auto::Builder;
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    ct: CancellationToken,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
     use tower::ServiceExt;
 
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
@@ -366,16 +368,18 @@ async fn serve_connections(listener: tokio::net::TcpListener, router: Router, ct
         let router = router.clone();
         let ct = ct.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
-                req.extensions_mut().insert(ConnectInfo(peer));
-                router.clone().oneshot(req)
-            });
-            let mut builder = Builder::new(TokioExecutor::new());
-            builder
-                .http1()
+            let service =
+                hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+                    req.extensions_mut().insert(ConnectInfo(peer));
+                    router.clone().oneshot(req)
+                });
+            // HTTP/1.1 only, as before: a version sniffing step would wait for the first bytes
+            // before the header-read timer starts.
+            let mut http1 = hyper::server::conn::http1::Builder::new();
+            http1
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_READ);
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+            let conn = http1.serve_connection(TokioIo::new(stream), service);
             let mut conn = std::pin::pin!(conn);
             tokio::select! {
                 _ = conn.as_mut() => {}

@@ -21,7 +21,13 @@ async fn refused_to_start(args: &[&str], env: &[(&str, &str)]) -> String {
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("ARCANE_MCP_LOG", "warn")
-        .args(["--arcane-url", "http://127.0.0.1:9", "--api-key", "k", "--spec"])
+        .args([
+            "--arcane-url",
+            "http://127.0.0.1:9",
+            "--api-key",
+            "k",
+            "--spec",
+        ])
         .arg(spec_path())
         .args(["--transport", "http", "--listen"])
         .arg(format!("127.0.0.1:{}", free_port()))
@@ -34,7 +40,9 @@ async fn refused_to_start(args: &[&str], env: &[(&str, &str)]) -> String {
     let child = cmd.spawn().expect("arcane-mcp spawns");
     let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
         .await
-        .unwrap_or_else(|_| panic!("arcane-mcp {args:?} {env:?} started serving instead of refusing"))
+        .unwrap_or_else(|_| {
+            panic!("arcane-mcp {args:?} {env:?} started serving instead of refusing")
+        })
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success(), "{err}");
@@ -83,8 +91,12 @@ async fn an_empty_token_list_never_turns_authentication_off() {
         &[],
     )
     .await;
-    let (status, _, body) =
-        raw_post(&server.base, &[("authorization", "Bearer tok-file")], INIT.into()).await;
+    let (status, _, body) = raw_post(
+        &server.base,
+        &[("authorization", "Bearer tok-file")],
+        INIT.into(),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     let (status, _, _) = raw_post(
         &server.base,
@@ -115,17 +127,20 @@ async fn mcp(
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    // An SSE stream stays open: the status and the first bytes are enough.
+    // An SSE stream may stay open: read up to the first JSON-RPC message (or 2 s).
     let mut r = req.send().await.unwrap();
     let status = r.status().as_u16();
-    let first = tokio::time::timeout(Duration::from_secs(2), r.chunk())
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .flatten()
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
-    (status, first)
+    let mut text = String::new();
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        while let Ok(Some(b)) = r.chunk().await {
+            text.push_str(&String::from_utf8_lossy(&b));
+            if text.contains("\"jsonrpc\"") {
+                break;
+            }
+        }
+    })
+    .await;
+    (status, text)
 }
 
 /// A session ID is a capability: whoever holds it can answer the session's elicitation
@@ -147,7 +162,10 @@ async fn a_session_serves_only_the_caller_that_opened_it() {
     // The scheme is case-insensitive (RFC 9110): a client writing BEARER is not a stranger.
     let (status, h, body) = raw_post(
         &base,
-        &[("authorization", "BEARER tok-a"), ("x-arcane-api-key", "key-a")],
+        &[
+            ("authorization", "BEARER tok-a"),
+            ("x-arcane-api-key", "key-a"),
+        ],
         INIT.into(),
     )
     .await;
@@ -166,8 +184,14 @@ async fn a_session_serves_only_the_caller_that_opened_it() {
     // A forged answer to an elicitation question the session may have asked.
     let forged = json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "accept", "content": {"confirm": true}}});
     let strangers: [&[(&str, &str)]; 3] = [
-        &[("authorization", "Bearer tok-b"), ("x-arcane-api-key", "key-a")],
-        &[("authorization", "Bearer tok-a"), ("x-arcane-api-key", "key-b")],
+        &[
+            ("authorization", "Bearer tok-b"),
+            ("x-arcane-api-key", "key-a"),
+        ],
+        &[
+            ("authorization", "Bearer tok-a"),
+            ("x-arcane-api-key", "key-b"),
+        ],
         &[("authorization", "Bearer tok-a")],
     ];
     for who in strangers {
@@ -266,7 +290,9 @@ async fn a_client_that_trickles_its_headers_is_disconnected() {
     feeder.abort();
     assert_eq!(silent_closed, Ok(()), "a connection that sends nothing");
     assert!(trickle_closed.is_ok(), "a head trickled a line a second");
-    let ok = reqwest::get(format!("{}/healthz", server.base)).await.unwrap();
+    let ok = reqwest::get(format!("{}/healthz", server.base))
+        .await
+        .unwrap();
     assert_eq!(ok.status(), 200);
     server.stop().await;
 }
@@ -283,12 +309,11 @@ async fn the_audit_log_is_never_opened_through_a_symlink() {
     let link = dir.path().join("audit.jsonl");
     std::os::unix::fs::symlink(&victim, &link).unwrap();
     let link = link.display().to_string();
-    let err = refused_to_start(
-        &["--audit-log", &link],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
-    )
-    .await;
-    assert!(err.contains("symbolic link") && err.contains(&link), "{err}");
+    let err = refused_to_start(&["--audit-log", &link], &[("ARCANE_MCP_AUTH_TOKEN", "tok")]).await;
+    assert!(
+        err.contains("symbolic link") && err.contains(&link),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
 }
 
@@ -312,11 +337,21 @@ async fn no_token_or_client_key_is_shown_at_trace_level() {
     )
     .await;
     let base = server.base.clone();
-    let client = http_client(&base, "planted-team-token", &[("x-arcane-api-key", &user_key)]).await;
+    let client = http_client(
+        &base,
+        "planted-team-token",
+        &[("x-arcane-api-key", &user_key)],
+    )
+    .await;
     let (tool, args) = shape("dynamic", "container.list", json!({}), false);
     let r = call(&client, &tool, args).await;
     assert!(text(&r).contains("web-1"), "{}", text(&r));
-    let (tool, args) = shape("dynamic", "container.restart", json!({"containerId": "web-1"}), false);
+    let (tool, args) = shape(
+        "dynamic",
+        "container.restart",
+        json!({"containerId": "web-1"}),
+        false,
+    );
     let r = call(&client, &tool, args).await;
     let shown = text(&r);
     client.cancel().await.unwrap();
@@ -350,7 +385,10 @@ async fn no_token_or_client_key_is_shown_at_trace_level() {
         .await
         .unwrap();
     let log = server.stop().await;
-    assert!(log.contains("TRACE") || log.contains("DEBUG"), "trace logging is on: {log}");
+    assert!(
+        log.contains("TRACE") || log.contains("DEBUG"),
+        "trace logging is on: {log}"
+    );
     let audit = std::fs::read_to_string(&audit).unwrap();
     assert!(audit.contains("container.restart"), "{audit}");
     assert!(
