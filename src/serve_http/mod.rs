@@ -5,6 +5,7 @@
 
 pub mod guard;
 pub mod metrics;
+mod sessions;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -51,6 +52,7 @@ pub struct Settings {
     pub max_request_bytes: usize,
     pub rate_limit: u32,
     pub idle: Duration,
+    pub max_sessions: usize,
     pub key_source: KeySource,
 }
 
@@ -121,6 +123,7 @@ impl Settings {
             max_request_bytes: args.max_request_bytes,
             rate_limit: args.rate_limit,
             idle: Duration::from_secs(args.session_idle_timeout),
+            max_sessions: args.max_sessions,
             key_source: args.arcane_key_source,
         })
     }
@@ -138,7 +141,7 @@ struct Shared {
     tokens: Tokens,
     /// Which caller opened each session, and the service's own table of live sessions.
     sessions: guard::Sessions,
-    live_sessions: Arc<LocalSessionManager>,
+    live_sessions: Arc<sessions::Bounded>,
     key_source: KeySource,
     rate: RateLimit,
     metrics: Arc<Metrics>,
@@ -170,7 +173,10 @@ fn router(app: Arc<App>, settings: Settings, ct: CancellationToken) -> Router {
     } else {
         config.with_allowed_origins(settings.allowed_origins)
     };
-    let sessions = Arc::new(sessions);
+    let sessions = Arc::new(sessions::Bounded {
+        inner: sessions,
+        max: settings.max_sessions,
+    });
     let live_sessions = sessions.clone();
     let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     let shared = Arc::new(Shared {
@@ -243,14 +249,28 @@ async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Re
         (None, Some(opened)) => {
             if let Ok(id) = opened.to_str() {
                 if shared.sessions.wants_pruning() {
-                    let live = shared.live_sessions.sessions.read().await;
-                    let live = live.keys().map(|k| k.to_string()).collect();
-                    shared.sessions.prune(&live);
+                    shared.sessions.prune(&shared.live_sessions.ids().await);
                 }
                 shared.sessions.bind(id, who);
             }
         }
         (Some(id), _) if ending && response.status().is_success() => shared.sessions.forget(id),
+        // rmcp answers a session refused at the ceiling as its own failure (500); it is the
+        // client's to retry later.
+        (None, None)
+            if response.status() == StatusCode::INTERNAL_SERVER_ERROR
+                && shared.live_sessions.open().await >= shared.live_sessions.max =>
+        {
+            let mut r = guard::plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "This server has as many MCP sessions open as it allows (--max-sessions); \
+                 retry later, when idle sessions have expired (--session-idle-timeout), or ask \
+                 the operator to raise the limit.",
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, http::HeaderValue::from_static("30"));
+            return r;
+        }
         _ => {}
     }
     response

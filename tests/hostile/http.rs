@@ -413,3 +413,51 @@ async fn no_token_or_client_key_is_shown_at_trace_level() {
         }
     }
 }
+
+/// Every MCP session holds memory until it ends or idles out (about 75 KB each in a debug
+/// build, measured), so a client opening sessions in a loop would grow the process without
+/// bound: beyond --max-sessions a new one is refused with 503, Retry-After and what to do, the
+/// open ones keep working, and a session ended frees its place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_beyond_the_limit_are_refused_until_one_ends() {
+    let sim = Sim::start().await;
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--max-sessions", "3"],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let base = server.base.clone();
+    let auth = ("authorization", "Bearer tok");
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let (status, h, body) = raw_post(&base, &[auth], INIT.into()).await;
+        assert_eq!(status, 200, "{body}");
+        ids.push(h["mcp-session-id"].to_str().unwrap().to_string());
+    }
+    let (status, h, body) = raw_post(&base, &[auth], INIT.into()).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("--max-sessions"), "{body}");
+    assert!(h.contains_key("retry-after"));
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let (status, text) = mcp(
+        &base,
+        reqwest::Method::POST,
+        &[auth, ("mcp-session-id", &ids[0])],
+        Some(list),
+    )
+    .await;
+    assert_eq!(status, 200, "an open session keeps working: {text}");
+    let (status, _) = mcp(
+        &base,
+        reqwest::Method::DELETE,
+        &[auth, ("mcp-session-id", &ids[1])],
+        None,
+    )
+    .await;
+    assert!((200..300).contains(&status), "{status}");
+    let (status, _, body) = raw_post(&base, &[auth], INIT.into()).await;
+    assert_eq!(status, 200, "a place was freed: {body}");
+    server.stop().await;
+}
