@@ -155,6 +155,47 @@ pub fn check(
     }
 }
 
+/// Whether the request's `Host` is one of `allowed` (`host` or `host:port`; names compared
+/// without case, IPv6 brackets ignored; an entry without a port allows any). The rule rmcp
+/// applies at `/mcp`, for the routes beside it, so that a page that rebinds its own name to this
+/// address (DNS rebinding) cannot read them either. A request without a Host is refused.
+pub fn host_allowed(allowed: &[String], headers: &HeaderMap) -> bool {
+    fn split(authority: &str) -> Option<(String, Option<u16>)> {
+        let a: http::uri::Authority = authority.trim().parse().ok()?;
+        let host = a.host().trim_matches(['[', ']']).to_ascii_lowercase();
+        Some((host, a.port_u16()))
+    }
+    let Some((host, port)) = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .and_then(split)
+    else {
+        return false;
+    };
+    // An entry that is not an authority (a bare IPv6 address such as `::1`) is a host alone.
+    let entry = |a: &String| {
+        split(a).unwrap_or_else(|| (a.trim().trim_matches(['[', ']']).to_ascii_lowercase(), None))
+    };
+    allowed
+        .iter()
+        .map(entry)
+        .any(|(h, p)| h == host && p.is_none_or(|p| Some(p) == port))
+}
+
+/// Whether a request's `Origin`, when it has one, is one of `allowed` (compared without case,
+/// a trailing slash ignored). Clients that are not browsers send none.
+pub fn origin_allowed(allowed: &[String], headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let norm = |s: &str| s.trim().trim_end_matches('/').to_ascii_lowercase();
+    let origin = norm(origin);
+    origin != "null" && allowed.iter().any(|a| norm(a) == origin)
+}
+
 /// The header naming a legacy MCP session.
 pub const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -490,6 +531,55 @@ mod tests {
         assert_eq!(s.len(), 1);
         s.forget("s1");
         assert_eq!(s.len(), 0);
+    }
+
+    #[test]
+    fn hosts_and_origins_of_the_side_routes() {
+        let allowed: Vec<String> = ["localhost", "127.0.0.1", "::1", "mcp.example.com:8443"]
+            .map(String::from)
+            .to_vec();
+        let host = |h: &str| host_allowed(&allowed, &headers(&[("host", h)]));
+        for ok in [
+            "localhost:8000",
+            "LOCALHOST",
+            "127.0.0.1:1",
+            "[::1]:8000",
+            "mcp.example.com:8443",
+        ] {
+            assert!(host(ok), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "localhost.evil.example",
+            "mcp.example.com",
+            "mcp.example.com:443",
+            "127.0.0.2",
+            "[::2]:8000",
+            "localhost:8000/x",
+            "",
+        ] {
+            assert!(!host(bad), "{bad}");
+        }
+        assert!(!host_allowed(&allowed, &HeaderMap::new()), "no Host");
+        let origins = vec!["https://app.example.com".to_string()];
+        let origin = |o: &str| origin_allowed(&origins, &headers(&[("origin", o)]));
+        assert!(origin("https://APP.example.com/"));
+        for bad in [
+            "null",
+            "https://app.example.com.evil",
+            "http://app.example.com",
+            "https://app.example.com:444",
+        ] {
+            assert!(!origin(bad), "{bad}");
+        }
+        assert!(
+            origin_allowed(&[], &HeaderMap::new()),
+            "no Origin: not a browser"
+        );
+        assert!(!origin_allowed(
+            &[],
+            &headers(&[("origin", "http://localhost")])
+        ));
     }
 
     #[test]

@@ -139,6 +139,8 @@ fn trimmed(list: &[String]) -> Vec<String> {
 /// Shared by the middleware and the health routes.
 struct Shared {
     tokens: Tokens,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
     /// Which caller opened each session, and the service's own table of live sessions.
     sessions: guard::Sessions,
     live_sessions: Arc<sessions::Bounded>,
@@ -162,6 +164,10 @@ fn router(app: Arc<App>, settings: Settings, ct: CancellationToken) -> Router {
     let server = app.server().with_http(hooks);
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(settings.idle);
+    let (allowed_hosts, allowed_origins) = (
+        settings.allowed_hosts.clone(),
+        settings.allowed_origins.clone(),
+    );
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(settings.allowed_hosts)
         .with_max_request_body_bytes(settings.max_request_bytes)
@@ -181,6 +187,8 @@ fn router(app: Arc<App>, settings: Settings, ct: CancellationToken) -> Router {
     let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     let shared = Arc::new(Shared {
         tokens: settings.tokens,
+        allowed_hosts,
+        allowed_origins,
         sessions: guard::Sessions::default(),
         live_sessions,
         key_source: settings.key_source,
@@ -201,14 +209,28 @@ fn router(app: Arc<App>, settings: Settings, ct: CancellationToken) -> Router {
         .with_state(shared)
 }
 
-/// Counts every answer by status and applies the per-client rate limit.
+/// Counts every answer by status, applies the per-client rate limit, and validates Host and
+/// Origin for the routes beside `/mcp` (rmcp validates them for `/mcp`).
 async fn outer(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: Request,
     next: Next,
 ) -> Response {
+    let side = req.uri().path() != "/mcp";
     let response = match shared.rate.take(peer.ip()) {
+        Ok(()) if side && !guard::host_allowed(&shared.allowed_hosts, req.headers()) => {
+            guard::plain(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Host header is not allowed (--allowed-hosts)",
+            )
+        }
+        Ok(()) if side && !guard::origin_allowed(&shared.allowed_origins, req.headers()) => {
+            guard::plain(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Origin header is not allowed (--allowed-origins)",
+            )
+        }
         Ok(()) => next.run(req).await,
         Err(retry) => {
             let mut r = guard::plain(

@@ -461,3 +461,58 @@ async fn sessions_beyond_the_limit_are_refused_until_one_ends() {
     assert_eq!(status, 200, "a place was freed: {body}");
     server.stop().await;
 }
+
+/// DNS rebinding: a web page whose name is made to point at this address reads the listener
+/// with its own name as Host. `/mcp` refused it; `/healthz`, `/readyz` and `/metrics` answered
+/// it. Now every route refuses a foreign Host or a browser Origin, and still answers the
+/// allowed names in any case and with a port, IPv6 included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_route_refuses_a_rebound_host_or_a_foreign_origin() {
+    let sim = Sim::start().await;
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &[],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let port = server.base.rsplit(':').next().unwrap().to_string();
+    let http = reqwest::Client::new();
+    let get = |path: &str, headers: &[(&str, String)]| {
+        let mut req = http
+            .get(format!("{}{path}", server.base))
+            .bearer_auth("tok");
+        for (k, v) in headers {
+            req = req.header(*k, v);
+        }
+        async move { req.send().await.unwrap().status().as_u16() }
+    };
+    for path in ["/healthz", "/readyz", "/metrics"] {
+        for host in ["evil.example".to_string(), format!("evil.example:{port}")] {
+            assert_eq!(
+                get(path, &[("host", host.clone())]).await,
+                403,
+                "{path} {host}"
+            );
+        }
+        for origin in ["https://evil.example", "null"] {
+            assert_eq!(
+                get(path, &[("origin", origin.into())]).await,
+                403,
+                "{path} {origin}"
+            );
+        }
+        for host in [
+            format!("LOCALHOST:{port}"),
+            format!("[::1]:{port}"),
+            "127.0.0.1".into(),
+        ] {
+            assert_eq!(
+                get(path, &[("host", host.clone())]).await,
+                200,
+                "{path} {host}"
+            );
+        }
+    }
+    server.stop().await;
+}
