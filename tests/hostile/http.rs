@@ -297,24 +297,47 @@ async fn a_client_that_trickles_its_headers_is_disconnected() {
     server.stop().await;
 }
 
-/// Whoever can write the audit log's directory could put a symbolic link at its path and have
-/// the server append to any file the server may write (a shell profile, an authorized_keys
-/// file): the server refuses to open a link, at startup, with what to do.
+/// Containers send logs to standard output, often through a symbolic link (nginx's image links
+/// its log files to `/dev/stdout`). An audit log sent that way used to be "rotated" at its size
+/// limit: the link was renamed to `PATH.1` and a plain file created in its place, so the lines
+/// stopped reaching the output. A log that is not a regular file is never rotated; it keeps
+/// receiving every line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg(unix)]
-async fn the_audit_log_is_never_opened_through_a_symlink() {
+async fn an_audit_log_sent_to_a_device_is_never_rotated_away() {
+    let sim = Sim::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let victim = dir.path().join("victim");
-    std::fs::write(&victim, "precious\n").unwrap();
     let link = dir.path().join("audit.jsonl");
-    std::os::unix::fs::symlink(&victim, &link).unwrap();
-    let link = link.display().to_string();
-    let err = refused_to_start(&["--audit-log", &link], &[("ARCANE_MCP_AUTH_TOKEN", "tok")]).await;
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    let path = link.display().to_string();
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--audit-log", &path, "--audit-log-max-bytes", "4096"],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let client = http_client(&server.base, "tok", &[]).await;
+    // About 350 bytes a line: well past the limit.
+    for _ in 0..20 {
+        let (tool, args) = shape(
+            "dynamic",
+            "container.restart",
+            json!({"containerId": "web-1"}),
+            false,
+        );
+        let r = call(&client, &tool, args).await;
+        assert!(!text(&r).is_empty());
+    }
+    client.cancel().await.unwrap();
+    server.stop().await;
+    let meta = std::fs::symlink_metadata(&link).unwrap();
+    assert!(meta.file_type().is_symlink(), "the link is still there");
+    assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("/dev/null"));
     assert!(
-        err.contains("symbolic link") && err.contains(&link),
-        "{err}"
+        !dir.path().join("audit.jsonl.1").exists(),
+        "nothing rotated"
     );
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
 }
 
 /// At the most verbose log level, the bearer tokens (accepted or wrong) and a caller's own
