@@ -1021,7 +1021,7 @@ pub(crate) async fn http_client(
 }
 
 /// [`http_client`] with a client handler (progress, list-changed…).
-async fn http_client_with<H: rmcp::ClientHandler>(
+pub(crate) async fn http_client_with<H: rmcp::ClientHandler>(
     handler: H,
     base: &str,
     token: &str,

@@ -10,8 +10,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::cli::{BIN, HttpServer, INIT, free_port, http_client, raw_post, repo};
-use crate::server_support::{GUARD, Sim, call, shape, spec_path, text};
+use crate::cli::{BIN, HttpServer, INIT, free_port, http_client, http_client_with, raw_post, repo};
+use crate::server_support::{GUARD, Sim, call, is_error, shape, spec_path, text, writes};
 
 /// Runs `arcane-mcp --transport http` with `args`/`env` expecting it to refuse to start; its
 /// stderr. A server that starts serving instead fails the test (it is killed after 10 s).
@@ -538,4 +538,109 @@ async fn every_route_refuses_a_rebound_host_or_a_foreign_origin() {
         }
     }
     server.stop().await;
+}
+
+/// `tools/call` from a client with its own handler.
+async fn call_with<H: rmcp::ClientHandler>(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
+    tool: String,
+    args: Value,
+) -> rmcp::model::CallToolResult {
+    client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new(tool)
+                .with_arguments(args.as_object().cloned().unwrap_or_default()),
+        )
+        .await
+        .unwrap()
+}
+
+/// A client over HTTP that declares form elicitation and accepts every question with `content`,
+/// counting the questions.
+#[derive(Clone)]
+struct Accepts {
+    content: Value,
+    asked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl rmcp::ClientHandler for Accepts {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let caps = rmcp::model::ClientCapabilities::builder()
+            .enable_elicitation()
+            .build();
+        rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("accepts", "1"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+            .with_content(self.content.clone()))
+    }
+}
+
+/// A malicious or sloppy client "accepts" a confirmation with anything but the box ticked — the
+/// string "true", 1, an array, nothing — and the destructive call is refused with nothing sent;
+/// only `true` runs it. With `--confirm-mode never-destructive` no surface runs a destructive
+/// action, not with `"confirm": true`, not with a client that would accept any question (it is
+/// never asked).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn confirmations_take_only_a_ticked_box_and_never_destructive_refuses_everywhere() {
+    let sim = Sim::start().await;
+    let kill = json!({"containerId": "web-1"});
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &[],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    for (content, runs) in [
+        (json!({"confirm": "true"}), false),
+        (json!({"confirm": 1}), false),
+        (json!({"confirm": [true]}), false),
+        (json!({}), false),
+        (json!({"confirm": true}), true),
+    ] {
+        sim.reset().await;
+        let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let handler = Accepts { content: content.clone(), asked: asked.clone() };
+        let client = http_client_with(handler, &server.base, "tok", &[]).await;
+        let (tool, args) = shape("dynamic", "container.kill", kill.clone(), false);
+        let r = call_with(&client, tool, args).await;
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1, "{content}");
+        assert_eq!(is_error(&r), !runs, "{content}: {}", text(&r));
+        assert_eq!(writes(&sim.requests().await).len(), usize::from(runs), "{content}");
+        if !runs {
+            assert!(text(&r).contains("nothing was sent"), "{}", text(&r));
+        }
+        client.cancel().await.ok();
+    }
+    server.stop().await;
+
+    for surface in ["dynamic", "meta", "individual"] {
+        sim.reset().await;
+        let server = HttpServer::start(
+            &sim.base(),
+            Some(sim.sim.api_key()),
+            &["--confirm-mode", "never-destructive", "--tool-surface", surface],
+            &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+        )
+        .await;
+        let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let handler = Accepts { content: json!({"confirm": true}), asked: asked.clone() };
+        let client = http_client_with(handler, &server.base, "tok", &[]).await;
+        for confirm in [false, true] {
+            let (tool, args) = shape(surface, "container.kill", kill.clone(), confirm);
+            let r = call_with(&client, tool, args).await;
+            assert!(is_error(&r), "{surface} confirm={confirm}: {}", text(&r));
+        }
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 0, "{surface}");
+        assert!(writes(&sim.requests().await).is_empty(), "{surface}");
+        client.cancel().await.ok();
+        server.stop().await;
+    }
 }
