@@ -107,6 +107,19 @@ pub fn check(
     headers: &HeaderMap,
     mcp: bool,
 ) -> Result<Identity, Refusal> {
+    // Two credentials in one request are ambiguous: a proxy that appends the user's header to
+    // one the client sent would otherwise let the client's (read first) win.
+    if headers.get_all(header::AUTHORIZATION).iter().count() > 1 {
+        return Err(bad_request(
+            "More than one Authorization header; send one `Authorization: Bearer <token>`.",
+        ));
+    }
+    if headers.get_all(CLIENT_KEY_HEADER).iter().count() > 1 {
+        return Err(bad_request(
+            "More than one X-Arcane-API-Key header; send your Arcane API key once (a proxy that \
+             adds it must replace the client's header, not append to it).",
+        ));
+    }
     let presented = bearer(headers);
     if !tokens.is_empty() {
         match presented {

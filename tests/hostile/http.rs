@@ -208,6 +208,39 @@ async fn a_session_serves_only_the_caller_that_opened_it() {
             assert!(text.contains("Session not found"), "{text}");
         }
     }
+    // Credentials twice (a proxy appending its header to the client's) are refused, whichever
+    // comes first; so are keys that are not text.
+    for twice in [
+        vec![
+            ("authorization", "Bearer tok-a"),
+            ("authorization", "Bearer tok-b"),
+        ],
+        vec![
+            ("authorization", "Bearer tok-a"),
+            ("x-arcane-api-key", "key-b"),
+            ("x-arcane-api-key", "key-a"),
+        ],
+    ] {
+        let (status, _, body) = raw_post(&base, &twice, INIT.into()).await;
+        assert_eq!(status, 400, "{twice:?}: {body}");
+        assert!(body.contains("More than one"), "{body}");
+    }
+    let mut bad = reqwest::header::HeaderMap::new();
+    bad.insert("authorization", "Bearer tok-a".parse().unwrap());
+    bad.insert(
+        "x-arcane-api-key",
+        reqwest::header::HeaderValue::from_bytes(b"key-\xff\xfe").unwrap(),
+    );
+    let r = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .headers(bad)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INIT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
     // Still the owner's session.
     let (status, text) = mcp(&base, reqwest::Method::POST, &owner, Some(list.clone())).await;
     assert_eq!(status, 200, "{text}");
@@ -577,8 +610,10 @@ impl rmcp::ClientHandler for Accepts {
         _context: rmcp::service::RequestContext<rmcp::RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
         self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Ok(rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
-            .with_content(self.content.clone()))
+        Ok(
+            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+                .with_content(self.content.clone()),
+        )
     }
 }
 
@@ -607,13 +642,24 @@ async fn confirmations_take_only_a_ticked_box_and_never_destructive_refuses_ever
     ] {
         sim.reset().await;
         let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let handler = Accepts { content: content.clone(), asked: asked.clone() };
+        let handler = Accepts {
+            content: content.clone(),
+            asked: asked.clone(),
+        };
         let client = http_client_with(handler, &server.base, "tok", &[]).await;
         let (tool, args) = shape("dynamic", "container.kill", kill.clone(), false);
         let r = call_with(&client, tool, args).await;
-        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1, "{content}");
+        assert_eq!(
+            asked.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "{content}"
+        );
         assert_eq!(is_error(&r), !runs, "{content}: {}", text(&r));
-        assert_eq!(writes(&sim.requests().await).len(), usize::from(runs), "{content}");
+        assert_eq!(
+            writes(&sim.requests().await).len(),
+            usize::from(runs),
+            "{content}"
+        );
         if !runs {
             assert!(text(&r).contains("nothing was sent"), "{}", text(&r));
         }
@@ -626,19 +672,31 @@ async fn confirmations_take_only_a_ticked_box_and_never_destructive_refuses_ever
         let server = HttpServer::start(
             &sim.base(),
             Some(sim.sim.api_key()),
-            &["--confirm-mode", "never-destructive", "--tool-surface", surface],
+            &[
+                "--confirm-mode",
+                "never-destructive",
+                "--tool-surface",
+                surface,
+            ],
             &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
         )
         .await;
         let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let handler = Accepts { content: json!({"confirm": true}), asked: asked.clone() };
+        let handler = Accepts {
+            content: json!({"confirm": true}),
+            asked: asked.clone(),
+        };
         let client = http_client_with(handler, &server.base, "tok", &[]).await;
         for confirm in [false, true] {
             let (tool, args) = shape(surface, "container.kill", kill.clone(), confirm);
             let r = call_with(&client, tool, args).await;
             assert!(is_error(&r), "{surface} confirm={confirm}: {}", text(&r));
         }
-        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 0, "{surface}");
+        assert_eq!(
+            asked.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "{surface}"
+        );
         assert!(writes(&sim.requests().await).is_empty(), "{surface}");
         client.cancel().await.ok();
         server.stop().await;
