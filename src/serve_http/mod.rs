@@ -267,14 +267,18 @@ async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Re
     }
     let ending = req.method() == http::Method::DELETE;
     let response = next.run(req).await;
-    match (&session, response.headers().get(guard::SESSION_HEADER)) {
-        (None, Some(opened)) => {
-            if let Ok(id) = opened.to_str() {
-                if shared.sessions.wants_pruning() {
-                    shared.sessions.prune(&shared.live_sessions.ids().await);
-                }
-                shared.sessions.bind(id, who);
+    let opened = response
+        .headers()
+        .get(guard::SESSION_HEADER)
+        .and_then(|v| v.to_str().ok());
+    match (&session, opened) {
+        // A session the service opened (also for a request whose session header it could not
+        // read as one) belongs to this caller.
+        (_, Some(id)) if session.as_deref() != Some(id) => {
+            if shared.sessions.wants_pruning() {
+                shared.sessions.prune(&shared.live_sessions.ids().await);
             }
+            shared.sessions.bind(id, who);
         }
         (Some(id), _) if ending && response.status().is_success() => shared.sessions.forget(id),
         // rmcp answers a session refused at the ceiling as its own failure (500); it is the

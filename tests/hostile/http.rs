@@ -241,6 +241,34 @@ async fn a_session_serves_only_the_caller_that_opened_it() {
         .await
         .unwrap();
     assert_eq!(r.status(), 400);
+    // A session opened by a request whose session header is not text is bound all the same.
+    let mut odd = reqwest::header::HeaderMap::new();
+    odd.insert("authorization", "Bearer tok-a".parse().unwrap());
+    odd.insert(
+        "mcp-session-id",
+        reqwest::header::HeaderValue::from_bytes(b"\xff").unwrap(),
+    );
+    let r = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .headers(odd)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INIT)
+        .send()
+        .await
+        .unwrap();
+    let other = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let (status, _) = mcp(
+        &base,
+        reqwest::Method::DELETE,
+        &[
+            ("authorization", "Bearer tok-b"),
+            ("mcp-session-id", &other),
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
     // Still the owner's session.
     let (status, text) = mcp(&base, reqwest::Method::POST, &owner, Some(list.clone())).await;
     assert_eq!(status, 200, "{text}");
