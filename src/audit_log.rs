@@ -25,6 +25,11 @@ const MAX_STRING: usize = 256;
 pub struct AuditLog {
     path: PathBuf,
     max_bytes: u64,
+    /// Whether the path is a regular file. A log sent to a pipe, a terminal or `/dev/stdout`
+    /// (directly or through a symbolic link, as container images do) is never rotated:
+    /// renaming the path would move the link or the device node and leave a plain file where
+    /// the output went.
+    rotates: bool,
     file: Mutex<(File, u64)>,
 }
 
@@ -81,10 +86,13 @@ impl AuditLog {
     pub fn open(path: &Path, max_bytes: u64) -> Result<AuditLog> {
         let file = open_append(path)
             .with_context(|| format!("opening the audit log {}", path.display()))?;
-        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let meta = file.metadata().ok();
+        let rotates = meta.as_ref().is_some_and(std::fs::Metadata::is_file);
+        let len = meta.map(|m| m.len()).unwrap_or(0);
         Ok(AuditLog {
             path: path.to_path_buf(),
             max_bytes: max_bytes.max(1024),
+            rotates,
             file: Mutex::new((file, len)),
         })
     }
@@ -94,7 +102,7 @@ impl AuditLog {
         let mut line = serde_json::to_string(&line_of(e)).unwrap_or_default();
         line.push('\n');
         let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.1 > 0 && guard.1 + line.len() as u64 > self.max_bytes {
+        if self.rotates && guard.1 > 0 && guard.1 + line.len() as u64 > self.max_bytes {
             match self.rotate() {
                 Ok(f) => *guard = (f, 0),
                 Err(err) => tracing::warn!(error = %err, "audit log rotation failed; appending"),

@@ -448,6 +448,16 @@ pub struct HttpArgs {
         value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=7 * 24 * 3600)
     )]
     pub session_idle_timeout: u64,
+    /// Most MCP sessions open at once; a client opening one more is asked to retry later (each
+    /// session holds memory until it ends or idles out).
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_SESSIONS",
+        value_name = "N",
+        default_value_t = 1000,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000)
+    )]
+    pub max_sessions: usize,
     /// Whose Arcane key a call over HTTP uses: the server's (ARCANE_API_KEY), the caller's
     /// (X-Arcane-API-Key header, so Arcane's own roles apply), or the caller's when sent.
     #[arg(long, env = "ARCANE_MCP_ARCANE_KEY_SOURCE", value_enum, default_value_t = KeySource::Server)]

@@ -13,9 +13,9 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use server_support::{Sim, call, spec_path, text};
 
-const BIN: &str = env!("CARGO_BIN_EXE_arcane-mcp");
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_arcane-mcp");
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -933,7 +933,7 @@ fn a_fatal_error_never_prints_the_password_in_arcane_url() {
 // ---- Streamable HTTP transport ----------------------------------------------------------------
 
 /// A free loopback port (bound and released; the server binds it right after).
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -942,15 +942,20 @@ fn free_port() -> u16 {
 }
 
 /// `arcane-mcp --transport http` against an Arcane at `arcane`, killed when dropped.
-struct HttpServer {
+pub(crate) struct HttpServer {
     child: tokio::process::Child,
-    base: String,
+    pub(crate) base: String,
 }
 
 impl HttpServer {
     /// Starts the server with `args` and `env` (key: `--api-key` when given) and waits until
     /// `/healthz` answers; panics with the server's stderr if it exits first.
-    async fn start(arcane: &str, key: Option<&str>, args: &[&str], env: &[(&str, &str)]) -> Self {
+    pub(crate) async fn start(
+        arcane: &str,
+        key: Option<&str>,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
         let mut cmd = tokio::process::Command::new(BIN);
@@ -999,7 +1004,7 @@ impl HttpServer {
     }
 
     /// Stops the server and returns what it logged.
-    async fn stop(mut self) -> String {
+    pub(crate) async fn stop(mut self) -> String {
         let _ = self.child.start_kill();
         let out = self.child.wait_with_output().await.unwrap();
         String::from_utf8_lossy(&out.stderr).into_owned()
@@ -1007,7 +1012,7 @@ impl HttpServer {
 }
 
 /// An MCP client session over Streamable HTTP with a bearer token and extra headers.
-async fn http_client(
+pub(crate) async fn http_client(
     base: &str,
     token: &str,
     headers: &[(&'static str, &str)],
@@ -1016,7 +1021,7 @@ async fn http_client(
 }
 
 /// [`http_client`] with a client handler (progress, list-changed…).
-async fn http_client_with<H: rmcp::ClientHandler>(
+pub(crate) async fn http_client_with<H: rmcp::ClientHandler>(
     handler: H,
     base: &str,
     token: &str,
@@ -1042,10 +1047,10 @@ async fn http_client_with<H: rmcp::ClientHandler>(
         .expect("MCP session over HTTP starts")
 }
 
-const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+pub(crate) const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
 /// A raw `initialize` POST to `/mcp` with extra headers; its status, headers and body.
-async fn raw_post(
+pub(crate) async fn raw_post(
     base: &str,
     headers: &[(&str, &str)],
     body: String,

@@ -55,31 +55,73 @@ fn digest(s: &str) -> [u8; 32] {
     Sha256::digest(s.as_bytes()).into()
 }
 
-/// Parses a token file: one token per line; blank lines and `#` comments are skipped.
+/// Parses a token file: one token per line; blank lines and `#` comments are skipped (a byte
+/// order mark that editors on Windows write first is not part of the first token).
 pub fn tokens_from_file(text: &str) -> Vec<String> {
-    text.lines()
+    text.trim_start_matches('\u{feff}')
+        .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(str::to_string)
         .collect()
 }
 
-/// Checks one request to a guarded path; `Err` is the answer to send instead.
+/// Who sent a request, as far as the gate can tell: a digest of its bearer token and of the
+/// caller's own Arcane key (when the policy uses client keys). Never the secrets themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity([u8; 32]);
+
+impl Identity {
+    fn of(token: Option<&str>, client_key: Option<&str>) -> Identity {
+        let mut h = Sha256::new();
+        // Length-prefixed, so no token/key split of the same bytes collides with another.
+        for part in [token, client_key] {
+            let part = part.unwrap_or_default().as_bytes();
+            h.update((part.len() as u64).to_be_bytes());
+            h.update(part);
+        }
+        Identity(h.finalize().into())
+    }
+
+    fn same(&self, other: &Identity) -> bool {
+        self.0.ct_eq(&other.0).into()
+    }
+}
+
+/// The bearer credential of an `Authorization` header; the scheme is case-insensitive
+/// (RFC 9110 §11.1), blanks around the token are ignored.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = v.split_once([' ', '\t'])?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+/// Checks one request to a guarded path; `Err` is the answer to send instead, `Ok` says who
+/// sent it (for binding a session to its caller: [`Sessions`]).
 pub fn check(
     tokens: &Tokens,
     key_source: KeySource,
     headers: &HeaderMap,
     mcp: bool,
-) -> Result<(), Refusal> {
+) -> Result<Identity, Refusal> {
+    // Two credentials in one request are ambiguous: a proxy that appends the user's header to
+    // one the client sent would otherwise let the client's (read first) win.
+    if headers.get_all(header::AUTHORIZATION).iter().count() > 1 {
+        return Err(bad_request(
+            "More than one Authorization header; send one `Authorization: Bearer <token>`.",
+        ));
+    }
+    if headers.get_all(CLIENT_KEY_HEADER).iter().count() > 1 {
+        return Err(bad_request(
+            "More than one X-Arcane-API-Key header; send your Arcane API key once (a proxy that \
+             adds it must replace the client's header, not append to it).",
+        ));
+    }
+    let presented = bearer(headers);
     if !tokens.is_empty() {
-        let presented = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .map(str::trim);
         match presented {
             None => {
                 return Err(unauthorized(
@@ -99,11 +141,15 @@ pub fn check(
         }
     }
     if !mcp {
-        return Ok(());
+        return Ok(Identity::of(presented, None));
     }
     let client_key = headers
         .get(CLIENT_KEY_HEADER)
         .map(|v| v.to_str().map(str::trim).unwrap_or(""));
+    let identity = Identity::of(
+        presented,
+        client_key.filter(|_| key_source != KeySource::Server),
+    );
     match (key_source, client_key) {
         (KeySource::Server, Some(_)) => Err(bad_request(
             "This server runs every call with its own Arcane key \
@@ -118,7 +164,104 @@ pub fn check(
         (_, Some("")) => Err(bad_request(
             "X-Arcane-API-Key is empty or not text; send your Arcane API key.",
         )),
-        _ => Ok(()),
+        _ => Ok(identity),
+    }
+}
+
+/// Whether the request's `Host` is one of `allowed` (`host` or `host:port`; names compared
+/// without case, IPv6 brackets ignored; an entry without a port allows any). The rule rmcp
+/// applies at `/mcp`, for the routes beside it, so that a page that rebinds its own name to this
+/// address (DNS rebinding) cannot read them either. A request without a Host is refused.
+pub fn host_allowed(allowed: &[String], headers: &HeaderMap) -> bool {
+    fn split(authority: &str) -> Option<(String, Option<u16>)> {
+        let a: http::uri::Authority = authority.trim().parse().ok()?;
+        let host = a.host().trim_matches(['[', ']']).to_ascii_lowercase();
+        Some((host, a.port_u16()))
+    }
+    let Some((host, port)) = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .and_then(split)
+    else {
+        return false;
+    };
+    // An entry that is not an authority (a bare IPv6 address such as `::1`) is a host alone.
+    let entry = |a: &String| {
+        split(a).unwrap_or_else(|| (a.trim().trim_matches(['[', ']']).to_ascii_lowercase(), None))
+    };
+    allowed
+        .iter()
+        .map(entry)
+        .any(|(h, p)| h == host && p.is_none_or(|p| Some(p) == port))
+}
+
+/// Whether a request's `Origin`, when it has one, is one of `allowed` (compared without case,
+/// a trailing slash ignored). Clients that are not browsers send none.
+pub fn origin_allowed(allowed: &[String], headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let norm = |s: &str| s.trim().trim_end_matches('/').to_ascii_lowercase();
+    let origin = norm(origin);
+    origin != "null" && allowed.iter().any(|a| norm(a) == origin)
+}
+
+/// The header naming a legacy MCP session.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Sessions remembered before the ones that ended are looked for and forgotten.
+const PRUNE_AT: usize = 256;
+
+/// Which caller opened each MCP session. A session ID is a bearer capability of its own: whoever
+/// holds it can answer the session's elicitation questions, read its notification stream or end
+/// it. Bound to the identity that opened it, a session serves only that caller (the same bearer
+/// token and the same Arcane key); anyone else is told the session does not exist, as for an
+/// unknown ID, so the answer does not confirm that an ID is in use.
+#[derive(Default)]
+pub struct Sessions {
+    bound: Mutex<HashMap<String, Identity>>,
+}
+
+impl Sessions {
+    /// Whether `who` may use session `id`. An ID never bound here is not decided here: the MCP
+    /// service answers it as unknown.
+    pub fn admits(&self, id: &str, who: &Identity) -> bool {
+        let bound = self.bound.lock().unwrap_or_else(|e| e.into_inner());
+        bound.get(id).is_none_or(|owner| owner.same(who))
+    }
+
+    /// Records that `who` opened session `id`.
+    pub fn bind(&self, id: &str, who: Identity) {
+        let mut bound = self.bound.lock().unwrap_or_else(|e| e.into_inner());
+        bound.insert(id.to_string(), who);
+    }
+
+    /// Whether the table has grown enough to look for sessions that ended: at 256, 512, 1024…
+    /// entries, so the look costs O(1) per session opened.
+    pub fn wants_pruning(&self) -> bool {
+        let n = self.bound.lock().unwrap_or_else(|e| e.into_inner()).len();
+        n >= PRUNE_AT && n.is_power_of_two()
+    }
+
+    /// Forgets every session not in `live` (ended, expired), so the table stays as large as
+    /// the sessions that exist.
+    pub fn prune(&self, live: &std::collections::HashSet<String>) {
+        let mut bound = self.bound.lock().unwrap_or_else(|e| e.into_inner());
+        bound.retain(|k, _| live.contains(k));
+    }
+
+    /// Forgets session `id` (ended by its caller).
+    pub fn forget(&self, id: &str) {
+        let mut bound = self.bound.lock().unwrap_or_else(|e| e.into_inner());
+        bound.remove(id);
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.bound.lock().unwrap().len()
     }
 }
 
@@ -183,6 +326,21 @@ pub fn plain(status: StatusCode, text: &'static str) -> Response {
 /// forgotten first, then the whole table (a flood of addresses costs bounded memory).
 const MAX_CLIENTS: usize = 10_000;
 
+/// The bucket a client address counts against: an IPv4 address (also written as IPv6) is its
+/// own; an IPv6 address counts against its /64, the block one host or household is given, so a
+/// client cannot pass the limit (or flush the table) by rotating through its own addresses.
+fn bucket_of(client: IpAddr) -> IpAddr {
+    match client {
+        IpAddr::V4(_) => client,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(
+                u128::from(v6) & !((1u128 << 64) - 1),
+            )),
+        },
+    }
+}
+
 /// A token bucket per client address: `per_minute` requests, refilled continuously.
 pub struct RateLimit {
     per_minute: f64,
@@ -199,7 +357,7 @@ impl RateLimit {
 
     /// Takes one request from `client`'s bucket; `Err(seconds)` says when to retry.
     pub fn take(&self, client: IpAddr) -> Result<(), u64> {
-        self.take_at(client, Instant::now())
+        self.take_at(bucket_of(client), Instant::now())
     }
 
     fn take_at(&self, client: IpAddr, now: Instant) -> Result<(), u64> {
@@ -307,6 +465,159 @@ mod tests {
         assert_eq!(client_key(KeySource::Server, &with_key), None);
         // Health-style paths need only the token.
         assert!(check(&t, KeySource::Client, &ok, false).is_ok());
+    }
+
+    #[test]
+    fn bearer_scheme_is_case_insensitive_and_never_empty() {
+        let t = Tokens::new(["tok"]);
+        for v in [
+            "Bearer tok",
+            "bearer tok",
+            "BEARER tok",
+            "Bearer\ttok",
+            "  Bearer   tok  ",
+        ] {
+            let h = headers(&[("authorization", v)]);
+            assert!(check(&t, KeySource::Server, &h, true).is_ok(), "{v:?}");
+        }
+        for v in [
+            "Bearer",
+            "Bearer ",
+            "Basic tok",
+            "Bearertok",
+            "tok",
+            "Bearer tok2",
+        ] {
+            let h = headers(&[("authorization", v)]);
+            assert_eq!(
+                check(&t, KeySource::Server, &h, true)
+                    .err()
+                    .map(|r| r.status),
+                Some(StatusCode::UNAUTHORIZED),
+                "{v:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_session_admits_only_the_identity_that_opened_it() {
+        let t = Tokens::new(["tok-a", "tok-b"]);
+        let who = |tok: &str, key: Option<&str>| {
+            let mut h = vec![("authorization", format!("Bearer {tok}"))];
+            if let Some(k) = key {
+                h.push(("x-arcane-api-key", k.to_string()));
+            }
+            let h: Vec<(&'static str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            check(&t, KeySource::Either, &headers(&h), true).unwrap()
+        };
+        let s = Sessions::default();
+        s.bind("s1", who("tok-a", Some("key-a")));
+        assert!(s.admits("s1", &who("tok-a", Some("key-a"))));
+        assert!(
+            s.admits("s1", &who(" tok-a", Some("key-a "))),
+            "blanks ignored"
+        );
+        assert!(
+            !s.admits("s1", &who("tok-b", Some("key-a"))),
+            "another token"
+        );
+        assert!(!s.admits("s1", &who("tok-a", Some("key-b"))), "another key");
+        assert!(
+            !s.admits("s1", &who("tok-a", None)),
+            "the server's key instead"
+        );
+        assert!(
+            s.admits("unknown", &who("tok-b", None)),
+            "left to the service"
+        );
+        // Token and key bytes cannot be shifted between the two.
+        assert_ne!(
+            Identity::of(Some("ab"), Some("c")),
+            Identity::of(Some("a"), Some("bc"))
+        );
+        // Ended sessions are forgotten once the table has grown.
+        for i in 0..PRUNE_AT - 1 {
+            s.bind(&format!("x{i}"), who("tok-b", None));
+        }
+        assert!(s.wants_pruning());
+        s.prune(&["s1".to_string()].into_iter().collect());
+        assert_eq!(s.len(), 1);
+        s.forget("s1");
+        assert_eq!(s.len(), 0);
+    }
+
+    #[test]
+    fn hosts_and_origins_of_the_side_routes() {
+        let allowed: Vec<String> = ["localhost", "127.0.0.1", "::1", "mcp.example.com:8443"]
+            .map(String::from)
+            .to_vec();
+        let host = |h: &str| host_allowed(&allowed, &headers(&[("host", h)]));
+        for ok in [
+            "localhost:8000",
+            "LOCALHOST",
+            "127.0.0.1:1",
+            "[::1]:8000",
+            "mcp.example.com:8443",
+        ] {
+            assert!(host(ok), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "localhost.evil.example",
+            "mcp.example.com",
+            "mcp.example.com:443",
+            "127.0.0.2",
+            "[::2]:8000",
+            "localhost:8000/x",
+            "",
+        ] {
+            assert!(!host(bad), "{bad}");
+        }
+        assert!(!host_allowed(&allowed, &HeaderMap::new()), "no Host");
+        let origins = vec!["https://app.example.com".to_string()];
+        let origin = |o: &str| origin_allowed(&origins, &headers(&[("origin", o)]));
+        assert!(origin("https://APP.example.com/"));
+        for bad in [
+            "null",
+            "https://app.example.com.evil",
+            "http://app.example.com",
+            "https://app.example.com:444",
+        ] {
+            assert!(!origin(bad), "{bad}");
+        }
+        assert!(
+            origin_allowed(&[], &HeaderMap::new()),
+            "no Origin: not a browser"
+        );
+        assert!(!origin_allowed(
+            &[],
+            &headers(&[("origin", "http://localhost")])
+        ));
+    }
+
+    #[test]
+    fn token_file_strips_a_byte_order_mark_and_crlf() {
+        assert_eq!(
+            tokens_from_file("\u{feff}one\r\n\r\n# c\r\ntwo\r\n"),
+            vec!["one".to_string(), "two".to_string()]
+        );
+        assert!(tokens_from_file("\n  \n# only a comment\n").is_empty());
+    }
+
+    #[test]
+    fn ipv6_clients_share_the_bucket_of_their_64() {
+        let rl = RateLimit::new(2);
+        let a: IpAddr = "2001:db8:1:2::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
+        let other: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        assert!(rl.take(a).is_ok() && rl.take(b).is_ok());
+        assert!(
+            rl.take(a).is_err() && rl.take(b).is_err(),
+            "one /64, one bucket"
+        );
+        assert!(rl.take(other).is_ok(), "another /64 has its own");
+        let mapped: IpAddr = "::ffff:10.1.2.3".parse().unwrap();
+        assert_eq!(bucket_of(mapped), "10.1.2.3".parse::<IpAddr>().unwrap());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod guard;
 pub mod metrics;
+mod sessions;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -51,6 +52,7 @@ pub struct Settings {
     pub max_request_bytes: usize,
     pub rate_limit: u32,
     pub idle: Duration,
+    pub max_sessions: usize,
     pub key_source: KeySource,
 }
 
@@ -68,6 +70,20 @@ impl Settings {
             tokens.extend(guard::tokens_from_file(&text));
         }
         let tokens = Tokens::new(tokens.iter().map(String::as_str));
+        // Tokens that were given but are all blank (an empty secret file, a variable set to
+        // nothing) are a mistake, never a wish to serve without authentication.
+        if tokens.is_empty() && (!args.auth_tokens.is_empty() || args.auth_token_file.is_some()) {
+            let file = args
+                .auth_token_file
+                .as_ref()
+                .map(|p| format!(" (--auth-token-file {})", p.display()))
+                .unwrap_or_default();
+            bail!(
+                "the bearer tokens given hold no token{file}: every line is empty or a # \
+                 comment, or ARCANE_MCP_AUTH_TOKEN is blank; put at least one token there \
+                 (an empty token list never turns authentication off)"
+            );
+        }
         let loopback = args.listen.ip().is_loopback();
         if tokens.is_empty() {
             if !args.allow_unauthenticated {
@@ -107,6 +123,7 @@ impl Settings {
             max_request_bytes: args.max_request_bytes,
             rate_limit: args.rate_limit,
             idle: Duration::from_secs(args.session_idle_timeout),
+            max_sessions: args.max_sessions,
             key_source: args.arcane_key_source,
         })
     }
@@ -122,6 +139,11 @@ fn trimmed(list: &[String]) -> Vec<String> {
 /// Shared by the middleware and the health routes.
 struct Shared {
     tokens: Tokens,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    /// Which caller opened each session, and the service's own table of live sessions.
+    sessions: guard::Sessions,
+    live_sessions: Arc<sessions::Bounded>,
     key_source: KeySource,
     rate: RateLimit,
     metrics: Arc<Metrics>,
@@ -142,6 +164,10 @@ fn router(app: Arc<App>, settings: Settings, ct: CancellationToken) -> Router {
     let server = app.server().with_http(hooks);
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(settings.idle);
+    let (allowed_hosts, allowed_origins) = (
+        settings.allowed_hosts.clone(),
+        settings.allowed_origins.clone(),
+    );
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(settings.allowed_hosts)
         .with_max_request_body_bytes(settings.max_request_bytes)
@@ -153,9 +179,18 @@ fn router(app: Arc<App>, settings: Settings, ct: CancellationToken) -> Router {
     } else {
         config.with_allowed_origins(settings.allowed_origins)
     };
-    let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
+    let sessions = Arc::new(sessions::Bounded {
+        inner: sessions,
+        max: settings.max_sessions,
+    });
+    let live_sessions = sessions.clone();
+    let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     let shared = Arc::new(Shared {
         tokens: settings.tokens,
+        allowed_hosts,
+        allowed_origins,
+        sessions: guard::Sessions::default(),
+        live_sessions,
         key_source: settings.key_source,
         rate: RateLimit::new(settings.rate_limit),
         metrics: metrics.clone(),
@@ -174,14 +209,28 @@ fn router(app: Arc<App>, settings: Settings, ct: CancellationToken) -> Router {
         .with_state(shared)
 }
 
-/// Counts every answer by status and applies the per-client rate limit.
+/// Counts every answer by status, applies the per-client rate limit, and validates Host and
+/// Origin for the routes beside `/mcp` (rmcp validates them for `/mcp`).
 async fn outer(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: Request,
     next: Next,
 ) -> Response {
+    let side = req.uri().path() != "/mcp";
     let response = match shared.rate.take(peer.ip()) {
+        Ok(()) if side && !guard::host_allowed(&shared.allowed_hosts, req.headers()) => {
+            guard::plain(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Host header is not allowed (--allowed-hosts)",
+            )
+        }
+        Ok(()) if side && !guard::origin_allowed(&shared.allowed_origins, req.headers()) => {
+            guard::plain(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Origin header is not allowed (--allowed-origins)",
+            )
+        }
         Ok(()) => next.run(req).await,
         Err(retry) => {
             let mut r = guard::plain(
@@ -198,13 +247,59 @@ async fn outer(
     response
 }
 
-/// Bearer token and the caller's-key policy of `/mcp` and `/metrics`.
+/// Bearer token and the caller's-key policy of `/mcp` and `/metrics`; a session serves only
+/// the caller that opened it (`guard::Sessions`).
 async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
     let mcp = req.uri().path() == "/mcp";
-    if let Err(refused) = guard::check(&shared.tokens, shared.key_source, req.headers(), mcp) {
-        return refused.into_response();
+    let who = match guard::check(&shared.tokens, shared.key_source, req.headers(), mcp) {
+        Ok(who) => who,
+        Err(refused) => return refused.into_response(),
+    };
+    let session = req
+        .headers()
+        .get(guard::SESSION_HEADER)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    if let Some(id) = &session
+        && !shared.sessions.admits(id, &who)
+    {
+        // The answer the service gives for an unknown session.
+        return guard::plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
     }
-    next.run(req).await
+    let ending = req.method() == http::Method::DELETE;
+    let response = next.run(req).await;
+    let opened = response
+        .headers()
+        .get(guard::SESSION_HEADER)
+        .and_then(|v| v.to_str().ok());
+    match (&session, opened) {
+        // A session the service opened (also for a request whose session header it could not
+        // read as one) belongs to this caller.
+        (_, Some(id)) if session.as_deref() != Some(id) => {
+            if shared.sessions.wants_pruning() {
+                shared.sessions.prune(&shared.live_sessions.ids().await);
+            }
+            shared.sessions.bind(id, who);
+        }
+        (Some(id), _) if ending && response.status().is_success() => shared.sessions.forget(id),
+        // rmcp answers a session refused at the ceiling as its own failure (500); it is the
+        // client's to retry later.
+        (None, None)
+            if response.status() == StatusCode::INTERNAL_SERVER_ERROR
+                && shared.live_sessions.open().await >= shared.live_sessions.max =>
+        {
+            let mut r = guard::plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "This server has as many MCP sessions open as it allows (--max-sessions); \
+                 retry later, when idle sessions have expired (--session-idle-timeout), or ask \
+                 the operator to raise the limit.",
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, http::HeaderValue::from_static("30"));
+            return r;
+        }
+        _ => {}
+    }
+    response
 }
 
 async fn metrics_route(State(shared): State<Arc<Shared>>) -> Response {
@@ -269,15 +364,82 @@ pub async fn serve(app: App, settings: Settings) -> Result<()> {
         shutdown_signal().await;
         stop.cancel();
     });
-    axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(ct.cancelled_owned())
-    .await
-    .context("serving HTTP")?;
+    serve_connections(listener, router, ct).await;
     tracing::info!("HTTP transport stopped");
     Ok(())
+}
+
+/// Longest a client may take to send the head of a request, also while a kept-alive
+/// connection waits for its next one: a client that trickles its headers a byte at a time
+/// (slowloris) or opens connections and sends nothing is disconnected instead of holding a
+/// connection, a task and a file descriptor for ever. A response being streamed (SSE) is not
+/// affected.
+const HEADER_READ: Duration = Duration::from_secs(10);
+
+/// Most connections served at once; more wait in the kernel's accept queue. Keeps file
+/// descriptors for the requests to Arcane however many connections clients open.
+const MAX_CONNECTIONS: usize = 1024;
+
+/// How long a stop waits for the requests in flight to finish.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// The accept loop: every connection served by hyper with [`HEADER_READ`], at most
+/// [`MAX_CONNECTIONS`] at once, each request carrying its peer address (`ConnectInfo`).
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    ct: CancellationToken,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use tower::ServiceExt;
+
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let slot = tokio::select! {
+            s = slots.clone().acquire_owned() => match s { Ok(s) => s, Err(_) => break },
+            _ = ct.cancelled() => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait instead of spinning.
+                    tracing::warn!(error = %e, "accepting an HTTP connection failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = ct.cancelled() => break,
+        };
+        let router = router.clone();
+        let ct = ct.clone();
+        tokio::spawn(async move {
+            let service =
+                hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+                    req.extensions_mut().insert(ConnectInfo(peer));
+                    router.clone().oneshot(req)
+                });
+            // HTTP/1.1 only, as before: a version sniffing step would wait for the first bytes
+            // before the header-read timer starts.
+            let mut http1 = hyper::server::conn::http1::Builder::new();
+            http1
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ);
+            let conn = http1.serve_connection(TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = ct.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+            drop(slot);
+        });
+    }
+    // Wait (bounded) until every connection has finished its request in flight.
+    let all = u32::try_from(MAX_CONNECTIONS).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout(DRAIN, slots.acquire_many(all)).await;
 }
 
 async fn shutdown_signal() {
