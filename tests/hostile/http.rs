@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::cli::{BIN, HttpServer, INIT, free_port, http_client, http_client_with, raw_post, repo};
-use crate::server_support::{GUARD, Sim, call, is_error, shape, spec_path, text, writes};
+use crate::fixtures::GUARD;
+use crate::server_support::{Sim, call, is_error, shape, spec_path, text, writes};
 
 /// Runs `arcane-mcp --transport http` with `args`/`env` expecting it to refuse to start; its
 /// stderr. A server that starts serving instead fails the test (it is killed after 10 s).

@@ -26,14 +26,15 @@ const MAX_PAGES: u64 = 20;
 /// Candidates named in a "not found" or "ambiguous" message.
 const MAX_CANDIDATES: usize = 10;
 
-/// (list action, environment).
-/// (list action, environment, credential fingerprint): a list fetched with one caller's key
-/// never answers another caller's lookup (docs/security.md).
-type ListKey = (String, String, String);
+/// (list action, environment, the credential's full SHA-256): a list fetched with one caller's
+/// key never answers another caller's lookup (docs/security.md). The whole digest, not the short
+/// fingerprint the audit log shows: a key forged to match a 48-bit fingerprint must not reach
+/// another caller's lists.
+type ListKey = (String, String, [u8; 32]);
 /// When a list was fetched, and its items.
 type Kept = (Instant, Arc<Vec<Value>>);
 
-/// Lists fetched for lookups, by (list action, environment).
+/// Lists fetched for lookups, by [`ListKey`].
 #[derive(Default)]
 pub struct Cache {
     lists: Mutex<HashMap<ListKey, Kept>>,
@@ -122,7 +123,7 @@ async fn lookup(
         } else {
             String::new()
         },
-        crate::redact::fingerprint(&auth.header().1),
+        credential_digest(&auth.header().1),
     );
     let mut fresh = false;
     let items = match exec.resolve_cache.get(&key) {
@@ -337,6 +338,12 @@ async fn fetch_all(
     Ok(items)
 }
 
+/// The full SHA-256 of a credential: the cache's notion of "the same caller".
+fn credential_digest(secret: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(secret.as_bytes()).into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -351,6 +358,22 @@ mod tests {
             variants: vec!["{}".into(), "{}:latest".into()],
             noun: "image".into(),
         }
+    }
+
+    #[test]
+    fn the_cache_tells_callers_apart_by_the_whole_digest() {
+        // The audit log's fingerprint is the digest's first 6 bytes; the cache key is all 32,
+        // so matching a shown fingerprint is not enough to share another caller's lists.
+        let d = credential_digest("arc_key_of_alice");
+        assert_eq!(
+            crate::redact::fingerprint("arc_key_of_alice"),
+            d[..6]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        );
+        assert_ne!(credential_digest("arc_key_of_mallory"), d);
+        assert_eq!(credential_digest("arc_key_of_alice"), d);
     }
 
     #[test]
