@@ -137,8 +137,35 @@ fn open_append(path: &Path) -> std::io::Result<File> {
     let mut o = OpenOptions::new();
     o.append(true).create(true);
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    o.open(path)
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Non-blocking for the open only: a FIFO nobody reads would block the open (and with it
+        // startup) forever; this way it fails with ENXIO, said below.
+        o.mode(0o600).custom_flags(libc::O_NONBLOCK);
+    }
+    let file = o.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ENXIO) {
+            return std::io::Error::other(
+                "it is a FIFO that no process reads: start the reader first, or log to a file",
+            );
+        }
+        e
+    })?;
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // Writes block as usual (a pipe's reader sets the pace, as the operator chose).
+        // SAFETY: fcntl on a descriptor this function owns; no memory is passed.
+        unsafe {
+            let fd = file.as_raw_fd();
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+    }
+    Ok(file)
 }
 
 /// The JSON of one entry: secrets masked, long strings cut, targets picked out.
@@ -238,6 +265,26 @@ mod tests {
             let mode = std::fs::metadata(&path).unwrap().permissions().mode();
             assert_eq!(mode & 0o077, 0, "only the owner reads the audit log");
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_without_a_reader_is_refused_instead_of_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.fifo");
+        let made = std::process::Command::new("mkfifo").arg(&path).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo is available");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(AuditLog::open(&p, 1 << 20).map(|_| ()));
+        });
+        let opened = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("opening a FIFO without a reader must not block");
+        let err = format!("{:#}", opened.expect_err("no reader: refused"));
+        assert!(err.contains("FIFO that no process reads"), "{err}");
+        assert!(err.contains("audit.fifo"), "{err}");
     }
 
     #[test]
