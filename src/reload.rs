@@ -37,8 +37,24 @@ pub struct Sources {
 impl Sources {
     /// Loads the spec and every layer and builds a catalog.
     pub fn build(&self) -> Result<Catalog> {
-        let doc = self.load_spec()?;
-        let layers = self.layers()?;
+        // The document and the overlay files are independent: read them on two threads (each
+        // is a good part of the startup).
+        let (doc, layers) = std::thread::scope(|s| {
+            match std::thread::Builder::new()
+                .name("overlays".into())
+                .spawn_scoped(s, || self.layers())
+            {
+                Ok(layers) => {
+                    let doc = self.load_spec();
+                    let layers = layers.join().unwrap_or_else(|_| {
+                        Err(anyhow!("reading the overlay files failed unexpectedly"))
+                    });
+                    (doc, layers)
+                }
+                Err(_) => (self.load_spec(), self.layers()),
+            }
+        });
+        let (doc, layers) = (doc?, layers?);
         build_catalog(BuildInput {
             spec: &doc,
             layers: &layers,
@@ -232,7 +248,8 @@ impl Reloadable for crate::snapshot::Snapshot {
         &self.catalog
     }
     fn catalog_mut(&mut self) -> &mut Catalog {
-        &mut self.catalog
+        // A copy only while the search index's thread still holds the catalog.
+        std::sync::Arc::make_mut(&mut self.catalog)
     }
 }
 

@@ -110,7 +110,12 @@ impl ArcaneServer {
         let snap = self.live.load();
         match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
             Err(text) => error_result(text),
-            Ok(Call::Find { query, limit }) => crate::find::find(&snap, &query, limit),
+            Ok(Call::Find { query, limit }) => {
+                // The index may still be building on its thread (just after startup or a
+                // reload): wait for it off the runtime's threads.
+                let _ = snap.search_ready().await;
+                crate::find::find(&snap, &query, limit)
+            }
             Ok(Call::Execute {
                 action,
                 params,
