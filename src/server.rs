@@ -82,6 +82,26 @@ fn release_memory(in_flight: Arc<InFlight>) {
     drop(in_flight);
 }
 
+/// The runtime that runs the calls' own work (validation, the request to Arcane, the rendering
+/// of the answer), apart from the one that reads requests and writes answers: under a burst of
+/// calls, a `ping` or a small request is read and answered without queueing behind the
+/// rendering of a thousand answers on the same threads (docs/measurements.md). Built on first
+/// use and kept for the life of the process; when it cannot be built, calls run where they
+/// arrive.
+fn calls_runtime() -> Option<&'static tokio::runtime::Runtime> {
+    static CALLS: std::sync::OnceLock<Option<tokio::runtime::Runtime>> = std::sync::OnceLock::new();
+    CALLS
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .thread_name("arcane-call")
+                .enable_all()
+                .build()
+                .map_err(|e| tracing::warn!(error = %e, "calls run on the protocol's threads"))
+                .ok()
+        })
+        .as_ref()
+}
+
 impl ArcaneServer {
     /// A server over a live snapshot.
     pub fn new(live: Arc<Live<Snapshot>>, exec: Arc<Executor>) -> ArcaneServer {
@@ -240,10 +260,27 @@ impl ServerHandler for ArcaneServer {
                 }
             })
         });
-        let result = self
-            .call(&request.name, request.arguments.as_ref(), &ctx)
-            .await;
-        drop(ctx);
+        let server = self.clone();
+        let work = async move {
+            let result = server
+                .call(&request.name, request.arguments.as_ref(), &ctx)
+                .await;
+            drop(ctx);
+            (result, request)
+        };
+        let (result, request) = match calls_runtime() {
+            Some(calls) => match calls.spawn(work).await {
+                Ok(done) => done,
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(_) => {
+                    return Err(McpError::internal_error(
+                        "the server is shutting down",
+                        None,
+                    ));
+                }
+            },
+            None => work.await,
+        };
         if let Some(f) = forwarder {
             // Every progress notification is sent before the result.
             let _ = f.await;
