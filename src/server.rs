@@ -92,7 +92,11 @@ fn calls_runtime() -> Option<&'static tokio::runtime::Runtime> {
     static CALLS: std::sync::OnceLock<Option<tokio::runtime::Runtime>> = std::sync::OnceLock::new();
     CALLS
         .get_or_init(|| {
+            // One core fewer than the machine has: the protocol's threads keep one to read
+            // and write on while the calls render.
+            let workers = std::thread::available_parallelism().map_or(1, |n| n.get().max(2) - 1);
             tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(workers)
                 .thread_name("arcane-call")
                 .enable_all()
                 .build()
