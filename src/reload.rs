@@ -55,11 +55,17 @@ impl Sources {
             }
         });
         let (doc, layers) = (doc?, layers?);
-        build_catalog(BuildInput {
+        let catalog = build_catalog(BuildInput {
             spec: &doc,
             layers: &layers,
         })
-        .with_context(|| format!("building the catalog from {}", doc.origin))
+        .with_context(|| format!("building the catalog from {}", doc.origin));
+        // Freeing the parsed document and files (trees of many small allocations) is off the
+        // startup's path; without a thread they are freed here.
+        let _ = std::thread::Builder::new()
+            .name("free-sources".into())
+            .spawn(move || drop((doc, layers)));
+        catalog
     }
 
     /// Loads the OpenAPI document; one without operations is refused (a truncated download or
