@@ -1,12 +1,17 @@
 //! Server benchmarks, each beside the floor it is judged against (measured in the same run):
 //!
 //! - `floor/version`: spawn `arcane-mcp --version` and wait (the process floor);
-//! - `server/startup_to_first_tools_list`: spawn → `initialize` answered → first `tools/list`;
-//! - `tools_list/<surface>`: one `tools/list` round trip over stdio, and `tools_list_encode/…`
-//!   the server's share of it (the clone and JSON encoding rmcp does per request);
-//! - `list_containers/raw_http` vs `through_mcp_server`: the per-call overhead;
+//! - `server/startup_to_first_tools_list`: spawn → `initialize` answered → first `tools/list`,
+//!   with rmcp's client (`rmcp_client`) and with a raw client (`raw_client`: writes each request
+//!   line and reads the answer line, what any client pays before its own decoding);
+//! - `tools_list/<surface>`: one `tools/list` round trip over stdio with rmcp's client,
+//!   `tools_list_raw/<surface>` the same with the raw client, and `tools_list_encode/…` the
+//!   server's share of it (the clone and JSON encoding rmcp does per request);
+//! - `list_containers/raw_http` vs `through_mcp_server` (rmcp's client), `through_raw_client`
+//!   and `in_process` (`ArcaneServer::call`, no protocol): the per-call overhead;
 //! - `under_load/ping_during_burst`: a `ping` sent while 2,000 `container.list` calls are in
-//!   flight (fairness), with the burst's throughput and the server's peak RSS printed.
+//!   flight (fairness), with rmcp's client and with the raw client, with the burst's throughput
+//!   and the server's peak RSS printed.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -66,6 +71,91 @@ fn rss_mb(pid: u32) -> Option<(f64, f64)> {
     Some((field("VmHWM:")?, field("VmRSS:")?))
 }
 
+/// A server driven by a raw client: JSON-RPC lines written to its stdin, answers read as lines
+/// from its stdout and only located (never decoded) by their `id`.
+struct RawServer {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    line: String,
+}
+
+impl RawServer {
+    /// Spawns the server and completes the `initialize` handshake.
+    fn start(base: &str, key: &str, surface: &str) -> RawServer {
+        let mut cmd = command(base, key, surface).into_std();
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut raw = RawServer {
+            child,
+            stdin,
+            stdout,
+            line: String::new(),
+        };
+        raw.initialize();
+        raw
+    }
+
+    fn initialize(&mut self) {
+        self.send(INITIALIZE);
+        self.answer_to("\"init\"");
+        self.send(INITIALIZED);
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write;
+        let w = self.stdin.as_mut().unwrap();
+        w.write_all(line.as_bytes()).unwrap();
+        w.flush().unwrap();
+    }
+
+    /// Reads lines until the answer whose `id` is `id` (as JSON text); returns its length.
+    fn answer_to(&mut self, id: &str) -> usize {
+        use std::io::BufRead;
+        loop {
+            self.line.clear();
+            let n = self.stdout.read_line(&mut self.line).unwrap();
+            assert!(n > 0, "the server closed its output");
+            if id_of(&self.line) == Some(id) {
+                return n;
+            }
+        }
+    }
+}
+
+impl Drop for RawServer {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+const INITIALIZE: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","#,
+    r#""capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
+    "\n"
+);
+const INITIALIZED: &str = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+
+/// The `id` of a JSON-RPC answer line as JSON text, read from its start (rmcp writes
+/// `{"jsonrpc":"2.0","id":…,` first), without decoding the rest.
+fn id_of(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix(r#"{"jsonrpc":"2.0","id":"#)?;
+    rest.split_once(',').map(|(id, _)| id)
+}
+
+fn raw_call(id: usize) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"arcane_execute_action","arguments":{{"action":"container.list"}}}}}}"#
+    ) + "\n"
+}
+
 fn list_call() -> CallToolRequestParams {
     let mut args = serde_json::Map::new();
     args.insert("action".into(), "container.list".into());
@@ -96,14 +186,35 @@ fn benches(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("server");
     g.sample_size(10);
-    g.bench_function("startup_to_first_tools_list", |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                let (client, _) = connect(&base, &key, "dynamic").await;
-                let tools = client.list_all_tools().await.unwrap();
-                assert_eq!(tools.len(), 2);
-                client.cancel().await.ok();
-            })
+    // Timed from the spawn to the answer; the session's end and the process's exit are not.
+    g.bench_function("startup_to_first_tools_list/rmcp_client", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                rt.block_on(async {
+                    let started = Instant::now();
+                    let (client, _) = connect(&base, &key, "dynamic").await;
+                    let tools = client.list_all_tools().await.unwrap();
+                    total += started.elapsed();
+                    assert_eq!(tools.len(), 2);
+                    client.cancel().await.ok();
+                })
+            }
+            total
+        })
+    });
+    g.bench_function("startup_to_first_tools_list/raw_client", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let started = Instant::now();
+                let mut raw = RawServer::start(&base, &key, "dynamic");
+                raw.send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n");
+                let answer = raw.answer_to("1");
+                total += started.elapsed();
+                assert!(answer > 500);
+            }
+            total
         })
     });
     g.finish();
@@ -116,6 +227,20 @@ fn benches(c: &mut Criterion) {
             b.iter(|| rt.block_on(client.list_tools(None)).unwrap())
         });
         rt.block_on(client.cancel()).ok();
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("tools_list_raw");
+    g.sample_size(20);
+    for surface in ["dynamic", "meta", "individual"] {
+        let mut raw = RawServer::start(&base, &key, surface);
+        let request = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}\n";
+        g.bench_function(surface, |b| {
+            b.iter(|| {
+                raw.send(request);
+                raw.answer_to("7")
+            })
+        });
     }
     g.finish();
 
@@ -169,6 +294,44 @@ fn benches(c: &mut Criterion) {
             })
         })
     });
+    let mut raw = RawServer::start(&base, &key, "dynamic");
+    g.bench_function("through_raw_client", |b| {
+        b.iter(|| {
+            raw.send(&raw_call(1));
+            raw.answer_to("1")
+        })
+    });
+    drop(raw);
+    // The server's own work per call, without the protocol: ArcaneServer::call in this process.
+    let app = {
+        use clap::Parser;
+        let cli = arcane_mcp::config::Cli::try_parse_from([
+            "arcane-mcp",
+            "--arcane-url",
+            base.as_str(),
+            "--api-key",
+            key.as_str(),
+            "--spec",
+            spec().to_str().unwrap(),
+        ])
+        .unwrap();
+        let (base_url, auth) = arcane_mcp::connection(&cli.serve).unwrap();
+        let sources = cli.serve.source.sources(Some(&base_url));
+        arcane_mcp::app::App::build(&cli.serve, sources, base_url, auth).unwrap()
+    };
+    let server = app.server();
+    let args = list_call().arguments.unwrap();
+    g.bench_function("in_process", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let ctx = arcane_engine::CallContext::default();
+                let r = server
+                    .call("arcane_execute_action", Some(&args), &ctx)
+                    .await;
+                assert_ne!(r.is_error, Some(true));
+            })
+        })
+    });
     g.finish();
 
     // Fairness: a ping sent while a burst of 2,000 calls is in flight.
@@ -209,6 +372,52 @@ fn benches(c: &mut Criterion) {
             })
         })
     });
+    // The same with the raw client: the burst is written as fast as the server reads it, the
+    // ping right after its last request; answers are read as lines and located by their id.
+    let mut raw = RawServer::start(&base, &key, "dynamic");
+    let raw_pid = raw.child.id();
+    g.bench_function("ping_during_burst/raw_client", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let mut stdin = raw.stdin.take().unwrap();
+                let started = Instant::now();
+                let writer = std::thread::spawn(move || {
+                    use std::io::Write;
+                    let burst: String = (1..=BURST).map(raw_call).collect();
+                    stdin.write_all(burst.as_bytes()).unwrap();
+                    stdin.flush().unwrap();
+                    let sent = Instant::now();
+                    stdin
+                        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"ping\",\"method\":\"ping\"}\n")
+                        .unwrap();
+                    stdin.flush().unwrap();
+                    (stdin, sent)
+                });
+                let (mut answered, mut pinged) = (0, None);
+                while answered < BURST || pinged.is_none() {
+                    use std::io::BufRead;
+                    raw.line.clear();
+                    assert!(raw.stdout.read_line(&mut raw.line).unwrap() > 0);
+                    match id_of(&raw.line) {
+                        Some("\"ping\"") => pinged = Some(Instant::now()),
+                        Some(_) => answered += 1,
+                        None => {}
+                    }
+                }
+                let (stdin, sent) = writer.join().unwrap();
+                raw.stdin = Some(stdin);
+                total += pinged.unwrap().saturating_duration_since(sent);
+                eprintln!(
+                    "raw client: burst of {BURST} container.list: {:.0} calls/s; server RSS (peak, now) MB: {:?}",
+                    BURST as f64 / started.elapsed().as_secs_f64(),
+                    rss_mb(raw_pid)
+                );
+            }
+            total
+        })
+    });
+    drop(raw);
     g.finish();
     if let Some(pid) = pid {
         std::thread::sleep(Duration::from_secs(2));

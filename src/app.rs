@@ -120,7 +120,10 @@ impl App {
 
     /// Serves MCP on stdin/stdout with hot reload until the client disconnects.
     pub async fn serve_stdio(self) -> Result<()> {
-        self.serve_on(rmcp::transport::stdio(), "stdio").await
+        // Pipes (how MCP clients start a server) are read and written on the runtime's I/O
+        // driver rather than one blocking-pool hand-off per read and write: a burst of calls
+        // no longer queues every answer behind those threads (docs/measurements.md).
+        self.serve_on(rmcp::transport::stdio_pipes(), "stdio").await
     }
 
     /// Serves one MCP session on `transport` (named `what` in errors) with hot reload until

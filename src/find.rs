@@ -26,7 +26,11 @@ const REPHRASE: &str = "Use plain words: a resource and a verb (list containers,
 /// Runs a search on a snapshot (withdrawn actions are never found).
 pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
     let allow = |a: &Action| snap.policy.serves(a);
-    let hits = snap.search.search(&snap.catalog, query, limit, &allow);
+    let index = match snap.search.get(&snap.catalog) {
+        Ok(index) => index,
+        Err(text) => return crate::present::error_result(text.to_string()),
+    };
+    let hits = index.search(&snap.catalog, query, limit, &allow);
     let served: Vec<(&Action, &arcane_catalog::Hit)> = hits
         .iter()
         .filter_map(|h| snap.catalog.get(&h.id).map(|a| (a, h)))

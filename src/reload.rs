@@ -37,13 +37,35 @@ pub struct Sources {
 impl Sources {
     /// Loads the spec and every layer and builds a catalog.
     pub fn build(&self) -> Result<Catalog> {
-        let doc = self.load_spec()?;
-        let layers = self.layers()?;
-        build_catalog(BuildInput {
+        // The document and the overlay files are independent: read them on two threads (each
+        // is a good part of the startup).
+        let (doc, layers) = std::thread::scope(|s| {
+            match std::thread::Builder::new()
+                .name("overlays".into())
+                .spawn_scoped(s, || self.layers())
+            {
+                Ok(layers) => {
+                    let doc = self.load_spec();
+                    let layers = layers.join().unwrap_or_else(|_| {
+                        Err(anyhow!("reading the overlay files failed unexpectedly"))
+                    });
+                    (doc, layers)
+                }
+                Err(_) => (self.load_spec(), self.layers()),
+            }
+        });
+        let (doc, layers) = (doc?, layers?);
+        let catalog = build_catalog(BuildInput {
             spec: &doc,
             layers: &layers,
         })
-        .with_context(|| format!("building the catalog from {}", doc.origin))
+        .with_context(|| format!("building the catalog from {}", doc.origin));
+        // Freeing the parsed document and files (trees of many small allocations) is off the
+        // startup's path; without a thread they are freed here.
+        let _ = std::thread::Builder::new()
+            .name("free-sources".into())
+            .spawn(move || drop((doc, layers)));
+        catalog
     }
 
     /// Loads the OpenAPI document; one without operations is refused (a truncated download or
@@ -232,7 +254,8 @@ impl Reloadable for crate::snapshot::Snapshot {
         &self.catalog
     }
     fn catalog_mut(&mut self) -> &mut Catalog {
-        &mut self.catalog
+        // A copy only while the search index's thread still holds the catalog.
+        std::sync::Arc::make_mut(&mut self.catalog)
     }
 }
 

@@ -87,6 +87,30 @@ fn release_memory(in_flight: Arc<InFlight>) {
     drop(in_flight);
 }
 
+/// The runtime that runs the calls' own work (validation, the request to Arcane, the rendering
+/// of the answer), apart from the one that reads requests and writes answers: under a burst of
+/// calls, a `ping` or a small request is read and answered without queueing behind the
+/// rendering of a thousand answers on the same threads (docs/measurements.md). Built on first
+/// use and kept for the life of the process; when it cannot be built, calls run where they
+/// arrive.
+fn calls_runtime() -> Option<&'static tokio::runtime::Runtime> {
+    static CALLS: std::sync::OnceLock<Option<tokio::runtime::Runtime>> = std::sync::OnceLock::new();
+    CALLS
+        .get_or_init(|| {
+            // One core fewer than the machine has: the protocol's threads keep one to read
+            // and write on while the calls render.
+            let workers = std::thread::available_parallelism().map_or(1, |n| n.get().max(2) - 1);
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(workers)
+                .thread_name("arcane-call")
+                .enable_all()
+                .build()
+                .map_err(|e| tracing::warn!(error = %e, "calls run on the protocol's threads"))
+                .ok()
+        })
+        .as_ref()
+}
+
 impl ArcaneServer {
     /// A server over a live snapshot.
     pub fn new(live: Arc<Live<Snapshot>>, exec: Arc<Executor>) -> ArcaneServer {
@@ -182,7 +206,12 @@ impl ArcaneServer {
         let snap = self.live.load();
         match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
             Err(text) => error_result(text),
-            Ok(Call::Find { query, limit }) => crate::find::find(&snap, &query, limit),
+            Ok(Call::Find { query, limit }) => {
+                // The index may still be building on its thread (just after startup or a
+                // reload): wait for it off the runtime's threads.
+                let _ = snap.search_ready().await;
+                crate::find::find(&snap, &query, limit)
+            }
             Ok(Call::Execute {
                 action,
                 params,
@@ -372,16 +401,34 @@ impl ServerHandler for ArcaneServer {
                 }
             })
         });
-        let result = self
-            .call_as(
-                &request.name,
-                request.arguments.as_ref(),
-                &ctx,
-                &caller,
-                Some(&context.peer),
-            )
-            .await;
-        drop(ctx);
+        let server = self.clone();
+        let peer = context.peer.clone();
+        let work = async move {
+            let result = server
+                .call_as(
+                    &request.name,
+                    request.arguments.as_ref(),
+                    &ctx,
+                    &caller,
+                    Some(&peer),
+                )
+                .await;
+            drop(ctx);
+            (result, request)
+        };
+        let (result, request) = match calls_runtime() {
+            Some(calls) => match calls.spawn(work).await {
+                Ok(done) => done,
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(_) => {
+                    return Err(McpError::internal_error(
+                        "the server is shutting down",
+                        None,
+                    ));
+                }
+            },
+            None => work.await,
+        };
         if let Some(f) = forwarder {
             // Every progress notification is sent before the result.
             let _ = f.await;

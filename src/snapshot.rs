@@ -1,6 +1,8 @@
 //! The live snapshot: everything a call needs, built in one function so that startup and hot
 //! reload share it. `reload::Live<Snapshot>` holds it; a call loads it once and finishes on it.
 
+use std::sync::{Arc, OnceLock};
+
 use anyhow::Result;
 use rmcp::model::Tool;
 
@@ -12,8 +14,9 @@ use arcane_catalog::{Action, Catalog};
 
 /// Catalog + search index + tool list + validators + the active policy.
 pub struct Snapshot {
-    pub catalog: Catalog,
-    pub search: SearchIndex,
+    /// Shared with the thread that builds the search index (see [`Search`]).
+    pub catalog: Arc<Catalog>,
+    pub search: Search,
     pub policy: Policy,
     pub surface: Surface,
     /// The tool definitions of the active surface (computed once per snapshot).
@@ -28,7 +31,8 @@ impl Snapshot {
     /// Builds a snapshot of a catalog for a surface and policy.
     pub fn build(catalog: Catalog, surface: Surface, policy: Policy) -> Result<Snapshot> {
         let policy = policy.resolve_preset(&catalog)?;
-        let search = SearchIndex::build(&catalog)?;
+        let catalog = Arc::new(catalog);
+        let search = Search::spawn(&catalog);
         for entry in policy.unknown_entries(&catalog) {
             tracing::warn!(
                 entry,
@@ -50,6 +54,12 @@ impl Snapshot {
         })
     }
 
+    /// The search index, waiting for its thread without blocking the async runtime.
+    pub async fn search_ready(&self) -> Result<&SearchIndex, &str> {
+        self.search.ready(&self.catalog).await;
+        self.search.get(&self.catalog)
+    }
+
     /// This snapshot as the engine sees it (`arcane_engine::Scope`).
     pub fn scope(&self) -> arcane_engine::Scope<'_> {
         arcane_engine::Scope {
@@ -59,6 +69,71 @@ impl Snapshot {
             caller: self,
         }
     }
+}
+
+/// A snapshot's search index, built on a thread of its own: a server answers `initialize` and
+/// `tools/list` without waiting for it (building it is a large part of the startup,
+/// docs/measurements.md), and the first search waits for it. A failed build is kept as its
+/// error text and answered to each search (the rest of the snapshot serves on).
+pub struct Search {
+    cell: Arc<OnceLock<Result<SearchIndex, String>>>,
+}
+
+impl Search {
+    /// Starts building the index of `catalog`; when no thread can be started, the first search
+    /// builds it.
+    fn spawn(catalog: &Arc<Catalog>) -> Search {
+        let cell = Arc::new(OnceLock::new());
+        let (target, catalog) = (cell.clone(), catalog.clone());
+        let started = std::thread::Builder::new()
+            .name("search-index".into())
+            .spawn(move || {
+                target.get_or_init(|| build_index(&catalog));
+            });
+        if let Err(e) = started {
+            tracing::debug!(error = %e, "the search index is built on first use");
+        }
+        Search { cell }
+    }
+
+    /// The index, built now from `catalog` (the snapshot's) if no thread has, or waiting for the
+    /// thread that is building it. Blocking: async code awaits [`Snapshot::search_ready`].
+    pub fn get(&self, catalog: &Catalog) -> Result<&SearchIndex, &str> {
+        self.cell
+            .get_or_init(|| build_index(catalog))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// Whether the index is built (successfully or not).
+    pub fn is_ready(&self) -> bool {
+        self.cell.get().is_some()
+    }
+
+    /// Waits on a blocking thread until the index is built.
+    async fn ready(&self, catalog: &Arc<Catalog>) {
+        if self.is_ready() {
+            return;
+        }
+        let (cell, catalog) = (self.cell.clone(), catalog.clone());
+        let _ = tokio::task::spawn_blocking(move || {
+            cell.get_or_init(|| build_index(&catalog));
+        })
+        .await;
+    }
+}
+
+fn build_index(catalog: &Catalog) -> Result<SearchIndex, String> {
+    let started = std::time::Instant::now();
+    let index = SearchIndex::build(catalog).map_err(|e| {
+        tracing::error!(error = %format!("{e:#}"), "the search index cannot be built");
+        format!("The search index could not be built ({e:#}); arcane_find_action is unavailable until the catalog is reloaded. Restart the server if this persists.")
+    });
+    tracing::debug!(
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "search index built"
+    );
+    index
 }
 
 /// The engine names actions as the active surface writes them, and reads parameters in the

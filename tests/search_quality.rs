@@ -644,3 +644,29 @@ fn operator_vocabulary_teaches_words() {
     let e = format!("{:#}", sources.build().unwrap_err());
     assert!(e.contains("my-words.yaml:3"), "{e}");
 }
+
+/// A snapshot builds its search index on a thread of its own (so that a server answers
+/// `initialize` before it is built): a search right after the build waits for it and finds what
+/// an index built in place finds, from async code and from blocking code alike.
+#[tokio::test]
+async fn the_snapshot_index_is_built_on_its_own_thread() {
+    let ids = |hits: &[arcane_catalog::Hit]| hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+    let direct = ids(&index().search(catalog(), "restart container", 5, &all));
+    assert_eq!(
+        direct.first().map(String::as_str),
+        Some("container.restart")
+    );
+
+    let snap = snapshot(catalog().clone(), Policy::default());
+    let built = snap.search_ready().await.expect("the index builds");
+    assert!(snap.search.is_ready());
+    assert_eq!(
+        ids(&built.search(&snap.catalog, "restart container", 5, &all)),
+        direct
+    );
+
+    let snap = snapshot(catalog().clone(), Policy::default());
+    let text = text_of(&arcane_mcp::find::find(&snap, "restart container", 5));
+    assert!(text.contains("container.restart"), "{text}");
+    assert!(snap.search.is_ready());
+}

@@ -56,10 +56,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     }
 
     // Derive every action, then settle collisions.
-    let mut actions: Vec<Action> = ops
-        .iter()
-        .map(|o| action_from_operation(o, &resolver))
-        .collect();
+    let mut actions = derive_all(&ops, &resolver);
     settle_collisions(&mut actions);
     for a in &mut actions {
         a.derived_id = a.id.clone();
@@ -432,6 +429,42 @@ fn settle_collisions(actions: &mut [Action]) {
             taken.insert(a.id.clone());
         }
     }
+}
+
+/// Derives every operation's action, in the operations' order, on up to one thread per core:
+/// deriving one reads only the document, and derivation is most of a catalog build (the
+/// server's startup and every reload).
+fn derive_all(ops: &[Operation<'_>], resolver: &RefResolver<'_>) -> Vec<Action> {
+    let derive = |part: &[Operation<'_>]| -> Vec<Action> {
+        part.iter()
+            .map(|o| action_from_operation(o, resolver))
+            .collect()
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    if threads < 2 || ops.len() < 64 {
+        return derive(ops);
+    }
+    let chunk = ops.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let started: Vec<_> = ops
+            .chunks(chunk)
+            .map(|part| {
+                let handle = std::thread::Builder::new()
+                    .name("derive".into())
+                    .spawn_scoped(s, move || derive(part));
+                (part, handle)
+            })
+            .collect();
+        started
+            .into_iter()
+            .flat_map(|(part, handle)| match handle {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Err(_) => derive(part),
+            })
+            .collect()
+    })
 }
 
 fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Action {

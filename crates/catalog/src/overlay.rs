@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
 use anyhow::{Result, anyhow};
 use include_dir::{Dir, include_dir};
@@ -252,18 +253,44 @@ pub struct Layers {
 impl Layers {
     /// The project's own files, compiled into the binary.
     pub fn builtin() -> Result<Layers> {
-        let mut layers = Layers::default();
-        for (name, text) in yaml_files_in(&BUILTIN_OVERRIDES) {
-            let mut file = Loaded::parse(&text, &format!("overrides/{name}"), OVERLAY_SCHEMA)?;
-            file.origin = format!("overrides/{name} (built in)");
-            layers.overlays.push(file);
+        // The files are independent and parsing them is a good part of the startup: one
+        // thread per file, results in file order.
+        fn parse_all<T: serde::de::DeserializeOwned + Send>(
+            dir: &Dir<'_>,
+            folder: &str,
+            schema: &str,
+        ) -> Result<Vec<Loaded<T>>> {
+            let parse = |name: &str, text: &str| -> Result<Loaded<T>> {
+                let mut file = Loaded::parse(text, &format!("{folder}/{name}"), schema)?;
+                file.origin = format!("{folder}/{name} (built in)");
+                Ok(file)
+            };
+            let files = yaml_files_in(dir);
+            std::thread::scope(|s| {
+                let started: Vec<_> = files
+                    .iter()
+                    .map(|(name, text)| {
+                        std::thread::Builder::new()
+                            .name("overlay-parse".into())
+                            .spawn_scoped(s, || parse(name, text))
+                            .map_err(|_| (name, text))
+                    })
+                    .collect();
+                started
+                    .into_iter()
+                    .map(|handle| match handle {
+                        Ok(h) => h.join().unwrap_or_else(|_| {
+                            Err(anyhow!("parsing a built-in file failed unexpectedly"))
+                        }),
+                        Err((name, text)) => parse(name, text),
+                    })
+                    .collect()
+            })
         }
-        for (name, text) in yaml_files_in(&BUILTIN_DECLARATIONS) {
-            let mut file = Loaded::parse(&text, &format!("catalog/{name}"), DECLARATIONS_SCHEMA)?;
-            file.origin = format!("catalog/{name} (built in)");
-            layers.declarations.push(file);
-        }
-        Ok(layers)
+        Ok(Layers {
+            overlays: parse_all(&BUILTIN_OVERRIDES, "overrides", OVERLAY_SCHEMA)?,
+            declarations: parse_all(&BUILTIN_DECLARATIONS, "catalog", DECLARATIONS_SCHEMA)?,
+        })
     }
 
     /// Adds an operator's overlay directory (`*.yaml`, `*.yml`, in name order). Every file is
@@ -393,8 +420,16 @@ pub fn parse_checked<T: serde::de::DeserializeOwned>(
     } else {
         value
     };
-    let schema: Value = serde_json::from_str(schema).expect("bundled schema is valid JSON");
-    let validator = jsonschema::validator_for(&schema).expect("bundled schema compiles");
+    let fresh;
+    let compiled: &Compiled = if schema == OVERLAY_SCHEMA {
+        &OVERLAY
+    } else if schema == DECLARATIONS_SCHEMA {
+        &DECLARATIONS
+    } else {
+        fresh = Compiled::new(schema);
+        &fresh
+    };
+    let (schema, validator) = (&compiled.schema, &compiled.validator);
     let mut errors: Vec<(usize, String)> = Vec::new();
     for err in validator.iter_errors(&value).take(20) {
         let path: Vec<String> = err
@@ -408,7 +443,7 @@ pub fn parse_checked<T: serde::de::DeserializeOwned>(
         if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
             err.kind()
         {
-            let known = known_fields(&schema, err.schema_path().as_str());
+            let known = known_fields(schema, err.schema_path().as_str());
             for field in unexpected {
                 let mut at = path.clone();
                 at.push(field.clone());
@@ -438,6 +473,25 @@ pub fn parse_checked<T: serde::de::DeserializeOwned>(
     let content = serde_json::from_value(value).map_err(|e| anyhow!("{origin}:1: {e}"))?;
     Ok((content, lines))
 }
+
+/// A bundled schema, parsed and compiled.
+struct Compiled {
+    schema: Value,
+    validator: jsonschema::Validator,
+}
+
+impl Compiled {
+    fn new(schema: &str) -> Compiled {
+        let schema: Value = serde_json::from_str(schema).expect("bundled schema is valid JSON");
+        let validator = jsonschema::validator_for(&schema).expect("bundled schema compiles");
+        Compiled { schema, validator }
+    }
+}
+
+/// The two schemas, compiled once per process: compiling one costs more than validating a
+/// file against it, and every file (at startup and each reload) is validated.
+static OVERLAY: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(OVERLAY_SCHEMA));
+static DECLARATIONS: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(DECLARATIONS_SCHEMA));
 
 /// The property names the schema allows next to an unexpected one: the `properties` of the
 /// schema object that holds the failing `additionalProperties`.
