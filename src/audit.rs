@@ -232,20 +232,10 @@ pub fn result_tokens(
     bpe: &tiktoken_rs::CoreBPE,
     result: &rmcp::model::CallToolResult,
 ) -> Result<(usize, usize, usize)> {
+    let text = crate::present::result_text(result);
     if result.is_error == Some(true) {
-        let text: Vec<&str> = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-            .collect();
-        bail!("the call failed: {}", text.join("\n"));
+        bail!("the call failed: {text}");
     }
-    let text: String = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-        .collect::<Vec<_>>()
-        .join("\n");
     let structured = match &result.structured_content {
         Some(v) => serde_json::to_string(v)?,
         None => String::new(),

@@ -260,12 +260,7 @@ impl ArcaneServer {
                         crate::audit_log::Outcome::Ok if failed => crate::audit_log::Outcome::Error,
                         o => o,
                     };
-                    let text: String = result
-                        .content
-                        .iter()
-                        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-                        .collect::<Vec<_>>()
-                        .join("\n");
+                    let text = crate::present::result_text(&result);
                     let environment = params
                         .get("environmentId")
                         .and_then(serde_json::Value::as_str)

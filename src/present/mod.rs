@@ -27,6 +27,17 @@ const MAX_TEXT_DOWNLOAD: usize = 256 * 1024;
 /// (`DEFAULT_MAX_LINE_LENGTH`); a result stays a little under it so that the envelope fits.
 pub const MAX_RESULT_BYTES: usize = 15 * 1024 * 1024;
 
+/// The text blocks of a tool result, joined by newlines (what the audit log and token audit
+/// read of a result).
+pub fn result_text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// A text block for the model (audience `assistant`, docs/output-format.md).
 pub fn assistant_text(text: impl Into<String>) -> ContentBlock {
     let mut t = rmcp::model::TextContent::new(text);

@@ -360,13 +360,7 @@ async fn state(
 ) -> Result<ResourceContents, ReadError> {
     let result = run_read(snap, exec, ctx, action, params).await;
     if result.is_error == Some(true) {
-        let text = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n");
-        return Err(ReadError::Upstream(text));
+        return Err(ReadError::Upstream(crate::present::result_text(&result)));
     }
     let mut value = result.structured_content.unwrap_or(Value::Null);
     let domain = snap
