@@ -1216,67 +1216,19 @@ async fn http_gate_refuses_strangers_and_serves_every_surface() {
     }
 }
 
-/// A reverse proxy in front of the simulator that records which Arcane key each request
-/// carried (the simulator's own log leaves credentials out) and forwards it with the
-/// simulator's key.
-async fn recording_proxy(
-    sim_base: String,
-    sim_key: String,
-) -> (
-    String,
-    std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>,
-) {
-    use axum::body::Body;
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let http = reqwest::Client::new();
-    let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
-        let (http, log, sim_base, sim_key) =
-            (http.clone(), log.clone(), sim_base.clone(), sim_key.clone());
-        async move {
-            let (parts, body) = req.into_parts();
-            let target = parts
-                .uri
-                .path_and_query()
-                .map(|p| p.as_str())
-                .unwrap_or("/");
-            let key = parts
-                .headers
-                .get("x-api-key")
-                .map(|v| v.to_str().unwrap_or("?").to_string())
-                .unwrap_or_default();
-            log.lock().unwrap().push((target.to_string(), key));
-            let body = axum::body::to_bytes(body, 1 << 24).await.unwrap();
-            let mut fwd = http
-                .request(parts.method.clone(), format!("{sim_base}{target}"))
-                .header("x-api-key", sim_key)
-                .body(body);
-            if let Some(ct) = parts.headers.get("content-type") {
-                fwd = fwd.header("content-type", ct);
-            }
-            let r = fwd.send().await.unwrap();
-            let mut out = axum::response::Response::builder().status(r.status().as_u16());
-            if let Some(ct) = r.headers().get("content-type") {
-                out = out.header("content-type", ct.as_bytes());
-            }
-            out.body(Body::from(r.bytes().await.unwrap())).unwrap()
-        }
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (base, seen)
-}
-
 /// Each session's own Arcane key reaches Arcane with each of its requests, never another's:
 /// 50 sessions at once with different keys, each marking its requests with its own search.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn http_per_user_keys_never_mix_across_50_sessions() {
-    let sim = Sim::start().await;
-    let (proxy, seen) = recording_proxy(sim.base(), sim.sim.api_key().to_string()).await;
+    // Arcane with 50 users, each with its own key; its request log names the user of each
+    // request.
+    let users = (0..50)
+        .map(|i| format!("user-{i}=user-key-{i}").parse().unwrap())
+        .collect();
+    let sim = Sim::start_with_users(users).await;
     // No server key at all: with client keys only, none is needed.
     let server = HttpServer::start(
-        &proxy,
+        &sim.base(),
         None,
         &["--arcane-key-source", "client", "--rate-limit", "100000"],
         &[("ARCANE_MCP_AUTH_TOKEN", "team-token")],
@@ -1317,19 +1269,31 @@ async fn http_per_user_keys_never_mix_across_50_sessions() {
         }
     });
     futures::future::join_all(sessions).await;
-    let seen = seen.lock().unwrap().clone();
+    // The readiness probe reads the public health route, without a user.
+    let seen: Vec<Value> = sim
+        .requests()
+        .await
+        .into_iter()
+        .filter(|r| r["path"] != "/api/health")
+        .collect();
     let mut marked = 0;
-    for (target, key) in &seen {
-        assert!(key.starts_with("user-key-"), "{target} carried {key:?}");
-        if let Some(rest) = target.split("search=marker-").nth(1) {
+    for r in &seen {
+        let (path, query, user) = (&r["path"], r["query"].as_str().unwrap(), &r["user"]);
+        // Every request reached Arcane as one of the 50 users (never unauthenticated, never
+        // as the simulator's own admin).
+        let user = user
+            .as_str()
+            .unwrap_or_else(|| panic!("{path} {query}: {r}"));
+        assert!(user.starts_with("user-"), "{path} {query} ran as {user}");
+        if let Some(rest) = query.split("search=marker-").nth(1) {
             let session = rest.split('-').next().unwrap();
-            assert_eq!(key, &format!("user-key-{session}"), "{target}");
+            assert_eq!(user, format!("user-{session}"), "{path} {query}");
             marked += 1;
         }
     }
     assert_eq!(marked, 150, "every marked request reached Arcane once");
-    let keys: std::collections::BTreeSet<_> = seen.iter().map(|(_, k)| k.clone()).collect();
-    assert_eq!(keys.len(), 50);
+    let users: std::collections::BTreeSet<_> = seen.iter().map(|r| r["user"].to_string()).collect();
+    assert_eq!(users.len(), 50, "{users:?}");
     let log = server.stop().await;
     assert!(
         !log.contains("user-key-"),
@@ -1342,12 +1306,11 @@ async fn http_per_user_keys_never_mix_across_50_sessions() {
 /// leave no line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_audit_log_has_a_line_per_mutating_call() {
-    let sim = Sim::start().await;
-    let (proxy, _) = recording_proxy(sim.base(), sim.sim.api_key().to_string()).await;
+    let sim = Sim::start_with_users(vec!["alice=alice-secret-key".parse().unwrap()]).await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.jsonl");
     let server = HttpServer::start(
-        &proxy,
+        &sim.base(),
         Some("server-key-unused"),
         &[
             "--arcane-key-source",
@@ -1381,6 +1344,15 @@ async fn http_audit_log_has_a_line_per_mutating_call() {
     let failed = run("container.restart", json!({"containerId": "no-such"}), true).await;
     assert!(server_support::is_error(&failed));
     client.cancel().await.unwrap();
+    // Every request reached Arcane as alice, not with the server's key.
+    let seen = sim.requests().await;
+    assert!(seen.iter().any(|r| r["method"] == "POST"), "{seen:?}");
+    assert!(
+        seen.iter()
+            .filter(|r| r["path"] != "/api/health")
+            .all(|r| r["user"] == "alice"),
+        "{seen:?}"
+    );
     let log = server.stop().await;
     assert!(!log.contains("alice-secret-key"), "{log}");
 

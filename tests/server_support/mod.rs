@@ -51,9 +51,21 @@ impl Sim {
 
     /// A simulator imitating `version` (2.8.x, or main where it differs on the wire).
     pub async fn start_as(version: arcane_sim::ArcaneVersion) -> Sim {
-        arcane_mcp::http::ensure_crypto_provider();
         let mut config = arcane_sim::SimConfig::new(spec_path());
         config.arcane_version = version;
+        Sim::start_with(config).await
+    }
+
+    /// A simulator accepting these users' keys besides its own (the request log names the user
+    /// of each request).
+    pub async fn start_with_users(users: Vec<arcane_sim::SimUser>) -> Sim {
+        let mut config = arcane_sim::SimConfig::new(spec_path());
+        config.users = users;
+        Sim::start_with(config).await
+    }
+
+    async fn start_with(config: arcane_sim::SimConfig) -> Sim {
+        arcane_mcp::http::ensure_crypto_provider();
         let sim = arcane_sim::start(config).await.expect("simulator starts");
         Sim {
             sim,
