@@ -1863,3 +1863,167 @@ async fn http_sessionless_2026_07_28_requests_are_served() {
     assert!(text.contains("web-1"), "{text}");
     server.stop().await;
 }
+
+/// The JSON-RPC answer of a POST to `/mcp`, whether sent as JSON or as an event stream.
+fn rpc_answer(text: &str) -> Value {
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return v;
+    }
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v.get("result").is_some() || v.get("error").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC answer in {text}"))
+}
+
+/// 2026-07-28 clients that declared elicitation are asked by an incomplete result: the call
+/// answers with the question and a sealed request state, and runs only when retried with that
+/// state and an accepted, ticked answer. A declined answer, an altered state, a state used
+/// twice, made for another call or for another caller are refused with nothing sent; a client
+/// that declared no elicitation keeps the `confirm: true` rule.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_2026_07_28_confirmation_takes_a_round_trip() {
+    let sim = Sim::start().await;
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &[],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok,other-tok")],
+    )
+    .await;
+    let base = server.base.clone();
+    // One sessionless tools/call; `extra` holds requestState / inputResponses of a retry.
+    let post = |token: &'static str, container: &'static str, forms: bool, extra: Value| {
+        let base = base.clone();
+        async move {
+            let caps = if forms {
+                json!({"elicitation": {"form": {}}})
+            } else {
+                json!({})
+            };
+            let mut params = json!({
+                "name": "arcane_execute_action",
+                "arguments": {"action": "container.kill", "params": {"containerId": container}},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": caps,
+                    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
+                }
+            });
+            for (k, v) in extra.as_object().unwrap() {
+                params[k] = v.clone();
+            }
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+            let auth = format!("Bearer {token}");
+            let headers = [
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "arcane_execute_action"),
+                ("authorization", auth.as_str()),
+            ];
+            let (status, _, text) = raw_post(&base, &headers, body.to_string()).await;
+            assert_eq!(status, 200, "{text}");
+            rpc_answer(&text)["result"].clone()
+        }
+    };
+    let kills = || async {
+        sim.requests()
+            .await
+            .iter()
+            .filter(|r| r["method"] == "POST" && r["path"].as_str().unwrap().ends_with("/kill"))
+            .count()
+    };
+    let answer = |action: &str, tick: bool, state: &Value| {
+        json!({
+            "requestState": state,
+            "inputResponses": {"confirm": {"action": action, "content": {"confirm": tick}}}
+        })
+    };
+    let refused = |r: &Value, what: &str| {
+        assert_eq!(r["isError"], true, "{r}");
+        let text = r["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains(what) && text.contains("nothing was sent"),
+            "{text}"
+        );
+    };
+
+    // Asked: the question names the action and its target; nothing is sent yet.
+    let asked = post("tok", "web-1", true, json!({})).await;
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let question = &asked["inputRequests"]["confirm"];
+    assert_eq!(question["method"], "elicitation/create", "{asked}");
+    let message = question["params"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("container.kill") && message.contains("web-1"),
+        "{message}"
+    );
+    assert_eq!(
+        question["params"]["requestedSchema"]["properties"]["confirm"]["type"],
+        "boolean"
+    );
+    let state = asked["requestState"].clone();
+    assert!(state.as_str().is_some_and(|s| !s.is_empty()), "{asked}");
+    assert_eq!(kills().await, 0);
+
+    // An altered state is refused (a flipped character in the middle of the seal).
+    let mut altered = state.as_str().unwrap().to_string().into_bytes();
+    let mid = altered.len() / 2;
+    altered[mid] = if altered[mid] == b'A' { b'B' } else { b'A' };
+    let altered = Value::String(String::from_utf8(altered).unwrap());
+    refused(
+        &post("tok", "web-1", true, answer("accept", true, &altered)).await,
+        "does not belong to it",
+    );
+    // The state of web-1's question does not confirm a kill of another container, nor a call
+    // by another token holder.
+    refused(
+        &post("tok", "api-1", true, answer("accept", true, &state)).await,
+        "does not belong to it",
+    );
+    refused(
+        &post("other-tok", "web-1", true, answer("accept", true, &state)).await,
+        "does not belong to it",
+    );
+    assert_eq!(kills().await, 0);
+
+    // Accepted with the box ticked: it runs, once.
+    let done = post("tok", "web-1", true, answer("accept", true, &state)).await;
+    assert_ne!(done["isError"], true, "{done}");
+    assert_ne!(done["resultType"], "input_required", "{done}");
+    assert_eq!(kills().await, 1);
+    // The same yes again is refused: one answer runs one call.
+    refused(
+        &post("tok", "web-1", true, answer("accept", true, &state)).await,
+        "does not belong to it",
+    );
+    assert_eq!(kills().await, 1);
+
+    // Declined, or accepted without the tick: refused.
+    for (action, tick, why) in [
+        ("decline", false, "declined"),
+        ("accept", false, "did not tick the box"),
+        ("cancel", false, "cancelled"),
+    ] {
+        let asked = post("tok", "web-1", true, json!({})).await;
+        let state = asked["requestState"].clone();
+        refused(
+            &post("tok", "web-1", true, answer(action, tick, &state)).await,
+            why,
+        );
+    }
+    assert_eq!(kills().await, 1);
+
+    // A client without elicitation: not asked; the `confirm: true` rule.
+    let plain = post("tok", "web-1", false, json!({})).await;
+    assert_eq!(plain["isError"], true, "{plain}");
+    assert!(
+        plain["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"confirm\": true"),
+        "{plain}"
+    );
+    assert_eq!(kills().await, 1);
+    server.stop().await;
+}

@@ -179,6 +179,25 @@ pub async fn spawn_with<H: rmcp::ClientHandler>(
     api_key: &str,
     args: &[&str],
 ) -> RunningService<RoleClient, H> {
+    spawn_speaking(
+        handler,
+        rmcp::service::ClientLifecycleMode::Initialize,
+        sim_base,
+        api_key,
+        args,
+    )
+    .await
+}
+
+/// [`spawn_with`] with a client of the given lifecycle (e.g. the 2026-07-28 protocol's
+/// `server/discover` and self-contained requests).
+pub async fn spawn_speaking<H: rmcp::ClientHandler>(
+    handler: H,
+    lifecycle: rmcp::service::ClientLifecycleMode,
+    sim_base: &str,
+    api_key: &str,
+    args: &[&str],
+) -> RunningService<RoleClient, H> {
     use arcane_mcp::config::{Cli, Command};
     use clap::Parser;
 
@@ -206,7 +225,9 @@ pub async fn spawn_with<H: rmcp::ClientHandler>(
             panic!("in-process server: {e:#}");
         }
     });
-    handler.serve(client_io).await.expect("MCP session starts")
+    rmcp::service::serve_client_with_lifecycle(handler, client_io, lifecycle)
+        .await
+        .expect("MCP session starts")
 }
 
 /// Runs the server in-process against the simulator with `args` (surface, modes…) and
