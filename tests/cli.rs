@@ -1418,7 +1418,9 @@ async fn http_audit_log_has_a_line_per_mutating_call() {
 }
 
 /// The official Python SDK's Streamable HTTP client on every surface: initialize (a session),
-/// list, call, a resource; a wrong token gets 401 with the challenge.
+/// list, call, a resource, progress of a stream, a call cancelled mid-stream (its request to
+/// Arcane dropped), list-changed after a hot reload; a wrong token gets 401 with the challenge
+/// and a foreign Origin 403.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_http_client_is_answered_on_every_surface() {
     let sim = Sim::start().await;
@@ -1429,16 +1431,29 @@ async fn python_sdk_http_client_is_answered_on_every_surface() {
         ("meta", cat.domains.len()),
         ("individual", cat.actions.len()),
     ] {
+        sim.reset().await;
+        let dir = tempfile::tempdir().unwrap();
         let server = HttpServer::start(
             &sim.base(),
             Some(sim.sim.api_key()),
-            &["--tool-surface", surface],
+            &[
+                "--tool-surface",
+                surface,
+                "--overrides",
+                dir.path().to_str().unwrap(),
+            ],
             &[("ARCANE_MCP_AUTH_TOKEN", "py-token")],
         )
         .await;
         let out = tokio::process::Command::new(&python)
             .arg(repo().join("tests/python/http_client.py"))
-            .args([&format!("{}/mcp", server.base), "py-token", surface])
+            .args([
+                &format!("{}/mcp", server.base),
+                "py-token",
+                surface,
+                dir.path().to_str().unwrap(),
+                &sim.base(),
+            ])
             .stdin(Stdio::null())
             .output()
             .await
@@ -1449,19 +1464,43 @@ async fn python_sdk_http_client_is_answered_on_every_surface() {
             String::from_utf8_lossy(&out.stderr)
         );
         let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(r["server"], "arcane-mcp", "{surface}: {r}");
-        assert_eq!(r["session"], true, "{surface}: {r}");
-        assert_eq!(r["tools"], tools, "{surface}: {r}");
-        assert_eq!(r["is_error"], false, "{surface}: {r}");
-        assert!(r["text"].as_str().unwrap().contains("| web-1 |"), "{r}");
-        assert_eq!(r["resource"], 1, "{r}");
-        assert_eq!(r["wrong_token_status"], 401, "{r}");
+        assert_sdk_client_report(surface, tools, &r);
         assert!(
             r["challenge"].as_str().unwrap().starts_with("Bearer"),
             "{r}"
         );
         server.stop().await;
     }
+}
+
+/// What both SDK clients report on a surface serving `tools` tools: each feature worked.
+fn assert_sdk_client_report(surface: &str, tools: usize, r: &Value) {
+    assert_eq!(r["server"], "arcane-mcp", "{surface}: {r}");
+    assert_eq!(r["session"], true, "{surface}: {r}");
+    assert_eq!(r["tools"], tools, "{surface}: {r}");
+    assert_eq!(r["is_error"], false, "{surface}: {r}");
+    assert!(r["text"].as_str().unwrap().contains("| web-1 |"), "{r}");
+    assert_eq!(r["resource"], 1, "{r}");
+    assert_eq!(r["pull_error"], false, "{r}");
+    assert!(r["progress"].as_u64().unwrap() >= 2, "{surface}: {r}");
+    assert_eq!(
+        r["aborted"], true,
+        "{surface}: the cancelled stream was dropped: {r}"
+    );
+    assert_eq!(
+        r["list_changed"],
+        json!(["resources", "tools"]),
+        "{surface}: {r}"
+    );
+    // The reload withdrew container.restart: one tool fewer where it is a tool of its own.
+    let after = if surface == "individual" {
+        tools - 1
+    } else {
+        tools
+    };
+    assert_eq!(r["tools_after_reload"], after, "{surface}: {r}");
+    assert_eq!(r["wrong_token_status"], 401, "{r}");
+    assert_eq!(r["foreign_origin_status"], 403, "{r}");
 }
 
 /// Records progress and list-changed notifications.
@@ -1594,7 +1633,8 @@ async fn http_progress_cancel_and_list_changed() {
 }
 
 /// The official TypeScript SDK's Streamable HTTP client on every surface: list, call, a
-/// resource, progress of a stream; a wrong token gets 401 and a foreign Origin 403.
+/// resource, progress of a stream, a call cancelled mid-stream, list-changed after a hot
+/// reload; a wrong token gets 401 and a foreign Origin 403.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_sdk_http_client_is_answered_on_every_surface() {
     let dir = repo().join("tests/typescript");
@@ -1609,16 +1649,29 @@ async fn typescript_sdk_http_client_is_answered_on_every_surface() {
         ("meta", cat.domains.len()),
         ("individual", cat.actions.len()),
     ] {
+        sim.reset().await;
+        let overrides = tempfile::tempdir().unwrap();
         let server = HttpServer::start(
             &sim.base(),
             Some(sim.sim.api_key()),
-            &["--tool-surface", surface],
+            &[
+                "--tool-surface",
+                surface,
+                "--overrides",
+                overrides.path().to_str().unwrap(),
+            ],
             &[("ARCANE_MCP_AUTH_TOKEN", "ts-token")],
         )
         .await;
         let out = tokio::process::Command::new("node")
             .arg(dir.join("http_client.mjs"))
-            .args([&format!("{}/mcp", server.base), "ts-token", surface])
+            .args([
+                &format!("{}/mcp", server.base),
+                "ts-token",
+                surface,
+                overrides.path().to_str().unwrap(),
+                &sim.base(),
+            ])
             .stdin(Stdio::null())
             .output()
             .await
@@ -1629,16 +1682,7 @@ async fn typescript_sdk_http_client_is_answered_on_every_surface() {
             String::from_utf8_lossy(&out.stderr)
         );
         let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(r["server"], "arcane-mcp", "{surface}: {r}");
-        assert_eq!(r["session"], true, "{surface}: {r}");
-        assert_eq!(r["tools"], tools, "{surface}: {r}");
-        assert_eq!(r["is_error"], false, "{surface}: {r}");
-        assert!(r["text"].as_str().unwrap().contains("| web-1 |"), "{r}");
-        assert_eq!(r["resource"], 1, "{r}");
-        assert_eq!(r["pull_error"], false, "{r}");
-        assert!(r["progress"].as_u64().unwrap() >= 2, "{surface}: {r}");
-        assert_eq!(r["wrong_token_status"], 401, "{r}");
-        assert_eq!(r["foreign_origin_status"], 403, "{r}");
+        assert_sdk_client_report(surface, tools, &r);
         server.stop().await;
     }
 }
