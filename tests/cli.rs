@@ -1928,10 +1928,12 @@ fn rpc_answer(text: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_2026_07_28_confirmation_takes_a_round_trip() {
     let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
     let server = HttpServer::start(
         &sim.base(),
         Some(sim.sim.api_key()),
-        &[],
+        &["--audit-log", audit.to_str().unwrap()],
         &[("ARCANE_MCP_AUTH_TOKEN", "tok,other-tok")],
     )
     .await;
@@ -2070,4 +2072,18 @@ async fn http_2026_07_28_confirmation_takes_a_round_trip() {
     );
     assert_eq!(kills().await, 1);
     server.stop().await;
+    // The audit log has a line per finished call, none for a question: the one yes ran it,
+    // every other retry (and the call without elicitation) was refused.
+    let lines: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let outcomes: Vec<(&str, &Value)> = lines
+        .iter()
+        .map(|l| (l["outcome"].as_str().unwrap(), &l["confirmed"]))
+        .collect();
+    let ran = ("ok", &json!("elicitation"));
+    let no = ("refused", &Value::Null);
+    assert_eq!(outcomes, [no, no, no, ran, no, no, no, no, no], "{lines:?}");
 }
