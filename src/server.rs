@@ -31,6 +31,36 @@ pub struct ArcaneServer {
     http: Option<Arc<crate::serve_http::Hooks>>,
     /// The audit log of mutating calls (`--audit-log`).
     audit: Option<Arc<crate::audit_log::AuditLog>>,
+    /// Open confirmations of 2026-07-28 clients (shared by every session).
+    round_trips: Arc<crate::confirm::RoundTrips>,
+}
+
+/// How a destructive call without `confirm` can ask the user (docs/security.md#confirmation).
+enum Asking<'a> {
+    /// Not at all (the one-shot command): the `confirm: true` rule.
+    No,
+    /// In the middle of the call, through `elicitation/create` (sessions of earlier protocols).
+    Session(&'a rmcp::Peer<RoleServer>),
+    /// By an incomplete result and the client's retry (the 2026-07-28 protocol).
+    RoundTrip {
+        /// Whether this request's client declared form elicitation.
+        declared: bool,
+        /// Who is calling (session, bearer token, Arcane key), to bind the question to.
+        caller: Vec<u8>,
+        state: Option<&'a str>,
+        responses: Option<&'a rmcp::model::InputResponses>,
+    },
+}
+
+/// Fields in one byte string, each after its length, so that no two lists of fields give the
+/// same bytes.
+fn binding<'a>(fields: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for f in fields {
+        out.extend_from_slice(&(f.len() as u64).to_le_bytes());
+        out.extend_from_slice(f);
+    }
+    out
 }
 
 /// Calls in flight, and the most at once since the server was last idle.
@@ -127,6 +157,7 @@ impl ArcaneServer {
             in_flight: Arc::default(),
             http: None,
             audit: None,
+            round_trips: Arc::default(),
         }
     }
 
@@ -188,29 +219,37 @@ impl ArcaneServer {
         args: Option<&serde_json::Map<String, serde_json::Value>>,
         ctx: &CallContext,
     ) -> rmcp::model::CallToolResult {
-        self.call_as(tool, args, ctx, &Caller::default(), None)
+        match self
+            .call_as(tool, args, ctx, &Caller::default(), Asking::No)
             .await
+        {
+            CallToolResponse::Complete(result) => result,
+            // Not asked without a client to ask; kept total all the same.
+            _ => error_result(format!(
+                "{tool} needs the user's confirmation: pass \"confirm\": true"
+            )),
+        }
     }
 
-    /// [`ArcaneServer::call`] on behalf of `caller` (named in the audit log), from `peer` (asked
-    /// to confirm a destructive call when it can show a form).
+    /// [`ArcaneServer::call`] on behalf of `caller` (named in the audit log), asking the user to
+    /// confirm a destructive call as `asking` allows.
     async fn call_as(
         &self,
         tool: &str,
         args: Option<&serde_json::Map<String, serde_json::Value>>,
         ctx: &CallContext,
         caller: &Caller,
-        peer: Option<&rmcp::Peer<RoleServer>>,
-    ) -> rmcp::model::CallToolResult {
+        asking: Asking<'_>,
+    ) -> CallToolResponse {
         let _counted = CallGuard::enter(&self.in_flight);
         let snap = self.live.load();
         match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
-            Err(text) => error_result(text),
+            Err(text) => error_result(text).into(),
             Ok(Call::Find { query, limit }) => {
                 // The index may still be building on its thread (just after startup or a
                 // reload): wait for it off the runtime's threads.
                 let _ = snap.search_ready().await;
-                crate::find::find(&snap, &query, limit)
+                crate::find::find(&snap, &query, limit).into()
             }
             Ok(Call::Execute {
                 action,
@@ -223,7 +262,8 @@ impl ArcaneServer {
                 });
                 let mut confirmed = confirm.then_some("param");
                 let mut declined = None;
-                if let (false, true, Some(peer)) = (confirm, snap.policy.elicit, peer)
+                if !confirm
+                    && snap.policy.elicit
                     && let Some(a) = snap
                         .catalog
                         .resolve(&action)
@@ -234,7 +274,38 @@ impl ArcaneServer {
                         .and_then(serde_json::Value::as_str)
                         .unwrap_or(&self.exec.config().environment)
                         .to_string();
-                    match crate::confirm::ask(peer, a, &params, &env, &ctx.cancel).await {
+                    let answer = match asking {
+                        Asking::No
+                        | Asking::RoundTrip {
+                            declared: false, ..
+                        } => crate::confirm::Answer::CannotAsk,
+                        Asking::Session(peer) => {
+                            crate::confirm::ask(peer, a, &params, &env, &ctx.cancel).await
+                        }
+                        Asking::RoundTrip {
+                            caller,
+                            state,
+                            responses,
+                            ..
+                        } => {
+                            // The question holds for this call only: its action and
+                            // parameters, from this caller.
+                            let params_json = serde_json::to_vec(&params).unwrap_or_default();
+                            let bound = binding([
+                                caller.as_slice(),
+                                a.id.as_bytes(),
+                                params_json.as_slice(),
+                            ]);
+                            match self
+                                .round_trips
+                                .step(a, &params, &env, &bound, state, responses)
+                            {
+                                crate::confirm::Step::Ask(question) => return question.into(),
+                                crate::confirm::Step::Answered(answer) => answer,
+                            }
+                        }
+                    };
+                    match answer {
                         crate::confirm::Answer::Yes => confirmed = Some("elicitation"),
                         crate::confirm::Answer::No(text) => declined = Some(text),
                         crate::confirm::Answer::CannotAsk => {}
@@ -277,7 +348,7 @@ impl ArcaneServer {
                         confirmed,
                     });
                 }
-                result
+                result.into()
             }
         }
     }
@@ -396,22 +467,52 @@ impl ServerHandler for ArcaneServer {
                 }
             })
         });
+        let round_trip = context
+            .protocol_version()
+            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        // What the question is bound to is read here, where the request's HTTP parts are; the
+        // call itself runs on the calls' runtime and owns what it borrows.
+        let round_trip = round_trip.then(|| {
+            let parts = context.extensions.get::<http::request::Parts>();
+            let header = |name: &str| {
+                parts
+                    .and_then(|p| p.headers.get(name))
+                    .map_or(&b""[..], |v| v.as_bytes())
+            };
+            (
+                crate::confirm::declares_forms(context.client_capabilities().as_ref()),
+                binding([
+                    header("mcp-session-id"),
+                    header("authorization"),
+                    header(crate::serve_http::guard::CLIENT_KEY_HEADER),
+                ]),
+            )
+        });
         let server = self.clone();
         let peer = context.peer.clone();
         let work = async move {
-            let result = server
+            let asking = match round_trip {
+                Some((declared, caller)) => Asking::RoundTrip {
+                    declared,
+                    caller,
+                    state: request.request_state.as_deref(),
+                    responses: request.input_responses.as_ref(),
+                },
+                None => Asking::Session(&peer),
+            };
+            let response = server
                 .call_as(
                     &request.name,
                     request.arguments.as_ref(),
                     &ctx,
                     &caller,
-                    Some(&peer),
+                    asking,
                 )
                 .await;
             drop(ctx);
-            (result, request)
+            (response, request)
         };
-        let (result, request) = match calls_runtime() {
+        let (response, request) = match calls_runtime() {
             Some(calls) => match calls.spawn(work).await {
                 Ok(done) => done,
                 Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
@@ -428,6 +529,10 @@ impl ServerHandler for ArcaneServer {
             // Every progress notification is sent before the result.
             let _ = f.await;
         }
+        let CallToolResponse::Complete(result) = response else {
+            tracing::debug!(tool = %request.name, "tools/call waits for the user's answer");
+            return Ok(response);
+        };
         tracing::debug!(
             tool = %request.name,
             is_error = result.is_error.unwrap_or(false),

@@ -1221,67 +1221,19 @@ async fn http_gate_refuses_strangers_and_serves_every_surface() {
     }
 }
 
-/// A reverse proxy in front of the simulator that records which Arcane key each request
-/// carried (the simulator's own log leaves credentials out) and forwards it with the
-/// simulator's key.
-async fn recording_proxy(
-    sim_base: String,
-    sim_key: String,
-) -> (
-    String,
-    std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>,
-) {
-    use axum::body::Body;
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let http = reqwest::Client::new();
-    let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
-        let (http, log, sim_base, sim_key) =
-            (http.clone(), log.clone(), sim_base.clone(), sim_key.clone());
-        async move {
-            let (parts, body) = req.into_parts();
-            let target = parts
-                .uri
-                .path_and_query()
-                .map(|p| p.as_str())
-                .unwrap_or("/");
-            let key = parts
-                .headers
-                .get("x-api-key")
-                .map(|v| v.to_str().unwrap_or("?").to_string())
-                .unwrap_or_default();
-            log.lock().unwrap().push((target.to_string(), key));
-            let body = axum::body::to_bytes(body, 1 << 24).await.unwrap();
-            let mut fwd = http
-                .request(parts.method.clone(), format!("{sim_base}{target}"))
-                .header("x-api-key", sim_key)
-                .body(body);
-            if let Some(ct) = parts.headers.get("content-type") {
-                fwd = fwd.header("content-type", ct);
-            }
-            let r = fwd.send().await.unwrap();
-            let mut out = axum::response::Response::builder().status(r.status().as_u16());
-            if let Some(ct) = r.headers().get("content-type") {
-                out = out.header("content-type", ct.as_bytes());
-            }
-            out.body(Body::from(r.bytes().await.unwrap())).unwrap()
-        }
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (base, seen)
-}
-
 /// Each session's own Arcane key reaches Arcane with each of its requests, never another's:
 /// 50 sessions at once with different keys, each marking its requests with its own search.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn http_per_user_keys_never_mix_across_50_sessions() {
-    let sim = Sim::start().await;
-    let (proxy, seen) = recording_proxy(sim.base(), sim.sim.api_key().to_string()).await;
+    // Arcane with 50 users, each with its own key; its request log names the user of each
+    // request.
+    let users = (0..50)
+        .map(|i| format!("user-{i}=user-key-{i}").parse().unwrap())
+        .collect();
+    let sim = Sim::start_with_users(users).await;
     // No server key at all: with client keys only, none is needed.
     let server = HttpServer::start(
-        &proxy,
+        &sim.base(),
         None,
         &["--arcane-key-source", "client", "--rate-limit", "100000"],
         &[("ARCANE_MCP_AUTH_TOKEN", "team-token")],
@@ -1322,19 +1274,31 @@ async fn http_per_user_keys_never_mix_across_50_sessions() {
         }
     });
     futures::future::join_all(sessions).await;
-    let seen = seen.lock().unwrap().clone();
+    // The readiness probe reads the public health route, without a user.
+    let seen: Vec<Value> = sim
+        .requests()
+        .await
+        .into_iter()
+        .filter(|r| r["path"] != "/api/health")
+        .collect();
     let mut marked = 0;
-    for (target, key) in &seen {
-        assert!(key.starts_with("user-key-"), "{target} carried {key:?}");
-        if let Some(rest) = target.split("search=marker-").nth(1) {
+    for r in &seen {
+        let (path, query, user) = (&r["path"], r["query"].as_str().unwrap(), &r["user"]);
+        // Every request reached Arcane as one of the 50 users (never unauthenticated, never
+        // as the simulator's own admin).
+        let user = user
+            .as_str()
+            .unwrap_or_else(|| panic!("{path} {query}: {r}"));
+        assert!(user.starts_with("user-"), "{path} {query} ran as {user}");
+        if let Some(rest) = query.split("search=marker-").nth(1) {
             let session = rest.split('-').next().unwrap();
-            assert_eq!(key, &format!("user-key-{session}"), "{target}");
+            assert_eq!(user, format!("user-{session}"), "{path} {query}");
             marked += 1;
         }
     }
     assert_eq!(marked, 150, "every marked request reached Arcane once");
-    let keys: std::collections::BTreeSet<_> = seen.iter().map(|(_, k)| k.clone()).collect();
-    assert_eq!(keys.len(), 50);
+    let users: std::collections::BTreeSet<_> = seen.iter().map(|r| r["user"].to_string()).collect();
+    assert_eq!(users.len(), 50, "{users:?}");
     let log = server.stop().await;
     assert!(
         !log.contains("user-key-"),
@@ -1347,12 +1311,11 @@ async fn http_per_user_keys_never_mix_across_50_sessions() {
 /// leave no line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_audit_log_has_a_line_per_mutating_call() {
-    let sim = Sim::start().await;
-    let (proxy, _) = recording_proxy(sim.base(), sim.sim.api_key().to_string()).await;
+    let sim = Sim::start_with_users(vec!["alice=alice-secret-key".parse().unwrap()]).await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.jsonl");
     let server = HttpServer::start(
-        &proxy,
+        &sim.base(),
         Some("server-key-unused"),
         &[
             "--arcane-key-source",
@@ -1386,6 +1349,15 @@ async fn http_audit_log_has_a_line_per_mutating_call() {
     let failed = run("container.restart", json!({"containerId": "no-such"}), true).await;
     assert!(server_support::is_error(&failed));
     client.cancel().await.unwrap();
+    // Every request reached Arcane as alice, not with the server's key.
+    let seen = sim.requests().await;
+    assert!(seen.iter().any(|r| r["method"] == "POST"), "{seen:?}");
+    assert!(
+        seen.iter()
+            .filter(|r| r["path"] != "/api/health")
+            .all(|r| r["user"] == "alice"),
+        "{seen:?}"
+    );
     let log = server.stop().await;
     assert!(!log.contains("alice-secret-key"), "{log}");
 
@@ -1448,7 +1420,9 @@ async fn http_audit_log_has_a_line_per_mutating_call() {
 }
 
 /// The official Python SDK's Streamable HTTP client on every surface: initialize (a session),
-/// list, call, a resource; a wrong token gets 401 with the challenge.
+/// list, call, a resource, progress of a stream, a call cancelled mid-stream (its request to
+/// Arcane dropped), list-changed after a hot reload; a wrong token gets 401 with the challenge
+/// and a foreign Origin 403.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_http_client_is_answered_on_every_surface() {
     let sim = Sim::start().await;
@@ -1459,16 +1433,29 @@ async fn python_sdk_http_client_is_answered_on_every_surface() {
         ("meta", cat.domains.len()),
         ("individual", cat.actions.len()),
     ] {
+        sim.reset().await;
+        let dir = tempfile::tempdir().unwrap();
         let server = HttpServer::start(
             &sim.base(),
             Some(sim.sim.api_key()),
-            &["--tool-surface", surface],
+            &[
+                "--tool-surface",
+                surface,
+                "--overrides",
+                dir.path().to_str().unwrap(),
+            ],
             &[("ARCANE_MCP_AUTH_TOKEN", "py-token")],
         )
         .await;
         let out = tokio::process::Command::new(&python)
             .arg(repo().join("tests/python/http_client.py"))
-            .args([&format!("{}/mcp", server.base), "py-token", surface])
+            .args([
+                &format!("{}/mcp", server.base),
+                "py-token",
+                surface,
+                dir.path().to_str().unwrap(),
+                &sim.base(),
+            ])
             .stdin(Stdio::null())
             .output()
             .await
@@ -1479,19 +1466,43 @@ async fn python_sdk_http_client_is_answered_on_every_surface() {
             String::from_utf8_lossy(&out.stderr)
         );
         let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(r["server"], "arcane-mcp", "{surface}: {r}");
-        assert_eq!(r["session"], true, "{surface}: {r}");
-        assert_eq!(r["tools"], tools, "{surface}: {r}");
-        assert_eq!(r["is_error"], false, "{surface}: {r}");
-        assert!(r["text"].as_str().unwrap().contains("| web-1 |"), "{r}");
-        assert_eq!(r["resource"], 1, "{r}");
-        assert_eq!(r["wrong_token_status"], 401, "{r}");
+        assert_sdk_client_report(surface, tools, &r);
         assert!(
             r["challenge"].as_str().unwrap().starts_with("Bearer"),
             "{r}"
         );
         server.stop().await;
     }
+}
+
+/// What both SDK clients report on a surface serving `tools` tools: each feature worked.
+fn assert_sdk_client_report(surface: &str, tools: usize, r: &Value) {
+    assert_eq!(r["server"], "arcane-mcp", "{surface}: {r}");
+    assert_eq!(r["session"], true, "{surface}: {r}");
+    assert_eq!(r["tools"], tools, "{surface}: {r}");
+    assert_eq!(r["is_error"], false, "{surface}: {r}");
+    assert!(r["text"].as_str().unwrap().contains("| web-1 |"), "{r}");
+    assert_eq!(r["resource"], 1, "{r}");
+    assert_eq!(r["pull_error"], false, "{r}");
+    assert!(r["progress"].as_u64().unwrap() >= 2, "{surface}: {r}");
+    assert_eq!(
+        r["aborted"], true,
+        "{surface}: the cancelled stream was dropped: {r}"
+    );
+    assert_eq!(
+        r["list_changed"],
+        json!(["resources", "tools"]),
+        "{surface}: {r}"
+    );
+    // The reload withdrew container.restart: one tool fewer where it is a tool of its own.
+    let after = if surface == "individual" {
+        tools - 1
+    } else {
+        tools
+    };
+    assert_eq!(r["tools_after_reload"], after, "{surface}: {r}");
+    assert_eq!(r["wrong_token_status"], 401, "{r}");
+    assert_eq!(r["foreign_origin_status"], 403, "{r}");
 }
 
 /// Records progress and list-changed notifications.
@@ -1617,7 +1628,8 @@ async fn http_progress_cancel_and_list_changed() {
 }
 
 /// The official TypeScript SDK's Streamable HTTP client on every surface: list, call, a
-/// resource, progress of a stream; a wrong token gets 401 and a foreign Origin 403.
+/// resource, progress of a stream, a call cancelled mid-stream, list-changed after a hot
+/// reload; a wrong token gets 401 and a foreign Origin 403.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_sdk_http_client_is_answered_on_every_surface() {
     let dir = repo().join("tests/typescript");
@@ -1632,16 +1644,29 @@ async fn typescript_sdk_http_client_is_answered_on_every_surface() {
         ("meta", cat.domains.len()),
         ("individual", cat.actions.len()),
     ] {
+        sim.reset().await;
+        let overrides = tempfile::tempdir().unwrap();
         let server = HttpServer::start(
             &sim.base(),
             Some(sim.sim.api_key()),
-            &["--tool-surface", surface],
+            &[
+                "--tool-surface",
+                surface,
+                "--overrides",
+                overrides.path().to_str().unwrap(),
+            ],
             &[("ARCANE_MCP_AUTH_TOKEN", "ts-token")],
         )
         .await;
         let out = tokio::process::Command::new("node")
             .arg(dir.join("http_client.mjs"))
-            .args([&format!("{}/mcp", server.base), "ts-token", surface])
+            .args([
+                &format!("{}/mcp", server.base),
+                "ts-token",
+                surface,
+                overrides.path().to_str().unwrap(),
+                &sim.base(),
+            ])
             .stdin(Stdio::null())
             .output()
             .await
@@ -1652,16 +1677,7 @@ async fn typescript_sdk_http_client_is_answered_on_every_surface() {
             String::from_utf8_lossy(&out.stderr)
         );
         let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(r["server"], "arcane-mcp", "{surface}: {r}");
-        assert_eq!(r["session"], true, "{surface}: {r}");
-        assert_eq!(r["tools"], tools, "{surface}: {r}");
-        assert_eq!(r["is_error"], false, "{surface}: {r}");
-        assert!(r["text"].as_str().unwrap().contains("| web-1 |"), "{r}");
-        assert_eq!(r["resource"], 1, "{r}");
-        assert_eq!(r["pull_error"], false, "{r}");
-        assert!(r["progress"].as_u64().unwrap() >= 2, "{surface}: {r}");
-        assert_eq!(r["wrong_token_status"], 401, "{r}");
-        assert_eq!(r["foreign_origin_status"], 403, "{r}");
+        assert_sdk_client_report(surface, tools, &r);
         server.stop().await;
     }
 }
@@ -1885,4 +1901,184 @@ async fn http_sessionless_2026_07_28_requests_are_served() {
     assert!(!h.contains_key("mcp-session-id"), "no session: {h:?}");
     assert!(text.contains("web-1"), "{text}");
     server.stop().await;
+}
+
+/// The JSON-RPC answer of a POST to `/mcp`, whether sent as JSON or as an event stream.
+fn rpc_answer(text: &str) -> Value {
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return v;
+    }
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v.get("result").is_some() || v.get("error").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC answer in {text}"))
+}
+
+/// 2026-07-28 clients that declared elicitation are asked by an incomplete result: the call
+/// answers with the question and a sealed request state, and runs only when retried with that
+/// state and an accepted, ticked answer. A declined answer, an altered state, a state used
+/// twice, made for another call or for another caller are refused with nothing sent; a client
+/// that declared no elicitation keeps the `confirm: true` rule.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_2026_07_28_confirmation_takes_a_round_trip() {
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--audit-log", audit.to_str().unwrap()],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok,other-tok")],
+    )
+    .await;
+    let base = server.base.clone();
+    // One sessionless tools/call; `extra` holds requestState / inputResponses of a retry.
+    let post = |token: &'static str, container: &'static str, forms: bool, extra: Value| {
+        let base = base.clone();
+        async move {
+            let caps = if forms {
+                json!({"elicitation": {"form": {}}})
+            } else {
+                json!({})
+            };
+            let mut params = json!({
+                "name": "arcane_execute_action",
+                "arguments": {"action": "container.kill", "params": {"containerId": container}},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": caps,
+                    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
+                }
+            });
+            for (k, v) in extra.as_object().unwrap() {
+                params[k] = v.clone();
+            }
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+            let auth = format!("Bearer {token}");
+            let headers = [
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "arcane_execute_action"),
+                ("authorization", auth.as_str()),
+            ];
+            let (status, _, text) = raw_post(&base, &headers, body.to_string()).await;
+            assert_eq!(status, 200, "{text}");
+            rpc_answer(&text)["result"].clone()
+        }
+    };
+    let kills = || async {
+        sim.requests()
+            .await
+            .iter()
+            .filter(|r| r["method"] == "POST" && r["path"].as_str().unwrap().ends_with("/kill"))
+            .count()
+    };
+    let answer = |action: &str, tick: bool, state: &Value| {
+        json!({
+            "requestState": state,
+            "inputResponses": {"confirm": {"action": action, "content": {"confirm": tick}}}
+        })
+    };
+    let refused = |r: &Value, what: &str| {
+        assert_eq!(r["isError"], true, "{r}");
+        let text = r["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains(what) && text.contains("nothing was sent"),
+            "{text}"
+        );
+    };
+
+    // Asked: the question names the action and its target; nothing is sent yet.
+    let asked = post("tok", "web-1", true, json!({})).await;
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let question = &asked["inputRequests"]["confirm"];
+    assert_eq!(question["method"], "elicitation/create", "{asked}");
+    let message = question["params"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("container.kill") && message.contains("web-1"),
+        "{message}"
+    );
+    assert_eq!(
+        question["params"]["requestedSchema"]["properties"]["confirm"]["type"],
+        "boolean"
+    );
+    let state = asked["requestState"].clone();
+    assert!(state.as_str().is_some_and(|s| !s.is_empty()), "{asked}");
+    assert_eq!(kills().await, 0);
+
+    // An altered state is refused (a flipped character in the middle of the seal).
+    let mut altered = state.as_str().unwrap().to_string().into_bytes();
+    let mid = altered.len() / 2;
+    altered[mid] = if altered[mid] == b'A' { b'B' } else { b'A' };
+    let altered = Value::String(String::from_utf8(altered).unwrap());
+    refused(
+        &post("tok", "web-1", true, answer("accept", true, &altered)).await,
+        "does not belong to it",
+    );
+    // The state of web-1's question does not confirm a kill of another container, nor a call
+    // by another token holder.
+    refused(
+        &post("tok", "api-1", true, answer("accept", true, &state)).await,
+        "does not belong to it",
+    );
+    refused(
+        &post("other-tok", "web-1", true, answer("accept", true, &state)).await,
+        "does not belong to it",
+    );
+    assert_eq!(kills().await, 0);
+
+    // Accepted with the box ticked: it runs, once.
+    let done = post("tok", "web-1", true, answer("accept", true, &state)).await;
+    assert_ne!(done["isError"], true, "{done}");
+    assert_ne!(done["resultType"], "input_required", "{done}");
+    assert_eq!(kills().await, 1);
+    // The same yes again is refused: one answer runs one call.
+    refused(
+        &post("tok", "web-1", true, answer("accept", true, &state)).await,
+        "does not belong to it",
+    );
+    assert_eq!(kills().await, 1);
+
+    // Declined, or accepted without the tick: refused.
+    for (action, tick, why) in [
+        ("decline", false, "declined"),
+        ("accept", false, "did not tick the box"),
+        ("cancel", false, "cancelled"),
+    ] {
+        let asked = post("tok", "web-1", true, json!({})).await;
+        let state = asked["requestState"].clone();
+        refused(
+            &post("tok", "web-1", true, answer(action, tick, &state)).await,
+            why,
+        );
+    }
+    assert_eq!(kills().await, 1);
+
+    // A client without elicitation: not asked; the `confirm: true` rule.
+    let plain = post("tok", "web-1", false, json!({})).await;
+    assert_eq!(plain["isError"], true, "{plain}");
+    assert!(
+        plain["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"confirm\": true"),
+        "{plain}"
+    );
+    assert_eq!(kills().await, 1);
+    server.stop().await;
+    // The audit log has a line per finished call, none for a question: the one yes ran it,
+    // every other retry (and the call without elicitation) was refused.
+    let lines: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let outcomes: Vec<(&str, &Value)> = lines
+        .iter()
+        .map(|l| (l["outcome"].as_str().unwrap(), &l["confirmed"]))
+        .collect();
+    let ran = ("ok", &json!("elicitation"));
+    let no = ("refused", &Value::Null);
+    assert_eq!(outcomes, [no, no, no, ran, no, no, no, no, no], "{lines:?}");
 }

@@ -568,3 +568,65 @@ async fn destructive_calls_ask_the_user_through_elicitation() {
     assert!(names.contains(&"arcane_container_restart".to_string()));
     client.cancel().await.ok();
 }
+
+/// A client of the 2026-07-28 protocol cannot be asked in the middle of a call: the server
+/// answers with the question and a sealed state, and rmcp's client asks its user and retries.
+/// The destructive call runs on an accept with the box ticked and not otherwise; a client
+/// without elicitation keeps the `confirm: true` rule.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_07_28_client_confirms_by_a_round_trip() {
+    use rmcp::model::ElicitationAction::{Accept, Decline};
+    let sim = Sim::start().await;
+    let kill = json!({"action": "container.kill", "params": {"containerId": "web-1"}});
+    let kills = |log: &[serde_json::Value]| {
+        log.iter()
+            .filter(|r| r["method"] == "POST" && r["path"].as_str().unwrap().ends_with("/kill"))
+            .count()
+    };
+    for (answer, runs) in [
+        (Some((Accept, true)), true),
+        (Some((Decline, false)), false),
+        (None, false),
+    ] {
+        sim.reset().await;
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let handler = Asker {
+            answer: answer.clone(),
+            asked: asked.clone(),
+        };
+        let client = server_support::spawn_speaking(
+            handler,
+            rmcp::service::ClientLifecycleMode::Discover {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+            },
+            &sim.base(),
+            sim.sim.api_key(),
+            &[],
+        )
+        .await;
+        let r = client
+            .call_tool(
+                rmcp::model::CallToolRequestParams::new("arcane_execute_action")
+                    .with_arguments(kill.as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
+        let case = format!("{answer:?}");
+        assert_eq!(is_error(&r), !runs, "{case}: {}", text(&r));
+        assert_eq!(kills(&sim.requests().await), usize::from(runs), "{case}");
+        let questions = asked.lock().unwrap().clone();
+        assert_eq!(questions.len(), usize::from(answer.is_some()), "{case}");
+        if let Some(q) = questions.first() {
+            assert!(q.contains("container.kill") && q.contains("web-1"), "{q}");
+        }
+        if !runs {
+            let expected = if answer.is_some() {
+                "declined"
+            } else {
+                "\"confirm\": true"
+            };
+            assert!(text(&r).contains(expected), "{case}: {}", text(&r));
+        }
+        client.cancel().await.ok();
+    }
+}

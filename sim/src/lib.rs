@@ -37,6 +37,67 @@ pub use state::State;
 /// The API key the simulator accepts unless told otherwise.
 pub const DEFAULT_API_KEY: &str = "arcane-sim-key";
 
+/// The user name of [`SimConfig::api_key`] in the request log (Arcane's first admin).
+pub const DEFAULT_USER: &str = "arcane";
+
+/// A user of the simulated Arcane: the API key it calls with, the name the request log records
+/// for its requests (never the key), and its role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimUser {
+    /// The name recorded in each request-log entry as `user`.
+    pub name: String,
+    /// The API key accepted for this user in `X-API-Key` or `Authorization: Bearer`.
+    pub key: String,
+    /// The role: `admin` (everything) or `viewer` (reads only: every other method is answered
+    /// 403 `permission denied: …`, as Arcane's role check does).
+    pub role: SimRole,
+}
+
+/// What a [`SimUser`] may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SimRole {
+    /// Every operation.
+    #[default]
+    Admin,
+    /// `GET`/`HEAD` only.
+    Viewer,
+}
+
+impl SimRole {
+    /// The name used in `--user` and the request log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SimRole::Admin => "admin",
+            SimRole::Viewer => "viewer",
+        }
+    }
+}
+
+impl std::str::FromStr for SimUser {
+    type Err = String;
+    /// `NAME=KEY` or `NAME=KEY:ROLE` (role `admin`, the default, or `viewer`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let usage = "write a user as NAME=KEY or NAME=KEY:ROLE (role admin or viewer)";
+        let (name, rest) = s
+            .split_once('=')
+            .ok_or_else(|| format!("`{}`: {usage}", s.split(':').next().unwrap_or("")))?;
+        let (key, role) = match rest.rsplit_once(':') {
+            Some((key, "admin")) => (key, SimRole::Admin),
+            Some((key, "viewer")) => (key, SimRole::Viewer),
+            _ => (rest, SimRole::Admin),
+        };
+        let name = name.trim();
+        if name.is_empty() || key.is_empty() {
+            return Err(format!("user `{name}`: {usage}"));
+        }
+        Ok(SimUser {
+            name: name.to_string(),
+            key: key.to_string(),
+            role,
+        })
+    }
+}
+
 /// Which Arcane the simulator imitates where releases differ on the wire (`docs/arcane-wire.md`
 /// in the arcane-mcp repository describes each difference).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -86,8 +147,11 @@ pub struct SimConfig {
     pub spec_path: PathBuf,
     /// Address to listen on; port 0 picks a free port.
     pub listen: SocketAddr,
-    /// The API key accepted in `X-API-Key` or `Authorization: Bearer`.
+    /// The API key accepted in `X-API-Key` or `Authorization: Bearer`: the admin user
+    /// [`DEFAULT_USER`].
     pub api_key: String,
+    /// More users, each with its own key (a key of [`SimConfig::api_key`] here wins over it).
+    pub users: Vec<SimUser>,
     /// Optional state file (JSON or YAML); the built-in demo state otherwise.
     pub state_path: Option<PathBuf>,
     /// Which Arcane to imitate (2.8.x unless told otherwise).
@@ -101,6 +165,7 @@ impl SimConfig {
             spec_path: spec_path.into(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             api_key: DEFAULT_API_KEY.to_string(),
+            users: Vec::new(),
             state_path: None,
             arcane_version: ArcaneVersion::default(),
         }
@@ -158,9 +223,25 @@ impl Drop for RunningSim {
     }
 }
 
+/// Every user the simulator accepts: the configured ones, then the default key's admin.
+fn users(config: &SimConfig) -> Vec<SimUser> {
+    let mut all = config.users.clone();
+    if !all.iter().any(|u| u.key == config.api_key) {
+        all.push(SimUser {
+            name: DEFAULT_USER.to_string(),
+            key: config.api_key.clone(),
+            role: SimRole::Admin,
+        });
+    }
+    all
+}
+
 /// Loads the spec and the state, binds the listener, spawns the server task and returns once
 /// it accepts connections. Errors name the file that failed to load.
 pub async fn start(config: SimConfig) -> anyhow::Result<RunningSim> {
+    if let Some(u) = config.users.iter().find(|u| u.key.is_empty()) {
+        anyhow::bail!("user `{}` has an empty API key", u.name);
+    }
     let spec = spec::Spec::load(&config.spec_path)?;
     let seed = match &config.state_path {
         Some(p) => State::load(p)?,
@@ -173,7 +254,7 @@ pub async fn start(config: SimConfig) -> anyhow::Result<RunningSim> {
     let shared = Arc::new(server::Shared::new(
         spec,
         seed,
-        config.api_key.clone(),
+        users(&config),
         config.arcane_version,
     ));
     let (tx, rx) = tokio::sync::watch::channel(false);

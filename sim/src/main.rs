@@ -18,6 +18,10 @@ struct Cli {
     /// API key accepted in `X-API-Key` or `Authorization: Bearer`.
     #[arg(long, default_value = arcane_sim::DEFAULT_API_KEY, env = "ARCANE_SIM_API_KEY")]
     api_key: String,
+    /// Another user, `NAME=KEY` or `NAME=KEY:ROLE` (role `admin` or `viewer`); repeatable. The
+    /// request log names the user of each request (never its key).
+    #[arg(long = "user", env = "ARCANE_SIM_USERS", value_delimiter = ',')]
+    users: Vec<arcane_sim::SimUser>,
     /// State file (JSON or YAML); the built-in demo state otherwise.
     #[arg(long, env = "ARCANE_SIM_STATE")]
     state: Option<PathBuf>,
@@ -40,6 +44,7 @@ async fn main() -> std::process::ExitCode {
         spec_path: cli.spec,
         listen: cli.listen,
         api_key: cli.api_key,
+        users: cli.users,
         state_path: cli.state,
         arcane_version: cli.arcane_version,
     };

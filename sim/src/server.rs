@@ -21,12 +21,13 @@ use tokio::sync::{Notify, watch};
 use crate::faults::{self, Fault, FaultKind, FaultSpec};
 use crate::spec::{Spec, parse_query};
 use crate::state::State;
-use crate::{ArcaneVersion, routes, ws};
+use crate::{ArcaneVersion, SimRole, SimUser, routes, ws};
 
 /// Everything the server shares between requests.
 pub struct Shared {
     pub spec: Spec,
-    pub api_key: String,
+    /// Every accepted key with its user.
+    users: Vec<SimUser>,
     seed: Mutex<State>,
     state: Mutex<State>,
     log: Mutex<Vec<Value>>,
@@ -54,10 +55,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    pub fn new(spec: Spec, seed: State, api_key: String, version: ArcaneVersion) -> Shared {
+    pub fn new(spec: Spec, seed: State, users: Vec<SimUser>, version: ArcaneVersion) -> Shared {
         Shared {
             spec,
-            api_key,
+            users,
             state: Mutex::new(seed.clone()),
             seed: Mutex::new(seed),
             log: Mutex::new(Vec::new()),
@@ -595,26 +596,41 @@ fn is_public(method: &Method, sub: &str) -> bool {
     }
 }
 
-/// The authentication check of docs/arcane-wire.md#authentication: `X-API-Key` first, then `Authorization: Bearer`.
-fn auth_error(sh: &Shared, headers: &HeaderMap) -> Option<&'static str> {
+/// The authentication check of docs/arcane-wire.md#authentication: `X-API-Key` first, then
+/// `Authorization: Bearer`; the user whose key it is, or the 401 text.
+fn authenticate<'a>(sh: &'a Shared, headers: &HeaderMap) -> Result<&'a SimUser, &'static str> {
+    let user = |key: &[u8]| sh.users.iter().find(|u| u.key.as_bytes() == key);
     if let Some(k) = headers.get("x-api-key") {
-        return if k.as_bytes() == sh.api_key.as_bytes() {
-            None
-        } else {
-            Some("Unauthorized: invalid API key")
-        };
+        return user(k.as_bytes()).ok_or("Unauthorized: invalid API key");
     }
-    if let Some(a) = headers
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        && let Some(tok) = a
-            .strip_prefix("Bearer ")
-            .or_else(|| a.strip_prefix("bearer "))
-        && tok.trim() == sh.api_key
-    {
-        return None;
-    }
-    Some("Unauthorized: valid authentication required")
+        .and_then(|a| {
+            a.strip_prefix("Bearer ")
+                .or_else(|| a.strip_prefix("bearer "))
+        })
+        .and_then(|tok| user(tok.trim().as_bytes()))
+        .ok_or("Unauthorized: valid authentication required")
+}
+
+/// Arcane's permission name of a write, `<resource>:<verb>` (e.g. `containers:start`): the
+/// resource after the environment (or the first segment), the verb the last word of the path,
+/// or the method's for a write to the resource or one item.
+fn permission(method: &Method, sub: &str) -> String {
+    let parts: Vec<&str> = sub.trim_matches('/').split('/').collect();
+    let rest = match parts.as_slice() {
+        ["environments", _, rest @ ..] if !rest.is_empty() => rest,
+        all => all,
+    };
+    let resource = rest.first().copied().unwrap_or("api");
+    let verb = match method.as_str() {
+        "DELETE" => "delete",
+        _ if rest.len() >= 3 => rest[rest.len() - 1],
+        "POST" => "create",
+        _ => "update",
+    };
+    format!("{resource}:{verb}")
 }
 
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -659,7 +675,8 @@ async fn entry(st: St, req: Request) -> Response {
     let log_idx = {
         let mut log = lock(&sh.log);
         let mut e = json!({"method": parts.method.as_str(), "path": path, "query": raw_query,
-                           "body": log_body, "headers": headers_for_log(&parts.headers)});
+                           "body": log_body, "headers": headers_for_log(&parts.headers),
+                           "user": null, "role": null});
         if is_ws {
             e["websocket"] = json!(true);
         }
@@ -692,16 +709,29 @@ async fn entry(st: St, req: Request) -> Response {
     }
 
     // Authentication (docs/arcane-wire.md#authentication, docs/arcane-wire.md#websockets).
-    if !is_public(&parts.method, &sub)
-        && let Some(msg) = auth_error(&sh, &parts.headers)
-    {
-        if is_ws {
-            return json_response(
-                StatusCode::UNAUTHORIZED,
-                &json!({"message": "Authentication required", "code": "UNAUTHORIZED", "statusCode": 0}),
-            );
+    if !is_public(&parts.method, &sub) {
+        let user = match authenticate(&sh, &parts.headers) {
+            Ok(u) => u,
+            Err(msg) => {
+                if is_ws {
+                    return json_response(
+                        StatusCode::UNAUTHORIZED,
+                        &json!({"message": "Authentication required", "code": "UNAUTHORIZED", "statusCode": 0}),
+                    );
+                }
+                return problem(401, msg, None, &host);
+            }
+        };
+        // The log names who made the request, never with the key.
+        if let Some(e) = lock(&sh.log).get_mut(log_idx) {
+            e["user"] = json!(user.name);
+            e["role"] = json!(user.role.as_str());
         }
-        return problem(401, msg, None, &host);
+        let reads = parts.method == Method::GET || parts.method == Method::HEAD;
+        if user.role == SimRole::Viewer && !reads {
+            let perm = permission(&parts.method, &sub);
+            return problem(403, &format!("permission denied: {perm}"), None, &host);
+        }
     }
 
     let mut ctx = Ctx {

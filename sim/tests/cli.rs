@@ -35,7 +35,14 @@ async fn binary_prints_one_line_answers_and_stops_on_signals() {
     for sig in ["TERM", "INT"] {
         let t0 = Instant::now();
         let spec = spec_v2();
-        let mut child = spawn(&["--spec", spec.to_str().unwrap(), "--api-key", "cli-key"]);
+        let mut child = spawn(&[
+            "--spec",
+            spec.to_str().unwrap(),
+            "--api-key",
+            "cli-key",
+            "--user",
+            "dana=dana-key:viewer",
+        ]);
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
         out.read_line(&mut line).unwrap();
@@ -54,6 +61,13 @@ async fn binary_prints_one_line_answers_and_stops_on_signals() {
             .unwrap();
         assert_eq!(r.status(), 200);
         let ready = t0.elapsed();
+        let r = http
+            .get(format!("{url}/api/environments/0/containers"))
+            .header("X-API-Key", "dana-key")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "a --user key is accepted");
         eprintln!(
             "startup measurement: spawn → first authenticated answer in {} ms (debug build, 2.8.0 spec)",
             ready.as_millis()
@@ -99,6 +113,15 @@ fn bad_inputs_are_clear_errors() {
         err.contains("unknown Arcane version `3.0`") && err.contains("main"),
         "{err}"
     );
+
+    // A user without a key says how to write one.
+    let out = Command::new(env!("CARGO_BIN_EXE_arcane-sim"))
+        .args(["--spec", "x.json", "--user", "alice"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("NAME=KEY"), "{err}");
 
     let dir = std::env::temp_dir().join(format!("arcane-sim-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -105,6 +105,94 @@ async fn custom_api_key() {
     assert_eq!(st, 200);
 }
 
+/// Several users, each with its own key: the request log names the user of each request (never
+/// its key), an unknown key is a 401 as on Arcane, and a viewer's writes are refused with
+/// Arcane's `permission denied: <perm>`.
+#[tokio::test]
+async fn users_are_named_in_the_request_log_and_viewers_only_read() {
+    let mut cfg = arcane_sim::SimConfig::new(spec_v2());
+    cfg.users = vec![
+        "alice=alice-key".parse().unwrap(),
+        "bob=bob-key:viewer".parse().unwrap(),
+    ];
+    let s = start_with(cfg).await;
+    let list = s.url("/api/environments/0/containers");
+    let as_user = |key: &str| s.http.get(&list).header("X-API-Key", key).send();
+    assert_eq!(as_user("alice-key").await.unwrap().status(), 200);
+    assert_eq!(as_user("bob-key").await.unwrap().status(), 200);
+    assert_eq!(
+        as_user(arcane_sim::DEFAULT_API_KEY).await.unwrap().status(),
+        200
+    );
+    let r = as_user("carol-key").await.unwrap();
+    assert_eq!(r.status(), 401);
+    let b: Value = r.json().await.unwrap();
+    assert_eq!(b["detail"], "Unauthorized: invalid API key");
+    // A bearer key names its user too.
+    let r = s
+        .http
+        .get(&list)
+        .bearer_auth("bob-key")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // The viewer cannot write; the admin can.
+    let restart = s.url("/api/environments/0/containers/web-1/restart");
+    let r = s
+        .http
+        .post(&restart)
+        .header("X-API-Key", "bob-key")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let b: Value = r.json().await.unwrap();
+    assert_eq!(b["detail"], "permission denied: containers:restart");
+    let r = s
+        .http
+        .post(&restart)
+        .header("X-API-Key", "alice-key")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+
+    let log = s.hooks.requests().await.unwrap();
+    let users: Vec<(&str, Value)> = log
+        .iter()
+        .map(|e| (e["method"].as_str().unwrap(), e["user"].clone()))
+        .collect();
+    assert_eq!(
+        users,
+        [
+            ("GET", json!("alice")),
+            ("GET", json!("bob")),
+            ("GET", json!(arcane_sim::DEFAULT_USER)),
+            ("GET", Value::Null),
+            ("GET", json!("bob")),
+            ("POST", json!("bob")),
+            ("POST", json!("alice")),
+        ]
+    );
+    assert_eq!(log[1]["role"], "viewer");
+    assert_eq!(log[0]["role"], "admin");
+    let text = serde_json::to_string(&log).unwrap();
+    for key in [
+        "alice-key",
+        "bob-key",
+        "carol-key",
+        arcane_sim::DEFAULT_API_KEY,
+    ] {
+        assert!(!text.contains(key), "the log holds {key}: {text}");
+    }
+    // A malformed user is a clear error.
+    let e = "alice".parse::<arcane_sim::SimUser>().unwrap_err();
+    assert!(e.contains("NAME=KEY"), "{e}");
+    let e = "=k".parse::<arcane_sim::SimUser>().unwrap_err();
+    assert!(e.contains("NAME=KEY"), "{e}");
+}
+
 #[tokio::test]
 async fn container_list_envelope_counts_and_pagination() {
     let s = start().await;

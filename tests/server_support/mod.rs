@@ -46,9 +46,21 @@ impl Sim {
 
     /// A simulator imitating `version` (2.8.x, or main where it differs on the wire).
     pub async fn start_as(version: arcane_sim::ArcaneVersion) -> Sim {
-        arcane_engine::ensure_crypto_provider();
         let mut config = arcane_sim::SimConfig::new(spec_path());
         config.arcane_version = version;
+        Sim::start_with(config).await
+    }
+
+    /// A simulator accepting these users' keys besides its own (the request log names the user
+    /// of each request).
+    pub async fn start_with_users(users: Vec<arcane_sim::SimUser>) -> Sim {
+        let mut config = arcane_sim::SimConfig::new(spec_path());
+        config.users = users;
+        Sim::start_with(config).await
+    }
+
+    async fn start_with(config: arcane_sim::SimConfig) -> Sim {
+        arcane_engine::ensure_crypto_provider();
         let sim = arcane_sim::start(config).await.expect("simulator starts");
         Sim {
             sim,
@@ -150,6 +162,25 @@ pub async fn spawn_with<H: rmcp::ClientHandler>(
     api_key: &str,
     args: &[&str],
 ) -> RunningService<RoleClient, H> {
+    spawn_speaking(
+        handler,
+        rmcp::service::ClientLifecycleMode::Initialize,
+        sim_base,
+        api_key,
+        args,
+    )
+    .await
+}
+
+/// [`spawn_with`] with a client of the given lifecycle (e.g. the 2026-07-28 protocol's
+/// `server/discover` and self-contained requests).
+pub async fn spawn_speaking<H: rmcp::ClientHandler>(
+    handler: H,
+    lifecycle: rmcp::service::ClientLifecycleMode,
+    sim_base: &str,
+    api_key: &str,
+    args: &[&str],
+) -> RunningService<RoleClient, H> {
     use arcane_mcp::config::{Cli, Command};
     use clap::Parser;
 
@@ -177,7 +208,9 @@ pub async fn spawn_with<H: rmcp::ClientHandler>(
             panic!("in-process server: {e:#}");
         }
     });
-    handler.serve(client_io).await.expect("MCP session starts")
+    rmcp::service::serve_client_with_lifecycle(handler, client_io, lifecycle)
+        .await
+        .expect("MCP session starts")
 }
 
 /// Runs the server in-process against the simulator with `args` (surface, modes…) and
