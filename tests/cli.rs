@@ -1903,6 +1903,70 @@ async fn http_sessionless_2026_07_28_requests_are_served() {
     server.stop().await;
 }
 
+/// A 2026-07-28 client over HTTP (`server/discover`, no session) hears a hot reload through
+/// `subscriptions/listen`, as it does over stdio (`server_reload`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_2026_07_28_client_hears_list_changes_through_subscriptions() {
+    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &[
+            "--tool-surface",
+            "meta",
+            "--overrides",
+            dir.path().to_str().unwrap(),
+        ],
+        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+    )
+    .await;
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.base))
+        .auth_header("tok");
+    let client = ()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(config),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("a 2026-07-28 client discovers the server over HTTP");
+    let before = client.list_all_tools().await.unwrap();
+    assert!(before.iter().any(|t| t.name == "arcane_volume"));
+    let mut sub = client
+        .peer()
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .expect("subscriptions/listen accepted over HTTP");
+    let mut overlay = String::from("actions:\n");
+    let catalog = crate::server_support::catalog();
+    for id in &catalog.domain("volume").unwrap().actions {
+        overlay.push_str(&format!("  {id}: {{exclude: \"managed elsewhere\"}}\n"));
+    }
+    std::fs::write(dir.path().join("no-volumes.yaml"), overlay).unwrap();
+    loop {
+        let n = tokio::time::timeout(std::time::Duration::from_secs(60), sub.next())
+            .await
+            .expect("list_changed arrives (hang guard)")
+            .unwrap()
+            .expect("subscription open");
+        if matches!(n, ServerNotification::ToolListChangedNotification(_)) {
+            break;
+        }
+    }
+    let after = client.list_all_tools().await.unwrap();
+    assert_eq!(after.len(), before.len() - 1);
+    assert!(!after.iter().any(|t| t.name == "arcane_volume"));
+    client.cancel().await.ok();
+    server.stop().await;
+}
+
 /// The JSON-RPC answer of a POST to `/mcp`, whether sent as JSON or as an event stream.
 fn rpc_answer(text: &str) -> Value {
     if let Ok(v) = serde_json::from_str::<Value>(text) {
