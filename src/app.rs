@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rmcp::ServiceExt;
 
+use crate::catalog_cache::{self, CatalogCache, Provenance};
 use crate::config::ServeArgs;
 use crate::reload::{self, Live, Sources, WatchGuard};
 use crate::server::{self, ArcaneServer};
@@ -27,6 +28,11 @@ pub struct App {
     started: std::time::Instant,
     /// The audit log of mutating calls, when `--audit-log` is set.
     audit: Option<Arc<crate::audit_log::AuditLog>>,
+    /// Built catalogs by the hash of their files (`--catalog-cache-dir`), for startup and
+    /// reload; `None` with `--no-catalog-cache`.
+    cache: Option<CatalogCache>,
+    /// Whether the startup's catalog was read from the cache.
+    pub provenance: Provenance,
 }
 
 impl App {
@@ -45,7 +51,8 @@ impl App {
             .transpose()?;
         let mut sources = sources;
         sources.spec.tls = Some(tls.clone());
-        let catalog = sources.build()?;
+        let cache = args.catalog_cache();
+        let (catalog, provenance) = catalog_cache::load_or_build(&sources, cache.as_ref())?;
         let snapshot = Snapshot::build(catalog, args.tool_surface, policy.clone())?;
         if args.insecure_skip_verify {
             tracing::warn!(
@@ -76,6 +83,8 @@ impl App {
             policy,
             started,
             audit,
+            cache,
+            provenance,
         })
     }
 
@@ -100,6 +109,7 @@ impl App {
             client_profile = self.policy.profile.as_str(),
             url = %crate::logging::masked_url(&self.base_url),
             ms = self.started.elapsed().as_millis() as u64,
+            catalog_cached = self.provenance == Provenance::Cache,
             "arcane-mcp ready"
         );
         reload::warn_unmatched(&snap.catalog);
@@ -111,8 +121,12 @@ impl App {
         let live = self.live.clone();
         let surface = live.load().surface;
         let policy = self.policy.clone();
+        let cache = self.cache.clone();
+        // A reload reads the files again: their new hash names another cache entry, so an
+        // edit is never answered from the cache, and a broken file still fails the reload.
         reload::watch_sources(self.sources.clone(), live, move |s| {
-            Snapshot::build(s.build()?, surface, policy.clone())
+            let (catalog, _) = catalog_cache::load_or_build(s, cache.as_ref())?;
+            Snapshot::build(catalog, surface, policy.clone())
         })
         .map_err(|e| tracing::warn!("hot reload is off: {e:#}"))
         .ok()
