@@ -121,9 +121,12 @@ impl CatalogCache {
         let mut text = serde_json::to_vec(&header(key)).map_err(std::io::Error::other)?;
         text.push(b'\n');
         text.extend_from_slice(&catalog.to_stored());
+        // Unique per process and write: two writers of one key never share a temporary file.
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = self
             .dir
-            .join(format!(".catalog-{key}.{}.tmp", std::process::id()));
+            .join(format!(".catalog-{key}.{}.{n}.tmp", std::process::id()));
         // No fsync: an entry cut short by a crash fails to parse and is rebuilt.
         let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(&text));
         let renamed = written.and_then(|()| std::fs::rename(&tmp, self.path(key)));
@@ -208,12 +211,7 @@ pub fn key(sources: &Sources) -> Option<String> {
         let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
             .ok()?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                matches!(
-                    p.extension().and_then(|e| e.to_str()),
-                    Some("yaml" | "yml")
-                )
-            })
+            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
             .collect();
         paths.sort();
         for path in paths {
