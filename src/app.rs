@@ -42,17 +42,44 @@ impl App {
         let started = std::time::Instant::now();
         let policy = policy(args);
         // One TLS configuration for every connection to Arcane: requests, WebSocket sessions
-        // and the spec fetch (at startup and on reload).
-        let tls = arcane_engine::tls_config(args.ca_cert.as_deref(), args.insecure_skip_verify)?;
+        // and the spec fetch (at startup and on reload). Loading the platform's trust store is
+        // a good part of a start from the catalog cache: it runs beside the catalog's loading
+        // unless the spec is to be fetched (the fetch needs it).
+        let make_tls =
+            || arcane_engine::tls_config(args.ca_cert.as_deref(), args.insecure_skip_verify);
+        let mut sources = sources;
+        let cache = args.catalog_cache();
+        let (tls, catalog) = if sources.spec.local_file().is_some() {
+            std::thread::scope(|s| {
+                let tls = std::thread::Builder::new()
+                    .name("tls-config".into())
+                    .spawn_scoped(s, make_tls);
+                let catalog = catalog_cache::load_or_build(&sources, cache.as_ref());
+                let tls = match tls {
+                    Ok(handle) => handle.join().unwrap_or_else(|_| {
+                        Err(anyhow::anyhow!(
+                            "loading the TLS settings failed unexpectedly"
+                        ))
+                    }),
+                    Err(_) => make_tls(),
+                };
+                (tls, catalog)
+            })
+        } else {
+            let tls = make_tls()?;
+            sources.spec.tls = Some(tls.clone());
+            let catalog = catalog_cache::load_or_build(&sources, cache.as_ref());
+            (Ok(tls), catalog)
+        };
+        // A TLS settings error first, as when it was loaded before the catalog.
+        let tls = tls?;
+        sources.spec.tls = Some(tls.clone());
+        let (catalog, provenance) = catalog?;
         let audit = args
             .audit_log
             .as_deref()
             .map(|p| crate::audit_log::AuditLog::open(p, args.audit_log_max_bytes).map(Arc::new))
             .transpose()?;
-        let mut sources = sources;
-        sources.spec.tls = Some(tls.clone());
-        let cache = args.catalog_cache();
-        let (catalog, provenance) = catalog_cache::load_or_build(&sources, cache.as_ref())?;
         let snapshot = Snapshot::build(catalog, args.tool_surface, policy.clone())?;
         if args.insecure_skip_verify {
             tracing::warn!(
