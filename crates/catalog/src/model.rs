@@ -536,10 +536,20 @@ fn index(actions: &[Action]) -> (HashMap<String, usize>, HashMap<String, usize>)
 /// stored catalog must carry.
 #[derive(Serialize, Deserialize)]
 struct ActionInternals {
-    #[serde(default, deserialize_with = "present_value")]
-    response_schema: Option<Value>,
     derived_id: String,
     keywords: Vec<String>,
+}
+
+/// An action's response schema in the stored form: about half its bytes, so it is a document
+/// of its own, read on a second thread beside the rest.
+#[derive(Serialize, Deserialize)]
+struct StoredResponse {
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_value"
+    )]
+    schema: Option<Value>,
 }
 
 /// The stored form of a catalog (see [`Catalog::to_stored`]): every field but the lookup
@@ -575,7 +585,6 @@ impl Catalog {
                     (
                         a.clone(),
                         ActionInternals {
-                            response_schema: a.response_schema.clone(),
                             derived_id: a.derived_id.clone(),
                             keywords: a.keywords.clone(),
                         },
@@ -592,19 +601,62 @@ impl Catalog {
             resolvers: self.resolvers.clone(),
             error_hints: self.error_hints.clone(),
         };
-        // Every key is a string and every value plain data: the encoding cannot fail.
-        serde_json::to_vec(&stored).unwrap_or_default()
+        let responses: Vec<StoredResponse> = self
+            .actions
+            .iter()
+            .map(|a| StoredResponse {
+                schema: a.response_schema.clone(),
+            })
+            .collect();
+        // Two JSON documents on two lines (JSON text holds no raw newline). Every key is a
+        // string and every value plain data: the encoding cannot fail.
+        let mut text = serde_json::to_vec(&stored).unwrap_or_default();
+        text.push(b'\n');
+        text.extend(serde_json::to_vec(&responses).unwrap_or_default());
+        text
     }
 
     /// Reads a catalog written by [`Catalog::to_stored`]; `loaded_at` is now, `generation` 0.
     /// Anything else (another format, a truncated value) is an error, never a partial catalog.
     pub fn from_stored(json: &[u8]) -> Result<Catalog, serde_json::Error> {
-        let stored: StoredCatalog = serde_json::from_slice(json)?;
+        use serde::de::Error as _;
+        let (main, responses) = match json.iter().position(|&b| b == b'\n') {
+            Some(i) => (&json[..i], &json[i + 1..]),
+            None => {
+                return Err(serde_json::Error::custom(
+                    "the response schemas are missing",
+                ));
+            }
+        };
+        let parse_responses = || serde_json::from_slice::<Vec<StoredResponse>>(responses);
+        // The two documents are about the same size: one thread each.
+        let (stored, responses) = std::thread::scope(|s| {
+            let other = std::thread::Builder::new()
+                .name("catalog-read".into())
+                .spawn_scoped(s, parse_responses);
+            let stored = serde_json::from_slice::<StoredCatalog>(main);
+            let responses = match other {
+                Ok(handle) => handle.join().unwrap_or_else(|_| {
+                    Err(serde_json::Error::custom(
+                        "reading the response schemas failed",
+                    ))
+                }),
+                Err(_) => parse_responses(),
+            };
+            (stored, responses)
+        });
+        let (stored, responses) = (stored?, responses?);
+        if responses.len() != stored.actions.len() {
+            return Err(serde_json::Error::custom(
+                "the response schemas do not match the actions",
+            ));
+        }
         let actions: Vec<Action> = stored
             .actions
             .into_iter()
-            .map(|(mut a, internals)| {
-                a.response_schema = internals.response_schema;
+            .zip(responses)
+            .map(|((mut a, internals), response)| {
+                a.response_schema = response.schema;
                 a.derived_id = internals.derived_id;
                 a.keywords = internals.keywords;
                 a
