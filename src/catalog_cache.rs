@@ -156,7 +156,7 @@ impl CatalogCache {
         if found.len() <= KEEP {
             return;
         }
-        found.sort_by(|a, b| b.0.cmp(&a.0));
+        found.sort_by_key(|e| std::cmp::Reverse(e.0));
         for (_, path) in found.into_iter().skip(KEEP) {
             let _ = std::fs::remove_file(path);
         }
