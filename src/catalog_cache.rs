@@ -2,10 +2,10 @@
 //! so that a start whose files did not change skips parsing the document, scanning the overlay
 //! files and deriving the actions (most of the startup: docs/measurements.md).
 //!
-//! The key is a SHA-256 over the cache's format version, this binary's version, the built-in
-//! overlay and declaration files, the spec file's path and bytes, and the name and bytes of
-//! every YAML file in the catalog and overlay directories. Reading the files costs little;
-//! parsing them is what a hit saves. Any change to an input is another key, so a stale entry
+//! The key is a SHA-256 over the cache's format version, this binary's version, size and
+//! modification time, the built-in overlay and declaration files, the spec file's path and
+//! bytes, and the name and bytes of every YAML file in the catalog and overlay directories.
+//! Reading the files costs little; parsing them is what a hit saves. Any change to an input is another key, so a stale entry
 //! is never read; an entry that cannot be read or parsed, or was written by another format or
 //! version, is ignored (debug log) and the catalog is built. Entries are written to a temporary
 //! file and renamed into place, and a directory that cannot be written only costs the cache.
@@ -190,6 +190,20 @@ pub fn key(sources: &Sources) -> Option<String> {
     };
     part(&mut h, &FORMAT.to_le_bytes());
     part(&mut h, env!("CARGO_PKG_VERSION").as_bytes());
+    // The version stays the same across builds of one release; the executable's size and time
+    // tell builds apart (a build whose model changed never reads another build's entries).
+    if let Some(meta) = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::metadata(p).ok())
+    {
+        part(&mut h, &meta.len().to_le_bytes());
+        if let Ok(since) = meta
+            .modified()
+            .map(|t| t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default())
+        {
+            part(&mut h, &since.as_nanos().to_le_bytes());
+        }
+    }
     for (name, bytes) in Layers::builtin_files() {
         part(&mut h, name.as_bytes());
         part(&mut h, bytes);
