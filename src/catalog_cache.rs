@@ -5,10 +5,11 @@
 //! The key is a SHA-256 over the cache's format version, this binary's version, size and
 //! modification time, the built-in overlay and declaration files, the spec file's path and
 //! bytes, and the name and bytes of every YAML file in the catalog and overlay directories.
-//! Reading the files costs little; parsing them is what a hit saves. Any change to an input is another key, so a stale entry
-//! is never read; an entry that cannot be read or parsed, or was written by another format or
-//! version, is ignored (debug log) and the catalog is built. Entries are written to a temporary
-//! file and renamed into place, and a directory that cannot be written only costs the cache.
+//! Reading the files costs little; parsing them is what a hit saves. Any change to an input is
+//! another key, so a stale entry is never read; an entry that cannot be read or parsed, or was
+//! written by another format or version, is ignored (debug log) and the catalog is built.
+//! Entries are written to a temporary file and renamed into place, and a directory that cannot
+//! be written only costs the cache.
 //!
 //! Only a spec read from a local file is cached: a document fetched from Arcane is known only
 //! after the fetch, which costs more than the build it would save. `check`, `catalog` and
