@@ -46,6 +46,15 @@ fn bench_build(c: &mut Criterion) {
         },
         ..Default::default()
     };
+    // What a start with unchanged files does instead (src/catalog_cache.rs): hash the files,
+    // then read the stored catalog.
+    let stored = sources.build().unwrap().to_stored();
+    c.bench_function("catalog 2.8.0 from its stored form (cache hit)", |b| {
+        b.iter(|| arcane_catalog::Catalog::from_stored(&stored).unwrap())
+    });
+    c.bench_function("hash the catalog's files (cache key)", |b| {
+        b.iter(|| arcane_mcp::catalog_cache::key(&sources).unwrap())
+    });
     c.bench_function("load + build catalog 2.8.0 from disk", |b| {
         b.iter(|| sources.build().unwrap())
     });

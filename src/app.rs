@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rmcp::ServiceExt;
 
+use crate::catalog_cache::{self, CatalogCache, Provenance};
 use crate::config::ServeArgs;
 use crate::reload::{self, Live, Sources, WatchGuard};
 use crate::server::{self, ArcaneServer};
@@ -27,6 +28,11 @@ pub struct App {
     started: std::time::Instant,
     /// The audit log of mutating calls, when `--audit-log` is set.
     audit: Option<Arc<crate::audit_log::AuditLog>>,
+    /// Built catalogs by the hash of their files (`--catalog-cache-dir`), for startup and
+    /// reload; `None` with `--no-catalog-cache`.
+    cache: Option<CatalogCache>,
+    /// Whether the startup's catalog was read from the cache.
+    pub provenance: Provenance,
 }
 
 impl App {
@@ -36,16 +42,44 @@ impl App {
         let started = std::time::Instant::now();
         let policy = policy(args);
         // One TLS configuration for every connection to Arcane: requests, WebSocket sessions
-        // and the spec fetch (at startup and on reload).
-        let tls = arcane_engine::tls_config(args.ca_cert.as_deref(), args.insecure_skip_verify)?;
+        // and the spec fetch (at startup and on reload). Loading the platform's trust store is
+        // a good part of a start from the catalog cache: it runs beside the catalog's loading
+        // unless the spec is to be fetched (the fetch needs it).
+        let make_tls =
+            || arcane_engine::tls_config(args.ca_cert.as_deref(), args.insecure_skip_verify);
+        let mut sources = sources;
+        let cache = args.catalog_cache();
+        let (tls, catalog) = if sources.spec.local_file().is_some() {
+            std::thread::scope(|s| {
+                let tls = std::thread::Builder::new()
+                    .name("tls-config".into())
+                    .spawn_scoped(s, make_tls);
+                let catalog = catalog_cache::load_or_build(&sources, cache.as_ref());
+                let tls = match tls {
+                    Ok(handle) => handle.join().unwrap_or_else(|_| {
+                        Err(anyhow::anyhow!(
+                            "loading the TLS settings failed unexpectedly"
+                        ))
+                    }),
+                    Err(_) => make_tls(),
+                };
+                (tls, catalog)
+            })
+        } else {
+            let tls = make_tls()?;
+            sources.spec.tls = Some(tls.clone());
+            let catalog = catalog_cache::load_or_build(&sources, cache.as_ref());
+            (Ok(tls), catalog)
+        };
+        // A TLS settings error first, as when it was loaded before the catalog.
+        let tls = tls?;
+        sources.spec.tls = Some(tls.clone());
+        let (catalog, provenance) = catalog?;
         let audit = args
             .audit_log
             .as_deref()
             .map(|p| crate::audit_log::AuditLog::open(p, args.audit_log_max_bytes).map(Arc::new))
             .transpose()?;
-        let mut sources = sources;
-        sources.spec.tls = Some(tls.clone());
-        let catalog = sources.build()?;
         let snapshot = Snapshot::build(catalog, args.tool_surface, policy.clone())?;
         if args.insecure_skip_verify {
             tracing::warn!(
@@ -76,6 +110,8 @@ impl App {
             policy,
             started,
             audit,
+            cache,
+            provenance,
         })
     }
 
@@ -100,6 +136,7 @@ impl App {
             client_profile = self.policy.profile.as_str(),
             url = %crate::logging::masked_url(&self.base_url),
             ms = self.started.elapsed().as_millis() as u64,
+            catalog_cached = self.provenance == Provenance::Cache,
             "arcane-mcp ready"
         );
         reload::warn_unmatched(&snap.catalog);
@@ -111,8 +148,12 @@ impl App {
         let live = self.live.clone();
         let surface = live.load().surface;
         let policy = self.policy.clone();
+        let cache = self.cache.clone();
+        // A reload reads the files again: their new hash names another cache entry, so an
+        // edit is never answered from the cache, and a broken file still fails the reload.
         reload::watch_sources(self.sources.clone(), live, move |s| {
-            Snapshot::build(s.build()?, surface, policy.clone())
+            let (catalog, _) = catalog_cache::load_or_build(s, cache.as_ref())?;
+            Snapshot::build(catalog, surface, policy.clone())
         })
         .map_err(|e| tracing::warn!("hot reload is off: {e:#}"))
         .ok()

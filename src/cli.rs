@@ -60,7 +60,9 @@ fn demo_sources(args: &ServeArgs) -> Result<Sources> {
 /// Builds the snapshot a search needs (no Arcane connection).
 fn snapshot(args: &ServeArgs, sources: &Sources) -> Result<Snapshot> {
     // The find tool exists on the dynamic surface; results name actions as it does.
-    Snapshot::build(sources.build()?, Surface::Dynamic, app::policy(args))
+    let cache = args.catalog_cache();
+    let (catalog, _) = crate::catalog_cache::load_or_build(sources, cache.as_ref())?;
+    Snapshot::build(catalog, Surface::Dynamic, app::policy(args))
 }
 
 /// `arcane-mcp call`: one action against the configured Arcane.

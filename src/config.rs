@@ -138,10 +138,30 @@ impl CatalogSourceArgs {
 }
 
 fn default_cache_path() -> Option<PathBuf> {
+    Some(cache_home()?.join("openapi.json"))
+}
+
+/// `$XDG_CACHE_HOME/arcane-mcp` (or `~/.cache/arcane-mcp`).
+fn cache_home() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("arcane-mcp").join("openapi.json"))
+    Some(base.join("arcane-mcp"))
+}
+
+impl ServeArgs {
+    /// The catalog cache of these settings: `None` with `--no-catalog-cache` or without a
+    /// cache directory.
+    pub fn catalog_cache(&self) -> Option<crate::catalog_cache::CatalogCache> {
+        if self.no_catalog_cache {
+            return None;
+        }
+        let dir = self
+            .catalog_cache_dir
+            .clone()
+            .or_else(|| Some(cache_home()?.join("catalogs")))?;
+        Some(crate::catalog_cache::CatalogCache::new(dir))
+    }
 }
 
 /// The tool surface: how the catalog appears in the client's tool list.
@@ -322,6 +342,14 @@ pub struct ServeArgs {
         value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(4096..)
     )]
     pub audit_log_max_bytes: u64,
+    /// Where built catalogs are cached, keyed by a hash of the spec, the overlay and
+    /// declaration files and this binary's version (docs/measurements.md): a start with
+    /// unchanged files skips the build. Default: $XDG_CACHE_HOME/arcane-mcp/catalogs.
+    #[arg(long, env = "ARCANE_MCP_CATALOG_CACHE_DIR", value_name = "DIR")]
+    pub catalog_cache_dir: Option<PathBuf>,
+    /// Always build the catalog from its files; read and write no catalog cache.
+    #[arg(long, env = "ARCANE_MCP_NO_CATALOG_CACHE")]
+    pub no_catalog_cache: bool,
     #[command(flatten)]
     pub source: CatalogSourceArgs,
     #[command(flatten)]

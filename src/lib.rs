@@ -15,6 +15,7 @@
 
 pub mod app;
 pub mod audit;
+pub mod catalog_cache;
 pub mod check;
 pub mod cli;
 pub mod config;

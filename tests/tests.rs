@@ -19,6 +19,7 @@ mod server_support;
 
 // Tests.
 mod catalog;
+mod catalog_cache;
 mod cli;
 mod handlers_http;
 mod hostile;

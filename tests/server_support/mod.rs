@@ -135,6 +135,12 @@ fn serve_args(sim_base: &str, api_key: &str, args: &[&str]) -> Vec<std::ffi::OsS
         api_key.into(),
         "--spec".into(),
         spec_path().into(),
+        // The catalog cache in the build's scratch directory, never the user's: every server
+        // of the suite after the first reads the catalog from it.
+        "--catalog-cache-dir".into(),
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("catalog-cache")
+            .into(),
     ];
     all.extend(args.iter().map(Into::into));
     all

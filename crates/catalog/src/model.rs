@@ -6,11 +6,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Where an input parameter goes in the HTTP request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ParamLocation {
     /// `{id}` of `/environments/{id}/…`: optional, defaults to the configured environment.
@@ -32,7 +32,7 @@ pub enum ParamLocation {
 }
 
 /// One input parameter of an action.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Param {
     /// The name the client uses.
@@ -41,7 +41,7 @@ pub struct Param {
     pub wire_name: String,
     pub location: ParamLocation,
     pub required: bool,
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     /// The parameter's JSON Schema (self-contained).
     pub schema: Value,
@@ -139,7 +139,7 @@ impl ResultKind {
 }
 
 /// How the request body is encoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BodyEncoding {
     None,
@@ -189,7 +189,7 @@ pub struct EncodedJson {
 }
 
 /// A parameter whose value is JSON text, with its inner fields exposed as parameters.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct EncodedParam {
     /// Client name of the parameter holding the JSON text.
@@ -200,8 +200,18 @@ pub struct EncodedParam {
     pub required: Vec<String>,
     /// Whether the raw parameter was required before the fields were exposed.
     pub raw_required: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_value"
+    )]
     pub default: Option<Value>,
+}
+
+/// An `Option<Value>` field that is present holds a value, `null` included (serde's own
+/// reading of an `Option` would turn a stored `null` into `None`).
+fn present_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// A hand-written handler an action is executed by.
@@ -215,7 +225,7 @@ pub struct HandlerSpec {
 }
 
 /// One capability: the unit of the catalog.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Action {
     /// Canonical ID, `domain.action`.
@@ -225,7 +235,7 @@ pub struct Action {
     pub name: String,
     pub title: String,
     pub description: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub usage: String,
     /// HTTP method, upper case (`GET`); for handlers, the method of the upgrade (`GET`).
     pub method: String,
@@ -271,10 +281,14 @@ pub struct Action {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub handler: Option<HandlerSpec>,
     /// Parameters carrying JSON text whose fields are exposed as parameters.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub encoded: Vec<EncodedParam>,
     /// A minimal example call (arguments as a client sends them), from an overlay.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_value"
+    )]
     pub example: Option<Value>,
     /// Where this action came from: `openapi`, or a declaration file.
     pub source: String,
@@ -303,7 +317,7 @@ impl Action {
 }
 
 /// An operation of the spec that is not served as an action, and why.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Excluded {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -315,7 +329,7 @@ pub struct Excluded {
 }
 
 /// An overlay entry that matched nothing in the catalog it was applied to.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UnmatchedOverlay {
     /// The overlay file, as loaded (a path, or `overrides/NAME (built in)`).
@@ -370,12 +384,12 @@ impl std::fmt::Display for UnmatchedOverlay {
 }
 
 /// A domain: a group of actions on one kind of resource.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Domain {
     pub name: String,
     pub title: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     /// IDs of its actions, in catalog order.
     pub actions: Vec<String>,
@@ -422,16 +436,9 @@ impl Catalog {
         excluded: Vec<Excluded>,
     ) -> Catalog {
         actions.sort_by(|a, b| a.id.cmp(&b.id));
-        let mut by_id = HashMap::new();
-        let mut aliases = HashMap::new();
+        let (by_id, aliases) = index(&actions);
         let mut domains: BTreeMap<String, Domain> = BTreeMap::new();
-        for (i, a) in actions.iter().enumerate() {
-            by_id.insert(a.id.clone(), i);
-            aliases.insert(a.individual_tool_name(), i);
-            aliases.insert(format!("arcane_{}", a.id), i);
-            if let Some(op) = &a.operation_id {
-                aliases.entry(op.clone()).or_insert(i);
-            }
+        for a in &actions {
             let d = domains.entry(a.domain.clone()).or_insert_with(|| {
                 let (title, description) = domain_meta
                     .get(&a.domain)
@@ -506,5 +513,174 @@ impl Catalog {
 
     pub fn domain(&self, name: &str) -> Option<&Domain> {
         self.domains.iter().find(|d| d.name == name)
+    }
+}
+
+/// The lookup tables of a catalog's actions: canonical ID → index, and the other accepted
+/// names (tool names, operationIds) → index.
+fn index(actions: &[Action]) -> (HashMap<String, usize>, HashMap<String, usize>) {
+    let mut by_id = HashMap::with_capacity(actions.len());
+    let mut aliases = HashMap::with_capacity(actions.len() * 3);
+    for (i, a) in actions.iter().enumerate() {
+        by_id.insert(a.id.clone(), i);
+        aliases.insert(a.individual_tool_name(), i);
+        aliases.insert(format!("arcane_{}", a.id), i);
+        if let Some(op) = &a.operation_id {
+            aliases.entry(op.clone()).or_insert(i);
+        }
+    }
+    (by_id, aliases)
+}
+
+/// What an action keeps out of its public JSON (`catalog --json`, `arcane://tools`) but a
+/// stored catalog must carry.
+#[derive(Serialize, Deserialize)]
+struct ActionInternals {
+    derived_id: String,
+    keywords: Vec<String>,
+}
+
+/// An action's response schema in the stored form: about half its bytes, so it is a document
+/// of its own, read on a second thread beside the rest.
+#[derive(Serialize, Deserialize)]
+struct StoredResponse {
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_value"
+    )]
+    schema: Option<Value>,
+}
+
+/// The stored form of a catalog (see [`Catalog::to_stored`]): every field but the lookup
+/// tables (rebuilt), the build time and the generation (the loader's).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoredCatalog {
+    arcane_version: String,
+    spec_origin: String,
+    actions: Vec<(Action, ActionInternals)>,
+    domains: Vec<Domain>,
+    excluded: Vec<Excluded>,
+    unmatched_overlays: Vec<UnmatchedOverlay>,
+    applied_overlays: usize,
+    vocabulary: crate::overlay::Vocabulary,
+    domain_keywords: BTreeMap<String, Vec<String>>,
+    presets: BTreeMap<String, crate::overlay::Preset>,
+    resolvers: Vec<ParamResolver>,
+    error_hints: Vec<ErrorHint>,
+}
+
+impl Catalog {
+    /// The catalog as self-contained JSON text, read back by [`Catalog::from_stored`]: what a
+    /// cache of built catalogs keeps, so that a start with unchanged files skips the build.
+    pub fn to_stored(&self) -> Vec<u8> {
+        let stored = StoredCatalog {
+            arcane_version: self.arcane_version.clone(),
+            spec_origin: self.spec_origin.clone(),
+            actions: self
+                .actions
+                .iter()
+                .map(|a| {
+                    (
+                        a.clone(),
+                        ActionInternals {
+                            derived_id: a.derived_id.clone(),
+                            keywords: a.keywords.clone(),
+                        },
+                    )
+                })
+                .collect(),
+            domains: self.domains.clone(),
+            excluded: self.excluded.clone(),
+            unmatched_overlays: self.unmatched_overlays.clone(),
+            applied_overlays: self.applied_overlays,
+            vocabulary: self.vocabulary.clone(),
+            domain_keywords: self.vocabulary.domain_keywords.clone(),
+            presets: self.presets.clone(),
+            resolvers: self.resolvers.clone(),
+            error_hints: self.error_hints.clone(),
+        };
+        let responses: Vec<StoredResponse> = self
+            .actions
+            .iter()
+            .map(|a| StoredResponse {
+                schema: a.response_schema.clone(),
+            })
+            .collect();
+        // Two JSON documents on two lines (JSON text holds no raw newline). Every key is a
+        // string and every value plain data: the encoding cannot fail.
+        let mut text = serde_json::to_vec(&stored).unwrap_or_default();
+        text.push(b'\n');
+        text.extend(serde_json::to_vec(&responses).unwrap_or_default());
+        text
+    }
+
+    /// Reads a catalog written by [`Catalog::to_stored`]; `loaded_at` is now, `generation` 0.
+    /// Anything else (another format, a truncated value) is an error, never a partial catalog.
+    pub fn from_stored(json: &[u8]) -> Result<Catalog, serde_json::Error> {
+        use serde::de::Error as _;
+        let (main, responses) = match json.iter().position(|&b| b == b'\n') {
+            Some(i) => (&json[..i], &json[i + 1..]),
+            None => {
+                return Err(serde_json::Error::custom(
+                    "the response schemas are missing",
+                ));
+            }
+        };
+        let parse_responses = || serde_json::from_slice::<Vec<StoredResponse>>(responses);
+        // The two documents are about the same size: one thread each.
+        let (stored, responses) = std::thread::scope(|s| {
+            let other = std::thread::Builder::new()
+                .name("catalog-read".into())
+                .spawn_scoped(s, parse_responses);
+            let stored = serde_json::from_slice::<StoredCatalog>(main);
+            let responses = match other {
+                Ok(handle) => handle.join().unwrap_or_else(|_| {
+                    Err(serde_json::Error::custom(
+                        "reading the response schemas failed",
+                    ))
+                }),
+                Err(_) => parse_responses(),
+            };
+            (stored, responses)
+        });
+        let (stored, responses) = (stored?, responses?);
+        if responses.len() != stored.actions.len() {
+            return Err(serde_json::Error::custom(
+                "the response schemas do not match the actions",
+            ));
+        }
+        let actions: Vec<Action> = stored
+            .actions
+            .into_iter()
+            .zip(responses)
+            .map(|((mut a, internals), response)| {
+                a.response_schema = response.schema;
+                a.derived_id = internals.derived_id;
+                a.keywords = internals.keywords;
+                a
+            })
+            .collect();
+        let (by_id, aliases) = index(&actions);
+        let mut vocabulary = stored.vocabulary;
+        vocabulary.domain_keywords = stored.domain_keywords;
+        Ok(Catalog {
+            arcane_version: stored.arcane_version,
+            spec_origin: stored.spec_origin,
+            actions,
+            domains: stored.domains,
+            excluded: stored.excluded,
+            unmatched_overlays: stored.unmatched_overlays,
+            applied_overlays: stored.applied_overlays,
+            loaded_at: chrono::Utc::now(),
+            generation: 0,
+            vocabulary,
+            presets: stored.presets,
+            resolvers: stored.resolvers,
+            error_hints: stored.error_hints,
+            by_id,
+            aliases,
+        })
     }
 }

@@ -76,7 +76,7 @@ pub struct DomainOverlay {
 
 /// Search vocabulary (see `docs/search.md`): how people's words map to the catalog's words.
 /// Every layer adds to the ones before it; a later layer's phrase replaces an earlier one.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Vocabulary {
     /// A word → other words it may mean (alternatives, weighted below the word typed).
@@ -291,6 +291,24 @@ impl Layers {
             overlays: parse_all(&BUILTIN_OVERRIDES, "overrides", OVERLAY_SCHEMA)?,
             declarations: parse_all(&BUILTIN_DECLARATIONS, "catalog", DECLARATIONS_SCHEMA)?,
         })
+    }
+
+    /// Every built-in file as `(folder/name, bytes)`, in a fixed order: what a cache of built
+    /// catalogs hashes, since a build of the same version may carry other built-in files.
+    pub fn builtin_files() -> Vec<(String, &'static [u8])> {
+        let mut files = Vec::new();
+        for (folder, dir) in [
+            ("overrides", &BUILTIN_OVERRIDES),
+            ("catalog", &BUILTIN_DECLARATIONS),
+        ] {
+            let mut these: Vec<(String, &'static [u8])> = dir
+                .files()
+                .map(|f| (format!("{folder}/{}", f.path().display()), f.contents()))
+                .collect();
+            these.sort();
+            files.extend(these);
+        }
+        files
     }
 
     /// Adds an operator's overlay directory (`*.yaml`, `*.yml`, in name order). Every file is

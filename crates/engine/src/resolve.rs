@@ -103,8 +103,35 @@ fn keeps(r: &ParamResolver, value: &str) -> bool {
     // The pattern was checked when the catalog was built.
     r.keep
         .as_deref()
-        .and_then(|k| regex::Regex::new(k).ok())
+        .and_then(compiled)
         .is_some_and(|re| re.is_match(value))
+}
+
+/// Most `keep` patterns a process keeps compiled; past it (an operator's reloads each bringing
+/// new patterns) the map starts again.
+const MAX_COMPILED: usize = 64;
+
+/// The compiled form of a `keep` pattern, compiled once per process rather than on every call
+/// (compiling costs far more than matching). `None` for a pattern that does not compile.
+fn compiled(pattern: &str) -> Option<regex::Regex> {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, RwLock};
+    static COMPILED: LazyLock<RwLock<HashMap<String, Option<regex::Regex>>>> =
+        LazyLock::new(Default::default);
+    if let Some(re) = COMPILED
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(pattern)
+    {
+        return re.clone();
+    }
+    let re = regex::Regex::new(pattern).ok();
+    let mut map = COMPILED.write().unwrap_or_else(|e| e.into_inner());
+    if map.len() >= MAX_COMPILED {
+        map.clear();
+    }
+    map.insert(pattern.to_string(), re.clone());
+    re
 }
 
 async fn lookup(
@@ -390,6 +417,41 @@ mod tests {
         assert!(matches(&r, &items, "redis").is_empty());
         assert!(keeps(&r, &format!("sha256:{}", "0".repeat(64))));
         assert!(!keeps(&r, "nginx:sha256"));
+    }
+
+    #[test]
+    fn keep_patterns_match_as_compiled_each_time() {
+        let mut r = image_resolver();
+        r.keep = Some("^[0-9a-f]{12}$".into());
+        // The same answers on the first call and every later one (the pattern is compiled
+        // once), and what a fresh compilation answers.
+        let fresh = regex::Regex::new("^[0-9a-f]{12}$").unwrap();
+        for _ in 0..3 {
+            for (value, kept) in [
+                ("0123456789ab", true),
+                ("0123456789abc", false),
+                ("nginx", false),
+                ("", false),
+            ] {
+                assert_eq!(keeps(&r, value), kept, "{value}");
+                assert_eq!(fresh.is_match(value), kept);
+            }
+        }
+        // Another pattern is its own entry; one that does not compile keeps nothing; none
+        // keeps nothing.
+        r.keep = Some("^nginx".into());
+        assert!(keeps(&r, "nginx:1"));
+        assert!(!keeps(&r, "0123456789ab"));
+        r.keep = Some("([".into());
+        assert!(!keeps(&r, "(["));
+        r.keep = None;
+        assert!(!keeps(&r, "0123456789ab"));
+        // Past the bound the map starts again and still answers.
+        for i in 0..(MAX_COMPILED + 3) {
+            r.keep = Some(format!("^p{i}$"));
+            assert!(keeps(&r, &format!("p{i}")));
+            assert!(!keeps(&r, &format!("p{i}x")));
+        }
     }
 
     #[test]

@@ -1,0 +1,271 @@
+//! The catalog cache: built catalogs kept on disk, keyed by a hash of everything a build reads,
+//! so that a start whose files did not change skips parsing the document, scanning the overlay
+//! files and deriving the actions (most of the startup: docs/measurements.md).
+//!
+//! The key is a SHA-256 over the cache's format version, this binary's version, size and
+//! modification time, the built-in overlay and declaration files, the spec file's path and
+//! bytes, and the name and bytes of every YAML file in the catalog and overlay directories.
+//! Reading the files costs little; parsing them is what a hit saves. Any change to an input is
+//! another key, so a stale entry is never read; an entry that cannot be read or parsed, or was
+//! written by another format or version, is ignored (debug log) and the catalog is built.
+//! Entries are written to a temporary file and renamed into place, and a directory that cannot
+//! be written only costs the cache.
+//!
+//! Only a spec read from a local file is cached: a document fetched from Arcane is known only
+//! after the fetch, which costs more than the build it would save. `check`, `catalog` and
+//! `catalog --diff` build from the files ([`Sources::build`]), as they exist to report what the
+//! files hold.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use arcane_catalog::{Catalog, Layers};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::reload::Sources;
+
+/// Changes whenever the stored form of a catalog changes, so that older entries are ignored.
+const FORMAT: u32 = 2;
+/// Entries kept in the directory (the newest ones); older entries are deleted after a write.
+const KEEP: usize = 8;
+/// An entry larger than this is not read (a catalog of Arcane's 2.8 document is about 2 MB).
+const MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
+/// A file is hashed only when at most this large; a larger one is not cached (the build
+/// refuses it with its own message).
+const MAX_INPUT_BYTES: u64 = 32 * 1024 * 1024;
+
+/// A directory of cached catalogs.
+#[derive(Debug, Clone)]
+pub struct CatalogCache {
+    dir: PathBuf,
+}
+
+/// Where a catalog came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provenance {
+    /// Read from a cache entry of the files' hash.
+    Cache,
+    /// Built from the files.
+    Built,
+}
+
+/// The first line of an entry: what wrote it, and for which inputs.
+#[derive(Serialize, Deserialize, PartialEq)]
+struct Header {
+    format: u32,
+    version: String,
+    key: String,
+}
+
+impl CatalogCache {
+    pub fn new(dir: PathBuf) -> CatalogCache {
+        CatalogCache { dir }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("catalog-{key}.json"))
+    }
+
+    /// The cached catalog of `key`, if an entry of this format and version exists and parses.
+    pub fn load(&self, key: &str) -> Option<Catalog> {
+        let path = self.path(key);
+        let bytes = match read_capped(&path, MAX_ENTRY_BYTES) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => {
+                tracing::debug!(path = %path.display(), "catalog cache entry too large; ignored");
+                return None;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => {
+                tracing::debug!(path = %path.display(), error = %e, "cannot read the catalog cache entry; building");
+                return None;
+            }
+        };
+        let Some(newline) = bytes.iter().position(|&b| b == b'\n') else {
+            tracing::debug!(path = %path.display(), "catalog cache entry has no header; ignored");
+            return None;
+        };
+        let expected = header(key);
+        match serde_json::from_slice::<Header>(&bytes[..newline]) {
+            Ok(h) if h == expected => {}
+            _ => {
+                tracing::debug!(path = %path.display(), "catalog cache entry of another format or version; ignored");
+                return None;
+            }
+        }
+        match Catalog::from_stored(&bytes[newline + 1..]) {
+            Ok(catalog) => Some(catalog),
+            Err(e) => {
+                tracing::debug!(path = %path.display(), error = %e, "corrupt catalog cache entry; ignored");
+                None
+            }
+        }
+    }
+
+    /// Writes `catalog` as the entry of `key` (temporary file + rename) and prunes old entries.
+    /// A failure is logged at debug level only: the cache is an optimization.
+    pub fn store(&self, key: &str, catalog: &Catalog) {
+        if let Err(e) = self.try_store(key, catalog) {
+            tracing::debug!(dir = %self.dir.display(), error = %e, "cannot write the catalog cache; the next start builds again");
+        }
+    }
+
+    fn try_store(&self, key: &str, catalog: &Catalog) -> std::io::Result<()> {
+        use std::io::Write as _;
+        std::fs::create_dir_all(&self.dir)?;
+        let mut text = serde_json::to_vec(&header(key)).map_err(std::io::Error::other)?;
+        text.push(b'\n');
+        text.extend_from_slice(&catalog.to_stored());
+        // Unique per process and write: two writers of one key never share a temporary file.
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = self
+            .dir
+            .join(format!(".catalog-{key}.{}.{n}.tmp", std::process::id()));
+        // No fsync: an entry cut short by a crash fails to parse and is rebuilt.
+        let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(&text));
+        let renamed = written.and_then(|()| std::fs::rename(&tmp, self.path(key)));
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        renamed?;
+        self.prune();
+        Ok(())
+    }
+
+    /// Deletes all but the newest [`KEEP`] entries (other settings or versions sharing the
+    /// directory keep theirs while they are in use).
+    fn prune(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let mut found: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.starts_with("catalog-") && name.ends_with(".json")
+            })
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect();
+        if found.len() <= KEEP {
+            return;
+        }
+        found.sort_by_key(|e| std::cmp::Reverse(e.0));
+        for (_, path) in found.into_iter().skip(KEEP) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+fn header(key: &str) -> Header {
+    Header {
+        format: FORMAT,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        key: key.to_string(),
+    }
+}
+
+/// Reads at most `cap` bytes of a file; `None` when it is larger.
+fn read_capped(path: &Path, cap: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(cap + 1)
+        .read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= cap).then_some(bytes))
+}
+
+/// The hash of everything a build of `sources` reads, or `None` when it cannot be cached (a
+/// spec fetched from Arcane, a file that cannot be read: the build then reports it).
+pub fn key(sources: &Sources) -> Option<String> {
+    let mut h = Sha256::new();
+    let part = |h: &mut Sha256, bytes: &[u8]| {
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    part(&mut h, &FORMAT.to_le_bytes());
+    part(&mut h, env!("CARGO_PKG_VERSION").as_bytes());
+    // The version stays the same across builds of one release; the executable's size and time
+    // tell builds apart (a build whose model changed never reads another build's entries).
+    if let Some(meta) = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::metadata(p).ok())
+    {
+        part(&mut h, &meta.len().to_le_bytes());
+        if let Ok(since) = meta
+            .modified()
+            .map(|t| t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default())
+        {
+            part(&mut h, &since.as_nanos().to_le_bytes());
+        }
+    }
+    for (name, bytes) in Layers::builtin_files() {
+        part(&mut h, name.as_bytes());
+        part(&mut h, bytes);
+    }
+    let spec = sources.spec.local_file()?;
+    part(&mut h, b"spec");
+    part(&mut h, spec.display().to_string().as_bytes());
+    part(&mut h, &read_capped(&spec, MAX_INPUT_BYTES).ok()??);
+    for (tag, dir) in [
+        ("catalog", &sources.catalog_dir),
+        ("overrides", &sources.overrides_dir),
+    ] {
+        let Some(dir) = dir else { continue };
+        part(&mut h, tag.as_bytes());
+        if tag == "catalog" && !dir.is_dir() {
+            // A missing catalog directory is allowed (no declarations).
+            continue;
+        }
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+            .collect();
+        paths.sort();
+        for path in paths {
+            part(&mut h, path.display().to_string().as_bytes());
+            if path.is_file() {
+                part(&mut h, &read_capped(&path, MAX_INPUT_BYTES).ok()??);
+            }
+        }
+    }
+    Some(
+        h.finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>(),
+    )
+}
+
+/// The catalog of `sources`: a cache entry of the files' hash when there is one, else built
+/// from the files (and stored for the next start). Without a cache, the build.
+pub fn load_or_build(
+    sources: &Sources,
+    cache: Option<&CatalogCache>,
+) -> Result<(Catalog, Provenance)> {
+    let Some(cache) = cache else {
+        return Ok((sources.build()?, Provenance::Built));
+    };
+    let Some(before) = key(sources) else {
+        return Ok((sources.build()?, Provenance::Built));
+    };
+    if let Some(catalog) = cache.load(&before) {
+        tracing::debug!(key = %&before[..12], "catalog read from the cache");
+        return Ok((catalog, Provenance::Cache));
+    }
+    let catalog = sources.build()?;
+    // A file edited while the build read it: the catalog may hold the new text, so it is not
+    // stored under the old text's key (the reload that follows the edit stores its own).
+    if key(sources).as_deref() == Some(before.as_str()) {
+        cache.store(&before, &catalog);
+        tracing::debug!(key = %&before[..12], "catalog built and cached");
+    }
+    Ok((catalog, Provenance::Built))
+}

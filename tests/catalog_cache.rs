@@ -1,0 +1,299 @@
+//! The catalog cache (`src/catalog_cache.rs`): a hit on unchanged files, a miss on any edit, a
+//! broken or foreign entry ignored, an unwritable directory harmless, and a cached catalog that
+//! serves exactly what the built one serves.
+
+use std::path::{Path, PathBuf};
+
+use crate::fixtures;
+
+use arcane_catalog::{Catalog, ClientProfile, Policy};
+use arcane_mcp::catalog_cache::{self, CatalogCache, Provenance};
+use arcane_mcp::config::Surface;
+use arcane_mcp::reload::Sources;
+use arcane_mcp::spec::SpecSource;
+
+fn sources(overrides: &Path) -> Sources {
+    Sources {
+        spec: SpecSource {
+            explicit: Some(fixtures::spec_v2()),
+            ..Default::default()
+        },
+        overrides_dir: Some(overrides.to_path_buf()),
+        catalog_dir: None,
+    }
+}
+
+/// A fresh overlay directory with one operator file, and a fresh cache directory.
+fn setup() -> (tempfile::TempDir, PathBuf, CatalogCache) {
+    let dir = tempfile::tempdir().unwrap();
+    let overrides = dir.path().join("overrides");
+    std::fs::create_dir(&overrides).unwrap();
+    std::fs::write(
+        overrides.join("mine.yaml"),
+        "actions:\n  container.list:\n    title: My containers\n",
+    )
+    .unwrap();
+    let cache = CatalogCache::new(dir.path().join("cache"));
+    (dir, overrides, cache)
+}
+
+fn entries(cache: &CatalogCache) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(cache.dir())
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
+/// Everything a client can see of a catalog: the tool list of every surface and profile (with
+/// output schemas, which come from the response schemas the public JSON leaves out), the
+/// `catalog --json` view, and the names each action answers to.
+fn served(cat: &Catalog) -> serde_json::Value {
+    let mut tools = Vec::new();
+    for surface in [Surface::Dynamic, Surface::Meta, Surface::Individual] {
+        for profile in [ClientProfile::Standard, ClientProfile::Flat] {
+            let policy = Policy::new(false, false, &[])
+                .with_output_schemas(true)
+                .with_profile(profile);
+            tools.push(
+                serde_json::to_value(arcane_mcp::surface::tools(surface, cat, &policy)).unwrap(),
+            );
+        }
+    }
+    let names: Vec<(String, Option<String>, Option<String>)> = cat
+        .actions
+        .iter()
+        .map(|a| {
+            (
+                a.id.clone(),
+                cat.resolve(&a.individual_tool_name()).map(|x| x.id.clone()),
+                a.operation_id
+                    .as_deref()
+                    .and_then(|op| cat.resolve(op))
+                    .map(|x| x.id.clone()),
+            )
+        })
+        .collect();
+    let internals: Vec<_> = cat
+        .actions
+        .iter()
+        .map(|a| (&a.derived_id, &a.keywords, &a.response_schema))
+        .collect();
+    serde_json::json!({
+        "tools": tools,
+        "catalog": arcane_mcp::inspect::catalog_json(cat),
+        "names": names,
+        "internals": serde_json::to_value(internals).unwrap(),
+        "vocabulary": format!("{:?}", cat.vocabulary),
+        "presets": format!("{:?}", cat.presets),
+        "resolvers": format!("{:?}", cat.resolvers),
+        "hints": format!("{:?}", cat.error_hints),
+        "unmatched": format!("{:?}", cat.unmatched_overlays),
+        "applied": cat.applied_overlays,
+    })
+}
+
+#[test]
+fn the_cached_catalog_serves_what_the_built_one_serves() {
+    let (_dir, overrides, _) = setup();
+    let built = sources(&overrides).build().unwrap();
+    let read = Catalog::from_stored(&built.to_stored()).unwrap();
+    assert!(built.actions.len() > 300, "the 2.8.0 document is built");
+    assert_eq!(served(&read), served(&built));
+    assert_eq!(read.generation, 0);
+}
+
+#[test]
+fn a_second_start_reads_the_cache_and_an_overlay_edit_misses_it() {
+    let (_dir, overrides, cache) = setup();
+    let src = sources(&overrides);
+    let (first, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    assert_eq!(how, Provenance::Built);
+    assert_eq!(
+        entries(&cache).len(),
+        1,
+        "one entry written: {:?}",
+        entries(&cache)
+    );
+    let (second, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    assert_eq!(how, Provenance::Cache);
+    assert_eq!(served(&second), served(&first));
+
+    // An edit is another key: built from the files, and the edit shows.
+    std::fs::write(
+        overrides.join("mine.yaml"),
+        "actions:\n  container.list:\n    title: Every container\n",
+    )
+    .unwrap();
+    let (edited, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    assert_eq!(how, Provenance::Built);
+    assert_eq!(
+        edited.get("container.list").unwrap().title,
+        "Every container"
+    );
+    // A new file in the directory is an edit too.
+    std::fs::write(overrides.join("more.yaml"), "actions: {}\n").unwrap();
+    let (_, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    assert_eq!(how, Provenance::Built);
+    // Back to the first text: its entry is still there, and it is that catalog.
+    std::fs::remove_file(overrides.join("more.yaml")).unwrap();
+    std::fs::write(
+        overrides.join("mine.yaml"),
+        "actions:\n  container.list:\n    title: My containers\n",
+    )
+    .unwrap();
+    let (back, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    assert_eq!(how, Provenance::Cache);
+    assert_eq!(back.get("container.list").unwrap().title, "My containers");
+}
+
+#[test]
+fn a_broken_file_fails_the_build_even_with_a_cache() {
+    // A reload of a broken file must fail (the last good snapshot keeps serving): the cache
+    // holds only catalogs of other texts, never an answer for this one.
+    let (_dir, overrides, cache) = setup();
+    let src = sources(&overrides);
+    catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    std::fs::write(
+        overrides.join("mine.yaml"),
+        "actions:\n  container.list: [\n",
+    )
+    .unwrap();
+    let err = catalog_cache::load_or_build(&src, Some(&cache)).unwrap_err();
+    assert!(format!("{err:#}").contains("mine.yaml"), "{err:#}");
+}
+
+#[test]
+fn a_corrupt_truncated_or_foreign_entry_is_ignored_and_rebuilt() {
+    let (_dir, overrides, cache) = setup();
+    let src = sources(&overrides);
+    let (built, _) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    let entry = entries(&cache).pop().unwrap();
+    let good = std::fs::read(&entry).unwrap();
+    let newline = good.iter().position(|&b| b == b'\n').unwrap();
+    let header = String::from_utf8(good[..newline].to_vec()).unwrap();
+    let foreign_version = header.replace(
+        &format!("\"version\":\"{}\"", env!("CARGO_PKG_VERSION")),
+        "\"version\":\"0.0.0-other\"",
+    );
+    assert_ne!(
+        foreign_version, header,
+        "the header names the version: {header}"
+    );
+    let mut foreign = foreign_version.into_bytes();
+    foreign.extend_from_slice(&good[newline..]);
+    let corrupt: Vec<u8> = good
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| if i == good.len() / 2 { b'\x01' } else { b })
+        .collect();
+    for (what, bytes) in [
+        ("truncated", good[..good.len() / 2].to_vec()),
+        ("corrupt", corrupt),
+        ("empty", Vec::new()),
+        ("no header", good[newline + 1..].to_vec()),
+        ("another version", foreign),
+        ("not JSON", b"\xff\xfe garbage\n\x00\x01".to_vec()),
+    ] {
+        std::fs::write(&entry, &bytes).unwrap();
+        let (cat, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+        assert_eq!(how, Provenance::Built, "{what}");
+        assert_eq!(served(&cat), served(&built), "{what}");
+        // The rebuild wrote a good entry over it.
+        let (_, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+        assert_eq!(how, Provenance::Cache, "{what}: rewritten");
+    }
+}
+
+#[test]
+fn an_unwritable_cache_directory_only_costs_the_cache() {
+    let (dir, overrides, _) = setup();
+    // A directory under a regular file cannot be made, whoever runs the test.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let cache = CatalogCache::new(file.join("cache"));
+    let src = sources(&overrides);
+    for _ in 0..2 {
+        let (cat, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+        assert_eq!(how, Provenance::Built);
+        assert_eq!(cat.get("container.list").unwrap().title, "My containers");
+    }
+}
+
+#[test]
+fn only_a_local_spec_is_cached() {
+    let (_dir, overrides, cache) = setup();
+    let mut src = sources(&overrides);
+    assert!(catalog_cache::key(&src).is_some());
+    // A document fetched from Arcane is known only after the fetch.
+    src.spec = SpecSource {
+        arcane_url: Some("http://127.0.0.1:9".into()),
+        ..Default::default()
+    };
+    assert_eq!(catalog_cache::key(&src), None);
+    assert!(entries(&cache).is_empty());
+    // A missing overlay directory is no key either: the build reports it.
+    let missing = sources(&overrides.join("gone"));
+    assert_eq!(catalog_cache::key(&missing), None);
+    assert!(catalog_cache::load_or_build(&missing, Some(&cache)).is_err());
+}
+
+#[test]
+fn old_entries_are_pruned() {
+    let (_dir, overrides, cache) = setup();
+    let src = sources(&overrides);
+    for i in 0..10 {
+        std::fs::write(
+            overrides.join("mine.yaml"),
+            format!("actions:\n  container.list:\n    title: Containers {i}\n"),
+        )
+        .unwrap();
+        catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    }
+    let found = entries(&cache);
+    assert!(
+        (1..=8).contains(&found.len()),
+        "at most 8 entries kept: {found:?}"
+    );
+    assert!(found.iter().all(|p| !p.to_string_lossy().ends_with(".tmp")));
+    let (cat, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    assert_eq!(how, Provenance::Cache, "the newest entry is kept");
+    assert_eq!(cat.get("container.list").unwrap().title, "Containers 9");
+}
+
+/// Starts the binary with its standard input closed (it announces itself, then ends) and
+/// returns its log.
+fn start_once(cache_args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arcane-mcp"))
+        .env_clear()
+        .env("ARCANE_MCP_LOG", "info")
+        .args(["--arcane-url", "http://127.0.0.1:9", "--api-key", "k"])
+        .arg("--spec")
+        .arg(fixtures::spec_v2())
+        .args(cache_args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn the_binary_reads_its_cache_on_the_second_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let first = start_once(&["--catalog-cache-dir", cache_arg]);
+    assert!(first.contains("catalog_cached=false"), "{first}");
+    let second = start_once(&["--catalog-cache-dir", cache_arg]);
+    assert!(second.contains("catalog_cached=true"), "{second}");
+    assert!(second.contains("actions=352"), "{second}");
+    // Turned off: neither read nor written.
+    let off = dir.path().join("off");
+    let log = start_once(&[
+        "--catalog-cache-dir",
+        off.to_str().unwrap(),
+        "--no-catalog-cache",
+    ]);
+    assert!(log.contains("catalog_cached=false"), "{log}");
+    assert!(!off.exists());
+}
