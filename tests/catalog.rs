@@ -440,6 +440,53 @@ fn operator_overlays_layer_on_top_and_errors_name_file_and_line() {
     assert!(cat.is_ok(), "an entry for an unknown key is not an error");
 }
 
+/// `textOmits` reaches the action; a path with an empty name, or one ending in a name later calls
+/// take as a path parameter, fails the build and names the action.
+#[test]
+fn text_omits_apply_and_never_hide_what_a_later_call_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let sources = Sources {
+        spec: SpecSource {
+            explicit: Some(fixtures::spec_v2()),
+            ..Default::default()
+        },
+        overrides_dir: Some(dir.path().to_path_buf()),
+        catalog_dir: None,
+    };
+    let built_in = sources.build().unwrap();
+    assert_eq!(
+        built_in.get("project.get").unwrap().text_omits,
+        ["services"]
+    );
+    let write = |omits: &str| {
+        std::fs::write(
+            dir.path().join("mine.yaml"),
+            format!("actions:\n  container.get:\n    textOmits: {omits}\n"),
+        )
+        .unwrap()
+    };
+    write("[hostConfig, networkSettings.networks]");
+    let cat = sources.build().unwrap();
+    assert_eq!(
+        cat.get("container.get").unwrap().text_omits,
+        ["hostConfig", "networkSettings.networks"]
+    );
+    for (bad, says) in [
+        (
+            "[state.containerId]",
+            "container.get: textOmits names \"state.containerId\"",
+        ),
+        ("[imageId]", "imageId is what later calls take"),
+        ("[environmentId]", "environmentId is what later calls take"),
+        // The overlay schema refuses an empty name first, with the file and line.
+        ("[\"config..env\"]", "mine.yaml:3"),
+    ] {
+        write(bad);
+        let err = format!("{:#}", sources.build().unwrap_err());
+        assert!(err.contains(says), "{bad}: {err}");
+    }
+}
+
 #[test]
 fn operator_declarations_add_actions() {
     let dir = tempfile::tempdir().unwrap();

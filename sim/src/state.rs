@@ -548,7 +548,46 @@ pub fn image_details(i: &Image) -> Value {
         "size": i.size,
         "config": {"labels": i.labels},
     });
-    merge_extra(v, &i.extra)
+    merge_extra(storage(v, i), &i.extra)
+}
+
+/// What Docker reports about where an image lives, as Arcane 2.8 passes it on: overlay2's
+/// directories (one lower directory per layer but the top one), the layer digests and the OCI
+/// descriptor of the pulled index. Derived from the image's ID, so every image has its own.
+fn storage(mut v: Value, i: &Image) -> Value {
+    let layers = 3 + usize::from(i.id.as_bytes().last().copied().unwrap_or(0) % 5);
+    let dir = |n: usize| {
+        format!(
+            "/var/lib/docker/overlay2/{}",
+            hex_id(&format!("{} dir {n}", i.id))
+        )
+    };
+    let lower: Vec<String> = (1..layers).map(|n| format!("{}/diff", dir(n))).collect();
+    v["graphDriver"] = json!({
+        "name": "overlay2",
+        "data": {
+            "LowerDir": lower.join(":"),
+            "MergedDir": format!("{}/merged", dir(0)),
+            "UpperDir": format!("{}/diff", dir(0)),
+            "WorkDir": format!("{}/work", dir(0)),
+        },
+    });
+    v["rootFs"] = json!({
+        "type": "layers",
+        "layers": (0..layers).map(|n| format!("sha256:{}", hex_id(&format!("{} layer {n}", i.id)))).collect::<Vec<_>>(),
+    });
+    let index = i
+        .repo_digests
+        .first()
+        .and_then(|d| d.split_once('@'))
+        .map(|(_, digest)| digest.to_string())
+        .unwrap_or_else(|| format!("sha256:{}", hex_id(&format!("{} index", i.id))));
+    v["descriptor"] = json!({
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "digest": index,
+        "size": 10_000 + (i.size % 1_000),
+    });
+    v
 }
 
 /// `(repo, tag)` of an image's first tag (`<none>` when untagged).

@@ -665,6 +665,48 @@ async fn remote_environment_works_and_reports_agent_state() {
     assert_eq!(b["data"]["error"], "Environment is disabled");
 }
 
+/// Inspect answers carry what Docker reports and Arcane 2.8 passes on: a network's members both
+/// as `containers` (keyed by container ID, Docker's field names) and as `containersList`, each
+/// with its own address and endpoint; an image's storage directories, layers and descriptor.
+#[tokio::test]
+async fn inspect_answers_carry_what_docker_reports() {
+    let s = start().await;
+    let (_, b) = s.get_json("/environments/0/networks/webshop_default").await;
+    let net = &b["data"];
+    let list = net["containersList"].as_array().unwrap();
+    let map = net["containers"].as_object().unwrap();
+    assert!(list.len() >= 2, "{net}");
+    assert_eq!(list.len(), map.len());
+    let mut addresses = std::collections::HashSet::new();
+    for member in list {
+        let id = member["id"].as_str().unwrap();
+        let same = &map[id];
+        assert_eq!(same["Name"], member["name"]);
+        assert_eq!(same["EndpointID"], member["endpointId"]);
+        assert_eq!(same["IPv4Address"], member["ipv4Address"]);
+        assert_eq!(member["endpointId"].as_str().unwrap().len(), 64);
+        assert!(addresses.insert(member["ipv4Address"].as_str().unwrap().to_string()));
+    }
+    let subnet = net["ipam"]["config"][0]["subnet"].as_str().unwrap();
+    let prefix = subnet.trim_end_matches("0.0/16");
+    assert!(addresses.iter().all(|a| a.starts_with(prefix)), "{net}");
+
+    let (_, b) = s.get_json("/environments/0/images/nginx:1.27-alpine").await;
+    let image = &b["data"];
+    assert_eq!(image["graphDriver"]["name"], "overlay2");
+    let layers = image["rootFs"]["layers"].as_array().unwrap();
+    let lower = image["graphDriver"]["data"]["LowerDir"].as_str().unwrap();
+    assert_eq!(lower.split(':').count(), layers.len() - 1);
+    assert!(layers.iter().all(|l| l.as_str().unwrap().len() == 71));
+    let digest = image["repoDigests"][0]
+        .as_str()
+        .unwrap()
+        .split_once('@')
+        .unwrap()
+        .1;
+    assert_eq!(image["descriptor"]["digest"], digest);
+}
+
 #[tokio::test]
 async fn images_volumes_networks_swarm() {
     let s = start().await;

@@ -123,6 +123,7 @@ fn success(snap: &Snapshot, action: &Action, value: Value, show_secrets: bool) -
         columns: action.columns.as_deref(),
         full_item_action: full_item.as_deref(),
         empty_hint: action.empty_hint.as_deref(),
+        omit: &action.text_omits,
         ..Default::default()
     };
     let mut text = if show_secrets || action.reveals_secret.is_some() {

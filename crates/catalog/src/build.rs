@@ -201,6 +201,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             );
         }
     }
+    check_text_omits(&actions)?;
     let known: HashSet<String> = actions.iter().map(|a| a.id.clone()).collect();
     for a in &mut actions {
         a.related.retain(|r| known.contains(r) && r != &a.id);
@@ -353,6 +354,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     }
     if ov.full_item.is_some() {
         a.full_item = ov.full_item.clone();
+    }
+    if let Some(omits) = &ov.text_omits {
+        a.text_omits = omits.clone();
     }
     if ov.default_sort.is_some() {
         a.default_sort = ov.default_sort.clone();
@@ -531,6 +535,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         columns: None,
         empty_hint: None,
         full_item: None,
+        text_omits: Vec::new(),
         default_sort: None,
         reveals_secret: None,
         response_schema,
@@ -853,6 +858,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         columns: None,
         empty_hint: None,
         full_item: None,
+        text_omits: Vec::new(),
         default_sort: None,
         reveals_secret: None,
         response_schema: None,
@@ -864,4 +870,35 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         derived_id: d.id.clone(),
         keywords: Vec::new(),
     })
+}
+
+/// A field an object's text may leave out: a dotted path of non-empty names whose last name is
+/// not a path parameter of any action (an ID or name a later call takes stays in the text).
+fn check_text_omits(actions: &[Action]) -> anyhow::Result<()> {
+    let taken: HashSet<&str> = actions
+        .iter()
+        .flat_map(|a| a.params.iter())
+        .filter(|p| matches!(p.location, ParamLocation::Path | ParamLocation::Environment))
+        .map(|p| p.name.as_str())
+        .collect();
+    for a in actions {
+        for path in &a.text_omits {
+            if path.split('.').any(str::is_empty) {
+                bail!(
+                    "action {}: textOmits entry {path:?} is not a field path (names joined by \
+                     dots, e.g. services or containersList.endpointId); fix the overlay that sets it",
+                    a.id
+                );
+            }
+            let last = path.rsplit('.').next().unwrap_or(path);
+            if taken.contains(last) {
+                bail!(
+                    "action {}: textOmits names {path:?}, but {last} is what later calls take \
+                     (a path parameter); an object's text keeps it. Remove it from the overlay",
+                    a.id
+                );
+            }
+        }
+    }
+    Ok(())
 }

@@ -267,6 +267,12 @@ pub struct Action {
     /// The action that returns a full item of this list.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_item: Option<String>,
+    /// Fields an object result's text leaves out (dotted paths; a path through a list applies
+    /// to each element): large values that repeat another field or that no later call takes.
+    /// The text names what it left out; `structuredContent` keeps everything
+    /// (docs/output-format.md#objects).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub text_omits: Vec<String>,
     /// The `sort` sent when a list call gives none (paging needs a stable order).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_sort: Option<String>,

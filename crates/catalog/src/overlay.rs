@@ -44,6 +44,8 @@ pub struct ActionOverlay {
     pub columns: Option<Vec<String>>,
     pub empty_hint: Option<String>,
     pub full_item: Option<String>,
+    /// Fields an object result's text leaves out (dotted paths, into each element of a list).
+    pub text_omits: Option<Vec<String>>,
     pub default_sort: Option<String>,
     pub reveals_secret: Option<String>,
     pub result: Option<ResultKind>,

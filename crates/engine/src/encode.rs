@@ -168,6 +168,7 @@ mod tests {
             columns: None,
             empty_hint: None,
             full_item: None,
+            text_omits: Vec::new(),
             default_sort: None,
             reveals_secret: None,
             keywords: vec![],

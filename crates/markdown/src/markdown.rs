@@ -62,6 +62,9 @@ pub struct RenderContext<'a> {
     pub empty_hint: Option<&'a str>,
     /// How to read rows cut from a page.
     pub rest_hint: RestHint<'a>,
+    /// Fields an object's text leaves out, as dotted paths (into each element of a list); the
+    /// text names those it found. Identity and state fields are shown whatever this says.
+    pub omit: &'a [String],
 }
 
 /// Renders any result value: a list (`items`), a lone value (`value`) or an
@@ -534,10 +537,11 @@ fn scalar_text(v: &Value) -> String {
 }
 
 /// Renders an object: title, one `- field: value` line per field (identity
-/// and status first, unset values omitted, small maps as `key=value` pairs,
-/// short nested values as compact JSON), then a fenced section per multi-line
-/// text, a table per list of flat objects and a compact JSON block per longer
-/// nested value (`docs/output-format.md#objects`).
+/// and status first, unset values omitted at every depth, small maps as
+/// `key=value` pairs, maps of maps as
+/// `parent.child` lines, short nested values as compact JSON), then a fenced
+/// section per multi-line text, a table per list of flat objects and a compact
+/// JSON block per longer nested value (`docs/output-format.md#objects`).
 ///
 /// ```
 /// use arcane_markdown::{render_object, RenderContext};
@@ -553,84 +557,218 @@ pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
         return render_value(ctx, value);
     };
     let mut out = title(ctx.title);
-    let mut fields: Vec<(usize, usize, &String, &Value)> = map
+    let mut omitted: Vec<&str> = Vec::new();
+    let mut fields: Vec<(usize, usize, &String, Value)> = map
         .iter()
         .enumerate()
-        .filter(|(_, (_, v))| !is_unset(v))
-        .map(|(order, (k, v))| {
+        .filter_map(|(order, (k, v))| {
             let l = k.to_ascii_lowercase();
             let rank = IDENTITY
                 .iter()
                 .position(|&x| x == l)
                 .or_else(|| STATUS.iter().position(|&x| x == l).map(|i| 100 + i))
                 .unwrap_or(1000);
-            (rank, order, k, v)
+            let mut v = text_form(v)?;
+            if rank < 1000 {
+                return Some((rank, order, k, v));
+            }
+            for path in ctx.omit {
+                let mut names = path.split('.');
+                if names.next() != Some(k.as_str()) {
+                    continue;
+                }
+                let rest: Vec<&str> = names.collect();
+                if rest.is_empty() || omit_path(&mut v, &rest) {
+                    omitted.push(path);
+                }
+                if rest.is_empty() {
+                    return None;
+                }
+            }
+            // What is left once a path is taken out may be nothing.
+            text_form(&v).map(|v| (rank, order, k, v))
         })
         .collect();
     fields.sort_by_key(|&(rank, order, _, _)| (rank, order));
 
-    let mut sections = String::new();
-    let mut lines = 0;
-    for &(_, _, key, v) in &fields {
-        let line_value = match v {
-            Value::String(s) => {
-                let clean = sanitize(s);
-                if clean.contains('\n') {
-                    section(&mut sections, key, &fenced(&clean, "text"));
-                    None
-                } else {
-                    Some(inline(&clean).into_owned())
-                }
-            }
-            Value::Number(n) => Some(number_text(key, n)),
-            Value::Bool(b) => Some(b.to_string()),
-            Value::Array(a)
-                if a.len() <= MAX_SHORT_LIST
-                    && a.iter()
-                        .all(|x| is_scalar(x) && !sanitize(&scalar_text(x)).contains('\n')) =>
-            {
-                let parts: Vec<String> = a
-                    .iter()
-                    .map(|x| list_element(&scalar_text(x), false))
-                    .collect();
-                Some(parts.join(", "))
-            }
-            Value::Object(o) => map_line(o).or_else(|| short_json(v)),
-            // A table (in its own section) costs less than JSON from three rows on.
-            other if rows_table(other).is_some() => None,
-            other => short_json(other),
-        };
-        let line_value = match line_value {
-            Some(text) => Some(text),
-            None if v.is_array() || v.is_object() => {
-                let block = rows_table(v).unwrap_or_else(|| json_block(v, false));
-                section(&mut sections, key, &block);
-                None
-            }
-            None => None,
-        };
-        if let Some(text) = line_value {
-            out.push_str("- ");
-            out.push_str(&list_item_key(key));
-            out.push(':');
-            if !text.is_empty() {
-                out.push(' ');
-                out.push_str(&text);
-            }
-            out.push('\n');
-            lines += 1;
-        }
+    let mut lines = FieldLines::default();
+    for (_, _, key, v) in &fields {
+        lines.field(key, key, v, 0);
     }
-    if lines > 0 {
+    out.push_str(&lines.lines);
+    if !lines.lines.is_empty() {
         out.push('\n');
+    }
+    if !omitted.is_empty() {
+        let names: Vec<String> = omitted.iter().map(|p| field_label(p)).collect();
+        push_line(
+            &mut out,
+            &format!(
+                "Not shown here: {} (structuredContent has every field).",
+                names.join(", ")
+            ),
+        );
     }
     if map.is_empty() {
         push_line(&mut out, "No fields.");
     } else if fields.is_empty() {
         push_line(&mut out, "No field has a value.");
     }
-    out.push_str(&sections);
+    out.push_str(&lines.sections);
     finish(out)
+}
+
+/// Deepest nesting written as `parent.child` lines; a value below it is written as JSON.
+const MAX_FLAT_DEPTH: usize = 3;
+
+/// The `- field: value` lines of an object and the sections of its longer values.
+#[derive(Default)]
+struct FieldLines {
+    lines: String,
+    sections: String,
+}
+
+impl FieldLines {
+    /// Writes one field whose value is already in its text form: `path` is how the line names
+    /// it (`parent.child` inside a flattened map), `name` its own key.
+    fn field(&mut self, path: &str, name: &str, v: &Value, depth: usize) {
+        let line_value = match v {
+            Value::String(s) => {
+                let clean = sanitize(s);
+                if clean.contains('\n') {
+                    section(&mut self.sections, path, &fenced(&clean, "text"));
+                    return;
+                }
+                inline(&clean).into_owned()
+            }
+            Value::Number(n) => number_text(name, n),
+            Value::Bool(b) => b.to_string(),
+            Value::Null => return,
+            Value::Array(a) => match short_list(a) {
+                Some(text) => text,
+                None => {
+                    // A table (in its own section) costs less than JSON from three rows on.
+                    if let Some(table) = rows_table(v) {
+                        section(&mut self.sections, path, &table);
+                        return;
+                    }
+                    match short_json(v) {
+                        Some(text) => text,
+                        None => {
+                            section(&mut self.sections, path, &json_block(v, false));
+                            return;
+                        }
+                    }
+                }
+            },
+            Value::Object(o) => match map_line(o) {
+                Some(text) => text,
+                None if depth < MAX_FLAT_DEPTH && flattens(o) => {
+                    self.flattened(path, o, depth);
+                    return;
+                }
+                None => match short_json(v) {
+                    Some(text) => text,
+                    None => {
+                        section(&mut self.sections, path, &json_block(v, false));
+                        return;
+                    }
+                },
+            },
+        };
+        self.line(path, &line_value);
+    }
+
+    /// A map of maps (`networkSettings.networks.<name>`): its scalars on the map's own line,
+    /// each nested value on a `parent.child` line of its own.
+    fn flattened(&mut self, path: &str, map: &Map<String, Value>, depth: usize) {
+        let scalars: Map<String, Value> = map
+            .iter()
+            .filter(|(_, v)| is_scalar(v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Some(text) = map_line(&scalars) {
+            self.line(path, &text);
+        }
+        for (k, v) in map.iter().filter(|(_, v)| !is_scalar(v)) {
+            self.field(&format!("{path}.{k}"), k, v, depth + 1);
+        }
+    }
+
+    fn line(&mut self, path: &str, text: &str) {
+        self.lines.push_str("- ");
+        self.lines.push_str(&list_item_key(path));
+        self.lines.push(':');
+        if !text.is_empty() {
+            self.lines.push(' ');
+            self.lines.push_str(text);
+        }
+        self.lines.push('\n');
+    }
+}
+
+/// A short list of one-line scalars on its field's line, comma-separated (`names`, `repoTags`).
+fn short_list(a: &[Value]) -> Option<String> {
+    let fits = a.len() <= MAX_SHORT_LIST
+        && a.iter()
+            .all(|x| is_scalar(x) && !sanitize(&scalar_text(x)).contains('\n'));
+    fits.then(|| {
+        a.iter()
+            .map(|x| list_element(&scalar_text(x), false))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
+/// Whether a map that is not one `key=value` line can be written as `parent.child` lines: a
+/// few entries, each key a plain name (letters, digits, `_`, `-`), so that a dotted path reads
+/// back unambiguously.
+fn flattens(map: &Map<String, Value>) -> bool {
+    map.len() <= MAX_LINE_MAP
+        && map.keys().all(|k| {
+            !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+}
+
+/// Takes the field at `path` out of `v` (out of each element when `v` is a list); whether
+/// anything was there.
+fn omit_path(v: &mut Value, path: &[&str]) -> bool {
+    match (v, path) {
+        (Value::Array(items), _) => {
+            // Every element, not only up to the first that had the field.
+            let mut found = false;
+            for item in items {
+                found |= omit_path(item, path);
+            }
+            found
+        }
+        (Value::Object(map), [last]) => map.remove(*last).is_some(),
+        (Value::Object(map), [first, rest @ ..]) => map
+            .get_mut(*first)
+            .is_some_and(|child| omit_path(child, rest)),
+        _ => false,
+    }
+}
+
+/// A nested value as an object's text shows it: unset values left out at every depth (a map
+/// left empty is itself unset). `None` when nothing is left.
+fn text_form(v: &Value) -> Option<Value> {
+    let out = match v {
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|x| text_form(x).unwrap_or_else(|| x.clone()))
+                .collect(),
+        ),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter_map(|(k, x)| Some((k.clone(), text_form(x)?)))
+                .collect(),
+        ),
+        other => other.clone(),
+    };
+    (!is_unset(&out)).then_some(out)
 }
 
 /// Go's zero time: what Arcane sends for a moment that has not happened (a container that never
@@ -651,9 +789,10 @@ fn is_unset(v: &Value) -> bool {
 
 /// A list of at least three flat objects (network endpoints, mounts…) as a table with a column
 /// per field: the field names are written once instead of once per element. `None` when an
-/// element is not an object, holds a nested or multi-line value, or the list is longer than a
-/// table shows ([`MAX_ROWS`]); the caller then writes JSON. Cells are never trimmed: this is the
-/// full item.
+/// element is not an object, holds a multi-line value or a nested one other than a short list
+/// of one-line scalars (written comma-separated in its cell), or the list is longer than a table
+/// shows ([`MAX_ROWS`]); the caller then writes JSON. Cells are never trimmed: this is the full
+/// item.
 fn rows_table(v: &Value) -> Option<String> {
     let items = v.as_array()?;
     if items.len() < 3 || items.len() > MAX_ROWS {
@@ -661,9 +800,12 @@ fn rows_table(v: &Value) -> Option<String> {
     }
     let objects: Vec<&Map<String, Value>> =
         items.iter().map(Value::as_object).collect::<Option<_>>()?;
+    let one_line = |x: &Value| is_scalar(x) && !sanitize(&scalar_text(x)).contains('\n');
     let flat = objects.iter().all(|o| {
-        o.values()
-            .all(|x| is_scalar(x) && !sanitize(&scalar_text(x)).contains('\n'))
+        o.values().all(|x| match x {
+            Value::Array(a) => a.len() <= MAX_SHORT_LIST && a.iter().all(one_line),
+            x => one_line(x),
+        })
     });
     let columns = field_union(&objects);
     if !flat || columns.is_empty() || columns.iter().any(|c| sanitize(c).is_empty()) {
@@ -677,6 +819,16 @@ fn rows_table(v: &Value) -> Option<String> {
             match obj.get(col.as_str()) {
                 None | Some(Value::Null) => {}
                 Some(Value::String(s)) if s.is_empty() => out.push_str(" \"\""),
+                Some(Value::Array(a)) => {
+                    let parts: Vec<String> = a
+                        .iter()
+                        .map(|x| list_element(&scalar_text(x), true))
+                        .collect();
+                    if !parts.is_empty() {
+                        out.push(' ');
+                        out.push_str(&parts.join(", "));
+                    }
+                }
                 Some(x) => {
                     out.push(' ');
                     out.push_str(&table_cell(&sanitize(&scalar_text(x))));

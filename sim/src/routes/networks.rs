@@ -66,6 +66,42 @@ fn no_such_network(key: &str) -> String {
     format!("Error response from daemon: network {key} not found")
 }
 
+/// What Arcane 2.8 sends about a network's members, as Docker reports them: `containers` keyed
+/// by container ID (Docker's field names) and the same endpoints again as `containersList`,
+/// each with its own address, the MAC Docker derives from it and an endpoint ID; the network's
+/// IPAM configuration (a /16 per network from Docker's default pool, `.1` the gateway).
+fn endpoints(v: &mut Value, n: &state::Network, members: &[&state::Container]) {
+    let subnet = 18
+        + n.id
+            .get(..2)
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .unwrap_or(0)
+            % 14;
+    let mut list = Vec::new();
+    let mut map = serde_json::Map::new();
+    for (i, c) in members.iter().enumerate() {
+        let host = 2 + i as u8;
+        let ip = format!("172.{subnet}.0.{host}/16");
+        let mac = format!("02:42:ac:{subnet:02x}:00:{host:02x}");
+        let endpoint = hex_id(&format!("endpoint {} {}", n.id, c.id));
+        list.push(json!({"id": c.id, "name": c.name, "endpointId": endpoint, "ipv4Address": ip, "ipv6Address": "", "macAddress": mac}));
+        map.insert(
+            c.id.clone(),
+            json!({"Name": c.name, "EndpointID": endpoint, "MacAddress": mac, "IPv4Address": ip, "IPv6Address": ""}),
+        );
+    }
+    v["containersList"] = Value::Array(list);
+    v["containers"] = Value::Object(map);
+    if v.get("ipam")
+        .is_none_or(|x| x.as_object().is_none_or(|o| o.is_empty()))
+    {
+        v["ipam"] = json!({"driver": "default", "config": [{"subnet": format!("172.{subnet}.0.0/16"), "gateway": format!("172.{subnet}.0.1")}]});
+    }
+    if v.get("configFrom").is_none() {
+        v["configFrom"] = json!({"Network": ""});
+    }
+}
+
 pub(super) fn get(ctx: &Ctx) -> Response {
     let key = ctx.param("networkId");
     get_one(
@@ -73,9 +109,12 @@ pub(super) fn get(ctx: &Ctx) -> Response {
         |st| {
             let n = &st.networks[find_network(st, ctx.env_id(), key)?];
             let mut v = state::network_json(n, network_in_use(st, n));
-            let members: Vec<Value> = st.containers.iter().filter(|c| c.environment_id == n.environment_id && c.networks.contains(&n.name)).map(|c| json!({"id": c.id, "name": c.name, "ipv4Address": "172.18.0.2/16", "macAddress": "02:42:ac:12:00:02"})).collect();
-            v["containersList"] = Value::Array(members);
-            v["containers"] = json!({});
+            let members: Vec<&state::Container> = st
+                .containers
+                .iter()
+                .filter(|c| c.environment_id == n.environment_id && c.networks.contains(&n.name))
+                .collect();
+            endpoints(&mut v, n, &members);
             Some(v)
         },
         404,
