@@ -11,6 +11,11 @@
 //! Entries are written to a temporary file and renamed into place, and a directory that cannot
 //! be written only costs the cache.
 //!
+//! An entry is a catalog: it decides what every action sends, so it is trusted like the overlay
+//! files. On Unix the directory is created `0700` and entries `0600`, and an entry is read only
+//! when it and its directory belong to the user running the server and nobody else can write
+//! them (a shared or world-writable directory is used for nothing but rebuilding).
+//!
 //! Only a spec read from a local file is cached: a document fetched from Arcane is known only
 //! after the fetch, which costs more than the build it would save. `check`, `catalog` and
 //! `catalog --diff` build from the files ([`Sources::build`]), as they exist to report what the
@@ -75,6 +80,9 @@ impl CatalogCache {
     /// The cached catalog of `key`, if an entry of this format and version exists and parses.
     pub fn load(&self, key: &str) -> Option<Catalog> {
         let path = self.path(key);
+        if !only_mine(&path) {
+            return None;
+        }
         let bytes = match read_capped(&path, MAX_ENTRY_BYTES) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => {
@@ -118,7 +126,7 @@ impl CatalogCache {
 
     fn try_store(&self, key: &str, catalog: &Catalog) -> std::io::Result<()> {
         use std::io::Write as _;
-        std::fs::create_dir_all(&self.dir)?;
+        create_private_dir(&self.dir)?;
         let mut text = serde_json::to_vec(&header(key)).map_err(std::io::Error::other)?;
         text.push(b'\n');
         text.extend_from_slice(&catalog.to_stored());
@@ -129,7 +137,7 @@ impl CatalogCache {
             .dir
             .join(format!(".catalog-{key}.{}.{n}.tmp", std::process::id()));
         // No fsync: an entry cut short by a crash fails to parse and is rebuilt.
-        let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(&text));
+        let written = private_file(&tmp).and_then(|mut f| f.write_all(&text));
         let renamed = written.and_then(|()| std::fs::rename(&tmp, self.path(key)));
         if renamed.is_err() {
             let _ = std::fs::remove_file(&tmp);
@@ -162,6 +170,48 @@ impl CatalogCache {
             let _ = std::fs::remove_file(path);
         }
     }
+}
+
+/// Creates the cache directory (and missing parents) readable and writable by its owner only.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// A new file readable and writable by its owner only (the rename keeps the mode).
+fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
+/// Whether an entry may be read: it and its directory belong to the user running the server
+/// and neither is writable by group or others. A missing entry is not reported (a plain miss).
+#[cfg(unix)]
+fn only_mine(entry: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let check = |path: &Path| match std::fs::metadata(path) {
+        Ok(m) if m.uid() == me && m.mode() & 0o022 == 0 => Some(true),
+        Ok(_) => {
+            tracing::debug!(path = %path.display(), "catalog cache entry or directory is another user's or writable by others; not read");
+            Some(false)
+        }
+        Err(_) => None,
+    };
+    let dir = entry.parent().unwrap_or(Path::new("."));
+    check(dir).unwrap_or(false) && check(entry).unwrap_or(false)
+}
+
+#[cfg(not(unix))]
+fn only_mine(_: &Path) -> bool {
+    true
 }
 
 fn header(key: &str) -> Header {

@@ -1,6 +1,6 @@
 //! The catalog cache (`src/catalog_cache.rs`): a hit on unchanged files, a miss on any edit, a
-//! broken or foreign entry ignored, an unwritable directory harmless, and a cached catalog that
-//! serves exactly what the built one serves.
+//! broken or foreign entry ignored, an unwritable directory harmless, private entries, and a
+//! cached catalog that serves exactly what the built one serves.
 
 use std::path::{Path, PathBuf};
 
@@ -203,6 +203,41 @@ fn a_corrupt_truncated_or_foreign_entry_is_ignored_and_rebuilt() {
         let (_, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
         assert_eq!(how, Provenance::Cache, "{what}: rewritten");
     }
+}
+
+/// The cache is trusted like the overlay files: a private directory and private entries, and
+/// an entry that others could have written is not read (the catalog is built instead).
+#[cfg(unix)]
+#[test]
+fn entries_are_private_and_one_others_could_write_is_not_read() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (_dir, overrides, cache) = setup();
+    let src = sources(&overrides);
+    catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let chmod =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    let entry = entries(&cache).pop().unwrap();
+    assert_eq!(mode(cache.dir()), 0o700);
+    assert_eq!(mode(&entry), 0o600);
+    let (_, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    assert_eq!(how, Provenance::Cache);
+
+    // Writable by others: built from the files, and the rewrite is private again.
+    chmod(&entry, 0o666);
+    let (cat, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    assert_eq!(how, Provenance::Built);
+    assert_eq!(cat.get("container.list").unwrap().title, "My containers");
+    assert_eq!(mode(&entry), 0o600);
+    // A directory others can write into: nothing in it is read, however its entries look.
+    chmod(cache.dir(), 0o777);
+    for _ in 0..2 {
+        let (_, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+        assert_eq!(how, Provenance::Built);
+    }
+    chmod(cache.dir(), 0o700);
+    let (_, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    assert_eq!(how, Provenance::Cache);
 }
 
 #[test]
