@@ -1425,52 +1425,59 @@ async fn http_audit_log_has_a_line_per_mutating_call() {
 /// and a foreign Origin 403.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_http_client_is_answered_on_every_surface() {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = repo().join("tests/python/http_client.py");
+    sdk_http_client_on_every_surface("Python", "py-token", |args| {
+        let mut c = tokio::process::Command::new(&python);
+        c.arg(&script).args(args);
+        c
+    })
+    .await;
+}
+
+/// Starts a server over HTTP for each surface (token `token`, an empty overlay directory the
+/// client may edit for a hot reload), runs an SDK client script with its URL, token, surface,
+/// overlay directory and the simulator's URL, and checks the report it prints.
+async fn sdk_http_client_on_every_surface(
+    sdk: &str,
+    token: &str,
+    client: impl Fn(&[String]) -> tokio::process::Command,
+) {
     let sim = Sim::start().await;
     let cat = server_support::catalog();
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     for (surface, tools) in [
         ("dynamic", 2),
         ("meta", cat.domains.len()),
         ("individual", cat.actions.len()),
     ] {
         sim.reset().await;
-        let dir = tempfile::tempdir().unwrap();
+        let overrides = tempfile::tempdir().unwrap();
+        let overrides_dir = overrides.path().to_str().unwrap().to_string();
         let server = HttpServer::start(
             &sim.base(),
             Some(sim.sim.api_key()),
-            &[
-                "--tool-surface",
-                surface,
-                "--overrides",
-                dir.path().to_str().unwrap(),
-            ],
-            &[("ARCANE_MCP_AUTH_TOKEN", "py-token")],
+            &["--tool-surface", surface, "--overrides", &overrides_dir],
+            &[("ARCANE_MCP_AUTH_TOKEN", token)],
         )
         .await;
-        let out = tokio::process::Command::new(&python)
-            .arg(repo().join("tests/python/http_client.py"))
-            .args([
-                &format!("{}/mcp", server.base),
-                "py-token",
-                surface,
-                dir.path().to_str().unwrap(),
-                &sim.base(),
-            ])
-            .stdin(Stdio::null())
-            .output()
-            .await
-            .unwrap_or_else(|e| panic!("this test needs Python 3 with '{PY_MCP}': {e}"));
+        let out = client(&[
+            format!("{}/mcp", server.base),
+            token.to_string(),
+            surface.to_string(),
+            overrides_dir.clone(),
+            sim.base(),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("the {sdk} client cannot run: {e}"));
         assert!(
             out.status.success(),
-            "the Python client failed:\n{}",
+            "the {sdk} client failed:\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
         let r: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_sdk_client_report(surface, tools, &r);
-        assert!(
-            r["challenge"].as_str().unwrap().starts_with("Bearer"),
-            "{r}"
-        );
         server.stop().await;
     }
 }
@@ -1502,6 +1509,10 @@ fn assert_sdk_client_report(surface: &str, tools: usize, r: &Value) {
     };
     assert_eq!(r["tools_after_reload"], after, "{surface}: {r}");
     assert_eq!(r["wrong_token_status"], 401, "{r}");
+    assert!(
+        r["challenge"].as_str().unwrap().starts_with("Bearer"),
+        "401 names the scheme: {r}"
+    );
     assert_eq!(r["foreign_origin_status"], 403, "{r}");
 }
 
@@ -1629,7 +1640,7 @@ async fn http_progress_cancel_and_list_changed() {
 
 /// The official TypeScript SDK's Streamable HTTP client on every surface: list, call, a
 /// resource, progress of a stream, a call cancelled mid-stream, list-changed after a hot
-/// reload; a wrong token gets 401 and a foreign Origin 403.
+/// reload; a wrong token gets 401 with the challenge and a foreign Origin 403.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_sdk_http_client_is_answered_on_every_surface() {
     let dir = repo().join("tests/typescript");
@@ -1637,49 +1648,13 @@ async fn typescript_sdk_http_client_is_answered_on_every_surface() {
         dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
         "this test needs the MCP TypeScript SDK: run `npm ci --prefix tests/typescript --no-audit --no-fund` (Node.js 18 or later)"
     );
-    let sim = Sim::start().await;
-    let cat = server_support::catalog();
-    for (surface, tools) in [
-        ("dynamic", 2),
-        ("meta", cat.domains.len()),
-        ("individual", cat.actions.len()),
-    ] {
-        sim.reset().await;
-        let overrides = tempfile::tempdir().unwrap();
-        let server = HttpServer::start(
-            &sim.base(),
-            Some(sim.sim.api_key()),
-            &[
-                "--tool-surface",
-                surface,
-                "--overrides",
-                overrides.path().to_str().unwrap(),
-            ],
-            &[("ARCANE_MCP_AUTH_TOKEN", "ts-token")],
-        )
-        .await;
-        let out = tokio::process::Command::new("node")
-            .arg(dir.join("http_client.mjs"))
-            .args([
-                &format!("{}/mcp", server.base),
-                "ts-token",
-                surface,
-                overrides.path().to_str().unwrap(),
-                &sim.base(),
-            ])
-            .stdin(Stdio::null())
-            .output()
-            .await
-            .expect("node runs");
-        assert!(
-            out.status.success(),
-            "the TypeScript client failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_sdk_client_report(surface, tools, &r);
-        server.stop().await;
-    }
+    let script = dir.join("http_client.mjs");
+    sdk_http_client_on_every_surface("TypeScript", "ts-token", |args| {
+        let mut c = tokio::process::Command::new("node");
+        c.arg(&script).args(args);
+        c
+    })
+    .await;
 }
 
 /// A caller's key that Arcane refuses is named as the caller's (the header), not the server's.

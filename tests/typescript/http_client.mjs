@@ -113,6 +113,7 @@ const wrong = await fetch(url, {
   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
 });
 out.wrong_token_status = wrong.status;
+out.challenge = wrong.headers.get("www-authenticate") ?? "";
 const foreign = await fetch(url, {
   method: "POST",
   headers: {
