@@ -220,7 +220,7 @@ impl ArcaneServer {
         ctx: &CallContext,
     ) -> rmcp::model::CallToolResult {
         match self
-            .call_as(tool, args, ctx, &Caller::default(), Asking::No)
+            .call_as(tool, args, ctx, &Caller::default(), Asking::No, None)
             .await
         {
             CallToolResponse::Complete(result) => result,
@@ -232,7 +232,8 @@ impl ArcaneServer {
     }
 
     /// [`ArcaneServer::call`] on behalf of `caller` (named in the audit log), asking the user to
-    /// confirm a destructive call as `asking` allows.
+    /// confirm a destructive call as `asking` allows; with a `ticket` (a session's call), the
+    /// action runs once the session has a slot for it (`crate::pacing`).
     async fn call_as(
         &self,
         tool: &str,
@@ -240,6 +241,7 @@ impl ArcaneServer {
         ctx: &CallContext,
         caller: &Caller,
         asking: Asking<'_>,
+        ticket: Option<crate::pacing::Ticket>,
     ) -> CallToolResponse {
         let _counted = CallGuard::enter(&self.in_flight);
         let snap = self.live.load();
@@ -314,15 +316,26 @@ impl ArcaneServer {
                 let (result, outcome) = match declined {
                     Some(text) => (error_result(text), crate::audit_log::Outcome::Refused),
                     None => {
+                        // Waits here, after the user's confirmation and before any work, while
+                        // the session's answers not yet written fill its slots.
+                        let slot = match ticket {
+                            Some(ticket) => match ticket.admit(&ctx.cancel).await {
+                                Some(slot) => Some(slot),
+                                // rmcp drops the answer of a cancelled call.
+                                None => return error_result("the call was cancelled").into(),
+                            },
+                            None => None,
+                        };
                         let answer = self
                             .exec
                             .execute(&snap.scope(), &action, params, confirmed.is_some(), ctx)
                             .await;
                         let outcome = audit_outcome(&answer);
-                        (
-                            crate::present::tool_result(&snap, self.exec.config(), answer),
-                            outcome,
-                        )
+                        let result = crate::present::tool_result(&snap, self.exec.config(), answer);
+                        if let Some(slot) = slot {
+                            slot.answered();
+                        }
+                        (result, outcome)
                     }
                 };
                 if let Some((log, a, params, started)) = audited {
@@ -490,6 +503,7 @@ impl ServerHandler for ArcaneServer {
         });
         let server = self.clone();
         let peer = context.peer.clone();
+        let ticket = context.extensions.get::<crate::pacing::Ticket>().cloned();
         let work = async move {
             let asking = match round_trip {
                 Some((declared, caller)) => Asking::RoundTrip {
@@ -507,6 +521,7 @@ impl ServerHandler for ArcaneServer {
                     &ctx,
                     &caller,
                     asking,
+                    ticket,
                 )
                 .await;
             drop(ctx);
