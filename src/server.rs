@@ -220,7 +220,7 @@ impl ArcaneServer {
         ctx: &CallContext,
     ) -> rmcp::model::CallToolResult {
         match self
-            .call_as(tool, args, ctx, &Caller::default(), Asking::No, None)
+            .call_as(tool, args, ctx, &Caller::default(), Asking::No)
             .await
         {
             CallToolResponse::Complete(result) => result,
@@ -232,8 +232,7 @@ impl ArcaneServer {
     }
 
     /// [`ArcaneServer::call`] on behalf of `caller` (named in the audit log), asking the user to
-    /// confirm a destructive call as `asking` allows; with a `ticket` (a session's call), the
-    /// action runs once the session has a slot for it (`crate::pacing`).
+    /// confirm a destructive call as `asking` allows.
     async fn call_as(
         &self,
         tool: &str,
@@ -241,7 +240,6 @@ impl ArcaneServer {
         ctx: &CallContext,
         caller: &Caller,
         asking: Asking<'_>,
-        ticket: Option<crate::pacing::Ticket>,
     ) -> CallToolResponse {
         let _counted = CallGuard::enter(&self.in_flight);
         let snap = self.live.load();
@@ -316,26 +314,15 @@ impl ArcaneServer {
                 let (result, outcome) = match declined {
                     Some(text) => (error_result(text), crate::audit_log::Outcome::Refused),
                     None => {
-                        // Waits here, after the user's confirmation and before any work, while
-                        // the session's answers not yet written fill its slots.
-                        let slot = match ticket {
-                            Some(ticket) => match ticket.admit(&ctx.cancel).await {
-                                Some(slot) => Some(slot),
-                                // rmcp drops the answer of a cancelled call.
-                                None => return error_result("the call was cancelled").into(),
-                            },
-                            None => None,
-                        };
                         let answer = self
                             .exec
                             .execute(&snap.scope(), &action, params, confirmed.is_some(), ctx)
                             .await;
                         let outcome = audit_outcome(&answer);
-                        let result = crate::present::tool_result(&snap, self.exec.config(), answer);
-                        if let Some(slot) = slot {
-                            slot.answered();
-                        }
-                        (result, outcome)
+                        (
+                            crate::present::tool_result(&snap, self.exec.config(), answer),
+                            outcome,
+                        )
                     }
                 };
                 if let Some((log, a, params, started)) = audited {
@@ -453,6 +440,18 @@ impl ServerHandler for ArcaneServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // A call beyond the session's limit waits here, holding only its parsed request: the
+        // call's work is a future of some 14 KB, and a thousand of them waiting would weigh as
+        // much as their answers (crate::pacing, docs/measurements.md). A search never waits.
+        let ticket = context.extensions.get::<crate::pacing::Ticket>();
+        let slot = match ticket.filter(|_| request.name != surface::FIND_TOOL) {
+            Some(ticket) => match ticket.clone().admit(&context.ct).await {
+                Some(slot) => Some(slot),
+                // Cancelled while waiting: rmcp drops this answer.
+                None => return Ok(error_result("the call was cancelled before it ran").into()),
+            },
+            None => None,
+        };
         let started = std::time::Instant::now();
         // Progress of long calls goes to the client when it sent a progress token; its
         // cancellation drops the request to Arcane.
@@ -503,7 +502,6 @@ impl ServerHandler for ArcaneServer {
         });
         let server = self.clone();
         let peer = context.peer.clone();
-        let ticket = context.extensions.get::<crate::pacing::Ticket>().cloned();
         let work = async move {
             let asking = match round_trip {
                 Some((declared, caller)) => Asking::RoundTrip {
@@ -521,9 +519,12 @@ impl ServerHandler for ArcaneServer {
                     &ctx,
                     &caller,
                     asking,
-                    ticket,
                 )
                 .await;
+            if let Some(slot) = slot {
+                // From now on the answer's write gives the slot back.
+                slot.answered();
+            }
             drop(ctx);
             (response, request)
         };
