@@ -412,7 +412,16 @@ impl ServerHandler for ArcaneServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let snap = self.live.load();
         let ctx = self.read_context(&context);
-        match crate::resources::read(&snap, &self.exec, &ctx, &request.uri).await {
+        // Boxed, as every read's work: rmcp's task for each request is as large as the largest
+        // handler's future, and a burst of waiting calls would each carry this one's size.
+        match Box::pin(crate::resources::read(
+            &snap,
+            &self.exec,
+            &ctx,
+            &request.uri,
+        ))
+        .await
+        {
             Ok(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
             Err(crate::resources::ReadError::NotFound(msg)) => Err(McpError::resource_not_found(
                 msg,
@@ -432,7 +441,11 @@ impl ServerHandler for ArcaneServer {
     ) -> Result<CompleteResult, McpError> {
         let snap = self.live.load();
         let ctx = self.read_context(&context);
-        Ok(crate::resources::complete(&snap, &self.exec, &ctx, &request).await)
+        // Boxed: see `read_resource`.
+        Ok(Box::pin(crate::resources::complete(
+            &snap, &self.exec, &ctx, &request,
+        ))
+        .await)
     }
 
     async fn call_tool(
@@ -539,7 +552,8 @@ impl ServerHandler for ArcaneServer {
                     ));
                 }
             },
-            None => work.await,
+            // Boxed: see `read_resource`.
+            None => Box::pin(work).await,
         };
         if let Some(f) = forwarder {
             // Every progress notification is sent before the result.
