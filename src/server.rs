@@ -241,7 +241,6 @@ impl ArcaneServer {
         caller: &Caller,
         asking: Asking<'_>,
     ) -> CallToolResponse {
-        let _counted = CallGuard::enter(&self.in_flight);
         let snap = self.live.load();
         match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
             Err(text) => error_result(text).into(),
@@ -453,6 +452,9 @@ impl ServerHandler for ArcaneServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // Counted from here, waiting included: a burst held back by a small
+        // `--max-calls-in-flight` is still a burst whose memory goes back once idle.
+        let _counted = CallGuard::enter(&self.in_flight);
         // A call beyond the session's limit waits here, holding only its parsed request: the
         // call's work is a future of some 14 KB, and a thousand of them waiting would weigh as
         // much as their answers (crate::pacing, docs/measurements.md). A search never waits.
