@@ -15,6 +15,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::RoleServer;
@@ -38,6 +39,21 @@ pub struct Pacing {
     /// Every `tools/call` read and not yet answered (its answer not yet handed to the
     /// transport), with its slot once it has one.
     calls: Mutex<HashMap<RequestId, Option<OwnedSemaphorePermit>>>,
+    /// Answers handed to the transport and not yet written, and the most of them and of open
+    /// calls at once, for the session's last log line.
+    unwritten: AtomicUsize,
+    peak_unwritten: AtomicUsize,
+    peak_open: AtomicUsize,
+}
+
+impl Drop for Pacing {
+    fn drop(&mut self) {
+        tracing::debug!(
+            peak_open_calls = self.peak_open.load(Ordering::Relaxed),
+            peak_unwritten_answers = self.peak_unwritten.load(Ordering::Relaxed),
+            "session's calls at their busiest"
+        );
+    }
 }
 
 impl Pacing {
@@ -46,6 +62,9 @@ impl Pacing {
         Arc::new(Pacing {
             slots: Arc::new(Semaphore::new(limit.clamp(1, Semaphore::MAX_PERMITS))),
             calls: Mutex::default(),
+            unwritten: AtomicUsize::new(0),
+            peak_unwritten: AtomicUsize::new(0),
+            peak_open: AtomicUsize::new(0),
         })
     }
 
@@ -72,6 +91,7 @@ impl Pacing {
             return false;
         }
         calls.insert(id.clone(), None);
+        self.peak_open.fetch_max(calls.len(), Ordering::Relaxed);
         true
     }
 
@@ -174,8 +194,12 @@ where
         };
         let slot = id.and_then(|id| self.pacing.answered(id));
         let write = self.inner.send(item);
+        let pacing = self.pacing.clone();
+        let waiting = pacing.unwritten.fetch_add(1, Ordering::Relaxed) + 1;
+        pacing.peak_unwritten.fetch_max(waiting, Ordering::Relaxed);
         async move {
             let written = write.await;
+            pacing.unwritten.fetch_sub(1, Ordering::Relaxed);
             drop(slot);
             written
         }
