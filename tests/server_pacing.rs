@@ -202,3 +202,56 @@ async fn calls_beyond_the_limit_wait_and_every_slot_comes_back() {
     assert_eq!(failed, 3);
     assert_eq!(seen(&sim, "/containers").await, 22);
 }
+
+/// Each HTTP session's transport is paced as stdio's is: with one slot, a call hanging at
+/// Arcane holds the next call back (a ping and the tool list still answer) until it is
+/// cancelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_session_is_paced_too() {
+    use rmcp::model::{CallToolRequest, ClientRequest, PingRequest};
+    use rmcp::service::PeerRequestOptions;
+
+    let sim = Sim::start().await;
+    sim.fault(json!({"method": "GET", "path": "/images$", "kind": "delay", "delayMs": 600_000, "times": 1}))
+        .await;
+    let server = crate::cli::HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--max-calls-in-flight", "1"],
+        &[("ARCANE_MCP_AUTH_TOKEN", "pacing-token")],
+    )
+    .await;
+    let client = crate::cli::http_client(&server.base, "pacing-token", &[]).await;
+    let peer = client.peer().clone();
+    let run = |action: &str| {
+        let mut args = serde_json::Map::new();
+        args.insert("action".into(), action.into());
+        ClientRequest::CallToolRequest(CallToolRequest::new(
+            rmcp::model::CallToolRequestParams::new("arcane_execute_action").with_arguments(args),
+        ))
+    };
+    let hanging = peer
+        .send_cancellable_request(run("image.list"), PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    until_seen(&sim, "/images", 1).await;
+    let waiting = peer
+        .send_cancellable_request(run("container.list"), PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    guarded(peer.send_request(ClientRequest::PingRequest(PingRequest::default())))
+        .await
+        .unwrap();
+    assert_eq!(guarded(peer.list_all_tools()).await.unwrap().len(), 2);
+    assert_eq!(seen(&sim, "/containers").await, 0, "the second call waited");
+
+    hanging.cancel(Some("test".into())).await.unwrap();
+    let answer = guarded(waiting.await_response()).await.unwrap();
+    assert!(
+        matches!(answer, rmcp::model::ServerResult::CallToolResult(ref r) if r.is_error != Some(true)),
+        "{answer:?}"
+    );
+    assert_eq!(seen(&sim, "/containers").await, 1);
+    drop(client);
+    server.stop().await;
+}
