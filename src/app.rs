@@ -33,6 +33,8 @@ pub struct App {
     cache: Option<CatalogCache>,
     /// Whether the startup's catalog was read from the cache.
     pub provenance: Provenance,
+    /// Each session's limit of calls in flight (`--max-calls-in-flight`).
+    max_calls_in_flight: usize,
 }
 
 impl App {
@@ -112,7 +114,19 @@ impl App {
             audit,
             cache,
             provenance,
+            max_calls_in_flight: args.max_calls_in_flight,
         })
+    }
+
+    /// The pacing of one new session's calls (`crate::pacing`): its transport is wrapped in a
+    /// [`Paced`](crate::pacing::Paced) with it.
+    fn pacing(&self) -> Arc<crate::pacing::Pacing> {
+        crate::pacing::Pacing::new(self.max_calls_in_flight)
+    }
+
+    /// Each session's limit of calls in flight (`--max-calls-in-flight`).
+    pub fn max_calls_in_flight(&self) -> usize {
+        self.max_calls_in_flight
     }
 
     /// The MCP server over this app's snapshot and executor.
@@ -178,6 +192,8 @@ impl App {
         self.announce();
         let _watch = self.watch();
         let server = self.server();
+        // Every answer's write gives its call's slot back (`crate::pacing`).
+        let transport = crate::pacing::Paced::new(transport.into_transport(), self.pacing());
         let running = server
             .serve(transport)
             .await

@@ -312,6 +312,19 @@ pub struct ServeArgs {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096)
     )]
     pub max_concurrent_requests: usize,
+    /// Most `tools/call` calls of a session running at once, each counted until its answer
+    /// has been written to the client: a client slower to read than the server is to answer
+    /// holds the calls beyond it (before they run) rather than letting answers pile up in
+    /// memory. `ping`, `tools/list`, `arcane_find_action` and resources never wait for it.
+    /// Default: 128.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_CALLS_IN_FLIGHT",
+        value_name = "N",
+        default_value_t = crate::pacing::DEFAULT_MAX_CALLS_IN_FLIGHT,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536)
+    )]
+    pub max_calls_in_flight: usize,
     /// Extra CA certificate (PEM) to trust for Arcane's TLS.
     #[arg(long, env = "ARCANE_MCP_CA_CERT", value_name = "PATH")]
     pub ca_cert: Option<PathBuf>,

@@ -24,6 +24,7 @@ pub mod flat;
 pub mod inspect;
 pub mod logging;
 pub mod output_schema;
+pub mod pacing;
 pub mod present;
 pub mod reload;
 pub mod resources;

@@ -241,7 +241,6 @@ impl ArcaneServer {
         caller: &Caller,
         asking: Asking<'_>,
     ) -> CallToolResponse {
-        let _counted = CallGuard::enter(&self.in_flight);
         let snap = self.live.load();
         match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
             Err(text) => error_result(text).into(),
@@ -412,7 +411,16 @@ impl ServerHandler for ArcaneServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let snap = self.live.load();
         let ctx = self.read_context(&context);
-        match crate::resources::read(&snap, &self.exec, &ctx, &request.uri).await {
+        // Boxed, as every read's work: rmcp's task for each request is as large as the largest
+        // handler's future, and a burst of waiting calls would each carry this one's size.
+        match Box::pin(crate::resources::read(
+            &snap,
+            &self.exec,
+            &ctx,
+            &request.uri,
+        ))
+        .await
+        {
             Ok(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
             Err(crate::resources::ReadError::NotFound(msg)) => Err(McpError::resource_not_found(
                 msg,
@@ -432,7 +440,11 @@ impl ServerHandler for ArcaneServer {
     ) -> Result<CompleteResult, McpError> {
         let snap = self.live.load();
         let ctx = self.read_context(&context);
-        Ok(crate::resources::complete(&snap, &self.exec, &ctx, &request).await)
+        // Boxed: see `read_resource`.
+        Ok(Box::pin(crate::resources::complete(
+            &snap, &self.exec, &ctx, &request,
+        ))
+        .await)
     }
 
     async fn call_tool(
@@ -440,6 +452,21 @@ impl ServerHandler for ArcaneServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // Counted from here, waiting included: a burst held back by a small
+        // `--max-calls-in-flight` is still a burst whose memory goes back once idle.
+        let _counted = CallGuard::enter(&self.in_flight);
+        // A call beyond the session's limit waits here, holding only its parsed request: the
+        // call's work is a future of some 14 KB, and a thousand of them waiting would weigh as
+        // much as their answers (crate::pacing, docs/measurements.md). A search never waits.
+        let ticket = context.extensions.get::<crate::pacing::Ticket>();
+        let slot = match ticket.filter(|_| request.name != surface::FIND_TOOL) {
+            Some(ticket) => match ticket.clone().admit(&context.ct).await {
+                Some(slot) => Some(slot),
+                // Cancelled while waiting: rmcp drops this answer.
+                None => return Ok(error_result("the call was cancelled before it ran").into()),
+            },
+            None => None,
+        };
         let started = std::time::Instant::now();
         // Progress of long calls goes to the client when it sent a progress token; its
         // cancellation drops the request to Arcane.
@@ -509,6 +536,10 @@ impl ServerHandler for ArcaneServer {
                     asking,
                 )
                 .await;
+            if let Some(slot) = slot {
+                // From now on the answer's write gives the slot back.
+                slot.answered();
+            }
             drop(ctx);
             (response, request)
         };
@@ -523,7 +554,8 @@ impl ServerHandler for ArcaneServer {
                     ));
                 }
             },
-            None => work.await,
+            // Boxed: see `read_resource`.
+            None => Box::pin(work).await,
         };
         if let Some(f) = forwarder {
             // Every progress notification is sent before the result.

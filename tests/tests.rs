@@ -34,6 +34,7 @@ mod server_audit;
 mod server_errors;
 mod server_handlers;
 mod server_output_schemas;
+mod server_pacing;
 mod server_policy;
 mod server_reload;
 mod server_rendering;

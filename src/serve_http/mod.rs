@@ -182,6 +182,7 @@ fn router(app: Arc<App>, settings: Settings, ct: CancellationToken) -> Router {
     let sessions = Arc::new(sessions::Bounded {
         inner: sessions,
         max: settings.max_sessions,
+        max_calls_in_flight: app.max_calls_in_flight(),
     });
     let live_sessions = sessions.clone();
     let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);

@@ -1,12 +1,16 @@
 //! rmcp's in-memory session manager with a ceiling on the sessions open at once: every session
 //! holds a task, channels and the client's details until it ends or idles out, so without a
 //! ceiling a client (or many) opening sessions in a loop grows the process without bound.
+//! Each session's transport is paced (`crate::pacing`): a session that does not read its
+//! answers holds its own calls, not the others'.
 
 use std::sync::Arc;
 
 use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::WorkerTransport;
+
+use crate::pacing::{Paced, Pacing};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
 };
@@ -18,6 +22,8 @@ use rmcp::transport::streamable_http_server::session::{
 pub struct Bounded {
     pub inner: LocalSessionManager,
     pub max: usize,
+    /// Each session's limit of calls in flight (`--max-calls-in-flight`).
+    pub max_calls_in_flight: usize,
 }
 
 /// A session refused at the ceiling, or the inner manager's error.
@@ -47,14 +53,16 @@ impl Bounded {
 
 impl SessionManager for Bounded {
     type Error = BoundedError;
-    type Transport = WorkerTransport<LocalSessionWorker>;
+    type Transport = Paced<WorkerTransport<LocalSessionWorker>>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         let open = self.open().await;
         if open >= self.max {
             return Err(BoundedError::Full(open));
         }
-        Ok(self.inner.create_session().await?)
+        let (id, transport) = self.inner.create_session().await?;
+        let pacing = Pacing::new(self.max_calls_in_flight);
+        Ok((id, Paced::new(transport, pacing)))
     }
 
     async fn initialize_session(

@@ -187,6 +187,20 @@ pub async fn spawn_speaking<H: rmcp::ClientHandler>(
     api_key: &str,
     args: &[&str],
 ) -> RunningService<RoleClient, H> {
+    let client_io = serve_in_process(sim_base, api_key, args).await;
+    rmcp::service::serve_client_with_lifecycle(handler, client_io, lifecycle)
+        .await
+        .expect("MCP session starts")
+}
+
+/// Builds the server in-process as [`spawn_with`] does and serves one session on a
+/// `tokio::io::duplex` pipe; returns the client's end, for tests that write and read the
+/// protocol's lines themselves.
+pub async fn serve_in_process(
+    sim_base: &str,
+    api_key: &str,
+    args: &[&str],
+) -> tokio::io::DuplexStream {
     use arcane_mcp::config::{Cli, Command};
     use clap::Parser;
 
@@ -214,9 +228,7 @@ pub async fn spawn_speaking<H: rmcp::ClientHandler>(
             panic!("in-process server: {e:#}");
         }
     });
-    rmcp::service::serve_client_with_lifecycle(handler, client_io, lifecycle)
-        .await
-        .expect("MCP session starts")
+    client_io
 }
 
 /// Runs the server in-process against the simulator with `args` (surface, modes…) and
