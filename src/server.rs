@@ -573,8 +573,7 @@ impl ServerHandler for ArcaneServer {
         );
         if let Some(http) = &self.http {
             // Only served tool names become labels, so a client cannot grow the table.
-            let snap = self.live.load();
-            let known = snap.tools.iter().any(|t| t.name == request.name.as_ref());
+            let known = self.live.load().serves_tool(&request.name);
             http.metrics.record_call(
                 if known { &request.name } else { "unknown" },
                 !result.is_error.unwrap_or(false),

@@ -25,6 +25,8 @@ pub struct Snapshot {
     pub fitter: Option<crate::output_schema::OutputFitter>,
     /// The compiled validators of the actions' input schemas.
     pub validators: arcane_engine::Validators,
+    /// The names of `tools`, for a lookup per call.
+    tool_names: std::collections::HashSet<String>,
 }
 
 impl Snapshot {
@@ -40,6 +42,7 @@ impl Snapshot {
             );
         }
         let tools = surface::tools(surface, &catalog, &policy);
+        let tool_names = tools.iter().map(|t| t.name.to_string()).collect();
         let validators = arcane_engine::Validators::for_catalog(&catalog);
         let fitter = (policy.output_schemas && surface == Surface::Individual)
             .then(|| crate::output_schema::OutputFitter::for_profile(&catalog, policy.profile));
@@ -51,7 +54,13 @@ impl Snapshot {
             surface,
             tools,
             validators,
+            tool_names,
         })
+    }
+
+    /// Whether `name` is a tool of this snapshot's list.
+    pub fn serves_tool(&self, name: &str) -> bool {
+        self.tool_names.contains(name)
     }
 
     /// The search index, waiting for its thread without blocking the async runtime.

@@ -1196,6 +1196,10 @@ async fn http_gate_refuses_strangers_and_serves_every_surface() {
             .await
             .unwrap();
         assert_eq!(res.contents.len(), 1);
+        // A name the list does not have is counted as `unknown`: clients cannot grow the table.
+        let _ = client
+            .call_tool(rmcp::model::CallToolRequestParams::new("no_such_tool_x1"))
+            .await;
         client.cancel().await.unwrap();
         let metrics = reqwest::Client::new()
             .get(format!("{base}/metrics"))
@@ -1212,7 +1216,12 @@ async fn http_gate_refuses_strangers_and_serves_every_surface() {
             )),
             "{metrics}"
         );
-        assert!(metrics.contains("arcane_mcp_tool_call_duration_seconds_count 1"));
+        assert!(
+            metrics.contains("arcane_mcp_tool_calls_total{tool=\"unknown\",outcome=\"error\"} 1")
+                && !metrics.contains("no_such_tool_x1"),
+            "{metrics}"
+        );
+        assert!(metrics.contains("arcane_mcp_tool_call_duration_seconds_count 2"));
         let log = server.stop().await;
         assert!(
             !log.contains("tok-one") && !log.contains("tok-two"),
