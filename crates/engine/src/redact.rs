@@ -177,6 +177,11 @@ fn words(name: &str) -> Vec<String> {
 /// }
 /// ```
 pub fn is_secret_name(name: &str) -> bool {
+    name_info_cached(name).secret
+}
+
+/// [`is_secret_name`], without the memory of verdicts.
+fn judge_name(name: &str) -> bool {
     let w = words(name);
     let Some(last) = w.last() else {
         return false;
@@ -195,7 +200,7 @@ pub fn is_secret_name(name: &str) -> bool {
 /// `swarm_secret`, also has its `data` masked); returns the JSON Pointers that were masked.
 pub fn redact_for(value: &mut Value, domain: &str) -> Vec<String> {
     let mut masked = Vec::new();
-    let new = Walker::new(domain, Some(&mut masked)).walk(value, None);
+    let new = Walker::new(domain, Some(&mut masked)).walk(value, KeyKind::Other);
     if let Some(new) = new {
         *value = new;
     }
@@ -210,13 +215,13 @@ pub fn redacted(value: &Value, domain: &str) -> Value {
 /// A redacted view of `value`: borrowed when nothing in it is secret (the common case of a
 /// list page: no copy at all), otherwise a copy with the secrets masked.
 pub fn redacted_view<'a>(value: &'a Value, domain: &str) -> Cow<'a, Value> {
-    match Walker::new(domain, None).walk(value, None) {
+    match Walker::new(domain, None).walk(value, KeyKind::Other) {
         Some(new) => Cow::Owned(new),
         None => Cow::Borrowed(value),
     }
 }
 
-/// What a field name means to the redactor, decided once per distinct name and walk.
+/// What a field name means to the redactor, decided once per name and thread.
 #[derive(Clone, Copy)]
 struct NameInfo {
     /// [`is_secret_name`].
@@ -245,49 +250,66 @@ fn name_info(name: &str) -> NameInfo {
         KeyKind::Other
     };
     NameInfo {
-        secret: is_secret_name(name),
+        secret: judge_name(name),
         kind,
     }
 }
 
-/// Most distinct names one walk remembers (a hostile answer may have a new key per object):
-/// past it, names are judged each time they are met.
+/// Most names a thread remembers the verdict on, and the longest one it remembers (a hostile
+/// answer may bring a new key per object): past the count the memory starts again, a longer
+/// name is judged each time. At most about 1 MiB per thread.
 const MAX_NAMES: usize = 4096;
+const MAX_NAME_LEN: usize = 256;
+
+thread_local! {
+    /// The verdicts on the names met so far by this thread: Arcane's field names, labels and
+    /// variables repeat on every row and every call.
+    static NAMES: std::cell::RefCell<std::collections::HashMap<Box<str>, NameInfo>> =
+        Default::default();
+}
+
+/// [`name_info`], remembered per thread.
+fn name_info_cached(name: &str) -> NameInfo {
+    if name.len() > MAX_NAME_LEN {
+        return name_info(name);
+    }
+    NAMES
+        .try_with(|names| {
+            if let Some(info) = names.borrow().get(name) {
+                return *info;
+            }
+            let info = name_info(name);
+            let mut names = names.borrow_mut();
+            if names.len() >= MAX_NAMES {
+                names.clear();
+            }
+            names.insert(name.into(), info);
+            info
+        })
+        // The thread is ending: judged without the memory.
+        .unwrap_or_else(|_| name_info(name))
+}
 
 /// One walk over a value, read-only: a node that holds a secret comes back as its masked copy
 /// (and its parents as copies around it); a node without one comes back as `None`, so that an
 /// answer without secrets is never copied.
-struct Walker<'a, 'm> {
+struct Walker<'m> {
     secret_domain: bool,
-    /// The verdicts on the names met so far: a list page repeats the same keys on every row.
-    names: std::collections::HashMap<&'a str, NameInfo>,
     /// The pointers of masked values, when the caller wants them (resources say what was
     /// masked); `path` is the pointer of the node being walked, kept only then.
     masked: Option<&'m mut Vec<String>>,
     path: String,
 }
 
-impl<'a, 'm> Walker<'a, 'm> {
+impl<'m> Walker<'m> {
     fn new(domain: &str, masked: Option<&'m mut Vec<String>>) -> Self {
         Walker {
             secret_domain: words(domain)
                 .iter()
                 .any(|w| w == "secret" || w == "secrets"),
-            names: std::collections::HashMap::new(),
             masked,
             path: String::new(),
         }
-    }
-
-    fn info(&mut self, name: &'a str) -> NameInfo {
-        if let Some(info) = self.names.get(name) {
-            return *info;
-        }
-        let info = name_info(name);
-        if self.names.len() < MAX_NAMES {
-            self.names.insert(name, info);
-        }
-        info
     }
 
     /// Records the pointer of the node being walked (plus `suffix`) as masked.
@@ -319,8 +341,8 @@ impl<'a, 'm> Walker<'a, 'm> {
         self.path.truncate(len);
     }
 
-    fn walk(&mut self, value: &'a Value, key: Option<&'a str>) -> Option<Value> {
-        let kind = key.map_or(KeyKind::Other, |k| self.info(k).kind);
+    /// `kind`: what the name of the field holding `value` says of it.
+    fn walk(&mut self, value: &Value, kind: KeyKind) -> Option<Value> {
         if kind == KeyKind::Env {
             return self.mask_env(value);
         }
@@ -346,7 +368,7 @@ impl<'a, 'm> Walker<'a, 'm> {
                         self.note(None);
                         Some(Value::String(MASK.to_string()))
                     } else {
-                        self.walk(item, key)
+                        self.walk(item, kind)
                     };
                     hide_next = flag;
                     self.leave(len);
@@ -374,20 +396,20 @@ impl<'a, 'm> Walker<'a, 'm> {
                 let mut out: Option<Vec<Value>> = None;
                 for (i, (k, v)) in map.iter().enumerate() {
                     let len = self.enter(Seg::Key(k));
+                    let info = name_info_cached(k);
                     let secret = if is_pair && Some(k.as_str()) == pair_field {
                         // A pair's name is not a secret, whatever it says (`key: API_TOKEN`).
                         false
                     } else if is_pair && Some(k.as_str()) == value_field {
                         pair_secret
                     } else {
-                        self.info(k).secret
-                            || (self.secret_domain && k.eq_ignore_ascii_case("data"))
+                        info.secret || (self.secret_domain && k.eq_ignore_ascii_case("data"))
                     };
                     let new = if secret && worth_hiding(v) {
                         self.note(None);
                         Some(Value::String(MASK.to_string()))
                     } else {
-                        self.walk(v, Some(k))
+                        self.walk(v, info.kind)
                     };
                     self.leave(len);
                     keep_or_replace(&mut out, map.values(), i, v, new);
@@ -399,7 +421,7 @@ impl<'a, 'm> Walker<'a, 'm> {
     }
 
     /// Environment variables: every value is masked, whatever its name.
-    fn mask_env(&mut self, value: &'a Value) -> Option<Value> {
+    fn mask_env(&mut self, value: &Value) -> Option<Value> {
         match value {
             Value::Array(items) => {
                 let mut out: Option<Vec<Value>> = None;
@@ -946,6 +968,21 @@ mod tests {
         ] {
             assert!(!SECRET_HINT.is_match(plain), "{plain}");
         }
+    }
+
+    #[test]
+    fn verdicts_stay_right_past_the_memory_of_names() {
+        // More names than a thread remembers, twice over, and names longer than it keeps.
+        for round in 0..2 {
+            for i in 0..MAX_NAMES + 100 {
+                assert!(is_secret_name(&format!("x{i}_TOKEN")), "{round} {i}");
+                assert!(!is_secret_name(&format!("x{i}_TOKEN_ID")), "{round} {i}");
+            }
+        }
+        let long = format!("{}_password", "a".repeat(MAX_NAME_LEN));
+        assert!(is_secret_name(&long) && is_secret_name(&long));
+        assert!(!is_secret_name(&format!("{long}_set")));
+        NAMES.with(|n| assert!(n.borrow().len() <= MAX_NAMES));
     }
 
     #[test]
