@@ -264,7 +264,7 @@ const MAX_NAME_LEN: usize = 256;
 thread_local! {
     /// The verdicts on the names met so far by this thread: Arcane's field names, labels and
     /// variables repeat on every row and every call.
-    static NAMES: std::cell::RefCell<std::collections::HashMap<Box<str>, NameInfo>> =
+    static NAMES: std::cell::RefCell<foldhash::HashMap<Box<str>, NameInfo>> =
         Default::default();
 }
 
@@ -378,12 +378,10 @@ impl<'m> Walker<'m> {
             }
             Value::Object(map) => {
                 // `{key|name, value}` pairs (variables, labels as lists): the pair's name decides.
-                let pair_field = ["key", "name", "Key", "Name"]
-                    .into_iter()
-                    .find(|k| map.get(*k).is_some_and(Value::is_string));
-                let value_field = ["value", "Value"]
-                    .into_iter()
-                    .find(|k| map.contains_key(*k));
+                let Pair {
+                    name: pair_field,
+                    value: value_field,
+                } = pair_fields(map);
                 let is_pair = value_field.is_some() && pair_field.is_some();
                 let pair_secret = is_pair
                     && (pair_field
@@ -472,6 +470,33 @@ impl<'m> Walker<'m> {
             }
             _ => None,
         }
+    }
+}
+
+/// The fields of a `{key|name, value}` pair, by the first name of each list an object has
+/// (`key`, `name`, `Key`, `Name` holding a string; `value`, `Value`): one pass over its keys
+/// rather than a lookup per name.
+struct Pair {
+    name: Option<&'static str>,
+    value: Option<&'static str>,
+}
+
+fn pair_fields(map: &serde_json::Map<String, Value>) -> Pair {
+    const NAMES: [&str; 4] = ["key", "name", "Key", "Name"];
+    const VALUES: [&str; 2] = ["value", "Value"];
+    let (mut name, mut value) = (NAMES.len(), VALUES.len());
+    for (k, v) in map {
+        if let Some(i) = NAMES.iter().position(|n| n == k)
+            && v.is_string()
+        {
+            name = name.min(i);
+        } else if let Some(i) = VALUES.iter().position(|n| n == k) {
+            value = value.min(i);
+        }
+    }
+    Pair {
+        name: NAMES.get(name).copied(),
+        value: VALUES.get(value).copied(),
     }
 }
 
