@@ -129,7 +129,7 @@ fn success(snap: &Snapshot, action: &Action, value: Value, show_secrets: bool) -
     let mut text = if show_secrets || action.reveals_secret.is_some() {
         render_value(&ctx, &value)
     } else {
-        render_value(&ctx, &arcane_engine::redacted(&value, &action.domain))
+        render_value(&ctx, &arcane_engine::redacted_view(&value, &action.domain))
     };
     if let Some(what) = &action.reveals_secret {
         text.push_str(&format!(

@@ -439,6 +439,62 @@ async fn result_texts_mask_secrets_by_default_and_show_them_on_request() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The text of a result is rendered from a copy of the answer only where it holds a secret: a
+/// secret on one row is masked, and the rows and fields around it keep their values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_on_one_row_of_a_list_is_masked_and_the_other_rows_kept() {
+    let sim = Sim::start().await;
+    let mut state = sim.state().await;
+    let row = find(&mut state["containers"], "db-1");
+    row["labels"]["com.example.api-token"] = json!("lbltok-SECRET7");
+    row["labels"]["com.example.note"] = json!("kept-VALUE8");
+    row["command"] = json!("serve --password pw-SECRET9 --port 80");
+    sim.set_state(state).await;
+    let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
+    let (tool, args) = shape("dynamic", "container.list", json!({"limit": 100}), false);
+    let r = call(&client, &tool, args).await;
+    let sc = ok(&r);
+    let t = text(&r);
+    for secret in ["lbltok-SECRET7", "pw-SECRET9"] {
+        assert!(!t.contains(secret), "{secret} in the text: {t}");
+        assert!(
+            sc.to_string().contains(secret),
+            "{secret} kept in structuredContent"
+        );
+    }
+    // Every row is still there, the one with the secrets too, with what is not secret.
+    let items = sc["items"].as_array().expect("a page of containers");
+    assert!(items.len() >= 3, "{sc}");
+    for item in items {
+        let name = item["names"][0]
+            .as_str()
+            .unwrap_or_default()
+            .trim_start_matches('/');
+        assert!(t.contains(name), "{name} missing: {t}");
+    }
+    // The object's text shows the row's other labels and flags.
+    let (tool, args) = shape(
+        "dynamic",
+        "container.get",
+        json!({"containerId": "db-1"}),
+        false,
+    );
+    let t = text(&call(&client, &tool, args).await);
+    for secret in ["lbltok-SECRET7", "pw-SECRET9"] {
+        assert!(!t.contains(secret), "{secret} in the text: {t}");
+    }
+    for kept in [
+        "kept-VALUE8",
+        "--port",
+        "com.example.api-token",
+        "POSTGRES_USER",
+    ] {
+        assert!(t.contains(kept), "{kept} missing: {t}");
+    }
+    client.cancel().await.unwrap();
+    sim.sim.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resources_mask_secrets_in_flags_urls_and_labels() {
     let sim = Sim::start().await;

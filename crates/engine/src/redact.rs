@@ -177,6 +177,11 @@ fn words(name: &str) -> Vec<String> {
 /// }
 /// ```
 pub fn is_secret_name(name: &str) -> bool {
+    name_info_cached(name).secret
+}
+
+/// [`is_secret_name`], without the memory of verdicts.
+fn judge_name(name: &str) -> bool {
     let w = words(name);
     let Some(last) = w.last() else {
         return false;
@@ -195,166 +200,347 @@ pub fn is_secret_name(name: &str) -> bool {
 /// `swarm_secret`, also has its `data` masked); returns the JSON Pointers that were masked.
 pub fn redact_for(value: &mut Value, domain: &str) -> Vec<String> {
     let mut masked = Vec::new();
-    let ctx = Ctx {
-        secret_domain: words(domain)
-            .iter()
-            .any(|w| w == "secret" || w == "secrets"),
-    };
-    walk(value, &mut String::new(), None, &ctx, &mut masked);
+    let new = Walker::new(domain, Some(&mut masked)).walk(value, KeyKind::Other);
+    if let Some(new) = new {
+        *value = new;
+    }
     masked
 }
 
 /// A redacted copy.
 pub fn redacted(value: &Value, domain: &str) -> Value {
-    let mut v = value.clone();
-    redact_for(&mut v, domain);
-    v
+    redacted_view(value, domain).into_owned()
 }
 
-struct Ctx {
+/// A redacted view of `value`: borrowed when nothing in it is secret (the common case of a
+/// list page: no copy at all), otherwise a copy with the secrets masked.
+pub fn redacted_view<'a>(value: &'a Value, domain: &str) -> Cow<'a, Value> {
+    match Walker::new(domain, None).walk(value, KeyKind::Other) {
+        Some(new) => Cow::Owned(new),
+        None => Cow::Borrowed(value),
+    }
+}
+
+/// What a field name means to the redactor, decided once per name and thread.
+#[derive(Clone, Copy)]
+struct NameInfo {
+    /// [`is_secret_name`].
+    secret: bool,
+    /// Where its value's kind of text is decided: variables, a `.env` file, a document.
+    kind: KeyKind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KeyKind {
+    Env,
+    EnvFile,
+    TextDoc,
+    Other,
+}
+
+fn name_info(name: &str) -> NameInfo {
+    let n = norm(name);
+    let kind = if ENV_KEYS.contains(&n.as_str()) {
+        KeyKind::Env
+    } else if ENV_FILE_KEYS.contains(&n.as_str()) {
+        KeyKind::EnvFile
+    } else if TEXT_DOC_KEYS.contains(&n.as_str()) {
+        KeyKind::TextDoc
+    } else {
+        KeyKind::Other
+    };
+    NameInfo {
+        secret: judge_name(name),
+        kind,
+    }
+}
+
+/// Most names a thread remembers the verdict on, and the longest one it remembers (a hostile
+/// answer may bring a new key per object): past the count the memory starts again, a longer
+/// name is judged each time. At most about 1 MiB per thread.
+const MAX_NAMES: usize = 4096;
+const MAX_NAME_LEN: usize = 256;
+
+thread_local! {
+    /// The verdicts on the names met so far by this thread: Arcane's field names, labels and
+    /// variables repeat on every row and every call.
+    static NAMES: std::cell::RefCell<foldhash::HashMap<Box<str>, NameInfo>> =
+        Default::default();
+}
+
+/// [`name_info`], remembered per thread.
+fn name_info_cached(name: &str) -> NameInfo {
+    if name.len() > MAX_NAME_LEN {
+        return name_info(name);
+    }
+    NAMES
+        .try_with(|names| {
+            if let Some(info) = names.borrow().get(name) {
+                return *info;
+            }
+            let info = name_info(name);
+            let mut names = names.borrow_mut();
+            if names.len() >= MAX_NAMES {
+                names.clear();
+            }
+            names.insert(name.into(), info);
+            info
+        })
+        // The thread is ending: judged without the memory.
+        .unwrap_or_else(|_| name_info(name))
+}
+
+/// One walk over a value, read-only: a node that holds a secret comes back as its masked copy
+/// (and its parents as copies around it); a node without one comes back as `None`, so that an
+/// answer without secrets is never copied.
+struct Walker<'m> {
     secret_domain: bool,
+    /// The pointers of masked values, when the caller wants them (resources say what was
+    /// masked); `path` is the pointer of the node being walked, kept only then.
+    masked: Option<&'m mut Vec<String>>,
+    path: String,
+}
+
+impl<'m> Walker<'m> {
+    fn new(domain: &str, masked: Option<&'m mut Vec<String>>) -> Self {
+        Walker {
+            secret_domain: words(domain)
+                .iter()
+                .any(|w| w == "secret" || w == "secrets"),
+            masked,
+            path: String::new(),
+        }
+    }
+
+    /// Records the pointer of the node being walked (plus `suffix`) as masked.
+    fn note(&mut self, suffix: Option<&str>) {
+        if let Some(masked) = &mut self.masked {
+            let mut p = self.path.clone();
+            if let Some(s) = suffix {
+                p.push('/');
+                p.push_str(&escape_pointer(s));
+            }
+            masked.push(p);
+        }
+    }
+
+    /// Enters a child for the pointer; returns the length to come back to.
+    fn enter(&mut self, seg: Seg<'_>) -> usize {
+        let len = self.path.len();
+        if self.masked.is_some() {
+            self.path.push('/');
+            match seg {
+                Seg::Index(i) => self.path.push_str(&i.to_string()),
+                Seg::Key(k) => self.path.push_str(&escape_pointer(k)),
+            }
+        }
+        len
+    }
+
+    fn leave(&mut self, len: usize) {
+        self.path.truncate(len);
+    }
+
+    /// `kind`: what the name of the field holding `value` says of it.
+    fn walk(&mut self, value: &Value, kind: KeyKind) -> Option<Value> {
+        if kind == KeyKind::Env {
+            return self.mask_env(value);
+        }
+        match value {
+            Value::String(s) => {
+                let env_file = kind == KeyKind::EnvFile;
+                let doc = kind == KeyKind::TextDoc || s.contains('\n');
+                let new = mask_string(s, env_file, doc)?;
+                self.note(None);
+                Some(Value::String(new))
+            }
+            Value::Array(items) => {
+                let mut out: Option<Vec<Value>> = None;
+                let mut hide_next = false;
+                for (i, item) in items.iter().enumerate() {
+                    let len = self.enter(Seg::Index(i));
+                    // `["--token", "xyz"]`: the item after a secret-named flag is its value.
+                    let flag = item.as_str().is_some_and(|s| {
+                        s.starts_with('-') && !s.contains('=') && is_secret_name(s)
+                    });
+                    let new = if hide_next && !flag && item.as_str().is_some_and(|s| !s.is_empty())
+                    {
+                        self.note(None);
+                        Some(Value::String(MASK.to_string()))
+                    } else {
+                        self.walk(item, kind)
+                    };
+                    hide_next = flag;
+                    self.leave(len);
+                    keep_or_replace(&mut out, items.iter(), i, item, new);
+                }
+                out.map(Value::Array)
+            }
+            Value::Object(map) => {
+                // `{key|name, value}` pairs (variables, labels as lists): the pair's name decides.
+                let Pair {
+                    name: pair_field,
+                    value: value_field,
+                } = pair_fields(map);
+                let is_pair = value_field.is_some() && pair_field.is_some();
+                let pair_secret = is_pair
+                    && (pair_field
+                        .and_then(|f| map.get(f))
+                        .and_then(Value::as_str)
+                        .is_some_and(is_secret_name)
+                        || ["isSecret", "secret", "sensitive"]
+                            .iter()
+                            .any(|k| map.get(*k) == Some(&Value::Bool(true))));
+                let mut out: Option<Vec<Value>> = None;
+                for (i, (k, v)) in map.iter().enumerate() {
+                    let len = self.enter(Seg::Key(k));
+                    let info = name_info_cached(k);
+                    let secret = if is_pair && Some(k.as_str()) == pair_field {
+                        // A pair's name is not a secret, whatever it says (`key: API_TOKEN`).
+                        false
+                    } else if is_pair && Some(k.as_str()) == value_field {
+                        pair_secret
+                    } else {
+                        info.secret || (self.secret_domain && k.eq_ignore_ascii_case("data"))
+                    };
+                    let new = if secret && worth_hiding(v) {
+                        self.note(None);
+                        Some(Value::String(MASK.to_string()))
+                    } else {
+                        self.walk(v, info.kind)
+                    };
+                    self.leave(len);
+                    keep_or_replace(&mut out, map.values(), i, v, new);
+                }
+                out.map(|values| Value::Object(map.keys().cloned().zip(values).collect()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Environment variables: every value is masked, whatever its name.
+    fn mask_env(&mut self, value: &Value) -> Option<Value> {
+        match value {
+            Value::Array(items) => {
+                let mut out: Option<Vec<Value>> = None;
+                for (i, item) in items.iter().enumerate() {
+                    let len = self.enter(Seg::Index(i));
+                    let new = match item {
+                        Value::String(s) => match s.split_once('=') {
+                            Some((k, v)) if !v.is_empty() => {
+                                self.note(None);
+                                Some(Value::String(format!("{k}={MASK}")))
+                            }
+                            _ => None,
+                        },
+                        // [{name, value}] shapes.
+                        Value::Object(o) => match o.get("value") {
+                            Some(Value::String(v)) if !v.is_empty() => {
+                                self.note(Some("value"));
+                                let mut o = o.clone();
+                                o.insert("value".into(), Value::String(MASK.to_string()));
+                                Some(Value::Object(o))
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    self.leave(len);
+                    keep_or_replace(&mut out, items.iter(), i, item, new);
+                }
+                out.map(Value::Array)
+            }
+            Value::Object(map) => {
+                let mut out: Option<Vec<Value>> = None;
+                for (i, (k, v)) in map.iter().enumerate() {
+                    let new = if matches!(v, Value::Null) || v.as_str() == Some("") {
+                        None
+                    } else {
+                        self.note(Some(k));
+                        Some(Value::String(MASK.to_string()))
+                    };
+                    keep_or_replace(&mut out, map.values(), i, v, new);
+                }
+                out.map(|values| Value::Object(map.keys().cloned().zip(values).collect()))
+            }
+            Value::String(s) if !s.is_empty() => {
+                let new = mask_string(s, true, true)?;
+                self.note(None);
+                Some(Value::String(new))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The fields of a `{key|name, value}` pair, by the first name of each list an object has
+/// (`key`, `name`, `Key`, `Name` holding a string; `value`, `Value`): one pass over its keys
+/// rather than a lookup per name.
+struct Pair {
+    name: Option<&'static str>,
+    value: Option<&'static str>,
+}
+
+fn pair_fields(map: &serde_json::Map<String, Value>) -> Pair {
+    const NAMES: [&str; 4] = ["key", "name", "Key", "Name"];
+    const VALUES: [&str; 2] = ["value", "Value"];
+    let (mut name, mut value) = (NAMES.len(), VALUES.len());
+    for (k, v) in map {
+        if let Some(i) = NAMES.iter().position(|n| n == k)
+            && v.is_string()
+        {
+            name = name.min(i);
+        } else if let Some(i) = VALUES.iter().position(|n| n == k) {
+            value = value.min(i);
+        }
+    }
+    Pair {
+        name: NAMES.get(name).copied(),
+        value: VALUES.get(value).copied(),
+    }
+}
+
+/// A step of a JSON Pointer.
+enum Seg<'k> {
+    Index(usize),
+    Key(&'k str),
+}
+
+/// Builds the copy of a container only once a child has changed: `out` stays `None` while the
+/// children are kept; at the first replacement it takes copies of the children before it.
+/// `children` are the container's, `i` and `current` the child just walked.
+fn keep_or_replace<'v>(
+    out: &mut Option<Vec<Value>>,
+    children: impl Iterator<Item = &'v Value>,
+    i: usize,
+    current: &Value,
+    new: Option<Value>,
+) {
+    match (out.as_mut(), new) {
+        (Some(out), Some(new)) => out.push(new),
+        (Some(out), None) => out.push(current.clone()),
+        (None, Some(new)) => {
+            let mut copy: Vec<Value> = children.take(i).cloned().collect();
+            copy.push(new);
+            *out = Some(copy);
+        }
+        (None, None) => {}
+    }
 }
 
 fn escape_pointer(seg: &str) -> String {
     seg.replace('~', "~0").replace('/', "~1")
 }
 
-fn walk(
-    value: &mut Value,
-    path: &mut String,
-    key: Option<&str>,
-    ctx: &Ctx,
-    masked: &mut Vec<String>,
-) {
-    let nkey = key.map(norm).unwrap_or_default();
-    if ENV_KEYS.contains(&nkey.as_str()) {
-        mask_env(value, path, masked);
-        return;
-    }
-    match value {
-        Value::String(s) => {
-            let env_file = ENV_FILE_KEYS.contains(&nkey.as_str());
-            let doc = TEXT_DOC_KEYS.contains(&nkey.as_str()) || s.contains('\n');
-            if let Some(new) = mask_string(s, env_file, doc) {
-                *s = new;
-                masked.push(path.clone());
-            }
-        }
-        Value::Array(items) => {
-            let mut hide_next = false;
-            for (i, item) in items.iter_mut().enumerate() {
-                let len = path.len();
-                path.push('/');
-                path.push_str(&i.to_string());
-                // `["--token", "xyz"]`: the item after a secret-named flag is its value.
-                let flag = item
-                    .as_str()
-                    .is_some_and(|s| s.starts_with('-') && !s.contains('=') && is_secret_name(s));
-                if hide_next && !flag && item.as_str().is_some_and(|s| !s.is_empty()) {
-                    *item = Value::String(MASK.to_string());
-                    masked.push(path.clone());
-                } else {
-                    walk(item, path, key, ctx, masked);
-                }
-                hide_next = flag;
-                path.truncate(len);
-            }
-        }
-        Value::Object(map) => {
-            // `{key|name, value}` pairs (variables, labels as lists): the pair's name decides.
-            let pair_field = ["key", "name", "Key", "Name"]
-                .into_iter()
-                .find(|k| map.get(*k).is_some_and(Value::is_string));
-            let value_field = ["value", "Value"]
-                .into_iter()
-                .find(|k| map.contains_key(*k));
-            let is_pair = value_field.is_some() && pair_field.is_some();
-            let pair_secret = is_pair
-                && (pair_field
-                    .and_then(|f| map.get(f))
-                    .and_then(Value::as_str)
-                    .is_some_and(is_secret_name)
-                    || ["isSecret", "secret", "sensitive"]
-                        .iter()
-                        .any(|k| map.get(*k) == Some(&Value::Bool(true))));
-            for (k, v) in map.iter_mut() {
-                let len = path.len();
-                path.push('/');
-                path.push_str(&escape_pointer(k));
-                let secret = if is_pair && Some(k.as_str()) == pair_field {
-                    // A pair's name is not a secret, whatever it says (`key: API_TOKEN`).
-                    false
-                } else if is_pair && Some(k.as_str()) == value_field {
-                    pair_secret
-                } else {
-                    is_secret_name(k) || (ctx.secret_domain && k.eq_ignore_ascii_case("data"))
-                };
-                if !(secret && mask_whole(v)) {
-                    walk(v, path, Some(k), ctx, masked);
-                } else {
-                    masked.push(path.clone());
-                }
-                path.truncate(len);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Replaces a secret field's value with [`MASK`]; `false` when there is nothing to hide (a
-/// flag, null, an empty value).
-fn mask_whole(v: &mut Value) -> bool {
-    let hide = match v {
+/// Whether a secret field's value is worth replacing with [`MASK`]: not a flag, null or an
+/// empty value.
+fn worth_hiding(v: &Value) -> bool {
+    match v {
         Value::String(s) => !s.is_empty(),
         Value::Number(_) => true,
         Value::Array(a) => !a.is_empty(),
         Value::Object(o) => !o.is_empty(),
         Value::Bool(_) | Value::Null => false,
-    };
-    if hide {
-        *v = Value::String(MASK.to_string());
-    }
-    hide
-}
-
-/// Environment variables: every value is masked, whatever its name.
-fn mask_env(value: &mut Value, path: &mut String, masked: &mut Vec<String>) {
-    match value {
-        Value::Array(items) => {
-            for (i, item) in items.iter_mut().enumerate() {
-                if let Value::String(s) = item
-                    && let Some((k, v)) = s.split_once('=')
-                    && !v.is_empty()
-                {
-                    *s = format!("{k}={MASK}");
-                    masked.push(format!("{path}/{i}"));
-                } else if item.is_object() {
-                    // [{name, value}] shapes.
-                    if let Some(Value::String(v)) = item.get_mut("value")
-                        && !v.is_empty()
-                    {
-                        *v = MASK.to_string();
-                        masked.push(format!("{path}/{i}/value"));
-                    }
-                }
-            }
-        }
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                if matches!(v, Value::Null) || v.as_str() == Some("") {
-                    continue;
-                }
-                *v = Value::String(MASK.to_string());
-                masked.push(format!("{path}/{}", escape_pointer(k)));
-            }
-        }
-        Value::String(s) if !s.is_empty() => {
-            if let Some(new) = mask_string(s, true, true) {
-                *s = new;
-                masked.push(path.clone());
-            }
-        }
-        _ => {}
     }
 }
 
@@ -436,6 +622,12 @@ static BEARER: LazyLock<Regex> = LazyLock::new(|| {
 /// assert_eq!(mask_text("--name web --port 80"), "--name web --port 80");
 /// ```
 pub fn mask_text(s: &str) -> Cow<'_, str> {
+    mask_text_with(s, true)
+}
+
+/// [`mask_text`]; `skip` lets a rule be skipped when the text lacks what it looks for (the
+/// tests compare both ways).
+fn mask_text_with(s: &str, skip: bool) -> Cow<'_, str> {
     if !s.contains('@')
         && !s.contains('-')
         && !s.contains('=')
@@ -447,53 +639,120 @@ pub fn mask_text(s: &str) -> Cow<'_, str> {
     {
         return Cow::Borrowed(s);
     }
-    let urls = URL_PASSWORD.replace_all(s, format!("${{1}}{MASK}@").as_str());
-    let urls = URL_TOKEN.replace_all(&urls, format!("${{1}}{MASK}@").as_str());
-    let flags = FLAG.replace_all(&urls, |c: &regex::Captures<'_>| {
-        let (lead, flag, rest) = (&c[1], &c[2], &c[3]);
-        // `rest` is `=value` or the blanks and the next word (or quoted words).
-        let at = rest
-            .find(|ch: char| ch != '=' && ch != ' ' && ch != '\t')
-            .unwrap_or(rest.len());
-        let (sep, val) = rest.split_at(at);
-        if is_secret_name(flag) && val != MASK {
-            format!("{lead}{flag}{sep}{MASK}")
-        } else {
-            c[0].to_string()
-        }
-    });
-    let assigns = mask_assignments(&flags);
-    let json = JSON_PAIR.replace_all(&assigns, |c: &regex::Captures<'_>| {
-        if is_secret_name(&c[1]) && &c[3] != MASK && !c[3].is_empty() {
-            format!("\"{}\"{}\"{MASK}\"", &c[1], &c[2])
-        } else {
-            c[0].to_string()
-        }
-    });
-    let colon = COLON_PAIR.replace_all(&json, |c: &regex::Captures<'_>| {
-        let val = c[4].trim_matches(|ch| ch == '"' || ch == '\'');
-        // `Authorization: Bearer …`: the scheme word stays, the credential after it is masked
-        // by the bearer rule below.
-        let scheme = val.eq_ignore_ascii_case("bearer") || val.eq_ignore_ascii_case("basic");
-        if is_secret_name(&c[2]) && val != MASK && !val.is_empty() && !scheme {
-            format!("{}{}{}{MASK}", &c[1], &c[2], &c[3])
-        } else {
-            c[0].to_string()
-        }
-    });
-    let bearer = BEARER.replace_all(&colon, |c: &regex::Captures<'_>| {
-        if c[2].starts_with(MASK) {
-            c[0].to_string()
-        } else {
-            format!("{}{MASK}", &c[1])
-        }
-    });
-    if bearer == s {
-        Cow::Borrowed(s)
-    } else {
-        Cow::Owned(bearer.into_owned())
+    let mut text = Cow::Borrowed(s);
+    if !skip || s.contains("://") {
+        text = apply(text, |t| {
+            URL_PASSWORD.replace_all(t, format!("${{1}}{MASK}@").as_str())
+        });
+        text = apply(text, |t| {
+            URL_TOKEN.replace_all(t, format!("${{1}}{MASK}@").as_str())
+        });
+    }
+    // The other rules mask a value only after a secret name (or a bearer/basic scheme word):
+    // text without one of their words (most values: IDs, images, dates, states) has nothing
+    // for them. Masking only writes `********`, so it never makes such a word.
+    if !skip || SECRET_HINT.is_match(s) {
+        text = apply(text, |t| {
+            FLAG.replace_all(t, |c: &regex::Captures<'_>| {
+                let (lead, flag, rest) = (&c[1], &c[2], &c[3]);
+                // `rest` is `=value` or the blanks and the next word (or quoted words).
+                let at = rest
+                    .find(|ch: char| ch != '=' && ch != ' ' && ch != '\t')
+                    .unwrap_or(rest.len());
+                let (sep, val) = rest.split_at(at);
+                if is_secret_name(flag) && val != MASK {
+                    format!("{lead}{flag}{sep}{MASK}")
+                } else {
+                    c[0].to_string()
+                }
+            })
+        });
+        text = apply(text, mask_assignments);
+        text = apply(text, |t| {
+            JSON_PAIR.replace_all(t, |c: &regex::Captures<'_>| {
+                if is_secret_name(&c[1]) && &c[3] != MASK && !c[3].is_empty() {
+                    format!("\"{}\"{}\"{MASK}\"", &c[1], &c[2])
+                } else {
+                    c[0].to_string()
+                }
+            })
+        });
+        text = apply(text, |t| {
+            COLON_PAIR.replace_all(t, |c: &regex::Captures<'_>| {
+                let val = c[4].trim_matches(|ch| ch == '"' || ch == '\'');
+                // `Authorization: Bearer …`: the scheme word stays, the credential after it is
+                // masked by the bearer rule below.
+                let scheme =
+                    val.eq_ignore_ascii_case("bearer") || val.eq_ignore_ascii_case("basic");
+                if is_secret_name(&c[2]) && val != MASK && !val.is_empty() && !scheme {
+                    format!("{}{}{}{MASK}", &c[1], &c[2], &c[3])
+                } else {
+                    c[0].to_string()
+                }
+            })
+        });
+        text = apply(text, |t| {
+            BEARER.replace_all(t, |c: &regex::Captures<'_>| {
+                if c[2].starts_with(MASK) {
+                    c[0].to_string()
+                } else {
+                    format!("{}{MASK}", &c[1])
+                }
+            })
+        });
+    }
+    match text {
+        // A rule that matched without masking rewrote the text unchanged.
+        Cow::Owned(t) if t != s => Cow::Owned(t),
+        _ => Cow::Borrowed(s),
     }
 }
+
+/// One rule of [`mask_text`] applied to the text so far: the text is copied only when the rule
+/// rewrote it.
+fn apply<'s>(text: Cow<'s, str>, rule: impl FnOnce(&str) -> Cow<'_, str>) -> Cow<'s, str> {
+    let rewritten = match rule(&text) {
+        Cow::Owned(t) => Some(t),
+        Cow::Borrowed(_) => None,
+    };
+    match rewritten {
+        Some(t) => Cow::Owned(t),
+        None => text,
+    }
+}
+
+/// The words every secret name holds ([`SECRET_WORDS`], [`SECRET_FRAGMENTS`]: a test checks
+/// that each holds one), plus the bearer/basic scheme words; the separators a key of
+/// [`mask_text`]'s rules may hold between their letters are skipped, as [`norm`] drops them.
+const SECRET_HINT_WORDS: &[&str] = &[
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "credential",
+    "auth",
+    "cert",
+    "cookie",
+    "bearer",
+    "basic",
+    "jwt",
+];
+
+/// Whether a text may hold a secret name (see [`SECRET_HINT_WORDS`]). Case-insensitive with
+/// Unicode case folding, so that it finds at least what [`is_secret_name`] would.
+static SECRET_HINT: LazyLock<Regex> = LazyLock::new(|| {
+    let words: Vec<String> = SECRET_HINT_WORDS
+        .iter()
+        .map(|w| {
+            w.chars()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(r"[_.\-]*")
+        })
+        .collect();
+    Regex::new(&format!("(?i){}", words.join("|"))).expect("valid regex")
+});
 
 /// Masks the value of each secret-named `KEY=VALUE` word. A value runs to the next blank or
 /// `&`, or is one quoted string (`PASSWORD="two words"`); keys inside a value are found too
@@ -709,6 +968,136 @@ mod tests {
             "-----BEGIN CERTIFICATE-----\nMIIBxKeyZtokenAbc==\nQUJD=\n-----END CERTIFICATE-----\n";
         assert_eq!(mask_document(pem, "ca.pem"), pem);
         assert_eq!(mask_text("x API_KEY== y"), "x API_KEY== y");
+    }
+
+    #[test]
+    fn every_secret_word_holds_a_hint_word() {
+        // `mask_text` skips its name rules for text without a hint word: a secret word without
+        // one would be skipped.
+        for w in SECRET_WORDS.iter().chain(SECRET_FRAGMENTS) {
+            assert!(
+                SECRET_HINT_WORDS.iter().any(|h| w.contains(h)),
+                "{w} holds no word of SECRET_HINT_WORDS"
+            );
+            assert!(SECRET_HINT.is_match(w), "{w}");
+        }
+        // Separators inside a key are skipped, as `norm` drops them.
+        for key in ["PASS_WORD", "to.ken", "api-key", "SeCrEt", "Bearer"] {
+            assert!(SECRET_HINT.is_match(key), "{key}");
+        }
+        for plain in [
+            "nginx:1.27",
+            "sha256:0123abc",
+            "2026-11-30T22:30:00Z",
+            "Up 2 hours",
+        ] {
+            assert!(!SECRET_HINT.is_match(plain), "{plain}");
+        }
+    }
+
+    #[test]
+    fn verdicts_stay_right_past_the_memory_of_names() {
+        // More names than a thread remembers, twice over, and names longer than it keeps.
+        for round in 0..2 {
+            for i in 0..MAX_NAMES + 100 {
+                assert!(is_secret_name(&format!("x{i}_TOKEN")), "{round} {i}");
+                assert!(!is_secret_name(&format!("x{i}_TOKEN_ID")), "{round} {i}");
+            }
+        }
+        let long = format!("{}_password", "a".repeat(MAX_NAME_LEN));
+        assert!(is_secret_name(&long) && is_secret_name(&long));
+        assert!(!is_secret_name(&format!("{long}_set")));
+        NAMES.with(|n| assert!(n.borrow().len() <= MAX_NAMES));
+    }
+
+    #[test]
+    fn a_value_without_secrets_is_borrowed_and_one_with_secrets_copied() {
+        let plain = json!({"items": [{"id": "a", "labels": {"app": "web"}, "image": "nginx:1"}]});
+        assert!(matches!(
+            redacted_view(&plain, "container"),
+            Cow::Borrowed(_)
+        ));
+        let secret = json!({"items": [
+            {"id": "a", "labels": {"app": "web"}},
+            {"id": "b", "labels": {"traefik.http.middlewares.a.basicauth.users": "u:$apr1$x"}},
+            {"id": "c", "env": ["A=1"]},
+        ]});
+        let view = redacted_view(&secret, "container");
+        assert!(matches!(view, Cow::Owned(_)));
+        // The rows around the masked ones are kept as they were, in order.
+        assert_eq!(view["items"][0], secret["items"][0]);
+        assert_eq!(
+            view["items"][1]["labels"]["traefik.http.middlewares.a.basicauth.users"],
+            MASK
+        );
+        assert_eq!(
+            view["items"][2],
+            json!({"id": "c", "env": [format!("A={MASK}")]})
+        );
+        // The original is untouched.
+        assert_eq!(secret["items"][2]["env"][0], "A=1");
+    }
+
+    #[test]
+    fn secrets_deep_in_a_value_are_masked_with_their_pointers() {
+        let mut v = json!({
+            "a": {"b": [{"c": {"apiToken": "t1", "plain": "p"}}]},
+            "labels": {"com.example.db-password": "pw1", "app": "web"},
+            "config": {"Env": ["X=1", "Y"], "Cmd": ["serve", "--token", "t2", "-v"]},
+            "vars": [{"name": "SMTP_PASSWORD", "value": "pw2"}, {"name": "MODE", "value": "x"}],
+            "list": [{"secret": "s1", "id": 1}, {"secret": "", "id": 2}],
+            "log": "12:00 connecting to postgres://app:pw3@db/x with token=t3",
+            "a/b~c": {"password": "pw4"},
+        });
+        let pointers = redact_for(&mut v, "container");
+        let text = v.to_string();
+        for secret in ["t1", "pw1", "X=1", "t2", "pw2", "s1", "pw3", "t3", "pw4"] {
+            assert!(!text.contains(secret), "{secret} leaked: {text}");
+        }
+        for kept in ["\"p\"", "web", "\"Y\"", "serve", "-v", "MODE", "\"x\""] {
+            assert!(text.contains(kept), "{kept} lost: {text}");
+        }
+        assert_eq!(
+            pointers,
+            [
+                "/a/b/0/c/apiToken",
+                "/labels/com.example.db-password",
+                "/config/Env/0",
+                "/config/Cmd/2",
+                "/vars/0/value",
+                "/list/0/secret",
+                "/log",
+                "/a~1b~0c/password",
+            ]
+        );
+    }
+
+    #[test]
+    fn skipping_rules_changes_no_mask() {
+        use proptest::prelude::*;
+        let word = prop_oneof![
+            Just("password".to_string()),
+            Just("PASS_word".into()),
+            Just("api-Key".into()),
+            Just("tok.en".into()),
+            Just("apiKeyId".into()),
+            Just("Bearer".into()),
+            Just("basic".into()),
+            Just("--token".into()),
+            Just("https://u:p@h/x".into()),
+            Just("https://tok@github.com".into()),
+            Just("X_TOKEN=abc".into()),
+            Just("\"password\": \"x\"".into()),
+            Just("token: v".into()),
+            Just("\u{212A}ey".into()),
+            Just("sha256:abc".into()),
+            Just("nginx:1.2".into()),
+            "[a-zA-Z_.:=@ \\-\"'/]{0,12}",
+        ];
+        let text = prop::collection::vec(word, 0..6).prop_map(|w| w.join(" "));
+        proptest!(ProptestConfig::with_cases(2000), |(t in text)| {
+            prop_assert_eq!(mask_text_with(&t, true), mask_text_with(&t, false));
+        });
     }
 
     #[test]

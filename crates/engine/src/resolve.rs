@@ -113,11 +113,12 @@ const MAX_COMPILED: usize = 64;
 
 /// The compiled form of a `keep` pattern, compiled once per process rather than on every call
 /// (compiling costs far more than matching). `None` for a pattern that does not compile.
-fn compiled(pattern: &str) -> Option<regex::Regex> {
-    use std::collections::HashMap;
+/// Shared, not cloned: a cloned `Regex` starts with empty match caches, which costs more than
+/// the match.
+fn compiled(pattern: &str) -> Option<Arc<regex::Regex>> {
     use std::sync::{LazyLock, RwLock};
-    static COMPILED: LazyLock<RwLock<HashMap<String, Option<regex::Regex>>>> =
-        LazyLock::new(Default::default);
+    type Compiled = HashMap<String, Option<Arc<regex::Regex>>>;
+    static COMPILED: LazyLock<RwLock<Compiled>> = LazyLock::new(Default::default);
     if let Some(re) = COMPILED
         .read()
         .unwrap_or_else(|e| e.into_inner())
@@ -125,7 +126,7 @@ fn compiled(pattern: &str) -> Option<regex::Regex> {
     {
         return re.clone();
     }
-    let re = regex::Regex::new(pattern).ok();
+    let re = regex::Regex::new(pattern).ok().map(Arc::new);
     let mut map = COMPILED.write().unwrap_or_else(|e| e.into_inner());
     if map.len() >= MAX_COMPILED {
         map.clear();

@@ -75,14 +75,25 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
 
 fn needs_sanitize(s: &str) -> bool {
     let bytes = s.as_bytes();
-    for (i, c) in s.char_indices() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // Printable ASCII, LF and tab are kept as they are, and most text is only those: one
+        // comparison per byte; other characters are decoded and asked about.
+        if matches!(bytes[i], b' '..=b'~' | b'\n' | b'\t') {
+            i += 1;
+            continue;
+        }
+        let Some(c) = s[i..].chars().next() else {
+            break;
+        };
         match c {
             '\r' if bytes.get(i + 1) != Some(&b'\n') => return true,
-            '\r' | '\n' | '\t' => {}
+            '\r' => {}
             '\u{2028}' | '\u{2029}' => return true,
             c if is_removed(c) => return true,
             _ => {}
         }
+        i += c.len_utf8();
     }
     false
 }
@@ -902,6 +913,40 @@ mod tests {
                     prop_assert!(!marks(&chars, slot).contains(&true), "{:?} {:?}", s, slot);
                 }
             }
+        }
+    }
+
+    /// The full scan of `sanitize`: what `needs_sanitize` must agree with.
+    fn needs_sanitize_by_chars(s: &str) -> bool {
+        let bytes = s.as_bytes();
+        s.char_indices().any(|(i, c)| match c {
+            '\r' => bytes.get(i + 1) != Some(&b'\n'),
+            '\u{2028}' | '\u{2029}' => true,
+            c => is_removed(c),
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn the_byte_scan_of_needs_sanitize_agrees_with_the_characters(
+            s in "[a-z \t\r\n\x00-\x1f\x7f\u{80}-\u{a0}\u{2028}\u{200b}\u{feff}é—]{0,16}"
+        ) {
+            prop_assert_eq!(needs_sanitize(&s), needs_sanitize_by_chars(&s), "{:?}", s);
+        }
+    }
+
+    #[test]
+    fn crlf_tabs_and_non_ascii_text_are_kept_as_they_are() {
+        for s in ["a\r\nb", "tab\tand\nLF", "7 item(s) — 7 total", "é\r\n", ""] {
+            assert!(matches!(sanitize(s), Cow::Borrowed(_)), "{s:?}");
+        }
+        for (s, clean) in [
+            ("a\rb", "a\nb"),
+            ("é\u{2028}", "é\n"),
+            ("x\x1b[31my", "xy"),
+            ("—\u{200b}", "—"),
+        ] {
+            assert_eq!(sanitize(s), clean, "{s:?}");
         }
     }
 
