@@ -97,6 +97,7 @@ impl Search {
         let started = std::thread::Builder::new()
             .name("search-index".into())
             .spawn(move || {
+                yield_to_the_protocol();
                 target.get_or_init(|| build_index(&catalog));
             });
         if let Err(e) = started {
@@ -129,6 +130,20 @@ impl Search {
             cell.get_or_init(|| build_index(&catalog));
         })
         .await;
+    }
+}
+
+/// Lowers the calling thread's scheduling priority (Linux: its nice value), so that building
+/// the index in the background never takes a core from answering `initialize` and
+/// `tools/list` on a small machine; an idle core still builds it at full speed. The first
+/// search waits for it either way.
+fn yield_to_the_protocol() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid and setpriority have no memory-safety preconditions; a failure only
+    // leaves the priority as it was.
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19);
     }
 }
 
