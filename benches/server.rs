@@ -13,7 +13,8 @@
 //!   and `in_process` (`ArcaneServer::call`, no protocol): the per-call overhead;
 //! - `under_load/ping_during_burst`: a `ping` sent while 2,000 `container.list` calls are in
 //!   flight (fairness), with rmcp's client and with the raw client, with the burst's throughput
-//!   and the server's peak RSS printed.
+//!   and the server's peak RSS printed; `find_during_burst/raw_client` the same with an
+//!   `arcane_find_action` search instead of the ping.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -159,6 +160,13 @@ fn id_of(line: &str) -> Option<&str> {
     let rest = line.strip_prefix(r#"{"jsonrpc":"2.0","id":"#)?;
     rest.split_once(',').map(|(id, _)| id)
 }
+
+/// Sent right after a raw burst; both are answered with the ID `probe`.
+const PING_PROBE: &str = "{\"jsonrpc\":\"2.0\",\"id\":\"probe\",\"method\":\"ping\"}\n";
+const FIND_PROBE: &str = concat!(
+    "{\"jsonrpc\":\"2.0\",\"id\":\"probe\",\"method\":\"tools/call\",\"params\":",
+    "{\"name\":\"arcane_find_action\",\"arguments\":{\"query\":\"restart a container\"}}}\n"
+);
 
 fn raw_call(id: usize) -> String {
     format!(
@@ -402,47 +410,52 @@ fn benches(c: &mut Criterion) {
     // ping right after its last request; answers are read as lines and located by their id.
     let mut raw = RawServer::start(&base, &key, "dynamic");
     let raw_pid = raw.child.id();
-    g.bench_function("ping_during_burst/raw_client", |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let mut stdin = raw.stdin.take().unwrap();
-                let started = Instant::now();
-                let writer = std::thread::spawn(move || {
-                    use std::io::Write;
-                    let burst: String = (1..=BURST).map(raw_call).collect();
-                    stdin.write_all(burst.as_bytes()).unwrap();
-                    stdin.flush().unwrap();
-                    let sent = Instant::now();
-                    stdin
-                        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"ping\",\"method\":\"ping\"}\n")
-                        .unwrap();
-                    stdin.flush().unwrap();
-                    (stdin, sent)
-                });
-                let (mut answered, mut pinged) = (0, None);
-                while answered < BURST || pinged.is_none() {
-                    use std::io::BufRead;
-                    raw.line.clear();
-                    assert!(raw.stdout.read_line(&mut raw.line).unwrap() > 0);
-                    match id_of(&raw.line) {
-                        Some("\"ping\"") => pinged = Some(Instant::now()),
-                        Some(_) => answered += 1,
-                        None => {}
+    // A `ping`, then an `arcane_find_action` search (which never waits for a call's slot).
+    let probes = [
+        ("ping_during_burst/raw_client", PING_PROBE),
+        ("find_during_burst/raw_client", FIND_PROBE),
+    ];
+    for (name, probe) in probes {
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let mut stdin = raw.stdin.take().unwrap();
+                    let started = Instant::now();
+                    let writer = std::thread::spawn(move || {
+                        use std::io::Write;
+                        let burst: String = (1..=BURST).map(raw_call).collect();
+                        stdin.write_all(burst.as_bytes()).unwrap();
+                        stdin.flush().unwrap();
+                        let sent = Instant::now();
+                        stdin.write_all(probe.as_bytes()).unwrap();
+                        stdin.flush().unwrap();
+                        (stdin, sent)
+                    });
+                    let (mut answered, mut pinged) = (0, None);
+                    while answered < BURST || pinged.is_none() {
+                        use std::io::BufRead;
+                        raw.line.clear();
+                        assert!(raw.stdout.read_line(&mut raw.line).unwrap() > 0);
+                        match id_of(&raw.line) {
+                            Some("\"probe\"") => pinged = Some(Instant::now()),
+                            Some(_) => answered += 1,
+                            None => {}
+                        }
                     }
+                    let (stdin, sent) = writer.join().unwrap();
+                    raw.stdin = Some(stdin);
+                    total += pinged.unwrap().saturating_duration_since(sent);
+                    eprintln!(
+                        "raw client: burst of {BURST} container.list: {:.0} calls/s; server RSS (peak, now) MB: {:?}",
+                        BURST as f64 / started.elapsed().as_secs_f64(),
+                        rss_mb(raw_pid)
+                    );
                 }
-                let (stdin, sent) = writer.join().unwrap();
-                raw.stdin = Some(stdin);
-                total += pinged.unwrap().saturating_duration_since(sent);
-                eprintln!(
-                    "raw client: burst of {BURST} container.list: {:.0} calls/s; server RSS (peak, now) MB: {:?}",
-                    BURST as f64 / started.elapsed().as_secs_f64(),
-                    rss_mb(raw_pid)
-                );
-            }
-            total
-        })
-    });
+                total
+            })
+        });
+    }
     drop(raw);
     g.finish();
     if let Some(pid) = pid {
