@@ -402,14 +402,7 @@ fn operator_overlays_layer_on_top_and_errors_name_file_and_line() {
         "actions:\n  container.list:\n    title: My containers\n  image.pull:\n    exclude: not here\n",
     )
     .unwrap();
-    let sources = Sources {
-        spec: SpecSource {
-            explicit: Some(fixtures::spec_v2()),
-            ..Default::default()
-        },
-        overrides_dir: Some(dir.path().to_path_buf()),
-        catalog_dir: None,
-    };
+    let sources = crate::server_support::with_operator_overlays(dir.path());
     let cat = sources.build().unwrap();
     assert_eq!(cat.get("container.list").unwrap().title, "My containers");
     // Built-in overlay values the operator did not touch remain.
@@ -445,14 +438,7 @@ fn operator_overlays_layer_on_top_and_errors_name_file_and_line() {
 #[test]
 fn text_omits_apply_and_never_hide_what_a_later_call_takes() {
     let dir = tempfile::tempdir().unwrap();
-    let sources = Sources {
-        spec: SpecSource {
-            explicit: Some(fixtures::spec_v2()),
-            ..Default::default()
-        },
-        overrides_dir: Some(dir.path().to_path_buf()),
-        catalog_dir: None,
-    };
+    let sources = crate::server_support::with_operator_overlays(dir.path());
     let built_in = sources.build().unwrap();
     assert_eq!(
         built_in.get("project.get").unwrap().text_omits,
@@ -1157,14 +1143,7 @@ fn every_json_text_parameter_of_2_8_0_is_callable_with_plain_fields() {
 #[test]
 fn an_operator_overlay_replaces_or_turns_off_an_encoding_and_bad_ones_name_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let sources = Sources {
-        spec: SpecSource {
-            explicit: Some(fixtures::spec_v2()),
-            ..Default::default()
-        },
-        overrides_dir: Some(dir.path().to_path_buf()),
-        catalog_dir: None,
-    };
+    let sources = crate::server_support::with_operator_overlays(dir.path());
     // Replaced: only the operator's fields, with a prefix.
     std::fs::write(
         dir.path().join("mine.yaml"),

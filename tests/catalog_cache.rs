@@ -5,23 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::fixtures;
+use crate::server_support::with_operator_overlays;
 
 use arcane_catalog::{Catalog, ClientProfile, Policy};
 use arcane_mcp::catalog_cache::{self, CatalogCache, Provenance};
 use arcane_mcp::config::Surface;
-use arcane_mcp::reload::Sources;
 use arcane_mcp::spec::SpecSource;
-
-fn sources(overrides: &Path) -> Sources {
-    Sources {
-        spec: SpecSource {
-            explicit: Some(fixtures::spec_v2()),
-            ..Default::default()
-        },
-        overrides_dir: Some(overrides.to_path_buf()),
-        catalog_dir: None,
-    }
-}
 
 /// A fresh overlay directory with one operator file, and a fresh cache directory.
 fn setup() -> (tempfile::TempDir, PathBuf, CatalogCache) {
@@ -96,7 +85,7 @@ fn served(cat: &Catalog) -> serde_json::Value {
 #[test]
 fn the_cached_catalog_serves_what_the_built_one_serves() {
     let (_dir, overrides, _) = setup();
-    let built = sources(&overrides).build().unwrap();
+    let built = with_operator_overlays(&overrides).build().unwrap();
     let read = Catalog::from_stored(&built.to_stored()).unwrap();
     assert!(built.actions.len() > 300, "the 2.8.0 document is built");
     assert_eq!(served(&read), served(&built));
@@ -106,7 +95,7 @@ fn the_cached_catalog_serves_what_the_built_one_serves() {
 #[test]
 fn a_second_start_reads_the_cache_and_an_overlay_edit_misses_it() {
     let (_dir, overrides, cache) = setup();
-    let src = sources(&overrides);
+    let src = with_operator_overlays(&overrides);
     let (first, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
     assert_eq!(how, Provenance::Built);
     assert_eq!(
@@ -152,7 +141,7 @@ fn a_broken_file_fails_the_build_even_with_a_cache() {
     // A reload of a broken file must fail (the last good snapshot keeps serving): the cache
     // holds only catalogs of other texts, never an answer for this one.
     let (_dir, overrides, cache) = setup();
-    let src = sources(&overrides);
+    let src = with_operator_overlays(&overrides);
     catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
     std::fs::write(
         overrides.join("mine.yaml"),
@@ -166,7 +155,7 @@ fn a_broken_file_fails_the_build_even_with_a_cache() {
 #[test]
 fn a_corrupt_truncated_or_foreign_entry_is_ignored_and_rebuilt() {
     let (_dir, overrides, cache) = setup();
-    let src = sources(&overrides);
+    let src = with_operator_overlays(&overrides);
     let (built, _) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
     let entry = entries(&cache).pop().unwrap();
     let good = std::fs::read(&entry).unwrap();
@@ -212,7 +201,7 @@ fn a_corrupt_truncated_or_foreign_entry_is_ignored_and_rebuilt() {
 fn entries_are_private_and_one_others_could_write_is_not_read() {
     use std::os::unix::fs::PermissionsExt as _;
     let (_dir, overrides, cache) = setup();
-    let src = sources(&overrides);
+    let src = with_operator_overlays(&overrides);
     catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     let chmod =
@@ -247,7 +236,7 @@ fn an_unwritable_cache_directory_only_costs_the_cache() {
     let file = dir.path().join("a-file");
     std::fs::write(&file, "").unwrap();
     let cache = CatalogCache::new(file.join("cache"));
-    let src = sources(&overrides);
+    let src = with_operator_overlays(&overrides);
     for _ in 0..2 {
         let (cat, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
         assert_eq!(how, Provenance::Built);
@@ -258,7 +247,7 @@ fn an_unwritable_cache_directory_only_costs_the_cache() {
 #[test]
 fn only_a_local_spec_is_cached() {
     let (_dir, overrides, cache) = setup();
-    let mut src = sources(&overrides);
+    let mut src = with_operator_overlays(&overrides);
     assert!(catalog_cache::key(&src).is_some());
     // A document fetched from Arcane is known only after the fetch.
     src.spec = SpecSource {
@@ -268,7 +257,7 @@ fn only_a_local_spec_is_cached() {
     assert_eq!(catalog_cache::key(&src), None);
     assert!(entries(&cache).is_empty());
     // A missing overlay directory is no key either: the build reports it.
-    let missing = sources(&overrides.join("gone"));
+    let missing = with_operator_overlays(&overrides.join("gone"));
     assert_eq!(catalog_cache::key(&missing), None);
     assert!(catalog_cache::load_or_build(&missing, Some(&cache)).is_err());
 }
@@ -276,7 +265,7 @@ fn only_a_local_spec_is_cached() {
 #[test]
 fn old_entries_are_pruned() {
     let (_dir, overrides, cache) = setup();
-    let src = sources(&overrides);
+    let src = with_operator_overlays(&overrides);
     for i in 0..10 {
         std::fs::write(
             overrides.join("mine.yaml"),

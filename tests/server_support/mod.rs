@@ -20,6 +20,18 @@ pub use crate::fixtures::spec_v2 as spec_path;
 pub use crate::fixtures::guarded;
 
 /// The catalog the server builds from the test spec (same sources as the spawned binary).
+/// The 2.8.0 document with the built-in overlays and an operator's overlay directory.
+pub fn with_operator_overlays(dir: &std::path::Path) -> arcane_mcp::reload::Sources {
+    arcane_mcp::reload::Sources {
+        spec: arcane_mcp::spec::SpecSource {
+            explicit: Some(spec_path()),
+            ..Default::default()
+        },
+        overrides_dir: Some(dir.to_path_buf()),
+        catalog_dir: None,
+    }
+}
+
 pub fn catalog() -> arcane_catalog::Catalog {
     let sources = arcane_mcp::reload::Sources {
         spec: arcane_mcp::spec::SpecSource {
