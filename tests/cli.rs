@@ -1003,6 +1003,13 @@ impl HttpServer {
         panic!("arcane-mcp did not serve /healthz within 10 s");
     }
 
+    /// Starts the server against the simulator, with its key, the bearer token `token` and
+    /// `args`.
+    pub(crate) async fn for_sim(sim: &Sim, args: &[&str], token: &str) -> Self {
+        let env = [("ARCANE_MCP_AUTH_TOKEN", token)];
+        Self::start(&sim.base(), Some(sim.sim.api_key()), args, &env).await
+    }
+
     /// Stops the server and returns what it logged.
     pub(crate) async fn stop(mut self) -> String {
         let _ = self.child.start_kill();
@@ -1127,11 +1134,10 @@ async fn http_gate_refuses_strangers_and_serves_every_surface() {
     let sim = Sim::start().await;
     let tokens = "tok-one,tok-two";
     for surface in ["dynamic", "meta", "individual"] {
-        let server = HttpServer::start(
-            &sim.base(),
-            Some(sim.sim.api_key()),
+        let server = HttpServer::for_sim(
+            &sim,
             &["--tool-surface", surface, "--max-request-bytes", "4096"],
-            &[("ARCANE_MCP_AUTH_TOKEN", tokens)],
+            tokens,
         )
         .await;
         let base = server.base.clone();
@@ -1462,11 +1468,10 @@ async fn sdk_http_client_on_every_surface(
         sim.reset().await;
         let overrides = tempfile::tempdir().unwrap();
         let overrides_dir = overrides.path().to_str().unwrap().to_string();
-        let server = HttpServer::start(
-            &sim.base(),
-            Some(sim.sim.api_key()),
+        let server = HttpServer::for_sim(
+            &sim,
             &["--tool-surface", surface, "--overrides", &overrides_dir],
-            &[("ARCANE_MCP_AUTH_TOKEN", token)],
+            token,
         )
         .await;
         let out = client(&[
@@ -1560,24 +1565,13 @@ async fn http_progress_cancel_and_list_changed() {
     use std::time::Duration;
     let sim = Sim::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let server = HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
-        &["--overrides", dir.path().to_str().unwrap()],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
-    )
-    .await;
+    let server =
+        HttpServer::for_sim(&sim, &["--overrides", dir.path().to_str().unwrap()], "tok").await;
     let notes = Notes::default();
     let client = http_client_with(notes.clone(), &server.base, "tok", &[]).await;
     let other = http_client(&server.base, "tok", &[]).await;
     let pull = json!({"action": "image.pull", "params": {"imageName": "redis:7.2-alpine"}});
-    let r = client
-        .call_tool(
-            rmcp::model::CallToolRequestParams::new("arcane_execute_action")
-                .with_arguments(pull.as_object().unwrap().clone()),
-        )
-        .await
-        .unwrap();
+    let r = call(&client, "arcane_execute_action", pull).await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
     let progress = notes
         .0
@@ -1670,13 +1664,7 @@ async fn typescript_sdk_http_client_is_answered_on_every_surface() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_a_refused_client_key_is_named_as_the_callers() {
     let sim = Sim::start().await;
-    let server = HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
-        &["--arcane-key-source", "either"],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
-    )
-    .await;
+    let server = HttpServer::for_sim(&sim, &["--arcane-key-source", "either"], "tok").await;
     let client = http_client(&server.base, "tok", &[("x-arcane-api-key", "not-a-key")]).await;
     let r = call(
         &client,
@@ -1710,11 +1698,10 @@ async fn http_a_refused_client_key_is_named_as_the_callers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_rate_limit_and_idle_session_expiry() {
     let sim = Sim::start().await;
-    let server = HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
+    let server = HttpServer::for_sim(
+        &sim,
         &["--rate-limit", "30", "--session-idle-timeout", "1"],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+        "tok",
     )
     .await;
     let auth = ("authorization", "Bearer tok");
@@ -1795,23 +1782,11 @@ async fn http_destructive_call_is_confirmed_by_the_user() {
     let sim = Sim::start().await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.jsonl");
-    let server = HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
-        &["--audit-log", path.to_str().unwrap()],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
-    )
-    .await;
+    let server = HttpServer::for_sim(&sim, &["--audit-log", path.to_str().unwrap()], "tok").await;
     let kill = json!({"action": "container.kill", "params": {"containerId": "web-1"}});
     for tick in [false, true] {
         let client = http_client_with(Ticks(tick), &server.base, "tok", &[]).await;
-        let r = client
-            .call_tool(
-                rmcp::model::CallToolRequestParams::new("arcane_execute_action")
-                    .with_arguments(kill.as_object().unwrap().clone()),
-            )
-            .await
-            .unwrap();
+        let r = call(&client, "arcane_execute_action", kill.clone()).await;
         assert_eq!(r.is_error == Some(true), !tick, "{}", text(&r));
         client.cancel().await.ok();
     }
@@ -1852,13 +1827,7 @@ fn an_allow_list_typo_is_warned_about() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_sessionless_2026_07_28_requests_are_served() {
     let sim = Sim::start().await;
-    let server = HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
-        &[],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
-    )
-    .await;
+    let server = HttpServer::for_sim(&sim, &[], "tok").await;
     let body = json!({
         "jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": {
@@ -1898,16 +1867,15 @@ async fn http_2026_07_28_client_hears_list_changes_through_subscriptions() {
 
     let sim = Sim::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let server = HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
+    let server = HttpServer::for_sim(
+        &sim,
         &[
             "--tool-surface",
             "meta",
             "--overrides",
             dir.path().to_str().unwrap(),
         ],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+        "tok",
     )
     .await;
     let config = StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.base))
@@ -1973,11 +1941,10 @@ async fn http_2026_07_28_confirmation_takes_a_round_trip() {
     let sim = Sim::start().await;
     let dir = tempfile::tempdir().unwrap();
     let audit = dir.path().join("audit.jsonl");
-    let server = HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
+    let server = HttpServer::for_sim(
+        &sim,
         &["--audit-log", audit.to_str().unwrap()],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok,other-tok")],
+        "tok,other-tok",
     )
     .await;
     let base = server.base.clone();

@@ -214,13 +214,9 @@ async fn an_http_session_is_paced_too() {
     let sim = Sim::start().await;
     sim.fault(json!({"method": "GET", "path": "/images$", "kind": "delay", "delayMs": 600_000, "times": 1}))
         .await;
-    let server = crate::cli::HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
-        &["--max-calls-in-flight", "1"],
-        &[("ARCANE_MCP_AUTH_TOKEN", "pacing-token")],
-    )
-    .await;
+    let server =
+        crate::cli::HttpServer::for_sim(&sim, &["--max-calls-in-flight", "1"], "pacing-token")
+            .await;
     let client = crate::cli::http_client(&server.base, "pacing-token", &[]).await;
     let peer = client.peer().clone();
     let run = |action: &str| {

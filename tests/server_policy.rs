@@ -521,13 +521,7 @@ async fn destructive_calls_ask_the_user_through_elicitation() {
             asked: asked.clone(),
         };
         let client = spawn_with(handler, &sim.base(), sim.sim.api_key(), &args).await;
-        let r = client
-            .call_tool(
-                rmcp::model::CallToolRequestParams::new("arcane_execute_action")
-                    .with_arguments(kill.as_object().unwrap().clone()),
-            )
-            .await
-            .unwrap();
+        let r = call(&client, "arcane_execute_action", kill.clone()).await;
         let case = format!("{answer:?} {args:?}");
         assert_eq!(is_error(&r), !runs, "{case}: {}", text(&r));
         assert_eq!(kills(&sim.requests().await), usize::from(runs), "{case}");
@@ -604,13 +598,7 @@ async fn a_2026_07_28_client_confirms_by_a_round_trip() {
             &[],
         )
         .await;
-        let r = client
-            .call_tool(
-                rmcp::model::CallToolRequestParams::new("arcane_execute_action")
-                    .with_arguments(kill.as_object().unwrap().clone()),
-            )
-            .await
-            .unwrap();
+        let r = call(&client, "arcane_execute_action", kill.clone()).await;
         let case = format!("{answer:?}");
         assert_eq!(is_error(&r), !runs, "{case}: {}", text(&r));
         assert_eq!(kills(&sim.requests().await), usize::from(runs), "{case}");

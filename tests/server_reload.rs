@@ -75,15 +75,12 @@ async fn overlay_change_reloads_and_notifies() {
         index_after["count"],
         json!(index_before["count"].as_u64().unwrap() - 1)
     );
-    let mut args = serde_json::Map::new();
-    args.insert("containerId".into(), json!("web-1"));
-    let r = client
-        .call_tool(
-            rmcp::model::CallToolRequestParams::new("arcane_container_restart")
-                .with_arguments(args),
-        )
-        .await
-        .unwrap();
+    let r = call(
+        &client,
+        "arcane_container_restart",
+        json!({"containerId": "web-1"}),
+    )
+    .await;
     let e = err(&r);
     assert!(
         e.contains("withdrawn by the operator for maintenance"),

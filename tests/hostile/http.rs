@@ -152,11 +152,10 @@ async fn mcp(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_serves_only_the_caller_that_opened_it() {
     let sim = Sim::start().await;
-    let server = HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
+    let server = HttpServer::for_sim(
+        &sim,
         &["--arcane-key-source", "either", "--rate-limit", "100000"],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok-a,tok-b")],
+        "tok-a,tok-b",
     )
     .await;
     let base = server.base.clone();
@@ -311,13 +310,7 @@ async fn closed_by_server(stream: &mut tokio::net::TcpStream) -> Result<(), Stri
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_trickles_its_headers_is_disconnected() {
     let sim = Sim::start().await;
-    let server = HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
-        &[],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
-    )
-    .await;
+    let server = HttpServer::for_sim(&sim, &[], "tok").await;
     let addr = server.base.trim_start_matches("http://").to_string();
     let mut silent = tokio::net::TcpStream::connect(&addr).await.unwrap();
     let mut trickle = tokio::net::TcpStream::connect(&addr).await.unwrap();
@@ -372,11 +365,10 @@ async fn an_audit_log_sent_to_a_device_is_never_rotated_away() {
     let link = dir.path().join("audit.jsonl");
     std::os::unix::fs::symlink("/dev/null", &link).unwrap();
     let path = link.display().to_string();
-    let server = HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
+    let server = HttpServer::for_sim(
+        &sim,
         &["--audit-log", &path, "--audit-log-max-bytes", "4096"],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+        "tok",
     )
     .await;
     let client = http_client(&server.base, "tok", &[]).await;
@@ -506,13 +498,7 @@ async fn no_token_or_client_key_is_shown_at_trace_level() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_beyond_the_limit_are_refused_until_one_ends() {
     let sim = Sim::start().await;
-    let server = HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
-        &["--max-sessions", "3"],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
-    )
-    .await;
+    let server = HttpServer::for_sim(&sim, &["--max-sessions", "3"], "tok").await;
     let base = server.base.clone();
     let auth = ("authorization", "Bearer tok");
     let mut ids = Vec::new();
@@ -554,13 +540,7 @@ async fn sessions_beyond_the_limit_are_refused_until_one_ends() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_route_refuses_a_rebound_host_or_a_foreign_origin() {
     let sim = Sim::start().await;
-    let server = HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
-        &[],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
-    )
-    .await;
+    let server = HttpServer::for_sim(&sim, &[], "tok").await;
     let port = server.base.rsplit(':').next().unwrap().to_string();
     let http = reqwest::Client::new();
     let get = |path: &str, headers: &[(&str, String)]| {
@@ -602,21 +582,6 @@ async fn every_route_refuses_a_rebound_host_or_a_foreign_origin() {
     server.stop().await;
 }
 
-/// `tools/call` from a client with its own handler.
-async fn call_with<H: rmcp::ClientHandler>(
-    client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
-    tool: String,
-    args: Value,
-) -> rmcp::model::CallToolResult {
-    client
-        .call_tool(
-            rmcp::model::CallToolRequestParams::new(tool)
-                .with_arguments(args.as_object().cloned().unwrap_or_default()),
-        )
-        .await
-        .unwrap()
-}
-
 /// A client over HTTP that declares form elicitation and accepts every question with `content`,
 /// counting the questions.
 #[derive(Clone)]
@@ -655,13 +620,7 @@ impl rmcp::ClientHandler for Accepts {
 async fn confirmations_take_only_a_ticked_box_and_never_destructive_refuses_everywhere() {
     let sim = Sim::start().await;
     let kill = json!({"containerId": "web-1"});
-    let server = HttpServer::start(
-        &sim.base(),
-        Some(sim.sim.api_key()),
-        &[],
-        &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
-    )
-    .await;
+    let server = HttpServer::for_sim(&sim, &[], "tok").await;
     for (content, runs) in [
         (json!({"confirm": "true"}), false),
         (json!({"confirm": 1}), false),
@@ -677,7 +636,7 @@ async fn confirmations_take_only_a_ticked_box_and_never_destructive_refuses_ever
         };
         let client = http_client_with(handler, &server.base, "tok", &[]).await;
         let (tool, args) = shape("dynamic", "container.kill", kill.clone(), false);
-        let r = call_with(&client, tool, args).await;
+        let r = call(&client, &tool, args).await;
         assert_eq!(
             asked.load(std::sync::atomic::Ordering::SeqCst),
             1,
@@ -698,16 +657,15 @@ async fn confirmations_take_only_a_ticked_box_and_never_destructive_refuses_ever
 
     for surface in ["dynamic", "meta", "individual"] {
         sim.reset().await;
-        let server = HttpServer::start(
-            &sim.base(),
-            Some(sim.sim.api_key()),
+        let server = HttpServer::for_sim(
+            &sim,
             &[
                 "--confirm-mode",
                 "never-destructive",
                 "--tool-surface",
                 surface,
             ],
-            &[("ARCANE_MCP_AUTH_TOKEN", "tok")],
+            "tok",
         )
         .await;
         let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -718,7 +676,7 @@ async fn confirmations_take_only_a_ticked_box_and_never_destructive_refuses_ever
         let client = http_client_with(handler, &server.base, "tok", &[]).await;
         for confirm in [false, true] {
             let (tool, args) = shape(surface, "container.kill", kill.clone(), confirm);
-            let r = call_with(&client, tool, args).await;
+            let r = call(&client, &tool, args).await;
             assert!(is_error(&r), "{surface} confirm={confirm}: {}", text(&r));
         }
         assert_eq!(

@@ -881,17 +881,12 @@ async fn action_titles_from_the_spec_or_an_overlay_are_escaped_in_every_result()
         ),
         ("api_key.delete", json!({"id": "k1"})),
     ] {
-        let r = client
-            .call_tool(
-                rmcp::model::CallToolRequestParams::new("arcane_execute_action").with_arguments(
-                    json!({"action": id, "params": params})
-                        .as_object()
-                        .unwrap()
-                        .clone(),
-                ),
-            )
-            .await
-            .unwrap();
+        let r = call(
+            &client,
+            "arcane_execute_action",
+            json!({"action": id, "params": params}),
+        )
+        .await;
         let full = text(&r);
         // Our own next-steps section is bold; what comes before it is checked.
         let t = full.split("\n\n**Next steps**").next().unwrap();

@@ -268,8 +268,12 @@ pub async fn spawn_process(sim_base: &str, api_key: &str, args: &[&str]) -> Clie
     spawn_process_with((), sim_base, api_key, args).await
 }
 
-/// Calls a tool with JSON arguments.
-pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+/// Calls a tool with JSON arguments, from a client with any handler.
+pub async fn call<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    args: Value,
+) -> CallToolResult {
     let args: Map<String, Value> = match args {
         Value::Object(m) => m,
         _ => Map::new(),
