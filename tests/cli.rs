@@ -1062,15 +1062,32 @@ pub(crate) async fn raw_post(
     headers: &[(&str, &str)],
     body: String,
 ) -> (u16, reqwest::header::HeaderMap, String) {
-    let mut req = reqwest::Client::new()
+    let mut map = reqwest::header::HeaderMap::new();
+    for (k, v) in headers {
+        // Appended: a name given twice is sent twice.
+        map.append(
+            reqwest::header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+            v.parse().unwrap(),
+        );
+    }
+    raw_post_headers(base, map, body).await
+}
+
+/// [`raw_post`] with headers that need not be text (bytes a client may send).
+pub(crate) async fn raw_post_headers(
+    base: &str,
+    headers: reqwest::header::HeaderMap,
+    body: String,
+) -> (u16, reqwest::header::HeaderMap, String) {
+    let r = reqwest::Client::new()
         .post(format!("{base}/mcp"))
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
-        .body(body);
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let r = req.send().await.unwrap();
+        .headers(headers)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
     let status = r.status().as_u16();
     let h = r.headers().clone();
     (status, h, r.text().await.unwrap_or_default())

@@ -10,7 +10,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::cli::{BIN, HttpServer, INIT, free_port, http_client, http_client_with, raw_post, repo};
+use crate::cli::{
+    BIN, HttpServer, INIT, free_port, http_client, http_client_with, raw_post, raw_post_headers,
+    repo,
+};
 use crate::fixtures::GUARD;
 use crate::server_support::{Sim, call, is_error, shape, spec_path, text, writes};
 
@@ -231,16 +234,8 @@ async fn a_session_serves_only_the_caller_that_opened_it() {
         "x-arcane-api-key",
         reqwest::header::HeaderValue::from_bytes(b"key-\xff\xfe").unwrap(),
     );
-    let r = reqwest::Client::new()
-        .post(format!("{base}/mcp"))
-        .headers(bad)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(INIT)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
+    let (status, _, _) = raw_post_headers(&base, bad, INIT.into()).await;
+    assert_eq!(status, 400);
     // A session opened by a request whose session header is not text is bound all the same.
     let mut odd = reqwest::header::HeaderMap::new();
     odd.insert("authorization", "Bearer tok-a".parse().unwrap());
@@ -248,16 +243,8 @@ async fn a_session_serves_only_the_caller_that_opened_it() {
         "mcp-session-id",
         reqwest::header::HeaderValue::from_bytes(b"\xff").unwrap(),
     );
-    let r = reqwest::Client::new()
-        .post(format!("{base}/mcp"))
-        .headers(odd)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(INIT)
-        .send()
-        .await
-        .unwrap();
-    let other = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let (_, headers, _) = raw_post_headers(&base, odd, INIT.into()).await;
+    let other = headers["mcp-session-id"].to_str().unwrap().to_string();
     let (status, _) = mcp(
         &base,
         reqwest::Method::DELETE,
