@@ -572,21 +572,28 @@ pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
             if rank < 1000 {
                 return Some((rank, order, k, v));
             }
+            let mut took_out = false;
             for path in ctx.omit {
                 let mut names = path.split('.');
                 if names.next() != Some(k.as_str()) {
                     continue;
                 }
                 let rest: Vec<&str> = names.collect();
-                if rest.is_empty() || omit_path(&mut v, &rest) {
-                    omitted.push(path);
-                }
                 if rest.is_empty() {
+                    omitted.push(path);
                     return None;
                 }
+                if omit_path(&mut v, &rest) {
+                    omitted.push(path);
+                    took_out = true;
+                }
             }
-            // What is left once a path is taken out may be nothing.
-            text_form(&v).map(|v| (rank, order, k, v))
+            // What is left once a path is taken out may be nothing; otherwise `v` is in its
+            // text form already.
+            if took_out {
+                v = text_form(&v)?;
+            }
+            Some((rank, order, k, v))
         })
         .collect();
     fields.sort_by_key(|&(rank, order, _, _)| (rank, order));
