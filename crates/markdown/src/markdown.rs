@@ -716,15 +716,26 @@ impl FieldLines {
 
 /// A short list of one-line scalars on its field's line, comma-separated (`names`, `repoTags`).
 fn short_list(a: &[Value]) -> Option<String> {
-    let fits = a.len() <= MAX_SHORT_LIST
-        && a.iter()
-            .all(|x| is_scalar(x) && !sanitize(&scalar_text(x)).contains('\n'));
-    fits.then(|| {
-        a.iter()
-            .map(|x| list_element(&scalar_text(x), false))
-            .collect::<Vec<_>>()
-            .join(", ")
-    })
+    is_short_list(a).then(|| joined(a, false))
+}
+
+/// At most [`MAX_SHORT_LIST`] one-line scalars: a list that fits on a line or in a cell.
+fn is_short_list(a: &[Value]) -> bool {
+    a.len() <= MAX_SHORT_LIST && a.iter().all(is_one_line_scalar)
+}
+
+/// A scalar whose text stays on one line once sanitized.
+fn is_one_line_scalar(x: &Value) -> bool {
+    is_scalar(x) && !sanitize(&scalar_text(x)).contains('\n')
+}
+
+/// A short list's elements, comma-separated, each escaped for running text or, with `table`,
+/// for a table cell.
+fn joined(a: &[Value], table: bool) -> String {
+    a.iter()
+        .map(|x| list_element(&scalar_text(x), table))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Whether a map that is not one `key=value` line can be written as `parent.child` lines: a
@@ -807,11 +818,10 @@ fn rows_table(v: &Value) -> Option<String> {
     }
     let objects: Vec<&Map<String, Value>> =
         items.iter().map(Value::as_object).collect::<Option<_>>()?;
-    let one_line = |x: &Value| is_scalar(x) && !sanitize(&scalar_text(x)).contains('\n');
     let flat = objects.iter().all(|o| {
         o.values().all(|x| match x {
-            Value::Array(a) => a.len() <= MAX_SHORT_LIST && a.iter().all(one_line),
-            x => one_line(x),
+            Value::Array(a) => is_short_list(a),
+            x => is_one_line_scalar(x),
         })
     });
     let columns = field_union(&objects);
@@ -827,13 +837,9 @@ fn rows_table(v: &Value) -> Option<String> {
                 None | Some(Value::Null) => {}
                 Some(Value::String(s)) if s.is_empty() => out.push_str(" \"\""),
                 Some(Value::Array(a)) => {
-                    let parts: Vec<String> = a
-                        .iter()
-                        .map(|x| list_element(&scalar_text(x), true))
-                        .collect();
-                    if !parts.is_empty() {
+                    if !a.is_empty() {
                         out.push(' ');
-                        out.push_str(&parts.join(", "));
+                        out.push_str(&joined(a, true));
                     }
                 }
                 Some(x) => {
