@@ -1999,13 +1999,6 @@ async fn http_2026_07_28_confirmation_takes_a_round_trip() {
             rpc_answer(&text)["result"].clone()
         }
     };
-    let kills = || async {
-        sim.requests()
-            .await
-            .iter()
-            .filter(|r| r["method"] == "POST" && r["path"].as_str().unwrap().ends_with("/kill"))
-            .count()
-    };
     let answer = |action: &str, tick: bool, state: &Value| {
         json!({
             "requestState": state,
@@ -2037,7 +2030,7 @@ async fn http_2026_07_28_confirmation_takes_a_round_trip() {
     );
     let state = asked["requestState"].clone();
     assert!(state.as_str().is_some_and(|s| !s.is_empty()), "{asked}");
-    assert_eq!(kills().await, 0);
+    assert_eq!(sim.kills().await, 0);
 
     // An altered state is refused (a flipped character in the middle of the seal).
     let mut altered = state.as_str().unwrap().to_string().into_bytes();
@@ -2058,19 +2051,19 @@ async fn http_2026_07_28_confirmation_takes_a_round_trip() {
         &post("other-tok", "web-1", true, answer("accept", true, &state)).await,
         "does not belong to it",
     );
-    assert_eq!(kills().await, 0);
+    assert_eq!(sim.kills().await, 0);
 
     // Accepted with the box ticked: it runs, once.
     let done = post("tok", "web-1", true, answer("accept", true, &state)).await;
     assert_ne!(done["isError"], true, "{done}");
     assert_ne!(done["resultType"], "input_required", "{done}");
-    assert_eq!(kills().await, 1);
+    assert_eq!(sim.kills().await, 1);
     // The same yes again is refused: one answer runs one call.
     refused(
         &post("tok", "web-1", true, answer("accept", true, &state)).await,
         "does not belong to it",
     );
-    assert_eq!(kills().await, 1);
+    assert_eq!(sim.kills().await, 1);
 
     // Declined, or accepted without the tick: refused.
     for (action, tick, why) in [
@@ -2085,7 +2078,7 @@ async fn http_2026_07_28_confirmation_takes_a_round_trip() {
             why,
         );
     }
-    assert_eq!(kills().await, 1);
+    assert_eq!(sim.kills().await, 1);
 
     // A client without elicitation: not asked; the `confirm: true` rule.
     let plain = post("tok", "web-1", false, json!({})).await;
@@ -2097,7 +2090,7 @@ async fn http_2026_07_28_confirmation_takes_a_round_trip() {
             .contains("\"confirm\": true"),
         "{plain}"
     );
-    assert_eq!(kills().await, 1);
+    assert_eq!(sim.kills().await, 1);
     server.stop().await;
     // The audit log has a line per finished call, none for a question: the one yes ran it,
     // every other retry (and the call without elicitation) was refused.

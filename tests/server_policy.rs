@@ -501,11 +501,6 @@ async fn destructive_calls_ask_the_user_through_elicitation() {
     use rmcp::model::ElicitationAction::{Accept, Cancel, Decline};
     let sim = Sim::start().await;
     let kill = json!({"action": "container.kill", "params": {"containerId": "web-1"}});
-    let kills = |log: &[serde_json::Value]| {
-        log.iter()
-            .filter(|r| r["method"] == "POST" && r["path"].as_str().unwrap().ends_with("/kill"))
-            .count()
-    };
     for (answer, args, runs) in [
         (Some((Accept, true)), vec![], true),
         (Some((Accept, false)), vec![], false),
@@ -524,7 +519,7 @@ async fn destructive_calls_ask_the_user_through_elicitation() {
         let r = call(&client, "arcane_execute_action", kill.clone()).await;
         let case = format!("{answer:?} {args:?}");
         assert_eq!(is_error(&r), !runs, "{case}: {}", text(&r));
-        assert_eq!(kills(&sim.requests().await), usize::from(runs), "{case}");
+        assert_eq!(sim.kills().await, usize::from(runs), "{case}");
         let questions = asked.lock().unwrap().clone();
         let expect_asked = answer.is_some() && args.is_empty();
         assert_eq!(questions.len(), usize::from(expect_asked), "{case}");
@@ -572,11 +567,6 @@ async fn a_2026_07_28_client_confirms_by_a_round_trip() {
     use rmcp::model::ElicitationAction::{Accept, Decline};
     let sim = Sim::start().await;
     let kill = json!({"action": "container.kill", "params": {"containerId": "web-1"}});
-    let kills = |log: &[serde_json::Value]| {
-        log.iter()
-            .filter(|r| r["method"] == "POST" && r["path"].as_str().unwrap().ends_with("/kill"))
-            .count()
-    };
     for (answer, runs) in [
         (Some((Accept, true)), true),
         (Some((Decline, false)), false),
@@ -601,7 +591,7 @@ async fn a_2026_07_28_client_confirms_by_a_round_trip() {
         let r = call(&client, "arcane_execute_action", kill.clone()).await;
         let case = format!("{answer:?}");
         assert_eq!(is_error(&r), !runs, "{case}: {}", text(&r));
-        assert_eq!(kills(&sim.requests().await), usize::from(runs), "{case}");
+        assert_eq!(sim.kills().await, usize::from(runs), "{case}");
         let questions = asked.lock().unwrap().clone();
         assert_eq!(questions.len(), usize::from(answer.is_some()), "{case}");
         if let Some(q) = questions.first() {

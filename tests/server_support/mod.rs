@@ -106,6 +106,15 @@ impl Sim {
             .collect()
     }
 
+    /// How many container kills reached Arcane (what the confirmation tests count).
+    pub async fn kills(&self) -> usize {
+        self.requests()
+            .await
+            .iter()
+            .filter(|r| r["method"] == "POST" && r["path"].as_str().unwrap().ends_with("/kill"))
+            .count()
+    }
+
     pub async fn reset(&self) {
         self.hooks().reset().await.unwrap();
     }
