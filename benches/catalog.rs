@@ -1,6 +1,6 @@
 //! Catalog build from the 2.8.0 spec, and hot-reload latency (file write → new catalog serving).
 //!
-//! Run: `cargo bench --bench catalog`. Needs `../shared/arcane` beside the repository (or
+//! Run: `cargo bench --bench catalog`. Reads the repository's `third_party/arcane` (or
 //! `ARCANE_SHARED_DIR`).
 
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! Search latency and index build time over the real catalog (Arcane 2.8.0).
 //!
 //! `cargo bench --bench search` (add `-- --measurement-time 2` for a quick run). The spec is
-//! read from `../shared/arcane` next to the repository, or from `ARCANE_SHARED_DIR`.
+//! read from the repository's `third_party/arcane`, or from `ARCANE_SHARED_DIR`.
 //! `search/eval-set` runs every query of `tests/search_eval.yaml` once per iteration: divide by
 //! the number of queries for the mean time per query.
 

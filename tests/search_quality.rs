@@ -3,7 +3,7 @@
 //! The query list below was written, with its expected IDs, before the ranking was tuned: it
 //! describes what a user means, not what the ranking happens to return. The larger evaluation
 //! set is `tests/search_eval.yaml` (see `docs/search.md`). The spec is read from
-//! `../shared/arcane` next to the repository, or from `ARCANE_SHARED_DIR`.
+//! the repository's `third_party/arcane`, or from `ARCANE_SHARED_DIR`.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

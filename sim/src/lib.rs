@@ -12,7 +12,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
-//! let sim = arcane_sim::start(arcane_sim::SimConfig::new("../shared/arcane/openapi-v2.8.0.json")).await?;
+//! let sim = arcane_sim::start(arcane_sim::SimConfig::new("third_party/arcane/openapi-v2.8.0.json")).await?;
 //! println!("{} (key {})", sim.base_url(), sim.api_key());
 //! sim.shutdown().await;
 //! # Ok(()) }

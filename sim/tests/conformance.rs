@@ -1,4 +1,4 @@
-//! Calls every operation of both specs in `../shared/arcane/` and checks each 2xx JSON body
+//! Calls every operation of both specs in `third_party/arcane/` and checks each 2xx JSON body
 //! against the operation's declared response schema. The only mismatches allowed are the
 //! documented divergences (docs/arcane-wire.md#compose-byte-sizes: compose byte sizes sent as strings).
 

@@ -5,7 +5,7 @@ use arcane_sim::hooks::HooksClient;
 use arcane_sim::{ArcaneVersion, RunningSim, SimConfig};
 use serde_json::Value;
 
-/// The finder of Arcane's documents (`../shared/arcane`, or `$ARCANE_SHARED_DIR`), shared with
+/// The finder of Arcane's documents (`third_party/arcane`, or `$ARCANE_SHARED_DIR`), shared with
 /// the other crates' tests.
 #[path = "../../../tests/fixtures/mod.rs"]
 mod fixtures;
