@@ -33,13 +33,23 @@ pub struct AuditLog {
     file: Mutex<(File, u64)>,
 }
 
-/// Who made a call: the MCP session, the client's name, the key's fingerprint.
+/// Who made a call: the MCP session, the client's name, the bearer token's name and
+/// fingerprint, the key's fingerprint, the protocol version of the request.
 #[derive(Debug, Clone, Default)]
 pub struct Caller {
+    /// The legacy session's ID; the 2026-07-28 protocol has no sessions.
     pub session: Option<String>,
+    /// The client's name: from the session's `initialize`, or for a 2026-07-28 request from
+    /// its own `_meta` (`io.modelcontextprotocol/clientInfo`).
     pub client: Option<String>,
+    /// The name given to the bearer token (`alice=TOKEN`), when it has one.
+    pub token: Option<String>,
+    /// The bearer token's fingerprint (over HTTP with tokens).
+    pub token_fingerprint: Option<String>,
     /// Fingerprint of the caller's own Arcane key; `None` = the server's key.
     pub user: Option<String>,
+    /// The request's MCP protocol version.
+    pub protocol: Option<String>,
 }
 
 /// What became of a mutating call.
@@ -187,16 +197,99 @@ fn line_of(e: &Entry<'_>) -> Value {
         "time": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         "session": e.caller.session,
         "client": e.caller.client,
+        "protocol": e.caller.protocol,
+        "token": e.caller.token,
+        "tokenFingerprint": e.caller.token_fingerprint,
         "user": e.caller.user.as_deref().map_or_else(|| "server-key".to_string(), |f| format!("key:{f}")),
         "action": e.action,
         "environment": e.environment,
         "targets": targets,
         "params": params,
         "outcome": e.outcome.as_str(),
-        "error": e.error.map(|t| arcane_markdown::excerpt(&arcane_engine::mask_text(t), 300)),
+        "error": e.error.map(plain_error),
         "durationMs": e.duration.as_millis() as u64,
         "confirmed": e.confirmed,
     })
+}
+
+/// Longest error text kept in a line.
+const MAX_ERROR: usize = 300;
+
+/// The error text of a line, as plain text: the answer's Markdown undone (backslash escapes,
+/// code spans), secrets masked, control characters and line breaks turned into spaces, cut to
+/// [`MAX_ERROR`] characters. The line is JSON, read by people and log tools, not rendered.
+fn plain_error(text: &str) -> String {
+    plain(&arcane_engine::mask_text(&unmarkdown(text)), MAX_ERROR)
+}
+
+/// Untrusted text as a field of a line: escape sequences and invisible characters dropped,
+/// control characters and line breaks turned into spaces, cut after `max` characters.
+pub fn plain(text: &str, max: usize) -> String {
+    let clean = arcane_markdown::sanitize(text);
+    let one_line = clean
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    arcane_markdown::clip(&one_line, max).into_owned()
+}
+
+/// Inline Markdown as the text it shows: `\*` is `*`, a code span is its content.
+fn unmarkdown(md: &str) -> String {
+    let c: Vec<char> = md.chars().collect();
+    let run_at = |i: usize| c[i..].iter().take_while(|&&ch| ch == '`').count();
+    let mut out = String::with_capacity(md.len());
+    let mut i = 0;
+    while i < c.len() {
+        match c[i] {
+            '\\' if c.get(i + 1).is_some_and(char::is_ascii_punctuation) => {
+                out.push(c[i + 1]);
+                i += 2;
+            }
+            '`' => {
+                let run = run_at(i);
+                // The closing run: the next run of exactly as many backticks.
+                let mut j = i + run;
+                let close = loop {
+                    match c[j..].iter().position(|&ch| ch == '`') {
+                        None => break None,
+                        Some(k) => {
+                            let at = j + k;
+                            let n = run_at(at);
+                            if n == run {
+                                break Some(at);
+                            }
+                            j = at + n;
+                        }
+                    }
+                };
+                match close {
+                    Some(end) => {
+                        let inner: String = c[i + run..end].iter().collect();
+                        let padded = inner.len() >= 2
+                            && inner.starts_with(' ')
+                            && inner.ends_with(' ')
+                            && !inner.trim().is_empty();
+                        out.push_str(if padded {
+                            &inner[1..inner.len() - 1]
+                        } else {
+                            &inner
+                        });
+                        i = end + run;
+                    }
+                    None => {
+                        out.extend(&c[i..i + run]);
+                        i += run;
+                    }
+                }
+            }
+            ch => {
+                out.push(ch);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 fn cut_strings(v: &mut Value) {
@@ -241,6 +334,7 @@ mod tests {
             session: Some("s1".into()),
             client: Some("claude".into()),
             user: Some(arcane_engine::fingerprint("user-key")),
+            ..Caller::default()
         };
         let params =
             json!({"containerId": "abc", "password": "hunter2", "compose": "x".repeat(1000)});
@@ -265,6 +359,23 @@ mod tests {
             let mode = std::fs::metadata(&path).unwrap().permissions().mode();
             assert_eq!(mode & 0o077, 0, "only the owner reads the audit log");
         }
+    }
+
+    #[test]
+    fn error_text_is_plain_masked_and_one_line() {
+        let md = "Arcane answered 409 for \\`container.kill\\`: container \\*web\\_1\\* is \
+                  `not running`.\npassword=hunter2 \x1b[31mred\x1b[0m\u{7} and a \\\\ \
+                  backslash ``a ` b``";
+        let plain = plain_error(md);
+        assert_eq!(
+            plain,
+            "Arcane answered 409 for `container.kill`: container *web_1* is not running. \
+             password=******** red and a \\ backslash a ` b",
+            "{plain}"
+        );
+        assert!(!plain.contains("hunter2"));
+        assert!(!plain.chars().any(char::is_control), "{plain:?}");
+        assert_eq!(plain_error(&"x".repeat(400)).chars().count(), MAX_ERROR + 1);
     }
 
     #[cfg(unix)]

@@ -499,6 +499,55 @@ pub struct HttpArgs {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000)
     )]
     pub max_sessions: usize,
+    /// Most MCP sessions one bearer token may hold open at once (beyond → 429), so one token
+    /// cannot fill --max-sessions. Default: a quarter of --max-sessions (at least 16).
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_SESSIONS_PER_TOKEN",
+        value_name = "N",
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000)
+    )]
+    pub max_sessions_per_token: Option<usize>,
+    /// Most HTTP connections served at once; beyond, a request gets 503 (/healthz still
+    /// answers).
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_CONNECTIONS",
+        value_name = "N",
+        default_value_t = 1024,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65_536)
+    )]
+    pub max_connections: usize,
+    /// Most HTTP connections one client address (an IPv6 client: its /64) may hold open,
+    /// counted before authentication; beyond → 429.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_CONNECTIONS_PER_ADDRESS",
+        value_name = "N",
+        default_value_t = 128,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65_536)
+    )]
+    pub max_connections_per_address: usize,
+    /// Most requests one bearer token may have in flight at once (each holds a connection,
+    /// an event stream for as long as it is open); beyond → 429.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_CONNECTIONS_PER_TOKEN",
+        value_name = "N",
+        default_value_t = 256,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65_536)
+    )]
+    pub max_connections_per_token: usize,
+    /// Seconds a client may take to send a whole request body after its head (slower → 408
+    /// and the connection is closed).
+    #[arg(
+        long,
+        env = "ARCANE_MCP_REQUEST_BODY_TIMEOUT",
+        value_name = "SECONDS",
+        default_value_t = 30,
+        value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=3600)
+    )]
+    pub request_body_timeout: u64,
     /// Whose Arcane key a call over HTTP uses: the server's (ARCANE_API_KEY), the caller's
     /// (X-Arcane-API-Key header, so Arcane's own roles apply), or the caller's when sent.
     #[arg(long, env = "ARCANE_MCP_ARCANE_KEY_SOURCE", value_enum, default_value_t = KeySource::Server)]

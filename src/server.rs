@@ -193,13 +193,29 @@ impl ArcaneServer {
             .get::<http::request::Parts>()
             .and_then(|p| p.headers.get("mcp-session-id"))
             .and_then(|v| v.to_str().ok())
-            .map(|s| arcane_markdown::excerpt(s, 64));
+            .map(|s| crate::audit_log::plain(s, 64));
+        let protocol = context.protocol_version();
+        // A 2026-07-28 request has no session: it names its client in its own `_meta`. The
+        // peer of such a request is made up per request, and its "client info" is rmcp's
+        // placeholder, never the caller's.
+        let stateless = protocol
+            .as_ref()
+            .is_some_and(|v| *v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        let client = if stateless {
+            context.meta.client_info()
+        } else {
+            context.client_info()
+        };
+        let token = self
+            .http
+            .as_ref()
+            .and_then(|h| h.token(&context.extensions));
         Caller {
             session,
-            client: context
-                .peer
-                .peer_info()
-                .map(|i| arcane_markdown::excerpt(&i.client_info.name, 64)),
+            client: client.map(|i| crate::audit_log::plain(&i.name, 64)),
+            token: token.as_ref().and_then(|t| t.name.clone()),
+            token_fingerprint: token.map(|t| t.fingerprint.clone()),
+            protocol: protocol.map(|v| v.to_string()),
             user: ctx
                 .credential
                 .as_ref()
@@ -476,6 +492,11 @@ impl ServerHandler for ArcaneServer {
             credential: self.credential(&context.extensions),
         };
         let caller = self.caller(&context, &ctx);
+        // Named in the call's log line by its name and fingerprint, never the token.
+        let token = self
+            .http
+            .as_ref()
+            .and_then(|h| h.token(&context.extensions));
         let forwarder = context.meta.get_progress_token().map(|token| {
             let (tx, mut rx) = tokio::sync::mpsc::channel::<arcane_engine::Progress>(
                 arcane_engine::PROGRESS_QUEUE,
@@ -569,6 +590,7 @@ impl ServerHandler for ArcaneServer {
             tool = %request.name,
             is_error = result.is_error.unwrap_or(false),
             ms = started.elapsed().as_millis() as u64,
+            token = token.as_ref().map(|t| t.to_string()),
             "tools/call"
         );
         if let Some(http) = &self.http {

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -17,19 +17,87 @@ use crate::config::KeySource;
 pub const CLIENT_KEY_HEADER: &str = "x-arcane-api-key";
 
 /// The accepted bearer tokens, kept only as SHA-256 digests: comparing digests in constant time
-/// reveals neither a token's bytes nor its length through timing.
-pub struct Tokens(Vec<[u8; 32]>);
+/// reveals neither a token's bytes nor its length through timing. Each may carry the name of
+/// the person or client it was given to (`alice=TOKEN`), shown in the logs and the audit log with
+/// the token's fingerprint, never the token.
+pub struct Tokens(Vec<([u8; 32], Arc<TokenLabel>)>);
+
+/// What the logs and the audit log say of an accepted token: its name, when it was given one,
+/// and its fingerprint (the first 12 hex digits of its SHA-256).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenLabel {
+    pub name: Option<String>,
+    pub fingerprint: String,
+    /// Its place in the token list: what the per-token limits count by.
+    pub index: usize,
+}
+
+impl std::fmt::Display for TokenLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.name {
+            Some(n) => write!(f, "'{n}' (fingerprint {})", self.fingerprint),
+            None => write!(f, "fingerprint {}", self.fingerprint),
+        }
+    }
+}
+
+/// Longest token name.
+const MAX_NAME: usize = 64;
+
+/// Splits one token entry into its name and the token: `alice=TOKEN` is named when what comes
+/// before the first `=` is a name (a letter, then letters, digits, `.`, `_`, `-` or `@`, at most
+/// 64) and what follows is more than `=` padding. Anything else is a plain token, so existing
+/// token files keep working, base64 tokens with their `=` padding included; a token that itself
+/// looks like `name=…` is written with a name in front (`ci=name=…`).
+pub fn split_named(entry: &str) -> (Option<&str>, &str) {
+    let entry = entry.trim();
+    if let Some((name, token)) = entry.split_once('=') {
+        let mut chars = name.chars();
+        let named = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'))
+            && name.len() <= MAX_NAME
+            && !token.trim().trim_matches('=').is_empty();
+        if named {
+            return (Some(name), token.trim());
+        }
+    }
+    (None, entry)
+}
 
 impl Tokens {
-    pub fn new<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Tokens {
-        Tokens(
-            tokens
-                .into_iter()
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .map(digest)
-                .collect(),
-        )
+    /// The tokens of `entries` (plain or `name=TOKEN`; blank ones skipped). The same token under
+    /// two names is refused: the logs would name the wrong person.
+    pub fn new<'a>(entries: impl IntoIterator<Item = &'a str>) -> Result<Tokens, String> {
+        let mut tokens: Vec<([u8; 32], Arc<TokenLabel>)> = Vec::new();
+        for entry in entries {
+            let (name, token) = split_named(entry);
+            if token.is_empty() {
+                continue;
+            }
+            let d = digest(token);
+            if let Some((_, seen)) = tokens.iter().find(|(t, _)| *t == d) {
+                if seen.name.as_deref() == name {
+                    continue;
+                }
+                let says = |n: Option<&str>| n.map_or("unnamed".to_string(), |n| format!("'{n}'"));
+                return Err(format!(
+                    "the same bearer token is given twice, as {} and as {} (fingerprint {}):                      give each person a token of their own, or one name per token",
+                    says(seen.name.as_deref()),
+                    says(name),
+                    seen.fingerprint
+                ));
+            }
+            let index = tokens.len();
+            tokens.push((
+                d,
+                Arc::new(TokenLabel {
+                    name: name.map(str::to_string),
+                    fingerprint: arcane_engine::fingerprint(token),
+                    index,
+                }),
+            ));
+        }
+        Ok(Tokens(tokens))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -40,14 +108,32 @@ impl Tokens {
         self.0.len()
     }
 
-    /// Whether `presented` is one of the tokens. Every token is compared, so the time taken
-    /// does not say which one matched.
-    pub fn accepts(&self, presented: &str) -> bool {
-        let d = digest(presented);
+    /// The names given to tokens (for the startup line; names are not secrets).
+    pub fn names(&self) -> Vec<&str> {
         self.0
             .iter()
-            .fold(subtle::Choice::from(0), |found, t| found | t.ct_eq(&d))
-            .into()
+            .filter_map(|(_, l)| l.name.as_deref())
+            .collect()
+    }
+
+    /// Which token `presented` is, if any. Every token is compared, so the time taken does not
+    /// say which one matched.
+    pub fn matching(&self, presented: &str) -> Option<Arc<TokenLabel>> {
+        use subtle::ConditionallySelectable;
+        let d = digest(presented);
+        let (found, at) = self.0.iter().enumerate().fold(
+            (subtle::Choice::from(0), 0u64),
+            |(found, at), (i, (t, _))| {
+                let eq = t.ct_eq(&d);
+                (found | eq, u64::conditional_select(&at, &(i as u64), eq))
+            },
+        );
+        bool::from(found).then(|| self.0[at as usize].1.clone())
+    }
+
+    #[cfg(test)]
+    fn accepts(&self, presented: &str) -> bool {
+        self.matching(presented).is_some()
     }
 }
 
@@ -55,8 +141,9 @@ fn digest(s: &str) -> [u8; 32] {
     Sha256::digest(s.as_bytes()).into()
 }
 
-/// Parses a token file: one token per line; blank lines and `#` comments are skipped (a byte
-/// order mark that editors on Windows write first is not part of the first token).
+/// Parses a token file: one token per line (`name=TOKEN` to name it); blank lines and `#`
+/// comments are skipped (a byte order mark that editors on Windows write first is not part of
+/// the first token).
 pub fn tokens_from_file(text: &str) -> Vec<String> {
     text.trim_start_matches('\u{feff}')
         .lines()
@@ -99,14 +186,23 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
-/// Checks one request to a guarded path; `Err` is the answer to send instead, `Ok` says who
-/// sent it (for binding a session to its caller: [`Sessions`]).
+/// A request the gate let through: who sent it ([`Identity`], for binding a session to its
+/// caller: [`Sessions`]) and which of the tokens it carried (`None` when the server runs
+/// without tokens).
+#[derive(Debug, Clone)]
+pub struct Admitted {
+    pub identity: Identity,
+    pub token: Option<Arc<TokenLabel>>,
+}
+
+/// Checks one request to a guarded path; `Err` is the answer to send instead. A refused token
+/// is also logged (WARN, with what to set; never the token).
 pub fn check(
     tokens: &Tokens,
     key_source: KeySource,
     headers: &HeaderMap,
     mcp: bool,
-) -> Result<Identity, Refusal> {
+) -> Result<Admitted, Refusal> {
     // Two credentials in one request are ambiguous: a proxy that appends the user's header to
     // one the client sent would otherwise let the client's (read first) win.
     if headers.get_all(header::AUTHORIZATION).iter().count() > 1 {
@@ -121,27 +217,44 @@ pub fn check(
         ));
     }
     let presented = bearer(headers);
+    let mut token = None;
     if !tokens.is_empty() {
         match presented {
             None => {
+                tracing::warn!(
+                    "request without a bearer token refused (401): the client must send \
+                     `Authorization: Bearer <token>` with a token of ARCANE_MCP_AUTH_TOKEN or \
+                     --auth-token-file"
+                );
                 return Err(unauthorized(
                     r#"Bearer realm="arcane-mcp""#,
                     "Missing bearer token: send `Authorization: Bearer <token>` with a token \
                      from the server's ARCANE_MCP_AUTH_TOKEN.",
                 ));
             }
-            Some(t) if !tokens.accepts(t) => {
-                return Err(unauthorized(
-                    r#"Bearer realm="arcane-mcp", error="invalid_token""#,
-                    "The bearer token is not accepted by this server; ask its operator for a \
-                     valid one.",
-                ));
-            }
-            Some(_) => {}
+            Some(t) => match tokens.matching(t) {
+                Some(label) => token = Some(label),
+                None => {
+                    tracing::warn!(
+                        fingerprint = %arcane_engine::fingerprint(t),
+                        "bearer token not accepted (401): it is not one of ARCANE_MCP_AUTH_TOKEN \
+                         / --auth-token-file; add it there (name=TOKEN names it in the logs) or \
+                         give the client one of those"
+                    );
+                    return Err(unauthorized(
+                        r#"Bearer realm="arcane-mcp", error="invalid_token""#,
+                        "The bearer token is not accepted by this server; ask its operator for \
+                         a valid one.",
+                    ));
+                }
+            },
         }
     }
     if !mcp {
-        return Ok(Identity::of(presented, None));
+        return Ok(Admitted {
+            identity: Identity::of(presented, None),
+            token,
+        });
     }
     let client_key = headers
         .get(CLIENT_KEY_HEADER)
@@ -164,8 +277,18 @@ pub fn check(
         (_, Some("")) => Err(bad_request(
             "X-Arcane-API-Key is empty or not text; send your Arcane API key.",
         )),
-        _ => Ok(identity),
+        _ => Ok(Admitted { identity, token }),
     }
+}
+
+/// An untrusted header value as it may appear in a log line: control characters dropped, cut
+/// after 100 characters.
+pub fn shown(value: &[u8]) -> String {
+    let text: String = String::from_utf8_lossy(value)
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
+    arcane_markdown::clip(&text, 100).into_owned()
 }
 
 /// Whether the request's `Host` is one of `allowed` (`host` or `host:port`; names compared
@@ -222,7 +345,8 @@ const PRUNE_AT: usize = 256;
 /// unknown ID, so the answer does not confirm that an ID is in use.
 #[derive(Default)]
 pub struct Sessions {
-    bound: Mutex<HashMap<String, Identity>>,
+    /// Each session's opener, and the token it was opened with (its place in the list).
+    bound: Mutex<HashMap<String, (Identity, Option<usize>)>>,
 }
 
 impl Sessions {
@@ -230,13 +354,38 @@ impl Sessions {
     /// service answers it as unknown.
     pub fn admits(&self, id: &str, who: &Identity) -> bool {
         let bound = self.bound.lock().unwrap_or_else(|e| e.into_inner());
-        bound.get(id).is_none_or(|owner| owner.same(who))
+        bound.get(id).is_none_or(|(owner, _)| owner.same(who))
     }
 
     /// Records that `who` opened session `id`.
+    #[cfg(test)]
     pub fn bind(&self, id: &str, who: Identity) {
         let mut bound = self.bound.lock().unwrap_or_else(|e| e.into_inner());
-        bound.insert(id.to_string(), who);
+        bound.insert(id.to_string(), (who, None));
+    }
+
+    /// Records that `who`, holding `token`, opened session `id` — unless the token already
+    /// holds `quota` of the sessions in `live` (the others it opened have ended or expired):
+    /// then `Err(held)`, and nothing is recorded. Counted and recorded under one lock, so
+    /// sessions opened at the same moment cannot together pass the quota.
+    pub fn bind_within(
+        &self,
+        id: &str,
+        who: Identity,
+        token: Option<usize>,
+        quota: usize,
+        live: &std::collections::HashSet<String>,
+    ) -> Result<(), usize> {
+        let mut bound = self.bound.lock().unwrap_or_else(|e| e.into_inner());
+        let held = bound
+            .iter()
+            .filter(|(k, (_, t))| *t == token && k.as_str() != id && live.contains(k.as_str()))
+            .count();
+        if held >= quota {
+            return Err(held);
+        }
+        bound.insert(id.to_string(), (who, token));
+        Ok(())
     }
 
     /// Whether the table has grown enough to look for sessions that ended: at 256, 512, 1024…
@@ -329,7 +478,7 @@ const MAX_CLIENTS: usize = 10_000;
 /// The bucket a client address counts against: an IPv4 address (also written as IPv6) is its
 /// own; an IPv6 address counts against its /64, the block one host or household is given, so a
 /// client cannot pass the limit (or flush the table) by rotating through its own addresses.
-fn bucket_of(client: IpAddr) -> IpAddr {
+pub fn bucket_of(client: IpAddr) -> IpAddr {
     match client {
         IpAddr::V4(_) => client,
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
@@ -392,10 +541,61 @@ mod tests {
 
     #[test]
     fn tokens_accept_only_their_own() {
-        let t = Tokens::new(["alpha", " beta ", ""]);
+        let t = Tokens::new(["alpha", " beta ", ""]).unwrap();
         assert_eq!(t.len(), 2);
         assert!(t.accepts("alpha") && t.accepts("beta"));
         assert!(!t.accepts("alph") && !t.accepts("alphaa") && !t.accepts(""));
+    }
+
+    #[test]
+    fn named_tokens_and_plain_ones_side_by_side() {
+        for (entry, name, token) in [
+            ("alice=tok-1", Some("alice"), "tok-1"),
+            (
+                " bob.smith@example.com = tok-2 ",
+                Some("bob.smith@example.com"),
+                "tok-2",
+            ),
+            ("ci=team=secret", Some("ci"), "team=secret"),
+            // Plain tokens stay plain: base64 padding, no name before `=`, nothing after it.
+            ("c2VjcmV0IHRva2Vu", None, "c2VjcmV0IHRva2Vu"),
+            ("c2VjcmV0IHRva2VuIQ==", None, "c2VjcmV0IHRva2VuIQ=="),
+            ("abc+/def=", None, "abc+/def="),
+            ("9lives=tok", None, "9lives=tok"),
+            ("=tok", None, "=tok"),
+            ("a b=tok", None, "a b=tok"),
+        ] {
+            assert_eq!(split_named(entry), (name, token), "{entry:?}");
+        }
+        let t = Tokens::new(["alice=tok-1", "plain-tok", "alice=tok-3"]).unwrap();
+        assert_eq!(t.len(), 3);
+        let alice = t.matching("tok-1").unwrap();
+        assert_eq!(alice.name.as_deref(), Some("alice"));
+        assert_eq!(alice.fingerprint, arcane_engine::fingerprint("tok-1"));
+        assert_eq!(
+            alice.to_string(),
+            format!("'alice' (fingerprint {})", alice.fingerprint)
+        );
+        let plain = t.matching("plain-tok").unwrap();
+        assert_eq!((plain.name.clone(), plain.index), (None, 1));
+        assert_eq!(
+            t.matching("tok-3").unwrap().index,
+            2,
+            "two tokens, one name"
+        );
+        assert!(
+            t.matching("alice=tok-1").is_none(),
+            "the name is not part of the token"
+        );
+        assert!(t.matching("alice").is_none());
+        assert_eq!(t.names(), vec!["alice", "alice"]);
+        let err = Tokens::new(["alice=tok-1", "bob=tok-1"]).err().unwrap();
+        assert!(err.contains("'alice'") && err.contains("'bob'"), "{err}");
+        assert!(!err.contains("tok-1"), "never the token: {err}");
+        assert!(
+            Tokens::new(["alice=tok-1", "alice=tok-1"]).is_ok(),
+            "a repeated line"
+        );
     }
 
     #[test]
@@ -426,7 +626,7 @@ mod tests {
 
     #[test]
     fn bearer_and_client_key_rules() {
-        let t = Tokens::new(["tok"]);
+        let t = Tokens::new(["tok"]).unwrap();
         let status = |src, h: &HeaderMap| check(&t, src, h, true).err().map(|r| r.status);
         let ok = headers(&[("authorization", "Bearer tok")]);
         assert_eq!(status(KeySource::Server, &ok), None);
@@ -469,7 +669,7 @@ mod tests {
 
     #[test]
     fn bearer_scheme_is_case_insensitive_and_never_empty() {
-        let t = Tokens::new(["tok"]);
+        let t = Tokens::new(["tok"]).unwrap();
         for v in [
             "Bearer tok",
             "bearer tok",
@@ -501,14 +701,16 @@ mod tests {
 
     #[test]
     fn a_session_admits_only_the_identity_that_opened_it() {
-        let t = Tokens::new(["tok-a", "tok-b"]);
+        let t = Tokens::new(["tok-a", "tok-b"]).unwrap();
         let who = |tok: &str, key: Option<&str>| {
             let mut h = vec![("authorization", format!("Bearer {tok}"))];
             if let Some(k) = key {
                 h.push(("x-arcane-api-key", k.to_string()));
             }
             let h: Vec<(&'static str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            check(&t, KeySource::Either, &headers(&h), true).unwrap()
+            check(&t, KeySource::Either, &headers(&h), true)
+                .unwrap()
+                .identity
         };
         let s = Sessions::default();
         s.bind("s1", who("tok-a", Some("key-a")));
@@ -544,6 +746,41 @@ mod tests {
         assert_eq!(s.len(), 1);
         s.forget("s1");
         assert_eq!(s.len(), 0);
+    }
+
+    #[test]
+    fn a_token_holds_at_most_its_quota_of_live_sessions() {
+        let t = Tokens::new(["tok-a", "tok-b"]).unwrap();
+        let who = |tok: &str| {
+            let h = headers(&[("authorization", &format!("Bearer {tok}"))]);
+            check(&t, KeySource::Server, &h, true).unwrap()
+        };
+        let (a, b) = (who("tok-a"), who("tok-b"));
+        let (ka, kb) = (
+            a.token.as_ref().map(|t| t.index),
+            b.token.as_ref().map(|t| t.index),
+        );
+        let s = Sessions::default();
+        let mut live: std::collections::HashSet<String> =
+            ["a1", "a2", "a3", "b1"].map(String::from).into();
+        assert_eq!(s.bind_within("a1", a.identity, ka, 2, &live), Ok(()));
+        assert_eq!(s.bind_within("a2", a.identity, ka, 2, &live), Ok(()));
+        assert_eq!(s.bind_within("a3", a.identity, ka, 2, &live), Err(2));
+        assert!(
+            s.admits("a3", &b.identity),
+            "a refused session is not recorded"
+        );
+        assert_eq!(
+            s.bind_within("b1", b.identity, kb, 2, &live),
+            Ok(()),
+            "b has its own"
+        );
+        live.remove("a1");
+        assert_eq!(
+            s.bind_within("a3", a.identity, ka, 2, &live),
+            Ok(()),
+            "a session that ended no longer counts"
+        );
     }
 
     #[test]

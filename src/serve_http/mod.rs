@@ -4,6 +4,7 @@
 //! size limit and idle session expiry; `/healthz`, `/readyz` and `/metrics` beside it.
 
 pub mod guard;
+mod limits;
 pub mod metrics;
 mod sessions;
 
@@ -25,7 +26,8 @@ use tokio_util::sync::CancellationToken;
 use crate::app::App;
 use crate::config::{HttpArgs, KeySource};
 use arcane_engine::Auth;
-use guard::{RateLimit, Tokens};
+use guard::{Admitted, RateLimit, TokenLabel, Tokens};
+use limits::PerKey;
 use metrics::Metrics;
 
 /// What the MCP handler needs from the HTTP side: the caller's key policy and the metrics.
@@ -41,6 +43,13 @@ impl Hooks {
         let parts = extensions.get::<http::request::Parts>()?;
         guard::client_key(self.key_source, &parts.headers).map(Auth::ApiKey)
     }
+
+    /// The bearer token the HTTP request behind `extensions` was let in with (its name and
+    /// fingerprint; never the token).
+    pub fn token(&self, extensions: &rmcp::model::Extensions) -> Option<Arc<TokenLabel>> {
+        let parts = extensions.get::<http::request::Parts>()?;
+        parts.extensions.get::<Admitted>()?.token.clone()
+    }
 }
 
 /// The settings of the listener, checked before anything is bound.
@@ -53,6 +62,11 @@ pub struct Settings {
     pub rate_limit: u32,
     pub idle: Duration,
     pub max_sessions: usize,
+    pub max_sessions_per_token: usize,
+    pub max_connections: usize,
+    pub max_connections_per_address: usize,
+    pub max_connections_per_token: usize,
+    pub request_body_timeout: Duration,
     pub key_source: KeySource,
 }
 
@@ -69,7 +83,8 @@ impl Settings {
             })?;
             tokens.extend(guard::tokens_from_file(&text));
         }
-        let tokens = Tokens::new(tokens.iter().map(String::as_str));
+        let tokens = Tokens::new(tokens.iter().map(String::as_str))
+            .map_err(|e| anyhow::anyhow!("{e} (ARCANE_MCP_AUTH_TOKEN, --auth-token-file)"))?;
         // Tokens that were given but are all blank (an empty secret file, a variable set to
         // nothing) are a mistake, never a wish to serve without authentication.
         if tokens.is_empty() && (!args.auth_tokens.is_empty() || args.auth_token_file.is_some()) {
@@ -115,6 +130,17 @@ impl Settings {
         } else {
             allowed_hosts
         };
+        let max_sessions_per_token = match args.max_sessions_per_token {
+            Some(n) if n > args.max_sessions => bail!(
+                "--max-sessions-per-token {n} is above --max-sessions {}: a token's share \
+                 cannot be more than the whole; lower it or raise --max-sessions",
+                args.max_sessions
+            ),
+            Some(n) => n,
+            // A quarter of the ceiling; a small ceiling (a handful of users) is not cut below
+            // 16 sessions a token, or the whole when it is smaller.
+            None => (args.max_sessions / 4).max(args.max_sessions.min(16)),
+        };
         Ok(Settings {
             listen: args.listen,
             tokens,
@@ -124,6 +150,11 @@ impl Settings {
             rate_limit: args.rate_limit,
             idle: Duration::from_secs(args.session_idle_timeout),
             max_sessions: args.max_sessions,
+            max_sessions_per_token,
+            max_connections: args.max_connections,
+            max_connections_per_address: args.max_connections_per_address,
+            max_connections_per_token: args.max_connections_per_token,
+            request_body_timeout: Duration::from_secs(args.request_body_timeout),
             key_source: args.arcane_key_source,
         })
     }
@@ -146,6 +177,11 @@ struct Shared {
     live_sessions: Arc<sessions::Bounded>,
     key_source: KeySource,
     rate: RateLimit,
+    /// Requests in flight per token (`--max-connections-per-token`).
+    token_requests: Arc<PerKey<Option<usize>>>,
+    max_sessions_per_token: usize,
+    max_request_bytes: usize,
+    request_body_timeout: Duration,
     metrics: Arc<Metrics>,
     app: Arc<App>,
     ready: tokio::sync::Mutex<Option<(Instant, Result<(), String>)>>,
@@ -155,8 +191,12 @@ struct Shared {
 const READY_CACHE: Duration = Duration::from_secs(5);
 
 /// The router of the listener (without the TCP loop, so tests can drive it in-process too).
-fn router(app: Arc<App>, settings: Settings, ct: CancellationToken) -> Router {
-    let metrics = Arc::new(Metrics::default());
+fn router(
+    app: Arc<App>,
+    settings: Settings,
+    metrics: Arc<Metrics>,
+    ct: CancellationToken,
+) -> Router {
     let hooks = Arc::new(Hooks {
         key_source: settings.key_source,
         metrics: metrics.clone(),
@@ -194,6 +234,10 @@ fn router(app: Arc<App>, settings: Settings, ct: CancellationToken) -> Router {
         live_sessions,
         key_source: settings.key_source,
         rate: RateLimit::new(settings.rate_limit),
+        token_requests: PerKey::new(settings.max_connections_per_token),
+        max_sessions_per_token: settings.max_sessions_per_token,
+        max_request_bytes: settings.max_request_bytes,
+        request_body_timeout: settings.request_body_timeout,
         metrics: metrics.clone(),
         app,
         ready: tokio::sync::Mutex::new(None),
@@ -211,22 +255,45 @@ fn router(app: Arc<App>, settings: Settings, ct: CancellationToken) -> Router {
 }
 
 /// Counts every answer by status, applies the per-client rate limit, and validates Host and
-/// Origin for the routes beside `/mcp` (rmcp validates them for `/mcp`).
+/// Origin for every route (rmcp validates them again for `/mcp`). A refused Host or Origin is
+/// logged (WARN) with the setting that would allow it.
 async fn outer(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: Request,
     next: Next,
 ) -> Response {
-    let side = req.uri().path() != "/mcp";
     let response = match shared.rate.take(peer.ip()) {
-        Ok(()) if side && !guard::host_allowed(&shared.allowed_hosts, req.headers()) => {
+        Ok(()) if !guard::host_allowed(&shared.allowed_hosts, req.headers()) => {
+            let host = req.headers().get(header::HOST).map(|h| h.as_bytes());
+            match host {
+                Some(h) => tracing::warn!(
+                    client = %peer.ip(),
+                    "Host '{}' not allowed (403): if clients reach this server by that name, add \
+                     it with --allowed-hosts / ARCANE_MCP_ALLOWED_HOSTS",
+                    guard::shown(h)
+                ),
+                None => tracing::warn!(
+                    client = %peer.ip(),
+                    "a request without a Host header was refused (403)"
+                ),
+            }
             guard::plain(
                 StatusCode::FORBIDDEN,
                 "Forbidden: Host header is not allowed (--allowed-hosts)",
             )
         }
-        Ok(()) if side && !guard::origin_allowed(&shared.allowed_origins, req.headers()) => {
+        Ok(()) if !guard::origin_allowed(&shared.allowed_origins, req.headers()) => {
+            let origin = req
+                .headers()
+                .get(header::ORIGIN)
+                .map(|h| guard::shown(h.as_bytes()))
+                .unwrap_or_default();
+            tracing::warn!(
+                client = %peer.ip(),
+                "Origin '{origin}' not allowed (403): if that web page may call this server, add \
+                 it with --allowed-origins / ARCANE_MCP_ALLOWED_ORIGINS (with its scheme)"
+            );
             guard::plain(
                 StatusCode::FORBIDDEN,
                 "Forbidden: Origin header is not allowed (--allowed-origins)",
@@ -249,13 +316,55 @@ async fn outer(
 }
 
 /// Bearer token and the caller's-key policy of `/mcp` and `/metrics`; a session serves only
-/// the caller that opened it (`guard::Sessions`).
-async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+/// the caller that opened it (`guard::Sessions`); a token holds at most
+/// `--max-connections-per-token` requests in flight and `--max-sessions-per-token` sessions;
+/// the body must arrive within `--request-body-timeout`.
+async fn gate(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: Request,
+    next: Next,
+) -> Response {
     let mcp = req.uri().path() == "/mcp";
-    let who = match guard::check(&shared.tokens, shared.key_source, req.headers(), mcp) {
-        Ok(who) => who,
+    let checked = {
+        let _span = tracing::warn_span!("http", client = %peer.ip()).entered();
+        guard::check(&shared.tokens, shared.key_source, req.headers(), mcp)
+    };
+    let admitted = match checked {
+        Ok(admitted) => admitted,
         Err(refused) => return refused.into_response(),
     };
+    let token_key = admitted.token.as_ref().map(|t| t.index);
+    let Some(in_flight) = shared.token_requests.try_take(token_key) else {
+        tracing::warn!(
+            client = %peer.ip(),
+            token = %token_shown(&admitted),
+            limit = shared.token_requests.max(),
+            "a token reached its limit of requests in flight (429): \
+             --max-connections-per-token / ARCANE_MCP_MAX_CONNECTIONS_PER_TOKEN"
+        );
+        let mut r = limits::closing(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "Too many requests in flight with this bearer token: it holds {} at once, its \
+                 limit (--max-connections-per-token). Close idle connections and event streams \
+                 or wait for answers, then retry; people sharing a token can ask the operator \
+                 for one each.",
+                shared.token_requests.max()
+            ),
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, http::HeaderValue::from_static("1"));
+        return r;
+    };
+    let mut req =
+        match limits::read_body(req, shared.max_request_bytes, shared.request_body_timeout).await {
+            Ok(req) => req,
+            Err(refused) => return refused,
+        };
+    let who = admitted.identity;
+    let token = admitted.token.clone();
+    req.extensions_mut().insert(admitted);
     let session = req
         .headers()
         .get(guard::SESSION_HEADER)
@@ -271,15 +380,44 @@ async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Re
     let opened = response
         .headers()
         .get(guard::SESSION_HEADER)
-        .and_then(|v| v.to_str().ok());
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     match (&session, opened) {
         // A session the service opened (also for a request whose session header it could not
-        // read as one) belongs to this caller.
-        (_, Some(id)) if session.as_deref() != Some(id) => {
+        // read as one) belongs to this caller, within its token's share of the sessions.
+        (_, Some(id)) if session.as_deref() != Some(id.as_str()) => {
+            let live = shared.live_sessions.ids().await;
             if shared.sessions.wants_pruning() {
-                shared.sessions.prune(&shared.live_sessions.ids().await);
+                shared.sessions.prune(&live);
             }
-            shared.sessions.bind(id, who);
+            let quota = shared.max_sessions_per_token;
+            if let Err(held) = shared
+                .sessions
+                .bind_within(&id, who, token_key, quota, &live)
+            {
+                use rmcp::transport::streamable_http_server::session::SessionManager;
+                let _ = shared.live_sessions.close_session(&id.into()).await;
+                tracing::warn!(
+                    client = %peer.ip(),
+                    token = %token_shown_of(token.as_deref()),
+                    held,
+                    "a token reached its share of MCP sessions (429): \
+                     --max-sessions-per-token / ARCANE_MCP_MAX_SESSIONS_PER_TOKEN"
+                );
+                let mut r = limits::closing(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!(
+                        "This bearer token has {held} MCP sessions open, its share of this \
+                         server (--max-sessions-per-token {quota}). End one you no longer use \
+                         (DELETE /mcp with its Mcp-Session-Id), wait until idle ones expire \
+                         (--session-idle-timeout), or ask the operator for a token of your own \
+                         or a higher limit."
+                    ),
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, http::HeaderValue::from_static("30"));
+                return r;
+            }
         }
         (Some(id), _) if ending && response.status().is_success() => shared.sessions.forget(id),
         // rmcp answers a session refused at the ceiling as its own failure (500); it is the
@@ -300,7 +438,18 @@ async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Re
         }
         _ => {}
     }
-    response
+    // The token's place is held until the answer is sent (an event stream: until it ends).
+    limits::holding(response, in_flight)
+}
+
+/// How a log line names the token of a request: its name and fingerprint, or that the server
+/// runs without tokens.
+fn token_shown(admitted: &Admitted) -> String {
+    token_shown_of(admitted.token.as_deref())
+}
+
+fn token_shown_of(token: Option<&TokenLabel>) -> String {
+    token.map_or_else(|| "none (unauthenticated)".into(), ToString::to_string)
 }
 
 async fn metrics_route(State(shared): State<Arc<Shared>>) -> Response {
@@ -354,18 +503,31 @@ pub async fn serve(app: App, settings: Settings) -> Result<()> {
     tracing::info!(
         url = %format!("http://{addr}/mcp"),
         tokens = settings.tokens.len(),
+        token_names = ?settings.tokens.names(),
         arcane_key_source = settings.key_source.as_str(),
         allowed_hosts = ?settings.allowed_hosts,
         allowed_origins = ?settings.allowed_origins,
+        max_connections = settings.max_connections,
+        max_connections_per_address = settings.max_connections_per_address,
+        max_connections_per_token = settings.max_connections_per_token,
+        max_sessions_per_token = settings.max_sessions_per_token,
         "serving MCP over Streamable HTTP"
     );
-    let router = router(Arc::new(app), settings, ct.clone());
+    let caps = Caps {
+        slots: Arc::new(tokio::sync::Semaphore::new(settings.max_connections)),
+        max_connections: settings.max_connections,
+        per_address: PerKey::new(settings.max_connections_per_address),
+        overflow: Arc::new(tokio::sync::Semaphore::new(OVERFLOW)),
+        overflow_per_address: PerKey::new(OVERFLOW_PER_ADDRESS),
+    };
+    let metrics = Arc::new(Metrics::default());
+    let router = router(Arc::new(app), settings, metrics.clone(), ct.clone());
     let stop = ct.clone();
     tokio::spawn(async move {
         shutdown_signal().await;
         stop.cancel();
     });
-    serve_connections(listener, router, ct).await;
+    serve_connections(listener, router, caps, metrics, ct).await;
     tracing::info!("HTTP transport stopped");
     Ok(())
 }
@@ -374,32 +536,49 @@ pub async fn serve(app: App, settings: Settings) -> Result<()> {
 /// connection waits for its next one: a client that trickles its headers a byte at a time
 /// (slowloris) or opens connections and sends nothing is disconnected instead of holding a
 /// connection, a task and a file descriptor for ever. A response being streamed (SSE) is not
-/// affected.
+/// affected. The body has a deadline of its own (`--request-body-timeout`, `limits.rs`).
 const HEADER_READ: Duration = Duration::from_secs(10);
 
-/// Most connections served at once; more wait in the kernel's accept queue. Keeps file
-/// descriptors for the requests to Arcane however many connections clients open.
-const MAX_CONNECTIONS: usize = 1024;
+/// Connections answered beyond the caps — `/healthz`, and a refusal saying which cap for
+/// anything else — one request each, at most this many at once and
+/// [`OVERFLOW_PER_ADDRESS`] per address. Beyond those, a connection is closed at once.
+const OVERFLOW: usize = 64;
+const OVERFLOW_PER_ADDRESS: usize = 4;
 
 /// How long a stop waits for the requests in flight to finish.
 const DRAIN: Duration = Duration::from_secs(10);
 
-/// The accept loop: every connection served by hyper with [`HEADER_READ`], at most
-/// [`MAX_CONNECTIONS`] at once, each request carrying its peer address (`ConnectInfo`).
+/// The connection caps of the accept loop.
+struct Caps {
+    /// `--max-connections`: more are answered from the overflow (503, `/healthz` served).
+    slots: Arc<tokio::sync::Semaphore>,
+    max_connections: usize,
+    /// `--max-connections-per-address`, keyed as the rate limit is (an IPv6 client's /64).
+    per_address: Arc<PerKey<std::net::IpAddr>>,
+    overflow: Arc<tokio::sync::Semaphore>,
+    overflow_per_address: Arc<PerKey<std::net::IpAddr>>,
+}
+
+/// Why a connection is answered from the overflow.
+#[derive(Clone, Copy)]
+enum Full {
+    Listener(usize),
+    Address(usize),
+}
+
+/// The accept loop: every connection served by hyper with [`HEADER_READ`] within the caps
+/// (`--max-connections`, `--max-connections-per-address`), each request carrying its peer
+/// address (`ConnectInfo`). A connection beyond a cap is still accepted and answered, one
+/// request, from the overflow: `/healthz` as usual (a probe must see the process alive while
+/// the listener is full), anything else with the cap that refused it.
 async fn serve_connections(
     listener: tokio::net::TcpListener,
     router: Router,
+    caps: Caps,
+    metrics: Arc<Metrics>,
     ct: CancellationToken,
 ) {
-    use hyper_util::rt::{TokioIo, TokioTimer};
-    use tower::ServiceExt;
-
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
-        let slot = tokio::select! {
-            s = slots.clone().acquire_owned() => match s { Ok(s) => s, Err(_) => break },
-            _ = ct.cancelled() => break,
-        };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
@@ -412,35 +591,149 @@ async fn serve_connections(
             },
             _ = ct.cancelled() => break,
         };
-        let router = router.clone();
-        let ct = ct.clone();
-        tokio::spawn(async move {
-            let service =
-                hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
-                    req.extensions_mut().insert(ConnectInfo(peer));
-                    router.clone().oneshot(req)
-                });
-            // HTTP/1.1 only, as before: a version sniffing step would wait for the first bytes
-            // before the header-read timer starts.
-            let mut http1 = hyper::server::conn::http1::Builder::new();
-            http1
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ);
-            let conn = http1.serve_connection(TokioIo::new(stream), service);
-            let mut conn = std::pin::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                _ = ct.cancelled() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
-                }
-            }
-            drop(slot);
-        });
+        let key = guard::bucket_of(peer.ip());
+        let address = caps.per_address.try_take(key);
+        let slot = address
+            .as_ref()
+            .and_then(|_| caps.slots.clone().try_acquire_owned().ok());
+        let full = match (&address, &slot) {
+            (Some(_), Some(_)) => None,
+            (None, _) => Some(Full::Address(caps.per_address.max())),
+            (Some(_), None) => Some(Full::Listener(caps.max_connections)),
+        };
+        let Some(full) = full else {
+            let held = (address, slot);
+            spawn_connection(
+                stream,
+                peer,
+                router.clone(),
+                None,
+                metrics.clone(),
+                ct.clone(),
+                held,
+            );
+            continue;
+        };
+        drop((address, slot));
+        let overflow = caps
+            .overflow_per_address
+            .try_take(key)
+            .zip(caps.overflow.clone().try_acquire_owned().ok());
+        match overflow {
+            Some(held) => spawn_connection(
+                stream,
+                peer,
+                router.clone(),
+                Some(full),
+                metrics.clone(),
+                ct.clone(),
+                held,
+            ),
+            // Even the overflow is full: closed unanswered (the client retries).
+            None => drop(stream),
+        }
     }
     // Wait (bounded) until every connection has finished its request in flight.
-    let all = u32::try_from(MAX_CONNECTIONS).unwrap_or(u32::MAX);
-    let _ = tokio::time::timeout(DRAIN, slots.acquire_many(all)).await;
+    let all = u32::try_from(caps.max_connections).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout(DRAIN, caps.slots.acquire_many(all)).await;
+}
+
+/// Serves one connection, keeping `held` (its places in the caps) until it ends. `full`: it
+/// was accepted beyond a cap, so it is answered once — `/healthz` by the router, anything
+/// else with the refusal of that cap.
+fn spawn_connection<H: Send + 'static>(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    full: Option<Full>,
+    metrics: Arc<Metrics>,
+    ct: CancellationToken,
+    held: H,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use tower::ServiceExt;
+
+    tokio::spawn(async move {
+        let service = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(ConnectInfo(peer));
+            let router = router.clone();
+            let metrics = metrics.clone();
+            async move {
+                match full {
+                    Some(full) if req.uri().path() != "/healthz" => {
+                        let r = beyond_cap(full, peer);
+                        metrics.record_http(r.status().as_u16());
+                        Ok::<_, std::convert::Infallible>(r)
+                    }
+                    _ => router.oneshot(req.map(axum::body::Body::new)).await,
+                }
+            }
+        });
+        // HTTP/1.1 only, as before: a version sniffing step would wait for the first bytes
+        // before the header-read timer starts.
+        let mut http1 = hyper::server::conn::http1::Builder::new();
+        http1
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEADER_READ)
+            .keep_alive(full.is_none());
+        let conn = http1.serve_connection(TokioIo::new(stream), service);
+        let mut conn = std::pin::pin!(conn);
+        tokio::select! {
+            _ = conn.as_mut() => {}
+            _ = ct.cancelled() => {
+                conn.as_mut().graceful_shutdown();
+                let _ = conn.await;
+            }
+        }
+        drop(held);
+    });
+}
+
+/// The answer to a request on a connection beyond a cap.
+fn beyond_cap(full: Full, peer: SocketAddr) -> Response {
+    let (status, text) = match full {
+        Full::Address(n) => {
+            static LOGGED: limits::Throttle = limits::Throttle::new(Duration::from_secs(10));
+            if let Some(not_logged) = LOGGED.due() {
+                tracing::warn!(
+                    client = %peer.ip(),
+                    limit = n,
+                    not_logged,
+                    "a client address reached its limit of connections (429): \
+                     --max-connections-per-address / ARCANE_MCP_MAX_CONNECTIONS_PER_ADDRESS \
+                     (behind a reverse proxy every client shares its address: raise it there)"
+                );
+            }
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "Too many connections from this address: it holds {n} at once, its limit \
+                     (--max-connections-per-address). Close idle connections, then retry."
+                ),
+            )
+        }
+        Full::Listener(n) => {
+            static LOGGED: limits::Throttle = limits::Throttle::new(Duration::from_secs(10));
+            if let Some(not_logged) = LOGGED.due() {
+                tracing::warn!(
+                    limit = n,
+                    not_logged,
+                    "the listener is full (503): --max-connections / ARCANE_MCP_MAX_CONNECTIONS"
+                );
+            }
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "This server is serving as many connections as it allows ({n}, \
+                     --max-connections); retry after the time in Retry-After."
+                ),
+            )
+        }
+    };
+    let mut r = limits::closing(status, text);
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, http::HeaderValue::from_static("1"));
+    r
 }
 
 async fn shutdown_signal() {

@@ -1,0 +1,212 @@
+//! What one client may hold of the listener (docs/security.md, "Limits"): connections per
+//! address (counted before any request is read, so before authentication), requests in flight
+//! per bearer token, and the time a request body may take to arrive. Without them one token
+//! holder could take every connection of the listener with request heads whose bodies never
+//! end (only the head had a deadline).
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+
+/// At most `max` held per key (a client address, a token). A key's count goes when its last
+/// hold is dropped, so the table is as large as the keys holding something.
+pub struct PerKey<K> {
+    max: usize,
+    held: Mutex<HashMap<K, usize>>,
+}
+
+/// One place of a [`PerKey`], given back when dropped.
+pub struct Held<K: Hash + Eq + Clone> {
+    from: Arc<PerKey<K>>,
+    key: K,
+}
+
+impl<K: Hash + Eq + Clone> PerKey<K> {
+    pub fn new(max: usize) -> Arc<PerKey<K>> {
+        Arc::new(PerKey {
+            max,
+            held: Mutex::default(),
+        })
+    }
+
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// A place for `key`, or `None` when it holds `max` already.
+    pub fn try_take(self: &Arc<Self>, key: K) -> Option<Held<K>> {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let n = held.entry(key.clone()).or_default();
+        if *n >= self.max {
+            return None;
+        }
+        *n += 1;
+        Some(Held {
+            from: self.clone(),
+            key,
+        })
+    }
+
+    #[cfg(test)]
+    fn keys(&self) -> usize {
+        self.held.lock().unwrap().len()
+    }
+}
+
+impl<K: Hash + Eq + Clone> Drop for Held<K> {
+    fn drop(&mut self) {
+        let mut held = self.from.held.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = held.get_mut(&self.key) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                held.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// Reads the whole body of `req` within `deadline` (counted from the end of its head) and at
+/// most `limit` bytes, and gives the request back with the body in memory (what the MCP
+/// service would read anyway). A body still arriving at the deadline gets `408` and the
+/// connection is closed; a larger one `413`.
+pub async fn read_body(
+    req: Request,
+    limit: usize,
+    deadline: Duration,
+) -> Result<Request, Response> {
+    let (parts, body) = req.into_parts();
+    match tokio::time::timeout(deadline, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(bytes)) => Ok(Request::from_parts(parts, Body::from(bytes))),
+        Ok(Err(e)) if is_too_large(&e) => Err(closing(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "Payload Too Large: the request body exceeds {limit} bytes (--max-request-bytes)."
+            ),
+        )),
+        // The client went away or broke the framing mid-body: nobody reads the answer.
+        Ok(Err(_)) => Err(closing(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the request body could not be read.".into(),
+        )),
+        Err(_) => {
+            tracing::warn!(
+                seconds = deadline.as_secs(),
+                "a request body did not arrive within --request-body-timeout (408); the \
+                 connection was closed"
+            );
+            Err(closing(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "Request Timeout: the request body did not arrive within {} s \
+                     (--request-body-timeout); send it whole, then retry.",
+                    deadline.as_secs()
+                ),
+            ))
+        }
+    }
+}
+
+fn is_too_large(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if s.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// A plain-text answer after which the connection is closed (its body was not read whole).
+pub fn closing(status: StatusCode, text: String) -> Response {
+    let mut r = Response::new(Body::from(text));
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    h.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+/// `response` keeping `held` until its body has been sent or dropped: a streamed answer (an
+/// event stream) holds its place for as long as it is open.
+pub fn holding<T: Send + Sync + 'static>(response: Response, held: T) -> Response {
+    use http_body_util::BodyExt;
+    response.map(|body| {
+        Body::new(body.map_frame(move |frame| {
+            let _ = &held;
+            frame
+        }))
+    })
+}
+
+/// At most one log line per `every` for a refusal a client can repeat at will (a connection
+/// beyond a cap), with the count of the ones not logged since: a flood of connections must not
+/// become a flood of log lines.
+pub struct Throttle {
+    every: Duration,
+    state: Mutex<(Option<std::time::Instant>, u64)>,
+}
+
+impl Throttle {
+    pub const fn new(every: Duration) -> Throttle {
+        Throttle {
+            every,
+            state: Mutex::new((None, 0)),
+        }
+    }
+
+    /// `Some(n)` when a line is due now, `n` being the refusals not logged before it.
+    pub fn due(&self) -> Option<u64> {
+        let now = std::time::Instant::now();
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match state.0 {
+            Some(at) if now.duration_since(at) < self.every => {
+                state.1 += 1;
+                None
+            }
+            _ => {
+                let skipped = state.1;
+                *state = (Some(now), 0);
+                Some(skipped)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_are_counted_per_key_and_given_back() {
+        let caps = PerKey::new(2);
+        let a1 = caps.try_take("a").unwrap();
+        let _a2 = caps.try_take("a").unwrap();
+        assert!(caps.try_take("a").is_none(), "a holds its two");
+        let b = caps.try_take("b").unwrap();
+        drop(a1);
+        assert!(caps.try_take("a").is_some(), "a place was given back");
+        drop(b);
+        assert_eq!(caps.keys(), 1, "a key holding nothing is forgotten");
+    }
+
+    #[test]
+    fn a_throttle_logs_the_first_and_counts_the_rest() {
+        let t = Throttle::new(Duration::from_secs(3600));
+        assert_eq!(t.due(), Some(0));
+        assert_eq!(t.due(), None);
+        assert_eq!(t.due(), None);
+        let t = Throttle::new(Duration::ZERO);
+        assert_eq!(t.due(), Some(0));
+        assert_eq!(t.due(), Some(0));
+    }
+}
