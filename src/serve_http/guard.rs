@@ -52,6 +52,7 @@ const MAX_NAME: usize = 64;
 pub fn split_named(entry: &str) -> (Option<&str>, &str) {
     let entry = entry.trim();
     if let Some((name, token)) = entry.split_once('=') {
+        let name = name.trim();
         let mut chars = name.chars();
         let named = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
             && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'))
