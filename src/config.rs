@@ -500,7 +500,7 @@ pub struct HttpArgs {
     )]
     pub max_sessions: usize,
     /// Most MCP sessions one bearer token may hold open at once (beyond → 429), so one token
-    /// cannot fill --max-sessions. Default: a quarter of --max-sessions (at least 16).
+    /// cannot fill --max-sessions. Default: a quarter of --max-sessions, rounded up.
     #[arg(
         long,
         env = "ARCANE_MCP_MAX_SESSIONS_PER_TOKEN",
@@ -524,7 +524,7 @@ pub struct HttpArgs {
         long,
         env = "ARCANE_MCP_MAX_CONNECTIONS_PER_ADDRESS",
         value_name = "N",
-        default_value_t = 128,
+        default_value_t = 256,
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65_536)
     )]
     pub max_connections_per_address: usize,

@@ -222,7 +222,7 @@ pub fn check(
     if !tokens.is_empty() {
         match presented {
             None => {
-                tracing::warn!(
+                super::limits::warn_throttled!(
                     "request without a bearer token refused (401): the client must send \
                      `Authorization: Bearer <token>` with a token of ARCANE_MCP_AUTH_TOKEN or \
                      --auth-token-file"
@@ -236,7 +236,7 @@ pub fn check(
             Some(t) => match tokens.matching(t) {
                 Some(label) => token = Some(label),
                 None => {
-                    tracing::warn!(
+                    super::limits::warn_throttled!(
                         fingerprint = %arcane_engine::fingerprint(t),
                         "bearer token not accepted (401): it is not one of ARCANE_MCP_AUTH_TOKEN \
                          / --auth-token-file; add it there (name=TOKEN names it in the logs) or \

@@ -14,6 +14,21 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 
+/// A WARN line for a refusal a client can repeat at will (a wrong token, a foreign Host, a
+/// connection beyond a cap): at most one per 10 s from each call site, with `not_logged`
+/// counting the ones left out since. A flood of requests must not become a flood of log lines —
+/// nor block the server on a log pipe nobody drains.
+macro_rules! warn_throttled {
+    ($($arg:tt)+) => {{
+        static LOGGED: $crate::serve_http::limits::Throttle =
+            $crate::serve_http::limits::Throttle::new(std::time::Duration::from_secs(10));
+        if let Some(not_logged) = LOGGED.due() {
+            tracing::warn!(not_logged, $($arg)+);
+        }
+    }};
+}
+pub(crate) use warn_throttled;
+
 /// At most `max` held per key (a client address, a token). A key's count goes when its last
 /// hold is dropped, so the table is as large as the keys holding something.
 pub struct PerKey<K> {
@@ -95,7 +110,7 @@ pub async fn read_body(
             "Bad Request: the request body could not be read.".into(),
         )),
         Err(_) => {
-            tracing::warn!(
+            warn_throttled!(
                 seconds = deadline.as_secs(),
                 "a request body did not arrive within --request-body-timeout (408); the \
                  connection was closed"

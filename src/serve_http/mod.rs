@@ -137,9 +137,8 @@ impl Settings {
                 args.max_sessions
             ),
             Some(n) => n,
-            // A quarter of the ceiling; a small ceiling (a handful of users) is not cut below
-            // 16 sessions a token, or the whole when it is smaller.
-            None => (args.max_sessions / 4).max(args.max_sessions.min(16)),
+            // A quarter of the ceiling (rounded up): four tokens at their share fill it.
+            None => args.max_sessions.div_ceil(4),
         };
         Ok(Settings {
             listen: args.listen,
@@ -267,13 +266,13 @@ async fn outer(
         Ok(()) if !guard::host_allowed(&shared.allowed_hosts, req.headers()) => {
             let host = req.headers().get(header::HOST).map(|h| h.as_bytes());
             match host {
-                Some(h) => tracing::warn!(
+                Some(h) => limits::warn_throttled!(
                     client = %peer.ip(),
                     "Host '{}' not allowed (403): if clients reach this server by that name, add \
                      it with --allowed-hosts / ARCANE_MCP_ALLOWED_HOSTS",
                     guard::shown(h)
                 ),
-                None => tracing::warn!(
+                None => limits::warn_throttled!(
                     client = %peer.ip(),
                     "a request without a Host header was refused (403)"
                 ),
@@ -289,7 +288,7 @@ async fn outer(
                 .get(header::ORIGIN)
                 .map(|h| guard::shown(h.as_bytes()))
                 .unwrap_or_default();
-            tracing::warn!(
+            limits::warn_throttled!(
                 client = %peer.ip(),
                 "Origin '{origin}' not allowed (403): if that web page may call this server, add \
                  it with --allowed-origins / ARCANE_MCP_ALLOWED_ORIGINS (with its scheme)"
@@ -336,7 +335,7 @@ async fn gate(
     };
     let token_key = admitted.token.as_ref().map(|t| t.index);
     let Some(in_flight) = shared.token_requests.try_take(token_key) else {
-        tracing::warn!(
+        limits::warn_throttled!(
             client = %peer.ip(),
             token = %token_shown(&admitted),
             limit = shared.token_requests.max(),
@@ -397,7 +396,7 @@ async fn gate(
             {
                 use rmcp::transport::streamable_http_server::session::SessionManager;
                 let _ = shared.live_sessions.close_session(&id.into()).await;
-                tracing::warn!(
+                limits::warn_throttled!(
                     client = %peer.ip(),
                     token = %token_shown_of(token.as_deref()),
                     held,
@@ -693,17 +692,13 @@ fn spawn_connection<H: Send + 'static>(
 fn beyond_cap(full: Full, peer: SocketAddr) -> Response {
     let (status, text) = match full {
         Full::Address(n) => {
-            static LOGGED: limits::Throttle = limits::Throttle::new(Duration::from_secs(10));
-            if let Some(not_logged) = LOGGED.due() {
-                tracing::warn!(
-                    client = %peer.ip(),
-                    limit = n,
-                    not_logged,
-                    "a client address reached its limit of connections (429): \
-                     --max-connections-per-address / ARCANE_MCP_MAX_CONNECTIONS_PER_ADDRESS \
-                     (behind a reverse proxy every client shares its address: raise it there)"
-                );
-            }
+            limits::warn_throttled!(
+                client = %peer.ip(),
+                limit = n,
+                "a client address reached its limit of connections (429): \
+                 --max-connections-per-address / ARCANE_MCP_MAX_CONNECTIONS_PER_ADDRESS \
+                 (behind a reverse proxy every client shares its address: raise it there)"
+            );
             (
                 StatusCode::TOO_MANY_REQUESTS,
                 format!(
@@ -713,14 +708,10 @@ fn beyond_cap(full: Full, peer: SocketAddr) -> Response {
             )
         }
         Full::Listener(n) => {
-            static LOGGED: limits::Throttle = limits::Throttle::new(Duration::from_secs(10));
-            if let Some(not_logged) = LOGGED.due() {
-                tracing::warn!(
-                    limit = n,
-                    not_logged,
-                    "the listener is full (503): --max-connections / ARCANE_MCP_MAX_CONNECTIONS"
-                );
-            }
+            limits::warn_throttled!(
+                limit = n,
+                "the listener is full (503): --max-connections / ARCANE_MCP_MAX_CONNECTIONS"
+            );
             (
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!(
