@@ -232,15 +232,33 @@ async fn audit_lines_hold_no_secret_of_json_text_parameters() {
     )
     .await;
     for (profile, lines, actions) in [
-        ("standard", &standard, &["project.create", "swarm_service.create"][..]),
-        ("flat", &flat, &["project.create", "swarm_service.create"][..]),
-        ("flat individual", &individual, &["swarm_service.create"][..]),
+        (
+            "standard",
+            &standard,
+            &["project.create", "swarm_service.create"][..],
+        ),
+        (
+            "flat",
+            &flat,
+            &["project.create", "swarm_service.create"][..],
+        ),
+        (
+            "flat individual",
+            &individual,
+            &["swarm_service.create"][..],
+        ),
     ] {
-        let seen: Vec<&str> = lines.iter().map(|l| l["action"].as_str().unwrap()).collect();
+        let seen: Vec<&str> = lines
+            .iter()
+            .map(|l| l["action"].as_str().unwrap())
+            .collect();
         assert_eq!(seen, actions, "{profile}: {lines:?}");
         for line in lines.iter() {
             let text = line.to_string();
-            let leaked: Vec<&&str> = AUDIT_SECRETS.iter().filter(|s| text.contains(**s)).collect();
+            let leaked: Vec<&&str> = AUDIT_SECRETS
+                .iter()
+                .filter(|s| text.contains(**s))
+                .collect();
             assert!(leaked.is_empty(), "{profile}: {leaked:?} in {text}");
             assert!(text.contains(arcane_engine::MASK), "{profile}: {text}");
             // What is not secret stays readable.

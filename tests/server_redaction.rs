@@ -53,7 +53,12 @@ async fn container_env_shows_ordinary_values_and_masks_secrets_in_results_and_re
     plant(&sim).await;
     for surface in ["dynamic", "meta", "individual"] {
         let client = spawn(&sim.base(), sim.sim.api_key(), &["--tool-surface", surface]).await;
-        let (tool, args) = shape(surface, "container.get", json!({"containerId": "web-1"}), false);
+        let (tool, args) = shape(
+            surface,
+            "container.get",
+            json!({"containerId": "web-1"}),
+            false,
+        );
         let r = call(&client, &tool, args).await;
         let sc = ok(&r).to_string();
         let t = text(&r);
@@ -83,13 +88,20 @@ async fn container_env_shows_ordinary_values_and_masks_secrets_in_results_and_re
             panic!("a text resource: {doc:?}");
         };
         for shown in ["LOG_LEVEL=info", "REDIS_URL=redis://cache:6379"] {
-            assert!(doc.contains(shown), "{surface}: {shown} in the resource: {doc}");
+            assert!(
+                doc.contains(shown),
+                "{surface}: {shown} in the resource: {doc}"
+            );
         }
         assert!(
             doc.contains("postgres://shop:********@db-1:5432/shop"),
             "{doc}"
         );
-        assert!(leaks(doc).is_empty(), "{surface}: {:?} in {doc}", leaks(doc));
+        assert!(
+            leaks(doc).is_empty(),
+            "{surface}: {:?} in {doc}",
+            leaks(doc)
+        );
         assert!(doc.contains("masked"), "{doc}");
         client.cancel().await.unwrap();
     }

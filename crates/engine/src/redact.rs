@@ -377,15 +377,10 @@ impl<'m> Walker<'m> {
         }
     }
 
-    /// Records the pointer of the node being walked (plus `suffix`) as masked.
-    fn note(&mut self, suffix: Option<&str>) {
+    /// Records the pointer of the node being walked as masked.
+    fn note(&mut self) {
         if let Some(masked) = &mut self.masked {
-            let mut p = self.path.clone();
-            if let Some(s) = suffix {
-                p.push('/');
-                p.push_str(&escape_pointer(s));
-            }
-            masked.push(p);
+            masked.push(self.path.clone());
         }
     }
 
@@ -415,7 +410,7 @@ impl<'m> Walker<'m> {
             Value::String(s) => {
                 let doc = kind == KeyKind::TextDoc || s.contains('\n');
                 let new = mask_string(s, doc)?;
-                self.note(None);
+                self.note();
                 Some(Value::String(new))
             }
             Value::Array(items) => {
@@ -429,7 +424,7 @@ impl<'m> Walker<'m> {
                     });
                     let new = if hide_next && !flag && item.as_str().is_some_and(|s| !s.is_empty())
                     {
-                        self.note(None);
+                        self.note();
                         Some(Value::String(MASK.to_string()))
                     } else {
                         self.walk(item, kind)
@@ -466,7 +461,7 @@ impl<'m> Walker<'m> {
                         info.secret || (self.secret_domain && k.eq_ignore_ascii_case("data"))
                     };
                     let new = if secret && worth_hiding(v) {
-                        self.note(None);
+                        self.note();
                         Some(Value::String(MASK.to_string()))
                     } else {
                         self.walk(v, info.kind)
@@ -492,7 +487,7 @@ impl<'m> Walker<'m> {
                     let new = match item {
                         Value::String(s) => match s.split_once('=') {
                             Some((k, v)) => variable_text(k, v).map(|v| {
-                                self.note(None);
+                                self.note();
                                 Value::String(format!("{k}={v}"))
                             }),
                             None => None,
@@ -523,7 +518,7 @@ impl<'m> Walker<'m> {
             }
             Value::String(s) if !s.is_empty() => {
                 let new = mask_string(s, true)?;
-                self.note(None);
+                self.note();
                 Some(Value::String(new))
             }
             _ => None,
@@ -554,13 +549,13 @@ impl<'m> Walker<'m> {
     /// says secret (or `marked`), else judged by what it looks like.
     fn variable(&mut self, name: &str, value: &Value, marked: bool) -> Option<Value> {
         if (marked || is_secret_name(name)) && worth_hiding(value) {
-            self.note(None);
+            self.note();
             return Some(Value::String(MASK.to_string()));
         }
         match value {
             Value::String(s) => {
                 let new = variable_text(name, s)?;
-                self.note(None);
+                self.note();
                 Some(Value::String(new))
             }
             Value::Array(_) | Value::Object(_) => self.walk(value, KeyKind::Other),
@@ -737,11 +732,7 @@ fn worth_hiding(v: &Value) -> bool {
 /// `.env` file, compose text) whose `KEY=VALUE` / `KEY: VALUE` lines are judged as variables
 /// ([`mask_lines`]).
 fn mask_string(s: &str, doc: bool) -> Option<String> {
-    let lines = if doc {
-        mask_lines(s)
-    } else {
-        None
-    };
+    let lines = if doc { mask_lines(s) } else { None };
     let base = lines.as_deref().unwrap_or(s);
     match mask_text(base) {
         Cow::Owned(t) => Some(t),
@@ -845,6 +836,16 @@ const TOKEN_PREFIXES: &[&str] = &[
     "SG.",
     "eyJ",
 ];
+/// Whether a text may hold a token of [`TOKEN`]: one of [`TOKEN_PREFIXES`]. A byte scan first:
+/// every prefix but AWS's and Google's holds `_`, `-` or `.` (or is followed by one, in a
+/// JWT), so most plain values (names, states) are answered without the regex.
+fn token_hint(s: &str) -> bool {
+    let may = s.bytes().any(|b| matches!(b, b'_' | b'-' | b'.'))
+        || s.contains("AKIA")
+        || s.contains("ASIA")
+        || s.contains("AIza");
+    may && TOKEN_HINT.is_match(s)
+}
 static TOKEN_HINT: LazyLock<Regex> = LazyLock::new(|| {
     let literals: Vec<String> = TOKEN_PREFIXES.iter().map(|p| regex::escape(p)).collect();
     Regex::new(&literals.join("|")).expect("valid regex")
@@ -906,7 +907,7 @@ fn mask_text_with(s: &str, skip: bool) -> Cow<'_, str> {
             .as_bytes()
             .windows(6)
             .any(|w| w.eq_ignore_ascii_case(b"bearer"))
-        && !TOKEN_HINT.is_match(s)
+        && !token_hint(s)
     {
         return Cow::Borrowed(s);
     }
@@ -916,7 +917,7 @@ fn mask_text_with(s: &str, skip: bool) -> Cow<'_, str> {
             PEM_KEY.replace_all(t, format!("${{1}}{MASK}${{2}}").as_str())
         });
     }
-    if !skip || TOKEN_HINT.is_match(s) {
+    if !skip || token_hint(s) {
         text = apply(text, |t| TOKEN.replace_all(t, MASK));
     }
     if !skip || s.contains("://") {
@@ -1070,7 +1071,12 @@ fn mask_json_pairs(t: &str) -> Cow<'_, str> {
             .expect("one branch matched");
         let (open, close, inner) = if let Some(v) = val.as_str().strip_prefix("\\\"") {
             ("\\\"", "\\\"", v.strip_suffix("\\\"").unwrap_or(v))
-        } else if let Some(q) = val.as_str().chars().next().filter(|c| *c == '"' || *c == '\'') {
+        } else if let Some(q) = val
+            .as_str()
+            .chars()
+            .next()
+            .filter(|c| *c == '"' || *c == '\'')
+        {
             let q = if q == '"' { "\"" } else { "'" };
             let v = &val.as_str()[1..];
             (q, q, v.strip_suffix(q).unwrap_or(v))
@@ -1153,8 +1159,7 @@ fn mask_assignments(s: &str) -> Cow<'_, str> {
         }
         let end = value_end(s, start, lead_quote(s, lead.as_str(), lead.start()));
         let val = &s[start..end];
-        if val.is_empty() || val == MASK || is_padding(val) || scheme_before_mask(key, &s[end..])
-        {
+        if val.is_empty() || val == MASK || is_padding(val) || scheme_before_mask(key, &s[end..]) {
             continue;
         }
         out.push_str(&s[copied..start]);
@@ -1436,7 +1441,16 @@ mod tests {
         for secret in ["t1", "pw1", "xs1", "t2", "pw2", "s1", "pw3", "t3", "pw4"] {
             assert!(!text.contains(secret), "{secret} leaked: {text}");
         }
-        for kept in ["\"p\"", "web", "\"Y\"", "LOG=debug", "serve", "-v", "MODE", "\"x\""] {
+        for kept in [
+            "\"p\"",
+            "web",
+            "\"Y\"",
+            "LOG=debug",
+            "serve",
+            "-v",
+            "MODE",
+            "\"x\"",
+        ] {
             assert!(text.contains(kept), "{kept} lost: {text}");
         }
         assert_eq!(
@@ -1534,7 +1548,7 @@ mod tests {
                 Some(t.as_str()),
                 "{t} is a token, whole"
             );
-            assert!(TOKEN_HINT.is_match(t), "{t} holds a hint");
+            assert!(token_hint(t), "{t} holds a hint");
             assert_eq!(mask_text(t), MASK, "{t}");
         }
     }
@@ -1588,7 +1602,10 @@ mod tests {
         });
         let v = redacted_params(params.as_object().unwrap(), "project");
         assert_eq!(v["project"]["name"], "shop");
-        assert_eq!(v["project"]["envContent"], format!("DB_PASSWORD={MASK}\nMODE=prod\n"));
+        assert_eq!(
+            v["project"]["envContent"],
+            format!("DB_PASSWORD={MASK}\nMODE=prod\n")
+        );
         assert!(
             v["project"]["composeContent"]
                 .as_str()
@@ -1596,7 +1613,10 @@ mod tests {
                 .contains(&format!("POSTGRES_PASSWORD={MASK}")),
             "{v}"
         );
-        assert_eq!(v["spec"]["Env"], json!([format!("API_TOKEN={MASK}"), "LOG_LEVEL=info"]));
+        assert_eq!(
+            v["spec"]["Env"],
+            json!([format!("API_TOKEN={MASK}"), "LOG_LEVEL=info"])
+        );
         assert_eq!(v["spec"]["inner"]["password"], MASK);
         assert_eq!(v["note"], "{not json");
         assert_eq!(v["count"], 3);

@@ -13,7 +13,8 @@ fn ghp() -> String {
 }
 
 /// A JWT (HS256, `{"sub":"1234567890"}`).
-const JWT: &str = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+const JWT: &str =
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
 
 #[test]
 fn environment_values_are_masked_by_name_and_by_shape_and_the_rest_kept() {
@@ -84,7 +85,9 @@ fn environment_maps_pairs_and_env_files_are_judged_the_same_way() {
     assert_eq!(v["Env"][3]["value"], MASK);
     assert_eq!(
         v["envContent"],
-        format!("LOG_LEVEL=info\nDB_PASSWORD={MASK}\nUPSTREAM={MASK}\nREDIS_URL=redis://:{MASK}@cache:6379\n")
+        format!(
+            "LOG_LEVEL=info\nDB_PASSWORD={MASK}\nUPSTREAM={MASK}\nREDIS_URL=redis://:{MASK}@cache:6379\n"
+        )
     );
     assert_eq!(
         pointers,
@@ -133,7 +136,11 @@ fn tokens_of_a_known_shape_are_masked_in_any_text() {
         "AKIAIOSFODNN7EXAMPLE",
     ] {
         let text = format!("upstream {token} ready");
-        assert_eq!(mask_text(&text), format!("upstream {MASK} ready"), "{token}");
+        assert_eq!(
+            mask_text(&text),
+            format!("upstream {MASK} ready"),
+            "{token}"
+        );
     }
     // Prefixes alone, and IDs of Docker's data, are not tokens.
     for text in [
@@ -184,7 +191,10 @@ fn shape_env_array_in_a_json_log_line() {
             format!(
                 r#"{{"ts":"12:00:01","msg":"starting {n}","env":["DB_PASSWORD={s}","LOG_LEVEL={n}"]}}"#
             ),
-            vec![format!(r#""LOG_LEVEL={n}"]"#), format!(r#""msg":"starting {n}""#)],
+            vec![
+                format!(r#""LOG_LEVEL={n}"]"#),
+                format!(r#""msg":"starting {n}""#),
+            ],
         )
     });
     check_shape(|s, n| {
