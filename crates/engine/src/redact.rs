@@ -1180,12 +1180,11 @@ fn mask_assignments(s: &str) -> Cow<'_, str> {
 /// the next key of that kind would start with, so many values on one long line stay linear.
 fn value_end(s: &str, start: usize, inside: Option<&str>) -> usize {
     let rest = &s[start..];
-    if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
-        if let Some(close) = rest[1..].find([q, '\n'])
-            && rest.as_bytes()[1 + close] == q as u8
-        {
-            return start + close + 2;
-        }
+    if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'')
+        && let Some(close) = rest[1..].find([q, '\n'])
+        && rest.as_bytes()[1 + close] == q as u8
+    {
+        return start + close + 2;
     }
     if let Some(at) = inside.and_then(|q| closing_quote(rest, q)) {
         return start + at;
