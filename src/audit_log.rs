@@ -1,6 +1,7 @@
 //! The audit log of mutating calls (`--audit-log PATH`, docs/security.md): one JSON object per
 //! line — when, which session and client, which user (a fingerprint of the Arcane key, never
-//! the key), the action, environment and targets, the parameters with secrets masked, and the
+//! the key), the action, environment and targets, the parameters with secrets masked (JSON
+//! text read as JSON first, by the redactor previews use), and the
 //! outcome (sent and answered, failed, refused, previewed; confirmed how). Not to be confused
 //! with `audit-tokens` (`src/audit.rs`), which measures tool definitions.
 //!
@@ -178,9 +179,12 @@ fn open_append(path: &Path) -> std::io::Result<File> {
     Ok(file)
 }
 
-/// The JSON of one entry: secrets masked, long strings cut, targets picked out.
+/// The JSON of one entry: secrets masked, long strings cut, targets picked out. Parameters of
+/// JSON text (the flat profile's, `project.create`'s raw `project`) are read as JSON before
+/// they are masked, as previews read them: masked as text they would keep the secrets of the
+/// names and files they carry.
 fn line_of(e: &Entry<'_>) -> Value {
-    let mut params = arcane_engine::redacted(&Value::Object(e.params.clone()), e.domain);
+    let mut params = arcane_engine::redacted_params(e.params, e.domain);
     cut_strings(&mut params);
     let targets: Map<String, Value> = params
         .as_object()

@@ -266,7 +266,7 @@ fn download_result(action: &Action, d: Download, show_secrets: bool) -> CallTool
             let shown = if show_secrets {
                 std::borrow::Cow::Borrowed(text.as_str())
             } else {
-                arcane_engine::mask_document(&text, &file_name)
+                arcane_engine::mask_document(&text)
             };
             let md = arcane_markdown::render_text_download(&file_name, size, &content_type, &shown);
             let mut r = CallToolResult::success(vec![assistant_text(md)]);

@@ -1162,11 +1162,11 @@ proptest! {
         for t in &texts {
             prop_assert!(!mask_text(t).contains(&secret), "{:?}", t);
         }
-        let v = json!({"Env": [format!("X={secret}")], "password": secret,
+        let v = json!({"Env": [format!("X_TOKEN={secret}")], "password": secret,
             "labels": {"a.basicauth.users": secret},
             "cmd": ["run", "--api-token", secret],
             "vars": [{"key": "DB_PASSWORD", "value": secret}],
-            "envContent": format!("A={secret}"),
+            "envContent": format!("A_PASSWORD={secret}"),
             "note": texts.join(" ")});
         let masked = redacted(&v, "").to_string();
         prop_assert!(!masked.contains(&secret), "{}", masked);

@@ -1,22 +1,33 @@
 //! The one redactor: what counts as a secret, and how it is masked, for every place that
 //! shows Arcane's data or a request (safe-mode previews, resources, the text of results,
-//! error texts). `structuredContent` never goes through it: it keeps Arcane's values.
+//! error texts, the audit log). `structuredContent` never goes through it: it keeps Arcane's
+//! values.
 //!
 //! What is masked:
-//! * every environment variable value: `KEY=VALUE` strings in arrays under keys such as `env`,
-//!   `Env`, `environment`, and every value of a map under those keys;
+//! * environment variables (`KEY=VALUE` strings in arrays under keys such as `env`, `Env`,
+//!   `environment`, the entries of a map under those keys, the lines of a `.env` file): the
+//!   value of a secret-named variable, and a value that looks like a credential
+//!   ([`looks_like_credential`]: a PEM block, a long high-entropy string; tokens and URL
+//!   passwords inside it by the text rules below). The rest is kept: `LOG_LEVEL=info` and
+//!   `REDIS_URL=redis://cache:6379` are the clue to a crash;
 //! * values of fields whose name says secret ([`is_secret_name`]: password, secret, token, API
 //!   key, credential, private key, cookie, authorization, basic-auth labels…); a `{key|name,
 //!   value}` pair whose name says secret or that is marked `isSecret`;
-//! * in multi-line text under such fields or `envContent`-like fields (`.env` files), the value
-//!   of each `KEY=VALUE` line; in compose text, the value of `KEY: VALUE` / `KEY=VALUE` lines
-//!   whose key says secret;
+//! * in compose text, the value of `KEY: VALUE` / `KEY=VALUE` lines whose key says secret or
+//!   whose value looks like a credential;
 //! * in any text: the password of a URL (`scheme://user:PASSWORD@host`, up to the last `@`)
-//!   and a web URL's lone user (`https://TOKEN@host`), the value of a secret-named
-//!   command-line flag (`--db-password=…`, `--token …`, also as the next item of an argument
-//!   array) and of a secret-named `KEY=VALUE` word (a quoted value whole, keys inside a
-//!   connection string too), a secret-named key of JSON written in text, a bearer token;
+//!   and a web URL's lone user (`https://TOKEN@host`), tokens of a known shape (GitHub, GitLab,
+//!   Slack, AWS, Arcane keys…, JWTs), the body of a PEM private key, the value of a
+//!   secret-named command-line flag (`--db-password=…`, `--requirepass …`, also as the next
+//!   item of an argument array, in text or in JSON), of a secret-named `KEY=VALUE` word (also
+//!   `key = value`, after a quote: `-e"K=V"`, `["K=V"]`; a quoted value whole, keys inside a
+//!   connection string too), a secret-named key of JSON or of a Python literal written in text
+//!   (also escaped: `{\"password\":\"…\"}`), a credential after its scheme
+//!   (`Authorization: token …`), a bearer token;
 //! * for secret domains (`swarm_secret`), the secret's `data`.
+//!
+//! Parameters (the audit log, previews' multipart parts) are read as JSON where they are JSON
+//! text ([`redacted_params`]), so the same rules see what they carry.
 //!
 //! See `docs/security.md` ("Secrets").
 
@@ -38,7 +49,7 @@ const ENV_KEYS: &[&str] = &[
     "envs",
 ];
 
-/// Keys whose string value is a whole `.env` file.
+/// Keys whose string value is a whole `.env` file (a document of variables).
 const ENV_FILE_KEYS: &[&str] = &["envcontent", "envfile", "dotenv", "predeployenv"];
 
 /// Whole words of a name that mark a secret.
@@ -86,6 +97,9 @@ const SECRET_FRAGMENTS: &[&str] = &[
     "unlockkey",
     "basicauth",
     "htpasswd",
+    // Redis: `--requirepass`, `requirepass`, `--masterauth`.
+    "requirepass",
+    "masterauth",
 ];
 
 /// A last word that makes a secret-sounding name a description of one, not the secret
@@ -221,6 +235,60 @@ pub fn redacted_view<'a>(value: &'a Value, domain: &str) -> Cow<'a, Value> {
     }
 }
 
+/// The parameters of a call as the audit log and previews show them: a string that is JSON
+/// text of an object or a list (the flat client profile's JSON-text parameters,
+/// `project.create`'s raw `project` text, a multipart part) is read as that JSON first, so the
+/// same rules see the names and texts it carries (`envContent`, compose text, `password`);
+/// then everything is redacted as [`redacted`] does. A string that is not such JSON stays a
+/// string, masked by the text rules.
+pub fn redacted_params(params: &serde_json::Map<String, Value>, domain: &str) -> Value {
+    let value = Value::Object(params.clone());
+    match decode_json_text(&value, 0) {
+        Some(decoded) => redacted(&decoded, domain),
+        None => redacted(&value, domain),
+    }
+}
+
+/// How deep JSON text inside JSON text is read (a parameter of JSON text whose field is JSON
+/// text again); deeper text is left to the text rules.
+const MAX_JSON_TEXT_DEPTH: usize = 4;
+
+/// `value` with its strings of JSON text (of objects and lists) decoded; `None` when it holds
+/// none.
+fn decode_json_text(value: &Value, depth: usize) -> Option<Value> {
+    match value {
+        Value::String(s) if depth < MAX_JSON_TEXT_DEPTH => {
+            let t = s.trim_start();
+            if !t.starts_with(['{', '[']) {
+                return None;
+            }
+            match serde_json::from_str::<Value>(t) {
+                Ok(v @ (Value::Object(_) | Value::Array(_))) => {
+                    Some(decode_json_text(&v, depth + 1).unwrap_or(v))
+                }
+                _ => None,
+            }
+        }
+        Value::Array(items) => {
+            let mut out: Option<Vec<Value>> = None;
+            for (i, item) in items.iter().enumerate() {
+                let new = decode_json_text(item, depth);
+                keep_or_replace(&mut out, items.iter(), i, item, new);
+            }
+            out.map(Value::Array)
+        }
+        Value::Object(map) => {
+            let mut out: Option<Vec<Value>> = None;
+            for (i, v) in map.values().enumerate() {
+                let new = decode_json_text(v, depth);
+                keep_or_replace(&mut out, map.values(), i, v, new);
+            }
+            out.map(|values| Value::Object(map.keys().cloned().zip(values).collect()))
+        }
+        _ => None,
+    }
+}
+
 /// What a field name means to the redactor, decided once per name and thread.
 #[derive(Clone, Copy)]
 struct NameInfo {
@@ -233,7 +301,6 @@ struct NameInfo {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum KeyKind {
     Env,
-    EnvFile,
     TextDoc,
     Other,
 }
@@ -242,9 +309,7 @@ fn name_info(name: &str) -> NameInfo {
     let n = norm(name);
     let kind = if ENV_KEYS.contains(&n.as_str()) {
         KeyKind::Env
-    } else if ENV_FILE_KEYS.contains(&n.as_str()) {
-        KeyKind::EnvFile
-    } else if TEXT_DOC_KEYS.contains(&n.as_str()) {
+    } else if ENV_FILE_KEYS.contains(&n.as_str()) || TEXT_DOC_KEYS.contains(&n.as_str()) {
         KeyKind::TextDoc
     } else {
         KeyKind::Other
@@ -312,15 +377,10 @@ impl<'m> Walker<'m> {
         }
     }
 
-    /// Records the pointer of the node being walked (plus `suffix`) as masked.
-    fn note(&mut self, suffix: Option<&str>) {
+    /// Records the pointer of the node being walked as masked.
+    fn note(&mut self) {
         if let Some(masked) = &mut self.masked {
-            let mut p = self.path.clone();
-            if let Some(s) = suffix {
-                p.push('/');
-                p.push_str(&escape_pointer(s));
-            }
-            masked.push(p);
+            masked.push(self.path.clone());
         }
     }
 
@@ -348,10 +408,9 @@ impl<'m> Walker<'m> {
         }
         match value {
             Value::String(s) => {
-                let env_file = kind == KeyKind::EnvFile;
                 let doc = kind == KeyKind::TextDoc || s.contains('\n');
-                let new = mask_string(s, env_file, doc)?;
-                self.note(None);
+                let new = mask_string(s, doc)?;
+                self.note();
                 Some(Value::String(new))
             }
             Value::Array(items) => {
@@ -365,7 +424,7 @@ impl<'m> Walker<'m> {
                     });
                     let new = if hide_next && !flag && item.as_str().is_some_and(|s| !s.is_empty())
                     {
-                        self.note(None);
+                        self.note();
                         Some(Value::String(MASK.to_string()))
                     } else {
                         self.walk(item, kind)
@@ -388,9 +447,7 @@ impl<'m> Walker<'m> {
                         .and_then(|f| map.get(f))
                         .and_then(Value::as_str)
                         .is_some_and(is_secret_name)
-                        || ["isSecret", "secret", "sensitive"]
-                            .iter()
-                            .any(|k| map.get(*k) == Some(&Value::Bool(true))));
+                        || marked_secret(map));
                 let mut out: Option<Vec<Value>> = None;
                 for (i, (k, v)) in map.iter().enumerate() {
                     let len = self.enter(Seg::Key(k));
@@ -404,7 +461,7 @@ impl<'m> Walker<'m> {
                         info.secret || (self.secret_domain && k.eq_ignore_ascii_case("data"))
                     };
                     let new = if secret && worth_hiding(v) {
-                        self.note(None);
+                        self.note();
                         Some(Value::String(MASK.to_string()))
                     } else {
                         self.walk(v, info.kind)
@@ -418,7 +475,9 @@ impl<'m> Walker<'m> {
         }
     }
 
-    /// Environment variables: every value is masked, whatever its name.
+    /// Environment variables: a value is masked when its variable's name says secret or the
+    /// value looks like a credential; other values are kept, with the text rules applied to
+    /// them (a URL's password, a token inside).
     fn mask_env(&mut self, value: &Value) -> Option<Value> {
         match value {
             Value::Array(items) => {
@@ -427,22 +486,19 @@ impl<'m> Walker<'m> {
                     let len = self.enter(Seg::Index(i));
                     let new = match item {
                         Value::String(s) => match s.split_once('=') {
-                            Some((k, v)) if !v.is_empty() => {
-                                self.note(None);
-                                Some(Value::String(format!("{k}={MASK}")))
-                            }
-                            _ => None,
+                            Some((k, v)) => variable_text(k, v).map(|v| {
+                                self.note();
+                                Value::String(format!("{k}={v}"))
+                            }),
+                            None => None,
                         },
                         // [{name, value}] shapes.
-                        Value::Object(o) => match o.get("value") {
-                            Some(Value::String(v)) if !v.is_empty() => {
-                                self.note(Some("value"));
-                                let mut o = o.clone();
-                                o.insert("value".into(), Value::String(MASK.to_string()));
-                                Some(Value::Object(o))
-                            }
-                            _ => None,
-                        },
+                        Value::Object(o) => self.env_pair(o).or_else(|| {
+                            // Not a pair: judged as any object.
+                            (!is_pair(o))
+                                .then(|| self.walk(item, KeyKind::Other))
+                                .flatten()
+                        }),
                         _ => None,
                     };
                     self.leave(len);
@@ -453,24 +509,152 @@ impl<'m> Walker<'m> {
             Value::Object(map) => {
                 let mut out: Option<Vec<Value>> = None;
                 for (i, (k, v)) in map.iter().enumerate() {
-                    let new = if matches!(v, Value::Null) || v.as_str() == Some("") {
-                        None
-                    } else {
-                        self.note(Some(k));
-                        Some(Value::String(MASK.to_string()))
-                    };
+                    let len = self.enter(Seg::Key(k));
+                    let new = self.variable(k, v, false);
+                    self.leave(len);
                     keep_or_replace(&mut out, map.values(), i, v, new);
                 }
                 out.map(|values| Value::Object(map.keys().cloned().zip(values).collect()))
             }
             Value::String(s) if !s.is_empty() => {
-                let new = mask_string(s, true, true)?;
-                self.note(None);
+                let new = mask_string(s, true)?;
+                self.note();
                 Some(Value::String(new))
             }
             _ => None,
         }
     }
+
+    /// A `{name, value}` entry of a list of variables: its value judged as the variable's;
+    /// `None` when kept, or when it is not such a pair.
+    fn env_pair(&mut self, o: &serde_json::Map<String, Value>) -> Option<Value> {
+        let Pair {
+            name: Some(name_field),
+            value: Some(value_field),
+        } = pair_fields(o)
+        else {
+            return None;
+        };
+        let name = o.get(name_field).and_then(Value::as_str)?;
+        let value = o.get(value_field)?;
+        let len = self.enter(Seg::Key(value_field));
+        let new = self.variable(name, value, marked_secret(o));
+        self.leave(len);
+        let mut o = o.clone();
+        o.insert(value_field.into(), new?);
+        Some(Value::Object(o))
+    }
+
+    /// The value of the variable `name` (the node being walked): masked whole when the name
+    /// says secret (or `marked`), else judged by what it looks like.
+    fn variable(&mut self, name: &str, value: &Value, marked: bool) -> Option<Value> {
+        if (marked || is_secret_name(name)) && worth_hiding(value) {
+            self.note();
+            return Some(Value::String(MASK.to_string()));
+        }
+        match value {
+            Value::String(s) => {
+                let new = variable_text(name, s)?;
+                self.note();
+                Some(Value::String(new))
+            }
+            Value::Array(_) | Value::Object(_) => self.walk(value, KeyKind::Other),
+            _ => None,
+        }
+    }
+}
+
+/// The text of a variable's value as shown, `None` when kept as it is: masked whole when the
+/// name says secret or the value looks like a credential, else with the free-text rules
+/// applied (a URL keeps its host and loses its password).
+fn variable_text(name: &str, value: &str) -> Option<String> {
+    if value.is_empty() {
+        return None;
+    }
+    if is_secret_name(name) || looks_like_credential(value) {
+        return Some(MASK.to_string());
+    }
+    mask_string(value, value.contains('\n'))
+}
+
+/// Whether a value, whatever its name, looks like a credential by itself: a PEM block (a key
+/// or certificate pasted into a variable), or a long high-entropy string ([`high_entropy`]).
+/// Tokens of a known shape and URL passwords are found by [`mask_text`] inside any text.
+pub fn looks_like_credential(value: &str) -> bool {
+    let v = value.trim().trim_matches(['"', '\'']);
+    v.contains("-----BEGIN ") || high_entropy(v)
+}
+
+/// Shortest value [`high_entropy`] considers: shorter random strings are as often IDs.
+const MIN_ENTROPY_LEN: usize = 20;
+
+/// A long random-looking string: at least [`MIN_ENTROPY_LEN`] characters of the base64 or
+/// URL-safe alphabet (no blank, `:`, `@`, so paths, URLs, images and lists are not), holding
+/// letters and digits, not only hexadecimal digits (container IDs, digests, commit hashes and
+/// UUIDs are everywhere in Docker's data and are not secrets), changing between upper case,
+/// lower case and digits at least once per four characters (identifiers and versions such as
+/// `com.example.App2` or `alpine3.19-build20240101` change far less often than random text),
+/// and with at least 3.5 bits of Shannon entropy per character.
+fn high_entropy(v: &str) -> bool {
+    if v.len() < MIN_ENTROPY_LEN {
+        return false;
+    }
+    let (mut letters, mut digits, mut non_hex, mut alnum, mut switches) = (0, 0, 0, 0usize, 0);
+    let mut counts = [0u32; 128];
+    let mut prev_class = 0u8;
+    for b in v.bytes() {
+        let class = match b {
+            b'A'..=b'Z' => 1,
+            b'a'..=b'z' => 2,
+            b'0'..=b'9' => 3,
+            b'+' | b'/' | b'=' | b'_' | b'-' | b'.' | b'~' => 0,
+            _ => return false,
+        };
+        counts[b as usize] += 1;
+        if class == 0 {
+            continue;
+        }
+        alnum += 1;
+        if class == 3 {
+            digits += 1;
+        } else {
+            letters += 1;
+            if !b.is_ascii_hexdigit() {
+                non_hex += 1;
+            }
+        }
+        if prev_class != 0 && prev_class != class {
+            switches += 1;
+        }
+        prev_class = class;
+    }
+    if letters == 0 || digits == 0 || non_hex == 0 || switches * 4 < alnum {
+        return false;
+    }
+    let n = v.len() as f64;
+    let entropy: f64 = counts
+        .iter()
+        .filter(|c| **c > 0)
+        .map(|c| {
+            let p = f64::from(*c) / n;
+            -p * p.log2()
+        })
+        .sum();
+    entropy >= 3.5
+}
+
+/// Whether an object marks its value secret (`isSecret: true`, `secret: true`,
+/// `sensitive: true`), as Arcane's variables do.
+fn marked_secret(map: &serde_json::Map<String, Value>) -> bool {
+    ["isSecret", "secret", "sensitive"]
+        .iter()
+        .any(|k| map.get(*k) == Some(&Value::Bool(true)))
+}
+
+/// Whether an object is a `{key|name, value}` pair.
+fn is_pair(map: &serde_json::Map<String, Value>) -> bool {
+    let p = pair_fields(map);
+    p.name.is_some() && p.value.is_some()
 }
 
 /// The fields of a `{key|name, value}` pair, by the first name of each list an object has
@@ -544,15 +728,11 @@ fn worth_hiding(v: &Value) -> bool {
     }
 }
 
-/// Masks the secrets inside one string; `None` when nothing changed. `env_file`: every
-/// `KEY=VALUE` line is a variable (a `.env` file); `doc`: a document whose secret-named
-/// `KEY: VALUE` / `KEY=VALUE` lines are masked (compose text).
-fn mask_string(s: &str, env_file: bool, doc: bool) -> Option<String> {
-    let lines = if env_file || doc {
-        mask_lines(s, env_file)
-    } else {
-        None
-    };
+/// Masks the secrets inside one string; `None` when nothing changed. `doc`: a document (a
+/// `.env` file, compose text) whose `KEY=VALUE` / `KEY: VALUE` lines are judged as variables
+/// ([`mask_lines`]).
+fn mask_string(s: &str, doc: bool) -> Option<String> {
+    let lines = if doc { mask_lines(s) } else { None };
     let base = lines.as_deref().unwrap_or(s);
     match mask_text(base) {
         Cow::Owned(t) => Some(t),
@@ -560,12 +740,11 @@ fn mask_string(s: &str, env_file: bool, doc: bool) -> Option<String> {
     }
 }
 
-/// A downloaded text file with its secrets masked: every variable of a `.env` file, the
-/// secret-named lines of other documents, and secrets inside any line.
-pub fn mask_document<'a>(text: &'a str, file_name: &str) -> Cow<'a, str> {
-    let name = file_name.to_ascii_lowercase();
-    let env_file = name == ".env" || name.ends_with(".env") || name.starts_with(".env.");
-    match mask_string(text, env_file, true) {
+/// A downloaded text file (a `.env` file, compose text, a configuration) with its secrets
+/// masked: its variables and settings as [`mask_lines`] judges them, and secrets inside any
+/// line.
+pub fn mask_document(text: &str) -> Cow<'_, str> {
+    match mask_string(text, true) {
         Some(t) => Cow::Owned(t),
         None => Cow::Borrowed(text),
     }
@@ -580,23 +759,39 @@ static URL_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
 /// (`https://<token>@github.com/…`).
 static URL_TOKEN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\b(https?://)([^\s:/?#@]+)@").expect("valid regex"));
+/// A command-line flag and its value: `--flag=value`, `--flag value`, or the next string of a
+/// JSON argument list, `"--flag","value"` (also escaped: `\"--flag\",\"value\"`). The flag
+/// starts a word or a quoted string. An unquoted value stops at a quote or backslash here
+/// (the end of the string a flag sits in); [`mask_flags`] runs it on to the next blank when
+/// the flag was not in quotes.
 static FLAG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r#"(^|\s)(--?[A-Za-z][A-Za-z0-9_.\-]*)(=(?:"[^"\n]*"|'[^'\n]*'|\S+)|[ \t]+(?:"[^"\n]*"|'[^'\n]*'|[^\s\-"']\S*))"#,
-    )
+    Regex::new(concat!(
+        r#"(?P<lead>^|[\s"'])(?P<flag>--?[A-Za-z][A-Za-z0-9_.\-]*)(?:"#,
+        r#"(?P<sep>=)(?P<val>"[^"\n]*"|'[^'\n]*'|[^\s"'\\]+)"#,
+        r#"|(?P<sep2>[ \t]+)(?P<val2>"[^"\n]*"|'[^'\n]*'|[^\s\-"'\\][^\s"'\\]*)"#,
+        r#"|(?P<lsep>"[ \t]*,[ \t]*")(?P<lval>(?:[^"\\\n]|\\.)*)""#,
+        r#"|(?P<esep>\\"[ \t]*,[ \t]*\\")(?P<eval>(?:[^"\\\n]|\\[^"\n])*)\\""#,
+        r#")"#,
+    ))
     .expect("valid regex")
 });
-/// Where a `KEY=` word starts; its value is found by [`value_end`].
+/// Where a `KEY=` word starts (also `key = value`, and after a quote: `-e"K=V"`, `["K=V"]`);
+/// its value is found by [`value_end`].
 static ASSIGNMENT_KEY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(^|[\s;,&|(?])([A-Za-z_][A-Za-z0-9_.\-]*)=").expect("valid regex")
-});
-/// A secret-named key of JSON written inside text (a structured log line):
-/// `"password": "value"`.
-static JSON_PAIR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#""([A-Za-z_][A-Za-z0-9_.\-]*)"(\s*:\s*)"((?:[^"\\\n]|\\.)*)""#)
+    Regex::new(r#"(^|[\s;,&|(?"'\[{])([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*"#)
         .expect("valid regex")
 });
-/// A bearer token (`Authorization: Bearer eyJ…`).
+/// A key of JSON (or of a Python or JavaScript literal) written inside text, a structured log
+/// line: `"password": "value"`, `'password': 'value'`, escaped as JSON inside JSON
+/// (`\"password\":\"value\"`), the value quoted or bare (`"pin": 1234`).
+static JSON_PAIR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r#""([A-Za-z_][A-Za-z0-9_.\-]*)"(\s*:\s*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[^\s"',}\]{\[]+)"#,
+        r#"|'([A-Za-z_][A-Za-z0-9_.\-]*)'(\s*:\s*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[^\s"',}\]{\[]+)"#,
+        r#"|\\"([A-Za-z_][A-Za-z0-9_.\-]*)\\"(\s*:\s*)(\\"(?:[^"\\\n]|\\[^"\n])*\\"|[^\s"',}\]{\[\\]+)"#,
+    ))
+    .expect("valid regex")
+});
 /// `key: value` in free text (a log line, an error): YAML-ish settings printed on one line.
 /// The key stands alone (not quoted: JSON pairs are [`JSON_PAIR`]'s); the value is one quoted
 /// string or runs to the next blank or separator.
@@ -606,12 +801,85 @@ static COLON_PAIR: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("valid regex")
 });
+/// A credential after its scheme in an `Authorization` header, whatever the scheme
+/// (`Authorization: token ghp_…`, GitHub's; `Digest …`, `ApiKey …`): the scheme stays.
+static AUTH_SCHEME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?i)\b(authorization["']?[ \t]*[:=][ \t]*["']?)([A-Za-z][A-Za-z0-9_\-]*[ \t]+)([^\s"',;\\]+)"#,
+    )
+    .expect("valid regex")
+});
+/// A bearer token (`Authorization: Bearer eyJ…`).
 static BEARER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b((?:bearer|basic)[ \t]+)([A-Za-z0-9\-._~+/]+=*)").expect("valid regex")
 });
+/// What every token of [`TOKEN`] starts with: a text without one of them is not searched.
+const TOKEN_PREFIXES: &[&str] = &[
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xox",
+    "sk-",
+    "sk_",
+    "rk_",
+    "AKIA",
+    "ASIA",
+    "AIza",
+    "npm_",
+    "hf_",
+    "dckr_pat_",
+    "arc_",
+    "SG.",
+    "eyJ",
+];
+/// Whether a text may hold a token of [`TOKEN`]: one of [`TOKEN_PREFIXES`]. A byte scan first:
+/// every prefix but AWS's and Google's holds `_`, `-` or `.` (or is followed by one, in a
+/// JWT), so most plain values (names, states) are answered without the regex.
+fn token_hint(s: &str) -> bool {
+    let may = s.bytes().any(|b| matches!(b, b'_' | b'-' | b'.'))
+        || s.contains("AKIA")
+        || s.contains("ASIA")
+        || s.contains("AIza");
+    may && TOKEN_HINT.is_match(s)
+}
+static TOKEN_HINT: LazyLock<Regex> = LazyLock::new(|| {
+    let literals: Vec<String> = TOKEN_PREFIXES.iter().map(|p| regex::escape(p)).collect();
+    Regex::new(&literals.join("|")).expect("valid regex")
+});
+/// Credentials whose shape says what they are, wherever they are written: GitHub, GitLab,
+/// Slack, OpenAI, Anthropic, Stripe, AWS access key IDs, Google API keys, npm, Hugging Face,
+/// Docker Hub and SendGrid tokens, Arcane's own API keys (`arc_` and 64 hexadecimal digits,
+/// Arcane's `internal/apikey/service.go`), and JWTs (two base64url JSON objects, `eyJ…`).
+/// Each starts with one of [`TOKEN_PREFIXES`] (a test checks it).
+static TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_\-]{20,}",
+        r"|xox[aboprs]-[A-Za-z0-9\-]{10,}|sk-(?:proj|ant|svcacct|admin)-[A-Za-z0-9_\-]{20,}",
+        r"|sk-[A-Za-z0-9]{40,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+        r"|AIza[0-9A-Za-z_\-]{35}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}",
+        r"|dckr_pat_[A-Za-z0-9_\-]{20,}|arc_[0-9a-f]{32,}",
+        r"|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
+        r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*)",
+    ))
+    .expect("valid regex")
+});
+/// The body of a PEM private key (`-----BEGIN RSA PRIVATE KEY-----` … `-----END …-----`, or to
+/// the end of a text cut short); the BEGIN and END lines stay, saying what was there.
+static PEM_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----)(?s:.*?)",
+        r"(-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\z)",
+    ))
+    .expect("valid regex")
+});
 
-/// Masks secrets written inside free text: a URL's password, a secret-named flag's value, a
-/// secret-named `KEY=VALUE` word. Borrows when nothing is found.
+/// Masks secrets written inside free text: a URL's password, tokens of a known shape, a PEM
+/// private key, a secret-named flag's, `KEY=VALUE` word's, JSON key's or `key: value`'s value,
+/// an `Authorization` credential. Borrows when nothing is found.
 ///
 /// ```
 /// use arcane_engine::mask_text;
@@ -620,6 +888,9 @@ static BEARER: LazyLock<Regex> = LazyLock::new(|| {
 /// assert_eq!(mask_text("env API_TOKEN=abc make"), "env API_TOKEN=******** make");
 /// assert_eq!(mask_text("/api/x?token=abc&limit=5"), "/api/x?token=********&limit=5");
 /// assert_eq!(mask_text("--name web --port 80"), "--name web --port 80");
+/// assert_eq!(mask_text(r#"{'user': 'bob', 'password': 'x'}"#), r#"{'user': 'bob', 'password': '********'}"#);
+/// assert_eq!(mask_text("redis-server --requirepass x --port 6379"), "redis-server --requirepass ******** --port 6379");
+/// assert_eq!(mask_text("Authorization: token abc"), "Authorization: token ********");
 /// ```
 pub fn mask_text(s: &str) -> Cow<'_, str> {
     mask_text_with(s, true)
@@ -636,10 +907,19 @@ fn mask_text_with(s: &str, skip: bool) -> Cow<'_, str> {
             .as_bytes()
             .windows(6)
             .any(|w| w.eq_ignore_ascii_case(b"bearer"))
+        && !token_hint(s)
     {
         return Cow::Borrowed(s);
     }
     let mut text = Cow::Borrowed(s);
+    if !skip || s.contains("-----BEGIN ") {
+        text = apply(text, |t| {
+            PEM_KEY.replace_all(t, format!("${{1}}{MASK}${{2}}").as_str())
+        });
+    }
+    if !skip || token_hint(s) {
+        text = apply(text, |t| TOKEN.replace_all(t, MASK));
+    }
     if !skip || s.contains("://") {
         text = apply(text, |t| {
             URL_PASSWORD.replace_all(t, format!("${{1}}{MASK}@").as_str())
@@ -648,42 +928,32 @@ fn mask_text_with(s: &str, skip: bool) -> Cow<'_, str> {
             URL_TOKEN.replace_all(t, format!("${{1}}{MASK}@").as_str())
         });
     }
-    // The other rules mask a value only after a secret name (or a bearer/basic scheme word):
-    // text without one of their words (most values: IDs, images, dates, states) has nothing
-    // for them. Masking only writes `********`, so it never makes such a word.
+    // The other rules mask a value only after a secret name (or a scheme word): text without
+    // one of their words (most values: IDs, images, dates, states) has nothing for them.
+    // Masking only writes `********`, so it never makes such a word.
     if !skip || SECRET_HINT.is_match(s) {
+        // First, so that the scheme word stays (`Authorization: token …`): the rules after it
+        // leave a scheme word followed by a masked credential alone.
         text = apply(text, |t| {
-            FLAG.replace_all(t, |c: &regex::Captures<'_>| {
-                let (lead, flag, rest) = (&c[1], &c[2], &c[3]);
-                // `rest` is `=value` or the blanks and the next word (or quoted words).
-                let at = rest
-                    .find(|ch: char| ch != '=' && ch != ' ' && ch != '\t')
-                    .unwrap_or(rest.len());
-                let (sep, val) = rest.split_at(at);
-                if is_secret_name(flag) && val != MASK {
-                    format!("{lead}{flag}{sep}{MASK}")
-                } else {
+            AUTH_SCHEME.replace_all(t, |c: &regex::Captures<'_>| {
+                if c[3].starts_with(MASK) {
                     c[0].to_string()
+                } else {
+                    format!("{}{}{MASK}", &c[1], &c[2])
                 }
             })
         });
+        text = apply(text, mask_flags);
         text = apply(text, mask_assignments);
-        text = apply(text, |t| {
-            JSON_PAIR.replace_all(t, |c: &regex::Captures<'_>| {
-                if is_secret_name(&c[1]) && &c[3] != MASK && !c[3].is_empty() {
-                    format!("\"{}\"{}\"{MASK}\"", &c[1], &c[2])
-                } else {
-                    c[0].to_string()
-                }
-            })
-        });
+        text = apply(text, mask_json_pairs);
         text = apply(text, |t| {
             COLON_PAIR.replace_all(t, |c: &regex::Captures<'_>| {
                 let val = c[4].trim_matches(|ch| ch == '"' || ch == '\'');
-                // `Authorization: Bearer …`: the scheme word stays, the credential after it is
-                // masked by the bearer rule below.
-                let scheme =
-                    val.eq_ignore_ascii_case("bearer") || val.eq_ignore_ascii_case("basic");
+                // `Authorization: Bearer …`, `Authorization: token …`: the scheme word stays,
+                // the credential after it is masked by the bearer and scheme rules.
+                let scheme = val.eq_ignore_ascii_case("bearer")
+                    || val.eq_ignore_ascii_case("basic")
+                    || scheme_before_mask(&c[2], &t[c.get(0).expect("match").end()..]);
                 if is_secret_name(&c[2]) && val != MASK && !val.is_empty() && !scheme {
                     format!("{}{}{}{MASK}", &c[1], &c[2], &c[3])
                 } else {
@@ -706,6 +976,121 @@ fn mask_text_with(s: &str, skip: bool) -> Cow<'_, str> {
         Cow::Owned(t) if t != s => Cow::Owned(t),
         _ => Cow::Borrowed(s),
     }
+}
+
+/// Whether the value just read after `key` is the scheme word of an `Authorization` credential
+/// that [`AUTH_SCHEME`] masked (`rest` follows the value: blanks, then the mask).
+fn scheme_before_mask(key: &str, rest: &str) -> bool {
+    norm(key).ends_with("authorization")
+        && rest.starts_with([' ', '\t'])
+        && rest.trim_start_matches([' ', '\t']).starts_with(MASK)
+}
+
+/// The quote a match led by `lead` (at `at` in `t`) sits inside: `"`, `'`, or `\"` when the
+/// quote is escaped (JSON inside JSON); `None` when it is not led by a quote.
+fn lead_quote(t: &str, lead: &str, at: usize) -> Option<&'static str> {
+    match lead {
+        "\"" if at > 0 && t.as_bytes()[at - 1] == b'\\' => Some("\\\""),
+        "\"" => Some("\""),
+        "'" => Some("'"),
+        _ => None,
+    }
+}
+
+/// Where a value inside the quoted string `quote` ends (the string's closing quote, on the
+/// same line), as an offset in `rest`; `None` when the string does not close on the line.
+fn closing_quote(rest: &str, quote: &str) -> Option<usize> {
+    let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
+    if quote == "\"" {
+        // The first quote not escaped.
+        let b = line.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'\\' => i += 2,
+                b'"' => return Some(i),
+                _ => i += 1,
+            }
+        }
+        None
+    } else {
+        line.find(quote)
+    }
+}
+
+/// Masks the value of each secret-named flag ([`FLAG`]). One pass: each search starts where
+/// the last value ended, and a value is run on to the next blank by one scan past it.
+fn mask_flags(t: &str) -> Cow<'_, str> {
+    let mut out = String::new();
+    let mut copied = 0; // bytes of `t` already in `out`
+    let mut pos = 0;
+    while let Some(c) = FLAG.captures_at(t, pos) {
+        let whole = c.get(0).expect("match");
+        let lead = c.name("lead").expect("group");
+        let flag = &c["flag"];
+        let val = ["val", "val2", "lval", "eval"]
+            .into_iter()
+            .find_map(|g| c.name(g))
+            .expect("one branch matched");
+        let mut end = val.end();
+        let quoted = val.as_str().starts_with(['"', '\'']);
+        let in_list = c.name("lval").is_some() || c.name("eval").is_some();
+        if !quoted && !in_list && lead_quote(t, lead.as_str(), lead.start()).is_none() {
+            // Not inside a quoted string: the value runs to the next blank.
+            end += t[end..].find(char::is_whitespace).unwrap_or(t.len() - end);
+        }
+        pos = end.max(whole.start() + 1);
+        // `pos` may fall inside a character when the match was one byte long.
+        while !t.is_char_boundary(pos) {
+            pos += 1;
+        }
+        let value = &t[val.start()..end];
+        if !is_secret_name(flag) || value.is_empty() || value.trim_matches(['"', '\'']) == MASK {
+            continue;
+        }
+        out.push_str(&t[copied..val.start()]);
+        out.push_str(MASK);
+        copied = end;
+    }
+    if copied == 0 {
+        return Cow::Borrowed(t);
+    }
+    out.push_str(&t[copied..]);
+    Cow::Owned(out)
+}
+
+/// Masks the value of each secret-named key of JSON or a literal written in text
+/// ([`JSON_PAIR`]), in the quotes it was written with.
+fn mask_json_pairs(t: &str) -> Cow<'_, str> {
+    JSON_PAIR.replace_all(t, |c: &regex::Captures<'_>| {
+        let whole = &c[0];
+        // Each branch's groups: the key, the blanks and colon, the value.
+        let (key, val) = [1, 4, 7]
+            .into_iter()
+            .find_map(|g| Some((c.get(g)?, c.get(g + 2)?)))
+            .expect("one branch matched");
+        let (open, close, inner) = if let Some(v) = val.as_str().strip_prefix("\\\"") {
+            ("\\\"", "\\\"", v.strip_suffix("\\\"").unwrap_or(v))
+        } else if let Some(q) = val
+            .as_str()
+            .chars()
+            .next()
+            .filter(|c| *c == '"' || *c == '\'')
+        {
+            let q = if q == '"' { "\"" } else { "'" };
+            let v = &val.as_str()[1..];
+            (q, q, v.strip_suffix(q).unwrap_or(v))
+        } else {
+            ("", "", val.as_str())
+        };
+        let bare_literal = open.is_empty() && matches!(inner, "null" | "true" | "false");
+        if !is_secret_name(key.as_str()) || inner.is_empty() || inner == MASK || bare_literal {
+            return whole.to_string();
+        }
+        // Everything before the value as written (the key's quotes included).
+        let head = &whole[..val.start() - c.get(0).expect("match").start()];
+        format!("{head}{open}{MASK}{close}")
+    })
 }
 
 /// One rule of [`mask_text`] applied to the text so far: the text is copied only when the rule
@@ -755,23 +1140,26 @@ static SECRET_HINT: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Masks the value of each secret-named `KEY=VALUE` word. A value runs to the next blank or
-/// `&`, or is one quoted string (`PASSWORD="two words"`); keys inside a value are found too
-/// (`Server=db;Password=…` in a connection string), and a secret's value is masked whole,
-/// whatever keys it seems to hold. One pass, linear in the text.
+/// `&`, or is one quoted string (`PASSWORD="two words"`), or, when the key starts a quoted
+/// string (`"DB_PASSWORD=x y"` in a JSON list, `-e"K=V"`), runs to that string's end; keys
+/// inside a value are found too (`Server=db;Password=…` in a connection string), and a
+/// secret's value is masked whole, whatever keys it seems to hold. One pass, linear in the
+/// text.
 fn mask_assignments(s: &str) -> Cow<'_, str> {
     let mut out = String::new();
     let mut copied = 0; // bytes of `s` already in `out`
     let mut masked_to = 0; // end of the last masked value
     for c in ASSIGNMENT_KEY.captures_iter(s) {
         let whole = c.get(0).expect("match");
+        let lead = c.get(1).expect("group");
         let key = &c[2];
         let start = whole.end();
         if start < masked_to || !is_secret_name(key) {
             continue;
         }
-        let end = value_end(s, start);
+        let end = value_end(s, start, lead_quote(s, lead.as_str(), lead.start()));
         let val = &s[start..end];
-        if val.is_empty() || val == MASK || is_padding(val) {
+        if val.is_empty() || val == MASK || is_padding(val) || scheme_before_mask(key, &s[end..]) {
             continue;
         }
         out.push_str(&s[copied..start]);
@@ -787,17 +1175,19 @@ fn mask_assignments(s: &str) -> Cow<'_, str> {
 }
 
 /// Where the value starting at `start` ends: after its closing quote when it is quoted (on the
-/// same line), else at the next blank or `&`.
-fn value_end(s: &str, start: usize) -> usize {
+/// same line); at the end of the quoted string `inside` the key started, when it closes on the
+/// line; else at the next blank or `&`. Each scan stops at the first quote of its kind, which
+/// the next key of that kind would start with, so many values on one long line stay linear.
+fn value_end(s: &str, start: usize, inside: Option<&str>) -> usize {
     let rest = &s[start..];
-    if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
-        // Scans only to the closing quote or the line's end, so that many quoted values on
-        // one long line stay linear.
-        if let Some(close) = rest[1..].find([q, '\n'])
-            && rest.as_bytes()[1 + close] == q as u8
-        {
-            return start + close + 2;
-        }
+    if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'')
+        && let Some(close) = rest[1..].find([q, '\n'])
+        && rest.as_bytes()[1 + close] == q as u8
+    {
+        return start + close + 2;
+    }
+    if let Some(at) = inside.and_then(|q| closing_quote(rest, q)) {
+        return start + at;
     }
     start
         + rest
@@ -810,9 +1200,11 @@ fn is_padding(v: &str) -> bool {
     v.trim_end_matches('\r').bytes().all(|b| b == b'=')
 }
 
-/// Masks values of `KEY=VALUE` (and, for documents, `KEY: VALUE`) lines. `all` masks every
-/// `KEY=VALUE` line (a `.env` file); otherwise only lines whose key says secret.
-fn mask_lines(text: &str, all: bool) -> Option<String> {
+/// Masks values of `KEY=VALUE` (and, for documents, `KEY: VALUE`) lines whose key says secret
+/// or whose value looks like a credential ([`looks_like_credential`]): the lines of a `.env`
+/// file are variables, judged as [`variable_text`] judges them, and so are a compose file's
+/// `environment:` entries (the free-text rules run on the whole text afterwards).
+fn mask_lines(text: &str) -> Option<String> {
     let mut changed = false;
     let mut out = String::with_capacity(text.len());
     for (i, line) in text.split('\n').enumerate() {
@@ -830,9 +1222,7 @@ fn mask_lines(text: &str, all: bool) -> Option<String> {
             let (k, rest) = item.split_at(at);
             let k = k.trim().trim_matches(['"', '\'']);
             let v = rest[1..].trim();
-            let is_env_line = rest.starts_with('=');
-            let secret = is_secret_name(k);
-            let wanted = (all && is_env_line) || secret;
+            let wanted = is_secret_name(k) || (!v.is_empty() && looks_like_credential(v));
             if !wanted
                 || v.is_empty()
                 || v == "|"
@@ -918,16 +1308,12 @@ mod tests {
         });
         let masked = redact_for(&mut v, "");
         let text = v.to_string();
-        for secret in [
-            "s3cr3t",
-            "hunter2",
-            "postgres://u:p@h/db",
-            "\"t\"",
-            "prod",
-            "/usr/bin",
-        ] {
+        for secret in ["s3cr3t", "hunter2", "postgres://u:p@", "\"t\""] {
             assert!(!text.contains(secret), "{secret} leaked: {text}");
         }
+        // Values neither secret-named nor credential-shaped are shown.
+        assert_eq!(v["config"]["env"][1], "PATH=/usr/bin");
+        assert_eq!(v["environment"]["MODE"], "prod");
         assert_eq!(v["config"]["env"][2], "EMPTY=");
         assert_eq!(v["registry"]["username"], "bob");
         assert_eq!(v["registry"]["passwordSet"], true);
@@ -966,7 +1352,7 @@ mod tests {
         // Certificate lines end in `=`; a hump such as `xKeyZ` must not make them variables.
         let pem =
             "-----BEGIN CERTIFICATE-----\nMIIBxKeyZtokenAbc==\nQUJD=\n-----END CERTIFICATE-----\n";
-        assert_eq!(mask_document(pem, "ca.pem"), pem);
+        assert_eq!(mask_document(pem), pem);
         assert_eq!(mask_text("x API_KEY== y"), "x API_KEY== y");
     }
 
@@ -1020,7 +1406,7 @@ mod tests {
         let secret = json!({"items": [
             {"id": "a", "labels": {"app": "web"}},
             {"id": "b", "labels": {"traefik.http.middlewares.a.basicauth.users": "u:$apr1$x"}},
-            {"id": "c", "env": ["A=1"]},
+            {"id": "c", "env": ["A_TOKEN=1", "MODE=x"]},
         ]});
         let view = redacted_view(&secret, "container");
         assert!(matches!(view, Cow::Owned(_)));
@@ -1032,10 +1418,10 @@ mod tests {
         );
         assert_eq!(
             view["items"][2],
-            json!({"id": "c", "env": [format!("A={MASK}")]})
+            json!({"id": "c", "env": [format!("A_TOKEN={MASK}"), "MODE=x"]})
         );
         // The original is untouched.
-        assert_eq!(secret["items"][2]["env"][0], "A=1");
+        assert_eq!(secret["items"][2]["env"][0], "A_TOKEN=1");
     }
 
     #[test]
@@ -1043,7 +1429,7 @@ mod tests {
         let mut v = json!({
             "a": {"b": [{"c": {"apiToken": "t1", "plain": "p"}}]},
             "labels": {"com.example.db-password": "pw1", "app": "web"},
-            "config": {"Env": ["X=1", "Y"], "Cmd": ["serve", "--token", "t2", "-v"]},
+            "config": {"Env": ["X_SECRET=xs1", "Y", "LOG=debug"], "Cmd": ["serve", "--token", "t2", "-v"]},
             "vars": [{"name": "SMTP_PASSWORD", "value": "pw2"}, {"name": "MODE", "value": "x"}],
             "list": [{"secret": "s1", "id": 1}, {"secret": "", "id": 2}],
             "log": "12:00 connecting to postgres://app:pw3@db/x with token=t3",
@@ -1051,10 +1437,19 @@ mod tests {
         });
         let pointers = redact_for(&mut v, "container");
         let text = v.to_string();
-        for secret in ["t1", "pw1", "X=1", "t2", "pw2", "s1", "pw3", "t3", "pw4"] {
+        for secret in ["t1", "pw1", "xs1", "t2", "pw2", "s1", "pw3", "t3", "pw4"] {
             assert!(!text.contains(secret), "{secret} leaked: {text}");
         }
-        for kept in ["\"p\"", "web", "\"Y\"", "serve", "-v", "MODE", "\"x\""] {
+        for kept in [
+            "\"p\"",
+            "web",
+            "\"Y\"",
+            "LOG=debug",
+            "serve",
+            "-v",
+            "MODE",
+            "\"x\"",
+        ] {
             assert!(text.contains(kept), "{kept} lost: {text}");
         }
         assert_eq!(
@@ -1092,12 +1487,141 @@ mod tests {
             Just("\u{212A}ey".into()),
             Just("sha256:abc".into()),
             Just("nginx:1.2".into()),
-            "[a-zA-Z_.:=@ \\-\"'/]{0,12}",
+            // The shapes of docs/security.md's table: each rule's hint must be found wherever
+            // the rule would mask.
+            Just("--requirepass".into()),
+            Just("\"--password\",\"x\"".into()),
+            Just("[\"--token=x\",".into()),
+            Just("-e\"DB_PASSWORD=x\"".into()),
+            Just("[\"API_TOKEN=x y\"]".into()),
+            Just("[\\\"SECRET=x\\\"]".into()),
+            Just("'password': 'x'".into()),
+            Just("{\\\"token\\\":\\\"x\\\"}".into()),
+            Just("Authorization: token abc".into()),
+            Just("authorization=Digest".into()),
+            Just("key = v".into()),
+            Just(format!("ghp_{}", "a1".repeat(18))),
+            Just("eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.".into()),
+            Just("AKIAIOSFODNN7EXAMPLE".into()),
+            Just("-----BEGIN PRIVATE KEY-----".into()),
+            Just("-----END PRIVATE KEY-----".into()),
+            "[a-zA-Z0-9_.:=@ ,\\\\\\-\"'/]{0,12}",
         ];
         let text = prop::collection::vec(word, 0..6).prop_map(|w| w.join(" "));
         proptest!(ProptestConfig::with_cases(2000), |(t in text)| {
             prop_assert_eq!(mask_text_with(&t, true), mask_text_with(&t, false));
         });
+    }
+
+    #[test]
+    fn every_token_shape_is_found_by_its_hint() {
+        // `mask_text` searches for tokens only in text holding one of `TOKEN_PREFIXES`: a
+        // shape of `TOKEN` without one would be skipped. One sample per alternative.
+        let samples = [
+            format!("ghp_{}", "a1".repeat(18)),
+            format!("gho_{}", "a1".repeat(18)),
+            format!("ghu_{}", "a1".repeat(18)),
+            format!("ghs_{}", "a1".repeat(18)),
+            format!("ghr_{}", "a1".repeat(18)),
+            format!("github_pat_{}", "a1_".repeat(14)),
+            "glpat-Ab1Cd2Ef3Gh4Ij5Kl6Mn".to_string(),
+            "xoxb-1234567890-abcdef".to_string(),
+            format!("sk-proj-{}", "Ab1-".repeat(6)),
+            format!("sk-ant-{}", "Ab1_".repeat(6)),
+            format!("sk-{}", "Ab1".repeat(14)),
+            format!("sk_live_{}", "Ab1".repeat(6)),
+            format!("rk_test_{}", "Ab1".repeat(6)),
+            "AKIAIOSFODNN7EXAMPLE".to_string(),
+            "ASIAIOSFODNN7EXAMPLE".to_string(),
+            format!("AIza{}", "Ab1_-".repeat(7)),
+            format!("npm_{}", "Ab1".repeat(12)),
+            format!("hf_{}", "Ab1".repeat(11)),
+            format!("dckr_pat_{}", "Ab1-".repeat(6)),
+            format!("arc_{}", "0123456789abcdef".repeat(4)),
+            format!("SG.{}.{}", "Ab1_".repeat(5), "Cd2-".repeat(5)),
+            "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.".to_string(),
+        ];
+        for t in &samples {
+            assert_eq!(
+                TOKEN.find(t).map(|m| m.as_str()),
+                Some(t.as_str()),
+                "{t} is a token, whole"
+            );
+            assert!(token_hint(t), "{t} holds a hint");
+            assert_eq!(mask_text(t), MASK, "{t}");
+        }
+    }
+
+    #[test]
+    fn high_entropy_tells_random_strings_from_identifiers() {
+        for random in [
+            "Zk3pQ9vX2mL7wR4tB8nC1yH6",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "k8f3j2n9x7q1m5z0v4b6c2d8",
+            "dGhpcyBpcyBhIHNlY3JldCB2YWx1ZTEyMw==",
+        ] {
+            assert!(high_entropy(random), "{random}");
+            assert!(looks_like_credential(random), "{random}");
+        }
+        for plain in [
+            // Too short, hexadecimal (IDs, digests), a UUID, paths, versions, identifiers.
+            "Zk3pQ9vX2mL7wR4",
+            "3f4e1b2c9a7d5e6f3f4e1b2c9a7d5e6f3f4e1b2c9a7d5e6f3f4e1b2c9a7d5e6f",
+            "A035C8C19219BA821ECEA86B64E628F8D684696D",
+            "0b7c6a1e-8d4f-4c2a-9b3e-5f6a7b8c9d0e",
+            "/usr/local/sbin:/usr/local/bin:/usr/bin",
+            "com.example.Application2Service",
+            "1.2.3-alpine3.19-build20240101",
+            "my-service-v2-production-east1",
+            "America/Argentina/Buenos_Aires",
+            "redis://cache:6379",
+            "--max-old-space-size=4096",
+            "production",
+        ] {
+            assert!(!looks_like_credential(plain), "{plain}");
+        }
+        assert!(looks_like_credential(
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"
+        ));
+    }
+
+    #[test]
+    fn json_text_parameters_are_read_as_json_before_masking() {
+        let project = json!({
+            "name": "shop",
+            "envContent": "DB_PASSWORD=hunter2\nMODE=prod\n",
+            "composeContent": "services:\n  db:\n    environment:\n      - POSTGRES_PASSWORD=s3cr3t\n",
+        });
+        let params = json!({
+            "project": project.to_string(),
+            "spec": json!({"Env": ["API_TOKEN=t0k", "LOG_LEVEL=info"],
+                           "inner": json!({"password": "pw"}).to_string()}).to_string(),
+            "note": "{not json",
+            "count": 3,
+        });
+        let v = redacted_params(params.as_object().unwrap(), "project");
+        assert_eq!(v["project"]["name"], "shop");
+        assert_eq!(
+            v["project"]["envContent"],
+            format!("DB_PASSWORD={MASK}\nMODE=prod\n")
+        );
+        assert!(
+            v["project"]["composeContent"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("POSTGRES_PASSWORD={MASK}")),
+            "{v}"
+        );
+        assert_eq!(
+            v["spec"]["Env"],
+            json!([format!("API_TOKEN={MASK}"), "LOG_LEVEL=info"])
+        );
+        assert_eq!(v["spec"]["inner"]["password"], MASK);
+        assert_eq!(v["note"], "{not json");
+        assert_eq!(v["count"], 3);
+        for secret in ["hunter2", "s3cr3t", "t0k", "\"pw\""] {
+            assert!(!v.to_string().contains(secret), "{secret}: {v}");
+        }
     }
 
     #[test]

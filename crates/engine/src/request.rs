@@ -7,7 +7,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use crate::path;
-use crate::redact::{MASK, is_secret_name, mask_text, redacted};
+use crate::redact::{MASK, is_secret_name, mask_text, redacted, redacted_params};
 use crate::transfer::{FormField, file_bytes, multipart_form};
 use arcane_catalog::{Action, BodyEncoding, ParamLocation};
 
@@ -347,22 +347,19 @@ impl Prepared {
             Body::Json(v) => redacted(v, domain),
             Body::Bytes(b) => json!({"bytes": b.len(), "contentType": "application/octet-stream"}),
             Body::Multipart(fields) => {
-                // Seen as one object, so that field names, JSON-encoded parts (`project`,
-                // `manifest`) and `.env`/compose text get the same rules as a JSON body. Files
-                // show their size only.
+                // Seen as one object of parameters, so that field names, JSON-encoded parts
+                // (`project`, `manifest`) and `.env`/compose text get the same rules as a JSON
+                // body, as the audit log sees them. Files show their size only.
                 let mut form = Map::new();
                 for f in fields {
-                    let v = match &f.value {
-                        v if f.is_file => file_preview(v),
-                        Value::String(t) => match serde_json::from_str::<Value>(t) {
-                            Ok(v @ (Value::Object(_) | Value::Array(_))) => v,
-                            _ => Value::String(t.clone()),
-                        },
-                        other => other.clone(),
+                    let v = if f.is_file {
+                        file_preview(&f.value)
+                    } else {
+                        f.value.clone()
                     };
                     form.insert(f.name.clone(), v);
                 }
-                redacted(&Value::Object(form), domain)
+                redacted_params(&form, domain)
             }
         };
         let mut url = self.url.clone();
@@ -392,7 +389,8 @@ mod tests {
             body: Body::Json(
                 json!({"username": "bot", "password": "p", "token": "t", "apiKey": "k",
                           "nested": {"clientSecret": "s"},
-                          "env": ["A=1", "B"], "envContent": "X=1\nY=2"}),
+                          "env": ["A=1", "B", "API_TOKEN=t2"],
+                          "envContent": "X=1\nX_PASSWORD=2"}),
             ),
             environment: None,
             secret_values: vec![],
@@ -403,8 +401,9 @@ mod tests {
             assert_eq!(m[k], MASK, "{k}");
         }
         assert_eq!(m["nested"]["clientSecret"], MASK);
-        assert_eq!(m["env"], json!([format!("A={MASK}"), "B"]));
-        assert_eq!(m["envContent"], format!("X={MASK}\nY={MASK}"));
+        // Variables are judged by name and shape: ordinary values are shown.
+        assert_eq!(m["env"], json!(["A=1", "B", format!("API_TOKEN={MASK}")]));
+        assert_eq!(m["envContent"], format!("X=1\nX_PASSWORD={MASK}"));
     }
 
     #[test]
@@ -452,7 +451,7 @@ mod tests {
         assert_eq!(v["body"]["project"]["name"], "web");
         assert_eq!(
             v["body"]["project"]["envContent"],
-            format!("DB_PASSWORD={MASK}\nPORT={MASK}")
+            format!("DB_PASSWORD={MASK}\nPORT=80")
         );
         assert!(!v.to_string().contains("hunter2"));
         assert_eq!(v["body"]["note"], "plain");

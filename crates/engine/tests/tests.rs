@@ -9,3 +9,4 @@ mod fixtures;
 mod borders;
 mod handlers_ws;
 mod limits;
+mod redaction;

@@ -1,0 +1,346 @@
+//! The redactor on the shapes of secrets found in Arcane's data, log lines and exec output
+//! (docs/security.md, "Secrets"): environment values judged by their name and what they look
+//! like, and one property test per shape of secret written in text — the secret masked, what
+//! is around it kept.
+
+use arcane_engine::{MASK, mask_text, redact_for, redacted};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+/// A GitHub token (`ghp_` and 36 letters and digits).
+fn ghp() -> String {
+    format!("ghp_{}", "aB3xY9".repeat(6))
+}
+
+/// A JWT (HS256, `{"sub":"1234567890"}`).
+const JWT: &str =
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+
+#[test]
+fn environment_values_are_masked_by_name_and_by_shape_and_the_rest_kept() {
+    let ghp = ghp();
+    let v = json!({"config": {"env": [
+        "LOG_LEVEL=info",
+        "REDIS_URL=redis://cache:6379",
+        "DB_PASSWORD=hunter2",
+        "DATABASE_URL=postgres://shop:pw-Secret9@db:5432/shop",
+        format!("UPSTREAM={ghp}"),
+        format!("SESSION={JWT}"),
+        "SIGNING=Zk3pQ9vX2mL7wR4tB8nC1yH6",
+        "CA=-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----",
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/bin",
+        "HOSTNAME=3f4e1b2c9a7d5e6f3f4e1b2c9a7d5e6f",
+        "RUN_ID=0b7c6a1e-8d4f-4c2a-9b3e-5f6a7b8c9d0e",
+        "NODE_VERSION=20.11.1",
+        "MAIN_CLASS=com.example.Application2Service",
+        "EMPTY=",
+        "BARE",
+    ]}});
+    let m = redacted(&v, "container");
+    assert_eq!(
+        m["config"]["env"],
+        json!([
+            "LOG_LEVEL=info",
+            "REDIS_URL=redis://cache:6379",
+            format!("DB_PASSWORD={MASK}"),
+            format!("DATABASE_URL=postgres://shop:{MASK}@db:5432/shop"),
+            format!("UPSTREAM={MASK}"),
+            format!("SESSION={MASK}"),
+            format!("SIGNING={MASK}"),
+            format!("CA={MASK}"),
+            "PATH=/usr/local/sbin:/usr/local/bin:/usr/bin",
+            "HOSTNAME=3f4e1b2c9a7d5e6f3f4e1b2c9a7d5e6f",
+            "RUN_ID=0b7c6a1e-8d4f-4c2a-9b3e-5f6a7b8c9d0e",
+            "NODE_VERSION=20.11.1",
+            "MAIN_CLASS=com.example.Application2Service",
+            "EMPTY=",
+            "BARE",
+        ])
+    );
+}
+
+#[test]
+fn environment_maps_pairs_and_env_files_are_judged_the_same_way() {
+    let ghp = ghp();
+    let mut v = json!({
+        "environment": {"LOG_LEVEL": "debug", "API_TOKEN": "t0k", "UPSTREAM": ghp, "PORT": 8080,
+            "NOTHING": null},
+        "Env": [
+            {"name": "LOG_LEVEL", "value": "info"},
+            {"name": "SMTP_PASSWORD", "value": "pw2"},
+            {"name": "CALLBACK", "value": JWT},
+            {"name": "PLAIN", "value": "hidden", "isSecret": true},
+        ],
+        "envContent": format!("LOG_LEVEL=info\nDB_PASSWORD=hunter2\nUPSTREAM={ghp}\nREDIS_URL=redis://:pw3@cache:6379\n"),
+    });
+    let pointers = redact_for(&mut v, "project");
+    assert_eq!(v["environment"]["LOG_LEVEL"], "debug");
+    assert_eq!(v["environment"]["PORT"], 8080);
+    assert_eq!(v["environment"]["NOTHING"], Value::Null);
+    assert_eq!(v["environment"]["API_TOKEN"], MASK);
+    assert_eq!(v["environment"]["UPSTREAM"], MASK);
+    assert_eq!(v["Env"][0], json!({"name": "LOG_LEVEL", "value": "info"}));
+    assert_eq!(v["Env"][1]["value"], MASK);
+    assert_eq!(v["Env"][2]["value"], MASK);
+    assert_eq!(v["Env"][3]["value"], MASK);
+    assert_eq!(
+        v["envContent"],
+        format!(
+            "LOG_LEVEL=info\nDB_PASSWORD={MASK}\nUPSTREAM={MASK}\nREDIS_URL=redis://:{MASK}@cache:6379\n"
+        )
+    );
+    assert_eq!(
+        pointers,
+        [
+            "/environment/API_TOKEN",
+            "/environment/UPSTREAM",
+            "/Env/1/value",
+            "/Env/2/value",
+            "/Env/3/value",
+            "/envContent",
+        ]
+    );
+}
+
+#[test]
+fn a_key_value_rule_matches_at_the_start_of_a_string_and_after_a_quote() {
+    for (text, masked) in [
+        ("DB_PASSWORD=hunter2", format!("DB_PASSWORD={MASK}")),
+        (
+            r#"["DB_PASSWORD=hunter2","MODE=prod"]"#,
+            format!(r#"["DB_PASSWORD={MASK}","MODE=prod"]"#),
+        ),
+        (
+            "'API_TOKEN=two words' next",
+            format!("'API_TOKEN={MASK}' next"),
+        ),
+        (
+            r#"{\"env\":[\"DB_PASSWORD=hunter2\",\"MODE=prod\"]}"#,
+            format!(r#"{{\"env\":[\"DB_PASSWORD={MASK}\",\"MODE=prod\"]}}"#),
+        ),
+    ] {
+        assert_eq!(mask_text(text), masked, "{text}");
+    }
+}
+
+#[test]
+fn tokens_of_a_known_shape_are_masked_in_any_text() {
+    let ghp = ghp();
+    let arcane_key = format!("arc_{}", "0123456789abcdef".repeat(4));
+    for token in [
+        ghp.as_str(),
+        JWT,
+        arcane_key.as_str(),
+        "glpat-Ab1Cd2Ef3Gh4Ij5Kl6Mn",
+        "xoxb-1234567890-abcdefghij",
+        "AKIAIOSFODNN7EXAMPLE",
+    ] {
+        let text = format!("upstream {token} ready");
+        assert_eq!(
+            mask_text(&text),
+            format!("upstream {MASK} ready"),
+            "{token}"
+        );
+    }
+    // Prefixes alone, and IDs of Docker's data, are not tokens.
+    for text in [
+        "ghp_short",
+        "arc_0001",
+        "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        "disk-usage-monitor-production-eu-west",
+    ] {
+        assert_eq!(mask_text(text), text);
+    }
+}
+
+#[test]
+fn a_pem_private_key_keeps_its_frame_and_loses_its_body() {
+    let text = "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nq83v\n-----END RSA PRIVATE KEY-----\nafter";
+    assert_eq!(
+        mask_text(text),
+        format!("key:\n-----BEGIN RSA PRIVATE KEY-----{MASK}-----END RSA PRIVATE KEY-----\nafter")
+    );
+    // Cut short: masked to the end.
+    let cut = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg";
+    assert_eq!(mask_text(cut), format!("-----BEGIN PRIVATE KEY-----{MASK}"));
+    // A certificate is public.
+    let cert = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmg\n-----END CERTIFICATE-----";
+    assert_eq!(mask_text(cert), cert);
+}
+
+/// Checks one shape of secret in text: for random secrets and neighbours, the secret is
+/// masked and every neighbour kept. `shape` writes the text and the parts that must stay.
+fn check_shape(shape: impl Fn(&str, &str) -> (String, Vec<String>)) {
+    proptest!(ProptestConfig::with_cases(200), |(s in "[A-Za-z0-9]{6,20}", n in "[a-z]{3,8}")| {
+        // The secret starts with capitals no neighbour holds.
+        let secret = format!("QZ{s}");
+        let (text, kept) = shape(&secret, &n);
+        let masked = mask_text(&text);
+        prop_assert!(!masked.contains(&secret), "{:?} -> {:?}", text, masked);
+        prop_assert!(masked.contains(MASK), "{:?} -> {:?}", text, masked);
+        for k in &kept {
+            prop_assert!(masked.contains(k.as_str()), "{:?} lost in {:?} -> {:?}", k, text, masked);
+        }
+    });
+}
+
+#[test]
+fn shape_env_array_in_a_json_log_line() {
+    check_shape(|s, n| {
+        (
+            format!(
+                r#"{{"ts":"12:00:01","msg":"starting {n}","env":["DB_PASSWORD={s}","LOG_LEVEL={n}"]}}"#
+            ),
+            vec![
+                format!(r#""LOG_LEVEL={n}"]"#),
+                format!(r#""msg":"starting {n}""#),
+            ],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!(r#"{{"log":"{{\"env\":[\"API_TOKEN={s}\",\"MODE={n}\"]}}"}}"#),
+            vec![format!(r#"\"MODE={n}\"]"#)],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("env=['SECRET_KEY={s}', 'MODE={n}']"),
+            vec![format!("'MODE={n}']")],
+        )
+    });
+}
+
+#[test]
+fn shape_docker_e_with_a_quoted_assignment() {
+    check_shape(|s, n| {
+        (
+            format!(r#"docker run -e"DB_PASSWORD={s}" -e"MODE={n}" --name {n} img"#),
+            vec![format!(r#"-e"MODE={n}""#), format!("--name {n} img")],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("docker run -e 'API_KEY={s} x' -e MODE={n} img"),
+            vec![format!("' -e MODE={n} img")],
+        )
+    });
+}
+
+#[test]
+fn shape_authorization_with_any_scheme() {
+    check_shape(|s, n| {
+        (
+            format!(r#"curl -H "Authorization: token {s}" https://api.example.com/{n}"#),
+            vec![
+                "Authorization: token ".to_string(),
+                format!("https://api.example.com/{n}"),
+            ],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!(r#"{{"Authorization": "token {s}", "Accept": "{n}"}}"#),
+            vec![format!(r#""Accept": "{n}""#)],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("authorization=Digest {s} user={n}"),
+            vec!["authorization=Digest ".to_string(), format!("user={n}")],
+        )
+    });
+}
+
+#[test]
+fn shape_key_equals_value_with_blanks() {
+    check_shape(|s, n| {
+        (
+            format!("[database]\nhost = {n}\npassword = {s}\nport = 5432"),
+            vec![format!("host = {n}\n"), "\nport = 5432".to_string()],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("db_password   =   {s} # {n}"),
+            vec![format!(" # {n}")],
+        )
+    });
+}
+
+#[test]
+fn shape_single_quoted_keys() {
+    check_shape(|s, n| {
+        (
+            format!("{{'user': '{n}', 'password': '{s}', 'port': 5432}}"),
+            vec![format!("'user': '{n}'"), "'port': 5432".to_string()],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!(r#"settings {{'api_key': "{s}", 'region': '{n}'}}"#),
+            vec![format!("'region': '{n}'")],
+        )
+    });
+}
+
+#[test]
+fn shape_escaped_json() {
+    check_shape(|s, n| {
+        (
+            format!(r#"level=info msg="{{\"password\":\"{s}\",\"user\":\"{n}\"}}""#),
+            vec![format!(r#"\"user\":\"{n}\""#)],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!(r#"{{\"db\": {{\"token\": \"{s} {n}\"}}, \"name\": \"{n}\"}}"#),
+            vec![format!(r#"\"name\": \"{n}\""#)],
+        )
+    });
+}
+
+#[test]
+fn shape_secret_flags_in_commands() {
+    check_shape(|s, n| {
+        (
+            format!("redis-server --requirepass {s} --port 6379 --dir /data/{n}"),
+            vec!["--port 6379".to_string(), format!("--dir /data/{n}")],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("mysql --password {s} --user {n}"),
+            vec![format!("--user {n}")],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("app --token={s} --name={n}"),
+            vec![format!("--name={n}")],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!(r#"["redis-server","--requirepass","{s}","--appendonly","{n}"]"#),
+            vec![format!(r#"","--appendonly","{n}"]"#)],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!(r#"{{"Cmd":["--masterauth={s}","--name={n}"]}}"#),
+            vec![format!(r#"","--name={n}"]"#)],
+        )
+    });
+}
+
+#[test]
+fn shape_tokens_under_neutral_names() {
+    check_shape(|s, n| {
+        let token = format!("ghp_{s}{}", "x1".repeat(15));
+        (
+            format!("UPSTREAM={token} MODE={n}"),
+            vec![format!(" MODE={n}")],
+        )
+    });
+}
