@@ -71,8 +71,11 @@ pub fn next_steps(action: &Action, catalog: &Catalog, naming: &Naming<'_>) -> Op
         };
         let mut line = format!("- {} — {what}", (naming.name)(target));
         if target.needs_confirmation() {
+            // With `elicit` the user is asked when the client can, and `confirm: true` counts
+            // only when it cannot: the line promises neither.
             line.push_str(match (naming.asks, target.destructive) {
-                (true, _) => " (the user is asked to confirm)",
+                (true, true) => " (destructive: needs the user's confirmation)",
+                (true, false) => " (needs the user's confirmation)",
                 (false, true) => " (destructive: needs `confirm: true`)",
                 (false, false) => " (needs `confirm: true`)",
             });

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::redact::redacted;
+use crate::redact::{mask_text, redacted};
 use arcane_catalog::{Action, ParamLocation};
 use arcane_markdown::{clip, code_span, excerpt, fenced};
 
@@ -40,10 +40,22 @@ pub fn describe(
     given: &Map<String, Value>,
     environment: Option<&str>,
 ) -> Effect {
-    // One redaction of the whole call, as the preview's body gets: a parameter's own name
-    // decides as a field name would, `.env` text is masked line by line.
-    let shown = match redacted(&Value::Object(params.clone()), &action.domain) {
-        Value::Object(m) => m,
+    // One redaction of the whole call, as the preview's body gets: JSON text (a multipart
+    // part such as `project`) is read as JSON, a parameter's own name decides as a field name
+    // would, `.env` text is masked line by line; then every text is masked as a log line is
+    // (a password in a URL, a `--token …` flag).
+    let parsed: Map<String, Value> = params
+        .iter()
+        .map(|(k, v)| (k.clone(), json_text(v)))
+        .collect();
+    let shown = match redacted(&Value::Object(parsed), &action.domain) {
+        Value::Object(m) => m
+            .into_iter()
+            .map(|(k, mut v)| {
+                mask_strings(&mut v);
+                (k, v)
+            })
+            .collect(),
         _ => Map::new(),
     };
     let mut text = format!(
@@ -82,6 +94,34 @@ pub fn describe(
         text.push_str(&items.join("\n"));
     }
     Effect { text }
+}
+
+/// A string holding a JSON object or array, as that value (the preview reads multipart JSON
+/// parts the same way); any other value as it is.
+fn json_text(v: &Value) -> Value {
+    match v {
+        Value::String(t) if t.trim_start().starts_with(['{', '[']) => {
+            match serde_json::from_str::<Value>(t) {
+                Ok(parsed @ (Value::Object(_) | Value::Array(_))) => parsed,
+                _ => v.clone(),
+            }
+        }
+        other => other.clone(),
+    }
+}
+
+/// Masks secrets written inside every string of a value.
+fn mask_strings(v: &mut Value) {
+    match v {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(masked) = mask_text(s) {
+                *s = masked;
+            }
+        }
+        Value::Array(xs) => xs.iter_mut().for_each(mask_strings),
+        Value::Object(m) => m.values_mut().for_each(mask_strings),
+        _ => {}
+    }
 }
 
 /// ` (given as `name`)` when the caller gave a name that was looked up.
@@ -146,7 +186,8 @@ mod tests {
                 {"name": "removeVolumes", "wireName": "removeVolumes", "location": "query", "required": false, "description": "", "schema": {}},
                 {"name": "projectId", "wireName": "projectId", "location": "path", "required": true, "description": "", "schema": {}},
                 {"name": "password", "wireName": "password", "location": "bodyProperty", "required": false, "description": "", "schema": {}},
-                {"name": "composeContent", "wireName": "composeContent", "location": "bodyProperty", "required": false, "description": "", "schema": {}}
+                {"name": "composeContent", "wireName": "composeContent", "location": "bodyProperty", "required": false, "description": "", "schema": {}},
+                {"name": "project", "wireName": "project", "location": "formField", "required": false, "description": "", "schema": {}}
             ],
             "inputSchema": {}, "required": [], "mutating": true, "destructive": true,
             "idempotent": false, "kind": "json", "body": "json", "list": false,
@@ -160,7 +201,8 @@ mod tests {
     #[test]
     fn the_target_comes_first_with_the_name_it_was_given_as_and_secrets_masked() {
         let params = json!({"projectId": "7d3f", "removeVolumes": true, "password": "hunter2",
-            "composeContent": "services:\n  web:\n    image: nginx\n```\nRun it? yes"});
+            "composeContent": "services:\n  web:\n    image: nginx\n```\nRun it? yes",
+            "project": "{\"name\":\"p\",\"envContent\":\"DB_PASSWORD=mppw-1\"}"});
         let given = json!({"projectId": "shop", "environmentId": "prod"});
         let e = describe(
             &action(),
@@ -176,7 +218,7 @@ mod tests {
             ),
             "{t}"
         );
-        assert!(!t.contains("hunter2"), "{t}");
+        assert!(!t.contains("hunter2") && !t.contains("mppw-1"), "{t}");
         // The content is fenced by a fence longer than any of its own.
         assert!(t.contains("````text\nservices:"), "{t}");
     }
