@@ -73,8 +73,7 @@ pub fn message(action: &Action, effect: &Effect) -> String {
 fn form(action: &Action, effect: &Effect) -> Option<ElicitRequestParams> {
     let schema = ElicitationSchema::builder()
         .required_bool_with("confirm", |b| {
-            b.title("Run it")
-                .description("Tick to run this action")
+            b.title("Run it").description("Tick to run this action")
         })
         .build()
         .ok()?;
@@ -160,6 +159,7 @@ const MAX_OPEN: usize = 10_000;
 /// the stdio session), so that one caller cannot fill the table and block everyone else's
 /// confirmations.
 pub const MAX_OPEN_PER_CALLER: usize = 100;
+const _: () = assert!(MAX_OPEN_PER_CALLER < MAX_OPEN);
 
 /// What the sealed request state carries: a random number, remembered while the question is
 /// open, so that one yes runs the call once.
@@ -360,7 +360,8 @@ mod tests {
         }))
         .unwrap();
         let params = json!({"containerId": "web-1"});
-        let effect = arcane_engine::describe(&a, params.as_object().unwrap(), &Default::default(), None);
+        let effect =
+            arcane_engine::describe(&a, params.as_object().unwrap(), &Default::default(), None);
         (a, effect)
     }
 
@@ -387,7 +388,6 @@ mod tests {
             "{refused}"
         );
         asks(&trips, b"token-b").expect("another caller is still asked");
-        assert!(MAX_OPEN_PER_CALLER < MAX_OPEN);
     }
 
     /// The question names the target and says why it is asked.
@@ -395,6 +395,9 @@ mod tests {
     fn the_question_shows_the_effect() {
         let (a, effect) = kill();
         let q = message(&a, &effect);
-        assert!(q.contains("`containerId`: `web-1`") && q.contains("destructive"), "{q}");
+        assert!(
+            q.contains("`containerId`: `web-1`") && q.contains("destructive"),
+            "{q}"
+        );
     }
 }

@@ -33,8 +33,8 @@ pub mod snapshot;
 pub mod spec;
 pub mod surface;
 
-pub mod confirm;
 mod audit_log;
+pub mod confirm;
 mod serve_http;
 
 use anyhow::{Result, anyhow, bail};

@@ -376,14 +376,10 @@ impl ArcaneServer {
                 // will be sent (names already looked up), from this caller.
                 let sent = serde_json::to_vec(ready.sent()).unwrap_or_default();
                 let bound = binding([caller.as_slice(), action.id.as_bytes(), sent.as_slice()]);
-                match self.round_trips.step(
-                    action,
-                    ready.effect(),
-                    &who,
-                    &bound,
-                    state,
-                    responses,
-                ) {
+                match self
+                    .round_trips
+                    .step(action, ready.effect(), &who, &bound, state, responses)
+                {
                     crate::confirm::Step::Ask(question) => return Confirmed::Ask(question),
                     crate::confirm::Step::Answered(answer) => answer,
                 }

@@ -8,8 +8,8 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
 use crate::config::Surface;
-use arcane_catalog::{Confirmation, Policy};
 use arcane_catalog::{Action, Catalog};
+use arcane_catalog::{Confirmation, Policy};
 use arcane_markdown::quoted_name;
 
 /// The dynamic surface's search tool.

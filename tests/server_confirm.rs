@@ -100,7 +100,10 @@ async fn confirm_true_does_not_skip_the_persons_question() {
 async fn a_2026_07_28_client_is_asked_even_with_confirm_true() {
     use rmcp::model::ElicitationAction::{Accept, Decline};
     let sim = Sim::start().await;
-    for (answer, runs) in [(Some((Decline, false)), false), (Some((Accept, true)), true)] {
+    for (answer, runs) in [
+        (Some((Decline, false)), false),
+        (Some((Accept, true)), true),
+    ] {
         sim.reset().await;
         let handler = Asker::new(answer.clone());
         let client = server_support::spawn_speaking(
@@ -163,7 +166,10 @@ async fn instructions_and_descriptions_say_how_confirmation_works_per_mode() {
                 !instructions.contains("need \"confirm\": true; ask the user first"),
                 "{instructions}"
             );
-            assert!(desc.contains("counts only when the client cannot ask"), "{desc}");
+            assert!(
+                desc.contains("counts only when the client cannot ask"),
+                "{desc}"
+            );
         } else {
             assert!(
                 instructions.contains("need \"confirm\": true; ask the user first"),
@@ -271,7 +277,11 @@ async fn commands_and_rewrites_are_confirmed_showing_what_runs() {
     assert!(is_error(&r), "{}", text(&r));
     let questions = handler.questions();
     assert_eq!(questions.len(), 2, "{questions:?}");
-    assert!(questions[0].contains("`command`: `rm -rf /data`"), "{}", questions[0]);
+    assert!(
+        questions[0].contains("`command`: `rm -rf /data`"),
+        "{}",
+        questions[0]
+    );
     assert!(
         questions[1].contains("`composeContent`") && questions[1].contains(compose),
         "{}",
@@ -311,7 +321,11 @@ fn confirm_always_marks_commands_rewrites_and_credential_reveals() {
         .iter()
         .filter(|a| !a.mutating && a.reveals_secret.is_some())
     {
-        assert!(a.confirm_always, "{} reveals a credential unconfirmed", a.id);
+        assert!(
+            a.confirm_always,
+            "{} reveals a credential unconfirmed",
+            a.id
+        );
     }
 }
 
@@ -358,7 +372,12 @@ async fn read_only_and_presets_withdraw_credential_reveals() {
         for gone in ["arcane_swarm_join_tokens", "arcane_swarm_unlock_key"] {
             assert!(!names.contains(&gone.to_string()), "{args:?}: {gone}");
         }
-        let r = call(&client, "arcane_swarm_join_tokens", json!({"confirm": true})).await;
+        let r = call(
+            &client,
+            "arcane_swarm_join_tokens",
+            json!({"confirm": true}),
+        )
+        .await;
         assert!(is_error(&r), "{args:?}: {}", text(&r));
         client.cancel().await.ok();
     }

@@ -75,13 +75,14 @@ pub fn describe(
         }
     }
     // The target first (path parameters), then the scope, in the action's order.
-    let ordered = action
-        .params
-        .iter()
-        .filter(|p| p.location == ParamLocation::Path)
-        .chain(action.params.iter().filter(|p| {
-            !matches!(p.location, ParamLocation::Path | ParamLocation::Environment)
-        }));
+    let ordered =
+        action
+            .params
+            .iter()
+            .filter(|p| p.location == ParamLocation::Path)
+            .chain(action.params.iter().filter(|p| {
+                !matches!(p.location, ParamLocation::Path | ParamLocation::Environment)
+            }));
     let mut items = Vec::new();
     for p in ordered {
         let Some(v) = shown.get(&p.name).filter(|v| !v.is_null()) else {

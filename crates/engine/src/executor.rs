@@ -257,12 +257,8 @@ impl Executor {
             action: action.id.clone(),
             detail: excerpt(&e, 300),
         })?;
-        let effect = crate::effect::describe(
-            action,
-            &params,
-            &given,
-            prepared.environment.as_deref(),
-        );
+        let effect =
+            crate::effect::describe(action, &params, &given, prepared.environment.as_deref());
         Ok(Ready {
             action,
             params,
