@@ -215,10 +215,16 @@ pub fn policy(args: &ServeArgs) -> Policy {
         .with_output_schemas(args.output_schemas)
         .with_profile(args.client_profile)
         .with_allow(&args.tools, args.preset.as_deref())
-        .with_confirm(
-            args.confirm_mode == crate::config::ConfirmMode::Elicit,
-            args.confirm_mode == crate::config::ConfirmMode::NeverDestructive,
-        )
+        .with_confirm(match args.confirm_mode {
+            crate::config::ConfirmMode::Elicit => arcane_catalog::Confirmation::Ask,
+            crate::config::ConfirmMode::ElicitUnlessConfirmed => {
+                arcane_catalog::Confirmation::AskUnlessConfirmed
+            }
+            crate::config::ConfirmMode::Param => arcane_catalog::Confirmation::Param,
+            crate::config::ConfirmMode::NeverDestructive => {
+                arcane_catalog::Confirmation::NeverDestructive
+            }
+        })
 }
 
 /// The async runtime every command runs in.

@@ -258,8 +258,10 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub exclude_tools: Vec<String>,
-    /// Confirmation of destructive actions: elicit (the client asks the user when it can),
-    /// param (`"confirm": true` only), never-destructive (withdrawn outright).
+    /// Confirmation of destructive actions (and of `confirm: always` ones): elicit (the client
+    /// always asks the user when it can; `"confirm": true` only counts for a client that
+    /// cannot), elicit-unless-confirmed (`"confirm": true` skips asking), param (`"confirm":
+    /// true` only), never-destructive (destructive actions withdrawn outright).
     /// (Named `--confirm-mode` because `call --confirm` confirms one call.)
     #[arg(long = "confirm-mode", env = "ARCANE_MCP_CONFIRM", value_enum, default_value_t = ConfirmMode::Elicit)]
     pub confirm_mode: ConfirmMode,
@@ -404,10 +406,15 @@ impl KeySource {
 /// How a destructive action is confirmed (docs/security.md#confirmation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum ConfirmMode {
-    /// Ask the user through the client (`elicitation/create`) when the client can show a form;
-    /// otherwise `"confirm": true` as with `param`.
+    /// Ask the user through the client (`elicitation/create`, or the 2026-07-28 round trip)
+    /// whenever the client can show a form, whatever the arguments say; a client that cannot
+    /// keeps the `"confirm": true` rule of `param`.
     #[default]
     Elicit,
+    /// As `elicit`, except that a call carrying `"confirm": true` runs without asking: the
+    /// model's word stands for the user's, so a prompt-injected model can destroy without a
+    /// person. For those who want the earlier behaviour.
+    ElicitUnlessConfirmed,
     /// The model passes `"confirm": true` after asking the user itself.
     Param,
     /// Destructive actions are withdrawn outright.

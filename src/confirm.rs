@@ -1,7 +1,10 @@
-//! Confirmation the user sees (docs/security.md#confirmation): a destructive call without
-//! `"confirm": true` asks the user through the client's `elicitation/create` form — what will
-//! happen, on what — and runs only on an explicit yes. A client that cannot show a form keeps
-//! the `"confirm": true` rule.
+//! Confirmation the user sees (docs/security.md#confirmation): a call that needs it
+//! (destructive, or `confirm: always`) asks the user through the client's
+//! `elicitation/create` form — what will happen, on what, in the words of
+//! [`arcane_engine::Effect`] — and runs only on an explicit yes. With `--confirm-mode elicit`
+//! the question is asked whatever the arguments say (the model may be prompt-injected; its
+//! `"confirm": true` is not the person's yes); a client that cannot show a form keeps the
+//! `"confirm": true` rule.
 //!
 //! Clients of the 2026-07-28 protocol cannot be asked in the middle of a call: the call is
 //! answered with an incomplete result carrying the question and a sealed request state
@@ -17,11 +20,11 @@ use rmcp::model::{
     SealOptions,
 };
 use rmcp::{Peer, RoleServer};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use arcane_catalog::Action;
-use arcane_markdown::excerpt;
+use arcane_engine::Effect;
 
 /// How long the user has to answer before the call is refused.
 const ANSWER_WITHIN: Duration = Duration::from_secs(300);
@@ -50,49 +53,33 @@ pub fn declares_forms(capabilities: Option<&ClientCapabilities>) -> bool {
         .is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
-/// The question: the action, its title, environment and the targets among the parameters.
-pub fn message(action: &Action, params: &Map<String, Value>, environment: &str) -> String {
-    let targets: Vec<String> = params
-        .iter()
-        .filter(|(k, _)| *k != "environmentId" && (k.ends_with("Id") || k.ends_with("Ids")))
-        .map(|(k, v)| {
-            let v = match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            format!("{k} = {}", excerpt(&v, 120))
-        })
-        .collect();
+/// The question: what the call will do (the action, the environment, every parameter it was
+/// given, as the safe-mode preview says it), and why it is asked.
+pub fn message(action: &Action, effect: &Effect) -> String {
+    let why = if action.destructive {
+        "This is destructive and cannot be undone.".to_string()
+    } else if let Some(what) = &action.reveals_secret {
+        format!("It hands {what} to the assistant.")
+    } else {
+        "It can run or change anything this action reaches.".to_string()
+    };
     format!(
-        "An assistant wants to run {} — {} — in environment {}{}. This is destructive and \
-         cannot be undone. Run it?",
-        action.id,
-        excerpt(&action.title, 200),
-        excerpt(environment, 64),
-        if targets.is_empty() {
-            String::new()
-        } else {
-            format!(" on {}", targets.join(", "))
-        }
+        "An assistant wants to run {}\n\n{why} Run it?",
+        effect.text()
     )
 }
 
 /// The form of the question: what will happen, on what, and one box to tick.
-fn form(
-    action: &Action,
-    params: &Map<String, Value>,
-    environment: &str,
-) -> Option<ElicitRequestParams> {
+fn form(action: &Action, effect: &Effect) -> Option<ElicitRequestParams> {
     let schema = ElicitationSchema::builder()
         .required_bool_with("confirm", |b| {
-            b.title("Run it")
-                .description("Tick to run this destructive action")
+            b.title("Run it").description("Tick to run this action")
         })
         .build()
         .ok()?;
     Some(ElicitRequestParams::FormElicitationParams {
         meta: None,
-        message: message(action, params, environment),
+        message: message(action, effect),
         requested_schema: schema,
     })
 }
@@ -124,18 +111,17 @@ fn read(result: &ElicitResult, action: &Action) -> Answer {
     }
 }
 
-/// Asks the user to confirm a destructive call.
+/// Asks the user to confirm a call.
 pub async fn ask(
     peer: &Peer<RoleServer>,
     action: &Action,
-    params: &Map<String, Value>,
-    environment: &str,
+    effect: &Effect,
     cancel: &CancellationToken,
 ) -> Answer {
     if !can_ask(peer) {
         return Answer::CannotAsk;
     }
-    let Some(request) = form(action, params, environment) else {
+    let Some(request) = form(action, effect) else {
         return Answer::CannotAsk;
     };
     let asked = tokio::select! {
@@ -149,10 +135,15 @@ pub async fn ask(
         Err(rmcp::service::ServiceError::Timeout { .. }) => {
             refused("did not answer in time for", action)
         }
-        // The protocol version forbids asking, or the client failed to: the param rule.
+        // The client declared forms but did not show this one: refused, never the param
+        // rule (the model's word does not stand in for a question that failed).
         Err(e) => {
-            tracing::debug!(error = %e, "elicitation unavailable");
-            Answer::CannotAsk
+            tracing::debug!(error = %e, "elicitation failed");
+            Answer::No(format!(
+                "The client could not show the confirmation of {}; nothing was sent. Try again, \
+                 or ask the user to check their client.",
+                action.id
+            ))
         }
     }
 }
@@ -163,6 +154,12 @@ const QUESTION: &str = "confirm";
 /// At most this many questions are open at once (each is remembered until answered or for
 /// [`ANSWER_WITHIN`]); beyond it a call is refused rather than memory grown.
 const MAX_OPEN: usize = 10_000;
+
+/// At most this many of them from one caller (an HTTP bearer token, else an HTTP session, else
+/// the stdio session), so that one caller cannot fill the table and block everyone else's
+/// confirmations.
+pub const MAX_OPEN_PER_CALLER: usize = 100;
+const _: () = assert!(MAX_OPEN_PER_CALLER < MAX_OPEN);
 
 /// What the sealed request state carries: a random number, remembered while the question is
 /// open, so that one yes runs the call once.
@@ -179,7 +176,8 @@ struct Sealed {
 pub struct RoundTrips {
     /// `None` without system randomness: then nobody is asked this way.
     codec: Option<RequestStateCodec>,
-    open: Mutex<HashMap<String, Instant>>,
+    /// Open questions by nonce: when asked, and the digest of who asked.
+    open: Mutex<HashMap<String, (Instant, [u8; 32])>>,
 }
 
 /// The step of a multi-round-trip confirmation.
@@ -209,14 +207,19 @@ impl RoundTrips {
         }
     }
 
-    /// The step for a destructive call without `confirm` from a client of the 2026-07-28
-    /// protocol: ask when it carries no request state; otherwise open the state (bound to
-    /// `binding`: the call and its caller) and read the answer to it.
+    /// Whether questions can be asked this way (the system gave randomness for the key).
+    pub fn available(&self) -> bool {
+        self.codec.is_some()
+    }
+
+    /// The step for a call to confirm from a client of the 2026-07-28 protocol: ask when it
+    /// carries no request state; otherwise open the state (bound to `binding`: the call and
+    /// its caller) and read the answer to it. `caller` says who asks, for the per-caller quota.
     pub fn step(
         &self,
         action: &Action,
-        params: &Map<String, Value>,
-        environment: &str,
+        effect: &Effect,
+        caller: &[u8],
         binding: &[u8],
         state: Option<&str>,
         responses: Option<&InputResponses>,
@@ -225,11 +228,22 @@ impl RoundTrips {
             return Step::Answered(Answer::CannotAsk);
         };
         let Some(state) = state else {
-            return match self.question(codec, action, params, environment, binding) {
-                Some(q) => Step::Ask(q),
-                None => Step::Answered(Answer::No(format!(
+            return match self.question(codec, action, effect, caller, binding) {
+                Ok(q) => Step::Ask(q),
+                Err(Full::Everyone) => Step::Answered(Answer::No(format!(
                     "Too many confirmations are waiting for an answer; nothing was sent. Try {} \
                      again in a few minutes.",
+                    action.id
+                ))),
+                Err(Full::Caller) => Step::Answered(Answer::No(format!(
+                    "You have {MAX_OPEN_PER_CALLER} confirmations waiting for the user's answer; \
+                     nothing was sent. Have the user answer them (or wait {} minutes for them to \
+                     expire), then call {} again.",
+                    ANSWER_WITHIN.as_secs() / 60,
+                    action.id
+                ))),
+                Err(Full::Unsealable) => Step::Answered(Answer::No(format!(
+                    "The confirmation of {} could not be prepared; nothing was sent. Try again.",
                     action.id
                 ))),
             };
@@ -257,38 +271,47 @@ impl RoundTrips {
         })
     }
 
-    /// The incomplete result asking the question, with its sealed state; `None` when too many
-    /// questions are open.
+    /// The incomplete result asking the question, with its sealed state; an error when too
+    /// many questions are open, in all or from this caller.
     fn question(
         &self,
         codec: &RequestStateCodec,
         action: &Action,
-        params: &Map<String, Value>,
-        environment: &str,
+        effect: &Effect,
+        caller: &[u8],
         binding: &[u8],
-    ) -> Option<InputRequiredResult> {
-        let request = form(action, params, environment)?;
+    ) -> Result<InputRequiredResult, Full> {
+        let request = form(action, effect).ok_or(Full::Unsealable)?;
         let mut nonce = [0u8; 16];
-        getrandom::fill(&mut nonce).ok()?;
+        getrandom::fill(&mut nonce).map_err(|_| Full::Unsealable)?;
         let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+        let who: [u8; 32] = {
+            use sha2::Digest;
+            sha2::Sha256::digest(caller).into()
+        };
         {
             let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
             let now = Instant::now();
-            open.retain(|_, asked| now.duration_since(*asked) < ANSWER_WITHIN);
+            open.retain(|_, (asked, _)| now.duration_since(*asked) < ANSWER_WITHIN);
             if open.len() >= MAX_OPEN {
-                return None;
+                return Err(Full::Everyone);
             }
-            open.insert(nonce.clone(), now);
+            if open.values().filter(|(_, w)| *w == who).count() >= MAX_OPEN_PER_CALLER {
+                return Err(Full::Caller);
+            }
+            open.insert(nonce.clone(), (now, who));
         }
         let options = SealOptions::new()
             .associated_data(binding)
             .ttl(ANSWER_WITHIN);
-        let state = codec.seal_json_with(&Sealed { nonce }, &options).ok()?;
+        let state = codec
+            .seal_json_with(&Sealed { nonce }, &options)
+            .map_err(|_| Full::Unsealable)?;
         let questions = [(
             QUESTION.to_string(),
             InputRequest::Elicitation(ElicitRequest::new(request)),
         )];
-        Some(InputRequiredResult::new(
+        Ok(InputRequiredResult::new(
             Some(questions.into_iter().collect()),
             Some(state),
         ))
@@ -298,12 +321,83 @@ impl RoundTrips {
     fn take(&self, nonce: &str) -> Option<Instant> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         open.remove(nonce)
+            .map(|(asked, _)| asked)
             .filter(|asked| asked.elapsed() < ANSWER_WITHIN)
     }
+}
+
+/// Why no question could be opened.
+enum Full {
+    /// The table of open questions is full.
+    Everyone,
+    /// This caller has [`MAX_OPEN_PER_CALLER`] open.
+    Caller,
+    /// The form or its sealed state could not be made.
+    Unsealable,
 }
 
 impl Default for RoundTrips {
     fn default() -> Self {
         RoundTrips::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn kill() -> (Action, Effect) {
+        let a: Action = serde_json::from_value(json!({
+            "id": "container.kill", "domain": "container", "name": "kill",
+            "title": "Kill container", "description": "", "method": "POST",
+            "path": "/environments/{id}/containers/{containerId}/kill", "params": [
+                {"name": "containerId", "wireName": "containerId", "location": "path", "required": true, "schema": {}}
+            ],
+            "inputSchema": {}, "required": [], "mutating": true, "destructive": true,
+            "idempotent": false, "kind": "json", "body": "none", "list": false,
+            "sortable": false, "related": [], "followUps": [], "widenings": [], "source": "test"
+        }))
+        .unwrap();
+        let params = json!({"containerId": "web-1"});
+        let effect =
+            arcane_engine::describe(&a, params.as_object().unwrap(), &Default::default(), None);
+        (a, effect)
+    }
+
+    fn asks(trips: &RoundTrips, caller: &[u8]) -> Result<(), String> {
+        let (a, effect) = kill();
+        match trips.step(&a, &effect, caller, b"call", None, None) {
+            Step::Ask(_) => Ok(()),
+            Step::Answered(Answer::No(text)) => Err(text),
+            Step::Answered(other) => panic!("{other:?}"),
+        }
+    }
+
+    /// One caller cannot fill the table of open questions: past its quota it is refused with a
+    /// text that says what to do, and another caller is still asked.
+    #[test]
+    fn one_caller_cannot_take_every_open_confirmation() {
+        let trips = RoundTrips::new();
+        for _ in 0..MAX_OPEN_PER_CALLER {
+            asks(&trips, b"token-a").expect("within the quota");
+        }
+        let refused = asks(&trips, b"token-a").unwrap_err();
+        assert!(
+            refused.contains("confirmations waiting") && refused.contains("nothing was sent"),
+            "{refused}"
+        );
+        asks(&trips, b"token-b").expect("another caller is still asked");
+    }
+
+    /// The question names the target and says why it is asked.
+    #[test]
+    fn the_question_shows_the_effect() {
+        let (a, effect) = kill();
+        let q = message(&a, &effect);
+        assert!(
+            q.contains("`containerId`: `web-1`") && q.contains("destructive"),
+            "{q}"
+        );
     }
 }

@@ -34,7 +34,7 @@ pub mod spec;
 pub mod surface;
 
 mod audit_log;
-mod confirm;
+pub mod confirm;
 mod serve_http;
 
 use anyhow::{Result, anyhow, bail};

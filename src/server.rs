@@ -47,6 +47,9 @@ enum Asking<'a> {
         declared: bool,
         /// Who is calling (session, bearer token, Arcane key), to bind the question to.
         caller: Vec<u8>,
+        /// Whose quota of open questions it counts against: the bearer token, else the
+        /// session, else (stdio) the one session of the process.
+        who: Vec<u8>,
         state: Option<&'a str>,
         responses: Option<&'a rmcp::model::InputResponses>,
     },
@@ -149,6 +152,7 @@ impl ArcaneServer {
             snap.surface,
             &exec.config().environment,
             snap.policy.safe_mode,
+            snap.policy.confirmation,
         );
         ArcaneServer {
             live,
@@ -275,64 +279,31 @@ impl ArcaneServer {
                     let a = snap.catalog.resolve(&action).filter(|a| a.mutating)?;
                     Some((log, a, params.clone(), std::time::Instant::now()))
                 });
+                let scope = snap.scope();
                 let mut confirmed = confirm.then_some("param");
-                let mut declined = None;
-                if !confirm
-                    && snap.policy.elicit
-                    && let Some(a) = snap
-                        .catalog
-                        .resolve(&action)
-                        .filter(|a| a.destructive && snap.policy.serves(a))
-                {
-                    let env = params
-                        .get("environmentId")
-                        .and_then(serde_json::Value::as_str)
-                        .unwrap_or(&self.exec.config().environment)
-                        .to_string();
-                    let answer = match asking {
-                        Asking::No
-                        | Asking::RoundTrip {
-                            declared: false, ..
-                        } => crate::confirm::Answer::CannotAsk,
-                        Asking::Session(peer) => {
-                            crate::confirm::ask(peer, a, &params, &env, &ctx.cancel).await
-                        }
-                        Asking::RoundTrip {
-                            caller,
-                            state,
-                            responses,
-                            ..
-                        } => {
-                            // The question holds for this call only: its action and
-                            // parameters, from this caller.
-                            let params_json = serde_json::to_vec(&params).unwrap_or_default();
-                            let bound = binding([
-                                caller.as_slice(),
-                                a.id.as_bytes(),
-                                params_json.as_slice(),
-                            ]);
-                            match self
-                                .round_trips
-                                .step(a, &params, &env, &bound, state, responses)
-                            {
-                                crate::confirm::Step::Ask(question) => return question.into(),
-                                crate::confirm::Step::Answered(answer) => answer,
+                // Checked, names looked up and the request built before anyone is asked: the
+                // question shows what will be sent, and an invalid call asks nobody.
+                let ready = self.exec.prepare(&scope, &action, params, ctx).await;
+                let declined = match &ready {
+                    Ok(r) if r.action.needs_confirmation() => {
+                        match self.confirmation(&snap, r, confirm, asking, ctx).await {
+                            Confirmed::Ask(question) => return question.into(),
+                            Confirmed::By(how) => {
+                                confirmed = how;
+                                None
                             }
+                            Confirmed::Refused(text) => Some(text),
                         }
-                    };
-                    match answer {
-                        crate::confirm::Answer::Yes => confirmed = Some("elicitation"),
-                        crate::confirm::Answer::No(text) => declined = Some(text),
-                        crate::confirm::Answer::CannotAsk => {}
                     }
-                }
+                    _ => None,
+                };
                 let (result, outcome) = match declined {
                     Some(text) => (error_result(text), crate::audit_log::Outcome::Refused),
                     None => {
-                        let answer = self
-                            .exec
-                            .execute(&snap.scope(), &action, params, confirmed.is_some(), ctx)
-                            .await;
+                        let answer = match ready {
+                            Ok(r) => self.exec.run(&scope, r, confirmed.is_some(), ctx).await,
+                            Err(e) => Err(e),
+                        };
                         let outcome = audit_outcome(&answer);
                         (
                             crate::present::tool_result(&snap, self.exec.config(), answer),
@@ -365,6 +336,75 @@ impl ArcaneServer {
                 }
                 result.into()
             }
+        }
+    }
+}
+
+/// How a call that needs confirmation was settled.
+enum Confirmed {
+    /// Ask the person: answer the call with this question (the 2026-07-28 round trip).
+    Ask(rmcp::model::InputRequiredResult),
+    /// Run it if confirmed: how (`param` or `elicitation`), or `None` (then the executor
+    /// refuses it, saying to pass `"confirm": true`).
+    By(Option<&'static str>),
+    /// The person said no, or could not be asked: the text of the refusal.
+    Refused(String),
+}
+
+impl ArcaneServer {
+    /// Settles the confirmation of a prepared call (docs/security.md#confirmation). When the
+    /// client can ask the person and the mode is `elicit`, the person is asked whatever the
+    /// arguments say: `"confirm": true` comes from the model, which may be prompt-injected.
+    async fn confirmation(
+        &self,
+        snap: &Snapshot,
+        ready: &arcane_engine::Ready<'_>,
+        confirm: bool,
+        asking: Asking<'_>,
+        ctx: &CallContext,
+    ) -> Confirmed {
+        let by_param = Confirmed::By(confirm.then_some("param"));
+        if !snap.policy.asks() {
+            return by_param;
+        }
+        let can_ask = match &asking {
+            Asking::No => false,
+            Asking::Session(peer) => crate::confirm::can_ask(peer),
+            Asking::RoundTrip { declared, .. } => *declared && self.round_trips.available(),
+        };
+        if !can_ask || (confirm && snap.policy.takes_confirm_param(true)) {
+            return by_param;
+        }
+        let action = ready.action;
+        let answer = match asking {
+            Asking::No => crate::confirm::Answer::CannotAsk,
+            Asking::Session(peer) => {
+                crate::confirm::ask(peer, action, ready.effect(), &ctx.cancel).await
+            }
+            Asking::RoundTrip {
+                caller,
+                who,
+                state,
+                responses,
+                ..
+            } => {
+                // The question holds for this call only: its action and parameters as they
+                // will be sent (names already looked up), from this caller.
+                let sent = serde_json::to_vec(ready.sent()).unwrap_or_default();
+                let bound = binding([caller.as_slice(), action.id.as_bytes(), sent.as_slice()]);
+                match self
+                    .round_trips
+                    .step(action, ready.effect(), &who, &bound, state, responses)
+                {
+                    crate::confirm::Step::Ask(question) => return Confirmed::Ask(question),
+                    crate::confirm::Step::Answered(answer) => answer,
+                }
+            }
+        };
+        match answer {
+            crate::confirm::Answer::Yes => Confirmed::By(Some("elicitation")),
+            crate::confirm::Answer::No(text) => Confirmed::Refused(text),
+            crate::confirm::Answer::CannotAsk => by_param,
         }
     }
 }
@@ -527,6 +567,10 @@ impl ServerHandler for ArcaneServer {
                     .and_then(|p| p.headers.get(name))
                     .map_or(&b""[..], |v| v.as_bytes())
             };
+            let who = match header("authorization") {
+                b"" => binding([b"session".as_slice(), header("mcp-session-id")]),
+                token => binding([b"token".as_slice(), token]),
+            };
             (
                 crate::confirm::declares_forms(context.client_capabilities().as_ref()),
                 binding([
@@ -534,15 +578,17 @@ impl ServerHandler for ArcaneServer {
                     header("authorization"),
                     header(crate::serve_http::guard::CLIENT_KEY_HEADER),
                 ]),
+                who,
             )
         });
         let server = self.clone();
         let peer = context.peer.clone();
         let work = async move {
             let asking = match round_trip {
-                Some((declared, caller)) => Asking::RoundTrip {
+                Some((declared, caller, who)) => Asking::RoundTrip {
                     declared,
                     caller,
+                    who,
                     state: request.request_state.as_deref(),
                     responses: request.input_responses.as_ref(),
                 },
@@ -658,7 +704,7 @@ fn audit_outcome(
     match answer {
         Err(CallError::Withdrawn { .. } | CallError::NeedsConfirm { .. }) => Outcome::Refused,
         Err(_) => Outcome::Error,
-        Ok(o) if matches!(o.produced, Produced::Preview(_)) => Outcome::Preview,
+        Ok(o) if matches!(o.produced, Produced::Preview(..)) => Outcome::Preview,
         Ok(_) => Outcome::Ok,
     }
 }

@@ -8,8 +8,8 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
 use crate::config::Surface;
-use arcane_catalog::Policy;
 use arcane_catalog::{Action, Catalog};
+use arcane_catalog::{Confirmation, Policy};
 use arcane_markdown::quoted_name;
 
 /// The dynamic surface's search tool.
@@ -26,8 +26,63 @@ pub const MAX_LIMIT: usize = 50;
 /// still validated against the full schema).
 pub const TOOL_SCHEMA_DEPTH: usize = 3;
 
+/// How calls that need the user's confirmation are confirmed, in the words of the server's
+/// instructions, per `--confirm-mode` (docs/security.md#confirmation): the model is told to
+/// pass `"confirm": true` only where it counts.
+pub fn confirm_rule(confirmation: Confirmation) -> &'static str {
+    match confirmation {
+        Confirmation::Ask => {
+            "Destructive actions (and a few that run commands, rewrite what runs or reveal \
+             credentials) are confirmed by the user: the server asks them through the client \
+             before anything runs, and \"confirm\" does not skip that question. Only when the \
+             client cannot show it does a call need \"confirm\": true, set after the user \
+             agreed in the conversation."
+        }
+        Confirmation::AskUnlessConfirmed => {
+            "Destructive actions (and a few that run commands, rewrite what runs or reveal \
+             credentials) need the user's yes: pass \"confirm\": true only after the user \
+             agreed; without it the server asks the user through the client when it can."
+        }
+        Confirmation::Param | Confirmation::NeverDestructive => {
+            "Destructive actions (and a few that run commands, rewrite what runs or reveal \
+             credentials) need \"confirm\": true; ask the user first."
+        }
+    }
+}
+
+/// The same rule in a tool's description (shorter: paid for in every prompt).
+fn confirm_rule_short(confirmation: Confirmation) -> &'static str {
+    match confirmation {
+        Confirmation::Ask => {
+            "Actions that need confirmation ask the user through the client; confirm: true \
+             counts only when the client cannot ask."
+        }
+        Confirmation::AskUnlessConfirmed => {
+            "Actions that need confirmation take confirm: true after the user agreed, or ask \
+             the user."
+        }
+        Confirmation::Param | Confirmation::NeverDestructive => {
+            "Actions that need confirmation need confirm: true."
+        }
+    }
+}
+
+/// The description of an individual tool's `confirm` property.
+fn confirm_property(confirmation: Confirmation) -> &'static str {
+    match confirmation {
+        Confirmation::Ask => "Only when the client cannot ask the user: true once the user agreed",
+        Confirmation::AskUnlessConfirmed => "true once the user agreed (else the user is asked)",
+        Confirmation::Param | Confirmation::NeverDestructive => "Must be true: needs confirmation",
+    }
+}
+
 /// The server's `instructions` (docs/surfaces.md#three-surfaces), for the active surface.
-pub fn instructions(surface: Surface, environment: &str, safe_mode: bool) -> String {
+pub fn instructions(
+    surface: Surface,
+    environment: &str,
+    safe_mode: bool,
+    confirmation: Confirmation,
+) -> String {
     let how = match surface {
         Surface::Dynamic => format!(
             "Find an action with {FIND_TOOL} (plain words: a resource and a verb), then run it with \
@@ -41,9 +96,10 @@ pub fn instructions(surface: Surface, environment: &str, safe_mode: bool) -> Str
     };
     let mut s = format!(
         "Operate Arcane (Docker containers, images, compose projects, volumes, networks, swarm, \
-         environments, registries, GitOps, users, settings). {how} Destructive actions need \
-         \"confirm\": true; ask the user first. environmentId defaults to the configured \
-         environment (\"{environment}\"). Parameters are checked before anything reaches Arcane."
+         environments, registries, GitOps, users, settings). {how} {} environmentId defaults \
+         to the configured environment (\"{environment}\"). Parameters are checked before \
+         anything reaches Arcane.",
+        confirm_rule(confirmation)
     );
     if safe_mode {
         s.push_str(" Safe mode is on: changing actions return a preview of the request instead of running.");
@@ -54,7 +110,7 @@ pub fn instructions(surface: Surface, environment: &str, safe_mode: bool) -> Str
 /// The tool list of a surface: only served actions and domains appear.
 pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> {
     match surface {
-        Surface::Dynamic => dynamic_tools(policy.read_only)
+        Surface::Dynamic => dynamic_tools(policy.read_only, policy.confirmation)
             .into_iter()
             .map(|t| flat_params(t, policy))
             .collect(),
@@ -68,8 +124,12 @@ pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> 
                     .filter_map(|id| catalog.get(id))
                     .filter(|a| policy.serves(a))
                     .collect();
-                (!served.is_empty())
-                    .then(|| flat_params(meta_tool(&d.name, &d.title, &served), policy))
+                (!served.is_empty()).then(|| {
+                    flat_params(
+                        meta_tool(&d.name, &d.title, &served, policy.confirmation),
+                        policy,
+                    )
+                })
             })
             .collect(),
         Surface::Individual => catalog
@@ -77,7 +137,7 @@ pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> 
             .iter()
             .filter(|a| policy.serves(a))
             .map(|a| {
-                let tool = individual_tool(a, policy.flat());
+                let tool = individual_tool(a, policy.flat(), policy.confirmation);
                 match crate::output_schema::served_output_schema(a, policy.profile) {
                     Some(Value::Object(schema)) if policy.declares_output_schema(a) => {
                         tool.with_raw_output_schema(Arc::new(schema))
@@ -113,7 +173,7 @@ fn object(v: Value) -> Arc<JsonObject> {
     }
 }
 
-fn dynamic_tools(read_only: bool) -> Vec<Tool> {
+fn dynamic_tools(read_only: bool, confirmation: Confirmation) -> Vec<Tool> {
     let find = Tool::new(
         FIND_TOOL,
         "Search Arcane's actions locally (containers, images, projects, volumes, networks, swarm, \
@@ -133,8 +193,11 @@ fn dynamic_tools(read_only: bool) -> Vec<Tool> {
     .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true).open_world(false));
     let exec = Tool::new(
         EXECUTE_TOOL,
-        "Run an Arcane action by ID from arcane_find_action. Parameters go in params. Destructive \
-         actions need confirm: true. Schema: arcane://tools/<id>.",
+        format!(
+            "Run an Arcane action by ID from arcane_find_action. Parameters go in params. {} \
+             Schema: arcane://tools/<id>.",
+            confirm_rule_short(confirmation)
+        ),
         object(json!({
             "type": "object",
             "properties": {
@@ -157,18 +220,28 @@ fn dynamic_tools(read_only: bool) -> Vec<Tool> {
     vec![find, exec]
 }
 
-fn meta_tool(domain: &str, title: &str, actions: &[&Action]) -> Tool {
+fn meta_tool(domain: &str, title: &str, actions: &[&Action], confirmation: Confirmation) -> Tool {
     let mut desc = format!("{title} actions:");
     for a in actions {
         desc.push(' ');
         desc.push_str(&a.name);
-        if a.destructive {
+        if a.needs_confirmation() {
             desc.push('!');
         }
         desc.push(',');
     }
     desc.pop();
-    desc.push_str(". ! = destructive, needs confirm. Schema: arcane://tools/");
+    desc.push_str(match confirmation {
+        Confirmation::Ask => {
+            ". ! = the user is asked to confirm (confirm: true counts only when the client \
+             cannot ask)."
+        }
+        Confirmation::AskUnlessConfirmed => {
+            ". ! = needs confirm: true once the user agreed, or the user is asked."
+        }
+        Confirmation::Param | Confirmation::NeverDestructive => ". ! = needs confirm: true.",
+    });
+    desc.push_str(" Schema: arcane://tools/");
     desc.push_str(domain);
     desc.push_str(".<action>");
     let any_mutating = actions.iter().any(|a| a.mutating);
@@ -197,18 +270,18 @@ fn meta_tool(domain: &str, title: &str, actions: &[&Action]) -> Tool {
     )
 }
 
-fn individual_tool(a: &Action, flat: bool) -> Tool {
+fn individual_tool(a: &Action, flat: bool, confirmation: Confirmation) -> Tool {
     let mut schema = tool_schema(&a.input_schema);
     if flat {
         schema = crate::flat::input_schema(&schema, &a.input_schema);
     }
-    if a.destructive
+    if a.needs_confirmation()
         && a.param("confirm").is_none()
         && let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut)
     {
         props.insert(
             "confirm".into(),
-            json!({"type": "boolean", "description": "Must be true: destructive"}),
+            json!({"type": "boolean", "description": confirm_property(confirmation)}),
         );
     }
     let mut desc = a.description.trim().to_string();
@@ -355,7 +428,7 @@ pub fn tool_name(surface: Surface, a: &Action) -> String {
 /// A ready-to-adapt call line for the `arcane://tools` resource, e.g.
 /// `arcane_container {"action":"kill","params":{...},"confirm":true}`.
 pub fn call_line(surface: Surface, a: &Action) -> String {
-    let confirm = if a.destructive {
+    let confirm = if a.needs_confirmation() {
         ",\"confirm\":true"
     } else {
         ""

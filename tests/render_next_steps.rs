@@ -32,6 +32,7 @@ fn follow_ups_come_first_then_related_with_titles() {
         name: &dotted,
         served: &all,
         safe_mode: false,
+        asks: false,
     };
     let text = next_steps(cat.get("image.pull").unwrap(), &cat, &naming).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("- ")).collect();
@@ -63,6 +64,7 @@ fn withdrawn_actions_are_never_suggested_and_safe_mode_marks_mutations() {
         name: &dotted,
         served: &read_only,
         safe_mode: false,
+        asks: false,
     };
     let text = next_steps(cat.get("image.pull").unwrap(), &cat, &naming).unwrap();
     assert!(!text.contains("project.redeploy"), "{text}");
@@ -72,6 +74,7 @@ fn withdrawn_actions_are_never_suggested_and_safe_mode_marks_mutations() {
         name: &dotted,
         served: &all,
         safe_mode: true,
+        asks: false,
     };
     let text = next_steps(cat.get("image.pull").unwrap(), &cat, &naming).unwrap();
     assert!(text.contains("`project.redeploy` — redeploy the project that uses the image (safe mode: preview only)"), "{text}");
@@ -90,6 +93,7 @@ fn names_follow_the_surface_and_logs_get_none() {
         name: &meta,
         served: &all,
         safe_mode: false,
+        asks: false,
     };
     let text = next_steps(cat.get("project.up").unwrap(), &cat, &naming).unwrap();
     assert!(

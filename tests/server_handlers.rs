@@ -73,7 +73,8 @@ async fn handlers_streams_and_downloads_on_every_surface_on(version: ArcaneVersi
             surface,
             "container.exec",
             json!({"containerId": "web-1", "command": "echo hello"}),
-            false,
+            // Confirmed (`confirm: always`); this client cannot ask.
+            true,
         );
         let r = call(&client, &tool, args).await;
         let sc = ok(&r);

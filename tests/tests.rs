@@ -31,6 +31,7 @@ mod render_next_steps;
 mod render_props;
 mod search_quality;
 mod server_audit;
+mod server_confirm;
 mod server_errors;
 mod server_handlers;
 mod server_output_schemas;

@@ -384,7 +384,8 @@ async fn swarm_scale_update_rollback(surface: &'static str) {
     .await;
     s.find("update swarm service image", "swarm_service.update")
         .await;
-    s.run(
+    // A new specification is confirmed (`confirm: always`).
+    s.run_confirmed(
         "swarm_service.update",
         json!({"serviceId": id, "version": version,
                "spec": {"Labels": {},
@@ -550,8 +551,9 @@ async fn second_environment(surface: &'static str) {
 async fn api_key_for_ci(surface: &'static str) {
     let mut s = Story::begin(surface).await;
     s.find("create api key", "api_key.create").await;
+    // A new credential is confirmed (`confirm: always`).
     let (v, t) = s
-        .run(
+        .run_confirmed(
             "api_key.create",
             json!({"name": "ci", "description": "CI deploys",
                    "permissions": [{"permission": "projects:deploy", "environmentId": "0"}]}),

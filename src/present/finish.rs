@@ -29,6 +29,7 @@ pub fn finish(
         name: &name,
         served: &served,
         safe_mode: snap.policy.safe_mode,
+        asks: snap.policy.confirmation == arcane_catalog::Confirmation::Ask,
     };
     let section = next_steps(action, &snap.catalog, &naming);
     if let Some(ContentBlock::Text(t)) = result.content.first_mut() {

@@ -76,7 +76,7 @@ pub fn tool_result(
     let show_secrets = config.show_secrets;
     let result = match produced {
         // A preview is returned as it is: no next steps, nothing was run.
-        Produced::Preview(request) => return safe_mode_preview(action, request),
+        Produced::Preview(request, effect) => return safe_mode_preview(action, request, &effect),
         Produced::Json(body) => success(
             snap,
             action,
@@ -97,14 +97,23 @@ pub fn tool_result(
     fit_result(snap, action, result)
 }
 
-fn safe_mode_preview(action: &Action, preview: Value) -> CallToolResult {
+/// A safe-mode preview: what the call would do, in the words a confirmation shows
+/// (`arcane_engine::Effect`, one renderer for both), then the exact request.
+fn safe_mode_preview(
+    action: &Action,
+    preview: Value,
+    effect: &arcane_engine::Effect,
+) -> CallToolResult {
     let text = format!(
-        "Safe mode: {} was not sent. This is the request it would send (secrets masked):\n\n```json\n{}\n```\n",
+        "Safe mode: {} was not sent. It would run:\n\n{}\n\nThis is the request it would send (secrets masked):\n\n```json\n{}\n```\n",
         action.id,
+        effect.text(),
         serde_json::to_string_pretty(&preview).unwrap_or_default()
     );
     let mut r = CallToolResult::success(vec![assistant_text(text)]);
-    r.structured_content = Some(json!({"safeMode": true, "action": action.id, "request": preview}));
+    r.structured_content = Some(
+        json!({"safeMode": true, "action": action.id, "effect": effect.text(), "request": preview}),
+    );
     r
 }
 

@@ -1,7 +1,7 @@
 //! The `Next steps` section that may end a successful result's text (docs/output-format.md).
 //!
 //! At most four lines: the action's declared follow-ups (with their notes), then its related
-//! actions with their titles. Destructive suggestions say they need `confirm: true`; in safe
+//! actions with their titles. Suggestions that need confirmation say how it is given; in safe
 //! mode mutating ones say they only preview. Actions the server does not serve (read-only mode,
 //! exclusions) are never suggested. Names are written by the caller's `name` function, so they
 //! follow the calling surface.
@@ -21,6 +21,8 @@ pub struct Naming<'a> {
     pub served: &'a dyn Fn(&Action) -> bool,
     /// Safe mode: mutating suggestions only preview.
     pub safe_mode: bool,
+    /// `--confirm-mode elicit`: the user is asked to confirm whatever the call says.
+    pub asks: bool,
 }
 
 /// Whether a result of this action gets a next-steps section at all: not for downloads, log
@@ -68,8 +70,15 @@ pub fn next_steps(action: &Action, catalog: &Catalog, naming: &Naming<'_>) -> Op
             _ => inline(&target.title).into_owned(),
         };
         let mut line = format!("- {} — {what}", (naming.name)(target));
-        if target.destructive {
-            line.push_str(" (destructive: needs `confirm: true`)");
+        if target.needs_confirmation() {
+            // With `elicit` the user is asked when the client can, and `confirm: true` counts
+            // only when it cannot: the line promises neither.
+            line.push_str(match (naming.asks, target.destructive) {
+                (true, true) => " (destructive: needs the user's confirmation)",
+                (true, false) => " (needs the user's confirmation)",
+                (false, true) => " (destructive: needs `confirm: true`)",
+                (false, false) => " (needs `confirm: true`)",
+            });
         }
         if naming.safe_mode && target.mutating {
             line.push_str(" (safe mode: preview only)");

@@ -207,7 +207,8 @@ async fn log_and_exec_output_stays_inside_a_fence_on_every_surface() {
     for surface in ["dynamic", "meta", "individual"] {
         let client = spawn(&sim.base(), sim.sim.api_key(), &["--tool-surface", surface]).await;
         for (id, params, _) in cases {
-            let (tool, args) = shape(surface, id, params.clone(), false);
+            // `container.exec` is confirmed (`confirm: always`); this client cannot ask.
+            let (tool, args) = shape(surface, id, params.clone(), *id == "container.exec");
             let r = call(&client, &tool, args).await;
             let t = text(&r);
             assert!(!is_error(&r), "{surface} {id}: {t}");
@@ -382,7 +383,8 @@ async fn result_texts_mask_secrets_by_default_and_show_them_on_request() {
     for surface in ["dynamic", "meta", "individual"] {
         let client = spawn(&sim.base(), sim.sim.api_key(), &["--tool-surface", surface]).await;
         for (id, params) in calls {
-            let (tool, args) = shape(surface, id, params.clone(), false);
+            // `container.exec` is confirmed (`confirm: always`); this client cannot ask.
+            let (tool, args) = shape(surface, id, params.clone(), *id == "container.exec");
             let r = call(&client, &tool, args).await;
             let sc = ok(&r).to_string();
             let t = text(&r);
@@ -595,7 +597,7 @@ async fn a_new_api_key_is_shown_once_and_the_text_says_so() {
     let r = call(
         &client,
         "arcane_execute_action",
-        json!({"action": "api_key.create", "params": {"name": "ci", "permissions": [{"permission": "containers:list"}]}}),
+        json!({"action": "api_key.create", "params": {"name": "ci", "permissions": [{"permission": "containers:list"}]}, "confirm": true}),
     )
     .await;
     let sc = ok(&r);

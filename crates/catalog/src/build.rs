@@ -364,6 +364,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     if ov.reveals_secret.is_some() {
         a.reveals_secret = ov.reveals_secret.clone();
     }
+    if let Some(rule) = ov.confirm {
+        a.confirm_always = rule == crate::overlay::ConfirmRule::Always;
+    }
     if let Some(kind) = ov.result {
         a.kind = kind;
     }
@@ -538,6 +541,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         text_omits: Vec::new(),
         default_sort: None,
         reveals_secret: None,
+        confirm_always: false,
         response_schema,
         widenings: Vec::new(),
         handler: None,
@@ -861,6 +865,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         text_omits: Vec::new(),
         default_sort: None,
         reveals_secret: None,
+        confirm_always: false,
         response_schema: None,
         widenings: Vec::new(),
         handler: Some(d.handler.clone()),

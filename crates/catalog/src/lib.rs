@@ -24,6 +24,6 @@ pub use model::{
     Widening,
 };
 pub use overlay::{Layers, Preset, Vocabulary};
-pub use policy::{ClientProfile, Policy, catalog_exclusion};
+pub use policy::{ClientProfile, Confirmation, Policy, catalog_exclusion};
 pub use search::{Hit, SearchIndex};
 pub use spec::{RefResolver, SpecDoc};

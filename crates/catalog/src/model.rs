@@ -280,6 +280,11 @@ pub struct Action {
     /// is not masked and says so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reveals_secret: Option<String>,
+    /// The person confirms every call, destructive or not (overlay `confirm: always`): actions
+    /// that can do anything (a command in a container, a compose or service rewrite) or that
+    /// reveal a credential (docs/security.md#confirmation).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirm_always: bool,
     /// The 2xx response schema, `$ref`s inlined (JSON results only).
     #[serde(skip)]
     pub response_schema: Option<Value>,
@@ -315,6 +320,11 @@ impl Action {
     /// `arcane_<domain>`, the meta surface's tool name.
     pub fn meta_tool_name(&self) -> String {
         format!("arcane_{}", self.domain)
+    }
+
+    /// Whether a call must be confirmed before it runs: destructive, or `confirm: always`.
+    pub fn needs_confirmation(&self) -> bool {
+        self.destructive || self.confirm_always
     }
 
     pub fn param(&self, name: &str) -> Option<&Param> {

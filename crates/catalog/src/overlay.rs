@@ -48,6 +48,9 @@ pub struct ActionOverlay {
     pub text_omits: Option<Vec<String>>,
     pub default_sort: Option<String>,
     pub reveals_secret: Option<String>,
+    /// `always`: every call is confirmed by the person, destructive or not; `default`: only
+    /// destructive calls are (undoes an earlier layer's `always`).
+    pub confirm: Option<ConfirmRule>,
     pub result: Option<ResultKind>,
     /// Withdraw the action from the generic executor; the value is the reason.
     pub exclude: Option<String>,
@@ -62,6 +65,16 @@ pub struct ActionOverlay {
     pub encoded_json: Option<Vec<EncodedJson>>,
     /// A minimal example call (the arguments, as a client sends them).
     pub example: Option<Value>,
+}
+
+/// When an action's calls are confirmed (overlay `confirm`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ConfirmRule {
+    /// Every call, destructive or not.
+    Always,
+    /// Destructive calls only (the rule of every action without `confirm`).
+    Default,
 }
 
 /// Corrections for one domain.

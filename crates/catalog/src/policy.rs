@@ -27,6 +27,22 @@ impl ClientProfile {
     }
 }
 
+/// How the person confirms a call that needs it (`--confirm-mode`,
+/// docs/security.md#confirmation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Confirmation {
+    /// Ask the person through the client whenever it can show a question, whatever the
+    /// arguments say; `"confirm": true` is the rule only for a client that cannot ask.
+    Ask,
+    /// Ask through the client unless the call carries `"confirm": true` (the model's word).
+    AskUnlessConfirmed,
+    /// `"confirm": true` only; the client is never asked.
+    #[default]
+    Param,
+    /// Destructive actions are withdrawn.
+    NeverDestructive,
+}
+
 /// The active withdrawal rules.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
@@ -42,11 +58,8 @@ pub struct Policy {
     pub profile: ClientProfile,
     /// `--tools` entries: when any, only the actions they name are served.
     pub allow: Vec<String>,
-    /// `--confirm-mode elicit`: a destructive call without confirmation asks the user through
-    /// the client when it can show a form.
-    pub elicit: bool,
-    /// `--confirm-mode never-destructive`: every destructive action is withdrawn.
-    pub never_destructive: bool,
+    /// `--confirm-mode`: how a call that needs confirmation is confirmed.
+    pub confirmation: Confirmation,
     /// `--preset`: its name, and its rules once looked up in the catalog's overlays.
     pub preset: Option<(String, Option<crate::overlay::Preset>)>,
 }
@@ -66,8 +79,7 @@ impl Policy {
             profile: ClientProfile::Standard,
             allow: Vec::new(),
             preset: None,
-            elicit: false,
-            never_destructive: false,
+            confirmation: Confirmation::default(),
         }
     }
 
@@ -85,12 +97,24 @@ impl Policy {
         self
     }
 
-    /// The same policy with a confirmation mode (`--confirm-mode`): ask the user through the
-    /// client, or withdraw every destructive action.
-    pub fn with_confirm(mut self, elicit: bool, never_destructive: bool) -> Policy {
-        self.elicit = elicit;
-        self.never_destructive = never_destructive;
+    /// The same policy with a confirmation mode (`--confirm-mode`).
+    pub fn with_confirm(mut self, confirmation: Confirmation) -> Policy {
+        self.confirmation = confirmation;
         self
+    }
+
+    /// Whether the person is asked through the client (when it can show a question).
+    pub fn asks(&self) -> bool {
+        matches!(
+            self.confirmation,
+            Confirmation::Ask | Confirmation::AskUnlessConfirmed
+        )
+    }
+
+    /// Whether `"confirm": true` from the model confirms a call: always when the client is
+    /// not asked; only with `elicit-unless-confirmed` when it can be.
+    pub fn takes_confirm_param(&self, client_can_ask: bool) -> bool {
+        !client_can_ask || self.confirmation != Confirmation::Ask
     }
 
     /// Looks the preset up in the catalog's overlays; an unknown name is an error naming the
@@ -141,7 +165,14 @@ impl Policy {
                 a.id
             ));
         }
-        if self.never_destructive && a.destructive {
+        if self.read_only && a.reveals_secret.is_some() {
+            return Some(format!(
+                "{} hands out a credential and the server runs in read-only mode \
+                 (ARCANE_MCP_READ_ONLY); actions that reveal credentials are not served",
+                a.id
+            ));
+        }
+        if self.confirmation == Confirmation::NeverDestructive && a.destructive {
             return Some(format!(
                 "{} is destructive and the server refuses destructive actions                  (ARCANE_MCP_CONFIRM=never-destructive)",
                 a.id
@@ -157,6 +188,15 @@ impl Policy {
             if p.read_only && a.mutating {
                 return Some(format!(
                     "{} changes state and the server's preset {name:?} ({}) serves only reading                      actions",
+                    a.id, p.description
+                ));
+            }
+            // A credential is handed out only by a preset that names the action itself (not
+            // its domain, not "every read").
+            if a.reveals_secret.is_some() && !p.tools.iter().any(|e| names_action(e, a)) {
+                return Some(format!(
+                    "{} hands out a credential and the server's preset {name:?} ({}) does not \
+                     name it (ARCANE_MCP_PRESET)",
                     a.id, p.description
                 ));
             }
@@ -209,9 +249,14 @@ impl Policy {
 /// (`container` or `arcane_container`).
 fn matches_entry(entry: &str, a: &Action) -> bool {
     let stripped = entry.strip_prefix("arcane_").unwrap_or(entry);
+    names_action(entry, a) || stripped == a.domain
+}
+
+/// An entry names the action itself: its ID, tool name or operationId.
+fn names_action(entry: &str, a: &Action) -> bool {
+    let stripped = entry.strip_prefix("arcane_").unwrap_or(entry);
     entry == a.id
         || stripped == a.id
-        || stripped == a.domain
         || entry == a.individual_tool_name()
         || a.operation_id.as_deref() == Some(entry)
 }

@@ -67,6 +67,30 @@ impl CallContext {
     }
 }
 
+/// A call checked and built, not yet confirmed or sent ([`Executor::prepare`]).
+pub struct Ready<'s> {
+    pub action: &'s Action,
+    /// The parameters, validated, names turned into IDs.
+    pub params: Map<String, Value>,
+    /// The parameters as sent (fields of JSON-text parameters folded back into their text).
+    sent: Map<String, Value>,
+    prepared: request::Prepared,
+    effect: crate::effect::Effect,
+}
+
+impl Ready<'_> {
+    /// What the call will do: the words of the person's confirmation and of the safe-mode
+    /// preview.
+    pub fn effect(&self) -> &crate::effect::Effect {
+        &self.effect
+    }
+
+    /// The parameters as they will be sent, for binding a confirmation to this very call.
+    pub fn sent(&self) -> &Map<String, Value> {
+        &self.sent
+    }
+}
+
 /// Runs actions against Arcane.
 pub struct Executor {
     pub(crate) config: ExecConfig,
@@ -152,7 +176,7 @@ impl Executor {
     }
 
     /// Runs one call on one view of the server's state: the whole pipeline of
-    /// docs/surfaces.md#how-a-call-runs
+    /// docs/surfaces.md#how-a-call-runs ([`Executor::prepare`], then [`Executor::run`]).
     pub async fn execute<'s>(
         &self,
         scope: &Scope<'s>,
@@ -161,6 +185,20 @@ impl Executor {
         confirm: bool,
         ctx: &CallContext,
     ) -> Result<Outcome<'s>, CallError> {
+        let ready = self.prepare(scope, name, params, ctx).await?;
+        self.run(scope, ready, confirm, ctx).await
+    }
+
+    /// Everything before a call is confirmed and sent: resolve, policy, validation, names to
+    /// IDs, the request built. Nothing reaches Arcane but the lists that turn names into IDs.
+    /// The [`Ready`] call says what it will do ([`Ready::effect`]), for the person to confirm.
+    pub async fn prepare<'s>(
+        &self,
+        scope: &Scope<'s>,
+        name: &str,
+        params: Map<String, Value>,
+        ctx: &CallContext,
+    ) -> Result<Ready<'s>, CallError> {
         // 1. Resolve; withdrawn → the reason.
         let Some(action) = scope.catalog.resolve(name) else {
             return Err(CallError::UnknownAction(unknown_action_text(scope, name)));
@@ -178,6 +216,8 @@ impl Executor {
             .action_params(action, params)
             .map_err(|problem| CallError::Invalid(errors::validation_text(action, &[problem])))?;
         validate(scope, action, &params).map_err(CallError::Invalid)?;
+        let before = params.clone();
+        let had_environment = params.contains_key("environmentId");
         let mut params = params;
         let resolved = tokio::select! {
             r = resolve::resolve_params(self, scope, action, &mut params, ctx) => r.map_err(CallError::Resolve),
@@ -186,24 +226,30 @@ impl Executor {
             }),
         };
         resolved?;
-        // Fields of parameters that carry JSON text go back into that text.
-        let encoded;
-        let sent = if action.encoded.is_empty() {
-            &params
-        } else {
-            encoded = encode::apply(action, params.clone()).map_err(CallError::Invalid)?;
-            &encoded
-        };
-        // 3. Destructive without confirm.
-        if action.destructive && !confirm {
-            return Err(CallError::NeedsConfirm {
-                action: action.id.clone(),
-                what: excerpt(&action.title, 200),
-            });
+        // What the caller gave for each value a lookup replaced (a name beside its ID).
+        let mut given: Map<String, Value> = before
+            .into_iter()
+            .filter(|(k, v)| params.get(k).is_some_and(|now| now != v))
+            .collect();
+        if !given.contains_key("environmentId")
+            && params.contains_key("environmentId")
+            && !had_environment
+        {
+            // The configured default environment was a name: the lookup put in its ID.
+            given.insert(
+                "environmentId".into(),
+                Value::String(self.config.environment.clone()),
+            );
         }
+        // Fields of parameters that carry JSON text go back into that text.
+        let sent = if action.encoded.is_empty() {
+            params.clone()
+        } else {
+            encode::apply(action, params.clone()).map_err(CallError::Invalid)?
+        };
         let prepared = request::build(
             action,
-            sent,
+            &sent,
             &self.config.base_url,
             &self.config.environment,
         )
@@ -211,12 +257,54 @@ impl Executor {
             action: action.id.clone(),
             detail: excerpt(&e, 300),
         })?;
+        let effect =
+            crate::effect::describe(action, &params, &given, prepared.environment.as_deref());
+        Ok(Ready {
+            action,
+            params,
+            sent,
+            prepared,
+            effect,
+        })
+    }
+
+    /// Confirmation, safe mode and the request of a prepared call: a call that needs the
+    /// person's confirmation runs only when `confirmed`.
+    pub async fn run<'s>(
+        &self,
+        scope: &Scope<'s>,
+        ready: Ready<'s>,
+        confirmed: bool,
+        ctx: &CallContext,
+    ) -> Result<Outcome<'s>, CallError> {
+        let Ready {
+            action,
+            params,
+            sent,
+            prepared,
+            effect,
+        } = ready;
+        // 3. Confirmation: destructive, or `confirm: always`.
+        if action.needs_confirmation() && !confirmed {
+            return Err(CallError::NeedsConfirm {
+                action: action.id.clone(),
+                what: excerpt(&action.title, 200),
+                why: if action.destructive {
+                    "is destructive"
+                } else {
+                    "needs the user's confirmation"
+                },
+            });
+        }
         // 4. Safe mode: the exact request instead of sending it.
         if scope.policy.safe_mode && action.mutating {
             return Ok(Outcome {
                 action,
                 params,
-                produced: Produced::Preview(prepared.preview(&self.config.auth, &action.domain)),
+                produced: Produced::Preview(
+                    prepared.preview(&self.config.auth, &action.domain),
+                    effect,
+                ),
             });
         }
         // 5. Send and read the answer (a WebSocket for handlers); the client may cancel.
@@ -231,7 +319,7 @@ impl Executor {
                     ctx.auth(&self.config.auth),
                     self.ws_tls.clone(),
                     action,
-                    sent,
+                    &sent,
                 )
                 .await
                 .map(Produced::Handler)

@@ -8,6 +8,7 @@
 //! in through a [`Scope`] and its [`Caller`]. Escaping comes from `arcane-markdown`, the
 //! catalog and the policy from `arcane-catalog`.
 
+mod effect;
 mod encode;
 mod errors;
 mod executor;
@@ -24,8 +25,9 @@ mod transfer;
 mod websocket;
 
 // The executor, what a call carries, and what it returns.
+pub use effect::{Effect, describe};
 pub use executor::{
-    CallContext, DEFAULT_MAX_CONCURRENT_REQUESTS, ExecConfig, Executor, PROGRESS_QUEUE,
+    CallContext, DEFAULT_MAX_CONCURRENT_REQUESTS, ExecConfig, Executor, PROGRESS_QUEUE, Ready,
     how_to_ask_for_less, unsure,
 };
 pub use outcome::{

@@ -34,8 +34,9 @@ pub enum Produced {
     Download(Download),
     /// The output of a handler action (WebSocket).
     Handler(HandlerOutput),
-    /// Safe mode: the request that was not sent, secrets masked.
-    Preview(Value),
+    /// Safe mode: the request that was not sent, secrets masked, and what it would do (the
+    /// words a confirmation shows).
+    Preview(Value, crate::effect::Effect),
 }
 
 /// The output of a handler action, by kind.
@@ -77,12 +78,18 @@ pub enum CallError {
     /// Cancelled while a name was being looked up.
     #[error("{action} was cancelled while looking up an ID; nothing was sent.")]
     CancelledLookup { action: String },
-    /// A destructive action without `confirm`.
+    /// A call that needs the person's confirmation (destructive, or `confirm: always`), without
+    /// `confirm`.
     #[error(
-        "{action} is destructive ({what}), so it needs \"confirm\": true. Nothing was sent. Ask \
+        "{action} {why} ({what}), so it needs \"confirm\": true. Nothing was sent. Ask \
          the user, then call again with confirm set to true."
     )]
-    NeedsConfirm { action: String, what: String },
+    NeedsConfirm {
+        action: String,
+        what: String,
+        /// `is destructive`, or `needs the user's confirmation`.
+        why: &'static str,
+    },
     /// The request could not be built from the parameters.
     #[error("Cannot build the request of {action}: {detail}. Nothing was sent to Arcane.")]
     Unbuildable { action: String, detail: String },
@@ -233,6 +240,7 @@ mod tests {
         let confirm = CallError::NeedsConfirm {
             action: "container.delete".into(),
             what: "Delete a container".into(),
+            why: "is destructive",
         };
         assert_eq!(
             confirm.to_string(),

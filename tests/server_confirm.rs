@@ -1,0 +1,405 @@
+//! The person's confirmation (docs/security.md#confirmation): the model cannot skip it with
+//! `"confirm": true` when the client can ask, the question says what will be destroyed (in the
+//! words of the safe-mode preview), actions that can do anything and credential reveals are
+//! confirmed too, read-only mode and presets withdraw the reveals.
+
+use serde_json::{Value, json};
+
+use crate::cli::{HttpServer, http_client_with};
+use crate::server_support::{
+    self, Sim, call, catalog, is_error, spawn, spawn_with, text, tools, writes,
+};
+
+/// A client that declares form elicitation (or not) and answers every question as told,
+/// recording the questions.
+#[derive(Clone)]
+struct Asker {
+    /// `None`: the client declares no elicitation capability.
+    answer: Option<(rmcp::model::ElicitationAction, bool)>,
+    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Asker {
+    fn new(answer: Option<(rmcp::model::ElicitationAction, bool)>) -> Asker {
+        Asker {
+            answer,
+            asked: Default::default(),
+        }
+    }
+
+    fn questions(&self) -> Vec<String> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+impl rmcp::ClientHandler for Asker {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let caps = match self.answer {
+            Some(_) => rmcp::model::ClientCapabilities::builder()
+                .enable_elicitation()
+                .build(),
+            None => rmcp::model::ClientCapabilities::default(),
+        };
+        rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("asker", "1"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        if let rmcp::model::ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+            self.asked.lock().unwrap().push(message.clone());
+        }
+        let (action, tick) = self.answer.clone().expect("asked only when declared");
+        Ok(rmcp::model::ElicitResult::new(action).with_content(json!({"confirm": tick})))
+    }
+}
+
+fn kill(confirm: bool) -> Value {
+    json!({"action": "container.kill", "params": {"containerId": "web-1"}, "confirm": confirm})
+}
+
+/// With a client that can ask, `--confirm-mode elicit` asks the person even when the model
+/// passes `"confirm": true`: a decline sends nothing, an accept runs it. `elicit-unless-
+/// confirmed` keeps the earlier rule (the model's `confirm: true` runs it unasked), and a
+/// client without elicitation keeps the `confirm: true` rule.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn confirm_true_does_not_skip_the_persons_question() {
+    use rmcp::model::ElicitationAction::{Accept, Decline};
+    let sim = Sim::start().await;
+    for (answer, args, asked, runs) in [
+        (Some((Decline, false)), vec![], true, false),
+        (Some((Accept, true)), vec![], true, true),
+        (
+            Some((Decline, false)),
+            vec!["--confirm-mode", "elicit-unless-confirmed"],
+            false,
+            true,
+        ),
+        (None, vec![], false, true),
+    ] {
+        sim.reset().await;
+        let handler = Asker::new(answer.clone());
+        let client = spawn_with(handler.clone(), &sim.base(), sim.sim.api_key(), &args).await;
+        let r = call(&client, "arcane_execute_action", kill(true)).await;
+        let case = format!("{answer:?} {args:?}");
+        assert_eq!(handler.questions().len(), usize::from(asked), "{case}");
+        assert_eq!(is_error(&r), !runs, "{case}: {}", text(&r));
+        assert_eq!(sim.kills().await, usize::from(runs), "{case}");
+        if !runs {
+            assert!(text(&r).contains("declined"), "{case}: {}", text(&r));
+        }
+        client.cancel().await.ok();
+    }
+}
+
+/// The same over the 2026-07-28 round trip: the question comes back in an incomplete result
+/// although the call carried `"confirm": true`, and only the person's yes runs it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_07_28_client_is_asked_even_with_confirm_true() {
+    use rmcp::model::ElicitationAction::{Accept, Decline};
+    let sim = Sim::start().await;
+    for (answer, runs) in [
+        (Some((Decline, false)), false),
+        (Some((Accept, true)), true),
+    ] {
+        sim.reset().await;
+        let handler = Asker::new(answer.clone());
+        let client = server_support::spawn_speaking(
+            handler.clone(),
+            rmcp::service::ClientLifecycleMode::Discover {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+            },
+            &sim.base(),
+            sim.sim.api_key(),
+            &[],
+        )
+        .await;
+        let r = call(&client, "arcane_execute_action", kill(true)).await;
+        let case = format!("{answer:?}");
+        assert_eq!(handler.questions().len(), 1, "{case}");
+        assert_eq!(is_error(&r), !runs, "{case}: {}", text(&r));
+        assert_eq!(sim.kills().await, usize::from(runs), "{case}");
+        client.cancel().await.ok();
+    }
+}
+
+/// Over Streamable HTTP, a session that declared elicitation is asked although the model passed
+/// `"confirm": true`; declined, nothing reaches Arcane.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_confirm_true_does_not_skip_the_question() {
+    use rmcp::model::ElicitationAction::Decline;
+    let sim = Sim::start().await;
+    let server = HttpServer::for_sim(&sim, &[], "tok").await;
+    let handler = Asker::new(Some((Decline, false)));
+    let client = http_client_with(handler.clone(), &server.base, "tok", &[]).await;
+    let r = call(&client, "arcane_execute_action", kill(true)).await;
+    assert!(is_error(&r), "{}", text(&r));
+    assert_eq!(handler.questions().len(), 1);
+    assert!(writes(&sim.requests().await).is_empty());
+    client.cancel().await.ok();
+    server.stop().await;
+}
+
+/// What the server tells the model follows the mode: with `elicit` it is not told that
+/// `confirm: true` confirms a call; with `param` it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instructions_and_descriptions_say_how_confirmation_works_per_mode() {
+    let sim = Sim::start().await;
+    for (args, asks) in [(vec![], true), (vec!["--confirm-mode", "param"], false)] {
+        let client = spawn(&sim.base(), sim.sim.api_key(), &args).await;
+        let info = client.peer_info().expect("initialized");
+        let instructions = info.instructions.clone().unwrap_or_default();
+        let exec = tools(&client)
+            .await
+            .into_iter()
+            .find(|t| t.name == "arcane_execute_action")
+            .expect("the execution tool");
+        let desc = exec.description.as_deref().unwrap_or_default();
+        if asks {
+            assert!(
+                instructions.contains("does not skip that question"),
+                "{instructions}"
+            );
+            assert!(
+                !instructions.contains("need \"confirm\": true; ask the user first"),
+                "{instructions}"
+            );
+            assert!(
+                desc.contains("counts only when the client cannot ask"),
+                "{desc}"
+            );
+        } else {
+            assert!(
+                instructions.contains("need \"confirm\": true; ask the user first"),
+                "{instructions}"
+            );
+            assert!(desc.contains("need confirm: true"), "{desc}");
+        }
+        client.cancel().await.ok();
+    }
+}
+
+/// The question names what will be destroyed: every path parameter, the flags that widen the
+/// effect, and the name a looked-up ID was given as; the safe-mode preview says the same in
+/// the same words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_question_shows_the_target_the_scope_and_the_name_given() {
+    use rmcp::model::ElicitationAction::Decline;
+    let sim = Sim::start().await;
+    let handler = Asker::new(Some((Decline, false)));
+    let client = spawn_with(handler.clone(), &sim.base(), sim.sim.api_key(), &[]).await;
+    let destroy = json!({"action": "project.destroy",
+        "params": {"projectId": "webshop", "removeVolumes": true, "removeFiles": true}});
+    let r = call(&client, "arcane_execute_action", destroy.clone()).await;
+    assert!(is_error(&r));
+    let q = handler.questions().pop().expect("asked");
+    assert!(q.contains("(given as `webshop`)"), "{q}");
+    assert!(q.contains("`removeVolumes`: true"), "{q}");
+    assert!(q.contains("`removeFiles`: true"), "{q}");
+    assert!(q.contains("in environment `0`"), "{q}");
+    client.cancel().await.ok();
+
+    // The safe-mode preview of the same call: the same words.
+    let handler = Asker::new(Some((rmcp::model::ElicitationAction::Accept, true)));
+    let client = spawn_with(
+        handler.clone(),
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--safe-mode"],
+    )
+    .await;
+    let r = call(&client, "arcane_execute_action", destroy).await;
+    let preview = text(&r);
+    let q = handler.questions().pop().expect("asked");
+    let effect = q
+        .strip_prefix("An assistant wants to run ")
+        .and_then(|rest| rest.split("\n\n").next())
+        .expect("the question's effect");
+    assert!(preview.contains(effect), "{preview}\n---\n{effect}");
+    assert!(writes(&sim.requests().await).is_empty());
+    client.cancel().await.ok();
+}
+
+/// Over every action of the 2.8.0 catalog that needs confirmation: the question shows every
+/// path parameter and every flag given (each boolean of the query or body), with its value.
+#[test]
+fn every_target_and_scope_flag_of_the_catalog_appears_in_the_question() {
+    let cat = catalog();
+    let mut checked = 0;
+    for a in cat.actions.iter().filter(|a| a.needs_confirmation()) {
+        let mut params = serde_json::Map::new();
+        for p in &a.params {
+            let is_flag = p.schema.get("type").and_then(Value::as_str) == Some("boolean");
+            match p.location {
+                arcane_catalog::ParamLocation::Path => {
+                    params.insert(p.name.clone(), json!(format!("target-of-{}", p.name)));
+                }
+                _ if is_flag => {
+                    params.insert(p.name.clone(), json!(true));
+                }
+                _ => {}
+            }
+        }
+        let effect = arcane_engine::describe(a, &params, &serde_json::Map::new(), Some("0"));
+        let q = arcane_mcp::confirm::message(a, &effect);
+        assert!(q.contains(&format!("`{}`", a.id)), "{}: {q}", a.id);
+        for (name, v) in &params {
+            let shown = match v {
+                Value::String(s) => format!("`{name}`: `{s}`"),
+                other => format!("`{name}`: {other}"),
+            };
+            assert!(q.contains(&shown), "{}: {shown} missing from\n{q}", a.id);
+        }
+        checked += 1;
+    }
+    assert!(checked >= 45, "{checked} actions checked");
+}
+
+/// A command in a container and a compose rewrite are not destructive, yet the person confirms
+/// them, seeing the command and the new content; nothing runs on a decline. With
+/// `--confirm-mode param` they need `"confirm": true`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_and_rewrites_are_confirmed_showing_what_runs() {
+    use rmcp::model::ElicitationAction::Decline;
+    let sim = Sim::start().await;
+    let handler = Asker::new(Some((Decline, false)));
+    let client = spawn_with(handler.clone(), &sim.base(), sim.sim.api_key(), &[]).await;
+    let exec = json!({"action": "container.exec",
+        "params": {"containerId": "web-1", "command": "rm -rf /data"}});
+    let r = call(&client, "arcane_execute_action", exec.clone()).await;
+    assert!(is_error(&r), "{}", text(&r));
+    let compose = "services:\n  web:\n    image: evil/miner\n    privileged: true\n";
+    let update = json!({"action": "project.update",
+        "params": {"projectId": "webshop", "composeContent": compose}});
+    let r = call(&client, "arcane_execute_action", update).await;
+    assert!(is_error(&r), "{}", text(&r));
+    let questions = handler.questions();
+    assert_eq!(questions.len(), 2, "{questions:?}");
+    assert!(
+        questions[0].contains("`command`: `rm -rf /data`"),
+        "{}",
+        questions[0]
+    );
+    assert!(
+        questions[1].contains("`composeContent`") && questions[1].contains(compose),
+        "{}",
+        questions[1]
+    );
+    assert!(writes(&sim.requests().await).is_empty());
+    client.cancel().await.ok();
+
+    let client = spawn(&sim.base(), sim.sim.api_key(), &["--confirm-mode", "param"]).await;
+    let r = call(&client, "arcane_execute_action", exec).await;
+    assert!(
+        is_error(&r) && text(&r).contains("needs \"confirm\": true"),
+        "{}",
+        text(&r)
+    );
+    client.cancel().await.ok();
+}
+
+/// The overlay flag: on the actions that can do anything and on the reveals of credentials;
+/// every reading action that reveals a credential carries it.
+#[test]
+fn confirm_always_marks_commands_rewrites_and_credential_reveals() {
+    let cat = catalog();
+    for id in [
+        "container.exec",
+        "project.update",
+        "swarm_stack.update_source",
+        "swarm_service.update",
+        "swarm.join_tokens",
+        "swarm.unlock_key",
+    ] {
+        let a = cat.get(id).unwrap_or_else(|| panic!("{id} in the catalog"));
+        assert!(a.confirm_always && a.needs_confirmation(), "{id}");
+    }
+    for a in cat
+        .actions
+        .iter()
+        .filter(|a| !a.mutating && a.reveals_secret.is_some())
+    {
+        assert!(
+            a.confirm_always,
+            "{} reveals a credential unconfirmed",
+            a.id
+        );
+    }
+}
+
+/// An overlay's `confirm` takes only `always` or `default`: anything else fails the load with
+/// the file named.
+#[test]
+fn a_misspelt_confirm_rule_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mine.yaml"),
+        "actions:\n  container.restart: {confirm: sometimes}\n",
+    )
+    .unwrap();
+    let err = server_support::with_operator_overlays(dir.path())
+        .build()
+        .err()
+        .map(|e| format!("{e:#}"))
+        .expect("refused");
+    assert!(err.contains("mine.yaml"), "{err}");
+}
+
+/// `--read-only` and a preset that does not name them withdraw the swarm's join tokens and
+/// unlock key (GETs that hand out the cluster); a preset naming one serves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_and_presets_withdraw_credential_reveals() {
+    let sim = Sim::start().await;
+    for args in [
+        vec!["--read-only"],
+        vec!["--preset", "troubleshoot"],
+        vec!["--preset", "read-only"],
+    ] {
+        let client = spawn(
+            &sim.base(),
+            sim.sim.api_key(),
+            &[&args[..], &["--tool-surface", "individual"]].concat(),
+        )
+        .await;
+        let names: Vec<String> = tools(&client)
+            .await
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        assert!(names.contains(&"arcane_swarm_info".to_string()), "{args:?}");
+        for gone in ["arcane_swarm_join_tokens", "arcane_swarm_unlock_key"] {
+            assert!(!names.contains(&gone.to_string()), "{args:?}: {gone}");
+        }
+        let r = call(
+            &client,
+            "arcane_swarm_join_tokens",
+            json!({"confirm": true}),
+        )
+        .await;
+        assert!(is_error(&r), "{args:?}: {}", text(&r));
+        client.cancel().await.ok();
+    }
+    assert!(writes(&sim.requests().await).is_empty());
+
+    let cat = catalog();
+    let tokens = cat.get("swarm.join_tokens").unwrap();
+    let preset = arcane_catalog::Preset {
+        description: "mine".into(),
+        reads: true,
+        tools: vec!["swarm.join_tokens".into()],
+        ..Default::default()
+    };
+    let mut policy = arcane_catalog::Policy::new(false, false, &[]);
+    policy.preset = Some(("mine".into(), Some(preset.clone())));
+    assert!(policy.serves(tokens));
+    policy.preset = Some((
+        "mine".into(),
+        Some(arcane_catalog::Preset {
+            tools: vec!["swarm".into()],
+            ..preset
+        }),
+    ));
+    assert!(!policy.serves(tokens), "a domain entry does not name it");
+}
