@@ -610,6 +610,22 @@ static BEARER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b((?:bearer|basic)[ \t]+)([A-Za-z0-9\-._~+/]+=*)").expect("valid regex")
 });
 
+/// Masks the credentials URLs in a text carry (`scheme://user:password@`, `https://token@`),
+/// and nothing else: for the program's own messages, which name secrets' settings
+/// (`credential`, `token`) in words that [`mask_text`]'s `name: value` rules would take for a
+/// secret and its value.
+pub fn mask_url_credentials(s: &str) -> Cow<'_, str> {
+    if !s.contains("://") {
+        return Cow::Borrowed(s);
+    }
+    let text = apply(Cow::Borrowed(s), |t| {
+        URL_PASSWORD.replace_all(t, format!("${{1}}{MASK}@").as_str())
+    });
+    apply(text, |t| {
+        URL_TOKEN.replace_all(t, format!("${{1}}{MASK}@").as_str())
+    })
+}
+
 /// Masks secrets written inside free text: a URL's password, a secret-named flag's value, a
 /// secret-named `KEY=VALUE` word. Borrows when nothing is found.
 ///
@@ -641,12 +657,7 @@ fn mask_text_with(s: &str, skip: bool) -> Cow<'_, str> {
     }
     let mut text = Cow::Borrowed(s);
     if !skip || s.contains("://") {
-        text = apply(text, |t| {
-            URL_PASSWORD.replace_all(t, format!("${{1}}{MASK}@").as_str())
-        });
-        text = apply(text, |t| {
-            URL_TOKEN.replace_all(t, format!("${{1}}{MASK}@").as_str())
-        });
+        text = apply(text, mask_url_credentials);
     }
     // The other rules mask a value only after a secret name (or a bearer/basic scheme word):
     // text without one of their words (most values: IDs, images, dates, states) has nothing
