@@ -2347,9 +2347,9 @@ async fn read_only_or_safe_mode_before_the_subcommand_keeps_the_container_runnin
         (&["--read-only"][..], &[][..], "read-only"),
         (&["--read-only=true"], &[], "read-only"),
         (&[], &[("ARCANE_MCP_READ_ONLY", "true")], "read-only"),
-        (&["--safe-mode"], &[], "Nothing was sent"),
-        (&["--safe-mode=true"], &[], "Nothing was sent"),
-        (&[], &[("ARCANE_MCP_SAFE_MODE", "true")], "Nothing was sent"),
+        (&["--safe-mode"], &[], "was not sent"),
+        (&["--safe-mode=true"], &[], "was not sent"),
+        (&[], &[("ARCANE_MCP_SAFE_MODE", "true")], "was not sent"),
     ] {
         let out = run(before, env);
         let text = stdout(&out);
@@ -2380,7 +2380,7 @@ async fn read_only_or_safe_mode_before_the_subcommand_keeps_the_container_runnin
             .unwrap();
         let text = stdout(&out);
         assert!(
-            text.contains("read-only") || text.contains("Nothing was sent"),
+            text.contains("read-only") || text.contains("was not sent"),
             "{args:?}: {text}"
         );
     }
