@@ -252,7 +252,10 @@ pub fn print(result: &CallToolResult, json: bool) -> Result<ExitCode> {
 /// a failure of the command, which ends quietly (`println!` would panic on it).
 pub fn write_stdout(text: &str) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => bail!("writing to stdout: {e}"),
         _ => Ok(()),
     }

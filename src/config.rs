@@ -76,7 +76,9 @@ fn settings_args() -> Vec<clap::Arg> {
 }
 
 fn ids_of(cmd: clap::Command) -> Vec<String> {
-    cmd.get_arguments().map(|a| a.get_id().to_string()).collect()
+    cmd.get_arguments()
+        .map(|a| a.get_id().to_string())
+        .collect()
 }
 
 /// The settings that reach Arcane itself: the demo has its own simulator instead.
@@ -90,7 +92,13 @@ const CONNECTION: &[&str] = &[
 
 /// The settings a search (`find`) uses besides the catalog's sources, the logs and the catalog
 /// cache: those that withdraw actions from what it can find.
-const FIND: &[&str] = &["read_only", "exclude_tools", "tools", "preset", "confirm_mode"];
+const FIND: &[&str] = &[
+    "read_only",
+    "exclude_tools",
+    "tools",
+    "preset",
+    "confirm_mode",
+];
 
 /// Settings of a served session only (a one-shot `call` has one call in flight).
 const SESSION: &[&str] = &["max_calls_in_flight"];
@@ -103,8 +111,11 @@ const SESSION: &[&str] = &["max_calls_in_flight"];
 pub fn takes(path: &[&str], id: &str) -> bool {
     static HTTP: LazyLock<Vec<String>> =
         LazyLock::new(|| ids_of(HttpArgs::augment_args(clap::Command::new("http"))));
-    static SOURCE: LazyLock<Vec<String>> =
-        LazyLock::new(|| ids_of(CatalogSourceArgs::augment_args(clap::Command::new("source"))));
+    static SOURCE: LazyLock<Vec<String>> = LazyLock::new(|| {
+        ids_of(CatalogSourceArgs::augment_args(clap::Command::new(
+            "source",
+        )))
+    });
     let is = |ids: &[&str]| ids.contains(&id);
     let http = HTTP.iter().any(|h| h == id);
     let source = SOURCE.iter().any(|s| s == id);
@@ -144,7 +155,10 @@ fn switch(a: clap::Arg) -> clap::Arg {
 }
 
 fn each_subcommand(cmd: clap::Command, path: &[&str], settings: &[clap::Arg]) -> clap::Command {
-    let names: Vec<String> = cmd.get_subcommands().map(|s| s.get_name().to_string()).collect();
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
     names.iter().fold(cmd, |cmd, name| {
         cmd.mut_subcommand(name, |sub| {
             let mut here: Vec<&str> = path.to_vec();
@@ -179,8 +193,14 @@ fn refuse_settings_not_taken(matches: &clap::ArgMatches) -> Result<(), clap::Err
         {
             continue;
         }
-        let flag = a.get_long().map(|l| format!("--{l}")).unwrap_or_else(|| id.to_string());
-        let command = std::iter::once("arcane-mcp").chain(path.iter().copied()).collect::<Vec<_>>().join(" ");
+        let flag = a
+            .get_long()
+            .map(|l| format!("--{l}"))
+            .unwrap_or_else(|| id.to_string());
+        let command = std::iter::once("arcane-mcp")
+            .chain(path.iter().copied())
+            .collect::<Vec<_>>()
+            .join(" ");
         let users: Vec<String> = [
             &["serve"][..],
             &["demo"],

@@ -2123,7 +2123,8 @@ fn command_paths(cmd: &clap::Command, prefix: &[String], out: &mut Vec<Vec<Strin
 /// The built (sub)command at `path`.
 fn command_at<'a>(cmd: &'a mut clap::Command, path: &[String]) -> &'a mut clap::Command {
     path.iter().fold(cmd, |c, name| {
-        c.find_subcommand_mut(name).expect("a subcommand of the tree")
+        c.find_subcommand_mut(name)
+            .expect("a subcommand of the tree")
     })
 }
 
@@ -2144,7 +2145,9 @@ fn setting_tokens(arg: &clap::Arg) -> String {
         .map(|p| p.get_name().to_string())
         .collect();
     let candidates: Vec<String> = if choices.is_empty() {
-        ["5000", "2000", "7", "127.0.0.1:8123"].map(String::from).to_vec()
+        ["5000", "2000", "7", "127.0.0.1:8123"]
+            .map(String::from)
+            .to_vec()
     } else {
         choices
     };
@@ -2158,15 +2161,16 @@ fn setting_tokens(arg: &clap::Arg) -> String {
 
 fn parse(args: &[&str]) -> Result<arcane_mcp::config::Cli, clap::Error> {
     use clap::Parser;
-    arcane_mcp::config::Cli::try_parse_from(std::iter::once("arcane-mcp").chain(args.iter().copied()))
+    arcane_mcp::config::Cli::try_parse_from(
+        std::iter::once("arcane-mcp").chain(args.iter().copied()),
+    )
 }
 
 /// Whether a help text lists `--long` (not merely a longer flag that starts with it).
 fn lists(help: &str, long: &str) -> bool {
     let flag = format!("--{long}");
     help.match_indices(&flag).any(|(at, _)| {
-        !help[at + flag.len()..]
-            .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
+        !help[at + flag.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
     })
 }
 
@@ -2184,7 +2188,10 @@ fn every_setting_takes_effect_before_or_after_every_subcommand_or_is_refused() {
         .get_arguments()
         .cloned()
         .collect();
-    assert!(settings.len() > 30, "the settings are the top level's arguments");
+    assert!(
+        settings.len() > 30,
+        "the settings are the top level's arguments"
+    );
     let mut paths = Vec::new();
     command_paths(&tree, &[], &mut paths);
     assert!(paths.len() >= 10, "{paths:?}");
@@ -2198,9 +2205,6 @@ fn every_setting_takes_effect_before_or_after_every_subcommand_or_is_refused() {
             .filter(|p| p.is_required_set())
             .map(|_| "x".to_string())
             .collect();
-        if leaf.has_subcommands() && path.is_empty() {
-            // The top level is `serve` itself.
-        }
         let base: Vec<&str> = path
             .iter()
             .chain(&positionals)
@@ -2223,20 +2227,36 @@ fn every_setting_takes_effect_before_or_after_every_subcommand_or_is_refused() {
                 (Ok(b), Ok(a)) => {
                     let (b, a) = (format!("{:?}", b.serve), format!("{:?}", a.serve));
                     assert_eq!(b, a, "{token} before or after `{}`", path.join(" "));
-                    assert_ne!(b, without, "{token} changes the settings of `{}`", path.join(" "));
-                    assert!(shown, "`{} --help` lists --{long}, which it takes", path.join(" "));
+                    assert_ne!(
+                        b,
+                        without,
+                        "{token} changes the settings of `{}`",
+                        path.join(" ")
+                    );
+                    assert!(
+                        shown,
+                        "`{} --help` lists --{long}, which it takes",
+                        path.join(" ")
+                    );
                     taken += 1;
                 }
                 (Err(b), Err(a)) => {
                     for (e, at) in [(b, "before"), (a, "after")] {
                         let e = e.to_string();
                         assert!(
-                            e.contains(&format!("--{long} does not apply to `arcane-mcp {}`", path.join(" "))),
+                            e.contains(&format!(
+                                "--{long} does not apply to `arcane-mcp {}`",
+                                path.join(" ")
+                            )),
                             "{token} {at} `{}`: {e}",
                             path.join(" ")
                         );
                     }
-                    assert!(!shown, "`{} --help` hides --{long}, which it refuses", path.join(" "));
+                    assert!(
+                        !shown,
+                        "`{} --help` hides --{long}, which it refuses",
+                        path.join(" ")
+                    );
                     refused += 1;
                 }
                 (b, a) => panic!(
@@ -2252,7 +2272,9 @@ fn every_setting_takes_effect_before_or_after_every_subcommand_or_is_refused() {
         if let Some((name, parent)) = path.split_last() {
             let own: Vec<String> = command_at(&mut tree, path)
                 .get_arguments()
-                .filter(|a| !a.is_positional() && !settings.iter().any(|s| s.get_id() == a.get_id()))
+                .filter(|a| {
+                    !a.is_positional() && !settings.iter().any(|s| s.get_id() == a.get_id())
+                })
                 .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
                 .filter(|l| l != "--help" && l != "--version")
                 .collect();
@@ -2265,7 +2287,10 @@ fn every_setting_takes_effect_before_or_after_every_subcommand_or_is_refused() {
             }
         }
     }
-    assert!(taken > 100 && refused > 50, "taken {taken}, refused {refused}");
+    assert!(
+        taken > 100 && refused > 50,
+        "taken {taken}, refused {refused}"
+    );
 }
 
 #[test]
@@ -2309,7 +2334,15 @@ fn every_printing_command_ends_quietly_on_a_closed_pipe() {
         &["check", "--spec", spec],
         &["audit-tokens", "--spec", spec],
         &["find", "restart", "container", "--spec", spec],
-        &["demo", "--spec", spec, "find", "restart", "container", "--json"],
+        &[
+            "demo",
+            "--spec",
+            spec,
+            "find",
+            "restart",
+            "container",
+            "--json",
+        ],
         &["demo", "--spec", spec, "call", "container.list"],
         &["--help"],
     ] {
@@ -2322,7 +2355,10 @@ fn every_printing_command_ends_quietly_on_a_closed_pipe() {
         let err = stderr(&piped);
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert_eq!(piped.status.code(), normal.status.code(), "{args:?}: {err}");
-        assert!(err.is_empty() || !err.contains("Broken pipe"), "{args:?}: {err}");
+        assert!(
+            err.is_empty() || !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
     }
 }
 
@@ -2331,7 +2367,10 @@ async fn read_only_or_safe_mode_before_the_subcommand_keeps_the_container_runnin
     let sim = Sim::start().await;
     let key = sim.sim.api_key().to_string();
     let running = |c: &Option<Value>| c.as_ref().unwrap()["state"] == "running";
-    assert!(running(&sim.container("web-1").await), "web-1 starts running");
+    assert!(
+        running(&sim.container("web-1").await),
+        "web-1 starts running"
+    );
     let stop = ["call", "container.stop", "--param", "containerId=web-1"];
     let run = |before: &[&str], env: &[(&str, &str)]| {
         let mut c = cmd_in(&repo(), before);
@@ -2353,7 +2392,11 @@ async fn read_only_or_safe_mode_before_the_subcommand_keeps_the_container_runnin
     ] {
         let out = run(before, env);
         let text = stdout(&out);
-        assert!(text.contains(says), "{before:?} {env:?}: {text}\n{}", stderr(&out));
+        assert!(
+            text.contains(says),
+            "{before:?} {env:?}: {text}\n{}",
+            stderr(&out)
+        );
         assert!(
             running(&sim.container("web-1").await),
             "{before:?} {env:?} leaves web-1 running: {text}"
@@ -2391,7 +2434,10 @@ fn tool_surface_and_overrides_before_the_subcommand_take_effect() {
     let out = demo(&["--tool-surface", "meta", "call", "container.list"]);
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("`arcane_container`"), "next steps named as the meta surface: {text}");
+    assert!(
+        text.contains("`arcane_container`"),
+        "next steps named as the meta surface: {text}"
+    );
     assert!(!text.contains("`arcane_execute_action`"), "{text}");
 
     let dir = tempfile::tempdir().unwrap();
@@ -2430,7 +2476,10 @@ fn find_json_prints_the_structured_result() {
     let v: Value = serde_json::from_str(&stdout(&out)).expect("find --json prints JSON");
     let first = &v["results"][0];
     assert_eq!(first["id"], "container.restart", "{v:#}");
-    assert!(first["inputSchema"].is_object() || first.get("params").is_some(), "{first:#}");
+    assert!(
+        first["inputSchema"].is_object() || first.get("params").is_some(),
+        "{first:#}"
+    );
 }
 
 #[test]
@@ -2442,29 +2491,72 @@ fn each_subcommand_help_lists_what_applies_to_it() {
     };
     for sub in ["check", "catalog", "audit-tokens"] {
         let text = help(&[sub, "--help"]);
-        for absent in ["--transport", "--listen", "--auth-token", "--read-only", "--api-key"] {
-            assert!(!lists(&text, &absent[2..]), "{sub} --help lists {absent}:\n{text}");
+        for absent in [
+            "--transport",
+            "--listen",
+            "--auth-token",
+            "--read-only",
+            "--api-key",
+        ] {
+            assert!(
+                !lists(&text, &absent[2..]),
+                "{sub} --help lists {absent}:\n{text}"
+            );
         }
-        for present in ["--spec", "--overrides", "--catalog-dir", "--arcane-url", "--log-level"] {
-            assert!(lists(&text, &present[2..]), "{sub} --help lacks {present}:\n{text}");
+        for present in [
+            "--spec",
+            "--overrides",
+            "--catalog-dir",
+            "--arcane-url",
+            "--log-level",
+        ] {
+            assert!(
+                lists(&text, &present[2..]),
+                "{sub} --help lacks {present}:\n{text}"
+            );
         }
     }
     let call = help(&["call", "--help"]);
-    for present in ["--read-only", "--safe-mode", "--tool-surface", "--api-key", "--confirm", "--json"] {
-        assert!(lists(&call, &present[2..]), "call --help lacks {present}:\n{call}");
+    for present in [
+        "--read-only",
+        "--safe-mode",
+        "--tool-surface",
+        "--api-key",
+        "--confirm",
+        "--json",
+    ] {
+        assert!(
+            lists(&call, &present[2..]),
+            "call --help lacks {present}:\n{call}"
+        );
     }
-    assert!(!lists(&call, "transport") && !lists(&call, "listen"), "{call}");
+    assert!(
+        !lists(&call, "transport") && !lists(&call, "listen"),
+        "{call}"
+    );
     let find = help(&["find", "--help"]);
     for present in ["--read-only", "--tools", "--preset", "--json", "--limit"] {
-        assert!(lists(&find, &present[2..]), "find --help lacks {present}:\n{find}");
+        assert!(
+            lists(&find, &present[2..]),
+            "find --help lacks {present}:\n{find}"
+        );
     }
-    assert!(!lists(&find, "tool-surface") && !lists(&find, "api-key"), "{find}");
+    assert!(
+        !lists(&find, "tool-surface") && !lists(&find, "api-key"),
+        "{find}"
+    );
     let serve = help(&["serve", "--help"]);
     for present in ["--transport", "--listen", "--read-only", "--api-key"] {
-        assert!(lists(&serve, &present[2..]), "serve --help lacks {present}:\n{serve}");
+        assert!(
+            lists(&serve, &present[2..]),
+            "serve --help lacks {present}:\n{serve}"
+        );
     }
     let top = help(&["--help"]);
-    assert!(lists(&top, "transport") && lists(&top, "read-only"), "{top}");
+    assert!(
+        lists(&top, "transport") && lists(&top, "read-only"),
+        "{top}"
+    );
 }
 
 #[test]
@@ -2479,7 +2571,10 @@ fn startup_errors_name_the_variable_and_mask_only_the_secret() {
     let err = stderr(&out);
     assert!(err.contains("Set ARCANE_API_KEY"), "{err}");
     assert!(err.contains("ARCANE_TOKEN"), "{err}");
-    assert!(!err.contains("********"), "nothing of the message is masked: {err}");
+    assert!(
+        !err.contains("********"),
+        "nothing of the message is masked: {err}"
+    );
 
     // A URL without a scheme says what to add, for a call and for a catalog fetch alike.
     for args in [&["call", "container.list"][..], &["catalog"]] {

@@ -56,6 +56,6 @@ pub use http::{
 };
 pub use path::{is_dot_or_empty, segment};
 pub use redact::{
-    MASK, fingerprint, is_secret_name, mask_document, mask_text, mask_url_credentials, redact_for, redacted,
-    redacted_view,
+    MASK, fingerprint, is_secret_name, mask_document, mask_text, mask_url_credentials, redact_for,
+    redacted, redacted_view,
 };
