@@ -137,11 +137,11 @@ fn drifted(subject: &str, name: &str, now: f64, base: f64) -> Option<String> {
 /// `audit-tokens`: measure, print, then write or check the baseline.
 pub fn run(catalog: &Catalog, baseline: Option<&Path>, write: bool, json: bool) -> Result<()> {
     let audit = measure(catalog)?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&audit)?);
+    crate::cli::write_stdout(&if json {
+        serde_json::to_string_pretty(&audit)? + "\n"
     } else {
-        print!("{}", table(&audit));
-    }
+        table(&audit)
+    })?;
     check_baseline(&audit, baseline, write, "tool-definition sizes", drift)
 }
 
@@ -369,10 +369,10 @@ pub fn run_results(
     json: bool,
 ) -> Result<()> {
     let audit = measure_results(serve)?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&audit)?);
+    crate::cli::write_stdout(&if json {
+        serde_json::to_string_pretty(&audit)? + "\n"
     } else {
-        print!("{}", results_table(&audit));
-    }
+        results_table(&audit)
+    })?;
     check_baseline(&audit, baseline, write, "result sizes", results_drift)
 }

@@ -66,43 +66,31 @@ fn snapshot(args: &ServeArgs, sources: &Sources) -> Result<Snapshot> {
 }
 
 /// `arcane-mcp call`: one action against the configured Arcane.
-pub fn run_call(args: &CallArgs) -> Result<ExitCode> {
-    let (base_url, auth) = crate::connection(&args.serve)?;
-    let sources = args.serve.source.sources(Some(&base_url));
-    let app = App::build(&args.serve, sources, base_url, auth)?;
+pub fn run_call(settings: &ServeArgs, args: &CallArgs) -> Result<ExitCode> {
+    let (base_url, auth) = crate::connection(settings)?;
+    let sources = settings.source.sources(Some(&base_url));
+    let app = App::build(settings, sources, base_url, auth)?;
     let result = app::runtime()?.block_on(call(&app, args))?;
     print(&result, args.json)
 }
 
 /// `arcane-mcp find`: a search of the catalog.
-pub fn run_find(args: &FindArgs) -> Result<ExitCode> {
-    let sources = args.serve.source.sources(args.serve.arcane_url.as_deref());
-    let snap = snapshot(&args.serve, &sources)?;
-    print(&find(&snap, &args.words, args.limit), false)
+pub fn run_find(settings: &ServeArgs, args: &FindArgs) -> Result<ExitCode> {
+    let url = settings.spec_url()?;
+    let sources = settings.source.sources(url.as_deref());
+    let snap = snapshot(settings, &sources)?;
+    print(&find(&snap, &args.words, args.limit), args.json)
 }
 
 /// `arcane-mcp demo [call|find]`.
-pub fn run_demo(args: &DemoArgs) -> Result<ExitCode> {
-    // `demo --spec X call …` names the spec before the subcommand: use it there too.
-    let with_spec = |serve: &ServeArgs| {
-        let mut serve = serve.clone();
-        if serve.source.spec.is_none() {
-            serve.source.spec = args.serve.source.spec.clone();
-        }
-        serve
-    };
+pub fn run_demo(settings: &ServeArgs, args: &DemoArgs) -> Result<ExitCode> {
     match &args.command {
         Some(DemoCommand::Find(f)) => {
-            let serve = with_spec(&f.serve);
-            let snap = snapshot(&serve, &demo_sources(&serve)?)?;
-            print(&find(&snap, &f.words, f.limit), false)
+            let snap = snapshot(settings, &demo_sources(settings)?)?;
+            print(&find(&snap, &f.words, f.limit), f.json)
         }
-        Some(DemoCommand::Call(c)) => {
-            let mut c = c.as_ref().clone();
-            c.serve = with_spec(&c.serve);
-            demo::call(&c)
-        }
-        None => demo::serve(&args.serve).map(|()| ExitCode::SUCCESS),
+        Some(DemoCommand::Call(c)) => demo::call(settings, c),
+        None => demo::serve(settings).map(|()| ExitCode::SUCCESS),
     }
 }
 
@@ -251,19 +239,26 @@ pub fn print(result: &CallToolResult, json: bool) -> Result<ExitCode> {
         (Some(sc), true) => serde_json::to_string_pretty(sc)?,
         _ => text,
     };
-    let mut stdout = std::io::stdout().lock();
-    match writeln!(stdout, "{}", out.trim_end_matches('\n')) {
-        // A reader that stopped early (`| head`) is not a failure of the call.
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            bail!("writing the result: {e}")
-        }
-        _ => {}
-    }
+    write_stdout(&format!("{}\n", out.trim_end_matches('\n')))?;
     Ok(if result.is_error == Some(true) {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Writes what a command prints to stdout: every subcommand's output goes through here. A
+/// reader that stopped early (`arcane-mcp catalog --json | head`) closes the pipe; that is not
+/// a failure of the command, which ends quietly (`println!` would panic on it).
+pub fn write_stdout(text: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => bail!("writing to stdout: {e}"),
+        _ => Ok(()),
+    }
 }
 
 /// The simulator side of `demo` (only in builds with the `demo` feature).
@@ -310,9 +305,9 @@ pub(crate) mod demo {
         Ok((sim, app))
     }
 
-    pub fn call(args: &CallArgs) -> Result<ExitCode> {
+    pub fn call(settings: &ServeArgs, args: &CallArgs) -> Result<ExitCode> {
         let runtime = app::runtime()?;
-        let (sim, app) = start(&args.serve, &runtime)?;
+        let (sim, app) = start(settings, &runtime)?;
         let result = runtime.block_on(super::call(&app, args));
         runtime.block_on(sim.shutdown());
         print(&result?, args.json)
@@ -368,7 +363,7 @@ mod demo {
     const MISSING: &str = "this arcane-mcp was built without the `demo` feature (no simulator \
         inside); rebuild with default features, e.g. cargo install --path .";
 
-    pub fn call(_: &CallArgs) -> Result<ExitCode> {
+    pub fn call(_: &ServeArgs, _: &CallArgs) -> Result<ExitCode> {
         bail!(MISSING)
     }
 

@@ -1,6 +1,7 @@
 //! Configuration: every setting is a command-line flag and an environment variable.
 
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
 use arcane_catalog::ClientProfile;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -12,20 +13,225 @@ use crate::spec::SpecSource;
 /// the Docker management platform, through its REST API.
 ///
 /// With no subcommand it serves MCP on stdin/stdout (or over HTTP with --transport http). Logs go
-/// to stderr.
+/// to stderr. Settings may be written before or after the subcommand; each subcommand's --help
+/// lists the ones it takes.
 #[derive(Debug, Parser)]
 #[command(name = "arcane-mcp", version, about, long_about = None, propagate_version = true)]
-pub struct Cli {
+struct Parsed {
     #[command(subcommand)]
-    pub command: Option<Command>,
+    command: Option<Command>,
     #[command(flatten)]
+    serve: ServeArgs,
+}
+
+/// The command line: a subcommand and the settings ([`ServeArgs`]), defined once and taken
+/// wherever they are written — `arcane-mcp --read-only call …` and `arcane-mcp call … --read-only`
+/// are the same command. A setting a subcommand does not use ([`takes`]) is refused there, in
+/// either position, rather than accepted and ignored.
+///
+/// Parse it with [`clap::Parser`] (`Cli::parse`, `Cli::try_parse_from`): its command tree is
+/// [`Cli::command`], the derived one with the settings' rules applied.
+#[derive(Debug)]
+pub struct Cli {
+    pub command: Option<Command>,
+    /// The settings, from every position on the command line, the environment and defaults.
     pub serve: ServeArgs,
+}
+
+impl clap::CommandFactory for Cli {
+    fn command() -> clap::Command {
+        settings_everywhere(Parsed::command())
+    }
+
+    fn command_for_update() -> clap::Command {
+        settings_everywhere(Parsed::command_for_update())
+    }
+}
+
+impl clap::FromArgMatches for Cli {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        refuse_settings_not_taken(matches)?;
+        let parsed = Parsed::from_arg_matches(matches)?;
+        Ok(Cli {
+            command: parsed.command,
+            serve: parsed.serve,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Parser for Cli {}
+
+/// The settings' arguments (every field of [`ServeArgs`], its groups included), as clap
+/// derives them.
+fn settings_args() -> Vec<clap::Arg> {
+    ServeArgs::augment_args(clap::Command::new("settings"))
+        .get_arguments()
+        .cloned()
+        .collect()
+}
+
+fn ids_of(cmd: clap::Command) -> Vec<String> {
+    cmd.get_arguments()
+        .map(|a| a.get_id().to_string())
+        .collect()
+}
+
+/// The settings that reach Arcane itself: the demo has its own simulator instead.
+const CONNECTION: &[&str] = &[
+    "arcane_url",
+    "api_key",
+    "token",
+    "ca_cert",
+    "insecure_skip_verify",
+];
+
+/// The settings a search (`find`) uses besides the catalog's sources, the logs and the catalog
+/// cache: those that withdraw actions from what it can find.
+const FIND: &[&str] = &[
+    "read_only",
+    "exclude_tools",
+    "tools",
+    "preset",
+    "confirm_mode",
+];
+
+/// Settings of a served session only (a one-shot `call` has one call in flight).
+const SESSION: &[&str] = &["max_calls_in_flight"];
+
+/// Whether the subcommand at `path` (`[]` for none, `["demo", "call"]`…) uses the setting
+/// `id`: the one rule behind each subcommand's `--help` and the refusal of a setting written
+/// where it would be ignored. A setting added to [`ServeArgs`] is taken by `serve`, `demo` and
+/// `call` (and refused elsewhere) until it is named here; one added to [`HttpArgs`], by the two
+/// commands that serve.
+pub fn takes(path: &[&str], id: &str) -> bool {
+    static HTTP: LazyLock<Vec<String>> =
+        LazyLock::new(|| ids_of(HttpArgs::augment_args(clap::Command::new("http"))));
+    static SOURCE: LazyLock<Vec<String>> = LazyLock::new(|| {
+        ids_of(CatalogSourceArgs::augment_args(clap::Command::new(
+            "source",
+        )))
+    });
+    let is = |ids: &[&str]| ids.contains(&id);
+    let http = HTTP.iter().any(|h| h == id);
+    let source = SOURCE.iter().any(|s| s == id);
+    let logs = is(&["log_level", "log_format"]);
+    let cache = is(&["catalog_cache_dir", "no_catalog_cache"]);
+    // The demo serves a spec file and never fetches one.
+    let demo_source = source && id != "spec_cache";
+    match path {
+        [] | ["serve"] => true,
+        ["catalog" | "check" | "audit-tokens"] => source || logs || id == "arcane_url",
+        ["find"] => source || logs || cache || id == "arcane_url" || is(FIND),
+        ["call"] => !http && !is(SESSION),
+        ["demo"] => !is(CONNECTION) && id != "spec_cache",
+        ["demo", "call"] => !http && !is(CONNECTION) && !is(SESSION) && id != "spec_cache",
+        ["demo", "find"] => demo_source || logs || cache || is(FIND),
+        _ => false,
+    }
+}
+
+/// The command tree: every setting is defined on every (sub)command — shown in the `--help` of
+/// those that take it, hidden in the others — and global, so that clap gives the one value
+/// written anywhere to [`Cli::serve`]. A boolean setting is a plain switch: its value is
+/// only read after `=` (`--read-only=false`), so `--read-only serve` is a switch and a
+/// subcommand.
+fn settings_everywhere(cmd: clap::Command) -> clap::Command {
+    let settings: Vec<clap::Arg> = settings_args().into_iter().map(switch).collect();
+    let cmd = cmd.mut_args(|a| switch(a).global(true));
+    each_subcommand(cmd, &[], &settings)
+}
+
+/// An argument with an optional value (the boolean settings) takes it only after `=`.
+fn switch(a: clap::Arg) -> clap::Arg {
+    match a.get_num_args() {
+        Some(range) if range.min_values() == 0 && range.max_values() == 1 => a.require_equals(true),
+        _ => a,
+    }
+}
+
+fn each_subcommand(cmd: clap::Command, path: &[&str], settings: &[clap::Arg]) -> clap::Command {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    names.iter().fold(cmd, |cmd, name| {
+        cmd.mut_subcommand(name, |sub| {
+            let mut here: Vec<&str> = path.to_vec();
+            here.push(name);
+            let sub = settings.iter().fold(sub, |sub, a| {
+                // Numbered after the subcommand's own options, not among them.
+                let copy = a.clone().global(false).display_order(None);
+                match takes(&here, a.get_id().as_str()) {
+                    true => sub.arg(copy),
+                    false => sub.arg(copy.hide(true)),
+                }
+            });
+            each_subcommand(sub, &here, settings)
+        })
+    })
+}
+
+/// A setting written on the command line for a subcommand that does not use it is an error
+/// that says where it applies (an environment variable is a standing setting: it applies where
+/// it can, silently).
+fn refuse_settings_not_taken(matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+    let mut path: Vec<&str> = Vec::new();
+    let mut m = matches;
+    while let Some((name, sub)) = m.subcommand() {
+        path.push(name);
+        m = sub;
+    }
+    for a in settings_args() {
+        let id = a.get_id().as_str();
+        if matches.value_source(id) != Some(clap::parser::ValueSource::CommandLine)
+            || takes(&path, id)
+        {
+            continue;
+        }
+        let flag = a
+            .get_long()
+            .map(|l| format!("--{l}"))
+            .unwrap_or_else(|| id.to_string());
+        let command = std::iter::once("arcane-mcp")
+            .chain(path.iter().copied())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let users: Vec<String> = [
+            &["serve"][..],
+            &["demo"],
+            &["call"],
+            &["find"],
+            &["demo", "call"],
+            &["demo", "find"],
+            &["catalog"],
+            &["check"],
+            &["audit-tokens"],
+        ]
+        .iter()
+        .filter(|p| takes(p, id))
+        .map(|p| p.join(" "))
+        .collect();
+        return Err(clap::Error::raw(
+            clap::error::ErrorKind::ArgumentConflict,
+            format!(
+                "{flag} does not apply to `{command}`, which would ignore it; it is a setting \
+                 of: {}. Remove it, or see `{command} --help` for what it takes.",
+                users.join(", ")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve MCP over stdio (the default) or Streamable HTTP (--transport http).
-    Serve(Box<ServeArgs>),
+    Serve,
     /// Print a summary of the catalog built from the spec and overlays (or all of it as JSON).
     Catalog(CatalogArgs),
     /// Measure the tool definitions of each surface in bytes and o200k tokens.
@@ -35,11 +241,11 @@ pub enum Command {
     Check(CheckArgs),
     /// Try it without an Arcane: serve MCP on stdio against an in-process simulator with a demo
     /// Docker world (or run `demo call …` / `demo find …` against it).
-    Demo(Box<DemoArgs>),
+    Demo(DemoArgs),
     /// Run one action and print the text a model gets (or its structuredContent with --json).
-    Call(Box<CallArgs>),
+    Call(CallArgs),
     /// Search the catalog as arcane_find_action does and print the result.
-    Find(Box<FindArgs>),
+    Find(FindArgs),
 }
 
 /// `arcane-mcp demo`.
@@ -47,17 +253,15 @@ pub enum Command {
 pub struct DemoArgs {
     #[command(subcommand)]
     pub command: Option<DemoCommand>,
-    #[command(flatten)]
-    pub serve: ServeArgs,
 }
 
 /// The one-shot forms of `arcane-mcp demo`.
 #[derive(Debug, Clone, Subcommand)]
 pub enum DemoCommand {
     /// Run one action against the simulator and print the text a model gets.
-    Call(Box<CallArgs>),
+    Call(CallArgs),
     /// Search the catalog as arcane_find_action does.
-    Find(Box<FindArgs>),
+    Find(FindArgs),
 }
 
 /// `arcane-mcp call ACTION`.
@@ -79,8 +283,6 @@ pub struct CallArgs {
     /// Print the result's structuredContent as JSON instead of its text.
     #[arg(long)]
     pub json: bool,
-    #[command(flatten)]
-    pub serve: ServeArgs,
 }
 
 /// `arcane-mcp find WORDS`.
@@ -92,8 +294,10 @@ pub struct FindArgs {
     /// How many actions to return.
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
-    #[command(flatten)]
-    pub serve: ServeArgs,
+    /// Print the result's structuredContent as JSON (each match with its schema) instead of
+    /// its text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Where the catalog comes from.
@@ -150,6 +354,39 @@ fn cache_home() -> Option<PathBuf> {
 }
 
 impl ServeArgs {
+    /// A fatal error's text as it may be printed: URLs' credentials masked, and every secret
+    /// value of these settings (API key, token, the HTTP bearer tokens, ARCANE_URL's password)
+    /// wherever it appears. Only the secrets are touched — not the heuristic `name: value`
+    /// rules of [`arcane_engine::mask_text`], which would mask words of the program's own
+    /// messages ("no Arcane credential: set …"). A value shorter than 8 characters is not
+    /// looked for: it would match ordinary words, and no Arcane key is that short.
+    pub fn mask_secrets(&self, text: &str) -> String {
+        let mut out = arcane_engine::mask_url_credentials(text).into_owned();
+        if let Some(url) = &self.arcane_url {
+            out = crate::logging::without_url_password(&out, url);
+        }
+        let secrets = self
+            .api_key
+            .iter()
+            .chain(&self.token)
+            .chain(&self.http.auth_tokens)
+            .map(|s| s.trim())
+            .filter(|s| s.chars().count() >= 8);
+        for secret in secrets {
+            out = out.replace(secret, arcane_engine::MASK);
+        }
+        out
+    }
+
+    /// The Arcane base URL to fetch the spec from, when one is set (checked as
+    /// [`arcane_base_url`] checks it).
+    pub fn spec_url(&self) -> anyhow::Result<Option<String>> {
+        match self.arcane_url.as_deref().map(str::trim) {
+            None | Some("") => Ok(None),
+            Some(raw) => arcane_base_url(raw).map(Some),
+        }
+    }
+
     /// The catalog cache of these settings: `None` with `--no-catalog-cache` or without a
     /// cache directory.
     pub fn catalog_cache(&self) -> Option<crate::catalog_cache::CatalogCache> {
@@ -162,6 +399,34 @@ impl ServeArgs {
             .or_else(|| Some(cache_home()?.join("catalogs")))?;
         Some(crate::catalog_cache::CatalogCache::new(dir))
     }
+}
+
+/// An Arcane base URL (`ARCANE_URL`, `--arcane-url`) checked and normalised: http or https,
+/// without a trailing `/` or `/api` (every path the server builds starts with /api). A URL
+/// without a scheme (`arcane.local:3552`) says to add one. The error never repeats a password
+/// the URL carries.
+pub fn arcane_base_url(raw: &str) -> anyhow::Result<String> {
+    let raw = raw.trim();
+    if !raw.contains("://") {
+        anyhow::bail!(
+            "ARCANE_URL (--arcane-url) has no scheme: add http:// or https://, e.g. {}",
+            crate::logging::masked_url(&format!("http://{raw}"))
+        );
+    }
+    let parsed = url::Url::parse(raw).map_err(|e| {
+        anyhow::anyhow!(
+            "ARCANE_URL (--arcane-url) is not a URL ({e}); give Arcane's base URL, e.g. \
+             https://arcane.example.com"
+        )
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        anyhow::bail!(
+            "ARCANE_URL (--arcane-url) {} must start with http:// or https://",
+            crate::logging::masked_url(raw)
+        );
+    }
+    let base = raw.trim_end_matches('/');
+    Ok(base.strip_suffix("/api").unwrap_or(base).to_string())
 }
 
 /// The tool surface: how the catalog appears in the client's tool list.
@@ -363,11 +628,11 @@ pub struct ServeArgs {
     #[arg(long, env = "ARCANE_MCP_CATALOG_CACHE_DIR", value_name = "DIR")]
     pub catalog_cache_dir: Option<PathBuf>,
     /// Always build the catalog from its files; read and write no catalog cache.
-    #[arg(long, env = "ARCANE_MCP_NO_CATALOG_CACHE")]
+    #[arg(long, env = "ARCANE_MCP_NO_CATALOG_CACHE", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
     pub no_catalog_cache: bool,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Catalog")]
     pub source: CatalogSourceArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "HTTP transport")]
     pub http: HttpArgs,
 }
 
@@ -564,11 +829,6 @@ pub struct HttpArgs {
 /// `arcane-mcp catalog`.
 #[derive(Debug, Clone, Args)]
 pub struct CatalogArgs {
-    #[command(flatten)]
-    pub source: CatalogSourceArgs,
-    /// Arcane URL to fetch the spec from when no local spec is found.
-    #[arg(long, env = "ARCANE_URL", value_name = "URL")]
-    pub arcane_url: Option<String>,
     /// Print the whole catalog as JSON.
     #[arg(long)]
     pub json: bool,
@@ -585,11 +845,6 @@ pub struct CatalogArgs {
 /// `arcane-mcp check`.
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
-    #[command(flatten)]
-    pub source: CatalogSourceArgs,
-    /// Arcane URL to fetch the spec from when no local spec is found.
-    #[arg(long, env = "ARCANE_URL", value_name = "URL")]
-    pub arcane_url: Option<String>,
     /// Report overlay entries that match nothing as warnings instead of failing.
     #[arg(long)]
     pub allow_unmatched: bool,
@@ -598,11 +853,6 @@ pub struct CheckArgs {
 /// `arcane-mcp audit-tokens`.
 #[derive(Debug, Clone, Args)]
 pub struct AuditArgs {
-    #[command(flatten)]
-    pub source: CatalogSourceArgs,
-    /// Arcane URL to fetch the spec from when no local spec is found.
-    #[arg(long, env = "ARCANE_URL", value_name = "URL")]
-    pub arcane_url: Option<String>,
     /// Baseline file to compare with; exit non-zero when a figure drifts more than 15%.
     #[arg(long, value_name = "PATH")]
     pub baseline: Option<PathBuf>,

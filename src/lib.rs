@@ -54,14 +54,7 @@ pub fn connection(args: &config::ServeArgs) -> Result<(String, Auth)> {
                  e.g. https://arcane.example.com"
             )
         })?;
-    let parsed =
-        url::Url::parse(raw).map_err(|e| anyhow!("ARCANE_URL {raw:?} is not a URL: {e}"))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        bail!("ARCANE_URL {raw:?} must start with http:// or https://");
-    }
-    // Accept a URL given with /api: every path the server builds starts with /api.
-    let base = raw.trim_end_matches('/');
-    let base = base.strip_suffix("/api").unwrap_or(base).to_string();
+    let base = config::arcane_base_url(raw)?;
     let nonempty = |s: &Option<String>| {
         s.as_deref()
             .map(str::trim)
@@ -80,8 +73,10 @@ pub fn connection(args: &config::ServeArgs) -> Result<(String, Auth)> {
             Auth::ApiKey(String::new())
         }
         (None, None) => bail!(
-            "no Arcane credential: set ARCANE_API_KEY (--api-key; create one in Arcane under \
-             Settings → API Keys) or ARCANE_TOKEN (--token)"
+            // Worded so that no `name: value` pair of a secret's name appears: the fatal error
+            // is masked on its way out (main.rs), and `credential: set` read as one.
+            "no Arcane credential was given. Set ARCANE_API_KEY (--api-key; create one in \
+             Arcane under Settings → API Keys) or ARCANE_TOKEN (--token)"
         ),
     };
     Ok((base, auth))

@@ -2107,3 +2107,499 @@ async fn http_2026_07_28_confirmation_takes_a_round_trip() {
     let no = ("refused", &Value::Null);
     assert_eq!(outcomes, [no, no, no, ran, no, no, no, no, no], "{lines:?}");
 }
+
+// ---- where settings are written ----------------------------------------------------------------
+
+/// Every subcommand path of the command tree (`[]` for none), from clap's own tree.
+fn command_paths(cmd: &clap::Command, prefix: &[String], out: &mut Vec<Vec<String>>) {
+    out.push(prefix.to_vec());
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let mut path = prefix.to_vec();
+        path.push(sub.get_name().to_string());
+        command_paths(sub, &path, out);
+    }
+}
+
+/// The built (sub)command at `path`.
+fn command_at<'a>(cmd: &'a mut clap::Command, path: &[String]) -> &'a mut clap::Command {
+    path.iter().fold(cmd, |c, name| {
+        c.find_subcommand_mut(name)
+            .expect("a subcommand of the tree")
+    })
+}
+
+/// The settings' tokens on a command line: the flag alone for a switch, `--flag=VALUE` with a
+/// value that parses and differs from the default otherwise.
+fn setting_tokens(arg: &clap::Arg) -> String {
+    let long = arg.get_long().expect("every setting has a long name");
+    if arg.get_num_args().is_some_and(|r| r.min_values() == 0) {
+        return format!("--{long}");
+    }
+    let default = arg
+        .get_default_values()
+        .first()
+        .map(|v| v.to_string_lossy().into_owned());
+    let choices: Vec<String> = arg
+        .get_possible_values()
+        .iter()
+        .map(|p| p.get_name().to_string())
+        .collect();
+    let candidates: Vec<String> = if choices.is_empty() {
+        ["5000", "2000", "7", "127.0.0.1:8123"]
+            .map(String::from)
+            .to_vec()
+    } else {
+        choices
+    };
+    candidates
+        .into_iter()
+        .filter(|c| Some(c) != default.as_ref())
+        .map(|c| format!("--{long}={c}"))
+        .find(|t| parse(&[t.as_str()]).is_ok())
+        .unwrap_or_else(|| panic!("no sample value parses for --{long}"))
+}
+
+fn parse(args: &[&str]) -> Result<arcane_mcp::config::Cli, clap::Error> {
+    use clap::Parser;
+    arcane_mcp::config::Cli::try_parse_from(
+        std::iter::once("arcane-mcp").chain(args.iter().copied()),
+    )
+}
+
+/// Whether a help text lists `--long` (not merely a longer flag that starts with it).
+fn lists(help: &str, long: &str) -> bool {
+    let flag = format!("--{long}");
+    help.match_indices(&flag).any(|(at, _)| {
+        !help[at + flag.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
+    })
+}
+
+/// Item 1 of "A stranger's first hour": every setting, on every subcommand, written before or
+/// after it, either reaches the settings the command runs with (the same from both places,
+/// and not the default) and is listed in that subcommand's --help, or is refused in both places
+/// with an error naming it — never accepted and ignored. Walked over clap's own tree, so a
+/// setting or subcommand added later is covered without a change here.
+#[test]
+fn every_setting_takes_effect_before_or_after_every_subcommand_or_is_refused() {
+    use clap::CommandFactory;
+    let mut tree = arcane_mcp::config::Cli::command();
+    tree.build();
+    let settings: Vec<clap::Arg> = arcane_mcp::config::Cli::command()
+        .get_arguments()
+        .cloned()
+        .collect();
+    assert!(
+        settings.len() > 30,
+        "the settings are the top level's arguments"
+    );
+    let mut paths = Vec::new();
+    command_paths(&tree, &[], &mut paths);
+    assert!(paths.len() >= 10, "{paths:?}");
+    let (mut taken, mut refused) = (0, 0);
+    for path in &paths {
+        let leaf = command_at(&mut tree, path);
+        let help = leaf.render_long_help().to_string();
+        // A required positional gets a placeholder (the action of `call`, the words of `find`).
+        let positionals: Vec<String> = leaf
+            .get_positionals()
+            .filter(|p| p.is_required_set())
+            .map(|_| "x".to_string())
+            .collect();
+        let base: Vec<&str> = path
+            .iter()
+            .chain(&positionals)
+            .map(String::as_str)
+            .collect();
+        let without = format!("{:?}", parse(&base).expect("the bare command parses").serve);
+        for arg in &settings {
+            let long = arg.get_long().unwrap();
+            let token = setting_tokens(arg);
+            let before: Vec<&str> = std::iter::once(token.as_str())
+                .chain(base.iter().copied())
+                .collect();
+            let after: Vec<&str> = base
+                .iter()
+                .copied()
+                .chain(std::iter::once(token.as_str()))
+                .collect();
+            let shown = lists(&help, long);
+            match (parse(&before), parse(&after)) {
+                (Ok(b), Ok(a)) => {
+                    let (b, a) = (format!("{:?}", b.serve), format!("{:?}", a.serve));
+                    assert_eq!(b, a, "{token} before or after `{}`", path.join(" "));
+                    assert_ne!(
+                        b,
+                        without,
+                        "{token} changes the settings of `{}`",
+                        path.join(" ")
+                    );
+                    assert!(
+                        shown,
+                        "`{} --help` lists --{long}, which it takes",
+                        path.join(" ")
+                    );
+                    taken += 1;
+                }
+                (Err(b), Err(a)) => {
+                    for (e, at) in [(b, "before"), (a, "after")] {
+                        let e = e.to_string();
+                        assert!(
+                            e.contains(&format!(
+                                "--{long} does not apply to `arcane-mcp {}`",
+                                path.join(" ")
+                            )),
+                            "{token} {at} `{}`: {e}",
+                            path.join(" ")
+                        );
+                    }
+                    assert!(
+                        !shown,
+                        "`{} --help` hides --{long}, which it refuses",
+                        path.join(" ")
+                    );
+                    refused += 1;
+                }
+                (b, a) => panic!(
+                    "{token} on `{}`: before → {:?}, after → {:?}",
+                    path.join(" "),
+                    b.map(|_| "accepted").map_err(|e| e.to_string()),
+                    a.map(|_| "accepted").map_err(|e| e.to_string())
+                ),
+            }
+        }
+        // A subcommand's own flags (`call --json`) are its own: written before it, they are an
+        // error, not a setting of the parent.
+        if let Some((name, parent)) = path.split_last() {
+            let own: Vec<String> = command_at(&mut tree, path)
+                .get_arguments()
+                .filter(|a| {
+                    !a.is_positional() && !settings.iter().any(|s| s.get_id() == a.get_id())
+                })
+                .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+                .filter(|l| l != "--help" && l != "--version")
+                .collect();
+            for flag in own {
+                let mut args: Vec<&str> = parent.iter().map(String::as_str).collect();
+                args.push(&flag);
+                args.push(name);
+                args.extend(positionals.iter().map(String::as_str));
+                assert!(parse(&args).is_err(), "{flag} before `{name}`: {args:?}");
+            }
+        }
+    }
+    assert!(
+        taken > 100 && refused > 50,
+        "taken {taken}, refused {refused}"
+    );
+}
+
+#[test]
+fn boolean_settings_are_switches_that_still_take_true_or_false() {
+    use arcane_mcp::config::Command;
+    let cli = parse(&["--read-only", "serve"]).expect("a switch before a subcommand");
+    assert!(cli.serve.read_only);
+    assert!(matches!(cli.command, Some(Command::Serve)));
+    let cli = parse(&["--safe-mode", "call", "container.stop"]).unwrap();
+    assert!(cli.serve.safe_mode);
+    assert!(matches!(cli.command, Some(Command::Call(c)) if c.action == "container.stop"));
+    for (token, want) in [
+        ("--read-only=true", true),
+        ("--read-only=false", false),
+        ("--read-only=1", true),
+        ("--read-only=off", false),
+    ] {
+        assert_eq!(parse(&[token]).unwrap().serve.read_only, want, "{token}");
+    }
+    let err = parse(&["--read-only=maybe"]).unwrap_err().to_string();
+    assert!(err.contains("not a boolean"), "{err}");
+    // A setting written twice in one place is refused, as clap refuses any repeated value.
+    assert!(parse(&["call", "x", "--read-only", "--read-only=false"]).is_err());
+}
+
+/// A closed pipe as stdout: the reader is gone before the command writes a byte.
+fn closed_stdout() -> Stdio {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    Stdio::from(writer)
+}
+
+#[test]
+fn every_printing_command_ends_quietly_on_a_closed_pipe() {
+    let spec = spec_path();
+    let spec = spec.to_str().unwrap();
+    for args in [
+        &["catalog", "--spec", spec][..],
+        &["catalog", "--spec", spec, "--show", "container.list"],
+        &["catalog", "--spec", spec, "--json"],
+        &["check", "--spec", spec],
+        &["audit-tokens", "--spec", spec],
+        &["find", "restart", "container", "--spec", spec],
+        &[
+            "demo",
+            "--spec",
+            spec,
+            "find",
+            "restart",
+            "container",
+            "--json",
+        ],
+        &["demo", "--spec", spec, "call", "container.list"],
+        &["--help"],
+    ] {
+        let normal = cmd_in(&repo(), args).output().unwrap();
+        let piped = cmd_in(&repo(), args)
+            .stdout(closed_stdout())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = stderr(&piped);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(piped.status.code(), normal.status.code(), "{args:?}: {err}");
+        assert!(
+            err.is_empty() || !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_or_safe_mode_before_the_subcommand_keeps_the_container_running() {
+    let sim = Sim::start().await;
+    let key = sim.sim.api_key().to_string();
+    let running = |c: &Option<Value>| c.as_ref().unwrap()["state"] == "running";
+    assert!(
+        running(&sim.container("web-1").await),
+        "web-1 starts running"
+    );
+    let stop = ["call", "container.stop", "--param", "containerId=web-1"];
+    let run = |before: &[&str], env: &[(&str, &str)]| {
+        let mut c = cmd_in(&repo(), before);
+        c.args(stop)
+            .args(["--arcane-url", &sim.base(), "--api-key", &key, "--spec"])
+            .arg(spec_path());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    for (before, env, says) in [
+        (&["--read-only"][..], &[][..], "read-only"),
+        (&["--read-only=true"], &[], "read-only"),
+        (&[], &[("ARCANE_MCP_READ_ONLY", "true")], "read-only"),
+        (&["--safe-mode"], &[], "was not sent"),
+        (&["--safe-mode=true"], &[], "was not sent"),
+        (&[], &[("ARCANE_MCP_SAFE_MODE", "true")], "was not sent"),
+    ] {
+        let out = run(before, env);
+        let text = stdout(&out);
+        assert!(
+            text.contains(says),
+            "{before:?} {env:?}: {text}\n{}",
+            stderr(&out)
+        );
+        assert!(
+            running(&sim.container("web-1").await),
+            "{before:?} {env:?} leaves web-1 running: {text}"
+        );
+        let stops = sim.requests().await;
+        assert!(
+            !stops.iter().any(|r| r["method"] == "POST"),
+            "{before:?} {env:?} sends nothing: {stops:?}"
+        );
+    }
+    // The control: without either, the same command stops it.
+    let out = run(&[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!running(&sim.container("web-1").await), "{}", stdout(&out));
+
+    // Through `demo`, before `call`: the simulated container is not stopped either.
+    for before in [&["--read-only"][..], &["--safe-mode=true"]] {
+        let mut args = vec!["demo"];
+        args.extend_from_slice(before);
+        args.extend_from_slice(&stop);
+        let out = cmd_in(&repo(), &args)
+            .env("ARCANE_MCP_SPEC", spec_path())
+            .output()
+            .unwrap();
+        let text = stdout(&out);
+        assert!(
+            text.contains("read-only") || text.contains("was not sent"),
+            "{args:?}: {text}"
+        );
+    }
+}
+
+#[test]
+fn tool_surface_and_overrides_before_the_subcommand_take_effect() {
+    let out = demo(&["--tool-surface", "meta", "call", "container.list"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("`arcane_container`"),
+        "next steps named as the meta surface: {text}"
+    );
+    assert!(!text.contains("`arcane_execute_action`"), "{text}");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("titles.yaml"),
+        "actions:\n  container.restart:\n    title: Bounce a container for the walk test\n",
+    )
+    .unwrap();
+    let overrides = dir.path().to_str().unwrap();
+    for args in [
+        ["--overrides", overrides, "find", "restart", "container"],
+        ["find", "restart", "container", "--overrides", overrides],
+    ] {
+        let out = demo(&args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(
+            stdout(&out).contains("Bounce a container for the walk test"),
+            "{args:?}: {}",
+            stdout(&out)
+        );
+    }
+    // A setting `find` does not use is refused, not ignored.
+    let out = demo(&["--tool-surface", "meta", "find", "restart"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--tool-surface does not apply to `arcane-mcp demo find`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn find_json_prints_the_structured_result() {
+    let out = demo(&["find", "restart", "container", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("find --json prints JSON");
+    let first = &v["results"][0];
+    assert_eq!(first["id"], "container.restart", "{v:#}");
+    assert!(
+        first["inputSchema"].is_object() || first.get("params").is_some(),
+        "{first:#}"
+    );
+}
+
+#[test]
+fn each_subcommand_help_lists_what_applies_to_it() {
+    let help = |args: &[&str]| {
+        let out = cmd_in(&repo(), args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        stdout(&out)
+    };
+    for sub in ["check", "catalog", "audit-tokens"] {
+        let text = help(&[sub, "--help"]);
+        for absent in [
+            "--transport",
+            "--listen",
+            "--auth-token",
+            "--read-only",
+            "--api-key",
+        ] {
+            assert!(
+                !lists(&text, &absent[2..]),
+                "{sub} --help lists {absent}:\n{text}"
+            );
+        }
+        for present in [
+            "--spec",
+            "--overrides",
+            "--catalog-dir",
+            "--arcane-url",
+            "--log-level",
+        ] {
+            assert!(
+                lists(&text, &present[2..]),
+                "{sub} --help lacks {present}:\n{text}"
+            );
+        }
+    }
+    let call = help(&["call", "--help"]);
+    for present in [
+        "--read-only",
+        "--safe-mode",
+        "--tool-surface",
+        "--api-key",
+        "--confirm",
+        "--json",
+    ] {
+        assert!(
+            lists(&call, &present[2..]),
+            "call --help lacks {present}:\n{call}"
+        );
+    }
+    assert!(
+        !lists(&call, "transport") && !lists(&call, "listen"),
+        "{call}"
+    );
+    let find = help(&["find", "--help"]);
+    for present in ["--read-only", "--tools", "--preset", "--json", "--limit"] {
+        assert!(
+            lists(&find, &present[2..]),
+            "find --help lacks {present}:\n{find}"
+        );
+    }
+    assert!(
+        !lists(&find, "tool-surface") && !lists(&find, "api-key"),
+        "{find}"
+    );
+    let serve = help(&["serve", "--help"]);
+    for present in ["--transport", "--listen", "--read-only", "--api-key"] {
+        assert!(
+            lists(&serve, &present[2..]),
+            "serve --help lacks {present}:\n{serve}"
+        );
+    }
+    let top = help(&["--help"]);
+    assert!(
+        lists(&top, "transport") && lists(&top, "read-only"),
+        "{top}"
+    );
+}
+
+#[test]
+fn startup_errors_name_the_variable_and_mask_only_the_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    // No key: the message names the variables in clear.
+    let out = cmd_in(dir.path(), &["call", "container.list"])
+        .env("ARCANE_URL", "http://127.0.0.1:9")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("Set ARCANE_API_KEY"), "{err}");
+    assert!(err.contains("ARCANE_TOKEN"), "{err}");
+    assert!(
+        !err.contains("********"),
+        "nothing of the message is masked: {err}"
+    );
+
+    // A URL without a scheme says what to add, for a call and for a catalog fetch alike.
+    for args in [&["call", "container.list"][..], &["catalog"]] {
+        let out = cmd_in(dir.path(), args)
+            .env("ARCANE_URL", "arcane.local:3552")
+            .env("ARCANE_API_KEY", "planted-api-key-0123456789")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains("add http:// or https://"), "{args:?}: {err}");
+        assert!(err.contains("http://arcane.local:3552"), "{args:?}: {err}");
+    }
+
+    // The credential itself stays masked wherever an error quotes it.
+    let key = "planted-api-key-0123456789";
+    let out = cmd_in(dir.path(), &["call", "container.list"])
+        .env("ARCANE_URL", format!("http://127.0.0.1:9/{key}"))
+        .env("ARCANE_API_KEY", key)
+        .env("ARCANE_MCP_SPEC_CACHE", dir.path().join("cache.json"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot fetch the OpenAPI document"), "{err}");
+    assert!(!err.contains(key), "{err}");
+    assert!(err.contains("********"), "{err}");
+}

@@ -185,7 +185,7 @@ fn startup_needs_url_and_credential() {
         "{stderr}"
     );
     // Booleans accept on/off and 1/0.
-    let out = run(&["--read-only", "maybe"]);
+    let out = run(&["--read-only=maybe"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("true/false"));
 }

@@ -89,7 +89,7 @@ fn as_declared(tool: &rmcp::model::Tool, name: &str, v: Value) -> Value {
 async fn sweep(extra: &[&str], version: ArcaneVersion) -> Vec<String> {
     let flat = !extra.is_empty();
     let sim = Sim::start_as(version).await;
-    let mut args = vec!["--tool-surface", "individual", "--output-schemas", "on"];
+    let mut args = vec!["--tool-surface", "individual", "--output-schemas=on"];
     args.extend_from_slice(extra);
     let client = spawn(&sim.base(), sim.sim.api_key(), &args).await;
     let tools: HashMap<String, rmcp::model::Tool> = tools(&client)
@@ -201,7 +201,7 @@ async fn a_divergence_becomes_null_with_a_note_and_none_elsewhere() {
     let sim = Sim::start().await;
     // Not on meta or dynamic, and not with the flag off.
     for args in [
-        &["--tool-surface", "meta", "--output-schemas", "on"][..],
+        &["--tool-surface", "meta", "--output-schemas=on"][..],
         &["--tool-surface", "individual"][..],
     ] {
         let client = spawn(&sim.base(), sim.sim.api_key(), args).await;
@@ -220,8 +220,7 @@ async fn a_divergence_becomes_null_with_a_note_and_none_elsewhere() {
         &[
             "--tool-surface",
             "individual",
-            "--output-schemas",
-            "on",
+            "--output-schemas=on",
             "--safe-mode",
         ],
     )
@@ -245,7 +244,7 @@ async fn a_divergence_becomes_null_with_a_note_and_none_elsewhere() {
     let client = spawn(
         &sim.base(),
         sim.sim.api_key(),
-        &["--tool-surface", "individual", "--output-schemas", "on"],
+        &["--tool-surface", "individual", "--output-schemas=on"],
     )
     .await;
     sim.fault(json!({
@@ -296,7 +295,7 @@ fn tools_list_size_with_and_without_output_schemas() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flat_profile_end_to_end_same_call_flat_shapes() {
     let sim = Sim::start().await;
-    let args = ["--tool-surface", "individual", "--output-schemas", "on"];
+    let args = ["--tool-surface", "individual", "--output-schemas=on"];
     let standard = spawn(&sim.base(), sim.sim.api_key(), &args).await;
     let flat_args = [&args[..], &["--client-profile", "flat"]].concat();
     let client = spawn(&sim.base(), sim.sim.api_key(), &flat_args).await;

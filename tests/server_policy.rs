@@ -213,7 +213,7 @@ async fn safe_mode_previews_without_sending() {
     let ind = spawn(
         &sim.base(),
         sim.sim.api_key(),
-        &["--tool-surface", "individual", "--safe-mode", "on"],
+        &["--tool-surface", "individual", "--safe-mode=on"],
     )
     .await;
     let e = err(&call(

@@ -229,8 +229,7 @@ pub async fn serve_in_process(
     let cli =
         Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("server arguments {args:?}: {e}"));
     let settings = match cli.command {
-        None => cli.serve,
-        Some(Command::Serve(s)) => *s,
+        None | Some(Command::Serve) => cli.serve,
         Some(_) => panic!("{args:?} is not a serving command: spawn it with `command`"),
     };
     // Building is blocking (a spec may be fetched), as in the binary, which builds before its

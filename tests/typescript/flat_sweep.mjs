@@ -38,7 +38,7 @@ function rank(tool) {
 
 const transport = new StdioClientTransport({
   command: binary,
-  args: ["demo", "--spec", spec, "--tool-surface", "individual", "--output-schemas", "on",
+  args: ["demo", "--spec", spec, "--tool-surface", "individual", "--output-schemas=on",
     "--client-profile", "flat"],
   env: { PATH: process.env.PATH ?? "", ARCANE_MCP_LOG: "error" },
   stderr: "ignore",

@@ -58,6 +58,6 @@ pub use http::{
 };
 pub use path::{is_dot_or_empty, segment};
 pub use redact::{
-    MASK, fingerprint, is_secret_name, looks_like_credential, mask_document, mask_text, redact_for,
-    redacted, redacted_params, redacted_view,
+    MASK, fingerprint, is_secret_name, looks_like_credential, mask_document, mask_text,
+    mask_url_credentials, redact_for, redacted, redacted_params, redacted_view,
 };

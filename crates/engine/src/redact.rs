@@ -877,6 +877,22 @@ static PEM_KEY: LazyLock<Regex> = LazyLock::new(|| {
     .expect("valid regex")
 });
 
+/// Masks the credentials URLs in a text carry (`scheme://user:password@`, `https://token@`),
+/// and nothing else: for the program's own messages, which name secrets' settings
+/// (`credential`, `token`) in words that [`mask_text`]'s `name: value` rules would take for a
+/// secret and its value.
+pub fn mask_url_credentials(s: &str) -> Cow<'_, str> {
+    if !s.contains("://") {
+        return Cow::Borrowed(s);
+    }
+    let text = apply(Cow::Borrowed(s), |t| {
+        URL_PASSWORD.replace_all(t, format!("${{1}}{MASK}@").as_str())
+    });
+    apply(text, |t| {
+        URL_TOKEN.replace_all(t, format!("${{1}}{MASK}@").as_str())
+    })
+}
+
 /// Masks secrets written inside free text: a URL's password, tokens of a known shape, a PEM
 /// private key, a secret-named flag's, `KEY=VALUE` word's, JSON key's or `key: value`'s value,
 /// an `Authorization` credential. Borrows when nothing is found.
@@ -921,12 +937,7 @@ fn mask_text_with(s: &str, skip: bool) -> Cow<'_, str> {
         text = apply(text, |t| TOKEN.replace_all(t, MASK));
     }
     if !skip || s.contains("://") {
-        text = apply(text, |t| {
-            URL_PASSWORD.replace_all(t, format!("${{1}}{MASK}@").as_str())
-        });
-        text = apply(text, |t| {
-            URL_TOKEN.replace_all(t, format!("${{1}}{MASK}@").as_str())
-        });
+        text = apply(text, mask_url_credentials);
     }
     // The other rules mask a value only after a secret name (or a scheme word): text without
     // one of their words (most values: IDs, images, dates, states) has nothing for them.
