@@ -117,7 +117,7 @@ fn requests_find_their_changing_action_first() {
         ("delete the old images", &["image.delete", "image.prune"][..]),
         ("restart web", &["container.restart", "project.restart"]),
         ("restart the api container", &["container.restart"]),
-        ("remove the stopped containers", &["container.delete", "system.prune"]),
+        ("delete the web container", &["container.delete"]),
         ("prune unused volumes", &["volume.prune"]),
         ("pull the latest nginx image", &["image.pull"]),
         ("could you restart the web container?", &["container.restart"]),
