@@ -171,7 +171,10 @@ fn guidance(a: &Action) -> String {
 /// The optional parameters of an action, the main ones first: those its usage note names
 /// (the operator's choice), then path and query parameters (what to act on, filters), then the
 /// body's. Left out: what the example already shows, and the configured environment.
-fn main_optional<'a>(a: &'a Action, shown: Option<&serde_json::Map<String, Value>>) -> Vec<&'a str> {
+fn main_optional<'a>(
+    a: &'a Action,
+    shown: Option<&serde_json::Map<String, Value>>,
+) -> Vec<&'a str> {
     let usage: std::collections::HashSet<&str> = a
         .usage
         .split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-')

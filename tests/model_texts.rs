@@ -12,7 +12,11 @@ use arcane_mcp::config::Surface;
 use crate::server_support::catalog;
 
 /// Case-insensitive: the JSON member, and the prose names for it.
-const POINTERS: [&str; 3] = ["structuredcontent", "structured content", "structured result"];
+const POINTERS: [&str; 3] = [
+    "structuredcontent",
+    "structured content",
+    "structured result",
+];
 
 fn pointer_in(text: &str) -> Option<&'static str> {
     let lower = text.to_lowercase();
@@ -48,8 +52,9 @@ fn instructions_and_tool_definitions_never_point_at_structured_content() {
 
 #[test]
 fn find_texts_never_point_at_structured_content() {
-    let snap = arcane_mcp::snapshot::Snapshot::build(catalog(), Surface::Dynamic, Policy::default())
-        .expect("the snapshot builds");
+    let snap =
+        arcane_mcp::snapshot::Snapshot::build(catalog(), Surface::Dynamic, Policy::default())
+            .expect("the snapshot builds");
     // Strong, weak and empty answers, with and without guidance lines.
     for q in [
         "restart container",
@@ -67,7 +72,10 @@ fn find_texts_never_point_at_structured_content() {
                 .iter()
                 .filter_map(|c| c.as_text().map(|t| t.text.clone()))
                 .collect();
-            assert!(pointer_in(&text).is_none(), "{q:?} (limit {limit}):\n{text}");
+            assert!(
+                pointer_in(&text).is_none(),
+                "{q:?} (limit {limit}):\n{text}"
+            );
         }
     }
 }
@@ -101,7 +109,12 @@ fn sources_of_texts_never_point_at_structured_content() {
     let operator_only = [root.join("src/audit.rs")];
     let mut bad = Vec::new();
     let mut scanned = 0;
-    let dirs = ["src", "crates/catalog/src", "crates/engine/src", "crates/markdown/src"];
+    let dirs = [
+        "src",
+        "crates/catalog/src",
+        "crates/engine/src",
+        "crates/markdown/src",
+    ];
     for dir in dirs {
         for path in files_under(&root.join(dir)) {
             if operator_only.contains(&path) {

@@ -696,8 +696,14 @@ fn find_text_stays_within_its_budget() {
         bytes / set.len(),
         tokens / set.len()
     );
-    assert!(bytes <= FIND_TEXT_BYTES, "{bytes} bytes > {FIND_TEXT_BYTES}");
-    assert!(tokens <= FIND_TEXT_TOKENS, "{tokens} tokens > {FIND_TEXT_TOKENS}");
+    assert!(
+        bytes <= FIND_TEXT_BYTES,
+        "{bytes} bytes > {FIND_TEXT_BYTES}"
+    );
+    assert!(
+        tokens <= FIND_TEXT_TOKENS,
+        "{tokens} tokens > {FIND_TEXT_TOKENS}"
+    );
 }
 
 /// The find texts of the evaluation set before they carried guidance (usage, example call,

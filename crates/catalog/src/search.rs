@@ -1101,9 +1101,8 @@ impl Lexicon {
     /// "can i delete this volume?") or, for a question mark, a request ("could you restart
     /// it?"): those ask for the action itself.
     fn is_question(&self, query: &str, words: &[String], analyzer: &mut TextAnalyzer) -> bool {
-        let opens = |i: usize, phrases: &[Vec<String>]| {
-            phrases.iter().any(|p| words[i..].starts_with(p))
-        };
+        let opens =
+            |i: usize, phrases: &[Vec<String>]| phrases.iter().any(|p| words[i..].starts_with(p));
         let Some(first) = words.first() else {
             return false;
         };

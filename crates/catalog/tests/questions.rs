@@ -33,7 +33,10 @@ fn all(_: &Action) -> bool {
 
 fn first(query: &str) -> &'static Action {
     let hits = index().search(catalog(), query, 10, &all);
-    let id = &hits.first().unwrap_or_else(|| panic!("{query:?} finds nothing")).id;
+    let id = &hits
+        .first()
+        .unwrap_or_else(|| panic!("{query:?} finds nothing"))
+        .id;
     catalog().get(id).expect("a hit is an action")
 }
 
@@ -93,10 +96,19 @@ fn questions_get_a_read_action_first() {
 #[test]
 fn the_question_form_is_what_turns_the_ranking() {
     for (request, question) in [
-        ("restart the web container", "what happens when I restart the web container"),
+        (
+            "restart the web container",
+            "what happens when I restart the web container",
+        ),
         ("prune images", "what would pruning images remove"),
-        ("delete the data volume", "is it safe to delete the data volume?"),
-        ("redeploy the blog project", "does the blog project need a redeploy"),
+        (
+            "delete the data volume",
+            "is it safe to delete the data volume?",
+        ),
+        (
+            "redeploy the blog project",
+            "does the blog project need a redeploy",
+        ),
     ] {
         assert!(!index().is_question(request), "{request:?}");
         assert!(
@@ -105,7 +117,11 @@ fn the_question_form_is_what_turns_the_ranking() {
             top(request)
         );
         assert!(index().is_question(question), "{question:?}");
-        assert!(!changes(first(question)), "{question:?} → {:?}", top(question));
+        assert!(
+            !changes(first(question)),
+            "{question:?} → {:?}",
+            top(question)
+        );
     }
 }
 
@@ -114,16 +130,25 @@ fn the_question_form_is_what_turns_the_ranking() {
 #[test]
 fn requests_find_their_changing_action_first() {
     for (query, want) in [
-        ("delete the old images", &["image.delete", "image.prune"][..]),
+        (
+            "delete the old images",
+            &["image.delete", "image.prune"][..],
+        ),
         ("restart web", &["container.restart", "project.restart"]),
         ("restart the api container", &["container.restart"]),
         ("delete the web container", &["container.delete"]),
         ("prune unused volumes", &["volume.prune"]),
         ("pull the latest nginx image", &["image.pull"]),
-        ("could you restart the web container?", &["container.restart"]),
+        (
+            "could you restart the web container?",
+            &["container.restart"],
+        ),
         ("please stop all containers", &["container.stop_all"]),
         ("how do I prune unused volumes", &["volume.prune"]),
-        ("how to roll back a swarm service", &["swarm_service.rollback"]),
+        (
+            "how to roll back a swarm service",
+            &["swarm_service.rollback"],
+        ),
         ("can I delete this volume?", &["volume.delete"]),
         ("kill the hung worker container", &["container.kill"]),
     ] {
@@ -158,7 +183,10 @@ fn no_changing_action_outranks_the_best_read_action() {
             };
             assert_eq!(read, 0, "{q:?} → {hits:?}");
             for w in hits.windows(2) {
-                assert!(w[0].score >= w[1].score, "{q:?}: scores stay sorted: {hits:?}");
+                assert!(
+                    w[0].score >= w[1].score,
+                    "{q:?}: scores stay sorted: {hits:?}"
+                );
             }
         }
     }

@@ -608,13 +608,7 @@ pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
     }
     if !omitted.is_empty() {
         let names: Vec<String> = omitted.iter().map(|p| field_label(p)).collect();
-        push_line(
-            &mut out,
-            &format!(
-                "Not shown here: {}.",
-                names.join(", ")
-            ),
-        );
+        push_line(&mut out, &format!("Not shown here: {}.", names.join(", ")));
     }
     if map.is_empty() {
         push_line(&mut out, "No fields.");
