@@ -3,19 +3,32 @@
 //! Each match carries its ID, title, description, usage note, required parameters,
 //! mutating/destructive flags, related actions, `schemaUri` and the query words it matched;
 //! the first [`FULL_SCHEMAS`] include their full input schema, the rest one line per
-//! parameter. When even the best match explains few of the query's words, the text says so
-//! and lists the domains, so that a model rephrases instead of guessing (`docs/search.md`).
+//! parameter. Many clients give the model only the text, so the text carries what a call
+//! needs: every result's ID, flags and required parameters, and for the first [`GUIDED`]
+//! their usage note, example call and main optional parameters. When even the best match
+//! explains few of the query's words, the text says so and lists the domains, so that a model
+//! rephrases instead of guessing (`docs/search.md`).
 
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
 use crate::snapshot::Snapshot;
-use arcane_catalog::Action;
+use arcane_catalog::{Action, ParamLocation};
 use arcane_engine::type_of;
 use arcane_markdown::code_span;
 
 /// How many results carry their full input schema.
 pub const FULL_SCHEMAS: usize = 5;
+
+/// How many results carry their usage note, example call and main optional parameters in
+/// the text.
+pub const GUIDED: usize = 3;
+
+/// Optional parameters named per guided result (the rest are counted).
+const OPTIONAL_SHOWN: usize = 4;
+
+/// Characters of a usage note kept in the text.
+const USAGE_CHARS: usize = 200;
 
 /// Below this share of the query's words explained by the best match, the match is weak.
 pub const WEAK_COVERAGE: f32 = 0.5;
@@ -56,38 +69,46 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
         text.push_str(&domains_line(snap));
     } else {
         text.push_str(&format!("{} action(s) for {echo}:\n", results.len()));
-        for (r, (_, h)) in results.iter().zip(&served) {
+        let best = served.first().map_or(0.0, |(_, h)| h.coverage);
+        for (i, (r, (a, h))) in results.iter().zip(&served).enumerate() {
+            // Guidance for the results a model may pick: the first, and those after it that
+            // explain as much of the query (siblings), never for a mere alternative.
+            let guided = i < GUIDED && (i == 0 || h.coverage >= best);
             let flags = match (r["destructive"].as_bool(), r["mutating"].as_bool()) {
                 (Some(true), _) => " [destructive: confirm]",
                 (_, Some(true)) => " [changes state]",
                 _ => "",
             };
-            // Matched words are query words (letters and digits only), escaped all the same.
-            let matched = if h.matched.is_empty() {
-                "description only".to_string()
-            } else {
-                h.matched
-                    .iter()
-                    .map(|m| arcane_markdown::inline_strict(m).into_owned())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
             text.push_str(&format!(
-                "- {} — {}{}; required: {}; matched: {}\n",
+                "- {} — {}{}",
                 r["id"].as_str().unwrap_or_default(),
                 r["title"].as_str().unwrap_or_default(),
-                flags,
-                r["required"]
-                    .as_array()
-                    .filter(|a| !a.is_empty())
-                    .map(|a| a
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .collect::<Vec<_>>()
-                        .join(", "))
-                    .unwrap_or_else(|| "none".into()),
-                matched,
+                flags
             ));
+            // No required parameter, no `required:`.
+            if !a.required.is_empty() {
+                text.push_str("; required: ");
+                text.push_str(&a.required.join(", "));
+            }
+            // Why a guided result was found; the others are alternatives to it.
+            if guided {
+                // Matched words are query words (letters and digits only), escaped all the same.
+                let matched = if h.matched.is_empty() {
+                    "description only".to_string()
+                } else {
+                    h.matched
+                        .iter()
+                        .map(|m| arcane_markdown::inline_strict(m).into_owned())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                text.push_str("; matched: ");
+                text.push_str(&matched);
+            }
+            text.push('\n');
+            if guided {
+                text.push_str(&guidance(a));
+            }
         }
         if weak {
             text.push_str(&format!(
@@ -97,8 +118,7 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
             text.push_str(&domains_line(snap));
         }
         text.push_str(
-            "\nRun one with arcane_execute_action {\"action\": \"<id>\", \"params\": {...}}; \
-             structuredContent has each input schema (first 5) or parameter lines.",
+            "\nRun one with arcane_execute_action {\"action\": \"<id>\", \"params\": {...}}.",
         );
     }
     // The text is built from catalog words and the escaped query; sanitize is a last guard.
@@ -112,6 +132,85 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
         "results": results,
     }));
     r
+}
+
+/// The lines under a guided result: its usage note, its example call and its main optional
+/// parameters. The usage note is an operator's text: one line, escaped, whole sentences up to
+/// [`USAGE_CHARS`]; the example is a code span.
+fn guidance(a: &Action) -> String {
+    let mut out = String::new();
+    let usage = sentences(a.usage.trim(), USAGE_CHARS);
+    if !usage.is_empty() {
+        out.push_str("  Usage: ");
+        out.push_str(&arcane_markdown::excerpt(&usage, USAGE_CHARS));
+        out.push('\n');
+    }
+    let shown = a.example.as_ref().and_then(Value::as_object);
+    if let Some(example) = &a.example {
+        out.push_str("  Example: ");
+        out.push_str(&code_span(&example.to_string()));
+        out.push('\n');
+    }
+    let optional = main_optional(a, shown);
+    if !optional.is_empty() {
+        let names: Vec<String> = optional
+            .iter()
+            .take(OPTIONAL_SHOWN)
+            .map(|n| arcane_markdown::inline_strict(n).into_owned())
+            .collect();
+        out.push_str("  Optional: ");
+        out.push_str(&names.join(", "));
+        if optional.len() > OPTIONAL_SHOWN {
+            out.push_str(&format!(" (+{} more)", optional.len() - OPTIONAL_SHOWN));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The optional parameters of an action, the main ones first: those its usage note names
+/// (the operator's choice), then path and query parameters (what to act on, filters), then the
+/// body's. Left out: what the example already shows, and the configured environment.
+fn main_optional<'a>(
+    a: &'a Action,
+    shown: Option<&serde_json::Map<String, Value>>,
+) -> Vec<&'a str> {
+    let usage: std::collections::HashSet<&str> = a
+        .usage
+        .split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-')
+        .collect();
+    let mut optional: Vec<(u8, usize, &str)> = a
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.required && p.location != ParamLocation::Environment)
+        .filter(|(_, p)| !shown.is_some_and(|e| e.contains_key(&p.name)))
+        .map(|(i, p)| {
+            let rank = if usage.contains(p.name.as_str()) {
+                0
+            } else if matches!(p.location, ParamLocation::Path | ParamLocation::Query) {
+                1
+            } else {
+                2
+            };
+            (rank, i, p.name.as_str())
+        })
+        .collect();
+    optional.sort();
+    optional.into_iter().map(|(_, _, n)| n).collect()
+}
+
+/// The first sentences of a text that fit in `max` characters (at least the first, which
+/// the caller cuts if it is longer).
+fn sentences(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for s in text.split_inclusive(". ") {
+        if !out.is_empty() && out.chars().count() + s.chars().count() > max {
+            break;
+        }
+        out.push_str(s);
+    }
+    out.trim_end().to_string()
 }
 
 /// `Domains: container, image, …` — the domains with at least one served action.

@@ -847,7 +847,7 @@ pub fn note(adjustments: &[Adjustment]) -> String {
     let mut s = String::from("**Output schema**\n");
     let _ = writeln!(
         s,
-        "{} part(s) of Arcane's answer did not fit this action's output schema and are null in structuredContent (left out in the flat profile). Arcane's original values:",
+        "{} part(s) of Arcane's answer did not fit this action's output schema; Arcane's original values:",
         adjustments.len()
     );
     for a in adjustments.iter().take(NOTE_MAX_PARTS) {

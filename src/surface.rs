@@ -244,6 +244,7 @@ fn meta_tool(domain: &str, title: &str, actions: &[&Action], confirmation: Confi
     desc.push_str(" Schema: arcane://tools/");
     desc.push_str(domain);
     desc.push_str(".<action>");
+    desc.push_str(&usage_lines(actions));
     let any_mutating = actions.iter().any(|a| a.mutating);
     let any_destructive = actions.iter().any(|a| a.destructive);
     Tool::new(
@@ -288,6 +289,7 @@ fn individual_tool(a: &Action, flat: bool, confirmation: Confirmation) -> Tool {
     if desc.is_empty() {
         desc = a.title.clone();
     }
+    push_usage(&mut desc, a);
     if schema_depth(&a.input_schema) > TOOL_SCHEMA_DEPTH {
         desc.push_str(&format!(" Full schema: arcane://tools/{}", a.id));
     }
@@ -300,6 +302,41 @@ fn individual_tool(a: &Action, flat: bool, confirmation: Confirmation) -> Tool {
                 .idempotent(a.idempotent)
                 .open_world(true),
         )
+}
+
+/// The operators' usage notes of a domain's actions, one line each (`\nkill: Sends SIGKILL…`),
+/// for a meta tool's description: many clients give the model only the tool definitions and
+/// the result text, so the notes must reach it there (docs/surfaces.md#usage-notes).
+fn usage_lines(actions: &[&Action]) -> String {
+    let mut out = String::new();
+    for a in actions {
+        let usage = one_line(&a.usage);
+        if !usage.is_empty() {
+            out.push('\n');
+            out.push_str(&a.name);
+            out.push_str(": ");
+            out.push_str(&usage);
+        }
+    }
+    out
+}
+
+/// Appends an action's usage note to its individual tool's description, unless the
+/// description already says it.
+fn push_usage(desc: &mut String, a: &Action) {
+    let usage = one_line(&a.usage);
+    if !usage.is_empty() && !desc.contains(usage.as_str()) {
+        if !desc.ends_with(['.', '!', '?']) {
+            desc.push('.');
+        }
+        desc.push(' ');
+        desc.push_str(&usage);
+    }
+}
+
+/// A usage note on one line (an operator's YAML may fold it over several).
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// An input schema as shown in a tool definition: descriptions that merely repeat the property

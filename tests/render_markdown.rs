@@ -330,7 +330,7 @@ fn object_text_leaves_out_what_the_action_names() {
 - status: ok
 - driver: bridge
 
-Not shown here: containers, containersList.endpointId (structuredContent has every field).
+Not shown here: containers, containersList.endpointId.
 
 ## containersList
 

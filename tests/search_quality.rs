@@ -670,3 +670,43 @@ async fn the_snapshot_index_is_built_on_its_own_thread() {
     assert!(text.contains("container.restart"), "{text}");
     assert!(snap.search.is_ready());
 }
+
+/// What `arcane_find_action` answers, in bytes and o200k tokens of its text, over the whole
+/// evaluation set at the default limit: many clients give the model only the text, so it
+/// carries the guidance, and it may not grow past what it cost before it did
+/// (docs/search.md, "The result text"). Both figures were measured on the text without guidance.
+#[test]
+fn find_text_stays_within_its_budget() {
+    let snap = snapshot(catalog().clone(), Policy::default());
+    let bpe = tiktoken_rs::o200k_base().expect("the o200k tokenizer loads");
+    let (mut bytes, mut tokens) = (0usize, 0usize);
+    let set = eval_set();
+    for e in &set {
+        let text = text_of(&arcane_mcp::find::find(
+            &snap,
+            &e.q,
+            arcane_mcp::surface::DEFAULT_LIMIT,
+        ));
+        bytes += text.len();
+        tokens += bpe.encode_ordinary(&text).len();
+    }
+    println!(
+        "find text over {} queries: {bytes} bytes, {tokens} o200k tokens (mean {} / {})",
+        set.len(),
+        bytes / set.len(),
+        tokens / set.len()
+    );
+    assert!(
+        bytes <= FIND_TEXT_BYTES,
+        "{bytes} bytes > {FIND_TEXT_BYTES}"
+    );
+    assert!(
+        tokens <= FIND_TEXT_TOKENS,
+        "{tokens} tokens > {FIND_TEXT_TOKENS}"
+    );
+}
+
+/// The find texts of the evaluation set before they carried guidance (usage, example call,
+/// optional parameters): the budget.
+const FIND_TEXT_BYTES: usize = 511_729;
+const FIND_TEXT_TOKENS: usize = 114_986;

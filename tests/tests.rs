@@ -23,6 +23,7 @@ mod catalog_cache;
 mod cli;
 mod handlers_http;
 mod hostile;
+mod model_texts;
 mod output_schema;
 mod reload;
 mod render_escape;

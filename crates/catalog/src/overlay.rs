@@ -118,6 +118,16 @@ pub struct Vocabulary {
     /// They count like a function word: enough to prefer the sibling that reads a state.
     #[serde(default)]
     pub questions: BTreeMap<String, Vec<String>>,
+    /// Words that open a question about what is (`what`, `which`, `why`, `how`…), also after
+    /// a lead-in of function words ("can you tell me which…"). A question (one of these, a
+    /// yes/no opener of [`Vocabulary::questions`] first, or a question mark) is answered by
+    /// reading: no changing action is ranked above the best read action.
+    #[serde(default)]
+    pub interrogatives: Vec<String>,
+    /// Phrases that ask how or whether to do something (`how do i`, `how to`, `can i`): the
+    /// request is to do it, so a query they open is not a question.
+    #[serde(default)]
+    pub procedures: Vec<String>,
     /// Keywords of each domain (filled from `domains.<name>.keywords`, after renames).
     #[serde(skip)]
     pub domain_keywords: BTreeMap<String, Vec<String>>,
@@ -149,6 +159,8 @@ impl Vocabulary {
             (&mut self.function_words, &later.function_words),
             (&mut self.qualifiers, &later.qualifiers),
             (&mut self.requests, &later.requests),
+            (&mut self.interrogatives, &later.interrogatives),
+            (&mut self.procedures, &later.procedures),
         ] {
             for w in theirs {
                 let w = w.to_lowercase();

@@ -48,6 +48,10 @@ const ENUMERATION: usize = 3;
 /// count as the situation rather than the request.
 const CONTEXT_WORDS: usize = 12;
 
+/// Function words that may lead a question's interrogative ("can you tell me which…", "I
+/// want to know how much…").
+const QUESTION_LEAD_IN: usize = 5;
+
 /// The weights of the ranking. [`Weights::default`] holds the measured values; see
 /// `docs/search.md` for how they were measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -161,6 +165,8 @@ struct Entry {
     list_verb: bool,
     /// The answer is a list.
     returns_list: bool,
+    /// The action changes something (mutating or destructive): not an answer to a question.
+    changes: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -208,6 +214,10 @@ struct Lexicon {
     requests: Vec<Vec<String>>,
     /// Word opening a yes/no question (lower-cased) → stems of the words it asks for.
     questions: HashMap<String, Vec<String>>,
+    /// Words (lower-cased) that open a question about what is: what, which, why, how…
+    interrogatives: HashSet<String>,
+    /// Phrases (lower-cased words) that ask how or whether to do something: "how do i".
+    procedures: Vec<Vec<String>>,
 }
 
 /// The search index of one catalog: immutable, `Send + Sync`, rebuilt with the catalog.
@@ -417,6 +427,7 @@ impl SearchIndex {
                 prose,
                 list_verb: a.name == "list",
                 returns_list: a.list,
+                changes: a.mutating || a.destructive,
             };
             for w in &entry.name_words {
                 verbs.insert(w.stem.clone());
@@ -550,6 +561,17 @@ impl SearchIndex {
             b.1.total_cmp(&a.1)
                 .then_with(|| self.entries[a.0].id.cmp(&self.entries[b.0].id))
         });
+        // A question ("why does my container keep exiting", "how much disk is used") is
+        // answered by reading: no changing action ranks above the best read action. Every
+        // action before the first read one changes something, so that one moves to the top.
+        if self.is_question(query)
+            && let Some(pos) = scored.iter().position(|(e, _)| !self.entries[*e].changes)
+            && pos > 0
+        {
+            let (entry, _) = scored.remove(pos);
+            let top = scored[0].1;
+            scored.insert(0, (entry, top));
+        }
         scored.truncate(limit);
         scored
             .into_iter()
@@ -564,6 +586,14 @@ impl SearchIndex {
                 }
             })
             .collect()
+    }
+
+    /// Whether a query asks a question (what is, rather than what to do): then no changing
+    /// action ranks above the best read action (`docs/search.md`, "Questions lead to reads").
+    pub fn is_question(&self, query: &str) -> bool {
+        let mut analyzer = self.analyzer.clone();
+        self.lexicon
+            .is_question(query, &plain_words(query), &mut analyzer)
     }
 
     /// The query as groups of alternatives: plain words only, so no query syntax exists.
@@ -1054,7 +1084,44 @@ impl Lexicon {
             let asks: Vec<String> = asks.iter().filter_map(|a| stem(analyzer, a)).collect();
             lex.questions.insert(word.to_lowercase(), asks);
         }
+        lex.interrogatives = v.interrogatives.iter().map(|w| w.to_lowercase()).collect();
+        lex.procedures = v
+            .procedures
+            .iter()
+            .map(|p| plain_words(p))
+            .filter(|p| !p.is_empty())
+            .collect();
         lex
+    }
+
+    /// Whether the query asks a question (what is, rather than what to do): a yes/no opener
+    /// first ("is the swarm initialized", "does the backup contain…"), an interrogative after
+    /// nothing but function words ("which containers…", "can you tell me why…", "how much
+    /// disk…"), or a question mark — unless a procedure opens it ("how do i prune images",
+    /// "can i delete this volume?") or, for a question mark, a request ("could you restart
+    /// it?"): those ask for the action itself.
+    fn is_question(&self, query: &str, words: &[String], analyzer: &mut TextAnalyzer) -> bool {
+        let opens =
+            |i: usize, phrases: &[Vec<String>]| phrases.iter().any(|p| words[i..].starts_with(p));
+        let Some(first) = words.first() else {
+            return false;
+        };
+        if opens(0, &self.procedures) {
+            return false;
+        }
+        if words.len() > 1 && self.questions.contains_key(first) {
+            return true;
+        }
+        for (i, w) in words.iter().enumerate().take(QUESTION_LEAD_IN + 1) {
+            if self.interrogatives.contains(w) {
+                return !opens(i, &self.procedures) && i + 1 < words.len();
+            }
+            let function = stem(analyzer, w).is_some_and(|s| self.function.contains(&s));
+            if !function || opens(i, &self.procedures) {
+                break;
+            }
+        }
+        query.contains('?') && !opens(0, &self.requests)
     }
 
     /// Replaces the vocabulary's phrases in the query by the words they stand for. A phrase
@@ -1538,6 +1605,49 @@ mod tests {
         // The form typed decides between words that share a stem.
         assert_eq!(lex.synonyms_of(&s, "configuration")[0].1, "config");
         assert_eq!(lex.synonyms_of(&s, "configure")[0].1, "update");
+    }
+
+    #[test]
+    fn questions_are_told_from_requests() {
+        let (lex, mut a) = lexicon(
+            "questions: {is: [status], does: [status], are: [status]}\n\
+             interrogatives: [what, which, why, how, who, where, when]\n\
+             procedures: [how do i, how to, can i, should i]\n\
+             requests: [can you, could you, please, i want to]\n\
+             functionWords: [can, could, you, tell, me, please, i, want, to, know, the, is, \
+             are, does, do, what, which, why, how, who, where, when, it]",
+        );
+        let q = |text: &str, a: &mut TextAnalyzer| lex.is_question(text, &plain_words(text), a);
+        for question in [
+            "why won't the proxy come up",
+            "which volumes are orphaned",
+            "how many networks exist",
+            "how much memory is the db using",
+            "is the registry reachable",
+            "does the stack have pending image updates",
+            "can you tell me who created this api key",
+            "please, where does the backup live",
+            "I want to know what the scheduler ran last night",
+            "image updates pending?",
+            "Are   the nodes healthy",
+        ] {
+            assert!(q(question, &mut a), "{question:?} is a question");
+        }
+        for request in [
+            "restart web",
+            "delete the old images",
+            "prune the images which nobody uses",
+            "how do i free up disk space",
+            "how to roll back a swarm service",
+            "can i delete this volume?",
+            "could you restart the proxy?",
+            "please remove the stopped containers",
+            "it is broken, restart it",
+            "is",
+            "why",
+        ] {
+            assert!(!q(request, &mut a), "{request:?} is a request");
+        }
     }
 
     #[test]

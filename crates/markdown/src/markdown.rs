@@ -608,13 +608,7 @@ pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
     }
     if !omitted.is_empty() {
         let names: Vec<String> = omitted.iter().map(|p| field_label(p)).collect();
-        push_line(
-            &mut out,
-            &format!(
-                "Not shown here: {} (structuredContent has every field).",
-                names.join(", ")
-            ),
-        );
+        push_line(&mut out, &format!("Not shown here: {}.", names.join(", ")));
     }
     if map.is_empty() {
         push_line(&mut out, "No fields.");
@@ -1006,11 +1000,8 @@ fn envelope(out: &mut String, map: &Map<String, Value>, skip: &[&str]) {
                 s.pop();
                 s
             }
-            Value::Array(a) => format!("{label}: {} entries (in the structured result).", a.len()),
-            Value::Object(o) => format!(
-                "{label}: an object with {} field(s) (in the structured result).",
-                o.len()
-            ),
+            Value::Array(a) => format!("{label}: {} entries.", a.len()),
+            Value::Object(o) => format!("{label}: an object with {} field(s).", o.len()),
             Value::String(s) if sanitize(s).contains('\n') => {
                 format!("{label}:\n\n{}", fenced(s, "text").trim_end())
             }
