@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use arcane_catalog::{ClientProfile, Policy};
+use arcane_catalog::{ClientProfile, Confirmation, Policy};
 use arcane_mcp::config::Surface;
 
 use crate::server_support::catalog;
@@ -29,9 +29,18 @@ fn instructions_and_tool_definitions_never_point_at_structured_content() {
     let mut bad = Vec::new();
     for surface in [Surface::Dynamic, Surface::Meta, Surface::Individual] {
         for safe in [false, true] {
-            let text = arcane_mcp::surface::instructions(surface, "0", safe);
-            if let Some(p) = pointer_in(&text) {
-                bad.push(format!("{surface:?} instructions (safe {safe}): {p}"));
+            for confirmation in [
+                Confirmation::Ask,
+                Confirmation::AskUnlessConfirmed,
+                Confirmation::Param,
+                Confirmation::NeverDestructive,
+            ] {
+                let text = arcane_mcp::surface::instructions(surface, "0", safe, confirmation);
+                if let Some(p) = pointer_in(&text) {
+                    bad.push(format!(
+                        "{surface:?} instructions (safe {safe}, {confirmation:?}): {p}"
+                    ));
+                }
             }
         }
         for profile in [ClientProfile::default(), ClientProfile::Flat] {
