@@ -24,6 +24,7 @@ mod cli;
 mod handlers_http;
 mod hostile;
 mod output_schema;
+mod readme;
 mod reload;
 mod render_escape;
 mod render_markdown;
