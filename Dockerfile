@@ -17,6 +17,8 @@ COPY benches ./benches
 COPY catalog ./catalog
 COPY overrides ./overrides
 COPY schemas ./schemas
+# Arcane's 2.8.0 document, compiled into the binary as the demo's (sim/build.rs).
+COPY third_party ./third_party
 # Alpine's Rust targets musl natively: the binary is statically linked.
 RUN cargo build --release --locked --bin arcane-mcp \
     && mkdir -p /out/home/.cache \
@@ -27,6 +29,9 @@ FROM scratch
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build --chown=65532:65532 /out/home /home/arcane
 COPY --from=build /out/arcane-mcp /usr/local/bin/arcane-mcp
+# The binary's licence, and Arcane's BSD-3 notice for the document compiled into it.
+COPY LICENSE /usr/share/licenses/arcane-mcp/LICENSE
+COPY third_party/arcane/LICENSE /usr/share/licenses/arcane-mcp/LICENSE-arcane
 ENV HOME=/home/arcane \
     SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
 WORKDIR /home/arcane

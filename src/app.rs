@@ -51,7 +51,7 @@ impl App {
             || arcane_engine::tls_config(args.ca_cert.as_deref(), args.insecure_skip_verify);
         let mut sources = sources;
         let cache = args.catalog_cache();
-        let (tls, catalog) = if sources.spec.local_file().is_some() {
+        let (tls, catalog) = if sources.spec.is_local() {
             std::thread::scope(|s| {
                 let tls = std::thread::Builder::new()
                     .name("tls-config".into())

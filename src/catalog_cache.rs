@@ -4,7 +4,7 @@
 //!
 //! The key is a SHA-256 over the cache's format version, this binary's version, size and
 //! modification time, the built-in overlay and declaration files, the spec file's path and
-//! bytes, and the name and bytes of every YAML file in the catalog and overlay directories.
+//! bytes (or the built-in document's name and compressed bytes), and the name and bytes of every YAML file in the catalog and overlay directories.
 //! Reading the files costs little; parsing them is what a hit saves. Any change to an input is
 //! another key, so a stale entry is never read; an entry that cannot be read or parsed, or was
 //! written by another format or version, is ignored (debug log) and the catalog is built.
@@ -16,7 +16,7 @@
 //! when it and its directory belong to the user running the server and nobody else can write
 //! them (a shared or world-writable directory is used for nothing but rebuilding).
 //!
-//! Only a spec read from a local file is cached: a document fetched from Arcane is known only
+//! Only a spec read from a local file (or built into the binary: the demo's) is cached: a document fetched from Arcane is known only
 //! after the fetch, which costs more than the build it would save. `check`, `catalog` and
 //! `catalog --diff` build from the files ([`Sources::build`]), as they exist to report what the
 //! files hold.
@@ -259,10 +259,16 @@ pub fn key(sources: &Sources) -> Option<String> {
         part(&mut h, name.as_bytes());
         part(&mut h, bytes);
     }
-    let spec = sources.spec.local_file()?;
-    part(&mut h, b"spec");
-    part(&mut h, spec.display().to_string().as_bytes());
-    part(&mut h, &read_capped(&spec, MAX_INPUT_BYTES).ok()??);
+    if let Some(builtin) = sources.spec.builtin_used() {
+        part(&mut h, b"builtin spec");
+        part(&mut h, builtin.name.as_bytes());
+        part(&mut h, builtin.identity);
+    } else {
+        let spec = sources.spec.local_file()?;
+        part(&mut h, b"spec");
+        part(&mut h, spec.display().to_string().as_bytes());
+        part(&mut h, &read_capped(&spec, MAX_INPUT_BYTES).ok()??);
+    }
     for (tag, dir) in [
         ("catalog", &sources.catalog_dir),
         ("overrides", &sources.overrides_dir),

@@ -22,39 +22,59 @@ use arcane_catalog::Catalog;
 use arcane_engine::CallContext;
 
 /// Where `demo` looks for Arcane's OpenAPI document when neither `--spec` nor
-/// `ARCANE_MCP_SPEC` names one: the shared documents beside the repository, then the catalog
-/// directory.
+/// `ARCANE_MCP_SPEC` names one, before it serves the built-in one: the catalog directory, as
+/// the server does (an operator who pinned a spec there gets the demo of that spec).
 pub fn demo_spec_candidates(catalog_dir: &Path) -> Vec<PathBuf> {
     vec![
-        PathBuf::from("../shared/arcane/openapi-v2.8.0.json"),
         catalog_dir.join("openapi.json"),
         catalog_dir.join("openapi.yaml"),
     ]
 }
 
-/// The spec `demo` serves: `--spec` / `ARCANE_MCP_SPEC`, else the first candidate that exists;
-/// the error names every place looked at.
-pub fn demo_spec(args: &ServeArgs) -> Result<PathBuf> {
+/// The document `demo` serves, to the MCP side and to its simulator alike.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DemoSpec {
+    /// `--spec` / `ARCANE_MCP_SPEC`, or a candidate of [`demo_spec_candidates`] that exists.
+    File(PathBuf),
+    /// Arcane 2.8.0's document, built into the binary (`arcane_sim::builtin_spec`): the demo
+    /// needs no file, so it runs from any directory.
+    Builtin,
+}
+
+impl std::fmt::Display for DemoSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DemoSpec::File(p) => write!(f, "{}", p.display()),
+            DemoSpec::Builtin => f.write_str(demo::BUILTIN_NAME),
+        }
+    }
+}
+
+/// The spec `demo` serves: `--spec` / `ARCANE_MCP_SPEC`, else the first candidate that exists,
+/// else the built-in document.
+pub fn demo_spec(args: &ServeArgs) -> DemoSpec {
     if let Some(p) = &args.source.spec {
-        return Ok(p.clone());
+        return DemoSpec::File(p.clone());
     }
-    let candidates = demo_spec_candidates(&args.source.catalog_dir);
-    if let Some(found) = candidates.iter().find(|p| p.is_file()) {
-        return Ok(found.clone());
-    }
-    let names: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-    bail!(
-        "the demo needs Arcane's OpenAPI document and found none. Pass --spec PATH or set \
-         ARCANE_MCP_SPEC, or put it at one of: {} (Arcane serves it at /api/openapi.json)",
-        names.join(", ")
-    )
+    demo_spec_candidates(&args.source.catalog_dir)
+        .into_iter()
+        .find(|p| p.is_file())
+        .map_or(DemoSpec::Builtin, DemoSpec::File)
 }
 
 /// The catalog sources of `demo`: the resolved spec, never a fetch from Arcane.
-fn demo_sources(args: &ServeArgs) -> Result<Sources> {
+fn demo_sources(args: &ServeArgs) -> Result<(DemoSpec, Sources)> {
+    let spec = demo_spec(args);
     let mut source = args.source.clone();
-    source.spec = Some(demo_spec(args)?);
-    Ok(source.sources(None))
+    source.spec = match &spec {
+        DemoSpec::File(p) => Some(p.clone()),
+        DemoSpec::Builtin => None,
+    };
+    let mut sources = source.sources(None);
+    if spec == DemoSpec::Builtin {
+        sources.spec.builtin = Some(demo::builtin()?);
+    }
+    Ok((spec, sources))
 }
 
 /// Builds the snapshot a search needs (no Arcane connection).
@@ -86,7 +106,7 @@ pub fn run_find(settings: &ServeArgs, args: &FindArgs) -> Result<ExitCode> {
 pub fn run_demo(settings: &ServeArgs, args: &DemoArgs) -> Result<ExitCode> {
     match &args.command {
         Some(DemoCommand::Find(f)) => {
-            let snap = snapshot(settings, &demo_sources(settings)?)?;
+            let snap = snapshot(settings, &demo_sources(settings)?.1)?;
             print(&find(&snap, &f.words, f.limit), f.json)
         }
         Some(DemoCommand::Call(c)) => demo::call(settings, c),
@@ -266,10 +286,25 @@ pub fn write_stdout(text: &str) -> Result<()> {
 pub(crate) mod demo {
     use super::*;
 
+    /// How the banner and logs name the built-in document.
+    pub const BUILTIN_NAME: &str = arcane_sim::BUILTIN_SPEC_NAME;
+
+    /// The built-in Arcane 2.8.0 document, as a catalog source.
+    pub fn builtin() -> Result<crate::spec::Builtin> {
+        Ok(crate::spec::Builtin {
+            name: arcane_sim::BUILTIN_SPEC_NAME,
+            identity: arcane_sim::BUILTIN_SPEC_DEFLATED,
+            text: arcane_sim::builtin_spec,
+        })
+    }
+
     /// A simulator with its demo world on a free loopback port, with a key of this run.
-    async fn start_sim(spec: PathBuf) -> Result<arcane_sim::RunningSim> {
+    async fn start_sim(spec: &DemoSpec) -> Result<arcane_sim::RunningSim> {
         arcane_engine::ensure_crypto_provider();
-        let mut config = arcane_sim::SimConfig::new(spec);
+        let mut config = match spec {
+            DemoSpec::File(path) => arcane_sim::SimConfig::new(path),
+            DemoSpec::Builtin => arcane_sim::SimConfig::builtin(),
+        };
         config.api_key = demo_key();
         arcane_sim::start(config)
             .await
@@ -298,9 +333,8 @@ pub(crate) mod demo {
         serve: &ServeArgs,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<(arcane_sim::RunningSim, App)> {
-        let sources = demo_sources(serve)?;
-        let spec = sources.spec.explicit.clone().unwrap_or_default();
-        let sim = runtime.block_on(start_sim(spec))?;
+        let (spec, sources) = demo_sources(serve)?;
+        let sim = runtime.block_on(start_sim(&spec))?;
         let app = app_against(&sim, serve, sources)?;
         Ok((sim, app))
     }
@@ -314,10 +348,9 @@ pub(crate) mod demo {
     }
 
     pub fn serve(args: &ServeArgs) -> Result<()> {
-        let sources = demo_sources(args)?;
-        let spec = sources.spec.explicit.clone().unwrap_or_default();
+        let (spec, sources) = demo_sources(args)?;
         let runtime = app::runtime()?;
-        let sim = runtime.block_on(start_sim(spec.clone()))?;
+        let sim = runtime.block_on(start_sim(&spec))?;
         let app = app_against(&sim, args, sources)?;
         banner(&app, &spec, args);
         let served = match args.http.transport {
@@ -329,7 +362,7 @@ pub(crate) mod demo {
         served
     }
 
-    fn banner(app: &App, spec: &Path, args: &ServeArgs) {
+    fn banner(app: &App, spec: &DemoSpec, args: &ServeArgs) {
         let (format, transport, listen) = (args.log_format, args.http.transport, args.http.listen);
         let snap = app.live.load();
         let what = format!(
@@ -340,7 +373,7 @@ pub(crate) mod demo {
                 crate::config::Transport::Http => format!("http://{listen}/mcp"),
             },
             snap.catalog.arcane_version,
-            spec.display(),
+            spec,
             snap.catalog.actions.len(),
             snap.surface.as_str(),
         );
@@ -362,6 +395,14 @@ mod demo {
 
     const MISSING: &str = "this arcane-mcp was built without the `demo` feature (no simulator \
         inside); rebuild with default features, e.g. cargo install --path .";
+
+    pub const BUILTIN_NAME: &str = "built-in Arcane document (not in this build)";
+
+    /// Builds without the simulator carry no built-in document either (it lives in the
+    /// simulator's crate): `demo find` needs `--spec` there.
+    pub fn builtin() -> Result<crate::spec::Builtin> {
+        bail!("{MISSING} — or pass --spec PATH (Arcane serves its document at /api/openapi.json)")
+    }
 
     pub fn call(_: &ServeArgs, _: &CallArgs) -> Result<ExitCode> {
         bail!(MISSING)

@@ -334,6 +334,7 @@ impl CatalogSourceArgs {
                 arcane_url: arcane_url.map(str::to_string),
                 cache_path: cache,
                 tls: None,
+                builtin: None,
             },
             overrides_dir: self.overrides.clone(),
             catalog_dir: Some(self.catalog_dir.clone()),

@@ -1,7 +1,8 @@
 //! Spec loading: find Arcane's OpenAPI document and read it; parsing it (JSON or YAML) and
 //! resolving its `$ref`s is [`arcane_catalog::SpecDoc`] and [`arcane_catalog::RefResolver`].
 //!
-//! Where the document comes from, in order: an explicit path (`--spec`), then
+//! Where the document comes from, in order: an explicit path (`--spec`), then a document built
+//! into the binary when the caller chose one (the demo's Arcane 2.8.0, [`Builtin`]), then
 //! `catalog/openapi.json|yaml` in the catalog directory, then `GET {ARCANE_URL}/api/openapi.json`
 //! (public in Arcane, no key needed), cached on disk. A stale cache is used, with a warning,
 //! when Arcane cannot be reached. The document's own `servers` URL is never used.
@@ -12,11 +13,32 @@ use std::time::Duration;
 use anyhow::{Result, anyhow, bail};
 use arcane_catalog::SpecDoc;
 
+/// A document compiled into the binary: `arcane-mcp demo`'s default when no spec is given
+/// (`arcane_sim::builtin_spec`, Arcane 2.8.0). A function, so that this module does not
+/// depend on the simulator, which builds without the `demo` feature do not link.
+#[derive(Clone, Copy)]
+pub struct Builtin {
+    /// How logs and errors name it (the catalog's `origin`).
+    pub name: &'static str,
+    /// Bytes that identify it in the catalog cache's key (the compressed form: cheap to hash).
+    pub identity: &'static [u8],
+    /// Its text (inflated on first use).
+    pub text: fn() -> Result<&'static str>,
+}
+
+impl std::fmt::Debug for Builtin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Builtin").field(&self.name).finish()
+    }
+}
+
 /// Where to look for the spec, in order of precedence.
 #[derive(Debug, Clone, Default)]
 pub struct SpecSource {
     /// `--spec PATH`.
     pub explicit: Option<PathBuf>,
+    /// A built-in document, used when there is no explicit path (before the catalog directory).
+    pub builtin: Option<Builtin>,
     /// Directory holding `openapi.json` or `openapi.yaml` (the catalog directory).
     pub catalog_dir: Option<PathBuf>,
     /// Arcane's base URL, to fetch `/api/openapi.json` from.
@@ -29,10 +51,14 @@ pub struct SpecSource {
 }
 
 impl SpecSource {
-    /// The local file that will be used, if any (explicit path or catalog directory).
+    /// The local file that will be used, if any (explicit path or catalog directory; none when
+    /// the built-in document is).
     pub fn local_file(&self) -> Option<PathBuf> {
         if let Some(p) = &self.explicit {
             return Some(p.clone());
+        }
+        if self.builtin.is_some() {
+            return None;
         }
         let dir = self.catalog_dir.as_ref()?;
         ["openapi.json", "openapi.yaml", "openapi.yml"]
@@ -41,10 +67,23 @@ impl SpecSource {
             .find(|p| p.is_file())
     }
 
+    /// Whether the document is read without a network fetch (a local file or the built-in one).
+    pub fn is_local(&self) -> bool {
+        self.builtin.is_some() || self.local_file().is_some()
+    }
+
+    /// The built-in document that will be used, if any (no explicit path overrides it).
+    pub fn builtin_used(&self) -> Option<Builtin> {
+        self.builtin.filter(|_| self.explicit.is_none())
+    }
+
     /// Loads the spec from the first source that has one.
     pub fn load(&self) -> Result<SpecDoc> {
         if let Some(path) = self.local_file() {
             return SpecDoc::from_file(&path);
+        }
+        if let Some(builtin) = self.builtin_used() {
+            return SpecDoc::parse((builtin.text)()?, builtin.name);
         }
         let Some(url) = &self.arcane_url else {
             bail!(

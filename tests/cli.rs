@@ -148,23 +148,22 @@ fn demo_call_speaks_as_the_chosen_surface_and_find_searches() {
     assert!(first.contains("container.restart"), "{text}");
 }
 
+/// A fresh install has no spec file anywhere: `demo` serves Arcane 2.8.0's document built into
+/// the binary, from any directory, and prints what it prints with the repository's copy.
 #[test]
-fn demo_without_a_spec_names_every_place_it_looked() {
+fn demo_without_a_spec_serves_the_builtin_document_from_any_directory() {
     let dir = tempfile::tempdir().unwrap();
     let out = cmd_in(dir.path(), &["demo", "call", "container.list"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    for place in [
-        "--spec",
-        "ARCANE_MCP_SPEC",
-        "../shared/arcane/openapi-v2.8.0.json",
-        "catalog/openapi.json",
-    ] {
-        assert!(err.contains(place), "{place} in {err}");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let builtin = stdout(&out);
+    assert!(builtin.starts_with("# List containers"), "{builtin}");
+    for name in ["| web-1 |", "| db-1 |", "| backup-1 |"] {
+        assert!(builtin.contains(name), "{name} in {builtin}");
     }
-    // --spec works before or after the subcommand.
+    // The same text as with the repository's copy of the document, before or after the
+    // subcommand: `--spec` still chooses the document.
     let spec = spec_path();
     let spec = spec.to_str().unwrap();
     for args in [
@@ -173,8 +172,33 @@ fn demo_without_a_spec_names_every_place_it_looked() {
     ] {
         let out = cmd_in(dir.path(), &args).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
-        assert!(stdout(&out).contains("| web-1 |"));
+        assert_eq!(stdout(&out), builtin, "{args:?}");
     }
+    // --spec overrides the built-in document: one that does not exist is an error naming it.
+    let out = cmd_in(
+        dir.path(),
+        &["demo", "--spec", "missing.json", "call", "container.list"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("missing.json"), "{}", stderr(&out));
+    // So does a document pinned in the catalog directory, as for the server.
+    std::fs::create_dir(dir.path().join("catalog")).unwrap();
+    std::fs::write(
+        dir.path().join("catalog/openapi.json"),
+        "{\"openapi\": \"3.1.0\"}",
+    )
+    .unwrap();
+    let out = cmd_in(dir.path(), &["demo", "call", "container.list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("catalog/openapi.json") && err.contains("paths"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -360,8 +384,8 @@ async fn json_logs_have_one_startup_line_with_a_masked_url() {
 /// The Python SDK pinned for this test (`.ci/run` installs it).
 const PY_MCP: &str = "mcp==1.26.0";
 
-/// Runs a script of `tests/python/` with the binary and the test spec; its one JSON line.
-fn python_script(script: &str) -> Value {
+/// Runs a script of `tests/python/` with the binary and `extra` arguments; its one JSON line.
+fn python_script(script: &str, extra: &[&std::ffi::OsStr]) -> Value {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     let probe = Command::new(&python)
         .args(["-c", "import mcp"])
@@ -377,7 +401,7 @@ fn python_script(script: &str) -> Value {
     let out = Command::new(&python)
         .arg(repo().join("tests/python").join(script))
         .arg(BIN)
-        .arg(spec_path())
+        .args(extra)
         .current_dir(repo())
         .stdin(Stdio::null())
         .output()
@@ -390,9 +414,12 @@ fn python_script(script: &str) -> Value {
     serde_json::from_str(stdout(&out).trim()).unwrap()
 }
 
+/// The Python SDK adds `arcane-mcp demo` as a client config would, with no `--spec` and from a
+/// directory with no spec in it (the built-in document).
 #[test]
 fn python_sdk_client_is_answered_on_every_surface() {
-    let report = python_script("mcp_client.py");
+    let dir = tempfile::tempdir().unwrap();
+    let report = python_script("mcp_client.py", &[dir.path().as_os_str()]);
     let cat = server_support::catalog();
     for (surface, tools) in [
         ("dynamic", 2),
@@ -420,7 +447,7 @@ fn python_sdk_client_is_answered_on_every_surface() {
 /// against the tool's declared outputSchema: no result is rejected.
 #[test]
 fn python_sdk_accepts_every_flat_result() {
-    let report = python_script("flat_sweep.py");
+    let report = python_script("flat_sweep.py", &[spec_path().as_os_str()]);
     let cat = server_support::catalog();
     let json_actions = cat
         .actions
@@ -459,7 +486,7 @@ fn typescript_sdk_accepts_every_flat_result() {
         stderr(&out)
     );
     let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
-    let python = python_script("flat_sweep.py");
+    let python = python_script("flat_sweep.py", &[spec_path().as_os_str()]);
     eprintln!("TypeScript SDK, flat profile: {report}");
     assert_eq!(report["rejected"], json!([]), "{report}");
     assert_eq!(report["declared"], python["declared"], "{report}");
@@ -688,6 +715,7 @@ fn dockerfile_lint() {
         "catalog",
         "overrides",
         "schemas",
+        "third_party",
     ] {
         assert!(
             ins.iter()
@@ -695,6 +723,59 @@ fn dockerfile_lint() {
             "COPY {needed}"
         );
     }
+}
+
+/// The shipped binary carries no debug info, and its licences go with it: the MIT licence, and
+/// Arcane's BSD-3 notice for the OpenAPI document compiled into it (the demo's).
+#[test]
+fn release_builds_are_stripped_and_ship_both_licences() {
+    let cargo = read("Cargo.toml");
+    let section = |name: &str| -> Vec<String> {
+        cargo
+            .lines()
+            .skip_while(|l| l.trim() != format!("[{name}]"))
+            .skip(1)
+            .take_while(|l| !l.trim_start().starts_with('['))
+            .map(|l| l.split('#').next().unwrap().replace(' ', ""))
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let release = section("profile.release");
+    assert!(release.contains(&"strip=true".to_string()), "{release:?}");
+    assert!(release.contains(&"debug=false".to_string()), "{release:?}");
+    let profiling = section("profile.profiling");
+    for want in ["inherits=\"release\"", "debug=true"] {
+        assert!(profiling.contains(&want.to_string()), "{profiling:?}");
+    }
+    let mit = read("LICENSE");
+    assert!(mit.starts_with("MIT License"), "{mit}");
+    assert!(mit.contains("the arcane-mcp authors"));
+    assert!(
+        mit.contains("third_party/arcane/LICENSE"),
+        "names the third-party notice"
+    );
+    let bsd = read("third_party/arcane/LICENSE");
+    assert!(bsd.starts_with("BSD 3-Clause License"));
+    // The image: both files in the final stage.
+    let ins = dockerfile();
+    let last = &ins[ins.iter().rposition(|(k, _)| k == "FROM").unwrap()..];
+    for src in ["LICENSE", "third_party/arcane/LICENSE"] {
+        assert!(
+            last.iter()
+                .any(|(k, a)| k == "COPY" && a.split_whitespace().next() == Some(src)),
+            "the image ships {src}"
+        );
+    }
+    // The release archives.
+    let wf = read(".github/workflows/release.yml");
+    assert!(
+        wf.contains("cp README.md LICENSE \"dist/$name/\""),
+        "archives ship LICENSE"
+    );
+    assert!(
+        wf.contains("cp third_party/arcane/LICENSE \"dist/$name/LICENSE-arcane\""),
+        "archives ship Arcane's notice"
+    );
 }
 
 /// The requirements of the MCP registry's server.json schema (2025-12-11) that this file

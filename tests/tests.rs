@@ -25,6 +25,7 @@ mod handlers_http;
 mod hostile;
 mod model_texts;
 mod output_schema;
+mod readme;
 mod reload;
 mod render_escape;
 mod render_markdown;

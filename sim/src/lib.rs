@@ -12,7 +12,8 @@
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
-//! let sim = arcane_sim::start(arcane_sim::SimConfig::new("third_party/arcane/openapi-v2.8.0.json")).await?;
+//! // Arcane 2.8.0's document, built in; `SimConfig::new(path)` serves another one.
+//! let sim = arcane_sim::start(arcane_sim::SimConfig::builtin()).await?;
 //! println!("{} (key {})", sim.base_url(), sim.api_key());
 //! sim.shutdown().await;
 //! # Ok(()) }
@@ -22,6 +23,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+mod builtin;
 pub mod collections;
 mod faults;
 pub mod hooks;
@@ -32,6 +34,7 @@ pub mod state;
 pub mod synth;
 mod ws;
 
+pub use builtin::{BUILTIN_SPEC_DEFLATED, BUILTIN_SPEC_NAME, builtin_spec};
 pub use state::State;
 
 /// The API key the simulator accepts unless told otherwise.
@@ -143,8 +146,9 @@ impl std::str::FromStr for ArcaneVersion {
 /// How to run a simulator.
 #[derive(Debug, Clone)]
 pub struct SimConfig {
-    /// The Arcane OpenAPI document (JSON or YAML) to serve and answer.
-    pub spec_path: PathBuf,
+    /// The Arcane OpenAPI document (JSON or YAML) to serve and answer; `None` for the built-in
+    /// Arcane 2.8.0 document ([`builtin_spec`]).
+    pub spec_path: Option<PathBuf>,
     /// Address to listen on; port 0 picks a free port.
     pub listen: SocketAddr,
     /// The API key accepted in `X-API-Key` or `Authorization: Bearer`: the admin user
@@ -162,7 +166,15 @@ impl SimConfig {
     /// A config for `spec_path` with the defaults: `127.0.0.1:0`, [`DEFAULT_API_KEY`], demo state.
     pub fn new(spec_path: impl Into<PathBuf>) -> SimConfig {
         SimConfig {
-            spec_path: spec_path.into(),
+            spec_path: Some(spec_path.into()),
+            ..SimConfig::builtin()
+        }
+    }
+
+    /// A config for the built-in Arcane 2.8.0 document ([`builtin_spec`]), with the defaults.
+    pub fn builtin() -> SimConfig {
+        SimConfig {
+            spec_path: None,
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             api_key: DEFAULT_API_KEY.to_string(),
             users: Vec::new(),
@@ -242,7 +254,11 @@ pub async fn start(config: SimConfig) -> anyhow::Result<RunningSim> {
     if let Some(u) = config.users.iter().find(|u| u.key.is_empty()) {
         anyhow::bail!("user `{}` has an empty API key", u.name);
     }
-    let spec = spec::Spec::load(&config.spec_path)?;
+    let spec = match &config.spec_path {
+        Some(path) => spec::Spec::load(path)?,
+        None => spec::Spec::parse(builtin_spec()?)
+            .map_err(|e| e.context(format!("invalid {BUILTIN_SPEC_NAME}")))?,
+    };
     let seed = match &config.state_path {
         Some(p) => State::load(p)?,
         None => State::demo(),
@@ -259,7 +275,11 @@ pub async fn start(config: SimConfig) -> anyhow::Result<RunningSim> {
     ));
     let (tx, rx) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(server::serve(listener, shared.clone(), rx));
-    tracing::info!(%addr, spec = %config.spec_path.display(), version = %config.arcane_version, "arcane-sim ready");
+    let spec_name = match &config.spec_path {
+        Some(path) => path.display().to_string(),
+        None => BUILTIN_SPEC_NAME.to_string(),
+    };
+    tracing::info!(%addr, spec = %spec_name, version = %config.arcane_version, "arcane-sim ready");
     Ok(RunningSim {
         addr,
         api_key: config.api_key,

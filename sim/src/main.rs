@@ -9,9 +9,10 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "arcane-sim", version)]
 struct Cli {
-    /// Arcane OpenAPI document (JSON or YAML) to serve and answer.
+    /// Arcane OpenAPI document (JSON or YAML) to serve and answer. Default: Arcane 2.8.0's
+    /// document, built into this binary.
     #[arg(long, env = "ARCANE_SIM_SPEC")]
-    spec: PathBuf,
+    spec: Option<PathBuf>,
     /// Address to listen on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:0", env = "ARCANE_SIM_LISTEN")]
     listen: SocketAddr,

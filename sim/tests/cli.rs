@@ -89,6 +89,64 @@ async fn binary_prints_one_line_answers_and_stops_on_signals() {
     }
 }
 
+/// Without `--spec` the binary serves Arcane 2.8.0's document built into it, from a directory
+/// with no spec anywhere: the same document as the repository's copy, and the demo world.
+#[cfg(unix)]
+#[tokio::test]
+async fn binary_without_a_spec_serves_the_builtin_arcane_2_8_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arcane-sim"))
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary spawns");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("the ready line, got {line:?}"))
+        .to_string();
+    let http = client();
+    let served: serde_json::Value = http
+        .get(format!("{url}/api/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let repo: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(spec_v2()).unwrap()).unwrap();
+    assert_eq!(served["info"]["version"], "2.8.0");
+    assert_eq!(
+        served, repo,
+        "the built-in document is the repository's 2.8.0 copy"
+    );
+    let r = http
+        .get(format!("{url}/api/environments/0/containers"))
+        .header("X-API-Key", arcane_sim::DEFAULT_API_KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.text().await.unwrap().contains("web-1"));
+    signal(&child, "TERM");
+    assert!(child.wait().unwrap().success());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(err.contains(arcane_sim::BUILTIN_SPEC_NAME), "{err}");
+}
+
 #[test]
 fn bad_inputs_are_clear_errors() {
     let out = Command::new(env!("CARGO_BIN_EXE_arcane-sim"))

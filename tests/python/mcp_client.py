@@ -1,7 +1,8 @@
 """Drives `arcane-mcp demo` with the official MCP Python SDK over stdio, on every tool surface.
 
-Usage: python3 mcp_client.py BINARY SPEC
-Prints one JSON object: per surface, the tools listed and the text of a container.list call
+Usage: python3 mcp_client.py BINARY DIR
+Starts the demo as a client config does, with no --spec (the document built into the binary),
+in the working directory DIR. Prints one JSON object: per surface, the tools listed and the text of a container.list call
 (plus a search on the dynamic surface and a resource read). Run by tests/cli.rs.
 """
 
@@ -18,11 +19,12 @@ def text_of(result):
     return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
 
 
-async def surface_run(binary, spec, surface):
+async def surface_run(binary, cwd, surface):
     params = StdioServerParameters(
         command=binary,
-        args=["demo", "--spec", spec, "--tool-surface", surface],
+        args=["demo", "--tool-surface", surface],
         env={"PATH": os.environ.get("PATH", ""), "ARCANE_MCP_LOG": "warn"},
+        cwd=cwd,
     )
     out = {}
     async with stdio_client(params) as (read, write):
@@ -56,10 +58,10 @@ async def surface_run(binary, spec, surface):
 
 
 async def main():
-    binary, spec = sys.argv[1], sys.argv[2]
+    binary, cwd = sys.argv[1], sys.argv[2]
     report = {}
     for surface in ("dynamic", "meta", "individual"):
-        report[surface] = await asyncio.wait_for(surface_run(binary, spec, surface), timeout=60)
+        report[surface] = await asyncio.wait_for(surface_run(binary, cwd, surface), timeout=60)
     print(json.dumps(report))
 
 

@@ -1,0 +1,282 @@
+//! The README's figures, each computed from what the tool prints and compared with the README's
+//! text, so that none can drift: the catalog's size, the tool-definition sizes of each surface
+//! (`audit-tokens --json`), the upgrade preview from 1.11.2 to 2.8.0 (`catalog --diff --json`),
+//! the Rust version (Cargo.toml) and the example conversation (`docs/jobs.md`, itself generated
+//! from the golden transcripts). Every other number in the README's prose fails the test until
+//! a check covers it.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::cli::{BIN, repo};
+use crate::fixtures::{spec_v1, spec_v2};
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(repo().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// What the binary prints as JSON for `args`.
+fn tool_json(args: &[&std::ffi::OsStr]) -> Value {
+    let out = Command::new(BIN)
+        .current_dir(repo())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// `12345` → `12,345`, as the README writes counts.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The README's prose: fenced code blocks and inline code removed, link targets removed,
+/// whitespace collapsed (a sentence may wrap anywhere).
+fn prose(text: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    let out = regex::Regex::new(r"`[^`]*`")
+        .unwrap()
+        .replace_all(&out, "`…`");
+    let out = regex::Regex::new(r"\]\([^)]*\)")
+        .unwrap()
+        .replace_all(&out, "]");
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The fenced blocks of the README, in order.
+fn fenced_blocks(text: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            match current.take() {
+                Some(b) => blocks.push(b),
+                None => current = Some(String::new()),
+            }
+            continue;
+        }
+        if let Some(b) = current.as_mut() {
+            b.push_str(line);
+            b.push('\n');
+        }
+    }
+    blocks
+}
+
+#[test]
+fn every_figure_in_the_readme_is_what_the_tool_prints() {
+    let readme = read("README.md");
+    let text = prose(&readme);
+    let v2 = spec_v2();
+    let v1 = spec_v1();
+    let audit = tool_json(&[
+        "audit-tokens".as_ref(),
+        "--spec".as_ref(),
+        v2.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    let diff = tool_json(&[
+        "catalog".as_ref(),
+        "--spec".as_ref(),
+        v2.as_os_str(),
+        "--diff".as_ref(),
+        v1.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    let surface = |name: &str| -> &Value {
+        audit["surfaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["surface"] == name)
+            .unwrap_or_else(|| panic!("{name} in {audit}"))
+    };
+    let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("a count: {v}"));
+    let len = |v: &Value| v.as_array().map_or(0, Vec::len) as u64;
+    let version = audit["arcaneVersion"].as_str().unwrap().to_string();
+    let old_version = diff["old_version"]
+        .as_str()
+        .or_else(|| diff["oldVersion"].as_str())
+        .unwrap_or_else(|| panic!("old version in the diff: {diff}"))
+        .to_string();
+    let field = |a: &str, b: &str| -> Value {
+        diff.get(a)
+            .or_else(|| diff.get(b))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let new_required = field("flag_changes", "flagChanges")
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["changes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x.as_str().unwrap().starts_with("new required parameter"))
+        })
+        .count() as u64;
+    let rust = read("Cargo.toml")
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .map(|v| v.trim_matches('"').to_string())
+        .expect("rust-version in Cargo.toml");
+
+    // Each figure, written as the README writes it.
+    let mut phrases = vec![
+        format!(
+            "with Arcane {version} that is **{} actions in {} domains**",
+            n(&audit["actions"]),
+            n(&surface("meta")["tools"])
+        ),
+        format!("from Arcane {old_version} to {version} it reports"),
+        format!(
+            "{} → {} actions: {} unchanged, {} added, {} removed, {} renamed, {} with a new required parameter",
+            n(&field("old_actions", "oldActions")),
+            n(&field("new_actions", "newActions")),
+            n(&field("unchanged", "unchanged")),
+            len(&field("added", "added")),
+            len(&field("removed", "removed")),
+            len(&field("renamed", "renamed")),
+            new_required
+        ),
+        format!("From source, with Rust {rust} or later"),
+    ];
+    for s in ["dynamic", "meta", "individual"] {
+        let f = surface(s);
+        phrases.push(format!(
+            "| {} | {} B, {} tokens |",
+            n(&f["tools"]),
+            thousands(n(&f["bytes"])),
+            thousands(n(&f["tokens"]))
+        ));
+    }
+    let mut covered = Vec::new();
+    let mut missing = Vec::new();
+    for p in &phrases {
+        match text.find(p.as_str()) {
+            Some(i) => covered.push(i..i + p.len()),
+            None => missing.push(p.clone()),
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "the README should say (what the tool prints now):\n  {}",
+        missing.join("\n  ")
+    );
+
+    // Every other number in the prose is a figure nobody checks. Version numbers are checked
+    // where they stand for the documents (the tool's own) and for the toolchain, and the
+    // third-party licence is named as its file names itself.
+    let licence = read("third_party/arcane/LICENSE");
+    let licence = licence
+        .split_whitespace()
+        .nth(1)
+        .expect("BSD 3-Clause License")
+        .to_string();
+    let names = [
+        version.as_str(),
+        old_version.as_str(),
+        rust.as_str(),
+        licence.as_str(),
+    ];
+    // Names such as `backup-1` are one token: only tokens that start with a digit are numbers.
+    let token = regex::Regex::new(r"[0-9A-Za-z][0-9A-Za-z.,_-]*").unwrap();
+    let mut unchecked = Vec::new();
+    for m in token.find_iter(&text) {
+        let t = m.as_str().trim_end_matches(['.', ',']);
+        if !t.starts_with(|c: char| c.is_ascii_digit()) || names.contains(&t) {
+            continue;
+        }
+        if !covered.iter().any(|r| r.contains(&m.start())) {
+            let from = m.start().saturating_sub(40);
+            unchecked.push(format!("{t} in “…{}…”", &text[from..m.end()]));
+        }
+    }
+    assert!(
+        unchecked.is_empty(),
+        "numbers in the README that no check covers (add one to tests/readme.rs, or move the \
+         figure to docs/):\n  {}",
+        unchecked.join("\n  ")
+    );
+}
+
+/// The example conversation is the demo's own: each call is one that `docs/jobs.md` (the golden
+/// transcripts) records, and each answer line is in its answer there.
+#[test]
+fn the_readme_conversation_is_what_the_demo_answers() {
+    let readme = read("README.md");
+    let jobs = read("docs/jobs.md");
+    let block = fenced_blocks(&readme)
+        .into_iter()
+        .find(|b| b.contains("arcane_execute_action {"))
+        .expect("the README's example conversation");
+    let calls: Vec<(String, Value)> = jobs
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("**`")?;
+            let (name, rest) = rest.split_once("`** `")?;
+            let args: Value = serde_json::from_str(rest.strip_suffix('`')?).ok()?;
+            Some((name.to_string(), args))
+        })
+        .collect();
+    let mut checked = 0;
+    for line in block.lines().filter(|l| !l.trim().is_empty()) {
+        if let Some(answer) = line.strip_prefix("→ ") {
+            assert!(jobs.contains(answer), "not in docs/jobs.md: {answer}");
+        } else {
+            let (name, args) = line.split_once(' ').expect("a call line: tool {json}");
+            let args: Value = serde_json::from_str(args).unwrap_or_else(|e| panic!("{line}: {e}"));
+            let found = calls.iter().any(|(n, a)| {
+                let mut a = a.clone();
+                if let Some(o) = a.as_object_mut() {
+                    o.remove("confirm");
+                }
+                n == name && a == args
+            });
+            assert!(found, "docs/jobs.md has no call {line}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 4, "{block}");
+}
+
+/// The README names the one test command, and CI runs exactly that.
+#[test]
+fn the_readme_test_command_is_the_one_ci_runs() {
+    let command = "cargo test --workspace";
+    assert!(read("README.md").contains(&format!("`{command}`")));
+    assert!(read("CONTRIBUTING.md").contains(&format!("\n{command}\n")));
+    assert!(
+        read(".ci/run").lines().any(|l| l.trim() == command),
+        ".ci/run runs `{command}`"
+    );
+}
