@@ -26,4 +26,5 @@ pub use model::{
 pub use overlay::{Layers, Preset, Vocabulary};
 pub use policy::{ClientProfile, Policy, catalog_exclusion};
 pub use search::{Hit, SearchIndex};
-pub use spec::{RefResolver, SpecDoc};
+pub use spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES, RefResolver, SpecDoc, SpecFormat};
+pub use yaml::{MAX_NODES, MAX_SPEC_BYTES, MAX_SPEC_NODES};

@@ -54,7 +54,9 @@ pub use http::{
     DEFAULT_MAX_RESPONSE_BYTES, client_builder, ensure_crypto_provider, read_capped,
     redirect_location, redirect_text, same_origin_redirects, tls_config,
 };
-pub use path::{is_dot_or_empty, segment};
+pub use path::{
+    Refusal, SegmentError, Slot, fill, is_dot_or_empty, refusal, segment, segment_path, structure_in,
+};
 pub use redact::{
     MASK, fingerprint, is_secret_name, mask_document, mask_text, redact_for, redacted,
     redacted_view,
