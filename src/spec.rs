@@ -176,7 +176,14 @@ fn fetch_blocking(
                 &url,
             )?;
             // The document is about 0.6 MB; the cap is a file's (`MAX_SPEC_BYTES`).
-            let body = arcane_engine::read_capped(resp, MAX_SPEC_BYTES).await?;
+            let body = arcane_engine::read_capped(resp, MAX_SPEC_BYTES)
+                .await
+                .map_err(|e| match e {
+                    arcane_engine::BodyError::TooLarge { .. } => anyhow!(
+                        "{url}: the OpenAPI document is larger than the limit of {MAX_SPEC_BYTES} bytes (Arcane's is under 1 MB); check that ARCANE_URL is Arcane's address, or pass --spec PATH"
+                    ),
+                    other => other.into(),
+                })?;
             Ok((String::from_utf8_lossy(&body).into_owned(), format))
         })
     })

@@ -24,7 +24,12 @@ fn fan_out_spec() -> String {
     let mut schemas = vec![r#""L0":{"type":"string"}"#.to_string()];
     for level in 1..=7 {
         let props: Vec<String> = (0..10)
-            .map(|i| format!(r##""p{i}":{{"$ref":"#/components/schemas/L{}"}}"##, level - 1))
+            .map(|i| {
+                format!(
+                    r##""p{i}":{{"$ref":"#/components/schemas/L{}"}}"##,
+                    level - 1
+                )
+            })
             .collect();
         schemas.push(format!(
             r#""L{level}":{{"type":"object","properties":{{{}}}}}"#,
@@ -57,10 +62,9 @@ fn fan_out_spec() -> String {
 fn alias_bomb(key: &str) -> String {
     let mut text = format!("{key}:\n  base: &a [");
     text.push_str(&vec!["x"; 5000].join(","));
-    text.push_str("]\n  many:\n");
-    for _ in 0..5000 {
-        text.push_str("  - *a\n");
-    }
+    text.push_str("]\n  many: [");
+    text.push_str(&vec!["*a"; 5000].join(","));
+    text.push_str("]\n");
     assert!(text.len() < 40_000, "{}", text.len());
     text
 }
@@ -121,7 +125,10 @@ async fn a_spec_bomb_given_with_spec_stops_startup_with_a_clear_error() {
         .await;
         assert!(stderr.contains(f), "names the file: {stderr}");
         assert!(stderr.contains(says), "{stderr}");
-        assert!(stderr.contains("/api/openapi.json"), "says what to do: {stderr}");
+        assert!(
+            stderr.contains("/api/openapi.json"),
+            "says what to do: {stderr}"
+        );
     }
 }
 
@@ -144,7 +151,10 @@ async fn an_overlay_alias_bomb_stops_startup_with_a_clear_error() {
     ])
     .await;
     assert!(stderr.contains(bomb.to_str().unwrap()), "{stderr}");
-    assert!(stderr.contains("expands to more than 250000 values"), "{stderr}");
+    assert!(
+        stderr.contains("expands to more than 250000 values"),
+        "{stderr}"
+    );
 }
 
 /// A fake Arcane on loopback: every request is answered with `body` as `content_type`.
@@ -313,4 +323,52 @@ async fn bombs_written_over_a_running_servers_files_leave_the_previous_catalog_s
         still_serving(&client, before).await;
     }
     client.cancel().await.unwrap();
+}
+
+/// The fetched document is parsed as its `Content-Type` says, and read up to the spec's limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fetched_spec_is_read_as_its_content_type_says_and_bounded() {
+    use arcane_mcp::spec::SpecSource;
+    arcane_engine::ensure_crypto_provider();
+    let load = |base: String| async move {
+        let source = SpecSource {
+            arcane_url: Some(base),
+            ..Default::default()
+        };
+        tokio::task::spawn_blocking(move || source.load())
+            .await
+            .unwrap()
+            .map_err(|e| format!("{e:#}"))
+    };
+    let json = std::fs::read_to_string(fixtures::spec_v2()).unwrap();
+    let yaml = std::fs::read_to_string(fixtures::spec_v1()).unwrap();
+    // Huma's own type for the document, and plain YAML.
+    let doc = load(fake_arcane("application/vnd.oai.openapi+json", json.clone()).await)
+        .await
+        .unwrap();
+    assert_eq!(doc.version(), "2.8.0");
+    let doc = load(fake_arcane("application/yaml; charset=utf-8", yaml.clone()).await)
+        .await
+        .unwrap();
+    assert_eq!(doc.version(), "1.11.2");
+    // YAML under a JSON type is read as JSON, and fails as such.
+    let err = load(fake_arcane("application/json", yaml).await)
+        .await
+        .unwrap_err();
+    assert!(err.contains("invalid JSON"), "{err}");
+    // A login page is not read at all.
+    let err = load(fake_arcane("text/html; charset=utf-8", json.clone()).await)
+        .await
+        .unwrap_err();
+    assert!(err.contains("\"text/html; charset=utf-8\""), "{err}");
+    assert!(err.contains("ARCANE_URL"), "{err}");
+    // Over the limit: refused, saying which limit.
+    let padded = format!("{json}{}", " ".repeat(arcane_catalog::MAX_SPEC_BYTES));
+    let err = load(fake_arcane("application/json", padded).await)
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("larger than the limit of 8388608 bytes"),
+        "{err}"
+    );
 }

@@ -350,7 +350,9 @@ async fn path_structure_in_a_value_reaches_no_other_endpoint_of_a_remote_environ
     let backups = |v: Value| v["items"].as_array().map(Vec::len).unwrap_or(0);
     let listed = json!({"volumeName": "jobs_worker-data", "environmentId": "env-2"});
     assert_eq!(
-        backups(ok(&run(&full, "volume_backup.list", listed.clone(), false).await)),
+        backups(ok(
+            &run(&full, "volume_backup.list", listed.clone(), false).await
+        )),
         1
     );
 
@@ -362,15 +364,36 @@ async fn path_structure_in_a_value_reaches_no_other_endpoint_of_a_remote_environ
     .await;
     let env = "env-2";
     let cases: Vec<(&str, Value)> = vec![
-        ("volume.delete", json!({"volumeName": format!("backups/{backup}")})),
-        ("volume.delete", json!({"volumeName": format!("backups%2F{backup}")})),
-        ("volume.delete", json!({"volumeName": format!("backups%252f{backup}")})),
-        ("volume.delete", json!({"volumeName": format!("backups\\{backup}")})),
-        ("volume.get", json!({"volumeName": format!("backups/{backup}/download")})),
+        (
+            "volume.delete",
+            json!({"volumeName": format!("backups/{backup}")}),
+        ),
+        (
+            "volume.delete",
+            json!({"volumeName": format!("backups%2F{backup}")}),
+        ),
+        (
+            "volume.delete",
+            json!({"volumeName": format!("backups%252f{backup}")}),
+        ),
+        (
+            "volume.delete",
+            json!({"volumeName": format!("backups\\{backup}")}),
+        ),
+        (
+            "volume.get",
+            json!({"volumeName": format!("backups/{backup}/download")}),
+        ),
         ("volume.get", json!({"volumeName": "jobs_worker-data?x"})),
         ("volume.get", json!({"volumeName": "jobs_worker-data%23x"})),
-        ("swarm_node.delete", json!({"nodeId": "node-1/agent/deployment"})),
-        ("image.get", json!({"imageId": "sha256:0b7f/vulnerabilities/list"})),
+        (
+            "swarm_node.delete",
+            json!({"nodeId": "node-1/agent/deployment"}),
+        ),
+        (
+            "image.get",
+            json!({"imageId": "sha256:0b7f/vulnerabilities/list"}),
+        ),
     ];
     for (id, mut params) in cases {
         params["environmentId"] = json!(env);

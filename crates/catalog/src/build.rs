@@ -960,7 +960,12 @@ mod tests {
         let mut schemas = vec![r#""L0":{"type":"string"}"#.to_string()];
         for level in 1..=7 {
             let props: Vec<String> = (0..10)
-                .map(|i| format!(r##""p{i}":{{"$ref":"#/components/schemas/L{}"}}"##, level - 1))
+                .map(|i| {
+                    format!(
+                        r##""p{i}":{{"$ref":"#/components/schemas/L{}"}}"##,
+                        level - 1
+                    )
+                })
                 .collect();
             schemas.push(format!(
                 r#""L{level}":{{"type":"object","properties":{{{}}}}}"#,
@@ -988,7 +993,10 @@ mod tests {
         let doc = SpecDoc::parse(&text, "bomb.json").unwrap();
         let err = format!("{:#}", build(&doc).unwrap_err());
         assert!(err.starts_with("bomb.json: "), "{err}");
-        assert!(err.contains(&format!("more than {MAX_INLINED_NODES}")), "{err}");
+        assert!(
+            err.contains(&format!("more than {MAX_INLINED_NODES}")),
+            "{err}"
+        );
         assert!(err.contains("/api/openapi.json"), "{err}");
     }
 
@@ -1006,7 +1014,10 @@ mod tests {
         );
         let doc = SpecDoc::parse(&text, "chain.json").unwrap();
         let err = format!("{:#}", build(&doc).unwrap_err());
-        assert!(err.contains(&format!("deeper than {MAX_INLINED_DEPTH}")), "{err}");
+        assert!(
+            err.contains(&format!("deeper than {MAX_INLINED_DEPTH}")),
+            "{err}"
+        );
     }
 
     /// What Arcane's real documents use of the budgets (docs/security.md states these numbers).

@@ -196,7 +196,12 @@ impl<'a> RefResolver<'a> {
     /// Fails when an `inline` call went over the budget: the error names the document and
     /// what to do.
     pub fn check(&self, origin: &str) -> Result<()> {
-        match self.overrun.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        match self
+            .overrun
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
             None => Ok(()),
             Some(why) => bail!(
                 "{origin}: {why} — this is not Arcane's OpenAPI document (Arcane 2.8.0's needs under 50,000 values and 31 levels); use the document Arcane serves at /api/openapi.json (--spec PATH), and if a larger Arcane really needs more, report it"
@@ -312,7 +317,10 @@ impl<'a> RefResolver<'a> {
                     if let Value::Object(res) = &mut resolved {
                         for (k, v) in map {
                             if k != "$ref" {
-                                res.insert(k.clone(), self.inline_inner(v, stack, depth + 1, tally));
+                                res.insert(
+                                    k.clone(),
+                                    self.inline_inner(v, stack, depth + 1, tally),
+                                );
                             }
                         }
                     }

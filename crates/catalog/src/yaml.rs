@@ -66,6 +66,14 @@ pub const SPEC_FILE: Limits = Limits {
     remedy: "this is not Arcane's document; use the one Arcane serves at /api/openapi.json (--spec PATH)",
 };
 
+/// Any other YAML text: the simulator's state file and the compose files sent to it.
+pub const DATA_FILE: Limits = Limits {
+    max_bytes: MAX_FILE_BYTES,
+    max_depth: MAX_DEPTH,
+    max_nodes: MAX_NODES,
+    remedy: "write the repeated parts out instead of repeating them through aliases, or make the file smaller",
+};
+
 /// Where each key and sequence item of a file sits: path (keys and indexes) → 1-based line.
 #[derive(Debug, Clone, Default)]
 pub struct LineMap {
@@ -126,13 +134,14 @@ pub fn check_spec(text: &str, origin: &str) -> Result<(), String> {
     walk(text, origin, &SPEC_FILE, false).map(drop)
 }
 
+/// The checks alone (size, nesting, values with aliases expanded, duplicate keys), for YAML
+/// that is not a catalog file: run it before handing the text to yaml_serde.
+pub fn check(text: &str, origin: &str, limits: &Limits) -> Result<(), String> {
+    walk(text, origin, limits, false).map(drop)
+}
+
 /// The checks; the line map (when `record`) and the expanded node count.
-fn walk(
-    text: &str,
-    origin: &str,
-    limits: &Limits,
-    record: bool,
-) -> Result<(LineMap, u64), String> {
+fn walk(text: &str, origin: &str, limits: &Limits, record: bool) -> Result<(LineMap, u64), String> {
     if text.len() > limits.max_bytes {
         return Err(too_large(origin, text.len(), limits));
     }
@@ -360,7 +369,10 @@ mod tests {
         let mut nested = String::from("l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
         for i in 1..8 {
             let p = i - 1;
-            nested.push_str(&format!("l{i}: &l{i} [{}]\n", vec![format!("*l{p}"); 10].join(", ")));
+            nested.push_str(&format!(
+                "l{i}: &l{i} [{}]\n",
+                vec![format!("*l{p}"); 10].join(", ")
+            ));
         }
         let err = scan(&nested, "nested.yaml").unwrap_err();
         assert!(err.contains("expands to more than"), "{err}");
@@ -385,10 +397,9 @@ mod tests {
                 }
             }
         }
-        let text = std::fs::read_to_string(format!(
-            "{root}third_party/arcane/openapi-v1.11.2.yaml"
-        ))
-        .unwrap();
+        let text =
+            std::fs::read_to_string(format!("{root}third_party/arcane/openapi-v1.11.2.yaml"))
+                .unwrap();
         let n = count(&text, &SPEC_FILE);
         eprintln!("openapi-v1.11.2.yaml: {n} values");
         assert!(n * 20 < MAX_SPEC_NODES, "1.11.2: {n}");

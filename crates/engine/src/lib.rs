@@ -51,7 +51,7 @@ pub use websocket::{
 // encoder, the redactor, and the TLS/HTTP plumbing (the one rustls configuration).
 pub use errors::{error_detail, type_of};
 pub use http::{
-    DEFAULT_MAX_RESPONSE_BYTES, client_builder, ensure_crypto_provider, read_capped,
+    BodyError, DEFAULT_MAX_RESPONSE_BYTES, client_builder, ensure_crypto_provider, read_capped,
     redirect_location, redirect_text, same_origin_redirects, tls_config,
 };
 pub use path::{

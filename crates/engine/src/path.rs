@@ -260,7 +260,9 @@ mod tests {
             "ghcr.io%2Facme%2Fapi:1.2"
         );
         assert_eq!(segment_path("name", "nginx").unwrap(), "nginx");
-        for v in ["a/../b", "a//b", "/a", "a/", "a?b", "a/b#c", "a/b%3F", "a%2Fb", "a\\b"] {
+        for v in [
+            "a/../b", "a//b", "/a", "a/", "a?b", "a/b#c", "a/b%3F", "a%2Fb", "a\\b",
+        ] {
             assert!(segment_path("name", v).is_err(), "{v}");
         }
         assert_eq!(
