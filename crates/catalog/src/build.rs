@@ -1033,7 +1033,29 @@ mod tests {
             eprintln!("{name}: {nodes} inlined values, {depth} levels deep");
             assert!(nodes * 10 < MAX_INLINED_NODES, "{name}: {nodes}");
             assert!(depth * 4 < MAX_INLINED_DEPTH, "{name}: {depth}");
-            build(&doc).unwrap();
+            let catalog = build(&doc).unwrap();
+            if name.contains("2.8.0") {
+                // The built-in overlays let four image routes take a reference with `/`.
+                for id in [
+                    "image.tag",
+                    "image.export",
+                    "image.history",
+                    "image.attestations",
+                ] {
+                    assert!(
+                        catalog.get(id).unwrap().param("name").unwrap().takes_path,
+                        "{id}"
+                    );
+                }
+                let get = catalog.get("container.get").unwrap();
+                assert!(!get.param("containerId").unwrap().takes_path);
+                let misfits: Vec<_> = catalog
+                    .unmatched_overlays
+                    .iter()
+                    .filter(|u| u.reason.is_some())
+                    .collect();
+                assert!(misfits.is_empty(), "{misfits:?}");
+            }
         }
     }
 }
