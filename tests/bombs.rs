@@ -93,11 +93,12 @@ fn capped(args: &[&str]) -> tokio::process::Command {
     cmd
 }
 
-/// Runs a server that must not start: its exit status and stderr.
+/// Runs a server that must not start: it exits with the status of a startup error (2), not
+/// killed by the memory limit; its stderr.
 async fn refused(args: &[&str]) -> String {
     let out = fixtures::guarded(capped(args).output()).await.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(1), "{:?}: {stderr}", out.status);
+    assert_eq!(out.status.code(), Some(2), "{:?}: {stderr}", out.status);
     stderr
 }
 

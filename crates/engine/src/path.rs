@@ -92,7 +92,7 @@ impl SegmentError {
                 "{name} {value:?} cannot be sent: an empty, \".\" or \"..\" path segment (also percent-encoded) would address another endpoint of Arcane; use the object's real ID or name (the matching list action shows them)"
             ),
             Refusal::Structure(c) => format!(
-                "{name} {value:?} cannot be sent: it holds {c:?} (as typed or percent-encoded), and a path parameter may not contain / \\ ? or # — Arcane decodes the path before passing a remote environment's request on, so the value would address another endpoint. Pass the object's ID or plain name (the matching list action shows them), not a path, URL or reference with a slash"
+                "{name} {value:?} cannot be sent: pass the object's ID or plain name (its list action shows them), not a path — a {c:?} (also percent-encoded) would address another endpoint, as Arcane decodes a remote environment's path before proxying it"
             ),
         }
     }
