@@ -60,6 +60,10 @@ impl Sources {
             layers: &layers,
         })
         .with_context(|| format!("building the catalog from {}", doc.origin));
+        // A fetched document is cached only once a catalog was built from it.
+        if catalog.is_ok() {
+            self.spec.remember(&doc);
+        }
         // Freeing the parsed document and files (trees of many small allocations) is off the
         // startup's path; without a thread they are freed here.
         let _ = std::thread::Builder::new()

@@ -4,14 +4,20 @@
 //! Where the document comes from, in order: an explicit path (`--spec`), then a document built
 //! into the binary when the caller chose one (the demo's Arcane 2.8.0, [`Builtin`]), then
 //! `catalog/openapi.json|yaml` in the catalog directory, then `GET {ARCANE_URL}/api/openapi.json`
-//! (public in Arcane, no key needed), cached on disk. A stale cache is used, with a warning,
-//! when Arcane cannot be reached. The document's own `servers` URL is never used.
+//! (public in Arcane, no key needed), cached on disk once a catalog was built from it (so a
+//! document that fails, however it fails, never replaces the last good copy). A stale cache is
+//! used, with a warning, when Arcane cannot be reached. The document's own `servers` URL is
+//! never used.
+//!
+//! The fetched document is bounded like a file: at most `arcane_catalog::MAX_SPEC_BYTES` are
+//! read, and it is parsed as the format its `Content-Type` names (JSON or YAML; anything else,
+//! such as a login page's HTML, is refused), with the YAML budgets of `arcane_catalog`.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
-use arcane_catalog::SpecDoc;
+use arcane_catalog::{MAX_SPEC_BYTES, SpecDoc, SpecFormat};
 
 /// A document compiled into the binary: `arcane-mcp demo`'s default when no spec is given
 /// (`arcane_sim::builtin_spec`, Arcane 2.8.0). A function, so that this module does not
@@ -90,20 +96,9 @@ impl SpecSource {
                 "no OpenAPI document: pass --spec PATH (ARCANE_MCP_SPEC), put openapi.json in the catalog directory, or set ARCANE_URL so it can be fetched from Arcane"
             );
         };
-        let endpoint = format!("{}/api/openapi.json", url.trim_end_matches('/'));
+        let endpoint = endpoint(url);
         match fetch_blocking(&endpoint, self.tls.clone()) {
-            Ok(text) => {
-                let doc = SpecDoc::parse(&text, &endpoint)?;
-                if let Some(cache) = &self.cache_path {
-                    if let Some(dir) = cache.parent() {
-                        let _ = std::fs::create_dir_all(dir);
-                    }
-                    if let Err(e) = std::fs::write(cache, &text) {
-                        tracing::warn!(path = %cache.display(), error = %e, "cannot write the spec cache");
-                    }
-                }
-                Ok(doc)
-            }
+            Ok((text, format)) => SpecDoc::parse_as(&text, &endpoint, format),
             Err(fetch_err) => match &self.cache_path {
                 Some(cache) if cache.is_file() => {
                     tracing::warn!(
@@ -122,12 +117,70 @@ impl SpecSource {
             },
         }
     }
+
+    /// Keeps a fetched document as the cache, once a catalog was built from it: a document
+    /// that does not parse or build never replaces the last good copy. Nothing to do for a
+    /// document read from a file (or from the cache).
+    pub fn remember(&self, doc: &SpecDoc) {
+        let (Some(url), Some(cache)) = (&self.arcane_url, &self.cache_path) else {
+            return;
+        };
+        if self.local_file().is_some() || doc.origin != endpoint(url) {
+            return;
+        }
+        if let Some(dir) = cache.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let written = serde_json::to_vec(&doc.root)
+            .map_err(std::io::Error::other)
+            .and_then(|text| {
+                // A temporary file renamed into place: a reader never sees half a document.
+                let tmp = cache.with_extension(format!("tmp.{}", std::process::id()));
+                std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, cache))
+            });
+        if let Err(e) = written {
+            tracing::warn!(path = %cache.display(), error = %e, "cannot write the spec cache");
+        }
+    }
+}
+
+/// Where Arcane serves its document.
+fn endpoint(url: &str) -> String {
+    format!("{}/api/openapi.json", url.trim_end_matches('/'))
+}
+
+/// The format a `Content-Type` names: JSON (`application/json`, `…+json`) or YAML
+/// (`application/yaml`, `text/yaml`, `…+yaml`, `x-yaml`); anything else is an error.
+fn format_of(content_type: Option<&str>, url: &str) -> Result<SpecFormat> {
+    let essence = content_type
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let (kind, sub) = essence.split_once('/').unwrap_or(("", ""));
+    match (kind, sub) {
+        ("application", s) if s == "json" || s.ends_with("+json") => Ok(SpecFormat::Json),
+        ("application" | "text", s)
+            if matches!(s, "yaml" | "x-yaml" | "vnd.oai.openapi") || s.ends_with("+yaml") =>
+        {
+            Ok(SpecFormat::Yaml)
+        }
+        _ => bail!(
+            "{url} answered with Content-Type {:?}, not an OpenAPI document (JSON or YAML); check that ARCANE_URL is Arcane's address (not a login page or proxy), or pass --spec PATH",
+            content_type.unwrap_or("(none)")
+        ),
+    }
 }
 
 /// Fetches a URL on a private runtime so that it works both inside and outside tokio.
-fn fetch_blocking(url: &str, tls: Option<std::sync::Arc<rustls::ClientConfig>>) -> Result<String> {
+fn fetch_blocking(
+    url: &str,
+    tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+) -> Result<(String, SpecFormat)> {
     let url = url.to_string();
-    std::thread::spawn(move || -> Result<String> {
+    std::thread::spawn(move || -> Result<(String, SpecFormat)> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -155,10 +208,22 @@ fn fetch_blocking(url: &str, tls: Option<std::sync::Arc<rustls::ClientConfig>>) 
             if !status.is_success() {
                 bail!("{url} answered {status}");
             }
-            // The document is about 0.6 MB; the default answer cap leaves room to grow.
-            let body =
-                arcane_engine::read_capped(resp, arcane_engine::DEFAULT_MAX_RESPONSE_BYTES).await?;
-            Ok(String::from_utf8_lossy(&body).into_owned())
+            let format = format_of(
+                resp.headers()
+                    .get(reqwest::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok()),
+                &url,
+            )?;
+            // The document is about 0.6 MB; the cap is a file's (`MAX_SPEC_BYTES`).
+            let body = arcane_engine::read_capped(resp, MAX_SPEC_BYTES)
+                .await
+                .map_err(|e| match e {
+                    arcane_engine::BodyError::TooLarge { .. } => anyhow!(
+                        "{url}: the OpenAPI document is larger than the limit of {MAX_SPEC_BYTES} bytes (Arcane's is under 1 MB); check that ARCANE_URL is Arcane's address, or pass --spec PATH"
+                    ),
+                    other => other.into(),
+                })?;
+            Ok((String::from_utf8_lossy(&body).into_owned(), format))
         })
     })
     .join()

@@ -24,6 +24,19 @@ async fn fetched_then_cached_then_served_from_the_cache() {
     let doc = load(source.clone()).await.unwrap();
     assert_eq!(doc.version(), "1.11.2");
     assert!(doc.origin.ends_with("/api/openapi.json"));
+    assert!(
+        !cache.exists(),
+        "a document is cached only once a catalog was built from it"
+    );
+    let sources = arcane_mcp::reload::Sources {
+        spec: source.clone(),
+        ..Default::default()
+    };
+    let catalog = tokio::task::spawn_blocking(move || sources.build())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(catalog.arcane_version, "1.11.2");
     assert!(cache.is_file(), "the fetched document is cached");
     sim.shutdown().await;
 

@@ -1,16 +1,18 @@
-//! Fuzzes the path-segment encoder: whatever the value, an accepted segment has no `/ ? #`,
-//! is never a dot segment, is plain ASCII without controls or spaces, and decodes back to the
-//! value; a refused value is exactly one that is (or decodes to) an empty or dot segment.
+//! Fuzzes the path-segment encoder: whatever the value, an accepted segment has no `/ \ ? #`
+//! and never decodes into one, is never a dot segment, is plain ASCII without controls or
+//! spaces, and decodes back to the value; a refused value is exactly one that is (or decodes
+//! to) an empty or dot segment or holds path structure.
 #![no_main]
 
-use arcane_engine::{is_dot_or_empty, segment};
+use arcane_engine::{is_dot_or_empty, segment, structure_in};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let value = String::from_utf8_lossy(data);
     match segment("p", &value) {
         Ok(seg) => {
-            assert!(!seg.contains(['/', '?', '#']), "{seg:?}");
+            assert!(!seg.contains(['/', '\\', '?', '#']), "{seg:?}");
+            assert!(structure_in(&seg).is_none(), "{seg:?}");
             assert!(!is_dot_or_empty(&seg), "{seg:?}");
             assert!(
                 seg.bytes().all(|b| b.is_ascii_graphic()),
@@ -21,6 +23,9 @@ fuzz_target!(|data: &[u8]| {
                 .expect("decodes as UTF-8");
             assert_eq!(back, value, "{seg:?}");
         }
-        Err(_) => assert!(is_dot_or_empty(&value), "{value:?} refused"),
+        Err(_) => assert!(
+            is_dot_or_empty(&value) || structure_in(&value).is_some(),
+            "{value:?} refused"
+        ),
     }
 });

@@ -59,9 +59,13 @@ impl Spec {
     pub fn parse(text: &str) -> Result<Spec> {
         let doc: Value = match serde_json::from_str(text) {
             Ok(v) => v,
-            Err(json_err) => yaml_serde::from_str(text).map_err(|yaml_err| {
-                anyhow::anyhow!("neither JSON ({json_err}) nor YAML ({yaml_err})")
-            })?,
+            Err(json_err) => {
+                arcane_catalog::check_yaml(text, "the spec", &arcane_catalog::YAML_SPEC_FILE)
+                    .map_err(anyhow::Error::msg)?;
+                yaml_serde::from_str(text).map_err(|yaml_err| {
+                    anyhow::anyhow!("neither JSON ({json_err}) nor YAML ({yaml_err})")
+                })?
+            }
         };
         Self::from_value(doc)
     }

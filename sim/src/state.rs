@@ -330,6 +330,8 @@ impl State {
         let state: State = if trimmed.starts_with('{') {
             serde_json::from_str(text).context("invalid JSON state")?
         } else {
+            arcane_catalog::check_yaml(text, "the state file", &arcane_catalog::YAML_DATA_FILE)
+                .map_err(anyhow::Error::msg)?;
             yaml_serde::from_str(text).context("invalid YAML state")?
         };
         state.validate()?;

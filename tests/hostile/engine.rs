@@ -326,6 +326,121 @@ async fn resource_uris_with_dot_segments_send_nothing() {
     client.cancel().await.unwrap();
 }
 
+/// Arcane 2.8.x decodes a remote environment's path before proxying it to the agent
+/// (docs/security.md, "Path parameters"), as the simulator does: a `/` in a value, in any
+/// encoding, would address another endpoint there — a volume backup past `--tools volume`, an
+/// agent removal, a vulnerability route. Each is refused and nothing is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn path_structure_in_a_value_reaches_no_other_endpoint_of_a_remote_environment() {
+    let sim = Sim::start().await;
+    let full = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
+    let made = ok(&run(
+        &full,
+        "volume_backup.create",
+        json!({"volumeName": "jobs_worker-data", "environmentId": "env-2"}),
+        false,
+    )
+    .await);
+    let backup = made
+        .get("id")
+        .or_else(|| made.pointer("/item/id"))
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("a backup ID in {made}"))
+        .to_string();
+    let backups = |v: Value| v["items"].as_array().map(Vec::len).unwrap_or(0);
+    let listed = json!({"volumeName": "jobs_worker-data", "environmentId": "env-2"});
+    assert_eq!(
+        backups(ok(
+            &run(&full, "volume_backup.list", listed.clone(), false).await
+        )),
+        1
+    );
+
+    let client = spawn(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--tools", "volume,image.get,swarm_node.delete"],
+    )
+    .await;
+    let env = "env-2";
+    let cases: Vec<(&str, Value)> = vec![
+        (
+            "volume.delete",
+            json!({"volumeName": format!("backups/{backup}")}),
+        ),
+        (
+            "volume.delete",
+            json!({"volumeName": format!("backups%2F{backup}")}),
+        ),
+        (
+            "volume.delete",
+            json!({"volumeName": format!("backups%252f{backup}")}),
+        ),
+        (
+            "volume.delete",
+            json!({"volumeName": format!("backups\\{backup}")}),
+        ),
+        (
+            "volume.get",
+            json!({"volumeName": format!("backups/{backup}/download")}),
+        ),
+        ("volume.get", json!({"volumeName": "jobs_worker-data?x"})),
+        ("volume.get", json!({"volumeName": "jobs_worker-data%23x"})),
+        (
+            "swarm_node.delete",
+            json!({"nodeId": "node-1/agent/deployment"}),
+        ),
+        (
+            "image.get",
+            json!({"imageId": "sha256:0b7f/vulnerabilities/list"}),
+        ),
+    ];
+    for (id, mut params) in cases {
+        params["environmentId"] = json!(env);
+        let before = sim.requests().await.len();
+        let t = err(&run(&client, id, params.clone(), true).await);
+        assert!(t.contains("another endpoint"), "{id} {params}: {t}");
+        assert!(
+            t.to_lowercase().contains("nothing was sent"),
+            "{id} {params}: {t}"
+        );
+        assert!(t.contains("ID"), "says what to pass instead: {t}");
+        // Only the environment's lookup by name (environment.list) may have been sent.
+        let log = sim.requests().await;
+        let sent: Vec<&Value> = log[before..]
+            .iter()
+            .filter(|r| r["path"] != "/api/environments")
+            .collect();
+        assert!(sent.is_empty(), "{id} {params} was sent: {sent:?}");
+    }
+    assert_eq!(
+        backups(ok(&run(&full, "volume_backup.list", listed, false).await)),
+        1,
+        "the backup is still there"
+    );
+    // A real name still goes out, to the remote environment.
+    ok(&run(
+        &client,
+        "volume.get",
+        json!({"volumeName": "jobs_worker-data", "environmentId": env}),
+        false,
+    )
+    .await);
+    // A parameter declared as taking a path (overrides/actions.yaml) may hold `/`.
+    let image = json!({"name": "ghcr.io/acme/api:1.2"});
+    let before = sim.requests().await.len();
+    let _ = run(&full, "image.history", image, false).await;
+    let log = sim.requests().await;
+    assert_eq!(
+        log.last().unwrap()["path"],
+        "/api/environments/0/images/ghcr.io%2Facme%2Fapi:1.2/history",
+        "{:?}",
+        &log[before..]
+    );
+    client.cancel().await.unwrap();
+    full.cancel().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn colons_and_at_signs_go_out_raw() {
     let sim = Sim::start().await;
@@ -340,8 +455,8 @@ async fn colons_and_at_signs_go_out_raw() {
             "/api/environments/0/containers/a@b!$&'()*+,;=",
         ),
         (
-            "a b/c?d#e%f",
-            "/api/environments/0/containers/a%20b%2Fc%3Fd%23e%25f",
+            "a b\"<e%f",
+            "/api/environments/0/containers/a%20b%22%3Ce%25f",
         ),
     ] {
         sim.reset().await;

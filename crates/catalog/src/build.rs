@@ -38,25 +38,11 @@ struct Operation<'a> {
 pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     let root = &input.spec.root;
     let resolver = RefResolver::new(root);
-    let mut ops = Vec::new();
-    if let Some(paths) = root.get("paths").and_then(Value::as_object) {
-        for (path, item) in paths {
-            let item = resolver.deref(item);
-            for m in METHODS {
-                if let Some(op) = item.get(m) {
-                    ops.push(Operation {
-                        method: m.to_ascii_uppercase(),
-                        path: path.clone(),
-                        op,
-                        path_item: item,
-                    });
-                }
-            }
-        }
-    }
+    let ops = operations(root, &resolver);
 
     // Derive every action, then settle collisions.
     let mut actions = derive_all(&ops, &resolver);
+    resolver.check(&input.spec.origin)?;
     settle_collisions(&mut actions);
     for a in &mut actions {
         a.derived_id = a.id.clone();
@@ -129,6 +115,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 .map(|(k, v)| (k.clone(), v.clone())),
         );
     }
+    let mut misfits = Vec::new();
     for file in &input.layers.overlays {
         for (key, ov) in &file.content.actions {
             let found = actions.iter().position(|a| {
@@ -151,7 +138,16 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 });
                 continue;
             }
-            apply_overlay(&mut actions[i], ov);
+            for problem in apply_overlay(&mut actions[i], ov) {
+                misfits.push(UnmatchedOverlay {
+                    file: file.origin.clone(),
+                    line: file.lines.line_of(&["actions", key.as_str(), "params"]),
+                    section: "actions".into(),
+                    key: key.clone(),
+                    closest: Vec::new(),
+                    reason: Some(problem),
+                });
+            }
             if let Some(list) = &ov.encoded_json {
                 let id = actions[i].derived_id.clone();
                 encodings.insert(id, (file, key, list.as_slice()));
@@ -160,7 +156,6 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     }
     // A declaration that does not fit its action is reported like an entry matching nothing:
     // it may be written for another Arcane version.
-    let mut misfits = Vec::new();
     for (id, (file, key, list)) in encodings {
         // An action excluded by a later file has nothing to expose.
         if let Some(a) = actions.iter_mut().find(|a| a.derived_id == id) {
@@ -320,7 +315,10 @@ pub fn is_valid_id(id: &str) -> bool {
     ok(parts.next()) && ok(parts.next()) && parts.next().is_none()
 }
 
-fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
+/// Applies one overlay entry; returns what of it does not fit the action (a parameter flag
+/// for a parameter it lacks).
+fn apply_overlay(a: &mut Action, ov: &ActionOverlay) -> Vec<String> {
+    let mut problems = Vec::new();
     if let Some(id) = &ov.id
         && let Some((d, n)) = id.split_once('.')
     {
@@ -376,17 +374,36 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     if let Some(k) = &ov.keywords {
         a.keywords.extend(k.iter().cloned());
     }
-    if let Some(descs) = &ov.params {
-        for (name, desc) in descs {
-            if let Some(p) = a.params.iter_mut().find(|p| &p.name == name) {
-                p.description = desc.clone();
+    if let Some(fixes) = &ov.params {
+        for (name, fix) in fixes {
+            let Some(p) = a.params.iter_mut().find(|p| &p.name == name) else {
+                if fix.takes_path().is_some() {
+                    problems.push(format!(
+                        "`takesPath` is set on parameter `{name}`, which {} does not have",
+                        a.id
+                    ));
+                }
+                continue;
+            };
+            if let Some(takes_path) = fix.takes_path() {
+                if p.location == ParamLocation::Path {
+                    p.takes_path = takes_path;
+                } else {
+                    problems.push(format!(
+                        "`takesPath` is set on parameter `{name}` of {}, which is not a path parameter",
+                        a.id
+                    ));
+                }
+            }
+            if let Some(desc) = fix.description() {
+                p.description = desc.to_string();
                 if let Some(s) = a
                     .input_schema
                     .get_mut("properties")
                     .and_then(|ps| ps.get_mut(name))
                     .and_then(Value::as_object_mut)
                 {
-                    s.insert("description".into(), Value::String(desc.clone()));
+                    s.insert("description".into(), Value::String(desc.to_string()));
                 }
             }
         }
@@ -394,6 +411,7 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     if a.destructive {
         a.mutating = true;
     }
+    problems
 }
 
 /// Settles derived-ID collisions: the first by method order keeps the ID; the others take the
@@ -436,6 +454,27 @@ fn settle_collisions(actions: &mut [Action]) {
             taken.insert(a.id.clone());
         }
     }
+}
+
+/// Every operation of the document, in its order.
+fn operations<'a>(root: &'a Value, resolver: &RefResolver<'a>) -> Vec<Operation<'a>> {
+    let mut ops = Vec::new();
+    if let Some(paths) = root.get("paths").and_then(Value::as_object) {
+        for (path, item) in paths {
+            let item = resolver.deref(item);
+            for m in METHODS {
+                if let Some(op) = item.get(m) {
+                    ops.push(Operation {
+                        method: m.to_ascii_uppercase(),
+                        path: path.clone(),
+                        op,
+                        path_item: item,
+                    });
+                }
+            }
+        }
+    }
+    ops
 }
 
 /// Derives every operation's action, in the operations' order, on up to one thread per core:
@@ -647,6 +686,7 @@ fn build_params(o: &Operation<'_>, resolver: &RefResolver<'_>) -> (Vec<Param>, B
             required,
             description,
             schema,
+            takes_path: false,
         });
     }
 
@@ -684,6 +724,7 @@ fn build_params(o: &Operation<'_>, resolver: &RefResolver<'_>) -> (Vec<Param>, B
                 required: body_required,
                 description: "Raw request body, base64-encoded".into(),
                 schema: json!({"type": "string", "contentEncoding": "base64", "description": "Raw request body, base64-encoded"}),
+                takes_path: false,
             });
         }
     }
@@ -714,6 +755,7 @@ fn lift_body(params: &mut Vec<Param>, schema: &Value, body_required: bool, loc: 
             required: body_required,
             description,
             schema: schema.clone(),
+            takes_path: false,
         });
         return;
     }
@@ -758,6 +800,7 @@ fn lift_body(params: &mut Vec<Param>, schema: &Value, body_required: bool, loc: 
                 .unwrap_or("")
                 .to_string(),
             schema: prop_schema,
+            takes_path: false,
         });
     }
 }
@@ -803,6 +846,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
             required: false,
             description: "Environment ID; defaults to the configured environment".into(),
             schema: derive::environment_param_schema(),
+            takes_path: false,
         });
     }
     let required: HashSet<&str> = d
@@ -829,6 +873,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
                     .unwrap_or("")
                     .to_string(),
                 schema: schema.clone(),
+                takes_path: false,
             });
         }
     }
@@ -906,4 +951,116 @@ fn check_text_omits(actions: &[Action]) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES};
+    use std::path::Path;
+
+    /// An OpenAPI document whose schema `L7` holds ten references to `L6`, which holds ten to
+    /// `L5`, … down to a string: about 4 KB that inline into ten million copies.
+    fn fan_out_bomb() -> String {
+        let mut schemas = vec![r#""L0":{"type":"string"}"#.to_string()];
+        for level in 1..=7 {
+            let props: Vec<String> = (0..10)
+                .map(|i| {
+                    format!(
+                        r##""p{i}":{{"$ref":"#/components/schemas/L{}"}}"##,
+                        level - 1
+                    )
+                })
+                .collect();
+            schemas.push(format!(
+                r#""L{level}":{{"type":"object","properties":{{{}}}}}"#,
+                props.join(",")
+            ));
+        }
+        format!(
+            r##"{{"openapi":"3.1.0","info":{{"title":"bomb","version":"1.0.0"}},"paths":{{"/environments/{{id}}/things":{{"get":{{"operationId":"list-things","parameters":[{{"name":"id","in":"path","required":true,"schema":{{"type":"string"}}}}],"responses":{{"200":{{"description":"ok","content":{{"application/json":{{"schema":{{"$ref":"#/components/schemas/L7"}}}}}}}}}}}}}}}},"components":{{"schemas":{{{}}}}}}}"##,
+            schemas.join(",")
+        )
+    }
+
+    fn build(doc: &SpecDoc) -> Result<Catalog> {
+        let layers = Layers::builtin().unwrap();
+        build_catalog(BuildInput {
+            spec: doc,
+            layers: &layers,
+        })
+    }
+
+    #[test]
+    fn a_fan_out_of_references_fails_the_build() {
+        let text = fan_out_bomb();
+        assert!(text.len() < 5_000, "{}", text.len());
+        let doc = SpecDoc::parse(&text, "bomb.json").unwrap();
+        let err = format!("{:#}", build(&doc).unwrap_err());
+        assert!(err.starts_with("bomb.json: "), "{err}");
+        assert!(
+            err.contains(&format!("more than {MAX_INLINED_NODES}")),
+            "{err}"
+        );
+        assert!(err.contains("/api/openapi.json"), "{err}");
+    }
+
+    #[test]
+    fn a_chain_of_references_deeper_than_the_budget_fails_the_build() {
+        // Each schema is one reference to the next: no nesting of its own, only depth.
+        let n = MAX_INLINED_DEPTH * 4;
+        let schemas: Vec<String> = (0..n)
+            .map(|i| format!(r##""S{i}":{{"$ref":"#/components/schemas/S{}"}}"##, i + 1))
+            .chain([format!(r#""S{n}":{{"type":"string"}}"#)])
+            .collect();
+        let text = format!(
+            r##"{{"openapi":"3.1.0","info":{{"version":"1"}},"paths":{{"/things":{{"get":{{"responses":{{"200":{{"description":"ok","content":{{"application/json":{{"schema":{{"$ref":"#/components/schemas/S0"}}}}}}}}}}}}}}}},"components":{{"schemas":{{{}}}}}}}"##,
+            schemas.join(",")
+        );
+        let doc = SpecDoc::parse(&text, "chain.json").unwrap();
+        let err = format!("{:#}", build(&doc).unwrap_err());
+        assert!(
+            err.contains(&format!("deeper than {MAX_INLINED_DEPTH}")),
+            "{err}"
+        );
+    }
+
+    /// What Arcane's real documents use of the budgets (docs/security.md states these numbers).
+    #[test]
+    fn real_documents_use_a_small_part_of_the_budget() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../third_party/arcane/");
+        for name in ["openapi-v2.8.0.json", "openapi-v1.11.2.yaml"] {
+            let doc = SpecDoc::from_file(Path::new(&format!("{root}{name}"))).unwrap();
+            let resolver = RefResolver::new(&doc.root);
+            let ops = operations(&doc.root, &resolver);
+            derive_all(&ops, &resolver);
+            let (nodes, depth) = resolver.produced();
+            eprintln!("{name}: {nodes} inlined values, {depth} levels deep");
+            assert!(nodes * 10 < MAX_INLINED_NODES, "{name}: {nodes}");
+            assert!(depth * 4 < MAX_INLINED_DEPTH, "{name}: {depth}");
+            let catalog = build(&doc).unwrap();
+            if name.contains("2.8.0") {
+                // The built-in overlays let four image routes take a reference with `/`.
+                for id in [
+                    "image.tag",
+                    "image.export",
+                    "image.history",
+                    "image.attestations",
+                ] {
+                    assert!(
+                        catalog.get(id).unwrap().param("name").unwrap().takes_path,
+                        "{id}"
+                    );
+                }
+                let get = catalog.get("container.get").unwrap();
+                assert!(!get.param("containerId").unwrap().takes_path);
+                let misfits: Vec<_> = catalog
+                    .unmatched_overlays
+                    .iter()
+                    .filter(|u| u.reason.is_some())
+                    .collect();
+                assert!(misfits.is_empty(), "{misfits:?}");
+            }
+        }
+    }
 }

@@ -115,6 +115,7 @@ fn expose_one(action: &mut Action, decl: &EncodedJson) -> Result<(), String> {
             required: false,
             description,
             schema,
+            takes_path: false,
         });
     }
 

@@ -26,4 +26,8 @@ pub use model::{
 pub use overlay::{Layers, Preset, Vocabulary};
 pub use policy::{ClientProfile, Confirmation, Policy, catalog_exclusion};
 pub use search::{Hit, SearchIndex};
-pub use spec::{RefResolver, SpecDoc};
+pub use spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES, RefResolver, SpecDoc, SpecFormat};
+pub use yaml::{
+    DATA_FILE as YAML_DATA_FILE, Limits as YamlLimits, MAX_NODES, MAX_SPEC_BYTES, MAX_SPEC_NODES,
+    SPEC_FILE as YAML_SPEC_FILE, check as check_yaml,
+};

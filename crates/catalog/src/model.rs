@@ -45,6 +45,10 @@ pub struct Param {
     pub description: String,
     /// The parameter's JSON Schema (self-contained).
     pub schema: Value,
+    /// A path parameter whose value may hold `/` (overlay `takesPath`; the engine's
+    /// `path::segment_path`). Off: the value must be one segment.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub takes_path: bool,
 }
 
 /// A lookup that turns a parameter's value into the ID Arcane wants (docs/arcane-wire.md,

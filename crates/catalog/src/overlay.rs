@@ -55,8 +55,8 @@ pub struct ActionOverlay {
     /// Withdraw the action from the generic executor; the value is the reason.
     pub exclude: Option<String>,
     pub widen: Option<Vec<Widening>>,
-    /// Per-parameter description overrides.
-    pub params: Option<BTreeMap<String, String>>,
+    /// Per-parameter corrections: a better description, or whether it takes a path.
+    pub params: Option<BTreeMap<String, ParamOverlay>>,
     /// Search: words and phrases people use for this action (added to earlier layers').
     pub keywords: Option<Vec<String>>,
     /// String or multipart parameters that carry JSON text: their inner fields become ordinary
@@ -75,6 +75,42 @@ pub enum ConfirmRule {
     Always,
     /// Destructive calls only (the rule of every action without `confirm`).
     Default,
+}
+
+/// Corrections for one parameter of an action: a description alone, or its fields.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ParamOverlay {
+    /// A better description.
+    Description(String),
+    Fields(ParamFields),
+}
+
+/// The fields of a [`ParamOverlay`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ParamFields {
+    pub description: Option<String>,
+    /// The path parameter's value may hold `/` (an image reference for a route whose handler
+    /// decodes its parameter itself); off by default, so that no value can add path structure
+    /// (docs/security.md, "Path parameters").
+    pub takes_path: Option<bool>,
+}
+
+impl ParamOverlay {
+    pub fn description(&self) -> Option<&str> {
+        match self {
+            ParamOverlay::Description(d) => Some(d),
+            ParamOverlay::Fields(f) => f.description.as_deref(),
+        }
+    }
+
+    pub fn takes_path(&self) -> Option<bool> {
+        match self {
+            ParamOverlay::Description(_) => None,
+            ParamOverlay::Fields(f) => f.takes_path,
+        }
+    }
 }
 
 /// Corrections for one domain.

@@ -3,9 +3,31 @@
 //! server's business.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Map, Value};
+
+use crate::yaml::{self, MAX_SPEC_BYTES};
+
+/// The most JSON values that inlining `$ref`s may produce over one whole catalog build (every
+/// parameter, body and answer schema together). Arcane 2.8.0's document needs 47,418
+/// (docs/security.md, "Expansion budgets"); a document whose references fan out (ten
+/// references to a schema of ten references, seven levels down: ten million copies from 4 KB
+/// of text) stops here instead of exhausting the memory.
+pub const MAX_INLINED_NODES: u64 = 500_000;
+
+/// The deepest nesting an inlined schema may reach, counting each reference followed as a
+/// level (2.8.0's deepest is 31). It also bounds the resolver's recursion.
+pub const MAX_INLINED_DEPTH: usize = 128;
+
+/// How a document is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecFormat {
+    Json,
+    Yaml,
+}
 
 /// A parsed OpenAPI document and where it came from.
 #[derive(Debug, Clone)]
@@ -30,16 +52,36 @@ impl SpecDoc {
     /// Parses a document from text. `origin` is used in error messages; JSON is tried first when
     /// the text starts with `{`, YAML otherwise.
     pub fn parse(text: &str, origin: &str) -> Result<SpecDoc> {
-        let root: Value = if text.trim_start().starts_with('{') {
-            serde_json::from_str(text).map_err(|e| {
+        let format = if text.trim_start().starts_with('{') {
+            SpecFormat::Json
+        } else {
+            SpecFormat::Yaml
+        };
+        SpecDoc::parse_as(text, origin, format)
+    }
+
+    /// Parses a document written in `format`. A document over [`MAX_SPEC_BYTES`], or a YAML one
+    /// that nests too deeply or expands through aliases past its budget (`yaml::check_spec`),
+    /// is refused before any value is built.
+    pub fn parse_as(text: &str, origin: &str, format: SpecFormat) -> Result<SpecDoc> {
+        if text.len() > MAX_SPEC_BYTES {
+            bail!(
+                "{origin}: the OpenAPI document is {} bytes, over the limit of {MAX_SPEC_BYTES} (Arcane's is under 1 MB) — use the document Arcane serves at /api/openapi.json",
+                text.len()
+            );
+        }
+        let root: Value = match format {
+            SpecFormat::Json => serde_json::from_str(text).map_err(|e| {
                 anyhow!(
                     "{origin}: invalid JSON at line {}, column {}: {e}",
                     e.line(),
                     e.column()
                 )
-            })?
-        } else {
-            yaml_serde::from_str(text).map_err(|e| anyhow!("{origin}: invalid YAML: {e}"))?
+            })?,
+            SpecFormat::Yaml => {
+                yaml::check_spec(text, origin).map_err(|e| anyhow!(e))?;
+                yaml_serde::from_str(text).map_err(|e| anyhow!("{origin}: invalid YAML: {e}"))?
+            }
         };
         if !root.is_object() {
             bail!("{origin}: an OpenAPI document must be an object at the top level");
@@ -61,12 +103,25 @@ impl SpecDoc {
         })
     }
 
-    /// Reads and parses a document from a file.
+    /// Reads and parses a document from a file (at most [`MAX_SPEC_BYTES`] of it is read).
     pub fn from_file(path: &Path) -> Result<SpecDoc> {
-        let text = std::fs::read_to_string(path).with_context(|| {
+        use std::io::Read as _;
+        let what = || {
             format!(
                 "cannot read the OpenAPI document {}; check --spec / ARCANE_MCP_SPEC",
                 path.display()
+            )
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_SPEC_BYTES as u64 + 1).read_to_end(&mut bytes))
+            .with_context(what)?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            anyhow!(
+                "{}: not UTF-8 text (byte {}) — {}",
+                path.display(),
+                e.utf8_error().valid_up_to(),
+                what()
             )
         })?;
         let mut doc = SpecDoc::parse(&text, &path.display().to_string())?;
@@ -80,19 +135,121 @@ impl SpecDoc {
 /// A reference that points back into one of the schemas being expanded (a cycle) is cut: it is
 /// replaced by `{"type": "object", "description": "(recursive <Name>; cut)"}`. Dangling
 /// references are replaced the same way, so no `$ref` survives.
+///
+/// The work is bounded: over one resolver's life (one catalog build, shared by its threads) at
+/// most [`MAX_INLINED_NODES`] values are produced, none deeper than [`MAX_INLINED_DEPTH`].
+/// Past either, `inline` returns at once with a placeholder and [`RefResolver::check`] fails
+/// with the reason, so the build fails instead of the process.
 pub struct RefResolver<'a> {
     root: &'a Value,
+    produced: AtomicU64,
+    deepest: AtomicUsize,
+    overrun: Mutex<Option<String>>,
 }
+
+/// Values produced by one `inline` call, added to the shared count in batches.
+struct Tally {
+    local: u64,
+    deepest: usize,
+    over: bool,
+}
+
+/// How many values one `inline` call produces before it adds them to the shared count and
+/// looks whether another thread exhausted the budget.
+const TALLY_BATCH: u64 = 4096;
 
 impl<'a> RefResolver<'a> {
     pub fn new(root: &'a Value) -> Self {
-        RefResolver { root }
+        RefResolver {
+            root,
+            produced: AtomicU64::new(0),
+            deepest: AtomicUsize::new(0),
+            overrun: Mutex::new(None),
+        }
     }
 
-    /// Returns `value` with every `$ref` inlined.
+    /// Returns `value` with every `$ref` inlined (a placeholder once the budget is spent).
     pub fn inline(&self, value: &Value) -> Value {
         let mut stack = Vec::new();
-        self.inline_inner(value, &mut stack)
+        let mut tally = Tally {
+            local: 0,
+            deepest: 0,
+            over: self.is_over(),
+        };
+        if tally.over {
+            return cut_schema("expansion budget spent");
+        }
+        let out = self.inline_inner(value, &mut stack, 0, &mut tally);
+        self.flush(&mut tally);
+        out
+    }
+
+    /// The values produced so far by every `inline` call, and the deepest level reached (for
+    /// measuring what a real document needs).
+    pub fn produced(&self) -> (u64, usize) {
+        (
+            self.produced.load(Ordering::Relaxed),
+            self.deepest.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Fails when an `inline` call went over the budget: the error names the document and
+    /// what to do.
+    pub fn check(&self, origin: &str) -> Result<()> {
+        match self
+            .overrun
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            None => Ok(()),
+            Some(why) => bail!(
+                "{origin}: {why} — this is not Arcane's OpenAPI document (Arcane 2.8.0's needs under 50,000 values and 31 levels); use the document Arcane serves at /api/openapi.json (--spec PATH), and if a larger Arcane really needs more, report it"
+            ),
+        }
+    }
+
+    fn is_over(&self) -> bool {
+        self.produced.load(Ordering::Relaxed) > MAX_INLINED_NODES
+    }
+
+    fn overrun(&self, why: String) {
+        let mut slot = self.overrun.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(why);
+        // Every other call stops at its next batch.
+        self.produced
+            .fetch_add(MAX_INLINED_NODES + 1, Ordering::Relaxed);
+    }
+
+    /// Adds a call's values to the shared count; past the budget, records the overrun.
+    fn flush(&self, tally: &mut Tally) {
+        self.deepest.fetch_max(tally.deepest, Ordering::Relaxed);
+        if tally.local == 0 {
+            return;
+        }
+        let total = self.produced.fetch_add(tally.local, Ordering::Relaxed) + tally.local;
+        tally.local = 0;
+        if total > MAX_INLINED_NODES && !tally.over {
+            tally.over = true;
+            self.overrun(format!(
+                "inlining its `$ref`s produces more than {MAX_INLINED_NODES} JSON values (references that fan out)"
+            ));
+        }
+    }
+
+    /// Counts one produced value; false once the budget is spent (here or on another thread).
+    fn take(&self, tally: &mut Tally) -> bool {
+        if tally.over {
+            return false;
+        }
+        tally.local += 1;
+        if tally.local >= TALLY_BATCH {
+            self.flush(tally);
+            if self.is_over() {
+                tally.over = true;
+            }
+        }
+        !tally.over
     }
 
     /// Follows a single `$ref` at the top of `value` (used for parameters and request bodies,
@@ -119,7 +276,26 @@ impl<'a> RefResolver<'a> {
         self.root.pointer(pointer)
     }
 
-    fn inline_inner(&self, value: &Value, stack: &mut Vec<String>) -> Value {
+    fn inline_inner(
+        &self,
+        value: &Value,
+        stack: &mut Vec<String>,
+        depth: usize,
+        tally: &mut Tally,
+    ) -> Value {
+        if !self.take(tally) {
+            return Value::Null;
+        }
+        tally.deepest = tally.deepest.max(depth);
+        if depth > MAX_INLINED_DEPTH {
+            if !tally.over {
+                tally.over = true;
+                self.overrun(format!(
+                    "its `$ref`s nest deeper than {MAX_INLINED_DEPTH} levels when inlined"
+                ));
+            }
+            return Value::Null;
+        }
         match value {
             Value::Object(map) => {
                 if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
@@ -135,13 +311,16 @@ impl<'a> RefResolver<'a> {
                         return cut_schema(&format!("unresolved reference {reference}"));
                     };
                     stack.push(reference.to_string());
-                    let mut resolved = self.inline_inner(target, stack);
+                    let mut resolved = self.inline_inner(target, stack, depth + 1, tally);
                     stack.pop();
                     // Sibling keywords of a $ref (allowed in 3.1) override the target's.
                     if let Value::Object(res) = &mut resolved {
                         for (k, v) in map {
                             if k != "$ref" {
-                                res.insert(k.clone(), self.inline_inner(v, stack));
+                                res.insert(
+                                    k.clone(),
+                                    self.inline_inner(v, stack, depth + 1, tally),
+                                );
                             }
                         }
                     }
@@ -149,14 +328,17 @@ impl<'a> RefResolver<'a> {
                 } else {
                     let mut out = Map::with_capacity(map.len());
                     for (k, v) in map {
-                        out.insert(k.clone(), self.inline_inner(v, stack));
+                        out.insert(k.clone(), self.inline_inner(v, stack, depth + 1, tally));
                     }
                     Value::Object(out)
                 }
             }
-            Value::Array(items) => {
-                Value::Array(items.iter().map(|v| self.inline_inner(v, stack)).collect())
-            }
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|v| self.inline_inner(v, stack, depth + 1, tally))
+                    .collect(),
+            ),
             other => other.clone(),
         }
     }

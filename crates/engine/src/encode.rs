@@ -136,6 +136,7 @@ mod tests {
             required: false,
             description: String::new(),
             schema: json!({"type": "string"}),
+            takes_path: false,
         };
         Action {
             id: "project.create".into(),

@@ -11,7 +11,7 @@ use crate::websocket::{
     sample_system_stats,
 };
 use crate::{CallError, ExecConfig, HandlerOutput};
-use arcane_catalog::{Action, ParamLocation};
+use arcane_catalog::{Action, Param, ParamLocation};
 
 fn num(params: &Map<String, Value>, name: &str) -> Option<f64> {
     params.get(name).and_then(Value::as_f64)
@@ -30,7 +30,7 @@ fn api_path(
     let Some(handler) = &action.handler else {
         return Err(format!("{} has no handler", action.id));
     };
-    let mut values: Vec<(&str, &str, String)> = Vec::new();
+    let mut values: Vec<(&Param, String)> = Vec::new();
     for p in &action.params {
         let value = match p.location {
             ParamLocation::Environment => params
@@ -45,11 +45,16 @@ fn api_path(
             },
             _ => continue,
         };
-        values.push((&p.wire_name, &p.name, value));
+        values.push((p, value));
     }
-    let values: Vec<(&str, &str, &str)> = values
+    let values: Vec<crate::path::Slot<'_>> = values
         .iter()
-        .map(|(w, n, v)| (*w, *n, v.as_str()))
+        .map(|(p, v)| crate::path::Slot {
+            placeholder: &p.wire_name,
+            name: &p.name,
+            value: v,
+            takes_path: p.takes_path,
+        })
         .collect();
     let path = crate::path::fill(&handler.path, &values)
         .map_err(|e| format!("{}: {e}. Nothing was sent.", action.id))?;

@@ -53,10 +53,13 @@ pub use websocket::{
 // encoder, the redactor, and the TLS/HTTP plumbing (the one rustls configuration).
 pub use errors::{error_detail, type_of};
 pub use http::{
-    DEFAULT_MAX_RESPONSE_BYTES, client_builder, ensure_crypto_provider, read_capped,
+    BodyError, DEFAULT_MAX_RESPONSE_BYTES, client_builder, ensure_crypto_provider, read_capped,
     redirect_location, redirect_text, same_origin_redirects, tls_config,
 };
-pub use path::{is_dot_or_empty, segment};
+pub use path::{
+    Refusal, SegmentError, Slot, fill, is_dot_or_empty, refusal, segment, segment_path,
+    structure_in,
+};
 pub use redact::{
     MASK, fingerprint, is_secret_name, looks_like_credential, mask_document, mask_text,
     mask_url_credentials, redact_for, redacted, redacted_params, redacted_view,

@@ -140,7 +140,13 @@ pub fn build(
                 let Some(v) = value else {
                     return Err(format!("missing path parameter {}", p.name));
                 };
-                let seg = path::segment(&p.name, &scalar(v)).map_err(|e| e.to_string())?;
+                let value = scalar(v);
+                let seg = if p.takes_path {
+                    path::segment_path(&p.name, &value)
+                } else {
+                    path::segment(&p.name, &value)
+                }
+                .map_err(|e| e.to_string())?;
                 path = path.replace(&format!("{{{}}}", p.wire_name), &seg);
             }
             ParamLocation::Query => {

@@ -10,20 +10,23 @@ use tokio::net::TcpListener;
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
-    /// The encoder's invariants: no `/ ? #` in a segment, never a dot segment, and decoding
-    /// gives the value back; what it refuses is exactly what decodes to a dot or empty segment.
+    /// The encoder's invariants: no `/ \ ? #` in a segment, nor anything a hop decodes into
+    /// one, never a dot segment, and decoding gives the value back; what it refuses is exactly
+    /// what is (or decodes to) a dot or empty segment or holds path structure.
     #[test]
-    fn path_segments_are_safe(value in "(\\PC|[./%?#:@ ]|%2[eE]){0,12}") {
-        use arcane_engine::{is_dot_or_empty, segment};
+    fn path_segments_are_safe(value in "(\\PC|[./%?#:@\\\\ ]|%2[eEfF]|%5[cC]|%25){0,12}") {
+        use arcane_engine::{is_dot_or_empty, segment, structure_in};
         match segment("p", &value) {
             Ok(seg) => {
-                prop_assert!(!seg.contains(['/', '?', '#']), "{seg}");
+                prop_assert!(!seg.contains(['/', '\\', '?', '#']), "{seg}");
+                // What the hops decode (up to four rounds) is never path structure.
+                prop_assert!(structure_in(&seg).is_none(), "{seg}");
                 prop_assert!(!is_dot_or_empty(&seg), "{seg}");
                 prop_assert!(!seg.chars().any(|c| c.is_control() || c == ' ' || !c.is_ascii()));
                 let back = percent_encoding::percent_decode_str(&seg).decode_utf8().unwrap();
                 prop_assert_eq!(back, value.as_str());
             }
-            Err(_) => prop_assert!(is_dot_or_empty(&value)),
+            Err(_) => prop_assert!(is_dot_or_empty(&value) || structure_in(&value).is_some()),
         }
     }
 }

@@ -53,6 +53,9 @@ pub fn multipart_parts(body: &[u8]) -> Vec<Part> {
 /// A compose file's services as stored in a project (compose-go's JSON shape, the fields
 /// the simulator uses).
 pub fn compose_services(project: &str, compose: &str) -> Result<Vec<Value>, String> {
+    // A client's compose text: its aliases are budgeted before they are expanded.
+    arcane_catalog::check_yaml(compose, "compose", &arcane_catalog::YAML_DATA_FILE)
+        .map_err(|e| format!("invalid compose: {e}"))?;
     let doc: Value = yaml_serde::from_str(compose).map_err(|e| format!("invalid compose: {e}"))?;
     let Some(services) = doc.get("services").and_then(Value::as_object) else {
         return Err("invalid compose: no services".into());
@@ -89,4 +92,22 @@ pub fn compose_services(project: &str, compose: &str) -> Result<Vec<Value>, Stri
         out.push(svc);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    /// A compose text that repeats one 5,000-item list 5,000 times through aliases (about
+    /// 30 KB, 25 million values once expanded) is refused before it is expanded.
+    #[test]
+    fn an_alias_bomb_is_refused_before_it_is_expanded() {
+        let mut text = String::from("x-base: &a [");
+        text.push_str(&vec!["x"; 5000].join(","));
+        text.push_str("]\nservices:\n  web:\n    image: nginx\n    x-many:\n");
+        for _ in 0..5000 {
+            text.push_str("      - *a\n");
+        }
+        let err = super::compose_services("p", &text).unwrap_err();
+        assert!(err.contains("expands to more than"), "{err}");
+        assert!(super::compose_services("p", "services:\n  web: {image: nginx}\n").is_ok());
+    }
 }
