@@ -33,7 +33,7 @@ fn follow_ups_come_first_then_related_with_titles() {
         served: &all,
         safe_mode: false,
     };
-    let text = next_steps(cat.get("image.pull").unwrap(), &cat, &naming).unwrap();
+    let text = next_steps(cat.get("image.pull").unwrap(), &cat, &naming, None).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("- ")).collect();
     assert!(
         lines[0].starts_with("- `project.redeploy` — redeploy the project that uses the image"),
@@ -43,14 +43,14 @@ fn follow_ups_come_first_then_related_with_titles() {
         lines[1].starts_with("- `image.list` — see the pulled image"),
         "{text}"
     );
-    let text = next_steps(cat.get("image.list").unwrap(), &cat, &naming).unwrap();
+    let text = next_steps(cat.get("image.list").unwrap(), &cat, &naming, None).unwrap();
     assert!(text.contains("- `image.get` — Inspect image"), "{text}");
     assert!(
         text.contains("- `image.prune` — Prune unused images (destructive: needs `confirm: true`)"),
         "{text}"
     );
     for id in ["container.get", "project.get", "container.list"] {
-        let t = next_steps(cat.get(id).unwrap(), &cat, &naming).unwrap_or_default();
+        let t = next_steps(cat.get(id).unwrap(), &cat, &naming, None).unwrap_or_default();
         assert!(t.lines().filter(|l| l.starts_with("- ")).count() <= MAX_NEXT_STEPS);
     }
 }
@@ -64,7 +64,7 @@ fn withdrawn_actions_are_never_suggested_and_safe_mode_marks_mutations() {
         served: &read_only,
         safe_mode: false,
     };
-    let text = next_steps(cat.get("image.pull").unwrap(), &cat, &naming).unwrap();
+    let text = next_steps(cat.get("image.pull").unwrap(), &cat, &naming, None).unwrap();
     assert!(!text.contains("project.redeploy"), "{text}");
     assert!(text.contains("`image.list`"));
     let all = |_: &Action| true;
@@ -73,7 +73,7 @@ fn withdrawn_actions_are_never_suggested_and_safe_mode_marks_mutations() {
         served: &all,
         safe_mode: true,
     };
-    let text = next_steps(cat.get("image.pull").unwrap(), &cat, &naming).unwrap();
+    let text = next_steps(cat.get("image.pull").unwrap(), &cat, &naming, None).unwrap();
     assert!(text.contains("`project.redeploy` — redeploy the project that uses the image (safe mode: preview only)"), "{text}");
     assert!(
         !text.contains("`image.list` — see the pulled image (safe mode"),
@@ -91,11 +91,11 @@ fn names_follow_the_surface_and_logs_get_none() {
         served: &all,
         safe_mode: false,
     };
-    let text = next_steps(cat.get("project.up").unwrap(), &cat, &naming).unwrap();
+    let text = next_steps(cat.get("project.up").unwrap(), &cat, &naming, None).unwrap();
     assert!(
         text.contains("`arcane_project` (action `runtime`)"),
         "{text}"
     );
-    assert!(next_steps(cat.get("container.logs").unwrap(), &cat, &naming).is_none());
-    assert!(next_steps(cat.get("image.export").unwrap(), &cat, &naming).is_none());
+    assert!(next_steps(cat.get("container.logs").unwrap(), &cat, &naming, None).is_none());
+    assert!(next_steps(cat.get("image.export").unwrap(), &cat, &naming, None).is_none());
 }

@@ -30,7 +30,12 @@ pub fn finish(
         served: &served,
         safe_mode: snap.policy.safe_mode,
     };
-    let section = next_steps(action, &snap.catalog, &naming);
+    let section = next_steps(
+        action,
+        &snap.catalog,
+        &naming,
+        result.structured_content.as_ref(),
+    );
     if let Some(ContentBlock::Text(t)) = result.content.first_mut() {
         if let Some(section) = &section {
             t.text.push_str(section);

@@ -10,7 +10,7 @@ use crate::model::{
     Action, BodyEncoding, Catalog, EncodedJson, Excluded, Param, ParamLocation, ResultKind,
     UnmatchedOverlay,
 };
-use crate::overlay::{ActionOverlay, Layers, Loaded, OverlayFile};
+use crate::overlay::{ActionOverlay, Layers, Loaded, OverlayFile, ParamOverlay};
 use crate::spec::{RefResolver, SpecDoc};
 
 /// HTTP methods an OpenAPI path item can hold, in the order collisions are settled.
@@ -129,6 +129,20 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 .map(|(k, v)| (k.clone(), v.clone())),
         );
     }
+    // Shared parameter corrections first, so that an action's own entry wins.
+    for file in &input.layers.overlays {
+        for (name, po) in &file.content.shared_params {
+            for a in actions.iter_mut().filter(|a| {
+                a.params
+                    .iter()
+                    .any(|p| &p.name == name && p.location == crate::model::ParamLocation::Query)
+            }) {
+                // The parameter is there: nothing can misfit.
+                let _ = apply_param(a, name, po);
+            }
+        }
+    }
+    let mut param_misfits = Vec::new();
     for file in &input.layers.overlays {
         for (key, ov) in &file.content.actions {
             let found = actions.iter().position(|a| {
@@ -151,7 +165,18 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 });
                 continue;
             }
-            apply_overlay(&mut actions[i], ov);
+            for (name, problem) in apply_overlay(&mut actions[i], ov) {
+                param_misfits.push(UnmatchedOverlay {
+                    file: file.origin.clone(),
+                    line: file
+                        .lines
+                        .line_of(&["actions", key.as_str(), "params", name.as_str()]),
+                    section: "actions".into(),
+                    key: key.clone(),
+                    closest: Vec::new(),
+                    reason: Some(problem),
+                });
+            }
             if let Some(list) = &ov.encoded_json {
                 let id = actions[i].derived_id.clone();
                 encodings.insert(id, (file, key, list.as_slice()));
@@ -160,7 +185,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     }
     // A declaration that does not fit its action is reported like an entry matching nothing:
     // it may be written for another Arcane version.
-    let mut misfits = Vec::new();
+    let mut misfits = param_misfits;
     for (id, (file, key, list)) in encodings {
         // An action excluded by a later file has nothing to expose.
         if let Some(a) = actions.iter_mut().find(|a| a.derived_id == id) {
@@ -320,7 +345,8 @@ pub fn is_valid_id(id: &str) -> bool {
     ok(parts.next()) && ok(parts.next()) && parts.next().is_none()
 }
 
-fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
+/// Applies an action's overlay entry; the parameter entries that fit nothing, with why.
+fn apply_overlay(a: &mut Action, ov: &ActionOverlay) -> Vec<(String, String)> {
     if let Some(id) = &ov.id
         && let Some((d, n)) = id.split_once('.')
     {
@@ -373,24 +399,80 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) {
     if let Some(k) = &ov.keywords {
         a.keywords.extend(k.iter().cloned());
     }
-    if let Some(descs) = &ov.params {
-        for (name, desc) in descs {
-            if let Some(p) = a.params.iter_mut().find(|p| &p.name == name) {
-                p.description = desc.clone();
-                if let Some(s) = a
-                    .input_schema
-                    .get_mut("properties")
-                    .and_then(|ps| ps.get_mut(name))
-                    .and_then(Value::as_object_mut)
-                {
-                    s.insert("description".into(), Value::String(desc.clone()));
-                }
+    if ov.no_effect.is_some() {
+        a.no_effect = ov.no_effect.clone();
+    }
+    let mut problems = Vec::new();
+    if let Some(params) = &ov.params {
+        for (name, po) in params {
+            if let Err(why) = apply_param(a, name, po) {
+                problems.push((name.clone(), why));
             }
         }
     }
     if a.destructive {
         a.mutating = true;
     }
+    problems
+}
+
+/// Applies one parameter correction: its description and its closed set of values (`enum`),
+/// in the parameter's schema and in the action's input schema alike. `name` may be a dotted
+/// path into an object parameter (`images.mode`). A description for a parameter the action
+/// lacks changes nothing (descriptions are cosmetic); an `enum` that finds no property is an
+/// error, since the check it asks for would silently not happen.
+fn apply_param(a: &mut Action, name: &str, po: &ParamOverlay) -> Result<(), String> {
+    let mut path = name.split('.');
+    let top = path.next().unwrap_or_default();
+    let rest: Vec<&str> = path.collect();
+    /// The property schema at `rest` below `schema` (through `properties`).
+    fn below<'s>(
+        mut schema: &'s mut Value,
+        rest: &[&str],
+    ) -> Option<&'s mut serde_json::Map<String, Value>> {
+        for key in rest {
+            schema = schema.get_mut("properties")?.get_mut(*key)?;
+        }
+        schema.as_object_mut()
+    }
+    let set = |s: &mut serde_json::Map<String, Value>| {
+        if let Some(d) = po.description() {
+            s.insert("description".into(), Value::String(d.to_string()));
+        }
+        if let Some(values) = po.values() {
+            s.insert("enum".into(), Value::Array(values.to_vec()));
+        }
+    };
+    let Some(p) = a.params.iter_mut().find(|p| p.name == top) else {
+        return match po.values() {
+            Some(_) => Err(format!(
+                "{} has no parameter {top:?} for this `enum`; see `arcane-mcp catalog --show {}`",
+                a.id, a.id
+            )),
+            None => Ok(()),
+        };
+    };
+    if rest.is_empty()
+        && let Some(d) = po.description()
+    {
+        p.description = d.to_string();
+    }
+    let in_param = below(&mut p.schema, &rest).map(|s| set(s)).is_some();
+    let in_input = a
+        .input_schema
+        .get_mut("properties")
+        .and_then(|ps| ps.get_mut(top))
+        .and_then(|s| below(s, &rest))
+        .map(|s| set(s))
+        .is_some();
+    if po.values().is_some() && !(in_param && in_input) {
+        return Err(format!(
+            "{} has no property {name:?} for this `enum` (the parameter {top:?} has no such \
+             field); see `arcane-mcp catalog --show {}`",
+            a.id, a.id
+        ));
+    }
+    Ok(())
 }
 
 /// Settles derived-ID collisions: the first by method order keeps the ID; the others take the
@@ -538,6 +620,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         text_omits: Vec::new(),
         default_sort: None,
         reveals_secret: None,
+        no_effect: None,
         response_schema,
         widenings: Vec::new(),
         handler: None,
@@ -861,6 +944,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         text_omits: Vec::new(),
         default_sort: None,
         reveals_secret: None,
+        no_effect: None,
         response_schema: None,
         widenings: Vec::new(),
         handler: Some(d.handler.clone()),

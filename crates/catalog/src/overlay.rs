@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::model::{
-    EncodedJson, ErrorHint, FollowUp, HandlerSpec, ParamResolver, ResultKind, Widening,
+    EncodedJson, ErrorHint, FollowUp, HandlerSpec, NoEffect, ParamResolver, ResultKind, Widening,
 };
 use crate::yaml::{self, LineMap, MAX_FILE_BYTES};
 
@@ -52,8 +52,12 @@ pub struct ActionOverlay {
     /// Withdraw the action from the generic executor; the value is the reason.
     pub exclude: Option<String>,
     pub widen: Option<Vec<Widening>>,
-    /// Per-parameter description overrides.
-    pub params: Option<BTreeMap<String, String>>,
+    /// Per-parameter corrections: a better description, or the closed set of values Arcane
+    /// accepts (`enum`). A name may be a dotted path into an object parameter
+    /// (`images.mode`).
+    pub params: Option<BTreeMap<String, ParamOverlay>>,
+    /// How a result shows that this destructive call did nothing.
+    pub no_effect: Option<NoEffect>,
     /// Search: words and phrases people use for this action (added to earlier layers').
     pub keywords: Option<Vec<String>>,
     /// String or multipart parameters that carry JSON text: their inner fields become ordinary
@@ -62,6 +66,42 @@ pub struct ActionOverlay {
     pub encoded_json: Option<Vec<EncodedJson>>,
     /// A minimal example call (the arguments, as a client sends them).
     pub example: Option<Value>,
+}
+
+/// A correction of one parameter: its description alone (`containerId: "Container ID or
+/// name"`), or a description and/or the values Arcane accepts.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ParamOverlay {
+    Description(String),
+    Detail(ParamDetail),
+}
+
+/// The long form of [`ParamOverlay`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ParamDetail {
+    pub description: Option<String>,
+    /// The closed set of values Arcane accepts: the input schema carries it as `enum`, so a
+    /// value outside it is refused locally, before anything is sent.
+    #[serde(rename = "enum")]
+    pub values: Option<Vec<Value>>,
+}
+
+impl ParamOverlay {
+    pub fn description(&self) -> Option<&str> {
+        match self {
+            ParamOverlay::Description(d) => Some(d),
+            ParamOverlay::Detail(d) => d.description.as_deref(),
+        }
+    }
+
+    pub fn values(&self) -> Option<&[Value]> {
+        match self {
+            ParamOverlay::Description(_) => None,
+            ParamOverlay::Detail(d) => d.values.as_deref(),
+        }
+    }
 }
 
 /// Corrections for one domain.
@@ -167,6 +207,10 @@ pub struct OverlayFile {
     /// Named sets of served actions (`--preset`); a later file's preset replaces an earlier.
     #[serde(default)]
     pub presets: BTreeMap<String, Preset>,
+    /// Corrections of a query parameter by name, in every action that has one so named
+    /// (`order: {enum: [asc, desc]}` for every list); an action's own `params` entry wins.
+    #[serde(default)]
+    pub shared_params: BTreeMap<String, ParamOverlay>,
 }
 
 /// A preset: which actions a server started with `--preset NAME` serves
