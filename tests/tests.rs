@@ -38,6 +38,7 @@ mod server_pacing;
 mod server_policy;
 mod server_reload;
 mod server_rendering;
+mod server_results;
 mod server_resources;
 mod server_surfaces;
 mod spec_fetch;

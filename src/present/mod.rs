@@ -538,6 +538,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn stats_use_the_docker_cli_formulas() {
+        // CPU: 200 ms of 2 s on 4 CPUs = 40%; no growth is 0; no counters, no figure.
+        let s = json!({
+            "cpu_stats": {"cpu_usage": {"total_usage": 1_200_000_000u64}, "system_cpu_usage": 12_000_000_000u64, "online_cpus": 4},
+            "precpu_stats": {"cpu_usage": {"total_usage": 1_000_000_000u64}, "system_cpu_usage": 10_000_000_000u64},
+            "memory_stats": {"usage": 300_000_000u64, "limit": 1_000_000_000u64, "stats": {"inactive_file": 100_000_000u64}},
+        });
+        assert_eq!(cpu_percent(&s), Some(40.0));
+        let mut idle = s.clone();
+        idle["precpu_stats"]["cpu_usage"]["total_usage"] = json!(1_200_000_000u64);
+        assert_eq!(cpu_percent(&idle), Some(0.0));
+        assert_eq!(cpu_percent(&json!({"read": "x"})), None);
+        // Without online_cpus, the per-CPU counters count.
+        let mut per = s.clone();
+        per["cpu_stats"]["online_cpus"] = json!(0);
+        per["cpu_stats"]["cpu_usage"]["percpu_usage"] = json!([1, 2]);
+        assert_eq!(cpu_percent(&per), Some(20.0));
+        // Memory: cgroup v2 subtracts inactive_file; v1 total_inactive_file first; a cache
+        // larger than the usage is not subtracted.
+        assert_eq!(memory_use(&s), Some((200_000_000.0, 1_000_000_000.0)));
+        let mut v1 = s.clone();
+        v1["memory_stats"]["stats"] = json!({"total_inactive_file": 50_000_000u64, "inactive_file": 100_000_000u64});
+        assert_eq!(memory_use(&v1), Some((250_000_000.0, 1_000_000_000.0)));
+        let mut big = s.clone();
+        big["memory_stats"]["stats"] = json!({"inactive_file": 400_000_000u64});
+        assert_eq!(memory_use(&big), Some((300_000_000.0, 1_000_000_000.0)));
+        let text = usage_lines(&[idle, s]);
+        assert!(
+            text.contains("- CPU: 40.00% of 4 CPU(s), where 100% is one whole CPU (0.00% to 40.00% over the samples)")
+                && text.contains("- memory: 200.0 MB of 1.0 GB (20.00%), page cache excluded"),
+            "{text}"
+        );
+        // System stats frames are not Docker's: nothing is computed.
+        assert_eq!(usage_lines(&[json!({"cpuUsage": 12.5, "memoryUsage": 1})]), "");
+    }
+
+    #[test]
     fn an_error_is_its_text_masked_without_structured_content() {
         let err = CallError::Unreachable {
             base: "https://admin:hunter2@arcane.example".into(),
