@@ -74,16 +74,15 @@ pub fn tool_result(
         produced,
     } = outcome;
     let show_secrets = config.show_secrets;
+    let mut facts = None;
     let result = match produced {
         // A preview is returned as it is: no next steps, nothing was run.
         Produced::Preview(request) => return safe_mode_preview(action, request),
-        Produced::Json(body) => success(
-            snap,
-            action,
-            &params,
-            crate::output_schema::unwrap_envelope(body),
-            show_secrets,
-        ),
+        Produced::Json(body) => {
+            let value = crate::output_schema::unwrap_envelope(body);
+            facts = finish::condition_view(action, &value);
+            success(snap, action, &params, value, show_secrets)
+        }
         Produced::NoBody { status } => success(
             snap,
             action,
@@ -95,7 +94,14 @@ pub fn tool_result(
         Produced::Download(d) => download_result(action, d, show_secrets),
         Produced::Handler(output) => handler_result(action, output, show_secrets),
     };
-    let result = finish::finish(snap, action, &params, &config.environment, result);
+    let result = finish::finish(
+        snap,
+        action,
+        &params,
+        &config.environment,
+        facts.as_ref(),
+        result,
+    );
     fit_result(snap, action, result)
 }
 

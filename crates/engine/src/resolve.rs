@@ -67,22 +67,43 @@ pub async fn resolve_params(
     ctx: &super::CallContext,
 ) -> Result<(), String> {
     let auth = ctx.auth(&exec.config.auth);
+    // A dot or empty path segment anywhere is refused when the request is built: nothing,
+    // not even a lookup, is sent for such a call.
+    let refused = action.params.iter().any(|p| {
+        matches!(
+            p.location,
+            arcane_catalog::ParamLocation::Path | arcane_catalog::ParamLocation::Environment
+        ) && params
+            .get(&p.name)
+            .and_then(Value::as_str)
+            .is_some_and(crate::path::is_dot_or_empty)
+    });
+    if refused {
+        return Ok(());
+    }
     for r in &scope.catalog.resolvers {
         if r.through == action.id || action.param(&r.param).is_none() {
             continue;
         }
         // The configured default environment may be a name too.
         let default = (r.param == "environmentId").then_some(exec.config.environment.as_str());
-        let Some(value) = params.get(&r.param).and_then(Value::as_str).or(default) else {
+        let given = params.get(&r.param).and_then(Value::as_str);
+        let Some(value) = given.or(default) else {
             continue;
         };
         // A dot or empty segment is refused when the request is built: no lookup for it.
         if crate::path::is_dot_or_empty(value) {
             continue;
         }
-        // A value shaped like an ID is still looked up: another object may carry it as its
-        // name, and then it is ambiguous rather than the ID's (docs/security.md).
+        // A value the caller gave shaped like an ID is still looked up: another object may
+        // carry it as its name, and then it is ambiguous rather than the ID's
+        // (docs/security.md#names-and-ids-one-object-per-value). The operator's configured
+        // default environment, when shaped like an ID, is that ID: a call that names no
+        // environment names nothing that could be ambiguous.
         let id_shaped = keeps(r, value);
+        if id_shaped && given.is_none() {
+            continue;
+        }
         // A withdrawn list is not used behind the operator's back: the value goes as given.
         let Some(through) = scope
             .catalog
