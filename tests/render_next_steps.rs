@@ -99,3 +99,49 @@ fn names_follow_the_surface_and_logs_get_none() {
     assert!(next_steps(cat.get("container.logs").unwrap(), &cat, &naming, None).is_none());
     assert!(next_steps(cat.get("image.export").unwrap(), &cat, &naming, None).is_none());
 }
+
+#[test]
+fn conditional_follow_ups_fit_the_state_the_answer_shows() {
+    let cat = catalog();
+    let all = |_: &Action| true;
+    let naming = Naming {
+        name: &dotted,
+        served: &all,
+        safe_mode: false,
+    };
+    let get = cat.get("container.get").unwrap();
+    let ids = |facts: Option<serde_json::Value>| -> Vec<String> {
+        next_steps(get, &cat, &naming, facts.as_ref())
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with("- `"))
+            .map(|l| l.split('`').nth(1).unwrap().to_string())
+            .collect()
+    };
+    let exited = ids(Some(serde_json::json!({"state": {"status": "exited"}})));
+    assert_eq!(exited, ["container.logs", "container.start"]);
+    let running = ids(Some(serde_json::json!({"state": {"status": "running"}})));
+    assert_eq!(
+        running,
+        ["container.logs", "container.restart", "container.stop", "container.exec"]
+    );
+    let dead = ids(Some(serde_json::json!({"state": {"status": "dead"}})));
+    assert_eq!(dead, ["container.logs", "container.delete"]);
+    // No state in the answer: no conditional step, and none of them through `related` either.
+    assert_eq!(ids(None), ["container.logs"]);
+    // A withdrawn conditional follow-up is not suggested.
+    let no_start = |a: &Action| a.id != "container.start";
+    let naming = Naming {
+        name: &dotted,
+        served: &no_start,
+        safe_mode: false,
+    };
+    let t = next_steps(
+        get,
+        &cat,
+        &naming,
+        Some(&serde_json::json!({"state": {"status": "exited"}})),
+    )
+    .unwrap();
+    assert!(!t.contains("container.start"), "{t}");
+}

@@ -171,6 +171,7 @@ mod tests {
             text_omits: Vec::new(),
             default_sort: None,
             reveals_secret: None,
+            no_effect: None,
             keywords: vec![],
             response_schema: None,
             widenings: vec![],

@@ -587,6 +587,42 @@ mod tests {
     }
 
     #[test]
+    fn a_value_that_is_one_id_and_another_name_is_ambiguous_with_a_way_to_each() {
+        let r = ParamResolver {
+            param: "projectId".into(),
+            through: "project.list".into(),
+            match_fields: vec!["id".into(), "name".into()],
+            take: "id".into(),
+            keep: Some("^[0-9a-f-]{36}$".into()),
+            variants: vec![],
+            noun: "project".into(),
+        };
+        let a = "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01";
+        let b = "0f0e0d0c-0b0a-4909-8807-060504030201";
+        let items = vec![json!({"id": a, "name": "webshop"}), json!({"id": b, "name": a})];
+        let found = matches(&r, &items, a);
+        assert_eq!(
+            found,
+            [
+                Hit { id: a.into(), field: "id".into() },
+                Hit { id: b.into(), field: "name".into() }
+            ]
+        );
+        let e = decide(&r, "project.list", "0", a, true, found, &items).unwrap_err();
+        assert!(e.starts_with(&format!("`{a}` is ambiguous")), "{e}");
+        assert!(e.contains(&format!("- `webshop` — the project `webshop` whose ID is `{a}`")), "{e}");
+        assert!(e.contains(&format!("- `{b}` — the project `{a}` whose `name` holds `{a}` (its ID)")), "{e}");
+        // Each suggested value resolves to its project alone.
+        assert_eq!(matches(&r, &items, "webshop")[0].id, a);
+        assert_eq!(matches(&r, &items, b).len(), 1);
+        // When the ID's owner has no name of its own, the text says how to reach it.
+        let items = vec![json!({"id": a}), json!({"id": b, "name": a})];
+        let found = matches(&r, &items, a);
+        let e = decide(&r, "project.list", "0", a, true, found, &items).unwrap_err();
+        assert!(e.contains("rename the other project"), "{e}");
+    }
+
+    #[test]
     fn unknown_and_ambiguous_values_name_the_candidates() {
         let r = image_resolver();
         let list = "image.list";
