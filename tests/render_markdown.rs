@@ -774,10 +774,22 @@ fn numeric_response_fields(spec: &Value) -> std::collections::BTreeMap<String, V
     }
     let mut out = std::collections::BTreeMap::new();
     let mut seen = std::collections::HashSet::new();
-    for ops in spec["paths"].as_object().into_iter().flat_map(|p| p.values()) {
+    for ops in spec["paths"]
+        .as_object()
+        .into_iter()
+        .flat_map(|p| p.values())
+    {
         for op in ops.as_object().into_iter().flat_map(|o| o.values()) {
-            for resp in op["responses"].as_object().into_iter().flat_map(|r| r.values()) {
-                for content in resp["content"].as_object().into_iter().flat_map(|c| c.values()) {
+            for resp in op["responses"]
+                .as_object()
+                .into_iter()
+                .flat_map(|r| r.values())
+            {
+                for content in resp["content"]
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|c| c.values())
+                {
                     walk(spec, &content["schema"], "response", &mut seen, &mut out);
                 }
             }
@@ -831,40 +843,209 @@ const BYTE_COUNTS: &[&str] = &[
 
 /// Numeric fields of 2.8.0's responses that count, time, number or rate something else.
 const NOT_BYTE_COUNTS: &[&str] = &[
-    "Containers", "ContainersPaused", "ContainersRunning", "ContainersStopped", "DataPathPort",
-    "Delay", "ElectionTick", "ForceRotate", "ForceUpdate", "Hard", "HeartbeatPeriod",
-    "HeartbeatTick", "Images", "Index", "Interval", "KeepOldSnapshots", "LocalLBIndex",
-    "LogEntriesForSlowFollowers", "Managers", "MaxAttempts", "MaxConcurrent", "MaxFailureRatio",
-    "MaxReplicas", "MemorySwappiness", "Mode", "Monitor", "NCPU", "NEventsListener", "NFd",
-    "NGoroutines", "NanoCPUs", "NodeCertExpiry", "Nodes", "OomScoreAdj", "Parallelism", "Pids",
-    "PublishedPort", "Rate", "RefCount", "Replicas", "Retries", "SnapshotInterval", "Soft",
-    "StartInterval", "StartPeriod", "StopGracePeriod", "SubnetSize", "TargetPort",
-    "TaskHistoryRetentionLimit", "Timeout", "TotalCompletions", "Value", "Weight", "Window",
-    "activeSyncs", "archivedProjects", "assignedUserCount", "checked", "checkedImageCount",
-    "containerExec", "containerLogsActive", "containerPort", "containerStats", "count",
-    "cpu_count", "cpu_percent", "cpu_period", "cpu_quota", "cpu_rt_period", "cpu_rt_runtime",
-    "cpu_shares", "cpus", "created", "critical", "currentPage", "daysRemaining", "delay",
-    "deleted", "delivered", "digestUpdates", "duration", "durationMs", "error", "errorCount",
-    "errorsCount", "exitCode", "expiresIn", "failed", "failedCount", "failingStreak",
-    "fallbackOrder", "fontSize", "gcCpuFraction", "globalIPv6PrefixLen", "gomaxprocs",
-    "goroutines", "grandTotalItems", "gwPriority", "gw_priority", "hard", "heapObjects", "high",
-    "hostPort", "id", "imageCount", "imagesInuse", "imagesUnused", "imagesWithUpdates", "info",
-    "interval", "inuse", "ipPrefixLen", "itemsPerPage", "limit", "low", "maxSyncFiles",
-    "max_attempts", "max_failure_ratio", "max_replicas_per_node", "medium", "mem_swappiness",
-    "mode", "monitor", "nanoCpus", "numCgoCall", "numCpu", "numForcedGc", "numGc",
-    "observedPulls", "oom_score_adj", "parallelism", "passkeyCount", "pauseTotalNs", "pids",
-    "pids_limit", "preDeployTimeoutSec", "priority", "privatePort", "progress",
-    "projectLogsActive", "publicPort", "publishedPort", "recoveryCodesRemaining", "refCount",
-    "relevanceScore", "remaining", "replicas", "responseTimeMs", "restarted", "retries",
-    "runningContainers", "runningCount", "runningProjects", "runningReplicas", "scale",
-    "scannedImages", "serviceCount", "serviceLogsActive", "services", "single", "skipped",
-    "slot", "soft", "starCount", "startInterval", "startPeriod", "start_interval",
-    "start_period", "status", "stop_grace_period", "stoppedContainers", "stoppedProjects",
-    "success", "successCount", "successfulSyncs", "syncInterval", "systemStats", "target",
-    "targetPort", "timeout", "tokenTtlSeconds", "total", "totalChunks", "totalContainers",
-    "totalImages", "totalItems", "totalPages", "totalProjects", "totalSyncs", "unknown",
-    "unused", "updated", "updatingContainers", "updatingProjects", "uptimeSeconds", "used",
-    "v2Score", "v3Score", "value", "warning", "weight", "window", "windowSeconds",
+    "Containers",
+    "ContainersPaused",
+    "ContainersRunning",
+    "ContainersStopped",
+    "DataPathPort",
+    "Delay",
+    "ElectionTick",
+    "ForceRotate",
+    "ForceUpdate",
+    "Hard",
+    "HeartbeatPeriod",
+    "HeartbeatTick",
+    "Images",
+    "Index",
+    "Interval",
+    "KeepOldSnapshots",
+    "LocalLBIndex",
+    "LogEntriesForSlowFollowers",
+    "Managers",
+    "MaxAttempts",
+    "MaxConcurrent",
+    "MaxFailureRatio",
+    "MaxReplicas",
+    "MemorySwappiness",
+    "Mode",
+    "Monitor",
+    "NCPU",
+    "NEventsListener",
+    "NFd",
+    "NGoroutines",
+    "NanoCPUs",
+    "NodeCertExpiry",
+    "Nodes",
+    "OomScoreAdj",
+    "Parallelism",
+    "Pids",
+    "PublishedPort",
+    "Rate",
+    "RefCount",
+    "Replicas",
+    "Retries",
+    "SnapshotInterval",
+    "Soft",
+    "StartInterval",
+    "StartPeriod",
+    "StopGracePeriod",
+    "SubnetSize",
+    "TargetPort",
+    "TaskHistoryRetentionLimit",
+    "Timeout",
+    "TotalCompletions",
+    "Value",
+    "Weight",
+    "Window",
+    "activeSyncs",
+    "archivedProjects",
+    "assignedUserCount",
+    "checked",
+    "checkedImageCount",
+    "containerExec",
+    "containerLogsActive",
+    "containerPort",
+    "containerStats",
+    "count",
+    "cpu_count",
+    "cpu_percent",
+    "cpu_period",
+    "cpu_quota",
+    "cpu_rt_period",
+    "cpu_rt_runtime",
+    "cpu_shares",
+    "cpus",
+    "created",
+    "critical",
+    "currentPage",
+    "daysRemaining",
+    "delay",
+    "deleted",
+    "delivered",
+    "digestUpdates",
+    "duration",
+    "durationMs",
+    "error",
+    "errorCount",
+    "errorsCount",
+    "exitCode",
+    "expiresIn",
+    "failed",
+    "failedCount",
+    "failingStreak",
+    "fallbackOrder",
+    "fontSize",
+    "gcCpuFraction",
+    "globalIPv6PrefixLen",
+    "gomaxprocs",
+    "goroutines",
+    "grandTotalItems",
+    "gwPriority",
+    "gw_priority",
+    "hard",
+    "heapObjects",
+    "high",
+    "hostPort",
+    "id",
+    "imageCount",
+    "imagesInuse",
+    "imagesUnused",
+    "imagesWithUpdates",
+    "info",
+    "interval",
+    "inuse",
+    "ipPrefixLen",
+    "itemsPerPage",
+    "limit",
+    "low",
+    "maxSyncFiles",
+    "max_attempts",
+    "max_failure_ratio",
+    "max_replicas_per_node",
+    "medium",
+    "mem_swappiness",
+    "mode",
+    "monitor",
+    "nanoCpus",
+    "numCgoCall",
+    "numCpu",
+    "numForcedGc",
+    "numGc",
+    "observedPulls",
+    "oom_score_adj",
+    "parallelism",
+    "passkeyCount",
+    "pauseTotalNs",
+    "pids",
+    "pids_limit",
+    "preDeployTimeoutSec",
+    "priority",
+    "privatePort",
+    "progress",
+    "projectLogsActive",
+    "publicPort",
+    "publishedPort",
+    "recoveryCodesRemaining",
+    "refCount",
+    "relevanceScore",
+    "remaining",
+    "replicas",
+    "responseTimeMs",
+    "restarted",
+    "retries",
+    "runningContainers",
+    "runningCount",
+    "runningProjects",
+    "runningReplicas",
+    "scale",
+    "scannedImages",
+    "serviceCount",
+    "serviceLogsActive",
+    "services",
+    "single",
+    "skipped",
+    "slot",
+    "soft",
+    "starCount",
+    "startInterval",
+    "startPeriod",
+    "start_interval",
+    "start_period",
+    "status",
+    "stop_grace_period",
+    "stoppedContainers",
+    "stoppedProjects",
+    "success",
+    "successCount",
+    "successfulSyncs",
+    "syncInterval",
+    "systemStats",
+    "target",
+    "targetPort",
+    "timeout",
+    "tokenTtlSeconds",
+    "total",
+    "totalChunks",
+    "totalContainers",
+    "totalImages",
+    "totalItems",
+    "totalPages",
+    "totalProjects",
+    "totalSyncs",
+    "unknown",
+    "unused",
+    "updated",
+    "updatingContainers",
+    "updatingProjects",
+    "uptimeSeconds",
+    "used",
+    "v2Score",
+    "v3Score",
+    "value",
+    "warning",
+    "weight",
+    "window",
+    "windowSeconds",
     "wsWorkerGoroutines",
 ];
 
@@ -876,7 +1057,9 @@ fn every_byte_count_of_the_2_8_0_responses_gets_units() {
     assert!(fields.len() > 150, "the walk found {} fields", fields.len());
     let unclassified: Vec<String> = fields
         .iter()
-        .filter(|(k, _)| !BYTE_COUNTS.contains(&k.as_str()) && !NOT_BYTE_COUNTS.contains(&k.as_str()))
+        .filter(|(k, _)| {
+            !BYTE_COUNTS.contains(&k.as_str()) && !NOT_BYTE_COUNTS.contains(&k.as_str())
+        })
         .map(|(k, owners)| format!("{k} (in {})", owners.join(", ")))
         .collect();
     assert!(
@@ -904,7 +1087,9 @@ fn every_byte_count_of_the_2_8_0_responses_gets_units() {
         let rows = json!({"rows": [{ *name: 2_500_000u64 }, { *name: 3_000 }, { *name: "4000" }]});
         let text = render_object(&ctx, &rows);
         assert!(
-            text.contains("2500000 (2.5 MB)") && text.contains("3000 (3.0 kB)") && text.contains("4000 (4.0 kB)"),
+            text.contains("2500000 (2.5 MB)")
+                && text.contains("3000 (3.0 kB)")
+                && text.contains("4000 (4.0 kB)"),
             "{name}: {text}"
         );
         let list = render_list(&ctx, &json!({"items": [{"id": "a", *name: 2_500_000u64}]}));
@@ -914,6 +1099,9 @@ fn every_byte_count_of_the_2_8_0_responses_gets_units() {
         let text = render_object(&ctx, &json!({ *name: 2_500_000u64 }));
         assert!(!text.contains("MB"), "{name}: {text}");
     }
-    let ids = render_object(&ctx, &json!({"sizeId": "123456789", "id": 123456789, "size": "12a34"}));
+    let ids = render_object(
+        &ctx,
+        &json!({"sizeId": "123456789", "id": 123456789, "size": "12a34"}),
+    );
     assert!(!ids.contains(" MB") && !ids.contains(" kB"), "{ids}");
 }

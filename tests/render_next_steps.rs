@@ -123,7 +123,12 @@ fn conditional_follow_ups_fit_the_state_the_answer_shows() {
     let running = ids(Some(serde_json::json!({"state": {"status": "running"}})));
     assert_eq!(
         running,
-        ["container.logs", "container.restart", "container.stop", "container.exec"]
+        [
+            "container.logs",
+            "container.restart",
+            "container.stop",
+            "container.exec"
+        ]
     );
     let dead = ids(Some(serde_json::json!({"state": {"status": "dead"}})));
     assert_eq!(dead, ["container.logs", "container.delete"]);

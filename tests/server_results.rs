@@ -9,7 +9,12 @@ use crate::server_support;
 use serde_json::{Value, json};
 use server_support::*;
 
-async fn run(client: &Client, id: &str, params: Value, confirm: bool) -> rmcp::model::CallToolResult {
+async fn run(
+    client: &Client,
+    id: &str,
+    params: Value,
+    confirm: bool,
+) -> rmcp::model::CallToolResult {
     let (tool, args) = shape("dynamic", id, params, confirm);
     call(client, &tool, args).await
 }
@@ -42,8 +47,17 @@ async fn closed_sets_of_values_are_in_the_schema_and_refused_locally() {
         json!(["no", "always", "unless-stopped", "on-failure"])
     );
     // Every list's sort order, through the shared parameter entry.
-    for id in ["container.list", "environment.list", "project.list", "image.list"] {
-        assert_eq!(schema(id)["properties"]["order"]["enum"], json!(["asc", "desc"]), "{id}");
+    for id in [
+        "container.list",
+        "environment.list",
+        "project.list",
+        "image.list",
+    ] {
+        assert_eq!(
+            schema(id)["properties"]["order"]["enum"],
+            json!(["asc", "desc"]),
+            "{id}"
+        );
     }
 
     let sim = Sim::start().await;
@@ -68,7 +82,10 @@ async fn closed_sets_of_values_are_in_the_schema_and_refused_locally() {
     )
     .await;
     assert!(err(&r).contains("/volumes/mode"), "{}", text(&r));
-    assert!(writes(&sim.requests().await).is_empty(), "nothing reached Arcane");
+    assert!(
+        writes(&sim.requests().await).is_empty(),
+        "nothing reached Arcane"
+    );
     // A value of the set goes through.
     let r = run(&client, "container.list", json!({"order": "desc"}), false).await;
     ok(&r);
@@ -85,7 +102,10 @@ async fn a_prune_that_removed_nothing_says_so() {
     let first = text(&r);
     assert_eq!(ok(&r)["imagesDeleted"].as_array().unwrap().len(), 1);
     assert!(!first.contains("No image was removed"), "{first}");
-    assert!(first.contains("spaceReclaimed: 133000000 (133.0 MB)"), "{first}");
+    assert!(
+        first.contains("spaceReclaimed: 133000000 (133.0 MB)"),
+        "{first}"
+    );
     let r = run(&client, "image.prune", json!({"mode": "dangling"}), true).await;
     let second = text(&r);
     assert_eq!(ok(&r)["spaceReclaimed"], 0);
@@ -107,7 +127,9 @@ async fn a_prune_that_removed_nothing_says_so() {
     ok(&r);
     assert!(
         t.contains("**Nothing was removed**: `spaceReclaimed` 0")
-            && t.contains(r#"nothing matched `images: {"mode":"dangling"}`, `networks: {"mode":"none"}`"#),
+            && t.contains(
+                r#"nothing matched `images: {"mode":"dangling"}`, `networks: {"mode":"none"}`"#
+            ),
         "{t}"
     );
     client.cancel().await.unwrap();
@@ -122,22 +144,48 @@ async fn list_pages_say_how_to_read_the_next_and_db_lists_name_no_grand_total() 
     let r = run(&client, "container.list", json!({"limit": 3}), false).await;
     let t = text(&r);
     assert!(
-        t.contains("3 item(s) — 7 total, page 1 of 3: call again with `start` 3 and `limit` 3 for page 2"),
+        t.contains(
+            "3 item(s) — 7 total, page 1 of 3: call again with `start` 3 and `limit` 3 for page 2"
+        ),
         "{t}"
     );
     // An offset off the page boundary: the next page starts after this one.
-    let r = run(&client, "container.list", json!({"start": 2, "limit": 3}), false).await;
+    let r = run(
+        &client,
+        "container.list",
+        json!({"start": 2, "limit": 3}),
+        false,
+    )
+    .await;
     let t = text(&r);
-    assert!(t.contains("call again with `start` 5 and `limit` 3 for page 2"), "{t}");
+    assert!(
+        t.contains("call again with `start` 5 and `limit` 3 for page 2"),
+        "{t}"
+    );
     // The last page says nothing more.
-    let r = run(&client, "container.list", json!({"start": 6, "limit": 3}), false).await;
+    let r = run(
+        &client,
+        "container.list",
+        json!({"start": 6, "limit": 3}),
+        false,
+    )
+    .await;
     let t = text(&r);
     assert!(t.contains("1 item(s) — 7 total, page 3 of 3\n"), "{t}");
     assert!(!t.contains("call again"), "{t}");
     // Past the end.
-    let r = run(&client, "container.list", json!({"start": 40, "limit": 3}), false).await;
+    let r = run(
+        &client,
+        "container.list",
+        json!({"start": 40, "limit": 3}),
+        false,
+    )
+    .await;
     let t = text(&r);
-    assert!(t.contains("`start` 40 is past the last of the 7 item(s)"), "{t}");
+    assert!(
+        t.contains("`start` 40 is past the last of the 7 item(s)"),
+        "{t}"
+    );
     // A search narrows a Docker list: the count before it is named.
     let r = run(&client, "container.list", json!({"search": "web"}), false).await;
     let t = text(&r);
@@ -147,7 +195,10 @@ async fn list_pages_say_how_to_read_the_next_and_db_lists_name_no_grand_total() 
     assert_eq!(ok(&r)["pagination"]["grandTotalItems"], 0);
     let t = text(&r);
     assert!(t.contains("2 item(s) — 2 total, page 1 of 1"), "{t}");
-    assert!(!t.contains("grand total") && !t.contains("before search"), "{t}");
+    assert!(
+        !t.contains("grand total") && !t.contains("before search"),
+        "{t}"
+    );
     let r = run(&client, "project.list", json!({}), false).await;
     assert!(!text(&r).contains("before search"), "{}", text(&r));
     client.cancel().await.unwrap();
@@ -159,25 +210,68 @@ async fn next_steps_fit_the_container_state() {
     let sim = Sim::start().await;
     let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
     let steps = |t: &str| next_steps(t);
-    let r = run(&client, "container.get", json!({"containerId": "prometheus-1"}), false).await;
+    let r = run(
+        &client,
+        "container.get",
+        json!({"containerId": "prometheus-1"}),
+        false,
+    )
+    .await;
     let exited = steps(&text(&r));
     assert_eq!(ok(&r)["state"]["status"], "exited");
-    assert_eq!(exited[..2], ["container.logs", "container.start"], "{exited:?}");
-    for never in ["container.exec", "container.stats", "container.stop", "container.restart"] {
-        assert!(!exited.iter().any(|s| s == never), "{never} after an exited container: {exited:?}");
+    assert_eq!(
+        exited[..2],
+        ["container.logs", "container.start"],
+        "{exited:?}"
+    );
+    for never in [
+        "container.exec",
+        "container.stats",
+        "container.stop",
+        "container.restart",
+    ] {
+        assert!(
+            !exited.iter().any(|s| s == never),
+            "{never} after an exited container: {exited:?}"
+        );
     }
-    let r = run(&client, "container.get", json!({"containerId": "web-1"}), false).await;
+    let r = run(
+        &client,
+        "container.get",
+        json!({"containerId": "web-1"}),
+        false,
+    )
+    .await;
     let running = steps(&text(&r));
     assert_eq!(
         running,
-        ["container.logs", "container.restart", "container.stop", "container.exec"],
+        [
+            "container.logs",
+            "container.restart",
+            "container.stop",
+            "container.exec"
+        ],
         "{}",
         text(&r)
     );
-    let r = run(&client, "container.get", json!({"containerId": "cache-1"}), false).await;
+    let r = run(
+        &client,
+        "container.get",
+        json!({"containerId": "cache-1"}),
+        false,
+    )
+    .await;
     let paused = steps(&text(&r));
-    assert!(paused.iter().any(|s| s == "container.unpause"), "{paused:?}");
-    assert!(!paused.iter().any(|s| s == "container.exec" || s == "container.start"), "{paused:?}");
+    assert!(
+        paused.iter().any(|s| s == "container.unpause"),
+        "{paused:?}"
+    );
+    assert!(
+        !paused
+            .iter()
+            .any(|s| s == "container.exec" || s == "container.start"),
+        "{paused:?}"
+    );
     client.cancel().await.unwrap();
     sim.sim.shutdown().await;
 }
@@ -186,21 +280,36 @@ async fn next_steps_fit_the_container_state() {
 async fn container_stats_show_cpu_and_memory_as_docker_computes_them() {
     let sim = Sim::start().await;
     let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
-    let r = run(&client, "container.stats", json!({"containerId": "web-1", "samples": 2}), false).await;
+    let r = run(
+        &client,
+        "container.stats",
+        json!({"containerId": "web-1", "samples": 2}),
+        false,
+    )
+    .await;
     let t = text(&r);
     let samples = ok(&r)["samples"].clone();
     // The simulator's second frame: CPU 10 ms of 1 s on 2 CPUs, memory 53477376 minus 1 MiB of
     // inactive page cache, limit 2 GiB.
     let last = &samples[1];
-    let cpu_delta = last["cpu_stats"]["cpu_usage"]["total_usage"].as_f64().unwrap()
-        - last["precpu_stats"]["cpu_usage"]["total_usage"].as_f64().unwrap();
+    let cpu_delta = last["cpu_stats"]["cpu_usage"]["total_usage"]
+        .as_f64()
+        .unwrap()
+        - last["precpu_stats"]["cpu_usage"]["total_usage"]
+            .as_f64()
+            .unwrap();
     let sys_delta = last["cpu_stats"]["system_cpu_usage"].as_f64().unwrap()
         - last["precpu_stats"]["system_cpu_usage"].as_f64().unwrap();
     let want_cpu = cpu_delta / sys_delta * 2.0 * 100.0;
-    assert!(t.contains(&format!("- CPU: {want_cpu:.2}% of 2 CPU(s)")), "{t}");
+    assert!(
+        t.contains(&format!("- CPU: {want_cpu:.2}% of 2 CPU(s)")),
+        "{t}"
+    );
     assert!(t.contains("(0.00% to 2.00% over the samples)"), "{t}");
     let used = last["memory_stats"]["usage"].as_u64().unwrap()
-        - last["memory_stats"]["stats"]["inactive_file"].as_u64().unwrap();
+        - last["memory_stats"]["stats"]["inactive_file"]
+            .as_u64()
+            .unwrap();
     let pct = used as f64 / 2_147_483_648.0 * 100.0;
     assert!(
         t.contains(&format!(
@@ -220,7 +329,11 @@ async fn container_stats_show_cpu_and_memory_as_docker_computes_them() {
 async fn project_named_like_another_id(sim: &Sim) -> (String, String) {
     let mut state = sim.state().await;
     let projects = state["projects"].as_array_mut().unwrap();
-    let webshop = projects.iter().find(|p| p["name"] == "webshop").unwrap().clone();
+    let webshop = projects
+        .iter()
+        .find(|p| p["name"] == "webshop")
+        .unwrap()
+        .clone();
     let webshop_id = webshop["id"].as_str().unwrap().to_string();
     let mut twin = webshop.clone();
     let twin_id = "0f0e0d0c-0b0a-4909-8807-060504030201".to_string();
@@ -238,7 +351,13 @@ async fn a_value_that_is_one_projects_id_and_anothers_name_is_refused_as_ambiguo
     let (webshop_id, twin_id) = project_named_like_another_id(&sim).await;
     let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
     sim.reset().await;
-    let r = run(&client, "project.get", json!({"projectId": webshop_id}), false).await;
+    let r = run(
+        &client,
+        "project.get",
+        json!({"projectId": webshop_id}),
+        false,
+    )
+    .await;
     let e = err(&r);
     assert!(
         e.contains(&format!("`{webshop_id}` is ambiguous"))
@@ -250,11 +369,20 @@ async fn a_value_that_is_one_projects_id_and_anothers_name_is_refused_as_ambiguo
     );
     let log = sim.requests().await;
     assert!(
-        !log.iter().any(|r| r["path"].as_str().unwrap().contains(&format!("/projects/{webshop_id}"))),
+        !log.iter().any(|r| r["path"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("/projects/{webshop_id}"))),
         "the ambiguous call reached Arcane: {log:?}"
     );
     // Each choice reaches the project it names.
-    let r = run(&client, "project.get", json!({"projectId": "webshop"}), false).await;
+    let r = run(
+        &client,
+        "project.get",
+        json!({"projectId": "webshop"}),
+        false,
+    )
+    .await;
     assert_eq!(ok(&r)["id"], webshop_id);
     let r = run(&client, "project.get", json!({"projectId": twin_id}), false).await;
     assert_eq!(ok(&r)["id"], twin_id);
@@ -284,10 +412,10 @@ async fn an_id_shaped_name_reaches_its_project_and_unknown_ids_go_as_given() {
     let r = run(&client, "project.get", json!({"projectId": unknown}), false).await;
     err(&r);
     assert!(
-        sim.requests()
-            .await
-            .iter()
-            .any(|r| r["path"].as_str().unwrap().ends_with(&format!("/projects/{unknown}"))),
+        sim.requests().await.iter().any(|r| r["path"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/projects/{unknown}"))),
         "the ID went as given"
     );
     client.cancel().await.unwrap();

@@ -565,7 +565,8 @@ mod tests {
         // larger than the usage is not subtracted.
         assert_eq!(memory_use(&s), Some((200_000_000.0, 1_000_000_000.0)));
         let mut v1 = s.clone();
-        v1["memory_stats"]["stats"] = json!({"total_inactive_file": 50_000_000u64, "inactive_file": 100_000_000u64});
+        v1["memory_stats"]["stats"] =
+            json!({"total_inactive_file": 50_000_000u64, "inactive_file": 100_000_000u64});
         assert_eq!(memory_use(&v1), Some((250_000_000.0, 1_000_000_000.0)));
         let mut big = s.clone();
         big["memory_stats"]["stats"] = json!({"inactive_file": 400_000_000u64});
@@ -577,7 +578,10 @@ mod tests {
             "{text}"
         );
         // System stats frames are not Docker's: nothing is computed.
-        assert_eq!(usage_lines(&[json!({"cpuUsage": 12.5, "memoryUsage": 1})]), "");
+        assert_eq!(
+            usage_lines(&[json!({"cpuUsage": 12.5, "memoryUsage": 1})]),
+            ""
+        );
     }
 
     #[test]

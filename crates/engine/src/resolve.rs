@@ -542,7 +542,8 @@ mod tests {
             json!({"id": "sha256:b", "repoTags": ["nginx:latest"], "repoDigests": ["nginx@sha256:d"]}),
             json!({"id": "sha256:c", "repoTags": ["nginx:1.27"]}),
         ];
-        let ids = |v: &str| -> Vec<String> { matches(&r, &items, v).into_iter().map(|h| h.id).collect() };
+        let ids =
+            |v: &str| -> Vec<String> { matches(&r, &items, v).into_iter().map(|h| h.id).collect() };
         assert_eq!(ids("ghcr.io/acme/api:1.2"), ["sha256:a"]);
         assert_eq!(ids("nginx"), ["sha256:b"]);
         assert_eq!(ids("nginx@sha256:d"), ["sha256:b"]);
@@ -599,19 +600,38 @@ mod tests {
         };
         let a = "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01";
         let b = "0f0e0d0c-0b0a-4909-8807-060504030201";
-        let items = vec![json!({"id": a, "name": "webshop"}), json!({"id": b, "name": a})];
+        let items = vec![
+            json!({"id": a, "name": "webshop"}),
+            json!({"id": b, "name": a}),
+        ];
         let found = matches(&r, &items, a);
         assert_eq!(
             found,
             [
-                Hit { id: a.into(), field: "id".into() },
-                Hit { id: b.into(), field: "name".into() }
+                Hit {
+                    id: a.into(),
+                    field: "id".into()
+                },
+                Hit {
+                    id: b.into(),
+                    field: "name".into()
+                }
             ]
         );
         let e = decide(&r, "project.list", "0", a, true, found, &items).unwrap_err();
         assert!(e.starts_with(&format!("`{a}` is ambiguous")), "{e}");
-        assert!(e.contains(&format!("- `webshop` — the project `webshop` whose ID is `{a}`")), "{e}");
-        assert!(e.contains(&format!("- `{b}` — the project `{a}` whose `name` holds `{a}` (its ID)")), "{e}");
+        assert!(
+            e.contains(&format!(
+                "- `webshop` — the project `webshop` whose ID is `{a}`"
+            )),
+            "{e}"
+        );
+        assert!(
+            e.contains(&format!(
+                "- `{b}` — the project `{a}` whose `name` holds `{a}` (its ID)"
+            )),
+            "{e}"
+        );
         // Each suggested value resolves to its project alone.
         assert_eq!(matches(&r, &items, "webshop")[0].id, a);
         assert_eq!(matches(&r, &items, b).len(), 1);

@@ -161,7 +161,10 @@ pub fn render_list(ctx: &RenderContext<'_>, value: &Value) -> String {
     if items.is_empty() && total == 0 {
         push_line(&mut out, ctx.empty_hint.unwrap_or("No items."));
     } else {
-        push_line(&mut out, &count_line(items.len(), pagination, ctx.page_start));
+        push_line(
+            &mut out,
+            &count_line(items.len(), pagination, ctx.page_start),
+        );
     }
 
     if items.is_empty() {

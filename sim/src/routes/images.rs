@@ -290,7 +290,9 @@ pub(super) fn prune(ctx: &Ctx) -> Response {
         .unwrap_or("");
     let refused = match mode.as_str() {
         "dangling" | "all" => None,
-        "olderThan" if until.is_empty() => Some("image prune mode olderThan requires until".to_string()),
+        "olderThan" if until.is_empty() => {
+            Some("image prune mode olderThan requires until".to_string())
+        }
         // The simulator's images carry no creation time to filter on: olderThan with an
         // `until` prunes like `all`.
         "olderThan" => None,
