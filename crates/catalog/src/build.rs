@@ -457,13 +457,13 @@ fn apply_param(a: &mut Action, name: &str, po: &ParamOverlay) -> Result<(), Stri
     {
         p.description = d.to_string();
     }
-    let in_param = below(&mut p.schema, &rest).map(|s| set(s)).is_some();
+    let in_param = below(&mut p.schema, &rest).map(&set).is_some();
     let in_input = a
         .input_schema
         .get_mut("properties")
         .and_then(|ps| ps.get_mut(top))
         .and_then(|s| below(s, &rest))
-        .map(|s| set(s))
+        .map(&set)
         .is_some();
     if po.values().is_some() && !(in_param && in_input) {
         return Err(format!(
