@@ -259,7 +259,7 @@ fn object_text_is_compact_and_keeps_every_set_value() {
 
 - id: c-1
 - state: status=exited, running=false, exitCode=1
-- hostConfig: memory=268435456
+- hostConfig: memory=268435456 (268.4 MB)
 - hostConfig.restartPolicy: name=always, maximumRetryCount=0
 - networkSettings.networks.front: ipAddress=10.0.0.2
 - networkSettings.networks.front.aliases: web, www
@@ -725,4 +725,383 @@ fn hostile_values_in_objects() {
 
 fn has_newline(s: &str) -> bool {
     sanitize(s).contains('\n')
+}
+
+/// Every numeric field name of the 2.8.0 document's response schemas (through `$ref`s, lists,
+/// maps and `allOf`/`oneOf`/`anyOf`), with the schemas it appears in.
+fn numeric_response_fields(spec: &Value) -> std::collections::BTreeMap<String, Vec<String>> {
+    fn walk(
+        spec: &Value,
+        s: &Value,
+        owner: &str,
+        seen: &mut std::collections::HashSet<String>,
+        out: &mut std::collections::BTreeMap<String, Vec<String>>,
+    ) {
+        if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+            let name = r.rsplit('/').next().unwrap_or(r).to_string();
+            if seen.insert(name.clone()) {
+                let target = &spec["components"]["schemas"][&name];
+                walk(spec, target, &name, seen, out);
+            }
+            return;
+        }
+        if let Some(props) = s.get("properties").and_then(Value::as_object) {
+            for (k, v) in props {
+                let types: Vec<&str> = match v.get("type") {
+                    Some(Value::String(t)) => vec![t.as_str()],
+                    Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                    _ => vec![],
+                };
+                if types.iter().any(|t| *t == "integer" || *t == "number") {
+                    let owners = out.entry(k.clone()).or_default();
+                    if !owners.iter().any(|o| o == owner) {
+                        owners.push(owner.to_string());
+                    }
+                }
+                walk(spec, v, owner, seen, out);
+            }
+        }
+        for key in ["items", "additionalProperties"] {
+            if let Some(inner) = s.get(key).filter(|v| v.is_object()) {
+                walk(spec, inner, owner, seen, out);
+            }
+        }
+        for key in ["allOf", "oneOf", "anyOf"] {
+            for inner in s.get(key).and_then(Value::as_array).into_iter().flatten() {
+                walk(spec, inner, owner, seen, out);
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    let mut seen = std::collections::HashSet::new();
+    for ops in spec["paths"]
+        .as_object()
+        .into_iter()
+        .flat_map(|p| p.values())
+    {
+        for op in ops.as_object().into_iter().flat_map(|o| o.values()) {
+            for resp in op["responses"]
+                .as_object()
+                .into_iter()
+                .flat_map(|r| r.values())
+            {
+                for content in resp["content"]
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|c| c.values())
+                {
+                    walk(spec, &content["schema"], "response", &mut seen, &mut out);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The numeric fields of 2.8.0's responses that hold a byte count. Every other numeric field
+/// of those responses is in [`NOT_BYTE_COUNTS`]: a field a new Arcane adds fails the test
+/// below until it is put in one of the two, so `is_byte_field` cannot silently fall behind.
+const BYTE_COUNTS: &[&str] = &[
+    "MemTotal",
+    "MemoryBytes",
+    "SizeBytes",
+    "SwapBytes",
+    // Volume usage data (bytes); Swarm's address pools also have a `Size`, a prefix length
+    // below 1000, which never reaches the units (sizes under 1000 are shown as they are).
+    "Size",
+    "alloc",
+    "buildCacheSpaceReclaimed",
+    "chunkSize",
+    "containerSpaceReclaimed",
+    "heapAlloc",
+    "heapIdle",
+    "heapInuse",
+    "heapReleased",
+    "heapSys",
+    "imageSpaceReclaimed",
+    "maxSyncBinarySize",
+    "maxSyncTotalSize",
+    "mcacheInuse",
+    "mem_limit",
+    "mem_reservation",
+    "memory",
+    "memswap_limit",
+    "mspanInuse",
+    "nextGc",
+    "shmSize",
+    "shm_size",
+    "size",
+    "spaceReclaimed",
+    "stackInuse",
+    "stackSys",
+    "sys",
+    "totalAlloc",
+    "totalImageSize",
+    "virtualSize",
+    "volumeSpaceReclaimed",
+];
+
+/// Numeric fields of 2.8.0's responses that count, time, number or rate something else.
+const NOT_BYTE_COUNTS: &[&str] = &[
+    "Containers",
+    "ContainersPaused",
+    "ContainersRunning",
+    "ContainersStopped",
+    "DataPathPort",
+    "Delay",
+    "ElectionTick",
+    "ForceRotate",
+    "ForceUpdate",
+    "Hard",
+    "HeartbeatPeriod",
+    "HeartbeatTick",
+    "Images",
+    "Index",
+    "Interval",
+    "KeepOldSnapshots",
+    "LocalLBIndex",
+    "LogEntriesForSlowFollowers",
+    "Managers",
+    "MaxAttempts",
+    "MaxConcurrent",
+    "MaxFailureRatio",
+    "MaxReplicas",
+    "MemorySwappiness",
+    "Mode",
+    "Monitor",
+    "NCPU",
+    "NEventsListener",
+    "NFd",
+    "NGoroutines",
+    "NanoCPUs",
+    "NodeCertExpiry",
+    "Nodes",
+    "OomScoreAdj",
+    "Parallelism",
+    "Pids",
+    "PublishedPort",
+    "Rate",
+    "RefCount",
+    "Replicas",
+    "Retries",
+    "SnapshotInterval",
+    "Soft",
+    "StartInterval",
+    "StartPeriod",
+    "StopGracePeriod",
+    "SubnetSize",
+    "TargetPort",
+    "TaskHistoryRetentionLimit",
+    "Timeout",
+    "TotalCompletions",
+    "Value",
+    "Weight",
+    "Window",
+    "activeSyncs",
+    "archivedProjects",
+    "assignedUserCount",
+    "checked",
+    "checkedImageCount",
+    "containerExec",
+    "containerLogsActive",
+    "containerPort",
+    "containerStats",
+    "count",
+    "cpu_count",
+    "cpu_percent",
+    "cpu_period",
+    "cpu_quota",
+    "cpu_rt_period",
+    "cpu_rt_runtime",
+    "cpu_shares",
+    "cpus",
+    "created",
+    "critical",
+    "currentPage",
+    "daysRemaining",
+    "delay",
+    "deleted",
+    "delivered",
+    "digestUpdates",
+    "duration",
+    "durationMs",
+    "error",
+    "errorCount",
+    "errorsCount",
+    "exitCode",
+    "expiresIn",
+    "failed",
+    "failedCount",
+    "failingStreak",
+    "fallbackOrder",
+    "fontSize",
+    "gcCpuFraction",
+    "globalIPv6PrefixLen",
+    "gomaxprocs",
+    "goroutines",
+    "grandTotalItems",
+    "gwPriority",
+    "gw_priority",
+    "hard",
+    "heapObjects",
+    "high",
+    "hostPort",
+    "id",
+    "imageCount",
+    "imagesInuse",
+    "imagesUnused",
+    "imagesWithUpdates",
+    "info",
+    "interval",
+    "inuse",
+    "ipPrefixLen",
+    "itemsPerPage",
+    "limit",
+    "low",
+    "maxSyncFiles",
+    "max_attempts",
+    "max_failure_ratio",
+    "max_replicas_per_node",
+    "medium",
+    "mem_swappiness",
+    "mode",
+    "monitor",
+    "nanoCpus",
+    "numCgoCall",
+    "numCpu",
+    "numForcedGc",
+    "numGc",
+    "observedPulls",
+    "oom_score_adj",
+    "parallelism",
+    "passkeyCount",
+    "pauseTotalNs",
+    "pids",
+    "pids_limit",
+    "preDeployTimeoutSec",
+    "priority",
+    "privatePort",
+    "progress",
+    "projectLogsActive",
+    "publicPort",
+    "publishedPort",
+    "recoveryCodesRemaining",
+    "refCount",
+    "relevanceScore",
+    "remaining",
+    "replicas",
+    "responseTimeMs",
+    "restarted",
+    "retries",
+    "runningContainers",
+    "runningCount",
+    "runningProjects",
+    "runningReplicas",
+    "scale",
+    "scannedImages",
+    "serviceCount",
+    "serviceLogsActive",
+    "services",
+    "single",
+    "skipped",
+    "slot",
+    "soft",
+    "starCount",
+    "startInterval",
+    "startPeriod",
+    "start_interval",
+    "start_period",
+    "status",
+    "stop_grace_period",
+    "stoppedContainers",
+    "stoppedProjects",
+    "success",
+    "successCount",
+    "successfulSyncs",
+    "syncInterval",
+    "systemStats",
+    "target",
+    "targetPort",
+    "timeout",
+    "tokenTtlSeconds",
+    "total",
+    "totalChunks",
+    "totalContainers",
+    "totalImages",
+    "totalItems",
+    "totalPages",
+    "totalProjects",
+    "totalSyncs",
+    "unknown",
+    "unused",
+    "updated",
+    "updatingContainers",
+    "updatingProjects",
+    "uptimeSeconds",
+    "used",
+    "v2Score",
+    "v3Score",
+    "value",
+    "warning",
+    "weight",
+    "window",
+    "windowSeconds",
+    "wsWorkerGoroutines",
+];
+
+#[test]
+fn every_byte_count_of_the_2_8_0_responses_gets_units() {
+    let spec: Value =
+        serde_json::from_slice(&std::fs::read(crate::fixtures::spec_v2()).unwrap()).unwrap();
+    let fields = numeric_response_fields(&spec);
+    assert!(fields.len() > 150, "the walk found {} fields", fields.len());
+    let unclassified: Vec<String> = fields
+        .iter()
+        .filter(|(k, _)| {
+            !BYTE_COUNTS.contains(&k.as_str()) && !NOT_BYTE_COUNTS.contains(&k.as_str())
+        })
+        .map(|(k, owners)| format!("{k} (in {})", owners.join(", ")))
+        .collect();
+    assert!(
+        unclassified.is_empty(),
+        "numeric response fields of 2.8.0 that are in neither BYTE_COUNTS nor NOT_BYTE_COUNTS: {unclassified:?}"
+    );
+    for name in fields.keys() {
+        assert_eq!(
+            is_byte_field(name),
+            BYTE_COUNTS.contains(&name.as_str()),
+            "is_byte_field({name:?}) disagrees with the classification"
+        );
+    }
+    // And the text shows the units, on an object's line, in a list's table and in a table of
+    // nested rows, also for compose sizes sent as decimal text; identifiers stay as they are.
+    let ctx = RenderContext {
+        title: "T",
+        ..Default::default()
+    };
+    for name in BYTE_COUNTS.iter().filter(|n| fields.contains_key(**n)) {
+        let text = render_object(&ctx, &json!({ *name: 2_500_000u64 }));
+        assert!(text.contains("2500000 (2.5 MB)"), "{name}: {text}");
+        let text = render_object(&ctx, &json!({ *name: "268435456" }));
+        assert!(text.contains("268435456 (268.4 MB)"), "{name}: {text}");
+        let rows = json!({"rows": [{ *name: 2_500_000u64 }, { *name: 3_000 }, { *name: "4000" }]});
+        let text = render_object(&ctx, &rows);
+        assert!(
+            text.contains("2500000 (2.5 MB)")
+                && text.contains("3000 (3.0 kB)")
+                && text.contains("4000 (4.0 kB)"),
+            "{name}: {text}"
+        );
+        let list = render_list(&ctx, &json!({"items": [{"id": "a", *name: 2_500_000u64}]}));
+        assert!(list.contains("2500000 (2.5 MB)"), "{name}: {list}");
+    }
+    for name in NOT_BYTE_COUNTS {
+        let text = render_object(&ctx, &json!({ *name: 2_500_000u64 }));
+        assert!(!text.contains("MB"), "{name}: {text}");
+    }
+    let ids = render_object(
+        &ctx,
+        &json!({"sizeId": "123456789", "id": 123456789, "size": "12a34"}),
+    );
+    assert!(!ids.contains(" MB") && !ids.contains(" kB"), "{ids}");
 }

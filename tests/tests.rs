@@ -44,6 +44,7 @@ mod server_redaction;
 mod server_reload;
 mod server_rendering;
 mod server_resources;
+mod server_results;
 mod server_surfaces;
 mod spec_fetch;
 mod toolsnaps;

@@ -275,6 +275,18 @@ async fn pagination_edge_cases() {
     assert_eq!(b["pagination"]["grandTotalItems"], 0);
     let (_, b) = s.get_json("/environments?limit=0").await;
     assert_eq!(b["pagination"]["itemsPerPage"], 20);
+    // docs/arcane-wire.md#list-envelopes-and-paging: the project list reports its grand total
+    // only with a status filter (applied after the database's search); otherwise 0.
+    let (_, b) = s.get_json("/environments/0/projects").await;
+    assert_eq!(b["pagination"]["grandTotalItems"], 0);
+    let (_, b) = s
+        .get_json("/environments/0/projects?status=no-such-status")
+        .await;
+    assert_eq!(b["pagination"]["totalItems"], 0);
+    assert!(
+        b["pagination"]["grandTotalItems"].as_u64().unwrap() > 0,
+        "{b}"
+    );
     // docs/arcane-wire.md#list-envelopes-and-paging: projects clamp the same way.
     let (_, b) = s.get_json("/environments/0/projects?limit=-1").await;
     assert_eq!(b["pagination"]["itemsPerPage"], 20);
@@ -718,9 +730,46 @@ async fn images_volumes_networks_swarm() {
             .unwrap()
             .starts_with("nginx@sha256:")
     );
-    let (st, b) = s.post_json("/environments/0/images/prune", json!({})).await;
+    // Arcane 2.8.0's image prune modes (backend/internal/image): `none`, unknown modes and
+    // `olderThan` without `until` are refused with a 500; `dangling` removes only untagged
+    // images.
+    for (body, detail) in [
+        (
+            json!({"mode": "none"}),
+            "Failed to prune images: image prune mode none is not allowed",
+        ),
+        (
+            json!({"mode": "everything"}),
+            "Failed to prune images: unsupported image prune mode: everything",
+        ),
+        (
+            json!({"mode": "olderThan"}),
+            "Failed to prune images: image prune mode olderThan requires until",
+        ),
+    ] {
+        let (st, b) = s.post_json("/environments/0/images/prune", body).await;
+        assert_eq!((st, b["detail"].as_str()), (500, Some(detail)), "{b}");
+    }
+    let (st, b) = s
+        .post_json(
+            "/environments/0/images/prune",
+            json!({"mode": " dangling "}),
+        )
+        .await;
     assert_eq!(st, 200, "{b}");
     assert_eq!(b["data"]["imagesDeleted"].as_array().unwrap().len(), 1);
+    // Nothing dangling is left: nothing removed, 0 bytes.
+    let (_, b) = s
+        .post_json("/environments/0/images/prune", json!({"dangling": true}))
+        .await;
+    assert_eq!(b["data"], json!({"imagesDeleted": [], "spaceReclaimed": 0}));
+    // Without a mode or `dangling=true` the query's `dangling` is false: every unused image.
+    let (st, b) = s.post_json("/environments/0/images/prune", json!({})).await;
+    assert_eq!(st, 200, "{b}");
+    assert!(
+        !b["data"]["imagesDeleted"].as_array().unwrap().is_empty(),
+        "{b}"
+    );
     // Removing an image in use needs force.
     let r = s
         .api(Method::DELETE, "/environments/0/images/postgres:16-alpine")

@@ -15,12 +15,53 @@ use crate::surface::call_name;
 use arcane_catalog::Action;
 use arcane_markdown::sanitize;
 
+/// The fields of Arcane's answer that the action's follow-up conditions read, at their dotted
+/// paths: taken before the output schema is fitted and a flat client profile flattens the
+/// structuredContent, so that the next steps are the same in every profile. `None` when the
+/// action has no conditions.
+pub fn condition_view(action: &Action, value: &Value) -> Option<Value> {
+    let mut view = Map::new();
+    for c in action.follow_ups.iter().filter_map(|f| f.when.as_ref()) {
+        let mut at = Some(value);
+        for key in c.field.split('.') {
+            at = at.and_then(|v| v.get(key));
+        }
+        let Some(found) = at else { continue };
+        let keys: Vec<&str> = c.field.split('.').collect();
+        insert_at(&mut view, &keys, found.clone());
+    }
+    (!view.is_empty()).then_some(Value::Object(view))
+}
+
+/// Puts `value` at the path `keys` of `map`, making the maps on the way.
+fn insert_at(map: &mut Map<String, Value>, keys: &[&str], value: Value) {
+    match keys {
+        [] => {}
+        [last] => {
+            map.insert((*last).to_string(), value);
+        }
+        [first, rest @ ..] => {
+            let next = map
+                .entry((*first).to_string())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !next.is_object() {
+                *next = Value::Object(Map::new());
+            }
+            if let Value::Object(inner) = next {
+                insert_at(inner, rest, value);
+            }
+        }
+    }
+}
+
 /// Adds next steps and the resource link to a successful result and sanitizes its text.
+/// `facts` is what [`condition_view`] took of Arcane's answer.
 pub fn finish(
     snap: &Snapshot,
     action: &Action,
     params: &Map<String, Value>,
     default_environment: &str,
+    facts: Option<&Value>,
     mut result: CallToolResult,
 ) -> CallToolResult {
     let name = |a: &Action| call_name(snap.surface, a);
@@ -31,7 +72,7 @@ pub fn finish(
         safe_mode: snap.policy.safe_mode,
         asks: snap.policy.confirmation == arcane_catalog::Confirmation::Ask,
     };
-    let section = next_steps(action, &snap.catalog, &naming);
+    let section = next_steps(action, &snap.catalog, &naming, facts);
     if let Some(ContentBlock::Text(t)) = result.content.first_mut() {
         if let Some(section) = &section {
             t.text.push_str(section);

@@ -74,18 +74,19 @@ pub fn tool_result(
         produced,
     } = outcome;
     let show_secrets = config.show_secrets;
+    let mut facts = None;
     let result = match produced {
         // A preview is returned as it is: no next steps, nothing was run.
         Produced::Preview(request, effect) => return safe_mode_preview(action, request, &effect),
-        Produced::Json(body) => success(
-            snap,
-            action,
-            crate::output_schema::unwrap_envelope(body),
-            show_secrets,
-        ),
+        Produced::Json(body) => {
+            let value = crate::output_schema::unwrap_envelope(body);
+            facts = finish::condition_view(action, &value);
+            success(snap, action, &params, value, show_secrets)
+        }
         Produced::NoBody { status } => success(
             snap,
             action,
+            &params,
             json!({"status": status, "ok": true}),
             show_secrets,
         ),
@@ -93,7 +94,14 @@ pub fn tool_result(
         Produced::Download(d) => download_result(action, d, show_secrets),
         Produced::Handler(output) => handler_result(action, output, show_secrets),
     };
-    let result = finish::finish(snap, action, &params, &config.environment, result);
+    let result = finish::finish(
+        snap,
+        action,
+        &params,
+        &config.environment,
+        facts.as_ref(),
+        result,
+    );
     fit_result(snap, action, result)
 }
 
@@ -120,19 +128,28 @@ fn safe_mode_preview(
 /// A successful JSON result: structuredContent (Arcane's value) plus the Markdown text, which
 /// is rendered from a redacted copy unless `show_secrets`, or unless revealing a secret is the
 /// action's purpose (then the text says so).
-fn success(snap: &Snapshot, action: &Action, value: Value, show_secrets: bool) -> CallToolResult {
+fn success(
+    snap: &Snapshot,
+    action: &Action,
+    params: &Map<String, Value>,
+    value: Value,
+    show_secrets: bool,
+) -> CallToolResult {
     let full_item = action
         .full_item
         .as_deref()
         .and_then(|id| snap.catalog.get(id))
         .filter(|a| snap.policy.serves(a))
         .map(|a| call_name(snap.surface, a));
+    let notice = nothing_done(action, params, &value);
     let ctx = RenderContext {
         title: &action.title,
         columns: action.columns.as_deref(),
         full_item_action: full_item.as_deref(),
         empty_hint: action.empty_hint.as_deref(),
         omit: &action.text_omits,
+        page_start: page_start(action, params),
+        notice: notice.as_deref(),
         ..Default::default()
     };
     let mut text = if show_secrets || action.reveals_secret.is_some() {
@@ -171,6 +188,81 @@ fn success(snap: &Snapshot, action: &Action, value: Value, show_secrets: bool) -
     let mut r = CallToolResult::success(vec![assistant_text(text)]);
     r.structured_content = Some(value);
     r
+}
+
+/// The `start` a list call used, when its action pages with `start` and `limit` (the paging
+/// hints of docs/output-format.md name them); `None` for an action that does not page.
+fn page_start(action: &Action, params: &Map<String, Value>) -> Option<u64> {
+    (action.list && action.param("start").is_some() && action.param("limit").is_some())
+        .then(|| params.get("start").and_then(Value::as_u64).unwrap_or(0))
+}
+
+/// The sentence that opens the text of a destructive call that did nothing
+/// (docs/output-format.md#nothing-done), read from the answer's own fields named by the
+/// action's `noEffect` (overlay data): each is 0, empty or absent, and at least one is there.
+/// It names the selection that matched nothing — the call's query and body parameters, as
+/// given — so that a model does not report a clean-up that did not happen. A result that
+/// reports errors or `success: false` says something else and gets no such sentence.
+fn nothing_done(action: &Action, params: &Map<String, Value>, value: &Value) -> Option<String> {
+    let rule = action.no_effect.as_ref()?;
+    if value.get("success") == Some(&Value::Bool(false))
+        || value
+            .get("errors")
+            .and_then(Value::as_array)
+            .is_some_and(|e| !e.is_empty())
+    {
+        return None;
+    }
+    let mut said = Vec::new();
+    for field in &rule.fields {
+        let at = field
+            .split('.')
+            .try_fold(value, |v, key| v.get(key))
+            .filter(|v| !v.is_null());
+        let Some(v) = at else { continue };
+        let what = match v {
+            Value::Number(n) if n.as_f64() == Some(0.0) => "0",
+            Value::Array(a) if a.is_empty() => "empty",
+            Value::Object(o) if o.is_empty() => "empty",
+            Value::String(s) if s.is_empty() || s == "0" => "0",
+            // Something was done.
+            _ => return None,
+        };
+        said.push(format!("{} {what}", arcane_markdown::code_span(field)));
+    }
+    if said.is_empty() {
+        return None;
+    }
+    let chosen: Vec<String> = params
+        .iter()
+        .filter(|(name, _)| {
+            action.param(name).is_some_and(|p| {
+                use arcane_catalog::ParamLocation as L;
+                matches!(
+                    p.location,
+                    L::Query | L::BodyProperty | L::Body | L::FormField
+                )
+            }) && !arcane_engine::is_secret_name(name)
+        })
+        .map(|(name, v)| {
+            let v = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            arcane_markdown::code_span(&arcane_markdown::clip(&format!("{name}: {v}"), 120))
+        })
+        .collect();
+    let selection = if chosen.is_empty() {
+        "nothing matched what the call selects by default (no parameter chose what to remove)"
+            .to_string()
+    } else {
+        format!("nothing matched {}", chosen.join(", "))
+    };
+    Some(format!(
+        "**{}**: {} — {selection}.",
+        arcane_markdown::inline(&rule.says),
+        said.join(", ")
+    ))
 }
 
 /// A finished stream: its summary as text (the last lines masked like log lines unless
@@ -244,6 +336,11 @@ fn stats_text(action: &Action, out: StatsOutput) -> (String, Value) {
     if let Some(why) = &out.truncated {
         text.push_str(&format!(" {why}"));
     }
+    let usage = usage_lines(&out.samples);
+    if !usage.is_empty() {
+        text.push_str("\n\n");
+        text.push_str(&usage);
+    }
     if let Some(last) = out.samples.last() {
         text.push_str("\n\n");
         text.push_str(&arcane_markdown::render_object(
@@ -258,6 +355,100 @@ fn stats_text(action: &Action, out: StatsOutput) -> (String, Value) {
         text,
         json!({"samples": out.samples, "truncated": out.truncated}),
     )
+}
+
+/// The CPU and memory use of a container's stats samples (Docker's stats objects), computed as
+/// the Docker CLI's `docker stats` computes them, for the latest sample (and the range over
+/// the samples when there are several). Empty for frames that are not Docker's stats (the
+/// host's system stats carry their own percentages).
+fn usage_lines(samples: &[Value]) -> String {
+    let Some(last) = samples.last() else {
+        return String::new();
+    };
+    let mut lines = Vec::new();
+    if let Some(cpu) = cpu_percent(last) {
+        let cpus = online_cpus(last)
+            .map(|n| format!(" of {n} CPU(s), where 100% is one whole CPU"))
+            .unwrap_or_default();
+        let mut line = format!("- CPU: {cpu:.2}%{cpus}");
+        let all: Vec<f64> = samples.iter().filter_map(cpu_percent).collect();
+        if all.len() > 1 {
+            let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            line.push_str(&format!(" ({lo:.2}% to {hi:.2}% over the samples)"));
+        }
+        lines.push(line);
+    }
+    if let Some((used, limit)) = memory_use(last) {
+        let mut line = format!(
+            "- memory: {}",
+            arcane_markdown::human_bytes(used.round() as u64)
+        );
+        if limit > 0.0 {
+            line.push_str(&format!(
+                " of {} ({:.2}%)",
+                arcane_markdown::human_bytes(limit as u64),
+                used / limit * 100.0
+            ));
+        }
+        line.push_str(", page cache excluded");
+        lines.push(line);
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    lines.push("(As `docker stats` computes them.)".into());
+    lines.join("\n")
+}
+
+fn num_at(v: &Value, pointer: &str) -> Option<f64> {
+    v.pointer(pointer).and_then(Value::as_f64)
+}
+
+/// The CPUs the percentage is relative to: `online_cpus`, or the per-CPU counters' count.
+fn online_cpus(s: &Value) -> Option<u64> {
+    num_at(s, "/cpu_stats/online_cpus")
+        .filter(|n| *n > 0.0)
+        .map(|n| n as u64)
+        .or_else(|| {
+            s.pointer("/cpu_stats/cpu_usage/percpu_usage")
+                .and_then(Value::as_array)
+                .map(|a| a.len() as u64)
+                .filter(|n| *n > 0)
+        })
+}
+
+/// Docker CLI's CPU %: the container's CPU time since the previous reading over the whole
+/// system's, times the online CPUs, times 100; 0 when either did not grow. `None` when the
+/// sample has no CPU counters.
+fn cpu_percent(s: &Value) -> Option<f64> {
+    let total = num_at(s, "/cpu_stats/cpu_usage/total_usage")?;
+    let system = num_at(s, "/cpu_stats/system_cpu_usage")?;
+    let pre_total = num_at(s, "/precpu_stats/cpu_usage/total_usage").unwrap_or(0.0);
+    let pre_system = num_at(s, "/precpu_stats/system_cpu_usage").unwrap_or(0.0);
+    let cpus = online_cpus(s).unwrap_or(0) as f64;
+    let (cpu_delta, system_delta) = (total - pre_total, system - pre_system);
+    Some(if system_delta > 0.0 && cpu_delta > 0.0 {
+        cpu_delta / system_delta * cpus * 100.0
+    } else {
+        0.0
+    })
+}
+
+/// Docker CLI's memory use and limit: the usage minus the inactive page cache
+/// (`total_inactive_file` on cgroup v1, `inactive_file` on cgroup v2) when it is smaller than
+/// the usage. `None` without a usage.
+fn memory_use(s: &Value) -> Option<(f64, f64)> {
+    let usage = num_at(s, "/memory_stats/usage")?;
+    let stat = |k: &str| num_at(s, &format!("/memory_stats/stats/{k}"));
+    let used = match stat("total_inactive_file").filter(|v1| *v1 < usage) {
+        Some(v1) => usage - v1,
+        None => {
+            let v2 = stat("inactive_file").unwrap_or(0.0);
+            if v2 < usage { usage - v2 } else { usage }
+        }
+    };
+    Some((used, num_at(s, "/memory_stats/limit").unwrap_or(0.0)))
 }
 
 /// A download (docs/output-format.md): text in a fenced block when small enough; otherwise the
@@ -360,6 +551,47 @@ fn fit_result(snap: &Snapshot, action: &Action, result: CallToolResult) -> CallT
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stats_use_the_docker_cli_formulas() {
+        // CPU: 200 ms of 2 s on 4 CPUs = 40%; no growth is 0; no counters, no figure.
+        let s = json!({
+            "cpu_stats": {"cpu_usage": {"total_usage": 1_200_000_000u64}, "system_cpu_usage": 12_000_000_000u64, "online_cpus": 4},
+            "precpu_stats": {"cpu_usage": {"total_usage": 1_000_000_000u64}, "system_cpu_usage": 10_000_000_000u64},
+            "memory_stats": {"usage": 300_000_000u64, "limit": 1_000_000_000u64, "stats": {"inactive_file": 100_000_000u64}},
+        });
+        assert_eq!(cpu_percent(&s), Some(40.0));
+        let mut idle = s.clone();
+        idle["precpu_stats"]["cpu_usage"]["total_usage"] = json!(1_200_000_000u64);
+        assert_eq!(cpu_percent(&idle), Some(0.0));
+        assert_eq!(cpu_percent(&json!({"read": "x"})), None);
+        // Without online_cpus, the per-CPU counters count.
+        let mut per = s.clone();
+        per["cpu_stats"]["online_cpus"] = json!(0);
+        per["cpu_stats"]["cpu_usage"]["percpu_usage"] = json!([1, 2]);
+        assert_eq!(cpu_percent(&per), Some(20.0));
+        // Memory: cgroup v2 subtracts inactive_file; v1 total_inactive_file first; a cache
+        // larger than the usage is not subtracted.
+        assert_eq!(memory_use(&s), Some((200_000_000.0, 1_000_000_000.0)));
+        let mut v1 = s.clone();
+        v1["memory_stats"]["stats"] =
+            json!({"total_inactive_file": 50_000_000u64, "inactive_file": 100_000_000u64});
+        assert_eq!(memory_use(&v1), Some((250_000_000.0, 1_000_000_000.0)));
+        let mut big = s.clone();
+        big["memory_stats"]["stats"] = json!({"inactive_file": 400_000_000u64});
+        assert_eq!(memory_use(&big), Some((300_000_000.0, 1_000_000_000.0)));
+        let text = usage_lines(&[idle, s]);
+        assert!(
+            text.contains("- CPU: 40.00% of 4 CPU(s), where 100% is one whole CPU (0.00% to 40.00% over the samples)")
+                && text.contains("- memory: 200.0 MB of 1.0 GB (20.00%), page cache excluded"),
+            "{text}"
+        );
+        // System stats frames are not Docker's: nothing is computed.
+        assert_eq!(
+            usage_lines(&[json!({"cpuUsage": 12.5, "memoryUsage": 1})]),
+            ""
+        );
+    }
 
     #[test]
     fn an_error_is_its_text_masked_without_structured_content() {

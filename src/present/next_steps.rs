@@ -1,13 +1,18 @@
 //! The `Next steps` section that may end a successful result's text (docs/output-format.md).
 //!
 //! At most four lines: the action's declared follow-ups (with their notes), then its related
-//! actions with their titles. Suggestions that need confirmation say how it is given; in safe
-//! mode mutating ones say they only preview. Actions the server does not serve (read-only mode,
-//! exclusions) are never suggested. Names are written by the caller's `name` function, so they
-//! follow the calling surface.
+//! actions with their titles. A follow-up with a condition (`when`, overlay data) is suggested
+//! only when the result holds one of its values — an exited container suggests its logs and a
+//! start, a running one a restart, a stop and exec — and an action that a follow-up offers
+//! only under a condition is not offered through `related` when the condition fails.
+//! Suggestions that need confirmation say how it is given; in safe mode mutating ones say they
+//! only preview. Actions the server does not serve (read-only mode, exclusions) are never
+//! suggested. Names are written by the caller's `name` function, so they follow the calling
+//! surface.
 
 use arcane_catalog::{Action, Catalog, ResultKind};
 use arcane_markdown::inline;
+use serde_json::Value;
 
 /// The most lines the section holds.
 pub const MAX_NEXT_STEPS: usize = 4;
@@ -39,16 +44,41 @@ pub fn applies_to(action: &Action) -> bool {
 }
 
 /// The section's Markdown (starting with a blank line), or `None` when there is nothing to
-/// suggest or the action's results never carry one.
-pub fn next_steps(action: &Action, catalog: &Catalog, naming: &Naming<'_>) -> Option<String> {
+/// suggest or the action's results never carry one. `result` is the result's
+/// structuredContent, which the follow-ups' conditions read (`None`: no condition holds).
+pub fn next_steps(
+    action: &Action,
+    catalog: &Catalog,
+    naming: &Naming<'_>,
+    result: Option<&Value>,
+) -> Option<String> {
     if !applies_to(action) {
         return None;
     }
     let mut lines: Vec<String> = Vec::new();
     let mut seen: Vec<&str> = vec![action.id.as_str()];
+    let holds = |f: &arcane_catalog::FollowUp| match &f.when {
+        None => true,
+        Some(c) => result.is_some_and(|r| c.holds(r)),
+    };
+    // An action offered only under conditions that all fail here is not offered at all.
+    let unfit: Vec<&str> = action
+        .follow_ups
+        .iter()
+        .filter(|f| f.when.is_some())
+        .map(|f| f.action.as_str())
+        .filter(|id| {
+            !action
+                .follow_ups
+                .iter()
+                .any(|f| f.action == *id && holds(f))
+        })
+        .collect();
+    seen.extend(&unfit);
     let follow = action
         .follow_ups
         .iter()
+        .filter(|f| holds(f))
         .map(|f| (f.action.as_str(), Some(f.note.as_str())));
     let related = action.related.iter().map(|r| (r.as_str(), None));
     for (id, note) in follow.chain(related) {

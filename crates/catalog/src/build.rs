@@ -10,7 +10,7 @@ use crate::model::{
     Action, BodyEncoding, Catalog, EncodedJson, Excluded, Param, ParamLocation, ResultKind,
     UnmatchedOverlay,
 };
-use crate::overlay::{ActionOverlay, Layers, Loaded, OverlayFile};
+use crate::overlay::{ActionOverlay, Layers, Loaded, OverlayFile, ParamOverlay};
 use crate::spec::{RefResolver, SpecDoc};
 
 /// HTTP methods an OpenAPI path item can hold, in the order collisions are settled.
@@ -115,7 +115,20 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 .map(|(k, v)| (k.clone(), v.clone())),
         );
     }
-    let mut misfits = Vec::new();
+    // Shared parameter corrections first, so that an action's own entry wins.
+    for file in &input.layers.overlays {
+        for (name, po) in &file.content.shared_params {
+            for a in actions.iter_mut().filter(|a| {
+                a.params
+                    .iter()
+                    .any(|p| &p.name == name && p.location == crate::model::ParamLocation::Query)
+            }) {
+                // The parameter is there: nothing can misfit.
+                let _ = apply_param(a, name, po);
+            }
+        }
+    }
+    let mut param_misfits = Vec::new();
     for file in &input.layers.overlays {
         for (key, ov) in &file.content.actions {
             let found = actions.iter().position(|a| {
@@ -138,10 +151,12 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 });
                 continue;
             }
-            for problem in apply_overlay(&mut actions[i], ov) {
-                misfits.push(UnmatchedOverlay {
+            for (name, problem) in apply_overlay(&mut actions[i], ov) {
+                param_misfits.push(UnmatchedOverlay {
                     file: file.origin.clone(),
-                    line: file.lines.line_of(&["actions", key.as_str(), "params"]),
+                    line: file
+                        .lines
+                        .line_of(&["actions", key.as_str(), "params", name.as_str()]),
                     section: "actions".into(),
                     key: key.clone(),
                     closest: Vec::new(),
@@ -156,6 +171,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     }
     // A declaration that does not fit its action is reported like an entry matching nothing:
     // it may be written for another Arcane version.
+    let mut misfits = param_misfits;
     for (id, (file, key, list)) in encodings {
         // An action excluded by a later file has nothing to expose.
         if let Some(a) = actions.iter_mut().find(|a| a.derived_id == id) {
@@ -315,10 +331,8 @@ pub fn is_valid_id(id: &str) -> bool {
     ok(parts.next()) && ok(parts.next()) && parts.next().is_none()
 }
 
-/// Applies one overlay entry; returns what of it does not fit the action (a parameter flag
-/// for a parameter it lacks).
-fn apply_overlay(a: &mut Action, ov: &ActionOverlay) -> Vec<String> {
-    let mut problems = Vec::new();
+/// Applies an action's overlay entry; the parameter entries that fit nothing, with why.
+fn apply_overlay(a: &mut Action, ov: &ActionOverlay) -> Vec<(String, String)> {
     if let Some(id) = &ov.id
         && let Some((d, n)) = id.split_once('.')
     {
@@ -374,37 +388,14 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) -> Vec<String> {
     if let Some(k) = &ov.keywords {
         a.keywords.extend(k.iter().cloned());
     }
-    if let Some(fixes) = &ov.params {
-        for (name, fix) in fixes {
-            let Some(p) = a.params.iter_mut().find(|p| &p.name == name) else {
-                if fix.takes_path().is_some() {
-                    problems.push(format!(
-                        "`takesPath` is set on parameter `{name}`, which {} does not have",
-                        a.id
-                    ));
-                }
-                continue;
-            };
-            if let Some(takes_path) = fix.takes_path() {
-                if p.location == ParamLocation::Path {
-                    p.takes_path = takes_path;
-                } else {
-                    problems.push(format!(
-                        "`takesPath` is set on parameter `{name}` of {}, which is not a path parameter",
-                        a.id
-                    ));
-                }
-            }
-            if let Some(desc) = fix.description() {
-                p.description = desc.to_string();
-                if let Some(s) = a
-                    .input_schema
-                    .get_mut("properties")
-                    .and_then(|ps| ps.get_mut(name))
-                    .and_then(Value::as_object_mut)
-                {
-                    s.insert("description".into(), Value::String(desc.to_string()));
-                }
+    if ov.no_effect.is_some() {
+        a.no_effect = ov.no_effect.clone();
+    }
+    let mut problems = Vec::new();
+    if let Some(params) = &ov.params {
+        for (name, po) in params {
+            if let Err(why) = apply_param(a, name, po) {
+                problems.push((name.clone(), why));
             }
         }
     }
@@ -412,6 +403,81 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) -> Vec<String> {
         a.mutating = true;
     }
     problems
+}
+
+/// Applies one parameter correction: its description and its closed set of values (`enum`),
+/// in the parameter's schema and in the action's input schema alike. `name` may be a dotted
+/// path into an object parameter (`images.mode`). A description for a parameter the action
+/// lacks changes nothing (descriptions are cosmetic); an `enum` that finds no property is an
+/// error, since the check it asks for would silently not happen.
+fn apply_param(a: &mut Action, name: &str, po: &ParamOverlay) -> Result<(), String> {
+    let mut path = name.split('.');
+    let top = path.next().unwrap_or_default();
+    let rest: Vec<&str> = path.collect();
+    /// The property schema at `rest` below `schema` (through `properties`).
+    fn below<'s>(
+        mut schema: &'s mut Value,
+        rest: &[&str],
+    ) -> Option<&'s mut serde_json::Map<String, Value>> {
+        for key in rest {
+            schema = schema.get_mut("properties")?.get_mut(*key)?;
+        }
+        schema.as_object_mut()
+    }
+    let set = |s: &mut serde_json::Map<String, Value>| {
+        if let Some(d) = po.description() {
+            s.insert("description".into(), Value::String(d.to_string()));
+        }
+        if let Some(values) = po.values() {
+            s.insert("enum".into(), Value::Array(values.to_vec()));
+        }
+    };
+    let Some(p) = a.params.iter_mut().find(|p| p.name == top) else {
+        return if po.values().is_some() {
+            Err(format!(
+                "{} has no parameter {top:?} for this `enum`; see `arcane-mcp catalog --show {}`",
+                a.id, a.id
+            ))
+        } else if po.takes_path().is_some() {
+            Err(format!(
+                "`takesPath` is set on parameter `{name}`, which {} does not have",
+                a.id
+            ))
+        } else {
+            Ok(())
+        };
+    };
+    if let Some(takes_path) = po.takes_path() {
+        if p.location == ParamLocation::Path && rest.is_empty() {
+            p.takes_path = takes_path;
+        } else {
+            return Err(format!(
+                "`takesPath` is set on parameter `{name}` of {}, which is not a path parameter",
+                a.id
+            ));
+        }
+    }
+    if rest.is_empty()
+        && let Some(d) = po.description()
+    {
+        p.description = d.to_string();
+    }
+    let in_param = below(&mut p.schema, &rest).map(&set).is_some();
+    let in_input = a
+        .input_schema
+        .get_mut("properties")
+        .and_then(|ps| ps.get_mut(top))
+        .and_then(|s| below(s, &rest))
+        .map(&set)
+        .is_some();
+    if po.values().is_some() && !(in_param && in_input) {
+        return Err(format!(
+            "{} has no property {name:?} for this `enum` (the parameter {top:?} has no such \
+             field); see `arcane-mcp catalog --show {}`",
+            a.id, a.id
+        ));
+    }
+    Ok(())
 }
 
 /// Settles derived-ID collisions: the first by method order keeps the ID; the others take the
@@ -581,6 +647,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         default_sort: None,
         reveals_secret: None,
         confirm_always: false,
+        no_effect: None,
         response_schema,
         widenings: Vec::new(),
         handler: None,
@@ -911,6 +978,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         default_sort: None,
         reveals_secret: None,
         confirm_always: false,
+        no_effect: None,
         response_schema: None,
         widenings: Vec::new(),
         handler: Some(d.handler.clone()),

@@ -161,6 +161,46 @@ pub struct FollowUp {
     /// Why or when, e.g. "redeploy the project that uses the image".
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
+    /// Suggested only when the result's field at this dotted path holds one of these values
+    /// (`{field: state.status, is: [exited, dead]}`): next steps that fit the state the
+    /// result shows. A result without the field gets none of the conditional follow-ups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<Condition>,
+}
+
+/// A condition on a result: the value at `field` (a dotted path into the result's
+/// structuredContent) equals one of `is`.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Condition {
+    pub field: String,
+    pub is: Vec<Value>,
+}
+
+impl Condition {
+    /// Whether `result` holds one of the values at the path; `false` when the path is absent.
+    pub fn holds(&self, result: &Value) -> bool {
+        let mut v = result;
+        for key in self.field.split('.') {
+            match v.get(key) {
+                Some(next) => v = next,
+                None => return false,
+            }
+        }
+        self.is.iter().any(|x| x == v)
+    }
+}
+
+/// What says that a destructive call changed nothing (docs/output-format.md#nothing-done):
+/// when every field named here is 0, empty, null or absent in the result (and at least one is
+/// present), the text opens with `says` and the selection that matched nothing.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NoEffect {
+    /// Result fields (dotted paths) that measure what the call did: counts and lists.
+    pub fields: Vec<String>,
+    /// The sentence's start, e.g. "No image was removed".
+    pub says: String,
 }
 
 /// A field whose type Arcane is known to send differently than its document declares.
@@ -289,6 +329,9 @@ pub struct Action {
     /// reveal a credential (docs/security.md#confirmation).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub confirm_always: bool,
+    /// How a result of this destructive action shows that nothing was done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_effect: Option<NoEffect>,
     /// The 2xx response schema, `$ref`s inlined (JSON results only).
     #[serde(skip)]
     pub response_schema: Option<Value>,

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::model::{
-    EncodedJson, ErrorHint, FollowUp, HandlerSpec, ParamResolver, ResultKind, Widening,
+    EncodedJson, ErrorHint, FollowUp, HandlerSpec, NoEffect, ParamResolver, ResultKind, Widening,
 };
 use crate::yaml::{self, LineMap, MAX_FILE_BYTES};
 
@@ -55,8 +55,12 @@ pub struct ActionOverlay {
     /// Withdraw the action from the generic executor; the value is the reason.
     pub exclude: Option<String>,
     pub widen: Option<Vec<Widening>>,
-    /// Per-parameter corrections: a better description, or whether it takes a path.
+    /// Per-parameter corrections: a better description, whether it takes a path, or the
+    /// closed set of values Arcane accepts (`enum`). A name may be a dotted path into an object
+    /// parameter (`images.mode`).
     pub params: Option<BTreeMap<String, ParamOverlay>>,
+    /// How a result shows that this destructive call did nothing.
+    pub no_effect: Option<NoEffect>,
     /// Search: words and phrases people use for this action (added to earlier layers').
     pub keywords: Option<Vec<String>>,
     /// String or multipart parameters that carry JSON text: their inner fields become ordinary
@@ -77,7 +81,8 @@ pub enum ConfirmRule {
     Default,
 }
 
-/// Corrections for one parameter of an action: a description alone, or its fields.
+/// A correction of one parameter: its description alone (`containerId: "Container ID or
+/// name"`), or its fields.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum ParamOverlay {
@@ -95,6 +100,10 @@ pub struct ParamFields {
     /// decodes its parameter itself); off by default, so that no value can add path structure
     /// (docs/security.md, "Path parameters").
     pub takes_path: Option<bool>,
+    /// The closed set of values Arcane accepts: the input schema carries it as `enum`, so a
+    /// value outside it is refused locally, before anything is sent.
+    #[serde(rename = "enum")]
+    pub values: Option<Vec<Value>>,
 }
 
 impl ParamOverlay {
@@ -109,6 +118,13 @@ impl ParamOverlay {
         match self {
             ParamOverlay::Description(_) => None,
             ParamOverlay::Fields(f) => f.takes_path,
+        }
+    }
+
+    pub fn values(&self) -> Option<&[Value]> {
+        match self {
+            ParamOverlay::Description(_) => None,
+            ParamOverlay::Fields(f) => f.values.as_deref(),
         }
     }
 }
@@ -228,6 +244,10 @@ pub struct OverlayFile {
     /// Named sets of served actions (`--preset`); a later file's preset replaces an earlier.
     #[serde(default)]
     pub presets: BTreeMap<String, Preset>,
+    /// Corrections of a query parameter by name, in every action that has one so named
+    /// (`order: {enum: [asc, desc]}` for every list); an action's own `params` entry wins.
+    #[serde(default)]
+    pub shared_params: BTreeMap<String, ParamOverlay>,
 }
 
 /// A preset: which actions a server started with `--preset NAME` serves

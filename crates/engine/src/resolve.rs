@@ -67,17 +67,41 @@ pub async fn resolve_params(
     ctx: &super::CallContext,
 ) -> Result<(), String> {
     let auth = ctx.auth(&exec.config.auth);
+    // A dot or empty path segment anywhere is refused when the request is built: nothing,
+    // not even a lookup, is sent for such a call.
+    let refused = action.params.iter().any(|p| {
+        matches!(
+            p.location,
+            arcane_catalog::ParamLocation::Path | arcane_catalog::ParamLocation::Environment
+        ) && params
+            .get(&p.name)
+            .and_then(Value::as_str)
+            .is_some_and(crate::path::is_dot_or_empty)
+    });
+    if refused {
+        return Ok(());
+    }
     for r in &scope.catalog.resolvers {
         if r.through == action.id || action.param(&r.param).is_none() {
             continue;
         }
         // The configured default environment may be a name too.
         let default = (r.param == "environmentId").then_some(exec.config.environment.as_str());
-        let Some(value) = params.get(&r.param).and_then(Value::as_str).or(default) else {
+        let given = params.get(&r.param).and_then(Value::as_str);
+        let Some(value) = given.or(default) else {
             continue;
         };
         // A dot or empty segment is refused when the request is built: no lookup for it.
-        if keeps(r, value) || crate::path::is_dot_or_empty(value) {
+        if crate::path::is_dot_or_empty(value) {
+            continue;
+        }
+        // A value the caller gave shaped like an ID is still looked up: another object may
+        // carry it as its name, and then it is ambiguous rather than the ID's
+        // (docs/security.md#names-and-ids-one-object-per-value). The operator's configured
+        // default environment, when shaped like an ID, is that ID: a call that names no
+        // environment names nothing that could be ambiguous.
+        let id_shaped = keeps(r, value);
+        if id_shaped && given.is_none() {
             continue;
         }
         // A withdrawn list is not used behind the operator's back: the value goes as given.
@@ -93,7 +117,7 @@ pub async fn resolve_params(
             .and_then(Value::as_str)
             .unwrap_or(&exec.config.environment)
             .to_string();
-        let id = lookup(exec, auth, r, through, &environment, value).await?;
+        let id = lookup(exec, auth, r, through, &environment, value, id_shaped).await?;
         params.insert(r.param.clone(), Value::String(id));
     }
     Ok(())
@@ -135,6 +159,11 @@ fn compiled(pattern: &str) -> Option<Arc<regex::Regex>> {
     re
 }
 
+/// Looks `value` up in the list `through`. An ID-shaped value (`id_shaped`: it matches the
+/// resolver's `keep`) that names nothing in the list, or whose list cannot be read, goes as
+/// given, as it always did: Arcane answers for an ID it does not know, and a list that cannot
+/// be read means the call itself would fail with the more telling error. One that another
+/// object carries as its name is refused as ambiguous, like any value naming two objects.
 async fn lookup(
     exec: &Executor,
     auth: &super::Auth,
@@ -142,6 +171,7 @@ async fn lookup(
     through: &Action,
     environment: &str,
     value: &str,
+    id_shaped: bool,
 ) -> Result<String, String> {
     let in_env = through.param("environmentId").is_some();
     let key = (
@@ -158,48 +188,75 @@ async fn lookup(
         Some(items) => items,
         None => {
             fresh = true;
-            let items =
-                Arc::new(fetch_all(exec, auth, through, in_env.then_some(environment)).await?);
+            let fetched = fetch_all(exec, auth, through, in_env.then_some(environment)).await;
+            let items = match fetched {
+                Ok(items) => Arc::new(items),
+                Err(e) if id_shaped => {
+                    tracing::debug!(list = %through.id, error = %e, "the ambiguity check of an ID-shaped value could not read its list; the value goes as given");
+                    return Ok(value.to_string());
+                }
+                Err(e) => return Err(e),
+            };
             exec.resolve_cache.put(key.clone(), items.clone());
             items
         }
     };
     let found = matches(r, &items, value);
-    if found.is_empty() && !fresh {
-        // Created since the list was kept: look again.
+    // A name created since the list was kept: look again. An ID-shaped value that names
+    // nothing is the common case (an ID the list holds matches it), so it is not fetched again
+    // for each call.
+    if found.is_empty() && !fresh && !id_shaped {
         let items = Arc::new(fetch_all(exec, auth, through, in_env.then_some(environment)).await?);
         exec.resolve_cache.put(key, items.clone());
         let found = matches(r, &items, value);
-        return decide(r, &through.id, environment, value, found, &items);
+        return decide(r, &through.id, environment, value, id_shaped, found, &items);
     }
-    decide(r, &through.id, environment, value, found, &items)
+    decide(r, &through.id, environment, value, id_shaped, found, &items)
 }
 
-/// The `take` values of the items matching the value in its first variant that matches.
-fn matches(r: &ParamResolver, items: &[Value], value: &str) -> Vec<String> {
+/// An item a value matched: its `take` value and the field that matched.
+#[derive(Debug, Clone, PartialEq)]
+struct Hit {
+    id: String,
+    field: String,
+}
+
+/// The items matching the value in its first variant that matches, one hit per item (by the
+/// first of its fields that matched; the `take` field first, so that an item whose ID it is
+/// counts as matched by its ID).
+fn matches(r: &ParamResolver, items: &[Value], value: &str) -> Vec<Hit> {
     let variants: Vec<String> = if r.variants.is_empty() {
         vec![value.to_string()]
     } else {
         r.variants.iter().map(|v| v.replace("{}", value)).collect()
     };
+    let fields: Vec<&String> = r
+        .match_fields
+        .iter()
+        .filter(|f| **f == r.take)
+        .chain(r.match_fields.iter().filter(|f| **f != r.take))
+        .collect();
     for candidate in &variants {
-        let mut ids: Vec<String> = Vec::new();
+        let mut hits: Vec<Hit> = Vec::new();
         for item in items {
-            let hit = r.match_fields.iter().any(|f| match item.get(f) {
+            let field = fields.iter().find(|f| match item.get(f.as_str()) {
                 Some(Value::String(s)) => s == candidate,
                 Some(Value::Array(a)) => a.iter().any(|x| x.as_str() == Some(candidate)),
                 _ => false,
             });
-            if hit
+            if let Some(field) = field
                 && let Some(id) = item.get(&r.take).and_then(Value::as_str)
                 && !id.is_empty()
-                && !ids.iter().any(|x| x == id)
+                && !hits.iter().any(|h| h.id == id)
             {
-                ids.push(id.to_string());
+                hits.push(Hit {
+                    id: id.to_string(),
+                    field: field.to_string(),
+                });
             }
         }
-        if !ids.is_empty() {
-            return ids;
+        if !hits.is_empty() {
+            return hits;
         }
     }
     Vec::new()
@@ -210,11 +267,13 @@ fn decide(
     list: &str,
     environment: &str,
     value: &str,
-    found: Vec<String>,
+    id_shaped: bool,
+    found: Vec<Hit>,
     items: &[Value],
 ) -> Result<String, String> {
     match found.len() {
-        1 => Ok(found.into_iter().next().unwrap_or_default()),
+        1 => Ok(found.into_iter().next().map(|h| h.id).unwrap_or_default()),
+        0 if id_shaped => Ok(value.to_string()),
         0 => {
             let names: Vec<String> = items
                 .iter()
@@ -235,36 +294,107 @@ fn decide(
                 },
             ))
         }
-        _ => Err(format!(
-            "{v} names more than one {noun} in environment {env}: {ids}. Nothing was sent. Call \
-             again with one of these IDs as {param}.",
-            v = code_span(value),
-            noun = r.noun,
-            env = code_span(environment),
-            ids = found
-                .iter()
-                .take(MAX_CANDIDATES)
-                .map(|i| code_span(i))
-                .collect::<Vec<_>>()
-                .join(", "),
-            param = r.param,
-        )),
+        _ => Err(ambiguous(r, environment, value, &found, items)),
     }
 }
 
-/// How an item is named in messages: its first match field's value (the first element of an
-/// array) and its ID.
-fn label(r: &ParamResolver, item: &Value) -> Option<String> {
-    let id = item.get(&r.take).and_then(Value::as_str)?;
-    let name = r
-        .match_fields
+/// The refusal of a value that names more than one object: each candidate, how the value
+/// matched it (its ID, or which field holds it), and what to pass to choose it — the ID of a
+/// candidate the value names, or for the candidate whose ID the value is, a name of it that
+/// names nothing else.
+fn ambiguous(
+    r: &ParamResolver,
+    environment: &str,
+    value: &str,
+    found: &[Hit],
+    items: &[Value],
+) -> String {
+    let v = code_span(value);
+    let mut lines = Vec::new();
+    for hit in found.iter().take(MAX_CANDIDATES) {
+        let item = items
+            .iter()
+            .find(|i| i.get(&r.take).and_then(Value::as_str) == Some(hit.id.as_str()));
+        let named = item.and_then(|i| label_name(r, i));
+        let called = named
+            .as_deref()
+            .map(|n| format!(" {}", code_span(n)))
+            .unwrap_or_default();
+        if hit.field == r.take {
+            let choose = item.and_then(|i| sole_name(r, i, items, &hit.id));
+            lines.push(match choose {
+                Some(name) => format!(
+                    "- {} — the {noun}{called} whose ID is {v} (pass its name: the ID is what is ambiguous)",
+                    code_span(&name),
+                    noun = r.noun,
+                ),
+                None => format!(
+                    "- the {noun}{called} whose ID is {v}: no name of it names it alone, so \
+                     rename the other {noun} in Arcane to reach this one",
+                    noun = r.noun,
+                ),
+            });
+        } else {
+            lines.push(format!(
+                "- {} — the {noun}{called} whose {field} holds {v} (its ID)",
+                code_span(&hit.id),
+                noun = r.noun,
+                field = code_span(&hit.field),
+            ));
+        }
+    }
+    format!(
+        "{v} is ambiguous: it names more than one {noun} in environment {env}. Nothing was \
+         sent. Call again with {param} set to the value for the one you mean:\n{}",
+        lines.join("\n"),
+        noun = r.noun,
+        env = code_span(environment),
+        param = r.param,
+    )
+}
+
+/// An item's name as messages show it: its first match field other than `take` with a value
+/// (the first element of an array).
+fn label_name(r: &ParamResolver, item: &Value) -> Option<String> {
+    r.match_fields
         .iter()
         .filter(|f| **f != r.take)
         .find_map(|f| match item.get(f) {
             Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
             Some(Value::Array(a)) => a.first().and_then(Value::as_str).map(str::to_string),
             _ => None,
+        })
+}
+
+/// A value of one of the item's name fields that, passed again, would resolve to this item
+/// alone (so not shaped like an ID another object could be named after, unless nothing is).
+fn sole_name(r: &ParamResolver, item: &Value, items: &[Value], id: &str) -> Option<String> {
+    let names = r
+        .match_fields
+        .iter()
+        .filter(|f| **f != r.take)
+        .flat_map(|f| match item.get(f) {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
         });
+    names.into_iter().find(|n| {
+        !n.is_empty() && {
+            let hits = matches(r, items, n);
+            hits.len() == 1 && hits[0].id == id
+        }
+    })
+}
+
+/// How an item is named in messages: its first match field's value (the first element of an
+/// array) and its ID.
+fn label(r: &ParamResolver, item: &Value) -> Option<String> {
+    let id = item.get(&r.take).and_then(Value::as_str)?;
+    let name = label_name(r, item);
     Some(match name {
         Some(n) if n != id => format!("{} ({})", code_span(&n), code_span(id)),
         _ => code_span(id),
@@ -412,9 +542,11 @@ mod tests {
             json!({"id": "sha256:b", "repoTags": ["nginx:latest"], "repoDigests": ["nginx@sha256:d"]}),
             json!({"id": "sha256:c", "repoTags": ["nginx:1.27"]}),
         ];
-        assert_eq!(matches(&r, &items, "ghcr.io/acme/api:1.2"), ["sha256:a"]);
-        assert_eq!(matches(&r, &items, "nginx"), ["sha256:b"]);
-        assert_eq!(matches(&r, &items, "nginx@sha256:d"), ["sha256:b"]);
+        let ids =
+            |v: &str| -> Vec<String> { matches(&r, &items, v).into_iter().map(|h| h.id).collect() };
+        assert_eq!(ids("ghcr.io/acme/api:1.2"), ["sha256:a"]);
+        assert_eq!(ids("nginx"), ["sha256:b"]);
+        assert_eq!(ids("nginx@sha256:d"), ["sha256:b"]);
         assert!(matches(&r, &items, "redis").is_empty());
         assert!(keeps(&r, &format!("sha256:{}", "0".repeat(64))));
         assert!(!keeps(&r, "nginx:sha256"));
@@ -456,6 +588,61 @@ mod tests {
     }
 
     #[test]
+    fn a_value_that_is_one_id_and_another_name_is_ambiguous_with_a_way_to_each() {
+        let r = ParamResolver {
+            param: "projectId".into(),
+            through: "project.list".into(),
+            match_fields: vec!["id".into(), "name".into()],
+            take: "id".into(),
+            keep: Some("^[0-9a-f-]{36}$".into()),
+            variants: vec![],
+            noun: "project".into(),
+        };
+        let a = "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01";
+        let b = "0f0e0d0c-0b0a-4909-8807-060504030201";
+        let items = vec![
+            json!({"id": a, "name": "webshop"}),
+            json!({"id": b, "name": a}),
+        ];
+        let found = matches(&r, &items, a);
+        assert_eq!(
+            found,
+            [
+                Hit {
+                    id: a.into(),
+                    field: "id".into()
+                },
+                Hit {
+                    id: b.into(),
+                    field: "name".into()
+                }
+            ]
+        );
+        let e = decide(&r, "project.list", "0", a, true, found, &items).unwrap_err();
+        assert!(e.starts_with(&format!("`{a}` is ambiguous")), "{e}");
+        assert!(
+            e.contains(&format!(
+                "- `webshop` — the project `webshop` whose ID is `{a}`"
+            )),
+            "{e}"
+        );
+        assert!(
+            e.contains(&format!(
+                "- `{b}` — the project `{a}` whose `name` holds `{a}` (its ID)"
+            )),
+            "{e}"
+        );
+        // Each suggested value resolves to its project alone.
+        assert_eq!(matches(&r, &items, "webshop")[0].id, a);
+        assert_eq!(matches(&r, &items, b).len(), 1);
+        // When the ID's owner has no name of its own, the text says how to reach it.
+        let items = vec![json!({"id": a}), json!({"id": b, "name": a})];
+        let found = matches(&r, &items, a);
+        let e = decide(&r, "project.list", "0", a, true, found, &items).unwrap_err();
+        assert!(e.contains("rename the other project"), "{e}");
+    }
+
+    #[test]
     fn unknown_and_ambiguous_values_name_the_candidates() {
         let r = image_resolver();
         let list = "image.list";
@@ -463,17 +650,22 @@ mod tests {
             json!({"id": "sha256:a", "repoTags": ["x:1"]}),
             json!({"id": "sha256:b", "repoTags": ["x:1"]}),
         ];
-        let e = decide(&r, list, "0", "y", Vec::new(), &items).unwrap_err();
+        let e = decide(&r, list, "0", "y", false, Vec::new(), &items).unwrap_err();
         assert!(
             e.contains("No image `y`") && e.contains("`x:1` (`sha256:a`)"),
             "{e}"
         );
         assert!(e.contains("image.list"));
         let found = matches(&r, &items, "x:1");
-        let e = decide(&r, list, "0", "x:1", found, &items).unwrap_err();
+        let e = decide(&r, list, "0", "x:1", false, found, &items).unwrap_err();
         assert!(
             e.contains("more than one image") && e.contains("`sha256:b`"),
             "{e}"
+        );
+        // An ID-shaped value that names nothing goes as given.
+        assert_eq!(
+            decide(&r, list, "0", "sha256:zz", true, Vec::new(), &items).unwrap(),
+            "sha256:zz"
         );
     }
 }

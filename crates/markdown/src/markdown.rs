@@ -65,6 +65,13 @@ pub struct RenderContext<'a> {
     /// Fields an object's text leaves out, as dotted paths (into each element of a list); the
     /// text names those it found. Identity and state fields are shown whatever this says.
     pub omit: &'a [String],
+    /// The `start` the call used, when the list action pages with `start` and `limit` (0 when
+    /// the call gave none); `None` when it does not page. The count line then says how to
+    /// read the next page, and the note on cut rows where they begin.
+    pub page_start: Option<u64>,
+    /// A sentence written by the server that opens the text, after the title (a destructive
+    /// call that did nothing says so here). Already Markdown.
+    pub notice: Option<&'a str>,
 }
 
 /// Renders any result value: a list (`items`), a lone value (`value`) or an
@@ -144,6 +151,9 @@ pub fn render_list(ctx: &RenderContext<'_>, value: &Value) -> String {
     let pagination = envelope_map.get("pagination").and_then(Value::as_object);
 
     let mut out = title(ctx.title);
+    if let Some(notice) = ctx.notice {
+        push_line(&mut out, notice);
+    }
     let total = pagination
         .and_then(|p| p.get("totalItems"))
         .and_then(Value::as_u64)
@@ -151,12 +161,24 @@ pub fn render_list(ctx: &RenderContext<'_>, value: &Value) -> String {
     if items.is_empty() && total == 0 {
         push_line(&mut out, ctx.empty_hint.unwrap_or("No items."));
     } else {
-        push_line(&mut out, &count_line(items.len(), pagination));
+        push_line(
+            &mut out,
+            &count_line(items.len(), pagination, ctx.page_start),
+        );
     }
 
     if items.is_empty() {
         if total > 0 {
-            push_line(&mut out, "No items on this page.");
+            match ctx.page_start {
+                Some(start) if start >= total => push_line(
+                    &mut out,
+                    &format!(
+                        "No items on this page: `start` {start} is past the last of the {total} \
+                         item(s). Call again with `start` 0 to read the first page."
+                    ),
+                ),
+                _ => push_line(&mut out, "No items on this page."),
+            }
         }
     } else if let Some(columns) = table_columns(ctx, items) {
         table(&mut out, ctx, items, &columns, pagination);
@@ -180,7 +202,13 @@ pub fn render_list(ctx: &RenderContext<'_>, value: &Value) -> String {
     finish(out)
 }
 
-fn count_line(len: usize, pagination: Option<&Map<String, Value>>) -> String {
+/// `3 item(s) — 12 total (40 before filters), page 1 of 4: call again with `start` 3 and
+/// `limit` 3 for page 2`. The grand total (`grandTotalItems`, the count before search and
+/// filters) is named only when it is more than the total: database-backed lists always send 0
+/// there (docs/arcane-wire.md#list-envelopes-and-paging), and a grand total equal to the total
+/// says nothing. The next page's `start` is the call's own `start` plus the page size Arcane
+/// used (`itemsPerPage`), so it holds for offsets that are not on a page boundary too.
+fn count_line(len: usize, pagination: Option<&Map<String, Value>>, start: Option<u64>) -> String {
     let mut line = format!("{len} item(s)");
     let Some(p) = pagination else {
         return line;
@@ -189,13 +217,25 @@ fn count_line(len: usize, pagination: Option<&Map<String, Value>>) -> String {
     let mut parts = Vec::new();
     if let Some(total) = num("totalItems") {
         let mut part = format!("{total} total");
-        if let Some(grand) = num("grandTotalItems").filter(|&g| g != total) {
-            part.push_str(&format!(" (grand total {grand})"));
+        if let Some(grand) = num("grandTotalItems").filter(|&g| g > total) {
+            part.push_str(&format!(" ({grand} before search and filters)"));
         }
         parts.push(part);
     }
     if let (Some(cur), Some(pages)) = (num("currentPage"), num("totalPages").filter(|&p| p > 0)) {
-        parts.push(format!("page {cur} of {pages}"));
+        let mut part = format!("page {cur} of {pages}");
+        let per = num("itemsPerPage").filter(|&n| n > 0);
+        if let (Some(start), Some(per)) = (start, per)
+            && cur < pages
+            && len > 0
+        {
+            part.push_str(&format!(
+                ": call again with `start` {} and `limit` {per} for page {}",
+                start.saturating_add(per),
+                cur + 1
+            ));
+        }
+        parts.push(part);
     }
     if !parts.is_empty() {
         line.push_str(" — ");
@@ -281,13 +321,16 @@ fn cut_note(
     let cut = len - MAX_ROWS;
     let note = match ctx.rest_hint {
         RestHint::StartLimit => {
-            // The page's first row is at offset (page-1)*perPage; without
-            // pagination the page starts at 0.
-            let offset = pagination
-                .and_then(|p| {
-                    let cur = p.get("currentPage")?.as_u64()?;
-                    let per = p.get("itemsPerPage")?.as_u64()?;
-                    Some(cur.saturating_sub(1).saturating_mul(per))
+            // The page's first row is at the call's `start`; when it is not known, at
+            // (page-1)*perPage, and without pagination at 0.
+            let offset = ctx
+                .page_start
+                .or_else(|| {
+                    pagination.and_then(|p| {
+                        let cur = p.get("currentPage")?.as_u64()?;
+                        let per = p.get("itemsPerPage")?.as_u64()?;
+                        Some(cur.saturating_sub(1).saturating_mul(per))
+                    })
                 })
                 .unwrap_or(0);
             let next = offset.saturating_add(MAX_ROWS as u64);
@@ -471,15 +514,30 @@ fn trim_chars(s: &str, max: usize) -> (&str, bool) {
 /// A number as Arcane sent it, with human units appended for byte counts
 /// (some encoders send whole byte counts as floats: `1.5e9`).
 fn number_text(field: &str, n: &serde_json::Number) -> String {
-    let bytes = n.as_u64().or_else(|| {
+    format!("{n}{}", number_units(field, n).unwrap_or_default())
+}
+
+/// ` (1.5 GB)` when `n` is a whole byte count of at least 1000 in a byte-count field.
+fn number_units(field: &str, n: &serde_json::Number) -> Option<String> {
+    let b = n.as_u64().or_else(|| {
         n.as_f64()
             .filter(|f| f.is_finite() && *f >= 0.0 && f.fract() == 0.0 && *f < 1.8e19)
             .map(|f| f as u64)
-    });
-    match bytes {
-        Some(b) if b >= 1000 && is_byte_field(field) => format!("{n} ({})", human_bytes(b)),
-        _ => n.to_string(),
+    })?;
+    (b >= 1000 && is_byte_field(field) && !is_identifier_field(field))
+        .then(|| format!(" ({})", human_bytes(b)))
+}
+
+/// The human units of a byte count Arcane sent as decimal text: compose-go writes compose
+/// byte sizes (`mem_limit`, `shm_size`…) as quoted strings (docs/arcane-wire.md#compose-byte-sizes).
+/// `None` unless the field is a byte count, not an identifier, and the text is all digits.
+fn byte_text_units(field: &str, s: &str) -> Option<String> {
+    if s.is_empty() || s.len() > 20 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
     }
+    let b: u64 = s.parse().ok()?;
+    (b >= 1000 && is_byte_field(field) && !is_identifier_field(field))
+        .then(|| format!(" ({})", human_bytes(b)))
 }
 
 /// One escaped table cell.
@@ -500,7 +558,13 @@ fn cell_text(field: &str, v: &Value) -> String {
     };
     match v {
         Value::Null => String::new(),
-        Value::String(s) => trimmed(s),
+        Value::String(s) => {
+            let mut cell = trimmed(s);
+            if let Some(units) = byte_text_units(field, s) {
+                cell.push_str(&units);
+            }
+            cell
+        }
         Value::Number(n) => number_text(field, n),
         Value::Bool(b) => b.to_string(),
         Value::Array(a) if a.iter().all(is_scalar) => {
@@ -557,6 +621,9 @@ pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
         return render_value(ctx, value);
     };
     let mut out = title(ctx.title);
+    if let Some(notice) = ctx.notice {
+        push_line(&mut out, notice);
+    }
     let mut omitted: Vec<&str> = Vec::new();
     let mut fields: Vec<(usize, usize, &String, Value)> = map
         .iter()
@@ -640,7 +707,11 @@ impl FieldLines {
                     section(&mut self.sections, path, &fenced(&clean, "text"));
                     return;
                 }
-                inline(&clean).into_owned()
+                let mut text = inline(&clean).into_owned();
+                if let Some(units) = byte_text_units(name, s) {
+                    text.push_str(&units);
+                }
+                text
             }
             Value::Number(n) => number_text(name, n),
             Value::Bool(b) => b.to_string(),
@@ -836,9 +907,17 @@ fn rows_table(v: &Value) -> Option<String> {
                         out.push_str(&joined(a, true));
                     }
                 }
+                Some(Value::Number(n)) => {
+                    out.push(' ');
+                    out.push_str(&number_text(col, n));
+                }
                 Some(x) => {
                     out.push(' ');
-                    out.push_str(&table_cell(&sanitize(&scalar_text(x))));
+                    let text = scalar_text(x);
+                    out.push_str(&table_cell(&sanitize(&text)));
+                    if let Some(units) = byte_text_units(col, &text) {
+                        out.push_str(&units);
+                    }
                 }
             }
             out.push_str(" |");
@@ -872,7 +951,15 @@ fn map_line(map: &Map<String, Value>) -> Option<String> {
         if chars > MAX_INLINE_JSON {
             return None;
         }
-        parts.push(inline_strict(&format!("{k}={value}")).into_owned());
+        let mut part = inline_strict(&format!("{k}={value}")).into_owned();
+        let units = match v {
+            Value::Number(n) => number_units(&k, n),
+            _ => byte_text_units(&k, &value),
+        };
+        if let Some(units) = units {
+            part.push_str(&units);
+        }
+        parts.push(part);
     }
     // A map of unset values only is written as JSON, which shows what it holds.
     (!parts.is_empty()).then(|| parts.join(", "))

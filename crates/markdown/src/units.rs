@@ -28,20 +28,30 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
-/// Whether a field of this name holds a byte count (`size`, `sizeRw`,
-/// `virtualSize`, `memoryUsage`, `rxBytes`…). Counters that merely end in
-/// "size" (`pageSize`, `batchSize`) and percentages are excluded.
+/// Whether a field of this name holds a byte count (`size`, `sizeRw`, `virtualSize`,
+/// `memoryUsage`, `rxBytes`, `mem_limit`, `spaceReclaimed`, Go's memory statistics such as
+/// `heapAlloc`…). Case, `_` and `-` do not matter. Counters that merely end in "size"
+/// (`pageSize`, `subnetSize`), counts, percentages and ratios are excluded. The server's tests
+/// check this against every numeric field of Arcane's 2.8.0 responses
+/// (`tests/render_markdown.rs`, `every_byte_count_of_the_2_8_0_responses_gets_units`), so a
+/// field Arcane adds is classified rather than missed.
 ///
 /// ```
 /// use arcane_markdown::is_byte_field;
 /// assert!(is_byte_field("sizeRw"));
 /// assert!(is_byte_field("memoryUsage"));
+/// assert!(is_byte_field("mem_limit"));
 /// assert!(!is_byte_field("pageSize"));
 /// assert!(!is_byte_field("memoryPercent"));
 /// ```
 pub fn is_byte_field(name: &str) -> bool {
-    let l = name.to_ascii_lowercase();
-    const NOT_BYTES: [&str; 8] = [
+    let l: String = name
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    /// Names that end in "size" but count something else.
+    const NOT_BYTES: [&str; 9] = [
         "pagesize",
         "batchsize",
         "poolsize",
@@ -50,18 +60,52 @@ pub fn is_byte_field(name: &str) -> bool {
         "windowsize",
         "stepsize",
         "samplesize",
+        // A subnet's prefix length (Swarm's default address pools).
+        "subnetsize",
+    ];
+    /// Go's `runtime.MemStats` byte counters, as Arcane's runtime information names them.
+    const GO_MEMORY: [&str; 18] = [
+        "alloc",
+        "totalalloc",
+        "sys",
+        "heapalloc",
+        "heapsys",
+        "heapidle",
+        "heapinuse",
+        "heapreleased",
+        "stackinuse",
+        "stacksys",
+        "mspaninuse",
+        "mspansys",
+        "mcacheinuse",
+        "mcachesys",
+        "buckhashsys",
+        "gcsys",
+        "othersys",
+        "nextgc",
     ];
     if NOT_BYTES.contains(&l.as_str())
-        || ["percent", "pct", "ratio", "count", "swappiness"]
-            .iter()
-            .any(|w| l.contains(w))
+        || [
+            "percent",
+            "pct",
+            "ratio",
+            "fraction",
+            "count",
+            "swappiness",
+            "tenths",
+            "prefix",
+        ]
+        .iter()
+        .any(|w| l.contains(w))
     {
         return false;
     }
     l.ends_with("bytes")
         || l.ends_with("size")
+        || l.ends_with("spacereclaimed")
         || l.starts_with("size")
         || l.starts_with("memory")
+        || GO_MEMORY.contains(&l.as_str())
         || matches!(
             l.as_str(),
             "memusage"
@@ -69,8 +113,10 @@ pub fn is_byte_field(name: &str) -> bool {
                 | "memtotal"
                 | "memused"
                 | "memfree"
+                | "memreservation"
+                | "memswaplimit"
                 | "diskusage"
-                | "spacereclaimed"
+                | "disktotal"
                 | "reclaimable"
                 | "reclaimablespace"
         )

@@ -244,19 +244,66 @@ pub(crate) fn prune_unused(st: &mut State, env: &str, dangling_only: bool) -> Ve
     take_marked(&mut st.images, &marks)
 }
 
+/// The prune mode Arcane 2.8.0 resolves (its image handler's `resolvePruneImageModeInternal`):
+/// the body's `mode` (trimmed) when set, else the body's `dangling`, else its
+/// `filters.dangling`, else the query's `dangling` — a boolean that is `false` when absent, so a
+/// prune without any of them removes **every** unused image, not only dangling ones.
+fn prune_mode(ctx: &Ctx) -> String {
+    let legacy = |dangling: bool| if dangling { "dangling" } else { "all" }.to_string();
+    let query = ctx.q("dangling").is_some_and(|v| v == "true" || v == "1");
+    let Some(body) = ctx.body.as_ref().filter(|b| b.is_object()) else {
+        return legacy(query);
+    };
+    if let Some(mode) = body
+        .get("mode")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+    {
+        return mode.to_string();
+    }
+    if let Some(d) = body.get("dangling").and_then(Value::as_bool) {
+        return legacy(d);
+    }
+    if let Some(vals) = body.pointer("/filters/dangling").and_then(Value::as_array) {
+        for v in vals.iter().filter_map(Value::as_str) {
+            match v {
+                "true" | "1" => return "dangling".into(),
+                "false" | "0" => return "all".into(),
+                _ => {}
+            }
+        }
+    }
+    legacy(query)
+}
+
 pub(super) fn prune(ctx: &Ctx) -> Response {
-    let dangling_only = ctx
-        .q("dangling")
-        .map(|v| v == "true")
-        .or_else(|| {
-            ctx.body
-                .as_ref()
-                .and_then(|b| b.get("dangling"))
-                .and_then(Value::as_bool)
-        })
-        .unwrap_or(true);
+    // Arcane's image service: `none` and unknown modes are refused, `olderThan` needs `until`
+    // (each a 500 "Failed to prune images: …").
+    let mode = prune_mode(ctx);
+    let until = ctx
+        .body
+        .as_ref()
+        .and_then(|b| b.get("until"))
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .unwrap_or("");
+    let refused = match mode.as_str() {
+        "dangling" | "all" => None,
+        "olderThan" if until.is_empty() => {
+            Some("image prune mode olderThan requires until".to_string())
+        }
+        // The simulator's images carry no creation time to filter on: olderThan with an
+        // `until` prunes like `all`.
+        "olderThan" => None,
+        "none" => Some("image prune mode none is not allowed".to_string()),
+        other => Some(format!("unsupported image prune mode: {other}")),
+    };
+    if let Some(why) = refused {
+        return ctx.problem(500, &format!("Failed to prune images: {why}"));
+    }
     change(ctx, |st| {
-        let gone = prune_unused(st, ctx.env_id(), dangling_only);
+        let gone = prune_unused(st, ctx.env_id(), mode == "dangling");
         let space: i64 = gone.iter().map(|i| i.size).sum();
         let deleted: Vec<&str> = gone.iter().map(|i| i.id.as_str()).collect();
         Ok(json!({"imagesDeleted": deleted, "spaceReclaimed": space}))

@@ -75,10 +75,13 @@ pub(super) fn list(ctx: &Ctx) -> Response {
     let all: Vec<usize> = (0..st.projects.len())
         .filter(|i| st.projects[*i].environment_id == env)
         .collect();
-    let grand = all.len();
-    let items: Vec<Value> = all
+    let searched: Vec<usize> = all
         .into_iter()
         .filter(|i| search_match(ctx, &[&st.projects[*i].name]))
+        .collect();
+    let grand = searched.len();
+    let items: Vec<Value> = searched
+        .into_iter()
         .filter(|i| match filter_values(ctx, "status") {
             None => true,
             Some(v) => v
@@ -89,9 +92,12 @@ pub(super) fn list(ctx: &Ctx) -> Response {
         .collect();
     drop(st);
     // docs/arcane-wire.md#list-envelopes-and-paging: projects clamp limits like the DB-backed
-    // lists, but report their grand total.
+    // lists; only with a `status` (or `updates`) filter, which Arcane applies in memory after
+    // the database's search, is the grand total reported — the count after the search, before
+    // that filter. Otherwise it is 0, as for every database-backed list.
+    let derived = filter_values(ctx, "status").is_some() || filter_values(ctx, "updates").is_some();
     let paging = Paging::Db {
-        reports_grand_total: true,
+        reports_grand_total: derived,
     };
     answer_page(ctx, items, grand, paging, PROJECT_SORT, vec![])
 }
