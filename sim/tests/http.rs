@@ -763,7 +763,18 @@ async fn images_volumes_networks_swarm() {
         .post_json("/environments/0/images/prune", json!({"dangling": true}))
         .await;
     assert_eq!(b["data"], json!({"imagesDeleted": [], "spaceReclaimed": 0}));
-    // Without a mode or `dangling=true` the query's `dangling` is false: every unused image.
+    // Without a mode or `dangling=true` the query's `dangling` is false: every unused image,
+    // tagged ones too (a freshly pulled image is used by no container).
+    let r = s
+        .api(Method::POST, "/environments/0/images/pull")
+        .json(&json!({"imageName": "redis:7-alpine"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let _ = r.bytes().await.unwrap();
+    let (_, b) = s.get_json("/environments/0/images/redis:7-alpine").await;
+    assert_eq!(b["data"]["repoTags"][0], "redis:7-alpine", "{b}");
     let (st, b) = s.post_json("/environments/0/images/prune", json!({})).await;
     assert_eq!(st, 200, "{b}");
     assert!(
