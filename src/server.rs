@@ -567,9 +567,15 @@ impl ServerHandler for ArcaneServer {
                     .and_then(|p| p.headers.get(name))
                     .map_or(&b""[..], |v| v.as_bytes())
             };
-            let who = match header("authorization") {
-                b"" => binding([b"session".as_slice(), header("mcp-session-id")]),
-                token => binding([b"token".as_slice(), token]),
+            // The quota's key is the caller as the HTTP gate authenticated it, never the
+            // header's bytes (`bearer`, `BEARER` or extra blanks are the same token).
+            let quota = self
+                .http
+                .as_ref()
+                .and_then(|h| h.quota_key(&context.extensions));
+            let who = match quota {
+                Some(key) => binding([b"caller".as_slice(), &key]),
+                None => binding([b"session".as_slice(), header("mcp-session-id")]),
             };
             (
                 crate::confirm::declares_forms(context.client_capabilities().as_ref()),

@@ -494,6 +494,15 @@ fn operator_declarations_add_actions() {
     assert_eq!(top.kind, ResultKind::Handler);
     assert!(top.param("environmentId").is_some());
     assert_eq!(top.required, vec!["containerId".to_string()]);
+    // It runs a command, and its file did not say `mutating`: it changes state all the same
+    // (read-only withdraws it, safe mode previews it, the audit log records it) and the person
+    // confirms every call — a declaration cannot make a command a read.
+    assert!(top.mutating, "a ws_exec declaration is mutating");
+    assert!(top.confirm_always, "a ws_exec declaration is confirmed");
+    assert!(
+        !arcane_catalog::Policy::new(true, false, &[]).serves(top),
+        "read-only withdraws it"
+    );
 }
 
 #[test]
@@ -1292,6 +1301,11 @@ fn secrets_an_action_exists_to_reveal_name_fields_of_its_answer() {
             .and_then(|(_, rest)| rest.split_once(')'))
             .map(|(inside, _)| inside)
             .unwrap_or_else(|| panic!("{}: {what:?} names no field in parentheses", a.id));
+        // A download's secret is the file itself: it has no fields to name.
+        if a.kind == arcane_catalog::ResultKind::Download {
+            assert_eq!(fields, "the download", "{}", a.id);
+            continue;
+        }
         let schema = a.response_schema.as_ref().unwrap();
         let data = schema
             .pointer("/properties/data/properties")

@@ -284,7 +284,7 @@ async fn no_log_level_prints_arguments_results_or_credentials() {
             "image": "nginx:1.27-alpine", "name": "leaky-1",
             "env": [format!("DB_PASSWORD={ENV_SECRET}")],
             "labels": {"note": ARG_SECRET}
-        }}),
+        }, "confirm": true}),
     )
     .await;
     assert_ne!(created.is_error, Some(true), "{}", text(&created));

@@ -138,7 +138,7 @@ async fn exercise(surface: &str) {
         surface,
         "project.create",
         json!({"name": "shop", "composeContent": compose, "envContent": "TZ=UTC\n", "tags": ["prod"]}),
-        false,
+        true,
     );
     ok(&call(&client, &tool, args).await);
     let log = sim.requests().await;
@@ -166,7 +166,7 @@ async fn exercise(surface: &str) {
         surface,
         "project.create",
         json!({"name": "shop", "composeContent": compose, "fileChanges": [change], "files": ["server { listen 80; }\n"]}),
-        false,
+        true,
     );
     ok(&call(&client, &tool, args).await);
     let log = sim.requests().await;
@@ -184,7 +184,7 @@ async fn exercise(surface: &str) {
         surface,
         "project.create",
         json!({"name": "shop", "composeContent": compose, "project": "{\"name\":\"x\"}"}),
-        false,
+        true,
     );
     let e = err(&call(&client, &tool, args).await);
     assert!(e.contains("not both"), "{e}");

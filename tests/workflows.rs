@@ -201,8 +201,10 @@ async fn deploy_from_compose(surface: &'static str) {
         .await;
     let compose = "services:\n  web:\n    image: nginx:1.27-alpine\n    ports:\n      - \"8081:80\"\n  worker:\n    image: ghcr.io/acme/worker:1.4.0\n";
     // Plain parameters: the executor encodes Arcane's JSON-text `project` part.
+    // A new project runs what its compose text says on the next deploy: confirmed
+    // (`confirm: always`).
     let (v, _) = s
-        .run(
+        .run_confirmed(
             "project.create",
             json!({"name": "shop", "composeContent": compose, "envContent": "MODE=prod\n"}),
         )

@@ -174,6 +174,12 @@ impl Identity {
     fn same(&self, other: &Identity) -> bool {
         self.0.ct_eq(&other.0).into()
     }
+
+    /// The digest itself (of the token and client key as authenticated, never of the header's
+    /// spelling), for keys that must be the same for every request of one caller.
+    pub fn digest(&self) -> &[u8; 32] {
+        &self.0
+    }
 }
 
 /// The bearer credential of an `Authorization` header; the scheme is case-insensitive
@@ -301,6 +307,11 @@ pub fn host_allowed(allowed: &[String], headers: &HeaderMap) -> bool {
         let a: http::uri::Authority = authority.trim().parse().ok()?;
         let host = a.host().trim_matches(['[', ']']).to_ascii_lowercase();
         Some((host, a.port_u16()))
+    }
+    // Two Host headers are a malformed request (RFC 9112 §3.2): which one a proxy or Arcane
+    // would read is anyone's guess, so neither is trusted.
+    if headers.get_all(header::HOST).iter().nth(1).is_some() {
+        return false;
     }
     let Some((host, port)) = headers
         .get(header::HOST)
@@ -840,6 +851,16 @@ mod tests {
             vec!["one".to_string(), "two".to_string()]
         );
         assert!(tokens_from_file("\n  \n# only a comment\n").is_empty());
+    }
+
+    #[test]
+    fn two_host_headers_are_refused_whichever_comes_first() {
+        let allowed = vec!["localhost".to_string()];
+        let mut h = HeaderMap::new();
+        h.append(header::HOST, "localhost".parse().unwrap());
+        assert!(host_allowed(&allowed, &h));
+        h.append(header::HOST, "evil.example".parse().unwrap());
+        assert!(!host_allowed(&allowed, &h));
     }
 
     #[test]

@@ -50,6 +50,25 @@ impl Hooks {
         let parts = extensions.get::<http::request::Parts>()?;
         parts.extensions.get::<Admitted>()?.token.clone()
     }
+
+    /// Whose quota a request counts against (open confirmations): the digest of the bearer
+    /// token (and client key) the gate authenticated — the same however the `Authorization`
+    /// header is spelt —, or, on a server without tokens, the client's address (an IPv6 /64,
+    /// as the rate limit counts it). `None` outside an HTTP request.
+    pub fn quota_key(&self, extensions: &rmcp::model::Extensions) -> Option<Vec<u8>> {
+        let parts = extensions.get::<http::request::Parts>()?;
+        let admitted = parts.extensions.get::<Admitted>()?;
+        if admitted.token.is_some() {
+            let mut key = b"token:".to_vec();
+            key.extend_from_slice(admitted.identity.digest());
+            return Some(key);
+        }
+        let peer = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<SocketAddr>>()?
+            .0;
+        Some(format!("address:{}", guard::bucket_of(peer.ip())).into_bytes())
+    }
 }
 
 /// The settings of the listener, checked before anything is bound.

@@ -944,6 +944,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
             });
         }
     }
+    let runs_commands = d.handler.kind == "ws_exec";
     let input_schema = input_schema_of(&params);
     Ok(Action {
         id: d.id.clone(),
@@ -962,7 +963,9 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
             .collect(),
         params,
         input_schema,
-        mutating: d.mutating || d.destructive,
+        // A handler that runs a command can do anything the container can: whatever its file
+        // says, it changes state and the person confirms every call (docs/security.md).
+        mutating: d.mutating || d.destructive || runs_commands,
         destructive: d.destructive,
         idempotent: d.idempotent,
         kind: ResultKind::Handler,
@@ -977,7 +980,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         text_omits: Vec::new(),
         default_sort: None,
         reveals_secret: None,
-        confirm_always: false,
+        confirm_always: runs_commands,
         no_effect: None,
         response_schema: None,
         widenings: Vec::new(),
