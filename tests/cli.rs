@@ -2684,3 +2684,56 @@ fn startup_errors_name_the_variable_and_mask_only_the_secret() {
     assert!(!err.contains(key), "{err}");
     assert!(err.contains("********"), "{err}");
 }
+
+/// The open-confirmation quota counts the caller the HTTP gate authenticated, not the bytes of
+/// its `Authorization` header: once a token holds its 100 open questions, `bearer`, `BEARER`,
+/// extra blanks or a tab before the same token open no more, while another token still can.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_confirmation_quota_is_the_tokens_however_the_header_is_spelt() {
+    let sim = Sim::start().await;
+    let server = HttpServer::for_sim(&sim, &["--rate-limit", "100000"], "tok,other-tok").await;
+    let base = server.base.clone();
+    let ask = |auth: String| {
+        let base = base.clone();
+        async move {
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "arcane_execute_action",
+                "arguments": {"action": "container.kill", "params": {"containerId": "web-1"}},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+                    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
+                }
+            }});
+            let headers = [
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "arcane_execute_action"),
+                ("authorization", auth.as_str()),
+            ];
+            let (status, _, text) = raw_post(&base, &headers, body.to_string()).await;
+            assert_eq!(status, 200, "{text}");
+            rpc_answer(&text)["result"].clone()
+        }
+    };
+    for _ in 0..100 {
+        let r = ask("Bearer tok".into()).await;
+        assert_eq!(r["resultType"], "input_required", "{r}");
+    }
+    for spelling in [
+        "Bearer tok",
+        "bearer tok",
+        "BEARER  tok",
+        "Bearer\ttok",
+        "Bearer    tok",
+    ] {
+        let r = ask(spelling.into()).await;
+        assert_eq!(r["isError"], true, "{spelling:?}: {r}");
+        let t = r["content"][0]["text"].as_str().unwrap();
+        assert!(t.contains("confirmations waiting"), "{spelling:?}: {t}");
+    }
+    let r = ask("Bearer other-tok".into()).await;
+    assert_eq!(r["resultType"], "input_required", "another token: {r}");
+    assert!(crate::server_support::writes(&sim.requests().await).is_empty());
+    server.stop().await;
+}
