@@ -1321,3 +1321,13 @@ fn secrets_an_action_exists_to_reveal_name_fields_of_its_answer() {
         }
     }
 }
+
+/// A "test" that acts on the world is not a read: `notification.test` sends a real message
+/// through its provider, so read-only mode and safe mode hold it back.
+#[test]
+fn a_test_notification_is_a_change_not_a_read() {
+    let cat = build(&fixtures::spec_v2());
+    let a = cat.get("notification.test").expect("notification.test");
+    assert!(a.mutating, "notification.test is mutating");
+    assert!(!arcane_catalog::Policy::new(true, false, &[]).serves(a));
+}
