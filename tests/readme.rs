@@ -193,6 +193,22 @@ fn every_figure_in_the_readme_is_what_the_tool_prints() {
         missing.join("\n  ")
     );
 
+    // The release binary's size is a measurement no test can repeat (it needs a release
+    // build): the README's figure must be the one docs/measurements.md records with the
+    // command that measured it.
+    let size = regex::Regex::new(r"binary is ([0-9.]+ MiB)").unwrap();
+    let said = size
+        .captures(&text)
+        .map(|c| c[1].to_string())
+        .expect("the README states the release binary's size");
+    let measured = read("docs/measurements.md");
+    assert!(
+        measured.contains(&format!("({said})")),
+        "the README's release binary size {said} is not the one docs/measurements.md records"
+    );
+    let at = text.find(&said).unwrap();
+    covered.push(at..at + said.len());
+
     // Every other number in the prose is a figure nobody checks. Version numbers are checked
     // where they stand for the documents (the tool's own) and for the toolchain, and the
     // third-party licence is named as its file names itself.
