@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use arcane_catalog::Layers;
 use arcane_catalog::SpecDoc;
 use arcane_catalog::{BuildInput, Catalog, build_catalog};
-use arcane_mcp::reload::{Live, Sources, watch_sources};
-use arcane_mcp::spec::SpecSource;
+use arcane_mcp::load::reload::{Live, Sources, watch_sources};
+use arcane_mcp::load::spec::SpecSource;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 /// The one finder of Arcane's documents, shared with the integration tests.
@@ -46,14 +46,14 @@ fn bench_build(c: &mut Criterion) {
         },
         ..Default::default()
     };
-    // What a start with unchanged files does instead (src/catalog_cache.rs): hash the files,
+    // What a start with unchanged files does instead (src/load/cache.rs): hash the files,
     // then read the stored catalog.
     let stored = sources.build().unwrap().to_stored();
     c.bench_function("catalog 2.8.0 from its stored form (cache hit)", |b| {
         b.iter(|| arcane_catalog::Catalog::from_stored(&stored).unwrap())
     });
     c.bench_function("hash the catalog's files (cache key)", |b| {
-        b.iter(|| arcane_mcp::catalog_cache::key(&sources).unwrap())
+        b.iter(|| arcane_mcp::load::cache::key(&sources).unwrap())
     });
     c.bench_function("load + build catalog 2.8.0 from disk", |b| {
         b.iter(|| sources.build().unwrap())

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use arcane_catalog::SearchIndex;
 use arcane_catalog::{Action, Catalog};
-use arcane_mcp::reload::Sources;
-use arcane_mcp::spec::SpecSource;
+use arcane_mcp::load::reload::Sources;
+use arcane_mcp::load::spec::SpecSource;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 /// The one finder of Arcane's documents, shared with the integration tests.

@@ -288,7 +288,7 @@ fn benches(c: &mut Criterion) {
     .sources(None);
     let mut g = c.benchmark_group("tools_list_encode");
     for surface in [Surface::Dynamic, Surface::Meta, Surface::Individual] {
-        let snap = arcane_mcp::snapshot::Snapshot::build(
+        let snap = arcane_mcp::load::snapshot::Snapshot::build(
             sources.build().unwrap(),
             surface,
             Default::default(),

@@ -9,11 +9,11 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rmcp::ServiceExt;
 
-use crate::catalog_cache::{self, CatalogCache, Provenance};
+use crate::load::cache::{self, CatalogCache, Provenance};
 use crate::config::ServeArgs;
-use crate::reload::{self, Live, Sources, WatchGuard};
-use crate::server::{self, ArcaneServer};
-use crate::snapshot::Snapshot;
+use crate::load::reload::{self, Live, Sources, WatchGuard};
+use crate::mcp::handler::{self, ArcaneServer};
+use crate::load::snapshot::Snapshot;
 use arcane_catalog::Policy;
 use arcane_engine::{Auth, ExecConfig, Executor};
 
@@ -27,7 +27,7 @@ pub struct App {
     policy: Policy,
     started: std::time::Instant,
     /// The audit log of mutating calls, when `--audit-log` is set.
-    audit: Option<Arc<crate::audit_log::AuditLog>>,
+    audit: Option<Arc<crate::mcp::audit_log::AuditLog>>,
     /// Built catalogs by the hash of their files (`--catalog-cache-dir`), for startup and
     /// reload; `None` with `--no-catalog-cache`.
     cache: Option<CatalogCache>,
@@ -56,7 +56,7 @@ impl App {
                 let tls = std::thread::Builder::new()
                     .name("tls-config".into())
                     .spawn_scoped(s, make_tls);
-                let catalog = catalog_cache::load_or_build(&sources, cache.as_ref());
+                let catalog = cache::load_or_build(&sources, cache.as_ref());
                 let tls = match tls {
                     Ok(handle) => handle.join().unwrap_or_else(|_| {
                         Err(anyhow::anyhow!(
@@ -70,7 +70,7 @@ impl App {
         } else {
             let tls = make_tls()?;
             sources.spec.tls = Some(tls.clone());
-            let catalog = catalog_cache::load_or_build(&sources, cache.as_ref());
+            let catalog = cache::load_or_build(&sources, cache.as_ref());
             (Ok(tls), catalog)
         };
         // A TLS settings error first, as when it was loaded before the catalog.
@@ -80,7 +80,7 @@ impl App {
         let audit = args
             .audit_log
             .as_deref()
-            .map(|p| crate::audit_log::AuditLog::open(p, args.audit_log_max_bytes).map(Arc::new))
+            .map(|p| crate::mcp::audit_log::AuditLog::open(p, args.audit_log_max_bytes).map(Arc::new))
             .transpose()?;
         let snapshot = Snapshot::build(catalog, args.tool_surface, policy.clone())?;
         if args.insecure_skip_verify {
@@ -118,10 +118,10 @@ impl App {
         })
     }
 
-    /// The pacing of one new session's calls (`crate::pacing`): its transport is wrapped in a
-    /// [`Paced`](crate::pacing::Paced) with it.
-    fn pacing(&self) -> Arc<crate::pacing::Pacing> {
-        crate::pacing::Pacing::new(self.max_calls_in_flight)
+    /// The pacing of one new session's calls (`crate::mcp::pacing`): its transport is wrapped in a
+    /// [`Paced`](crate::mcp::pacing::Paced) with it.
+    fn pacing(&self) -> Arc<crate::mcp::pacing::Pacing> {
+        crate::mcp::pacing::Pacing::new(self.max_calls_in_flight)
     }
 
     /// Each session's limit of calls in flight (`--max-calls-in-flight`).
@@ -166,7 +166,7 @@ impl App {
         // A reload reads the files again: their new hash names another cache entry, so an
         // edit is never answered from the cache, and a broken file still fails the reload.
         reload::watch_sources(self.sources.clone(), live, move |s| {
-            let (catalog, _) = catalog_cache::load_or_build(s, cache.as_ref())?;
+            let (catalog, _) = cache::load_or_build(s, cache.as_ref())?;
             Snapshot::build(catalog, surface, policy.clone())
         })
         .map_err(|e| tracing::warn!("hot reload is off: {e:#}"))
@@ -192,13 +192,13 @@ impl App {
         self.announce();
         let _watch = self.watch();
         let server = self.server();
-        // Every answer's write gives its call's slot back (`crate::pacing`).
-        let transport = crate::pacing::Paced::new(transport.into_transport(), self.pacing());
+        // Every answer's write gives its call's slot back (`crate::mcp::pacing`).
+        let transport = crate::mcp::pacing::Paced::new(transport.into_transport(), self.pacing());
         let running = server
             .serve(transport)
             .await
             .with_context(|| format!("starting the MCP session on {what}"))?;
-        let notifier = tokio::spawn(server::notify_legacy_session(
+        let notifier = tokio::spawn(handler::notify_legacy_session(
             running.peer().clone(),
             self.live.clone(),
         ));

@@ -6,8 +6,8 @@ use std::sync::LazyLock;
 use arcane_catalog::ClientProfile;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::reload::Sources;
-use crate::spec::SpecSource;
+use crate::load::reload::Sources;
+use crate::load::spec::SpecSource;
 
 /// arcane-mcp: an MCP server (stdio or Streamable HTTP) that lets AI assistants operate Arcane,
 /// the Docker management platform, through its REST API.
@@ -390,7 +390,7 @@ impl ServeArgs {
 
     /// The catalog cache of these settings: `None` with `--no-catalog-cache` or without a
     /// cache directory.
-    pub fn catalog_cache(&self) -> Option<crate::catalog_cache::CatalogCache> {
+    pub fn catalog_cache(&self) -> Option<crate::load::cache::CatalogCache> {
         if self.no_catalog_cache {
             return None;
         }
@@ -398,7 +398,7 @@ impl ServeArgs {
             .catalog_cache_dir
             .clone()
             .or_else(|| Some(cache_home()?.join("catalogs")))?;
-        Some(crate::catalog_cache::CatalogCache::new(dir))
+        Some(crate::load::cache::CatalogCache::new(dir))
     }
 }
 
@@ -589,7 +589,7 @@ pub struct ServeArgs {
         long,
         env = "ARCANE_MCP_MAX_CALLS_IN_FLIGHT",
         value_name = "N",
-        default_value_t = crate::pacing::DEFAULT_MAX_CALLS_IN_FLIGHT,
+        default_value_t = crate::mcp::pacing::DEFAULT_MAX_CALLS_IN_FLIGHT,
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536)
     )]
     pub max_calls_in_flight: usize,

@@ -14,28 +14,15 @@
 //! re-exported: code names `arcane_catalog::`, `arcane_markdown::` and `arcane_engine::`.
 
 pub mod app;
-pub mod audit;
-pub mod catalog_cache;
-pub mod check;
-pub mod cli;
+pub mod cmd;
 pub mod config;
-pub mod find;
-pub mod flat;
-pub mod inspect;
+pub mod load;
 pub mod logging;
-pub mod output_schema;
-pub mod pacing;
+pub mod mcp;
 pub mod present;
-pub mod reload;
 pub mod resources;
-pub mod server;
-pub mod snapshot;
-pub mod spec;
 pub mod surface;
-
-mod audit_log;
-pub mod confirm;
-mod serve_http;
+mod transport;
 
 use anyhow::{Result, anyhow, bail};
 
@@ -88,14 +75,14 @@ pub fn serve(args: config::ServeArgs) -> Result<()> {
     let (base_url, auth) = connection(&args)?;
     // The HTTP settings are checked before anything is built or fetched.
     let http = match args.http.transport {
-        config::Transport::Http => Some(serve_http::Settings::from_args(&args.http)?),
+        config::Transport::Http => Some(transport::http::Settings::from_args(&args.http)?),
         config::Transport::Stdio => None,
     };
     let sources = args.source.sources(Some(&base_url));
     // Built before the runtime starts: fetching the spec from Arcane blocks.
     let app = app::App::build(&args, sources, base_url, auth)?;
     match http {
-        Some(settings) => app::runtime()?.block_on(serve_http::serve(app, settings)),
+        Some(settings) => app::runtime()?.block_on(transport::http::serve(app, settings)),
         None => app::runtime()?.block_on(app.serve_stdio()),
     }
 }

@@ -189,7 +189,7 @@ mod tests {
     fn dependencies_are_capped_and_this_crate_is_not() {
         use tracing::Level;
         let caps = dependency_caps();
-        assert!(caps.would_enable("arcane_mcp::server", &Level::TRACE));
+        assert!(caps.would_enable("arcane_mcp::mcp::handler", &Level::TRACE));
         assert!(caps.would_enable("arcane_engine::executor", &Level::TRACE));
         assert!(caps.would_enable("arcane_catalog::build", &Level::TRACE));
         assert!(caps.would_enable("arcane_markdown", &Level::TRACE));

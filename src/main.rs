@@ -2,7 +2,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use arcane_mcp::config::{Cli, Command, ServeArgs};
-use arcane_mcp::{cli, inspect, logging};
+use arcane_mcp::cmd::{self as cli, catalog as inspect};
+use arcane_mcp::logging;
 use clap::Parser;
 
 fn main() -> ExitCode {
@@ -54,7 +55,7 @@ fn run_catalog(settings: &ServeArgs, args: &arcane_mcp::config::CatalogArgs) -> 
 
 fn run_audit(settings: &ServeArgs, args: &arcane_mcp::config::AuditArgs) -> Result<()> {
     if args.results {
-        return arcane_mcp::audit::run_results(
+        return arcane_mcp::cmd::audit_tokens::run_results(
             settings,
             args.baseline.as_deref(),
             args.write_baseline,
@@ -63,7 +64,7 @@ fn run_audit(settings: &ServeArgs, args: &arcane_mcp::config::AuditArgs) -> Resu
     }
     let url = settings.spec_url()?;
     let cat = settings.source.sources(url.as_deref()).build()?;
-    arcane_mcp::audit::run(
+    arcane_mcp::cmd::audit_tokens::run(
         &cat,
         args.baseline.as_deref(),
         args.write_baseline,
@@ -74,7 +75,7 @@ fn run_audit(settings: &ServeArgs, args: &arcane_mcp::config::AuditArgs) -> Resu
 /// Exit status 1 when the check finds a problem (every problem is printed on stdout).
 fn run_check(settings: &ServeArgs, args: &arcane_mcp::config::CheckArgs) -> Result<ExitCode> {
     let url = settings.spec_url()?;
-    let report = arcane_mcp::check::check(&settings.source.sources(url.as_deref()));
+    let report = arcane_mcp::cmd::check::check(&settings.source.sources(url.as_deref()));
     cli::write_stdout(&report.text(args.allow_unmatched))?;
     Ok(if report.failed(args.allow_unmatched) {
         ExitCode::FAILURE

@@ -329,7 +329,7 @@ async fn bombs_written_over_a_running_servers_files_leave_the_previous_catalog_s
 /// The fetched document is parsed as its `Content-Type` says, and read up to the spec's limit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fetched_spec_is_read_as_its_content_type_says_and_bounded() {
-    use arcane_mcp::spec::SpecSource;
+    use arcane_mcp::load::spec::SpecSource;
     arcane_engine::ensure_crypto_provider();
     let load = |base: String| async move {
         let source = SpecSource {

@@ -9,8 +9,8 @@ use arcane_catalog::Layers;
 use arcane_catalog::MAX_TOOL_NAME;
 use arcane_catalog::SpecDoc;
 use arcane_catalog::{BuildInput, Catalog, ResultKind, build_catalog};
-use arcane_mcp::reload::Sources;
-use arcane_mcp::spec::SpecSource;
+use arcane_mcp::load::reload::Sources;
+use arcane_mcp::load::spec::SpecSource;
 use serde_json::{Value, json};
 
 fn build(path: &Path) -> Catalog {
@@ -508,7 +508,7 @@ fn operator_declarations_add_actions() {
 #[test]
 fn the_documents_servers_url_is_never_used() {
     let cat = build(&fixtures::spec_v2());
-    let json = serde_json::to_string(&arcane_mcp::inspect::catalog_json(&cat)).unwrap();
+    let json = serde_json::to_string(&arcane_mcp::cmd::catalog::catalog_json(&cat)).unwrap();
     assert!(!json.contains("localhost:3552"));
     let _ = Value::Null;
 }

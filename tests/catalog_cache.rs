@@ -1,4 +1,4 @@
-//! The catalog cache (`src/catalog_cache.rs`): a hit on unchanged files, a miss on any edit, a
+//! The catalog cache (`src/load/cache.rs`): a hit on unchanged files, a miss on any edit, a
 //! broken or foreign entry ignored, an unwritable directory harmless, private entries, and a
 //! cached catalog that serves exactly what the built one serves.
 
@@ -8,9 +8,9 @@ use crate::fixtures;
 use crate::server_support::with_operator_overlays;
 
 use arcane_catalog::{Catalog, ClientProfile, Policy};
-use arcane_mcp::catalog_cache::{self, CatalogCache, Provenance};
+use arcane_mcp::load::cache::{self, CatalogCache, Provenance};
 use arcane_mcp::config::Surface;
-use arcane_mcp::spec::SpecSource;
+use arcane_mcp::load::spec::SpecSource;
 
 /// A fresh overlay directory with one operator file, and a fresh cache directory.
 fn setup() -> (tempfile::TempDir, PathBuf, CatalogCache) {
@@ -70,7 +70,7 @@ fn served(cat: &Catalog) -> serde_json::Value {
         .collect();
     serde_json::json!({
         "tools": tools,
-        "catalog": arcane_mcp::inspect::catalog_json(cat),
+        "catalog": arcane_mcp::cmd::catalog::catalog_json(cat),
         "names": names,
         "internals": serde_json::to_value(internals).unwrap(),
         "vocabulary": format!("{:?}", cat.vocabulary),
@@ -96,7 +96,7 @@ fn the_cached_catalog_serves_what_the_built_one_serves() {
 fn a_second_start_reads_the_cache_and_an_overlay_edit_misses_it() {
     let (_dir, overrides, cache) = setup();
     let src = with_operator_overlays(&overrides);
-    let (first, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    let (first, how) = cache::load_or_build(&src, Some(&cache)).unwrap();
     assert_eq!(how, Provenance::Built);
     assert_eq!(
         entries(&cache).len(),
@@ -104,7 +104,7 @@ fn a_second_start_reads_the_cache_and_an_overlay_edit_misses_it() {
         "one entry written: {:?}",
         entries(&cache)
     );
-    let (second, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    let (second, how) = cache::load_or_build(&src, Some(&cache)).unwrap();
     assert_eq!(how, Provenance::Cache);
     assert_eq!(served(&second), served(&first));
 
@@ -114,7 +114,7 @@ fn a_second_start_reads_the_cache_and_an_overlay_edit_misses_it() {
         "actions:\n  container.list:\n    title: Every container\n",
     )
     .unwrap();
-    let (edited, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    let (edited, how) = cache::load_or_build(&src, Some(&cache)).unwrap();
     assert_eq!(how, Provenance::Built);
     assert_eq!(
         edited.get("container.list").unwrap().title,
@@ -122,7 +122,7 @@ fn a_second_start_reads_the_cache_and_an_overlay_edit_misses_it() {
     );
     // A new file in the directory is an edit too.
     std::fs::write(overrides.join("more.yaml"), "actions: {}\n").unwrap();
-    let (_, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    let (_, how) = cache::load_or_build(&src, Some(&cache)).unwrap();
     assert_eq!(how, Provenance::Built);
     // Back to the first text: its entry is still there, and it is that catalog.
     std::fs::remove_file(overrides.join("more.yaml")).unwrap();
@@ -131,7 +131,7 @@ fn a_second_start_reads_the_cache_and_an_overlay_edit_misses_it() {
         "actions:\n  container.list:\n    title: My containers\n",
     )
     .unwrap();
-    let (back, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    let (back, how) = cache::load_or_build(&src, Some(&cache)).unwrap();
     assert_eq!(how, Provenance::Cache);
     assert_eq!(back.get("container.list").unwrap().title, "My containers");
 }
@@ -142,13 +142,13 @@ fn a_broken_file_fails_the_build_even_with_a_cache() {
     // holds only catalogs of other texts, never an answer for this one.
     let (_dir, overrides, cache) = setup();
     let src = with_operator_overlays(&overrides);
-    catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    cache::load_or_build(&src, Some(&cache)).unwrap();
     std::fs::write(
         overrides.join("mine.yaml"),
         "actions:\n  container.list: [\n",
     )
     .unwrap();
-    let err = catalog_cache::load_or_build(&src, Some(&cache)).unwrap_err();
+    let err = cache::load_or_build(&src, Some(&cache)).unwrap_err();
     assert!(format!("{err:#}").contains("mine.yaml"), "{err:#}");
 }
 
@@ -156,7 +156,7 @@ fn a_broken_file_fails_the_build_even_with_a_cache() {
 fn a_corrupt_truncated_or_foreign_entry_is_ignored_and_rebuilt() {
     let (_dir, overrides, cache) = setup();
     let src = with_operator_overlays(&overrides);
-    let (built, _) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    let (built, _) = cache::load_or_build(&src, Some(&cache)).unwrap();
     let entry = entries(&cache).pop().unwrap();
     let good = std::fs::read(&entry).unwrap();
     let newline = good.iter().position(|&b| b == b'\n').unwrap();
@@ -185,11 +185,11 @@ fn a_corrupt_truncated_or_foreign_entry_is_ignored_and_rebuilt() {
         ("not JSON", b"\xff\xfe garbage\n\x00\x01".to_vec()),
     ] {
         std::fs::write(&entry, &bytes).unwrap();
-        let (cat, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+        let (cat, how) = cache::load_or_build(&src, Some(&cache)).unwrap();
         assert_eq!(how, Provenance::Built, "{what}");
         assert_eq!(served(&cat), served(&built), "{what}");
         // The rebuild wrote a good entry over it.
-        let (_, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+        let (_, how) = cache::load_or_build(&src, Some(&cache)).unwrap();
         assert_eq!(how, Provenance::Cache, "{what}: rewritten");
     }
 }
@@ -202,30 +202,30 @@ fn entries_are_private_and_one_others_could_write_is_not_read() {
     use std::os::unix::fs::PermissionsExt as _;
     let (_dir, overrides, cache) = setup();
     let src = with_operator_overlays(&overrides);
-    catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    cache::load_or_build(&src, Some(&cache)).unwrap();
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     let chmod =
         |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
     let entry = entries(&cache).pop().unwrap();
     assert_eq!(mode(cache.dir()), 0o700);
     assert_eq!(mode(&entry), 0o600);
-    let (_, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    let (_, how) = cache::load_or_build(&src, Some(&cache)).unwrap();
     assert_eq!(how, Provenance::Cache);
 
     // Writable by others: built from the files, and the rewrite is private again.
     chmod(&entry, 0o666);
-    let (cat, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    let (cat, how) = cache::load_or_build(&src, Some(&cache)).unwrap();
     assert_eq!(how, Provenance::Built);
     assert_eq!(cat.get("container.list").unwrap().title, "My containers");
     assert_eq!(mode(&entry), 0o600);
     // A directory others can write into: nothing in it is read, however its entries look.
     chmod(cache.dir(), 0o777);
     for _ in 0..2 {
-        let (_, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+        let (_, how) = cache::load_or_build(&src, Some(&cache)).unwrap();
         assert_eq!(how, Provenance::Built);
     }
     chmod(cache.dir(), 0o700);
-    let (_, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    let (_, how) = cache::load_or_build(&src, Some(&cache)).unwrap();
     assert_eq!(how, Provenance::Cache);
 }
 
@@ -238,7 +238,7 @@ fn an_unwritable_cache_directory_only_costs_the_cache() {
     let cache = CatalogCache::new(file.join("cache"));
     let src = with_operator_overlays(&overrides);
     for _ in 0..2 {
-        let (cat, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+        let (cat, how) = cache::load_or_build(&src, Some(&cache)).unwrap();
         assert_eq!(how, Provenance::Built);
         assert_eq!(cat.get("container.list").unwrap().title, "My containers");
     }
@@ -248,18 +248,18 @@ fn an_unwritable_cache_directory_only_costs_the_cache() {
 fn only_a_local_spec_is_cached() {
     let (_dir, overrides, cache) = setup();
     let mut src = with_operator_overlays(&overrides);
-    assert!(catalog_cache::key(&src).is_some());
+    assert!(cache::key(&src).is_some());
     // A document fetched from Arcane is known only after the fetch.
     src.spec = SpecSource {
         arcane_url: Some("http://127.0.0.1:9".into()),
         ..Default::default()
     };
-    assert_eq!(catalog_cache::key(&src), None);
+    assert_eq!(cache::key(&src), None);
     assert!(entries(&cache).is_empty());
     // A missing overlay directory is no key either: the build reports it.
     let missing = with_operator_overlays(&overrides.join("gone"));
-    assert_eq!(catalog_cache::key(&missing), None);
-    assert!(catalog_cache::load_or_build(&missing, Some(&cache)).is_err());
+    assert_eq!(cache::key(&missing), None);
+    assert!(cache::load_or_build(&missing, Some(&cache)).is_err());
 }
 
 #[test]
@@ -272,7 +272,7 @@ fn old_entries_are_pruned() {
             format!("actions:\n  container.list:\n    title: Containers {i}\n"),
         )
         .unwrap();
-        catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+        cache::load_or_build(&src, Some(&cache)).unwrap();
     }
     let found = entries(&cache);
     assert!(
@@ -280,7 +280,7 @@ fn old_entries_are_pruned() {
         "at most 8 entries kept: {found:?}"
     );
     assert!(found.iter().all(|p| !p.to_string_lossy().ends_with(".tmp")));
-    let (cat, how) = catalog_cache::load_or_build(&src, Some(&cache)).unwrap();
+    let (cat, how) = cache::load_or_build(&src, Some(&cache)).unwrap();
     assert_eq!(how, Provenance::Cache, "the newest entry is kept");
     assert_eq!(cat.get("container.list").unwrap().title, "Containers 9");
 }

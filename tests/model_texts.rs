@@ -62,7 +62,7 @@ fn instructions_and_tool_definitions_never_point_at_structured_content() {
 #[test]
 fn find_texts_never_point_at_structured_content() {
     let snap =
-        arcane_mcp::snapshot::Snapshot::build(catalog(), Surface::Dynamic, Policy::default())
+        arcane_mcp::load::snapshot::Snapshot::build(catalog(), Surface::Dynamic, Policy::default())
             .expect("the snapshot builds");
     // Strong, weak and empty answers, with and without guidance lines.
     for q in [
@@ -75,7 +75,7 @@ fn find_texts_never_point_at_structured_content() {
         "deploy a compose project from a git repository",
     ] {
         for limit in [1, 5, 10, 50] {
-            let r = arcane_mcp::find::find(&snap, q, limit);
+            let r = arcane_mcp::present::find::find(&snap, q, limit);
             let text: String = r
                 .content
                 .iter()
@@ -109,13 +109,13 @@ fn recorded_texts_never_point_at_structured_content() {
 }
 
 /// The sources every text of the server is written from: the code outside comments and test
-/// modules, the guides and the overlay and declaration files outside comments. `src/audit.rs`
+/// modules, the guides and the overlay and declaration files outside comments. `src/cmd/audit_tokens.rs`
 /// writes `audit-tokens`' tables to the operator's terminal, never to a model, so it may name
 /// the member it measures.
 #[test]
 fn sources_of_texts_never_point_at_structured_content() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let operator_only = [root.join("src/audit.rs")];
+    let operator_only = [root.join("src/cmd/audit_tokens.rs")];
     let mut bad = Vec::new();
     let mut scanned = 0;
     let dirs = [

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use arcane_catalog::Catalog;
-use arcane_mcp::reload::{Live, Sources, watch_sources};
-use arcane_mcp::spec::SpecSource;
+use arcane_mcp::load::reload::{Live, Sources, watch_sources};
+use arcane_mcp::load::spec::SpecSource;
 
 /// Everything logged in this test binary (the watcher logs from its own thread, so the
 /// subscriber is global); each test looks for lines naming its own temporary files.
@@ -321,14 +321,14 @@ fn change_counts_drops() {
     }
     .build()
     .unwrap();
-    let down = arcane_mcp::reload::Change::between(&v2, &v1);
+    let down = arcane_mcp::load::reload::Change::between(&v2, &v1);
     assert!(down.drops_many());
     assert_eq!(down.actions, v1.actions.len());
     assert_eq!(
         v2.actions.len() + down.added.len() - down.removed.len(),
         v1.actions.len()
     );
-    let up = arcane_mcp::reload::Change::between(&v1, &v2);
+    let up = arcane_mcp::load::reload::Change::between(&v1, &v2);
     assert!(!up.drops_many());
-    assert!(!arcane_mcp::reload::Change::between(&v2, &v2).drops_many());
+    assert!(!arcane_mcp::load::reload::Change::between(&v2, &v2).drops_many());
 }

@@ -12,9 +12,9 @@ use arcane_catalog::Policy;
 use arcane_catalog::SearchIndex;
 use arcane_catalog::{Action, Catalog};
 use arcane_mcp::config::Surface;
-use arcane_mcp::reload::Sources;
-use arcane_mcp::snapshot::Snapshot;
-use arcane_mcp::spec::SpecSource;
+use arcane_mcp::load::reload::Sources;
+use arcane_mcp::load::snapshot::Snapshot;
+use arcane_mcp::load::spec::SpecSource;
 
 use crate::fixtures::arcane_dir as shared_dir;
 
@@ -545,7 +545,7 @@ fn text_of(r: &rmcp::model::CallToolResult) -> String {
 #[test]
 fn find_text_explains_and_escapes() {
     let snap = snapshot(catalog().clone(), Policy::default());
-    let r = arcane_mcp::find::find(&snap, "force stop the api container", 5);
+    let r = arcane_mcp::present::find::find(&snap, "force stop the api container", 5);
     let text = text_of(&r);
     assert!(text.contains("`force stop the api container`"), "{text}");
     assert!(text.contains("container.kill — "), "{text}");
@@ -556,7 +556,7 @@ fn find_text_explains_and_escapes() {
     assert_eq!(s["results"][0]["matched"][0], "force stop");
 
     let hostile = "x](http://evil) # `boom` <b>\u{1b}[31m";
-    let text = text_of(&arcane_mcp::find::find(&snap, hostile, 5));
+    let text = text_of(&arcane_mcp::present::find::find(&snap, hostile, 5));
     assert!(!text.contains("\u{1b}"), "{text}");
     assert!(!text.contains("\n# "), "{text}");
     assert!(
@@ -564,7 +564,7 @@ fn find_text_explains_and_escapes() {
         "the query is one code span: {text}"
     );
 
-    let r = arcane_mcp::find::find(&snap, "frobnicate the quantum flux capacitor", 5);
+    let r = arcane_mcp::present::find::find(&snap, "frobnicate the quantum flux capacitor", 5);
     let text = text_of(&r);
     assert!(
         text.contains("Weak match") || text.contains("No action matches"),
@@ -582,7 +582,7 @@ fn find_text_explains_and_escapes() {
 fn weak_match_lists_only_served_domains() {
     let policy = Policy::new(false, false, &["volume".to_string()]);
     let snap = snapshot(catalog().clone(), policy);
-    let text = text_of(&arcane_mcp::find::find(&snap, "zzzz qqqq", 5));
+    let text = text_of(&arcane_mcp::present::find::find(&snap, "zzzz qqqq", 5));
     assert!(text.contains("Domains: "), "{text}");
     let domains = text.split("Domains: ").nth(1).unwrap();
     assert!(!domains.contains(" volume,"), "{domains}");
@@ -666,7 +666,7 @@ async fn the_snapshot_index_is_built_on_its_own_thread() {
     );
 
     let snap = snapshot(catalog().clone(), Policy::default());
-    let text = text_of(&arcane_mcp::find::find(&snap, "restart container", 5));
+    let text = text_of(&arcane_mcp::present::find::find(&snap, "restart container", 5));
     assert!(text.contains("container.restart"), "{text}");
     assert!(snap.search.is_ready());
 }
@@ -682,7 +682,7 @@ fn find_text_stays_within_its_budget() {
     let (mut bytes, mut tokens) = (0usize, 0usize);
     let set = eval_set();
     for e in &set {
-        let text = text_of(&arcane_mcp::find::find(
+        let text = text_of(&arcane_mcp::present::find::find(
             &snap,
             &e.q,
             arcane_mcp::surface::DEFAULT_LIMIT,

@@ -243,7 +243,7 @@ fn every_target_and_scope_flag_of_the_catalog_appears_in_the_question() {
             }
         }
         let effect = arcane_engine::describe(a, &params, &serde_json::Map::new(), Some("0"));
-        let q = arcane_mcp::confirm::message(a, &effect);
+        let q = arcane_mcp::mcp::confirm::message(a, &effect);
         assert!(q.contains(&format!("`{}`", a.id)), "{}: {q}", a.id);
         for (name, v) in &params {
             let shown = match v {

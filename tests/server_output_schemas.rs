@@ -137,7 +137,7 @@ async fn sweep(extra: &[&str], version: ArcaneVersion) -> Vec<String> {
         succeeded.push(a.id.clone());
         let sc = r.structured_content.clone().expect("structuredContent");
         if flat {
-            let problems = arcane_mcp::flat::unmappable(&schema, arcane_mcp::flat::Side::Output);
+            let problems = arcane_mcp::surface::client_profile::unmappable(&schema, arcane_mcp::surface::client_profile::Side::Output);
             assert!(problems.is_empty(), "{}: {problems:?}", a.id);
             for (k, v) in sc.as_object().unwrap() {
                 assert!(
@@ -164,7 +164,7 @@ async fn sweep(extra: &[&str], version: ArcaneVersion) -> Vec<String> {
             if t.contains("**Output schema**") {
                 report.record(
                     &a.id,
-                    &[arcane_mcp::output_schema::Adjustment {
+                    &[arcane_mcp::present::output_schema::Adjustment {
                         pointer: "(see the result's Output schema note)".into(),
                         original: Value::String(t.clone()),
                         expected: "the declared schema".into(),

@@ -1,4 +1,4 @@
-//! The limit of calls in flight (`--max-calls-in-flight`, `src/pacing.rs`): at most N
+//! The limit of calls in flight (`--max-calls-in-flight`, `src/mcp/pacing.rs`): at most N
 //! `tools/call` calls of a session run at once, each until its answer is written; the others
 //! wait before they run; `ping`, `tools/list` and `arcane_find_action` never wait; a cancelled
 //! or failed call gives its slot back, and a call cancelled while waiting never reaches Arcane.

@@ -3,7 +3,7 @@
 
 use crate::fixtures;
 
-use arcane_mcp::spec::SpecSource;
+use arcane_mcp::load::spec::SpecSource;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fetched_then_cached_then_served_from_the_cache() {
@@ -28,7 +28,7 @@ async fn fetched_then_cached_then_served_from_the_cache() {
         !cache.exists(),
         "a document is cached only once a catalog was built from it"
     );
-    let sources = arcane_mcp::reload::Sources {
+    let sources = arcane_mcp::load::reload::Sources {
         spec: source.clone(),
         ..Default::default()
     };

@@ -10,7 +10,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use super::next_steps::{Naming, next_steps};
-use crate::snapshot::Snapshot;
+use crate::load::snapshot::Snapshot;
 use crate::surface::call_name;
 use arcane_catalog::Action;
 use arcane_markdown::sanitize;

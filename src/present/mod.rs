@@ -1,8 +1,11 @@
 //! Presentation: the engine's answer (`arcane_engine::Outcome` or `arcane_engine::CallError`) as an
 //! MCP tool result (docs/output-format.md). Markdown through `arcane-markdown`, output-schema
-//! fitting and its note (`crate::output_schema`), next steps and the resource link
+//! fitting and its note (`crate::present::output_schema`), next steps and the resource link
 //! ([`finish`]), the last sanitize, secrets masked in the text unless `--show-secrets`, and a
 //! result kept under the size one MCP message can carry. `structuredContent` is Arcane's value.
+
+pub mod find;
+pub mod output_schema;
 
 pub mod finish;
 pub mod next_steps;
@@ -18,7 +21,7 @@ use arcane_engine::{
 };
 use arcane_markdown::{RenderContext, render_value, title};
 
-use crate::snapshot::Snapshot;
+use crate::load::snapshot::Snapshot;
 use crate::surface::call_name;
 
 /// Largest download returned as text.
@@ -79,7 +82,7 @@ pub fn tool_result(
         // A preview is returned as it is: no next steps, nothing was run.
         Produced::Preview(request, effect) => return safe_mode_preview(action, request, &effect),
         Produced::Json(body) => {
-            let value = crate::output_schema::unwrap_envelope(body);
+            let value = crate::present::output_schema::unwrap_envelope(body);
             facts = finish::condition_view(action, &value);
             success(snap, action, &params, value, show_secrets)
         }
@@ -182,7 +185,7 @@ fn success(
         }
         if !adjusted.is_empty() {
             text.push_str("\n\n");
-            text.push_str(&crate::output_schema::note(&adjusted));
+            text.push_str(&crate::present::output_schema::note(&adjusted));
         }
     }
     let mut r = CallToolResult::success(vec![assistant_text(text)]);

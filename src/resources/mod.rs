@@ -23,7 +23,7 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::snapshot::Snapshot;
+use crate::load::snapshot::Snapshot;
 use crate::surface::call_name;
 use arcane_catalog::Action;
 use arcane_engine::Executor;

@@ -565,7 +565,7 @@ async fn the_spec_fetch_does_not_follow_a_cross_origin_redirect() {
     let other = Fake::start(|_| json_reply(200, &json!({}))).await;
     let target = format!("{}/api/openapi.json", other.base);
     let fake = Fake::start(move |_| redirect(301, &target)).await;
-    let source = arcane_mcp::spec::SpecSource {
+    let source = arcane_mcp::load::spec::SpecSource {
         arcane_url: Some(fake.base.clone()),
         ..Default::default()
     };

@@ -21,9 +21,9 @@ pub use crate::fixtures::guarded;
 
 /// The catalog the server builds from the test spec (same sources as the spawned binary).
 /// The 2.8.0 document with the built-in overlays and an operator's overlay directory.
-pub fn with_operator_overlays(dir: &std::path::Path) -> arcane_mcp::reload::Sources {
-    arcane_mcp::reload::Sources {
-        spec: arcane_mcp::spec::SpecSource {
+pub fn with_operator_overlays(dir: &std::path::Path) -> arcane_mcp::load::reload::Sources {
+    arcane_mcp::load::reload::Sources {
+        spec: arcane_mcp::load::spec::SpecSource {
             explicit: Some(spec_path()),
             ..Default::default()
         },
@@ -33,8 +33,8 @@ pub fn with_operator_overlays(dir: &std::path::Path) -> arcane_mcp::reload::Sour
 }
 
 pub fn catalog() -> arcane_catalog::Catalog {
-    let sources = arcane_mcp::reload::Sources {
-        spec: arcane_mcp::spec::SpecSource {
+    let sources = arcane_mcp::load::reload::Sources {
+        spec: arcane_mcp::load::spec::SpecSource {
             explicit: Some(spec_path()),
             ..Default::default()
         },

@@ -19,7 +19,7 @@ use notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 use tokio::sync::watch;
 
-use crate::spec::SpecSource;
+use crate::load::spec::SpecSource;
 use arcane_catalog::Layers;
 use arcane_catalog::SpecDoc;
 use arcane_catalog::{BuildInput, Catalog, build_catalog};
@@ -253,7 +253,7 @@ impl Reloadable for Catalog {
     }
 }
 
-impl Reloadable for crate::snapshot::Snapshot {
+impl Reloadable for crate::load::snapshot::Snapshot {
     fn catalog(&self) -> &Catalog {
         &self.catalog
     }

@@ -2,6 +2,8 @@
 //! call into what the executor needs (`action`, `params`, `confirm`). Nothing here talks to
 //! Arcane; every surface is a projection of the same catalog and policy.
 
+pub mod client_profile;
+
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
@@ -138,7 +140,7 @@ pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> 
             .filter(|a| policy.serves(a))
             .map(|a| {
                 let tool = individual_tool(a, policy.flat(), policy.confirmation);
-                match crate::output_schema::served_output_schema(a, policy.profile) {
+                match crate::present::output_schema::served_output_schema(a, policy.profile) {
                     Some(Value::Object(schema)) if policy.declares_output_schema(a) => {
                         tool.with_raw_output_schema(Arc::new(schema))
                     }
@@ -159,7 +161,7 @@ fn flat_params(mut tool: Tool, policy: &Policy) -> Tool {
             .and_then(Value::as_object_mut)
             .and_then(|p| p.get_mut("params"))
         {
-            *p = crate::flat::params_property();
+            *p = crate::surface::client_profile::params_property();
         }
         tool.input_schema = Arc::new(schema);
     }
@@ -274,7 +276,7 @@ fn meta_tool(domain: &str, title: &str, actions: &[&Action], confirmation: Confi
 fn individual_tool(a: &Action, flat: bool, confirmation: Confirmation) -> Tool {
     let mut schema = tool_schema(&a.input_schema);
     if flat {
-        schema = crate::flat::input_schema(&schema, &a.input_schema);
+        schema = crate::surface::client_profile::input_schema(&schema, &a.input_schema);
     }
     if a.needs_confirmation()
         && a.param("confirm").is_none()

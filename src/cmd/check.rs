@@ -4,7 +4,7 @@
 //! operator's overlay repository: any error, or any overlay entry matching nothing (unless
 //! allowed), makes it fail.
 
-use crate::reload::Sources;
+use crate::load::reload::Sources;
 use arcane_catalog::{BuildInput, UnmatchedOverlay, build_catalog};
 
 /// What a check found.

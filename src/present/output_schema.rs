@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
-use crate::flat::FlatOutput;
+use crate::surface::client_profile::FlatOutput;
 use arcane_catalog::ClientProfile;
 use arcane_catalog::{Action, Catalog, ResultKind, Widening};
 use arcane_markdown::code_span;
@@ -136,12 +136,12 @@ pub fn output_schema(action: &Action) -> Option<Value> {
 }
 
 /// The output schema a tool declares under a client profile: [`output_schema`], or in the flat
-/// profile its first-level form (`crate::flat::FlatOutput`).
+/// profile its first-level form (`crate::surface::client_profile::FlatOutput`).
 pub fn served_output_schema(action: &Action, profile: ClientProfile) -> Option<Value> {
     let relaxed = output_schema(action)?;
     Some(match profile {
         ClientProfile::Standard => relaxed,
-        ClientProfile::Flat => crate::flat::FlatOutput::new(&relaxed).schema().clone(),
+        ClientProfile::Flat => crate::surface::client_profile::FlatOutput::new(&relaxed).schema().clone(),
     })
 }
 

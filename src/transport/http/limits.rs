@@ -20,8 +20,8 @@ use axum::response::Response;
 /// nor block the server on a log pipe nobody drains.
 macro_rules! warn_throttled {
     ($($arg:tt)+) => {{
-        static LOGGED: $crate::serve_http::limits::Throttle =
-            $crate::serve_http::limits::Throttle::new(std::time::Duration::from_secs(10));
+        static LOGGED: $crate::transport::http::limits::Throttle =
+            $crate::transport::http::limits::Throttle::new(std::time::Duration::from_secs(10));
         if let Some(not_logged) = LOGGED.due() {
             tracing::warn!(not_logged, $($arg)+);
         }

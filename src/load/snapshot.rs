@@ -22,7 +22,7 @@ pub struct Snapshot {
     /// The tool definitions of the active surface (computed once per snapshot).
     pub tools: Vec<Tool>,
     /// Output-schema fitting, when output schemas are declared (individual surface, flag on).
-    pub fitter: Option<crate::output_schema::OutputFitter>,
+    pub fitter: Option<crate::present::output_schema::OutputFitter>,
     /// The compiled validators of the actions' input schemas.
     pub validators: arcane_engine::Validators,
     /// The names of `tools`, for a lookup per call.
@@ -45,7 +45,7 @@ impl Snapshot {
         let tool_names = tools.iter().map(|t| t.name.to_string()).collect();
         let validators = arcane_engine::Validators::for_catalog(&catalog);
         let fitter = (policy.output_schemas && surface == Surface::Individual)
-            .then(|| crate::output_schema::OutputFitter::for_profile(&catalog, policy.profile));
+            .then(|| crate::present::output_schema::OutputFitter::for_profile(&catalog, policy.profile));
         Ok(Snapshot {
             fitter,
             catalog,
@@ -177,7 +177,7 @@ impl arcane_engine::Caller for Snapshot {
         params: serde_json::Map<String, serde_json::Value>,
     ) -> std::result::Result<serde_json::Map<String, serde_json::Value>, String> {
         if self.policy.flat() {
-            crate::flat::decode_params(action, params)
+            crate::surface::client_profile::decode_params(action, params)
         } else {
             Ok(params)
         }

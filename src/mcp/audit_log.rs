@@ -3,7 +3,7 @@
 //! the key), the action, environment and targets, the parameters with secrets masked (JSON
 //! text read as JSON first, by the redactor previews use), and the
 //! outcome (sent and answered, failed, refused, previewed; confirmed how). Not to be confused
-//! with `audit-tokens` (`src/audit.rs`), which measures tool definitions.
+//! with `audit-tokens` (`src/cmd/audit_tokens.rs`), which measures tool definitions.
 //!
 //! Each line is written with one `write` under a lock, so lines from concurrent calls never
 //! interleave and a process killed mid-write loses at most the line being written. When the

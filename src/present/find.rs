@@ -12,7 +12,7 @@
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
-use crate::snapshot::Snapshot;
+use crate::load::snapshot::Snapshot;
 use arcane_catalog::{Action, ParamLocation};
 use arcane_engine::type_of;
 use arcane_markdown::code_span;

@@ -1,7 +1,7 @@
 //! rmcp's in-memory session manager with a ceiling on the sessions open at once: every session
 //! holds a task, channels and the client's details until it ends or idles out, so without a
 //! ceiling a client (or many) opening sessions in a loop grows the process without bound.
-//! Each session's transport is paced (`crate::pacing`): a session that does not read its
+//! Each session's transport is paced (`crate::mcp::pacing`): a session that does not read its
 //! answers holds its own calls, not the others'.
 
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::WorkerTransport;
 
-use crate::pacing::{Paced, Pacing};
+use crate::mcp::pacing::{Paced, Pacing};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
 };

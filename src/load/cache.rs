@@ -29,7 +29,7 @@ use arcane_catalog::{Catalog, Layers};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::reload::Sources;
+use crate::load::reload::Sources;
 
 /// Changes whenever the stored form of a catalog changes, so that older entries are ignored.
 const FORMAT: u32 = 3;

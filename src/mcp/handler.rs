@@ -13,10 +13,10 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use crate::audit_log::Caller;
+use crate::mcp::audit_log::Caller;
 use crate::present::error_result;
-use crate::reload::Live;
-use crate::snapshot::Snapshot;
+use crate::load::reload::Live;
+use crate::load::snapshot::Snapshot;
 use crate::surface::{self, Call};
 use arcane_engine::{CallContext, Executor};
 
@@ -28,11 +28,11 @@ pub struct ArcaneServer {
     instructions: String,
     in_flight: Arc<InFlight>,
     /// Set when served over HTTP: the caller's key, metrics, per-session list-changed.
-    http: Option<Arc<crate::serve_http::Hooks>>,
+    http: Option<Arc<crate::transport::http::Hooks>>,
     /// The audit log of mutating calls (`--audit-log`).
-    audit: Option<Arc<crate::audit_log::AuditLog>>,
+    audit: Option<Arc<crate::mcp::audit_log::AuditLog>>,
     /// Open confirmations of 2026-07-28 clients (shared by every session).
-    round_trips: Arc<crate::confirm::RoundTrips>,
+    round_trips: Arc<crate::mcp::confirm::RoundTrips>,
 }
 
 /// How a destructive call without `confirm` can ask the user (docs/security.md#confirmation).
@@ -166,13 +166,13 @@ impl ArcaneServer {
     }
 
     /// The same server writing mutating calls to an audit log.
-    pub fn with_audit(mut self, audit: Option<Arc<crate::audit_log::AuditLog>>) -> ArcaneServer {
+    pub fn with_audit(mut self, audit: Option<Arc<crate::mcp::audit_log::AuditLog>>) -> ArcaneServer {
         self.audit = audit;
         self
     }
 
     /// The same server for the HTTP transport (docs/security.md).
-    pub fn with_http(mut self, hooks: Arc<crate::serve_http::Hooks>) -> ArcaneServer {
+    pub fn with_http(mut self, hooks: Arc<crate::transport::http::Hooks>) -> ArcaneServer {
         self.http = Some(hooks);
         self
     }
@@ -197,7 +197,7 @@ impl ArcaneServer {
             .get::<http::request::Parts>()
             .and_then(|p| p.headers.get("mcp-session-id"))
             .and_then(|v| v.to_str().ok())
-            .map(|s| crate::audit_log::plain(s, 64));
+            .map(|s| crate::mcp::audit_log::plain(s, 64));
         let protocol = context.protocol_version();
         // A 2026-07-28 request has no session: it names its client in its own `_meta`. The
         // peer of such a request is made up per request, and its "client info" is rmcp's
@@ -216,7 +216,7 @@ impl ArcaneServer {
             .and_then(|h| h.token(&context.extensions));
         Caller {
             session,
-            client: client.map(|i| crate::audit_log::plain(&i.name, 64)),
+            client: client.map(|i| crate::mcp::audit_log::plain(&i.name, 64)),
             token: token.as_ref().and_then(|t| t.name.clone()),
             token_fingerprint: token.map(|t| t.fingerprint.clone()),
             protocol: protocol.map(|v| v.to_string()),
@@ -268,7 +268,7 @@ impl ArcaneServer {
                 // The index may still be building on its thread (just after startup or a
                 // reload): wait for it off the runtime's threads.
                 let _ = snap.search_ready().await;
-                crate::find::find(&snap, &query, limit).into()
+                crate::present::find::find(&snap, &query, limit).into()
             }
             Ok(Call::Execute {
                 action,
@@ -298,7 +298,7 @@ impl ArcaneServer {
                     _ => None,
                 };
                 let (result, outcome) = match declined {
-                    Some(text) => (error_result(text), crate::audit_log::Outcome::Refused),
+                    Some(text) => (error_result(text), crate::mcp::audit_log::Outcome::Refused),
                     None => {
                         let answer = match ready {
                             Ok(r) => self.exec.run(&scope, r, confirmed.is_some(), ctx).await,
@@ -314,7 +314,7 @@ impl ArcaneServer {
                 if let Some((log, a, params, started)) = audited {
                     let failed = result.is_error.unwrap_or(false);
                     let outcome = match outcome {
-                        crate::audit_log::Outcome::Ok if failed => crate::audit_log::Outcome::Error,
+                        crate::mcp::audit_log::Outcome::Ok if failed => crate::mcp::audit_log::Outcome::Error,
                         o => o,
                     };
                     let text = crate::present::result_text(&result);
@@ -322,7 +322,7 @@ impl ArcaneServer {
                         .get("environmentId")
                         .and_then(serde_json::Value::as_str)
                         .unwrap_or(&self.exec.config().environment);
-                    log.record(&crate::audit_log::Entry {
+                    log.record(&crate::mcp::audit_log::Entry {
                         caller,
                         action: &a.id,
                         domain: &a.domain,
@@ -369,7 +369,7 @@ impl ArcaneServer {
         }
         let can_ask = match &asking {
             Asking::No => false,
-            Asking::Session(peer) => crate::confirm::can_ask(peer),
+            Asking::Session(peer) => crate::mcp::confirm::can_ask(peer),
             Asking::RoundTrip { declared, .. } => *declared && self.round_trips.available(),
         };
         if !can_ask || (confirm && snap.policy.takes_confirm_param(true)) {
@@ -377,9 +377,9 @@ impl ArcaneServer {
         }
         let action = ready.action;
         let answer = match asking {
-            Asking::No => crate::confirm::Answer::CannotAsk,
+            Asking::No => crate::mcp::confirm::Answer::CannotAsk,
             Asking::Session(peer) => {
-                crate::confirm::ask(peer, action, ready.effect(), &ctx.cancel).await
+                crate::mcp::confirm::ask(peer, action, ready.effect(), &ctx.cancel).await
             }
             Asking::RoundTrip {
                 caller,
@@ -396,15 +396,15 @@ impl ArcaneServer {
                     .round_trips
                     .step(action, ready.effect(), &who, &bound, state, responses)
                 {
-                    crate::confirm::Step::Ask(question) => return Confirmed::Ask(question),
-                    crate::confirm::Step::Answered(answer) => answer,
+                    crate::mcp::confirm::Step::Ask(question) => return Confirmed::Ask(question),
+                    crate::mcp::confirm::Step::Answered(answer) => answer,
                 }
             }
         };
         match answer {
-            crate::confirm::Answer::Yes => Confirmed::By(Some("elicitation")),
-            crate::confirm::Answer::No(text) => Confirmed::Refused(text),
-            crate::confirm::Answer::CannotAsk => by_param,
+            crate::mcp::confirm::Answer::Yes => Confirmed::By(Some("elicitation")),
+            crate::mcp::confirm::Answer::No(text) => Confirmed::Refused(text),
+            crate::mcp::confirm::Answer::CannotAsk => by_param,
         }
     }
 }
@@ -513,8 +513,8 @@ impl ServerHandler for ArcaneServer {
         let _counted = CallGuard::enter(&self.in_flight);
         // A call beyond the session's limit waits here, holding only its parsed request: the
         // call's work is a future of some 14 KB, and a thousand of them waiting would weigh as
-        // much as their answers (crate::pacing, docs/measurements.md). A search never waits.
-        let ticket = context.extensions.get::<crate::pacing::Ticket>();
+        // much as their answers (crate::mcp::pacing, docs/measurements.md). A search never waits.
+        let ticket = context.extensions.get::<crate::mcp::pacing::Ticket>();
         let slot = match ticket.filter(|_| request.name != surface::FIND_TOOL) {
             Some(ticket) => match ticket.clone().admit(&context.ct).await {
                 Some(slot) => Some(slot),
@@ -578,11 +578,11 @@ impl ServerHandler for ArcaneServer {
                 None => binding([b"session".as_slice(), header("mcp-session-id")]),
             };
             (
-                crate::confirm::declares_forms(context.client_capabilities().as_ref()),
+                crate::mcp::confirm::declares_forms(context.client_capabilities().as_ref()),
                 binding([
                     header("mcp-session-id"),
                     header("authorization"),
-                    header(crate::serve_http::guard::CLIENT_KEY_HEADER),
+                    header(crate::transport::http::guard::CLIENT_KEY_HEADER),
                 ]),
                 who,
             )
@@ -704,8 +704,8 @@ impl ServerHandler for ArcaneServer {
 /// (withdrawn, or destructive without confirmation), a safe-mode preview, failed, or done.
 fn audit_outcome(
     answer: &Result<arcane_engine::Outcome<'_>, arcane_engine::CallError>,
-) -> crate::audit_log::Outcome {
-    use crate::audit_log::Outcome;
+) -> crate::mcp::audit_log::Outcome {
+    use crate::mcp::audit_log::Outcome;
     use arcane_engine::{CallError, Produced};
     match answer {
         Err(CallError::Withdrawn { .. } | CallError::NeedsConfirm { .. }) => Outcome::Refused,

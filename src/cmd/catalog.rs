@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
-use crate::reload::Sources;
-use crate::spec::SpecSource;
+use crate::load::reload::Sources;
+use crate::load::spec::SpecSource;
 use arcane_catalog::Catalog;
 
 /// The JSON form printed by `arcane-mcp catalog --json`.

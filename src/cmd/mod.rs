@@ -1,8 +1,12 @@
 //! The operator's one-shot commands, `call` and `find` (also under `demo`), and the `demo`
 //! server. Each goes through the code an MCP client reaches: a call is handed to
-//! [`ArcaneServer::call`](crate::server::ArcaneServer::call) as the `tools/call` of the active
+//! [`ArcaneServer::call`](crate::mcp::handler::ArcaneServer::call) as the `tools/call` of the active
 //! surface, a search is parsed as an `arcane_find_action` call and answered by
-//! [`crate::find::find`]. What is printed is the text a model gets.
+//! [`crate::present::find::find`]. What is printed is the text a model gets.
+
+pub mod audit_tokens;
+pub mod catalog;
+pub mod check;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,8 +19,8 @@ use serde_json::{Map, Value};
 use crate::app::{self, App};
 use crate::config::{CallArgs, DemoArgs, DemoCommand, FindArgs, ServeArgs, Surface};
 use crate::present::error_result;
-use crate::reload::Sources;
-use crate::snapshot::Snapshot;
+use crate::load::reload::Sources;
+use crate::load::snapshot::Snapshot;
 use crate::surface::{self, Call, EXECUTE_TOOL, FIND_TOOL};
 use arcane_catalog::Catalog;
 use arcane_engine::CallContext;
@@ -81,7 +85,7 @@ fn demo_sources(args: &ServeArgs) -> Result<(DemoSpec, Sources)> {
 fn snapshot(args: &ServeArgs, sources: &Sources) -> Result<Snapshot> {
     // The find tool exists on the dynamic surface; results name actions as it does.
     let cache = args.catalog_cache();
-    let (catalog, _) = crate::catalog_cache::load_or_build(sources, cache.as_ref())?;
+    let (catalog, _) = crate::load::cache::load_or_build(sources, cache.as_ref())?;
     Snapshot::build(catalog, Surface::Dynamic, app::policy(args))
 }
 
@@ -149,7 +153,7 @@ pub fn find(snap: &Snapshot, words: &[String], limit: usize) -> CallToolResult {
     args.insert("query".into(), Value::String(words.join(" ")));
     args.insert("limit".into(), Value::from(limit));
     match surface::parse_call(Surface::Dynamic, &snap.catalog, FIND_TOOL, Some(&args)) {
-        Ok(Call::Find { query, limit }) => crate::find::find(snap, &query, limit),
+        Ok(Call::Find { query, limit }) => crate::present::find::find(snap, &query, limit),
         Ok(Call::Execute { .. }) => error_result(format!("{FIND_TOOL} did not parse as a search")),
         Err(text) => error_result(text),
     }
@@ -290,8 +294,8 @@ pub(crate) mod demo {
     pub const BUILTIN_NAME: &str = arcane_sim::BUILTIN_SPEC_NAME;
 
     /// The built-in Arcane 2.8.0 document, as a catalog source.
-    pub fn builtin() -> Result<crate::spec::Builtin> {
-        Ok(crate::spec::Builtin {
+    pub fn builtin() -> Result<crate::load::spec::Builtin> {
+        Ok(crate::load::spec::Builtin {
             name: arcane_sim::BUILTIN_SPEC_NAME,
             identity: arcane_sim::BUILTIN_SPEC_DEFLATED,
             text: arcane_sim::builtin_spec,
@@ -354,8 +358,8 @@ pub(crate) mod demo {
         let app = app_against(&sim, args, sources)?;
         banner(&app, &spec, args);
         let served = match args.http.transport {
-            crate::config::Transport::Http => crate::serve_http::Settings::from_args(&args.http)
-                .and_then(|settings| runtime.block_on(crate::serve_http::serve(app, settings))),
+            crate::config::Transport::Http => crate::transport::http::Settings::from_args(&args.http)
+                .and_then(|settings| runtime.block_on(crate::transport::http::serve(app, settings))),
             crate::config::Transport::Stdio => runtime.block_on(app.serve_stdio()),
         };
         runtime.block_on(sim.shutdown());
@@ -400,7 +404,7 @@ mod demo {
 
     /// Builds without the simulator carry no built-in document either (it lives in the
     /// simulator's crate): `demo find` needs `--spec` there.
-    pub fn builtin() -> Result<crate::spec::Builtin> {
+    pub fn builtin() -> Result<crate::load::spec::Builtin> {
         bail!("{MISSING} — or pass --spec PATH (Arcane serves its document at /api/openapi.json)")
     }
 

@@ -137,7 +137,7 @@ fn drifted(subject: &str, name: &str, now: f64, base: f64) -> Option<String> {
 /// `audit-tokens`: measure, print, then write or check the baseline.
 pub fn run(catalog: &Catalog, baseline: Option<&Path>, write: bool, json: bool) -> Result<()> {
     let audit = measure(catalog)?;
-    crate::cli::write_stdout(&if json {
+    crate::cmd::write_stdout(&if json {
         serde_json::to_string_pretty(&audit)? + "\n"
     } else {
         table(&audit)
@@ -259,11 +259,11 @@ pub fn measure_results(serve: &crate::config::ServeArgs) -> Result<ResultsAudit>
 
     let bpe = tiktoken_rs::o200k_base().context("loading the o200k tokenizer")?;
     let runtime = crate::app::runtime()?;
-    let (sim, app) = crate::cli::demo::start(serve, &runtime)?;
+    let (sim, app) = crate::cmd::demo::start(serve, &runtime)?;
     let server = app.server();
     let arcane_version = app.live.load().catalog.arcane_version.clone();
     let call = |action: &str, params: Map<String, Value>| {
-        let (tool, args) = crate::cli::tool_call(&app.live.load(), action, params, false);
+        let (tool, args) = crate::cmd::tool_call(&app.live.load(), action, params, false);
         runtime.block_on(server.call(&tool, Some(&args), &arcane_engine::CallContext::default()))
     };
     let mut results = Vec::new();
@@ -369,7 +369,7 @@ pub fn run_results(
     json: bool,
 ) -> Result<()> {
     let audit = measure_results(serve)?;
-    crate::cli::write_stdout(&if json {
+    crate::cmd::write_stdout(&if json {
         serde_json::to_string_pretty(&audit)? + "\n"
     } else {
         results_table(&audit)

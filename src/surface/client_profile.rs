@@ -342,7 +342,7 @@ pub struct FlatOutput {
 }
 
 impl FlatOutput {
-    /// The plan of a relaxed root output schema (`crate::output_schema::output_schema`).
+    /// The plan of a relaxed root output schema (`crate::present::output_schema::output_schema`).
     pub fn new(relaxed: &Value) -> FlatOutput {
         let mut scope = Scope::default();
         let mut item_declared = BTreeSet::new();

@@ -1,0 +1,7 @@
+//! The MCP side: rmcp's `ServerHandler` over the live snapshot, the person's confirmation,
+//! pacing of answers, and the audit log of mutating calls.
+
+pub(crate) mod audit_log;
+pub mod confirm;
+pub mod handler;
+pub mod pacing;
