@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use arcane_catalog::Layers;
 use arcane_catalog::SpecDoc;
 use arcane_catalog::{BuildInput, Catalog, build_catalog};
-use arcane_mcp::load::reload::{Live, Sources, watch_sources};
+use arcane_mcp::load::reload::{Live, watch_sources};
+use arcane_mcp::load::sources::Sources;
 use arcane_mcp::load::spec::SpecSource;
 use criterion::{Criterion, criterion_group, criterion_main};
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use arcane_catalog::SearchIndex;
 use arcane_catalog::{Action, Catalog};
-use arcane_mcp::load::reload::Sources;
+use arcane_mcp::load::sources::Sources;
 use arcane_mcp::load::spec::SpecSource;
 use criterion::{Criterion, criterion_group, criterion_main};
 

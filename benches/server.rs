@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use arcane_mcp::config::Surface;
+use arcane_mcp::surface::Surface;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest};
@@ -279,13 +279,15 @@ fn benches(c: &mut Criterion) {
     g.finish();
 
     // The server's share of a tools/list: rmcp takes an owned result and encodes it per request.
-    let sources = arcane_mcp::config::CatalogSourceArgs {
-        spec: Some(spec()),
-        overrides: None,
-        catalog_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalog"),
-        spec_cache: None,
-    }
-    .sources(None);
+    let sources = arcane_mcp::load::sources::Sources::from_args(
+        &arcane_mcp::config::CatalogSourceArgs {
+            spec: Some(spec()),
+            overrides: None,
+            catalog_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalog"),
+            spec_cache: None,
+        },
+        None,
+    );
     let mut g = c.benchmark_group("tools_list_encode");
     for surface in [Surface::Dynamic, Surface::Meta, Surface::Individual] {
         let snap = arcane_mcp::load::snapshot::Snapshot::build(
@@ -349,8 +351,9 @@ fn benches(c: &mut Criterion) {
             spec().to_str().unwrap(),
         ])
         .unwrap();
-        let (base_url, auth) = arcane_mcp::connection(&cli.serve).unwrap();
-        let sources = cli.serve.source.sources(Some(&base_url));
+        let (base_url, auth) = arcane_mcp::app::connection(&cli.serve).unwrap();
+        let sources =
+            arcane_mcp::load::sources::Sources::from_args(&cli.serve.source, Some(&base_url));
         arcane_mcp::app::App::build(&cli.serve, sources, base_url, auth).unwrap()
     };
     let server = app.server();

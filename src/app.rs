@@ -6,14 +6,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow, bail};
 use rmcp::ServiceExt;
 
-use crate::load::cache::{self, CatalogCache, Provenance};
+use crate::config;
 use crate::config::ServeArgs;
-use crate::load::reload::{self, Live, Sources, WatchGuard};
-use crate::mcp::handler::{self, ArcaneServer};
+use crate::load::cache::{self, CatalogCache, Provenance};
+use crate::load::reload::{self, Live, WatchGuard};
 use crate::load::snapshot::Snapshot;
+use crate::load::sources::Sources;
+use crate::mcp::handler::{self, ArcaneServer};
 use arcane_catalog::Policy;
 use arcane_engine::{Auth, ExecConfig, Executor};
 
@@ -50,7 +52,7 @@ impl App {
         let make_tls =
             || arcane_engine::tls_config(args.ca_cert.as_deref(), args.insecure_skip_verify);
         let mut sources = sources;
-        let cache = args.catalog_cache();
+        let cache = crate::load::cache::CatalogCache::from_args(args);
         let (tls, catalog) = if sources.spec.is_local() {
             std::thread::scope(|s| {
                 let tls = std::thread::Builder::new()
@@ -80,7 +82,9 @@ impl App {
         let audit = args
             .audit_log
             .as_deref()
-            .map(|p| crate::mcp::audit_log::AuditLog::open(p, args.audit_log_max_bytes).map(Arc::new))
+            .map(|p| {
+                crate::mcp::audit_log::AuditLog::open(p, args.audit_log_max_bytes).map(Arc::new)
+            })
             .transpose()?;
         let snapshot = Snapshot::build(catalog, args.tool_surface, policy.clone())?;
         if args.insecure_skip_verify {
@@ -233,4 +237,45 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("starting the async runtime")
+}
+
+/// The Arcane base URL and credential of the settings; a missing one is a clear startup error.
+pub fn connection(args: &config::ServeArgs) -> Result<(String, Auth)> {
+    let raw = args
+        .arcane_url
+        .as_deref()
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| {
+            anyhow!(
+                "no Arcane URL: set ARCANE_URL (or --arcane-url) to your Arcane's base URL, \
+                 e.g. https://arcane.example.com"
+            )
+        })?;
+    let base = config::arcane_base_url(raw)?;
+    let nonempty = |s: &Option<String>| {
+        s.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let auth = match (nonempty(&args.api_key), nonempty(&args.token)) {
+        (Some(k), _) => Auth::ApiKey(k),
+        (None, Some(t)) => Auth::Bearer(t),
+        // Over HTTP with callers' own keys only, the server needs none of its own: no call
+        // runs without the caller's key (the HTTP gate refuses requests lacking one).
+        (None, None)
+            if args.http.transport == config::Transport::Http
+                && args.http.arcane_key_source == config::KeySource::Client =>
+        {
+            Auth::ApiKey(String::new())
+        }
+        (None, None) => bail!(
+            // Worded so that no `name: value` pair of a secret's name appears: the fatal error
+            // is masked on its way out (main.rs), and `credential: set` read as one.
+            "no Arcane credential was given. Set ARCANE_API_KEY (--api-key; create one in \
+             Arcane under Settings → API Keys) or ARCANE_TOKEN (--token)"
+        ),
+    };
+    Ok((base, auth))
 }

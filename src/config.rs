@@ -6,8 +6,8 @@ use std::sync::LazyLock;
 use arcane_catalog::ClientProfile;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::load::reload::Sources;
-use crate::load::spec::SpecSource;
+use crate::logging::LogFormat;
+use crate::surface::Surface;
 
 /// arcane-mcp: an MCP server (stdio or Streamable HTTP) that lets AI assistants operate Arcane,
 /// the Docker management platform, through its REST API.
@@ -323,37 +323,6 @@ pub struct CatalogSourceArgs {
     pub spec_cache: Option<PathBuf>,
 }
 
-impl CatalogSourceArgs {
-    /// The sources to build (and watch) the catalog from.
-    pub fn sources(&self, arcane_url: Option<&str>) -> Sources {
-        let cache = self.spec_cache.clone().or_else(default_cache_path);
-        Sources {
-            spec: SpecSource {
-                explicit: self.spec.clone(),
-                catalog_dir: Some(self.catalog_dir.clone()),
-                arcane_url: arcane_url.map(str::to_string),
-                cache_path: cache,
-                tls: None,
-                builtin: None,
-            },
-            overrides_dir: self.overrides.clone(),
-            catalog_dir: Some(self.catalog_dir.clone()),
-        }
-    }
-}
-
-fn default_cache_path() -> Option<PathBuf> {
-    Some(cache_home()?.join("openapi.json"))
-}
-
-/// `$XDG_CACHE_HOME/arcane-mcp` (or `~/.cache/arcane-mcp`).
-fn cache_home() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("arcane-mcp"))
-}
-
 impl ServeArgs {
     /// A fatal error's text as it may be printed: URLs' credentials masked, and every secret
     /// value of these settings (API key, token, the HTTP bearer tokens, ARCANE_URL's password)
@@ -387,19 +356,6 @@ impl ServeArgs {
             Some(raw) => arcane_base_url(raw).map(Some),
         }
     }
-
-    /// The catalog cache of these settings: `None` with `--no-catalog-cache` or without a
-    /// cache directory.
-    pub fn catalog_cache(&self) -> Option<crate::load::cache::CatalogCache> {
-        if self.no_catalog_cache {
-            return None;
-        }
-        let dir = self
-            .catalog_cache_dir
-            .clone()
-            .or_else(|| Some(cache_home()?.join("catalogs")))?;
-        Some(crate::load::cache::CatalogCache::new(dir))
-    }
 }
 
 /// An Arcane base URL (`ARCANE_URL`, `--arcane-url`) checked and normalised: http or https,
@@ -428,38 +384,6 @@ pub fn arcane_base_url(raw: &str) -> anyhow::Result<String> {
     }
     let base = raw.trim_end_matches('/');
     Ok(base.strip_suffix("/api").unwrap_or(base).to_string())
-}
-
-/// The tool surface: how the catalog appears in the client's tool list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum Surface {
-    /// Two tools: arcane_find_action and arcane_execute_action.
-    #[default]
-    Dynamic,
-    /// One tool per domain, arcane_<domain>.
-    Meta,
-    /// One tool per action, arcane_<domain>_<action>.
-    Individual,
-}
-
-impl Surface {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Surface::Dynamic => "dynamic",
-            Surface::Meta => "meta",
-            Surface::Individual => "individual",
-        }
-    }
-}
-
-/// How log lines are written to stderr.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum LogFormat {
-    /// Human-readable lines (colours only when stderr is a terminal).
-    #[default]
-    Text,
-    /// One JSON object per line.
-    Json,
 }
 
 /// Parses `true/false`, `1/0`, `on/off`, `yes/no`.

@@ -15,7 +15,17 @@ use tracing_subscriber::filter::{EnvFilter, FilterExt, LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::config::LogFormat;
+use clap::ValueEnum;
+
+/// How log lines are written to stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum LogFormat {
+    /// Human-readable lines (colours only when stderr is a terminal).
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
 
 /// The most each logger may emit, whatever the operator's filter says.
 pub fn dependency_caps() -> Targets {

@@ -9,7 +9,7 @@ use arcane_catalog::Layers;
 use arcane_catalog::MAX_TOOL_NAME;
 use arcane_catalog::SpecDoc;
 use arcane_catalog::{BuildInput, Catalog, ResultKind, build_catalog};
-use arcane_mcp::load::reload::Sources;
+use arcane_mcp::load::sources::Sources;
 use arcane_mcp::load::spec::SpecSource;
 use serde_json::{Value, json};
 

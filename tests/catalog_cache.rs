@@ -9,8 +9,8 @@ use crate::server_support::with_operator_overlays;
 
 use arcane_catalog::{Catalog, ClientProfile, Policy};
 use arcane_mcp::load::cache::{self, CatalogCache, Provenance};
-use arcane_mcp::config::Surface;
 use arcane_mcp::load::spec::SpecSource;
+use arcane_mcp::surface::Surface;
 
 /// A fresh overlay directory with one operator file, and a fresh cache directory.
 fn setup() -> (tempfile::TempDir, PathBuf, CatalogCache) {

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use arcane_catalog::{ClientProfile, Confirmation, Policy};
-use arcane_mcp::config::Surface;
+use arcane_mcp::surface::Surface;
 
 use crate::server_support::catalog;
 

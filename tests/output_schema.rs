@@ -13,10 +13,10 @@ use arcane_catalog::ClientProfile;
 use arcane_catalog::Layers;
 use arcane_catalog::SpecDoc;
 use arcane_catalog::{Action, BuildInput, Catalog, ResultKind, build_catalog};
-use arcane_mcp::surface::client_profile::{FlatOutput, Side, unmappable};
 use arcane_mcp::present::output_schema::{
     Adjustment, NOTE_MAX_PARTS, OutputFitter, note, output_schema, unwrap_envelope,
 };
+use arcane_mcp::surface::client_profile::{FlatOutput, Side, unmappable};
 use report::{ValidationReport, is_flat, report_line};
 use serde_json::{Map, Value, json};
 
@@ -1193,7 +1193,10 @@ fn flat_depth_and_count_limits_hold() {
     let plan = FlatOutput::new(&json!({"type": "object", "properties": groups}));
     let props = plan.schema()["properties"].as_object().unwrap();
     let lifted = props.keys().filter(|k| k.contains('_')).count();
-    assert!(lifted <= arcane_mcp::surface::client_profile::MAX_FIELDS, "{lifted}");
+    assert!(
+        lifted <= arcane_mcp::surface::client_profile::MAX_FIELDS,
+        "{lifted}"
+    );
     assert_eq!(
         props.len(),
         lifted + 4,
@@ -1212,7 +1215,7 @@ fn flat_depth_and_count_limits_hold() {
 #[test]
 fn checker_over_every_served_tool_flat_maps_all_standard_does_not() {
     use arcane_catalog::Policy;
-    use arcane_mcp::config::Surface;
+    use arcane_mcp::surface::Surface;
     use arcane_mcp::surface::client_profile::check_tool;
     let c = catalog();
     let mut figures = Vec::new();
@@ -1261,7 +1264,7 @@ fn checker_over_every_served_tool_flat_maps_all_standard_does_not() {
 #[test]
 fn flat_profile_maps_completely_on_the_1_11_document_too() {
     use arcane_catalog::Policy;
-    use arcane_mcp::config::Surface;
+    use arcane_mcp::surface::Surface;
     use arcane_mcp::surface::client_profile::check_tool;
     let doc = SpecDoc::from_file(&fixtures::spec_v1()).unwrap();
     let layers = Layers::builtin().unwrap();

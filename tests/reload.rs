@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use arcane_catalog::Catalog;
-use arcane_mcp::load::reload::{Live, Sources, watch_sources};
+use arcane_mcp::load::reload::{Live, watch_sources};
+use arcane_mcp::load::sources::Sources;
 use arcane_mcp::load::spec::SpecSource;
 
 /// Everything logged in this test binary (the watcher logs from its own thread, so the

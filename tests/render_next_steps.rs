@@ -4,9 +4,9 @@
 use crate::fixtures;
 
 use arcane_catalog::{Action, Catalog};
-use arcane_mcp::present::next_steps::{MAX_NEXT_STEPS, Naming, next_steps};
-use arcane_mcp::load::reload::Sources;
+use arcane_mcp::load::sources::Sources;
 use arcane_mcp::load::spec::SpecSource;
+use arcane_mcp::present::next_steps::{MAX_NEXT_STEPS, Naming, next_steps};
 
 fn catalog() -> Catalog {
     Sources {

@@ -11,10 +11,10 @@ use std::sync::OnceLock;
 use arcane_catalog::Policy;
 use arcane_catalog::SearchIndex;
 use arcane_catalog::{Action, Catalog};
-use arcane_mcp::config::Surface;
-use arcane_mcp::load::reload::Sources;
 use arcane_mcp::load::snapshot::Snapshot;
+use arcane_mcp::load::sources::Sources;
 use arcane_mcp::load::spec::SpecSource;
+use arcane_mcp::surface::Surface;
 
 use crate::fixtures::arcane_dir as shared_dir;
 
@@ -666,7 +666,11 @@ async fn the_snapshot_index_is_built_on_its_own_thread() {
     );
 
     let snap = snapshot(catalog().clone(), Policy::default());
-    let text = text_of(&arcane_mcp::present::find::find(&snap, "restart container", 5));
+    let text = text_of(&arcane_mcp::present::find::find(
+        &snap,
+        "restart container",
+        5,
+    ));
     assert!(text.contains("container.restart"), "{text}");
     assert!(snap.search.is_ready());
 }

@@ -137,7 +137,10 @@ async fn sweep(extra: &[&str], version: ArcaneVersion) -> Vec<String> {
         succeeded.push(a.id.clone());
         let sc = r.structured_content.clone().expect("structuredContent");
         if flat {
-            let problems = arcane_mcp::surface::client_profile::unmappable(&schema, arcane_mcp::surface::client_profile::Side::Output);
+            let problems = arcane_mcp::surface::client_profile::unmappable(
+                &schema,
+                arcane_mcp::surface::client_profile::Side::Output,
+            );
             assert!(problems.is_empty(), "{}: {problems:?}", a.id);
             for (k, v) in sc.as_object().unwrap() {
                 assert!(
@@ -268,7 +271,7 @@ async fn a_divergence_becomes_null_with_a_note_and_none_elsewhere() {
 #[test]
 fn tools_list_size_with_and_without_output_schemas() {
     use arcane_catalog::Policy;
-    use arcane_mcp::config::Surface;
+    use arcane_mcp::surface::Surface;
     let cat = catalog();
     let size_in = |on: bool, profile: arcane_catalog::ClientProfile| {
         let policy = Policy::new(false, false, &[])

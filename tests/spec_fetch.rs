@@ -28,7 +28,7 @@ async fn fetched_then_cached_then_served_from_the_cache() {
         !cache.exists(),
         "a document is cached only once a catalog was built from it"
     );
-    let sources = arcane_mcp::load::reload::Sources {
+    let sources = arcane_mcp::load::sources::Sources {
         spec: source.clone(),
         ..Default::default()
     };

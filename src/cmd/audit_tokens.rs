@@ -9,8 +9,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::config::Surface;
 use crate::surface;
+use crate::surface::Surface;
 use arcane_catalog::Catalog;
 use arcane_catalog::Policy;
 
@@ -135,7 +135,12 @@ fn drifted(subject: &str, name: &str, now: f64, base: f64) -> Option<String> {
 }
 
 /// `audit-tokens`: measure, print, then write or check the baseline.
-pub fn run(catalog: &Catalog, baseline: Option<&Path>, write: bool, json: bool) -> Result<()> {
+pub fn definitions(
+    catalog: &Catalog,
+    baseline: Option<&Path>,
+    write: bool,
+    json: bool,
+) -> Result<()> {
     let audit = measure(catalog)?;
     crate::cmd::write_stdout(&if json {
         serde_json::to_string_pretty(&audit)? + "\n"
@@ -259,11 +264,11 @@ pub fn measure_results(serve: &crate::config::ServeArgs) -> Result<ResultsAudit>
 
     let bpe = tiktoken_rs::o200k_base().context("loading the o200k tokenizer")?;
     let runtime = crate::app::runtime()?;
-    let (sim, app) = crate::cmd::demo::start(serve, &runtime)?;
+    let (sim, app) = crate::cmd::demo::simulator::start(serve, &runtime)?;
     let server = app.server();
     let arcane_version = app.live.load().catalog.arcane_version.clone();
     let call = |action: &str, params: Map<String, Value>| {
-        let (tool, args) = crate::cmd::tool_call(&app.live.load(), action, params, false);
+        let (tool, args) = crate::cmd::call::tool_call(&app.live.load(), action, params, false);
         runtime.block_on(server.call(&tool, Some(&args), &arcane_engine::CallContext::default()))
     };
     let mut results = Vec::new();
@@ -362,7 +367,7 @@ pub fn results_drift(now: &ResultsAudit, base: &ResultsAudit) -> Vec<String> {
 }
 
 /// `audit-tokens --results`: measure, print, then write or check the baseline.
-pub fn run_results(
+pub fn results(
     serve: &crate::config::ServeArgs,
     baseline: Option<&Path>,
     write: bool,
@@ -375,4 +380,30 @@ pub fn run_results(
         results_table(&audit)
     })?;
     check_baseline(&audit, baseline, write, "result sizes", results_drift)
+}
+
+/// `arcane-mcp audit-tokens [--results]`.
+pub fn run(
+    settings: &crate::config::ServeArgs,
+    args: &crate::config::AuditArgs,
+) -> Result<std::process::ExitCode> {
+    if args.results {
+        results(
+            settings,
+            args.baseline.as_deref(),
+            args.write_baseline,
+            args.json,
+        )?;
+    } else {
+        let url = settings.spec_url()?;
+        let cat =
+            crate::load::sources::Sources::from_args(&settings.source, url.as_deref()).build()?;
+        definitions(
+            &cat,
+            args.baseline.as_deref(),
+            args.write_baseline,
+            args.json,
+        )?;
+    }
+    Ok(std::process::ExitCode::SUCCESS)
 }

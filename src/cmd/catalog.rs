@@ -1,12 +1,16 @@
 //! `arcane-mcp catalog`: what the catalog built from the spec and overlays contains.
 
+use std::process::ExitCode;
+
+use crate::cmd::write_stdout;
+use crate::config::{CatalogArgs, ServeArgs};
+use crate::load::sources::Sources;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
-use crate::load::reload::Sources;
 use crate::load::spec::SpecSource;
 use arcane_catalog::Catalog;
 
@@ -171,4 +175,24 @@ pub fn upgrade_preview(
     } else {
         diff.text()
     })
+}
+
+/// `arcane-mcp catalog [--json | --show ID | --diff OLD]`.
+pub fn run(settings: &ServeArgs, args: &CatalogArgs) -> Result<ExitCode> {
+    let url = settings.spec_url()?;
+    let sources = Sources::from_args(&settings.source, url.as_deref());
+    if let Some(old) = &args.diff {
+        write_stdout(&upgrade_preview(&sources, old, url.as_deref(), args.json)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let cat = sources.build()?;
+    let text = if let Some(name) = &args.show {
+        show(&cat, name)? + "\n"
+    } else if args.json {
+        serde_json::to_string_pretty(&catalog_json(&cat))? + "\n"
+    } else {
+        summary(&cat)
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
 }

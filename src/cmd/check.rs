@@ -4,7 +4,7 @@
 //! operator's overlay repository: any error, or any overlay entry matching nothing (unless
 //! allowed), makes it fail.
 
-use crate::load::reload::Sources;
+use crate::load::sources::Sources;
 use arcane_catalog::{BuildInput, UnmatchedOverlay, build_catalog};
 
 /// What a check found.
@@ -100,4 +100,20 @@ pub fn check(sources: &Sources) -> CheckReport {
         Err(e) => report.errors.extend(lines(e)),
     }
     report
+}
+
+/// `arcane-mcp check`: exit status 1 when the check finds a problem (every problem is
+/// printed on stdout).
+pub fn run(
+    settings: &crate::config::ServeArgs,
+    args: &crate::config::CheckArgs,
+) -> anyhow::Result<std::process::ExitCode> {
+    let url = settings.spec_url()?;
+    let report = check(&Sources::from_args(&settings.source, url.as_deref()));
+    crate::cmd::write_stdout(&report.text(args.allow_unmatched))?;
+    Ok(if report.failed(args.allow_unmatched) {
+        std::process::ExitCode::FAILURE
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
 }

@@ -29,7 +29,9 @@ use arcane_catalog::{Catalog, Layers};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::load::reload::Sources;
+use crate::config::ServeArgs;
+use crate::load::dirs;
+use crate::load::sources::Sources;
 
 /// Changes whenever the stored form of a catalog changes, so that older entries are ignored.
 const FORMAT: u32 = 3;
@@ -65,6 +67,19 @@ struct Header {
 }
 
 impl CatalogCache {
+    /// The catalog cache the settings name: `None` with `--no-catalog-cache` or without a
+    /// cache directory.
+    pub fn from_args(args: &ServeArgs) -> Option<CatalogCache> {
+        if args.no_catalog_cache {
+            return None;
+        }
+        let dir = args
+            .catalog_cache_dir
+            .clone()
+            .or_else(|| Some(dirs::cache_home()?.join("catalogs")))?;
+        Some(CatalogCache::new(dir))
+    }
+
     pub fn new(dir: PathBuf) -> CatalogCache {
         CatalogCache { dir }
     }

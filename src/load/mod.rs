@@ -3,6 +3,8 @@
 //! snapshot a call reads, and the watcher that rebuilds it on change.
 
 pub mod cache;
+mod dirs;
 pub mod reload;
 pub mod snapshot;
+pub mod sources;
 pub mod spec;

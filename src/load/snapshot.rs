@@ -6,8 +6,7 @@ use std::sync::{Arc, OnceLock};
 use anyhow::Result;
 use rmcp::model::Tool;
 
-use crate::config::Surface;
-use crate::surface;
+use crate::surface::{self, Surface};
 use arcane_catalog::Policy;
 use arcane_catalog::SearchIndex;
 use arcane_catalog::{Action, Catalog};
@@ -44,8 +43,9 @@ impl Snapshot {
         let tools = surface::tools(surface, &catalog, &policy);
         let tool_names = tools.iter().map(|t| t.name.to_string()).collect();
         let validators = arcane_engine::Validators::for_catalog(&catalog);
-        let fitter = (policy.output_schemas && surface == Surface::Individual)
-            .then(|| crate::present::output_schema::OutputFitter::for_profile(&catalog, policy.profile));
+        let fitter = (policy.output_schemas && surface == Surface::Individual).then(|| {
+            crate::present::output_schema::OutputFitter::for_profile(&catalog, policy.profile)
+        });
         Ok(Snapshot {
             fitter,
             catalog,

@@ -37,7 +37,7 @@ pub struct AuditLog {
 /// Who made a call: the MCP session, the client's name, the bearer token's name and
 /// fingerprint, the key's fingerprint, the protocol version of the request.
 #[derive(Debug, Clone, Default)]
-pub struct Caller {
+pub struct Actor {
     /// The legacy session's ID; the 2026-07-28 protocol has no sessions.
     pub session: Option<String>,
     /// The client's name: from the session's `initialize`, or for a 2026-07-28 request from
@@ -55,7 +55,7 @@ pub struct Caller {
 
 /// What became of a mutating call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Disposition {
     /// Sent to Arcane and answered with success.
     Ok,
     /// Sent (or attempted) and failed, or refused by local validation.
@@ -66,25 +66,25 @@ pub enum Outcome {
     Preview,
 }
 
-impl Outcome {
+impl Disposition {
     fn as_str(self) -> &'static str {
         match self {
-            Outcome::Ok => "ok",
-            Outcome::Error => "error",
-            Outcome::Refused => "refused",
-            Outcome::Preview => "preview",
+            Disposition::Ok => "ok",
+            Disposition::Error => "error",
+            Disposition::Refused => "refused",
+            Disposition::Preview => "preview",
         }
     }
 }
 
 /// One line of the log.
 pub struct Entry<'a> {
-    pub caller: &'a Caller,
+    pub caller: &'a Actor,
     pub action: &'a str,
     pub domain: &'a str,
     pub environment: &'a str,
     pub params: &'a Map<String, Value>,
-    pub outcome: Outcome,
+    pub outcome: Disposition,
     /// The error text of a failed or refused call (masked and cut here).
     pub error: Option<&'a str>,
     pub duration: std::time::Duration,
@@ -315,14 +315,14 @@ fn cut_strings(v: &mut Value) {
 mod tests {
     use super::*;
 
-    fn entry<'a>(caller: &'a Caller, params: &'a Map<String, Value>) -> Entry<'a> {
+    fn entry<'a>(caller: &'a Actor, params: &'a Map<String, Value>) -> Entry<'a> {
         Entry {
             caller,
             action: "container.restart",
             domain: "container",
             environment: "0",
             params,
-            outcome: Outcome::Ok,
+            outcome: Disposition::Ok,
             error: None,
             duration: std::time::Duration::from_millis(12),
             confirmed: Some("param"),
@@ -334,11 +334,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
         let log = AuditLog::open(&path, 1 << 20).unwrap();
-        let caller = Caller {
+        let caller = Actor {
             session: Some("s1".into()),
             client: Some("claude".into()),
             user: Some(arcane_engine::fingerprint("user-key")),
-            ..Caller::default()
+            ..Actor::default()
         };
         let params =
             json!({"containerId": "abc", "password": "hunter2", "compose": "x".repeat(1000)});
@@ -411,7 +411,7 @@ mod tests {
             .map(|t| {
                 let log = log.clone();
                 std::thread::spawn(move || {
-                    let caller = Caller::default();
+                    let caller = Actor::default();
                     for i in 0..50 {
                         let params = json!({"name": format!("t{t}-{i}")});
                         log.record(&entry(&caller, params.as_object().unwrap()));

@@ -24,7 +24,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use arcane_catalog::Action;
+use arcane_engine::CallContext;
 use arcane_engine::Effect;
+
+use crate::load::snapshot::Snapshot;
 
 /// How long the user has to answer before the call is refused.
 const ANSWER_WITHIN: Duration = Duration::from_secs(300);
@@ -339,6 +342,99 @@ enum Full {
 impl Default for RoundTrips {
     fn default() -> Self {
         RoundTrips::new()
+    }
+}
+
+/// How a destructive call without `confirm` can ask the user (docs/security.md#confirmation).
+pub(crate) enum Asking<'a> {
+    /// Not at all (the one-shot command): the `confirm: true` rule.
+    No,
+    /// In the middle of the call, through `elicitation/create` (sessions of earlier protocols).
+    Session(&'a rmcp::Peer<RoleServer>),
+    /// By an incomplete result and the client's retry (the 2026-07-28 protocol).
+    RoundTrip {
+        /// Whether this request's client declared form elicitation.
+        declared: bool,
+        /// Who is calling (session, bearer token, Arcane key), to bind the question to.
+        caller: Vec<u8>,
+        /// Whose quota of open questions it counts against: the bearer token, else the
+        /// session, else (stdio) the one session of the process.
+        who: Vec<u8>,
+        state: Option<&'a str>,
+        responses: Option<&'a rmcp::model::InputResponses>,
+    },
+}
+
+/// Fields in one byte string, each after its length, so that no two lists of fields give the
+/// same bytes.
+pub(crate) fn binding<'a>(fields: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for f in fields {
+        out.extend_from_slice(&(f.len() as u64).to_le_bytes());
+        out.extend_from_slice(f);
+    }
+    out
+}
+
+/// How a call that needs confirmation was settled.
+pub(crate) enum Confirmed {
+    /// Ask the person: answer the call with this question (the 2026-07-28 round trip).
+    Ask(rmcp::model::InputRequiredResult),
+    /// Run it if confirmed: how (`param` or `elicitation`), or `None` (then the executor
+    /// refuses it, saying to pass `"confirm": true`).
+    By(Option<&'static str>),
+    /// The person said no, or could not be asked: the text of the refusal.
+    Refused(String),
+}
+
+/// Settles the confirmation of a prepared call (docs/security.md#confirmation). When the
+/// client can ask the person and the mode is `elicit`, the person is asked whatever the
+/// arguments say: `"confirm": true` comes from the model, which may be prompt-injected.
+pub(crate) async fn settle(
+    round_trips: &RoundTrips,
+    snap: &Snapshot,
+    ready: &arcane_engine::Ready<'_>,
+    confirm: bool,
+    asking: Asking<'_>,
+    ctx: &CallContext,
+) -> Confirmed {
+    let by_param = Confirmed::By(confirm.then_some("param"));
+    if !snap.policy.asks() {
+        return by_param;
+    }
+    let askable = match &asking {
+        Asking::No => false,
+        Asking::Session(peer) => can_ask(peer),
+        Asking::RoundTrip { declared, .. } => *declared && round_trips.available(),
+    };
+    if !askable || (confirm && snap.policy.takes_confirm_param(true)) {
+        return by_param;
+    }
+    let action = ready.action;
+    let answer = match asking {
+        Asking::No => Answer::CannotAsk,
+        Asking::Session(peer) => ask(peer, action, ready.effect(), &ctx.cancel).await,
+        Asking::RoundTrip {
+            caller,
+            who,
+            state,
+            responses,
+            ..
+        } => {
+            // The question holds for this call only: its action and parameters as they
+            // will be sent (names already looked up), from this caller.
+            let sent = serde_json::to_vec(ready.sent()).unwrap_or_default();
+            let bound = binding([caller.as_slice(), action.id.as_bytes(), sent.as_slice()]);
+            match round_trips.step(action, ready.effect(), &who, &bound, state, responses) {
+                Step::Ask(question) => return Confirmed::Ask(question),
+                Step::Answered(answer) => answer,
+            }
+        }
+    };
+    match answer {
+        Answer::Yes => Confirmed::By(Some("elicitation")),
+        Answer::No(text) => Confirmed::Refused(text),
+        Answer::CannotAsk => by_param,
     }
 }
 

@@ -1,5 +1,6 @@
-//! The rmcp glue: `ServerHandler` over the live snapshot and the executor. No logic of its own
-//! beyond routing; list-changed notifications follow the snapshot's generation.
+//! The rmcp handler: `ServerHandler` over the live snapshot and the executor — routing each
+//! request (a `tools/call` to [`crate::mcp::call`]), progress, the calls' runtime and memory,
+//! and list-changed notifications that follow the snapshot's generation.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,57 +14,27 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use crate::mcp::audit_log::Caller;
-use crate::present::error_result;
 use crate::load::reload::Live;
 use crate::load::snapshot::Snapshot;
-use crate::surface::{self, Call};
+use crate::mcp::audit_log::{self, Actor};
+use crate::mcp::confirm;
+use crate::present::error_result;
+use crate::surface;
 use arcane_engine::{CallContext, Executor};
 
 /// The MCP server: the live snapshot, the executor and the server instructions.
 #[derive(Clone)]
 pub struct ArcaneServer {
-    live: Arc<Live<Snapshot>>,
-    exec: Arc<Executor>,
+    pub(super) live: Arc<Live<Snapshot>>,
+    pub(super) exec: Arc<Executor>,
     instructions: String,
     in_flight: Arc<InFlight>,
     /// Set when served over HTTP: the caller's key, metrics, per-session list-changed.
     http: Option<Arc<crate::transport::http::Hooks>>,
     /// The audit log of mutating calls (`--audit-log`).
-    audit: Option<Arc<crate::mcp::audit_log::AuditLog>>,
+    pub(super) audit: Option<Arc<audit_log::AuditLog>>,
     /// Open confirmations of 2026-07-28 clients (shared by every session).
-    round_trips: Arc<crate::mcp::confirm::RoundTrips>,
-}
-
-/// How a destructive call without `confirm` can ask the user (docs/security.md#confirmation).
-enum Asking<'a> {
-    /// Not at all (the one-shot command): the `confirm: true` rule.
-    No,
-    /// In the middle of the call, through `elicitation/create` (sessions of earlier protocols).
-    Session(&'a rmcp::Peer<RoleServer>),
-    /// By an incomplete result and the client's retry (the 2026-07-28 protocol).
-    RoundTrip {
-        /// Whether this request's client declared form elicitation.
-        declared: bool,
-        /// Who is calling (session, bearer token, Arcane key), to bind the question to.
-        caller: Vec<u8>,
-        /// Whose quota of open questions it counts against: the bearer token, else the
-        /// session, else (stdio) the one session of the process.
-        who: Vec<u8>,
-        state: Option<&'a str>,
-        responses: Option<&'a rmcp::model::InputResponses>,
-    },
-}
-
-/// Fields in one byte string, each after its length, so that no two lists of fields give the
-/// same bytes.
-fn binding<'a>(fields: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
-    let mut out = Vec::new();
-    for f in fields {
-        out.extend_from_slice(&(f.len() as u64).to_le_bytes());
-        out.extend_from_slice(f);
-    }
-    out
+    pub(super) round_trips: Arc<confirm::RoundTrips>,
 }
 
 /// Calls in flight, and the most at once since the server was last idle.
@@ -166,7 +137,7 @@ impl ArcaneServer {
     }
 
     /// The same server writing mutating calls to an audit log.
-    pub fn with_audit(mut self, audit: Option<Arc<crate::mcp::audit_log::AuditLog>>) -> ArcaneServer {
+    pub fn with_audit(mut self, audit: Option<Arc<audit_log::AuditLog>>) -> ArcaneServer {
         self.audit = audit;
         self
     }
@@ -188,16 +159,16 @@ impl ArcaneServer {
     }
 
     /// Who is calling, for the audit log (only worked out when there is one).
-    fn caller(&self, context: &RequestContext<RoleServer>, ctx: &CallContext) -> Caller {
+    fn caller(&self, context: &RequestContext<RoleServer>, ctx: &CallContext) -> Actor {
         if self.audit.is_none() {
-            return Caller::default();
+            return Actor::default();
         }
         let session = context
             .extensions
             .get::<http::request::Parts>()
             .and_then(|p| p.headers.get("mcp-session-id"))
             .and_then(|v| v.to_str().ok())
-            .map(|s| crate::mcp::audit_log::plain(s, 64));
+            .map(|s| audit_log::plain(s, 64));
         let protocol = context.protocol_version();
         // A 2026-07-28 request has no session: it names its client in its own `_meta`. The
         // peer of such a request is made up per request, and its "client info" is rmcp's
@@ -214,9 +185,9 @@ impl ArcaneServer {
             .http
             .as_ref()
             .and_then(|h| h.token(&context.extensions));
-        Caller {
+        Actor {
             session,
-            client: client.map(|i| crate::mcp::audit_log::plain(&i.name, 64)),
+            client: client.map(|i| audit_log::plain(&i.name, 64)),
             token: token.as_ref().and_then(|t| t.name.clone()),
             token_fingerprint: token.map(|t| t.fingerprint.clone()),
             protocol: protocol.map(|v| v.to_string()),
@@ -239,172 +210,21 @@ impl ArcaneServer {
         args: Option<&serde_json::Map<String, serde_json::Value>>,
         ctx: &CallContext,
     ) -> rmcp::model::CallToolResult {
-        match self
-            .call_as(tool, args, ctx, &Caller::default(), Asking::No)
-            .await
+        match crate::mcp::call::run(
+            self,
+            tool,
+            args,
+            ctx,
+            &Actor::default(),
+            confirm::Asking::No,
+        )
+        .await
         {
             CallToolResponse::Complete(result) => result,
             // Not asked without a client to ask; kept total all the same.
             _ => error_result(format!(
                 "{tool} needs the user's confirmation: pass \"confirm\": true"
             )),
-        }
-    }
-
-    /// [`ArcaneServer::call`] on behalf of `caller` (named in the audit log), asking the user to
-    /// confirm a destructive call as `asking` allows.
-    async fn call_as(
-        &self,
-        tool: &str,
-        args: Option<&serde_json::Map<String, serde_json::Value>>,
-        ctx: &CallContext,
-        caller: &Caller,
-        asking: Asking<'_>,
-    ) -> CallToolResponse {
-        let snap = self.live.load();
-        match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
-            Err(text) => error_result(text).into(),
-            Ok(Call::Find { query, limit }) => {
-                // The index may still be building on its thread (just after startup or a
-                // reload): wait for it off the runtime's threads.
-                let _ = snap.search_ready().await;
-                crate::present::find::find(&snap, &query, limit).into()
-            }
-            Ok(Call::Execute {
-                action,
-                params,
-                confirm,
-            }) => {
-                let audited = self.audit.as_ref().and_then(|log| {
-                    let a = snap.catalog.resolve(&action).filter(|a| a.mutating)?;
-                    Some((log, a, params.clone(), std::time::Instant::now()))
-                });
-                let scope = snap.scope();
-                let mut confirmed = confirm.then_some("param");
-                // Checked, names looked up and the request built before anyone is asked: the
-                // question shows what will be sent, and an invalid call asks nobody.
-                let ready = self.exec.prepare(&scope, &action, params, ctx).await;
-                let declined = match &ready {
-                    Ok(r) if r.action.needs_confirmation() => {
-                        match self.confirmation(&snap, r, confirm, asking, ctx).await {
-                            Confirmed::Ask(question) => return question.into(),
-                            Confirmed::By(how) => {
-                                confirmed = how;
-                                None
-                            }
-                            Confirmed::Refused(text) => Some(text),
-                        }
-                    }
-                    _ => None,
-                };
-                let (result, outcome) = match declined {
-                    Some(text) => (error_result(text), crate::mcp::audit_log::Outcome::Refused),
-                    None => {
-                        let answer = match ready {
-                            Ok(r) => self.exec.run(&scope, r, confirmed.is_some(), ctx).await,
-                            Err(e) => Err(e),
-                        };
-                        let outcome = audit_outcome(&answer);
-                        (
-                            crate::present::tool_result(&snap, self.exec.config(), answer),
-                            outcome,
-                        )
-                    }
-                };
-                if let Some((log, a, params, started)) = audited {
-                    let failed = result.is_error.unwrap_or(false);
-                    let outcome = match outcome {
-                        crate::mcp::audit_log::Outcome::Ok if failed => crate::mcp::audit_log::Outcome::Error,
-                        o => o,
-                    };
-                    let text = crate::present::result_text(&result);
-                    let environment = params
-                        .get("environmentId")
-                        .and_then(serde_json::Value::as_str)
-                        .unwrap_or(&self.exec.config().environment);
-                    log.record(&crate::mcp::audit_log::Entry {
-                        caller,
-                        action: &a.id,
-                        domain: &a.domain,
-                        environment,
-                        params: &params,
-                        outcome,
-                        error: failed.then_some(text.as_str()),
-                        duration: started.elapsed(),
-                        confirmed,
-                    });
-                }
-                result.into()
-            }
-        }
-    }
-}
-
-/// How a call that needs confirmation was settled.
-enum Confirmed {
-    /// Ask the person: answer the call with this question (the 2026-07-28 round trip).
-    Ask(rmcp::model::InputRequiredResult),
-    /// Run it if confirmed: how (`param` or `elicitation`), or `None` (then the executor
-    /// refuses it, saying to pass `"confirm": true`).
-    By(Option<&'static str>),
-    /// The person said no, or could not be asked: the text of the refusal.
-    Refused(String),
-}
-
-impl ArcaneServer {
-    /// Settles the confirmation of a prepared call (docs/security.md#confirmation). When the
-    /// client can ask the person and the mode is `elicit`, the person is asked whatever the
-    /// arguments say: `"confirm": true` comes from the model, which may be prompt-injected.
-    async fn confirmation(
-        &self,
-        snap: &Snapshot,
-        ready: &arcane_engine::Ready<'_>,
-        confirm: bool,
-        asking: Asking<'_>,
-        ctx: &CallContext,
-    ) -> Confirmed {
-        let by_param = Confirmed::By(confirm.then_some("param"));
-        if !snap.policy.asks() {
-            return by_param;
-        }
-        let can_ask = match &asking {
-            Asking::No => false,
-            Asking::Session(peer) => crate::mcp::confirm::can_ask(peer),
-            Asking::RoundTrip { declared, .. } => *declared && self.round_trips.available(),
-        };
-        if !can_ask || (confirm && snap.policy.takes_confirm_param(true)) {
-            return by_param;
-        }
-        let action = ready.action;
-        let answer = match asking {
-            Asking::No => crate::mcp::confirm::Answer::CannotAsk,
-            Asking::Session(peer) => {
-                crate::mcp::confirm::ask(peer, action, ready.effect(), &ctx.cancel).await
-            }
-            Asking::RoundTrip {
-                caller,
-                who,
-                state,
-                responses,
-                ..
-            } => {
-                // The question holds for this call only: its action and parameters as they
-                // will be sent (names already looked up), from this caller.
-                let sent = serde_json::to_vec(ready.sent()).unwrap_or_default();
-                let bound = binding([caller.as_slice(), action.id.as_bytes(), sent.as_slice()]);
-                match self
-                    .round_trips
-                    .step(action, ready.effect(), &who, &bound, state, responses)
-                {
-                    crate::mcp::confirm::Step::Ask(question) => return Confirmed::Ask(question),
-                    crate::mcp::confirm::Step::Answered(answer) => answer,
-                }
-            }
-        };
-        match answer {
-            crate::mcp::confirm::Answer::Yes => Confirmed::By(Some("elicitation")),
-            crate::mcp::confirm::Answer::No(text) => Confirmed::Refused(text),
-            crate::mcp::confirm::Answer::CannotAsk => by_param,
         }
     }
 }
@@ -574,12 +394,12 @@ impl ServerHandler for ArcaneServer {
                 .as_ref()
                 .and_then(|h| h.quota_key(&context.extensions));
             let who = match quota {
-                Some(key) => binding([b"caller".as_slice(), &key]),
-                None => binding([b"session".as_slice(), header("mcp-session-id")]),
+                Some(key) => confirm::binding([b"caller".as_slice(), &key]),
+                None => confirm::binding([b"session".as_slice(), header("mcp-session-id")]),
             };
             (
-                crate::mcp::confirm::declares_forms(context.client_capabilities().as_ref()),
-                binding([
+                confirm::declares_forms(context.client_capabilities().as_ref()),
+                confirm::binding([
                     header("mcp-session-id"),
                     header("authorization"),
                     header(crate::transport::http::guard::CLIENT_KEY_HEADER),
@@ -591,24 +411,24 @@ impl ServerHandler for ArcaneServer {
         let peer = context.peer.clone();
         let work = async move {
             let asking = match round_trip {
-                Some((declared, caller, who)) => Asking::RoundTrip {
+                Some((declared, caller, who)) => confirm::Asking::RoundTrip {
                     declared,
                     caller,
                     who,
                     state: request.request_state.as_deref(),
                     responses: request.input_responses.as_ref(),
                 },
-                None => Asking::Session(&peer),
+                None => confirm::Asking::Session(&peer),
             };
-            let response = server
-                .call_as(
-                    &request.name,
-                    request.arguments.as_ref(),
-                    &ctx,
-                    &caller,
-                    asking,
-                )
-                .await;
+            let response = crate::mcp::call::run(
+                &server,
+                &request.name,
+                request.arguments.as_ref(),
+                &ctx,
+                &caller,
+                asking,
+            )
+            .await;
             if let Some(slot) = slot {
                 // From now on the answer's write gives the slot back.
                 slot.answered();
@@ -697,21 +517,6 @@ impl ServerHandler for ArcaneServer {
                 }
             }
         }
-    }
-}
-
-/// What the audit log says of an executed call, from the executor's typed answer: refused
-/// (withdrawn, or destructive without confirmation), a safe-mode preview, failed, or done.
-fn audit_outcome(
-    answer: &Result<arcane_engine::Outcome<'_>, arcane_engine::CallError>,
-) -> crate::mcp::audit_log::Outcome {
-    use crate::mcp::audit_log::Outcome;
-    use arcane_engine::{CallError, Produced};
-    match answer {
-        Err(CallError::Withdrawn { .. } | CallError::NeedsConfirm { .. }) => Outcome::Refused,
-        Err(_) => Outcome::Error,
-        Ok(o) if matches!(o.produced, Produced::Preview(..)) => Outcome::Preview,
-        Ok(_) => Outcome::Ok,
     }
 }
 

@@ -2,6 +2,7 @@
 //! pacing of answers, and the audit log of mutating calls.
 
 pub(crate) mod audit_log;
+pub(crate) mod call;
 pub mod confirm;
 pub mod handler;
 pub mod pacing;

@@ -141,7 +141,9 @@ pub fn served_output_schema(action: &Action, profile: ClientProfile) -> Option<V
     let relaxed = output_schema(action)?;
     Some(match profile {
         ClientProfile::Standard => relaxed,
-        ClientProfile::Flat => crate::surface::client_profile::FlatOutput::new(&relaxed).schema().clone(),
+        ClientProfile::Flat => crate::surface::client_profile::FlatOutput::new(&relaxed)
+            .schema()
+            .clone(),
     })
 }
 

@@ -322,7 +322,7 @@ struct ObjPlan {
 
 /// Flat names and schemas of one object level (the result or one `items` element).
 #[derive(Default)]
-struct Scope {
+struct Level {
     props: Map<String, Value>,
     /// How many of `props` were lifted from nested objects.
     lifted: usize,
@@ -344,7 +344,7 @@ pub struct FlatOutput {
 impl FlatOutput {
     /// The plan of a relaxed root output schema (`crate::present::output_schema::output_schema`).
     pub fn new(relaxed: &Value) -> FlatOutput {
-        let mut scope = Scope::default();
+        let mut scope = Level::default();
         let mut item_declared = BTreeSet::new();
         let empty = Map::new();
         let props = relaxed
@@ -360,7 +360,7 @@ impl FlatOutput {
             if name == "items" && non_null_types(s) == ["array"] && !has_combinator(s) {
                 let item = s.get("items").unwrap_or(&Value::Null);
                 if liftable(item) {
-                    let mut item_scope = Scope::default();
+                    let mut item_scope = Level::default();
                     let plan = plan_object(item, "", 0, &mut item_scope);
                     if !item_scope.props.is_empty() {
                         item_declared = item_scope.props.keys().cloned().collect();
@@ -378,7 +378,7 @@ impl FlatOutput {
             }
             if name == "pagination" && liftable(s) {
                 // Counts of a page go to the top level under their own names when none clashes.
-                let mut sub = Scope::default();
+                let mut sub = Level::default();
                 let plan = plan_object(s, "", 1, &mut sub);
                 let clash = sub
                     .props
@@ -480,7 +480,7 @@ fn join_name(prefix: &str, name: &str) -> String {
 
 /// Plans the members of an object at `depth` (segments of its own name; the root is 0) whose
 /// children's names start with `prefix`.
-fn plan_object(s: &Value, prefix: &str, depth: usize, scope: &mut Scope) -> ObjPlan {
+fn plan_object(s: &Value, prefix: &str, depth: usize, scope: &mut Level) -> ObjPlan {
     let mut plan = ObjPlan {
         members: HashMap::new(),
         prefix: prefix.to_string(),
@@ -495,10 +495,10 @@ fn plan_object(s: &Value, prefix: &str, depth: usize, scope: &mut Scope) -> ObjP
 }
 
 /// Plans one member named `name` at `depth` segments.
-fn plan_member(name: &str, s: &Value, prefix: &str, depth: usize, scope: &mut Scope) -> Node {
+fn plan_member(name: &str, s: &Value, prefix: &str, depth: usize, scope: &mut Level) -> Node {
     let flat_name = join_name(prefix, name);
     if liftable(s) && depth < MAX_LIFT_DEPTH {
-        let mut sub = Scope::default();
+        let mut sub = Level::default();
         let plan = plan_object(s, &flat_name, depth, &mut sub);
         let fits = !sub.props.is_empty()
             && scope.lifted + sub.props.len() <= MAX_FIELDS

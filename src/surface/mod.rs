@@ -9,10 +9,32 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use crate::config::Surface;
 use arcane_catalog::{Action, Catalog};
 use arcane_catalog::{Confirmation, Policy};
 use arcane_markdown::quoted_name;
+use clap::ValueEnum;
+
+/// The tool surface: how the catalog appears in the client's tool list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Surface {
+    /// Two tools: arcane_find_action and arcane_execute_action.
+    #[default]
+    Dynamic,
+    /// One tool per domain, arcane_<domain>.
+    Meta,
+    /// One tool per action, arcane_<domain>_<action>.
+    Individual,
+}
+
+impl Surface {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Surface::Dynamic => "dynamic",
+            Surface::Meta => "meta",
+            Surface::Individual => "individual",
+        }
+    }
+}
 
 /// The dynamic surface's search tool.
 pub const FIND_TOOL: &str = "arcane_find_action";

@@ -21,8 +21,8 @@ pub use crate::fixtures::guarded;
 
 /// The catalog the server builds from the test spec (same sources as the spawned binary).
 /// The 2.8.0 document with the built-in overlays and an operator's overlay directory.
-pub fn with_operator_overlays(dir: &std::path::Path) -> arcane_mcp::load::reload::Sources {
-    arcane_mcp::load::reload::Sources {
+pub fn with_operator_overlays(dir: &std::path::Path) -> arcane_mcp::load::sources::Sources {
+    arcane_mcp::load::sources::Sources {
         spec: arcane_mcp::load::spec::SpecSource {
             explicit: Some(spec_path()),
             ..Default::default()
@@ -33,7 +33,7 @@ pub fn with_operator_overlays(dir: &std::path::Path) -> arcane_mcp::load::reload
 }
 
 pub fn catalog() -> arcane_catalog::Catalog {
-    let sources = arcane_mcp::load::reload::Sources {
+    let sources = arcane_mcp::load::sources::Sources {
         spec: arcane_mcp::load::spec::SpecSource {
             explicit: Some(spec_path()),
             ..Default::default()
@@ -235,8 +235,9 @@ pub async fn serve_in_process(
     // Building is blocking (a spec may be fetched), as in the binary, which builds before its
     // runtime starts.
     let app = tokio::task::spawn_blocking(move || {
-        let (base_url, auth) = arcane_mcp::connection(&settings)?;
-        let sources = settings.source.sources(Some(&base_url));
+        let (base_url, auth) = arcane_mcp::app::connection(&settings)?;
+        let sources =
+            arcane_mcp::load::sources::Sources::from_args(&settings.source, Some(&base_url));
         arcane_mcp::app::App::build(&settings, sources, base_url, auth)
     })
     .await

@@ -72,7 +72,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     let mut unmatched = Vec::new();
     // Domain entries naming no domain, as (file, key); settled against the final domains too.
     let mut unmatched_domains: Vec<(&Loaded<OverlayFile>, &String)> = Vec::new();
-    let mut vocabulary = crate::overlay::Vocabulary::default();
+    let mut vocabulary = crate::vocabulary::Vocabulary::default();
     let mut presets = BTreeMap::new();
     // The last file's `encodedJson` of each action, applied once after every overlay (so an
     // operator's list replaces the built-in one instead of stacking on it).

@@ -14,19 +14,21 @@ mod overlay;
 mod policy;
 mod search;
 mod spec;
+mod vocabulary;
 mod yaml;
 
 pub use build::{BuildInput, MAX_TOOL_NAME, build_catalog};
 pub use diff::{CatalogDiff, diff};
 pub use model::{
     Action, BodyEncoding, Catalog, Condition, Domain, EncodedJson, EncodedParam, ErrorHint,
-    Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver, ResultKind,
-    UnmatchedOverlay, Widening,
+    Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver, Preset,
+    ResultKind, UnmatchedOverlay, Widening,
 };
-pub use overlay::{Layers, Preset, Vocabulary};
+pub use overlay::Layers;
 pub use policy::{ClientProfile, Confirmation, Policy, catalog_exclusion};
 pub use search::{Hit, SearchIndex};
 pub use spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES, RefResolver, SpecDoc, SpecFormat};
+pub use vocabulary::Vocabulary;
 pub use yaml::{
     DATA_FILE as YAML_DATA_FILE, Limits as YamlLimits, MAX_NODES, MAX_SPEC_BYTES, MAX_SPEC_NODES,
     SPEC_FILE as YAML_SPEC_FILE, check as check_yaml,

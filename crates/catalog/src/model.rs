@@ -476,9 +476,9 @@ pub struct Catalog {
     /// Which swap of the live catalog this is (0 at startup; set by the reloader).
     pub generation: u64,
     /// The search vocabulary of every overlay layer, merged (see `docs/search.md`).
-    pub vocabulary: crate::overlay::Vocabulary,
+    pub vocabulary: crate::vocabulary::Vocabulary,
     /// The presets of every overlay layer by name, later files winning (`--preset`).
-    pub presets: BTreeMap<String, crate::overlay::Preset>,
+    pub presets: BTreeMap<String, Preset>,
     /// How a parameter's human-friendly value (a name, a reference) becomes the ID Arcane
     /// wants, looked up through a list action before the request (`overrides/resolvers.yaml`).
     pub resolvers: Vec<ParamResolver>,
@@ -627,9 +627,9 @@ struct StoredCatalog {
     excluded: Vec<Excluded>,
     unmatched_overlays: Vec<UnmatchedOverlay>,
     applied_overlays: usize,
-    vocabulary: crate::overlay::Vocabulary,
+    vocabulary: crate::vocabulary::Vocabulary,
     domain_keywords: BTreeMap<String, Vec<String>>,
-    presets: BTreeMap<String, crate::overlay::Preset>,
+    presets: BTreeMap<String, Preset>,
     resolvers: Vec<ParamResolver>,
     error_hints: Vec<ErrorHint>,
 }
@@ -746,4 +746,23 @@ impl Catalog {
             aliases,
         })
     }
+}
+
+/// A preset: which actions a server started with `--preset NAME` serves
+/// (docs/security.md#presets-and-allow-lists).
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Preset {
+    pub description: String,
+    #[serde(default)]
+    pub read_only: bool,
+    /// Every reading action is served (besides `tools`).
+    #[serde(default)]
+    pub reads: bool,
+    /// Allow-list entries (action IDs, tool names, domains). With neither `reads` nor `tools`,
+    /// every action is served.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
 }

@@ -18,8 +18,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::model::{
-    EncodedJson, ErrorHint, FollowUp, HandlerSpec, NoEffect, ParamResolver, ResultKind, Widening,
+    EncodedJson, ErrorHint, FollowUp, HandlerSpec, NoEffect, ParamResolver, Preset, ResultKind,
+    Widening,
 };
+use crate::vocabulary::Vocabulary;
 use crate::yaml::{self, LineMap, MAX_FILE_BYTES};
 
 static BUILTIN_OVERRIDES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../overrides");
@@ -141,89 +143,6 @@ pub struct DomainOverlay {
     pub keywords: Option<Vec<String>>,
 }
 
-/// Search vocabulary (see `docs/search.md`): how people's words map to the catalog's words.
-/// Every layer adds to the ones before it; a later layer's phrase replaces an earlier one.
-#[derive(Debug, Clone, Default, Deserialize, serde::Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Vocabulary {
-    /// A word → other words it may mean (alternatives, weighted below the word typed).
-    #[serde(default)]
-    pub synonyms: BTreeMap<String, Vec<String>>,
-    /// A word or words typed together → the words they stand for (they replace what was typed).
-    #[serde(default)]
-    pub phrases: BTreeMap<String, String>,
-    /// Words that never name an action (`my`, `get`, `show`, `the`…); ignored unless a query
-    /// has nothing else.
-    #[serde(default)]
-    pub function_words: Vec<String>,
-    /// Words that start a qualifier (`on`, `in`, `from`…): the resource named after one ("on
-    /// this server", "in the db container") says where, not what, and counts less.
-    #[serde(default)]
-    pub qualifiers: Vec<String>,
-    /// Words that open the request after a context ("…, can you show me what it printed",
-    /// "…, I would like to see…"): the words before the last one describe the situation, not
-    /// what to do, and count less.
-    #[serde(default)]
-    pub requests: Vec<String>,
-    /// A word that opens a yes/no question (`is`, `does`…) → the words of the actions that
-    /// answer one (`status`, `has`): "is mfa turned on" asks for a state, not for a change.
-    /// They count like a function word: enough to prefer the sibling that reads a state.
-    #[serde(default)]
-    pub questions: BTreeMap<String, Vec<String>>,
-    /// Words that open a question about what is (`what`, `which`, `why`, `how`…), also after
-    /// a lead-in of function words ("can you tell me which…"). A question (one of these, a
-    /// yes/no opener of [`Vocabulary::questions`] first, or a question mark) is answered by
-    /// reading: no changing action is ranked above the best read action.
-    #[serde(default)]
-    pub interrogatives: Vec<String>,
-    /// Phrases that ask how or whether to do something (`how do i`, `how to`, `can i`): the
-    /// request is to do it, so a query they open is not a question.
-    #[serde(default)]
-    pub procedures: Vec<String>,
-    /// Keywords of each domain (filled from `domains.<name>.keywords`, after renames).
-    #[serde(skip)]
-    pub domain_keywords: BTreeMap<String, Vec<String>>,
-}
-
-impl Vocabulary {
-    /// Adds a later layer's vocabulary.
-    pub fn merge(&mut self, later: &Vocabulary) {
-        for (word, alts) in &later.synonyms {
-            let e = self.synonyms.entry(word.to_lowercase()).or_default();
-            for a in alts {
-                if !e.contains(a) {
-                    e.push(a.clone());
-                }
-            }
-        }
-        for (word, asks) in &later.questions {
-            let e = self.questions.entry(word.to_lowercase()).or_default();
-            for a in asks {
-                if !e.contains(a) {
-                    e.push(a.clone());
-                }
-            }
-        }
-        for (phrase, to) in &later.phrases {
-            self.phrases.insert(phrase.to_lowercase(), to.clone());
-        }
-        for (mine, theirs) in [
-            (&mut self.function_words, &later.function_words),
-            (&mut self.qualifiers, &later.qualifiers),
-            (&mut self.requests, &later.requests),
-            (&mut self.interrogatives, &later.interrogatives),
-            (&mut self.procedures, &later.procedures),
-        ] {
-            for w in theirs {
-                let w = w.to_lowercase();
-                if !mine.contains(&w) {
-                    mine.push(w);
-                }
-            }
-        }
-    }
-}
-
 /// One overlay file.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -248,25 +167,6 @@ pub struct OverlayFile {
     /// (`order: {enum: [asc, desc]}` for every list); an action's own `params` entry wins.
     #[serde(default)]
     pub shared_params: BTreeMap<String, ParamOverlay>,
-}
-
-/// A preset: which actions a server started with `--preset NAME` serves
-/// (docs/security.md#presets-and-allow-lists).
-#[derive(Debug, Clone, Default, Deserialize, serde::Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Preset {
-    pub description: String,
-    #[serde(default)]
-    pub read_only: bool,
-    /// Every reading action is served (besides `tools`).
-    #[serde(default)]
-    pub reads: bool,
-    /// Allow-list entries (action IDs, tool names, domains). With neither `reads` nor `tools`,
-    /// every action is served.
-    #[serde(default)]
-    pub tools: Vec<String>,
-    #[serde(default)]
-    pub exclude: Vec<String>,
 }
 
 /// One hand-written action.

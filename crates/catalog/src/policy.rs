@@ -61,7 +61,7 @@ pub struct Policy {
     /// `--confirm-mode`: how a call that needs confirmation is confirmed.
     pub confirmation: Confirmation,
     /// `--preset`: its name, and its rules once looked up in the catalog's overlays.
-    pub preset: Option<(String, Option<crate::overlay::Preset>)>,
+    pub preset: Option<(String, Option<crate::model::Preset>)>,
 }
 
 impl Policy {

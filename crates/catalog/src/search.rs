@@ -27,7 +27,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
 use crate::model::{Action, Catalog};
-use crate::overlay::Vocabulary;
+use crate::vocabulary::Vocabulary;
 
 /// Query words kept (after phrases, function words and repeats); the rest are ignored.
 const MAX_WORDS: usize = 16;
