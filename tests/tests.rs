@@ -56,6 +56,7 @@ fn every_test_file_is_a_module() {
     for dir in [
         "tests",
         "sim/tests",
+        "crates/catalog/tests",
         "crates/engine/tests",
         "crates/markdown/tests",
     ] {
