@@ -14,9 +14,8 @@ use arcane_mcp::load::sources::Sources;
 use arcane_mcp::load::spec::SpecSource;
 use criterion::{Criterion, criterion_group, criterion_main};
 
-/// The one finder of Arcane's documents, shared with the integration tests.
-#[path = "../tests/fixtures/mod.rs"]
-mod fixtures;
+// The one finder of Arcane's documents, shared with the integration tests.
+use arcane_test_support as fixtures;
 
 const QUERIES: &[&str] = &[
     "restart container",

@@ -27,9 +27,8 @@ use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 
-/// The one finder of Arcane's documents, shared with the integration tests.
-#[path = "../tests/fixtures/mod.rs"]
-mod fixtures;
+// The one finder of Arcane's documents, shared with the integration tests.
+use arcane_test_support as fixtures;
 
 fn spec() -> PathBuf {
     fixtures::spec_v2()

@@ -9,10 +9,10 @@
 //! what only a separate process shows (stdio, exit codes, stderr logs, the SDK clients) spawns
 //! the binary. See ARCHITECTURE.md, "Tests".
 
-// Support, shared by the test modules.
-mod fixtures;
+// Support, shared by the test modules. Arcane's documents and the hang guard are the
+// workspace's `arcane-test-support` (the other crates' tests and the benches use them too).
+use arcane_test_support as fixtures;
 mod golden_support;
-mod render_support;
 #[path = "fixtures/report.rs"]
 mod report;
 mod server_support;
@@ -28,10 +28,7 @@ mod model_texts;
 mod output_schema;
 mod readme;
 mod reload;
-mod render_escape;
-mod render_markdown;
 mod render_next_steps;
-mod render_props;
 mod search_quality;
 mod server_audit;
 mod server_confirm;
@@ -51,13 +48,18 @@ mod toolsnaps;
 mod workflows;
 
 /// With auto-discovery off, a test file nobody declares would silently never run: checked for
-/// every crate of the workspace that gathers its tests into one binary (the root and the
-/// simulator), here once.
+/// every crate of the workspace that gathers its tests into one binary, here once.
 #[test]
 fn every_test_file_is_a_module() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut missing = Vec::new();
-    for dir in ["tests", "sim/tests"] {
+    for dir in [
+        "tests",
+        "sim/tests",
+        "crates/catalog/tests",
+        "crates/engine/tests",
+        "crates/markdown/tests",
+    ] {
         let dir = root.join(dir);
         let declared = std::fs::read_to_string(dir.join("tests.rs")).expect("tests.rs is readable");
         for entry in std::fs::read_dir(&dir).expect("the tests folder is readable") {

@@ -1111,7 +1111,7 @@ proptest! {
     }
 
     /// Values in lists and objects: no autolink literal either (structure is covered by
-    /// `tests/render_props.rs`).
+    /// `crates/markdown/tests/props.rs`).
     #[test]
     fn rendered_values_form_no_autolinks(a in hostile_text(), b in hostile_text()) {
         let ctx = RenderContext { title: "T", ..Default::default() };

@@ -4,13 +4,11 @@
 //! build may use (all features of the workspace's crates), so a dependency that would pull one
 //! in fails here even before any code uses it.
 
-mod lockfile;
-
-use lockfile::reachable;
+use arcane_test_support::lockfile::reachable;
 
 #[test]
 fn no_network_runtime_or_mcp_dependency() {
-    let all = reachable("arcane-catalog");
+    let all = reachable(env!("CARGO_MANIFEST_DIR"));
     // tantivy and jsonschema bring a few hundred; the walk must have followed them.
     assert!(
         all.contains("tantivy") && all.contains("jsonschema"),
@@ -35,5 +33,5 @@ fn no_network_runtime_or_mcp_dependency() {
 
 #[test]
 fn independent_of_the_markdown_crate() {
-    assert!(!reachable("arcane-catalog").contains("arcane-markdown"));
+    assert!(!reachable(env!("CARGO_MANIFEST_DIR")).contains("arcane-markdown"));
 }

@@ -2,7 +2,6 @@
 //! (Arcane 2.8.0's document and the built-in layers), a query in question form never gets a
 //! changing action first, and a request still gets the action that does it.
 
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use arcane_catalog::{Action, BuildInput, Catalog, Layers, SearchIndex, SpecDoc, build_catalog};
@@ -10,9 +9,8 @@ use arcane_catalog::{Action, BuildInput, Catalog, Layers, SearchIndex, SpecDoc, 
 fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../third_party/arcane/openapi-v2.8.0.json");
-        let spec = SpecDoc::from_file(&path).expect("Arcane's 2.8.0 document reads");
+        let spec = SpecDoc::from_file(&arcane_test_support::spec_v2())
+            .expect("Arcane's 2.8.0 document reads");
         let layers = Layers::builtin().expect("the built-in layers load");
         build_catalog(BuildInput {
             spec: &spec,

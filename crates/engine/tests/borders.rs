@@ -2,14 +2,11 @@
 //! the MCP protocol belongs to the server, so neither the SDK nor the server crate is reachable
 //! from arcane-engine (read from the workspace's Cargo.lock).
 
-#[path = "../../catalog/tests/lockfile/mod.rs"]
-mod lockfile;
-
-use lockfile::reachable;
+use arcane_test_support::lockfile::reachable;
 
 #[test]
 fn no_mcp_sdk_or_server_dependency() {
-    let all = reachable("arcane-engine");
+    let all = reachable(env!("CARGO_MANIFEST_DIR"));
     // The walk must have followed the engine's own stack.
     assert!(
         [

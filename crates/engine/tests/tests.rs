@@ -2,8 +2,7 @@
 //! out as the server's `tests/tests.rs`: every `tests/*.rs` file is a module here.
 
 // Support: the finder of Arcane's documents and the hang guard, shared with the server's tests.
-#[path = "../../../tests/fixtures/mod.rs"]
-mod fixtures;
+use arcane_test_support as fixtures;
 
 // Tests.
 mod borders;

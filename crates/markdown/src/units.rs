@@ -31,9 +31,9 @@ pub fn human_bytes(n: u64) -> String {
 /// Whether a field of this name holds a byte count (`size`, `sizeRw`, `virtualSize`,
 /// `memoryUsage`, `rxBytes`, `mem_limit`, `spaceReclaimed`, Go's memory statistics such as
 /// `heapAlloc`…). Case, `_` and `-` do not matter. Counters that merely end in "size"
-/// (`pageSize`, `subnetSize`), counts, percentages and ratios are excluded. The server's tests
+/// (`pageSize`, `subnetSize`), counts, percentages and ratios are excluded. This crate's tests
 /// check this against every numeric field of Arcane's 2.8.0 responses
-/// (`tests/render_markdown.rs`, `every_byte_count_of_the_2_8_0_responses_gets_units`), so a
+/// (`tests/render.rs`, `every_byte_count_of_the_2_8_0_responses_gets_units`), so a
 /// field Arcane adds is classified rather than missed.
 ///
 /// ```

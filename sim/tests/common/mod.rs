@@ -7,10 +7,7 @@ use serde_json::Value;
 
 /// The finder of Arcane's documents (`third_party/arcane`, or `$ARCANE_SHARED_DIR`), shared with
 /// the other crates' tests.
-#[path = "../../../tests/fixtures/mod.rs"]
-mod fixtures;
-
-pub use fixtures::{spec_v1, spec_v2};
+pub use arcane_test_support::{spec_v1, spec_v2};
 
 pub fn client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();

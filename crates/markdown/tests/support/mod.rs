@@ -1,4 +1,4 @@
-//! Shared helpers of the `render_*` tests: parse rendered Markdown the way a
+//! Shared helpers of the rendering tests (`escape`, `render`, `props`): parse rendered Markdown the way a
 //! GFM reader would and report what structure it found.
 #![allow(dead_code)]
 

@@ -1,20 +1,25 @@
-//! The workspace's Cargo.lock as a dependency graph, for the crates' border tests (this crate's
-//! `borders.rs`, and arcane-engine's through `#[path]`). Cargo.lock records every package a
-//! build may use (all features of the workspace's crates), so a dependency that would pull a
-//! forbidden crate in shows here even before any code uses it. Cargo.lock does not tell
+//! The workspace's Cargo.lock as a dependency graph, for the crates' border tests (the
+//! `borders.rs` of arcane-catalog, arcane-engine and arcane-markdown). Cargo.lock records every
+//! package a build may use (all features of the workspace's crates), so a dependency that would
+//! pull a forbidden crate in shows here even before any code uses it. Cargo.lock does not tell
 //! dev-dependencies apart, so those of the crate under test (read from its `Cargo.toml`) are not
 //! followed: they never reach a build of the crate itself.
+//!
+//! A crate is named by its folder: its tests pass `env!("CARGO_MANIFEST_DIR")`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-/// The dev-dependencies of the crate whose tests include this module that are not also its
-/// dependencies.
-fn dev_only() -> BTreeSet<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+/// A crate's package name and the dev-dependencies that are not also its dependencies.
+fn manifest(crate_dir: &str) -> (String, BTreeSet<String>) {
+    let path = Path::new(crate_dir).join("Cargo.toml");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let manifest: toml_edit::DocumentMut = text.parse().expect("Cargo.toml is TOML");
+    let name = manifest["package"]["name"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{} names no package", path.display()))
+        .to_string();
     let names = |section: &str| -> BTreeSet<String> {
         manifest
             .get(section)
@@ -23,16 +28,17 @@ fn dev_only() -> BTreeSet<String> {
             .unwrap_or_default()
     };
     let normal = names("dependencies");
-    names("dev-dependencies")
+    let dev_only = names("dev-dependencies")
         .into_iter()
         .filter(|d| !normal.contains(d))
-        .collect()
+        .collect();
+    (name, dev_only)
 }
 
-/// Every package reachable from `root` (the crate under test) in the workspace's Cargo.lock,
-/// `root` included, its dev-only dependencies left out.
-pub fn reachable(root: &str) -> BTreeSet<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock");
+/// Every package's dependencies in the workspace's Cargo.lock, the dev-only ones of the crate
+/// at `crate_dir` left out; and that crate's name.
+fn graph(crate_dir: &str) -> (String, HashMap<String, Vec<String>>) {
+    let path = crate::workspace_root().join("Cargo.lock");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let lock: toml_edit::DocumentMut = text.parse().expect("Cargo.lock is TOML");
@@ -54,13 +60,26 @@ pub fn reachable(root: &str) -> BTreeSet<String> {
             }
         }
     }
-    assert!(deps.contains_key(root), "{root} is not in Cargo.lock");
-    let dev = dev_only();
-    if let Some(direct) = deps.get_mut(root) {
-        direct.retain(|d| !dev.contains(d));
-    }
+    let (root, dev) = manifest(crate_dir);
+    let direct = deps
+        .get_mut(&root)
+        .unwrap_or_else(|| panic!("{root} is not in Cargo.lock"));
+    direct.retain(|d| !dev.contains(d));
+    (root, deps)
+}
+
+/// The direct dependencies of the crate at `crate_dir`, its dev-only ones left out.
+pub fn direct(crate_dir: &str) -> BTreeSet<String> {
+    let (root, deps) = graph(crate_dir);
+    deps[&root].iter().cloned().collect()
+}
+
+/// Every package reachable from the crate at `crate_dir` in the workspace's Cargo.lock, the
+/// crate itself included, its dev-only dependencies left out.
+pub fn reachable(crate_dir: &str) -> BTreeSet<String> {
+    let (root, deps) = graph(crate_dir);
     let mut seen = BTreeSet::new();
-    let mut todo = vec![root.to_string()];
+    let mut todo = vec![root];
     while let Some(name) = todo.pop() {
         if seen.insert(name.clone()) {
             todo.extend(deps.get(&name).into_iter().flatten().cloned());

@@ -1,6 +1,6 @@
 //! Property tests of the escaper's invariants, checked by parsing.
 
-use crate::render_support;
+use crate::support;
 
 use arcane_markdown::{RenderContext, render_value};
 use arcane_markdown::{
@@ -8,7 +8,7 @@ use arcane_markdown::{
     sanitize, table_cell, table_cell_strict,
 };
 use proptest::prelude::*;
-use render_support::*;
+use support::*;
 
 /// Characters that matter to Markdown, terminals or Unicode layout, mixed
 /// with ordinary ones so that delimiters find partners.

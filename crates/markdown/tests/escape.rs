@@ -1,14 +1,14 @@
 //! The escaper against a corpus of hostile values, in every slot the
 //! renderer writes values into, checked by parsing the result as GFM.
 
-use crate::render_support;
+use crate::support;
 
 use arcane_markdown::{
     Slot, code_span, escape, fenced, heading_text, inline, inline_strict, list_item_key,
     list_item_value, sanitize, table_cell, table_cell_strict,
 };
-use render_support::*;
 use std::borrow::Cow;
+use support::*;
 
 fn assert_clean(md: &str) {
     let events = parse(md);

@@ -1,7 +1,7 @@
 //! Exact renderings of representative results, and hostile values through
 //! the renderer, checked by parsing.
 
-use crate::render_support;
+use crate::support;
 
 use arcane_markdown::sanitize;
 use arcane_markdown::{
@@ -9,8 +9,8 @@ use arcane_markdown::{
     render_text_download, render_value,
 };
 use arcane_markdown::{human_bytes, is_byte_field};
-use render_support::*;
 use serde_json::{Value, json};
+use support::*;
 
 fn container_page() -> Value {
     json!({
@@ -1052,7 +1052,7 @@ const NOT_BYTE_COUNTS: &[&str] = &[
 #[test]
 fn every_byte_count_of_the_2_8_0_responses_gets_units() {
     let spec: Value =
-        serde_json::from_slice(&std::fs::read(crate::fixtures::spec_v2()).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(arcane_test_support::spec_v2()).unwrap()).unwrap();
     let fields = numeric_response_fields(&spec);
     assert!(fields.len() > 150, "the walk found {} fields", fields.len());
     let unclassified: Vec<String> = fields
