@@ -24,7 +24,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 mod builtin;
-pub mod collections;
 mod faults;
 pub mod hooks;
 mod routes;
@@ -33,6 +32,8 @@ pub mod spec;
 pub mod state;
 pub mod synth;
 mod ws;
+
+pub use routes::collections;
 
 pub use builtin::{BUILTIN_SPEC_DEFLATED, BUILTIN_SPEC_NAME, builtin_spec};
 pub use state::State;

@@ -36,8 +36,8 @@ pub struct State {
     /// Directories created in the build workspace (paths relative to its root).
     pub build_dirs: Vec<String>,
     /// Database-backed resources (registries, API keys, GitOps syncs…), by collection path.
-    #[serde(skip_serializing_if = "crate::collections::Collections::is_empty")]
-    pub collections: crate::collections::Collections,
+    #[serde(skip_serializing_if = "crate::routes::collections::Collections::is_empty")]
+    pub collections: crate::routes::collections::Collections,
 }
 
 fn local() -> String {

@@ -13,6 +13,7 @@ use crate::server::{Ctx, truncate_response};
 use crate::state::{InEnv, State};
 
 mod builds;
+pub mod collections;
 pub(crate) mod compose;
 pub(crate) mod containers;
 mod downloads;
@@ -178,7 +179,7 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         ("POST", "/environments/{}/system/prune") => system::prune(ctx),
         // Downloads (docs/arcane-wire.md#downloads).
         ("GET", s) if is_download_shape(s) => downloads::answer(ctx, s),
-        _ => crate::collections::handle(ctx, method, shape).unwrap_or_else(|| generic(ctx)),
+        _ => collections::handle(ctx, method, shape).unwrap_or_else(|| generic(ctx)),
     }
 }
 

@@ -9,7 +9,7 @@ use super::images::{add_image, pull_lines};
 use super::lists::{PROJECT_SORT, Paging, answer_page, filter_values, search_match};
 use super::{change, get_one, message, refuse, str_array};
 use crate::ArcaneVersion;
-use crate::collections::{timestamp, uuid};
+use crate::routes::collections::{timestamp, uuid};
 use crate::server::{Ctx, json_stream};
 use crate::state::{self, Container, State, container_project};
 

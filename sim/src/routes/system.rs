@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::images::image_in_use;
 use super::{images, networks, volumes};
-use crate::collections::BUILD_CACHE_BYTES;
+use crate::routes::collections::BUILD_CACHE_BYTES;
 use crate::server::Ctx;
 use crate::state::{self, State};
 
