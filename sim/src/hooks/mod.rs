@@ -1,6 +1,8 @@
-//! The simulator's test hooks (`/__sim/…`, outside `/api`, no auth): the typed client tests
-//! drive them with. `sim/README.md` ("Test hooks") describes each hook.
+//! The simulator's test hooks (`/__sim/…`, outside `/api`, no auth), both ends of their
+//! protocol: the routes the simulator serves ([`serve`]) and the typed client tests drive them
+//! with ([`HooksClient`]). `sim/README.md` ("Test hooks") describes each hook.
 
 mod client;
+pub(crate) mod serve;
 
 pub use client::*;
