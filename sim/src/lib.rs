@@ -10,6 +10,10 @@
 //! Test hooks live outside `/api`, under `/__sim/` (see `sim/README.md`); tests drive them
 //! through [`hooks::HooksClient`].
 //!
+//! This file is the crate's front door: [`start`] loads the spec and the state, binds and
+//! spawns the server, and hands back a [`RunningSim`]; each other job is a module of its own
+//! (`ARCHITECTURE.md`, "The simulator", lists them).
+//!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
 //! // Arcane 2.8.0's document, built in; `SimConfig::new(path)` serves another one.

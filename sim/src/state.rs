@@ -1,5 +1,6 @@
 //! The simulator's in-memory state: its file format, the built-in demo state and the
-//! projections of stored objects into Arcane's API shapes.
+//! projections of stored objects into Arcane's API shapes. The database-backed collections'
+//! items are stored here too ([`Collections`]), with the clock their timestamps come from.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! WebSocket endpoints (docs/handlers.md) with the framing. of docs/arcane-wire.md#websockets
+//! The WebSocket endpoints (docs/handlers.md) with the framing of docs/arcane-wire.md#websockets
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -1626,7 +1626,7 @@ async fn registries_are_a_stateful_collection() {
     let r = s
         .put(&format!("/container-registries/{id}"))
         .json(
-            &json!({"url": "registry.acme.test", "username": "ci", "token": "tok-secret-1",
+            json!({"url": "registry.acme.test", "username": "ci", "token": "tok-secret-1",
                       "description": "ACME mirror", "insecure": false, "enabled": true,
                       "registryType": "generic", "repositoryNames": [], "awsAccessKeyId": "",
                       "awsSecretAccessKey": "", "awsRegion": ""}),

@@ -1,11 +1,11 @@
-//! Arcane's database-backed resources (registries, git repositories, GitOps syncs, API keys,
-//! users, templates, variables, webhooks, notifications, volume backups…) as stateful
-//! collections, driven by the loaded spec rather than by a list of resources: a path that has
-//! both a `POST` and a `GET` operation is a collection; `POST` stores what was sent (plus an
-//! ID and timestamps), `GET` lists it, and the item routes below it (`…/{id}`) get, update and
-//! delete one item. Answers are fitted to the operation's response schema like every other
-//! stateful answer, so an item's secrets (passwords, tokens) are never shown back; an API
-//! key's `key` is shown once, in the answer that creates it (as Arcane does).
+//! Arcane's database-backed resources (registries, git repositories, GitOps syncs, API keys, users,
+//! templates, variables, webhooks, notifications, volume backups…) as stateful collections (stored
+//! in [`crate::state::Collections`]), driven by the loaded spec rather than by a list of resources:
+//! a path that has both a `POST` and a `GET` operation is a collection; `POST` stores what was sent
+//! (plus an ID and timestamps), `GET` lists it, and the item routes below it (`…/{id}`) get, update
+//! and delete one item. Answers are fitted to the operation's response schema like every other
+//! stateful answer, so an item's secrets (passwords, tokens) are never shown back; an API key's
+//! `key` is shown once, in the answer that creates it (as Arcane does).
 //!
 //! Also here: the two writes that act on a collection's item and on the Docker world at once
 //! (a volume backup restore, a GitOps sync that deploys a project).
