@@ -3,7 +3,7 @@
 //! says only what it checks — `.status()`, `.json()`, `.header(name)`, or `.expect(404)`, which
 //! asserts the status (showing the body when it differs) and gives the JSON.
 //!
-//! ```ignore
+//! ```text
 //! let b = s.get("/environments/0/containers?limit=-1").await.expect(200);
 //! let r = s.post("/environments/0/containers").json(json!({"name": "x"})).await;
 //! assert_eq!(r.status(), 409);
