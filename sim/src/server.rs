@@ -1,9 +1,11 @@
-//! The HTTP server: connection handling, the request pipeline (log → public routes → auth →
-//! faults → environment proxy checks → routing) and the `/__sim` hooks.
+//! The HTTP front of the simulator: connections (with the `drop` fault's kill switch) and the
+//! pipeline every `/api` request goes through — log → public documents → authentication (which
+//! user; a viewer only reads) → faults → environment proxy checks → routing against the spec
+//! and request validation → the route handlers ([`routes`], [`ws`]). The `/__sim` hooks are
+//! merged in from [`hooks::serve`].
 
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -11,154 +13,17 @@ use axum::body::Body;
 use axum::extract::{FromRequestParts, Request};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use bytes::Bytes;
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
 
-use crate::faults::{self, Fault, FaultKind, FaultSpec};
-use crate::spec::{Spec, parse_query};
-use crate::state::State;
-use crate::{ArcaneVersion, SimRole, SimUser, routes, ws};
-
-/// Everything the server shares between requests.
-pub struct Shared {
-    pub spec: Spec,
-    /// Every accepted key with its user.
-    users: Vec<SimUser>,
-    seed: Mutex<State>,
-    state: Mutex<State>,
-    log: Mutex<Vec<Value>>,
-    faults: Mutex<Vec<Fault>>,
-    streams: Mutex<Vec<Value>>,
-    /// Every activity ID handed out, with the stream that reports it (if any).
-    activities: Mutex<Vec<(String, Option<usize>)>>,
-    pub stream_pace_ms: AtomicU64,
-    activity: AtomicU64,
-    /// Imitating Arcane's main branch (else 2.8.x); switchable through `/__sim/config`.
-    main: AtomicBool,
-    /// Counts list requests: Docker's order of some lists changes from one request to the
-    /// next, and this makes the change deterministic per request sequence.
-    list_seq: AtomicU64,
-}
-
-/// A change applied to the state when a stream completes.
-pub type StateChange = Box<dyn FnOnce(&mut State) + Send>;
-
-/// Default pause between two lines of a JSON-lines stream.
-pub const DEFAULT_STREAM_PACE_MS: u64 = 20;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl Shared {
-    pub fn new(spec: Spec, seed: State, users: Vec<SimUser>, version: ArcaneVersion) -> Shared {
-        Shared {
-            spec,
-            users,
-            state: Mutex::new(seed.clone()),
-            seed: Mutex::new(seed),
-            log: Mutex::new(Vec::new()),
-            faults: Mutex::new(Vec::new()),
-            streams: Mutex::new(Vec::new()),
-            activities: Mutex::new(Vec::new()),
-            stream_pace_ms: AtomicU64::new(DEFAULT_STREAM_PACE_MS),
-            activity: AtomicU64::new(1),
-            main: AtomicBool::new(version == ArcaneVersion::Main),
-            list_seq: AtomicU64::new(0),
-        }
-    }
-
-    /// The Arcane version being imitated.
-    pub fn version(&self) -> ArcaneVersion {
-        if self.main.load(Ordering::Relaxed) {
-            ArcaneVersion::Main
-        } else {
-            ArcaneVersion::V2_8
-        }
-    }
-
-    /// The number of this list request (0, 1, 2… since the last reset).
-    pub fn next_list_seq(&self) -> u64 {
-        self.list_seq.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Locks the state.
-    pub fn state(&self) -> MutexGuard<'_, State> {
-        lock(&self.state)
-    }
-
-    /// A new activity ID (`act-…`), as Arcane's streams announce first.
-    pub fn next_activity(&self) -> String {
-        let n = self.activity.fetch_add(1, Ordering::Relaxed);
-        let id = format!(
-            "{:08x}-5a1e-4c0d-9e00-{:012x}",
-            0x5157_0000u32 + n as u32,
-            n
-        );
-        lock(&self.activities).push((id.clone(), None));
-        id
-    }
-
-    /// Whether an activity is still running (its stream has not ended); `None` when unknown.
-    pub fn activity_running(&self, id: &str) -> Option<bool> {
-        let stream = lock(&self.activities)
-            .iter()
-            .find(|(a, _)| a == id)
-            .map(|(_, s)| *s)?;
-        let Some(i) = stream else {
-            return Some(false);
-        };
-        let streams = lock(&self.streams);
-        let s = streams.get(i)?;
-        let ended = s.get("completed") == Some(&Value::Bool(true))
-            || s.get("aborted") == Some(&Value::Bool(true));
-        Some(!ended)
-    }
-
-    fn link_activity(&self, id: &str, stream: usize) {
-        if let Some(e) = lock(&self.activities).iter_mut().find(|(a, _)| a == id) {
-            e.1 = Some(stream);
-        }
-    }
-
-    fn mark_log(&self, idx: usize, key: &str, v: Value) {
-        if let Some(Value::Object(e)) = lock(&self.log).get_mut(idx) {
-            e.insert(key.to_string(), v);
-        }
-    }
-
-    /// Registers a stream; returns its index in `/__sim/streams`.
-    pub fn stream_started(&self, log_idx: usize, method: &str, path: &str) -> usize {
-        let mut s = lock(&self.streams);
-        let id = s.len();
-        s.push(
-            json!({"id": id, "requestIndex": log_idx, "method": method, "path": path,
-                      "linesSent": 0, "completed": false, "aborted": false}),
-        );
-        s.len() - 1
-    }
-
-    pub fn stream_line_sent(&self, id: usize) {
-        if let Some(Value::Object(s)) = lock(&self.streams).get_mut(id) {
-            let n = s.get("linesSent").and_then(Value::as_u64).unwrap_or(0);
-            s.insert("linesSent".into(), json!(n + 1));
-        }
-    }
-
-    pub fn stream_finished(&self, id: usize, log_idx: usize, completed: bool) {
-        if let Some(Value::Object(s)) = lock(&self.streams).get_mut(id) {
-            s.insert("completed".into(), json!(completed));
-            s.insert("aborted".into(), json!(!completed));
-        }
-        if !completed {
-            self.mark_log(log_idx, "aborted", json!(true));
-        }
-    }
-}
+use crate::config::{ArcaneVersion, SimRole, SimUser};
+use crate::ctx::Ctx;
+use crate::faults::{FaultKind, FaultSpec};
+use crate::reply::{MAX_BODY, json_response, problem, proxy_error, unknown_route};
+use crate::spec::parse_query;
+use crate::world::Shared;
+use crate::{hooks, routes, ws};
 
 /// Lets a handler close its connection without answering (the `drop` fault).
 #[derive(Clone)]
@@ -229,334 +94,12 @@ async fn stopped(rx: &mut watch::Receiver<bool>) {
     }
 }
 
+/// The `/__sim` hooks, and every other path through [`entry`].
 fn router(shared: Arc<Shared>) -> Router {
-    Router::new()
-        .route("/__sim/requests", get(hook_requests))
-        .route("/__sim/reset", post(hook_reset))
-        .route("/__sim/state", get(hook_get_state).post(hook_set_state))
-        .route(
-            "/__sim/faults",
-            get(hook_get_faults)
-                .post(hook_add_faults)
-                .delete(hook_clear_faults),
-        )
-        .route("/__sim/streams", get(hook_streams))
-        .route("/__sim/config", get(hook_get_config).post(hook_set_config))
-        .fallback(entry)
-        .with_state(shared)
+    hooks::serve::routes().fallback(entry).with_state(shared)
 }
 
 type St = axum::extract::State<Arc<Shared>>;
-
-async fn hook_requests(st: St) -> Response {
-    json_response(StatusCode::OK, &Value::Array(lock(&st.log).clone()))
-}
-
-async fn hook_reset(st: St) -> Response {
-    let seed = lock(&st.seed).clone();
-    *st.state() = seed;
-    lock(&st.log).clear();
-    lock(&st.faults).clear();
-    lock(&st.streams).clear();
-    lock(&st.activities).clear();
-    st.stream_pace_ms
-        .store(DEFAULT_STREAM_PACE_MS, Ordering::Relaxed);
-    st.list_seq.store(0, Ordering::Relaxed);
-    json_response(StatusCode::OK, &json!({"reset": true}))
-}
-
-async fn hook_get_state(st: St) -> Response {
-    let s = st.state().clone();
-    json_response(
-        StatusCode::OK,
-        &serde_json::to_value(s).unwrap_or(Value::Null),
-    )
-}
-
-async fn hook_set_state(st: St, body: Bytes) -> Response {
-    let parsed = serde_json::from_slice::<Value>(&body)
-        .map_err(anyhow::Error::from)
-        .and_then(State::from_json);
-    match parsed {
-        Ok(s) => {
-            *st.state() = s.clone();
-            *lock(&st.seed) = s;
-            json_response(StatusCode::OK, &json!({"ok": true}))
-        }
-        Err(e) => json_response(
-            StatusCode::BAD_REQUEST,
-            &json!({"error": format!("invalid state: {e:#}")}),
-        ),
-    }
-}
-
-async fn hook_get_faults(st: St) -> Response {
-    let n = lock(&st.faults).len();
-    json_response(StatusCode::OK, &json!({"pending": n}))
-}
-
-async fn hook_add_faults(st: St, body: Bytes) -> Response {
-    match faults::parse(&body) {
-        Ok(fs) => {
-            let n = fs.len();
-            lock(&st.faults).extend(fs);
-            json_response(StatusCode::OK, &json!({"added": n}))
-        }
-        Err(e) => json_response(StatusCode::BAD_REQUEST, &json!({"error": format!("{e:#}")})),
-    }
-}
-
-async fn hook_clear_faults(st: St) -> Response {
-    lock(&st.faults).clear();
-    json_response(StatusCode::OK, &json!({"cleared": true}))
-}
-
-async fn hook_streams(st: St) -> Response {
-    json_response(StatusCode::OK, &Value::Array(lock(&st.streams).clone()))
-}
-
-async fn hook_get_config(st: St) -> Response {
-    json_response(
-        StatusCode::OK,
-        &json!({"streamPaceMs": st.stream_pace_ms.load(Ordering::Relaxed),
-                "arcaneVersion": st.version().as_str()}),
-    )
-}
-
-async fn hook_set_config(st: St, body: Bytes) -> Response {
-    let v: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return json_response(
-                StatusCode::BAD_REQUEST,
-                &json!({"error": format!("body is not JSON: {e}")}),
-            );
-        }
-    };
-    let version = match v.get("arcaneVersion") {
-        None => None,
-        Some(x) => match x.as_str().map(str::parse::<ArcaneVersion>) {
-            Some(Ok(ver)) => Some(ver),
-            Some(Err(e)) => {
-                return json_response(StatusCode::BAD_REQUEST, &json!({"error": e}));
-            }
-            None => {
-                return json_response(
-                    StatusCode::BAD_REQUEST,
-                    &json!({"error": "arcaneVersion must be \"2.8\" or \"main\""}),
-                );
-            }
-        },
-    };
-    let pace = match v.get("streamPaceMs").map(Value::as_u64) {
-        Some(Some(ms)) => Some(ms),
-        Some(None) => {
-            return json_response(
-                StatusCode::BAD_REQUEST,
-                &json!({"error": "streamPaceMs must be a non-negative integer"}),
-            );
-        }
-        None => None,
-    };
-    if let Some(ms) = pace {
-        st.stream_pace_ms.store(ms, Ordering::Relaxed);
-    }
-    if let Some(ver) = version {
-        st.main.store(ver == ArcaneVersion::Main, Ordering::Relaxed);
-    }
-    hook_get_config(st).await
-}
-
-/// A JSON response with `application/json`.
-pub fn json_response(status: StatusCode, v: &Value) -> Response {
-    let body = serde_json::to_vec(v).unwrap_or_default();
-    (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        body,
-    )
-        .into_response()
-}
-
-/// The context of one `/api` request.
-pub struct Ctx {
-    pub sh: Arc<Shared>,
-    pub method: String,
-    /// Full path, with `/api`.
-    pub path: String,
-    pub query: Vec<(String, String)>,
-    pub body: Option<Value>,
-    pub raw_body: Bytes,
-    /// Path parameters of the matched template, by name, in path order.
-    pub params: Vec<(String, String)>,
-    pub op: Option<usize>,
-    pub log_idx: usize,
-    pub host: String,
-    /// Set by the `truncated_stream` fault.
-    pub truncate: bool,
-    /// Set by the `stream_error` fault: the error message to end the stream with.
-    pub stream_error: Option<String>,
-}
-
-impl Ctx {
-    /// A decoded query parameter.
-    pub fn q(&self, k: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The path parameter `name` of the matched template (`""` when it has none by that
-    /// name). Arcane names them alike in every release the simulator loads
-    /// (`containerId`, `imageId`, `projectId`, `volumeName`…).
-    pub fn param(&self, name: &str) -> &str {
-        self.params
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-            .unwrap_or("")
-    }
-
-    /// The environment of an `/environments/{id}/…` route.
-    pub fn env_id(&self) -> &str {
-        self.param("id")
-    }
-
-    /// The last path parameter: the item ID of a collection's item route, whatever the
-    /// collection calls it.
-    pub fn last_param(&self) -> &str {
-        self.params.last().map(|(_, v)| v.as_str()).unwrap_or("")
-    }
-
-    /// The body field `k` as a string.
-    pub fn body_str(&self, k: &str) -> Option<&str> {
-        self.body.as_ref()?.get(k)?.as_str()
-    }
-
-    /// The `$schema` URL huma puts first in bodies (docs/arcane-wire.md#json-encoding).
-    pub fn schema_url(&self, name: &str) -> String {
-        format!("http://{}/api/schemas/{name}.json", self.host)
-    }
-
-    /// The operation's success status and response schema.
-    pub fn response_schema(&self) -> (u16, Option<&Value>, Option<String>) {
-        let Some(i) = self.op else {
-            return (200, None, None);
-        };
-        let (status, schema) = self.sh.spec.success_response(&self.sh.spec.ops[i].op);
-        let name = schema
-            .and_then(|s| s.get("$ref"))
-            .and_then(Value::as_str)
-            .and_then(|r| r.rsplit('/').next())
-            .map(str::to_string);
-        (status, schema, name)
-    }
-
-    /// A successful JSON answer: `{$schema, success:true, data, …members}` fitted to the
-    /// operation's response schema (missing required members synthesized, unknown dropped).
-    pub fn ok(&self, data: Value, members: Vec<(&str, Value)>) -> Response {
-        self.envelope(data, members, true)
-    }
-
-    /// The envelope of [`Ctx::ok`] not fitted to the response schema, for answers Arcane
-    /// sends short of what its document requires.
-    pub fn ok_unfitted(&self, data: Value) -> Response {
-        self.envelope(data, vec![], false)
-    }
-
-    fn envelope(&self, data: Value, members: Vec<(&str, Value)>, fit: bool) -> Response {
-        let mut body = Map::new();
-        let (status, schema, name) = self.response_schema();
-        if let Some(n) = &name {
-            body.insert("$schema".into(), Value::String(self.schema_url(n)));
-        }
-        body.insert("success".into(), Value::Bool(true));
-        body.insert("data".into(), data);
-        for (k, v) in members {
-            body.insert(k.to_string(), v);
-        }
-        let mut v = Value::Object(body);
-        if let Some(s) = schema.filter(|_| fit) {
-            v = crate::synth::conform(&self.sh.spec, s, v, &self.path);
-        }
-        self.finish_json(status, v, name.as_deref())
-    }
-
-    /// Sends a complete JSON body with the operation's status and a `Link` header.
-    pub fn finish_json(&self, status: u16, v: Value, schema_name: Option<&str>) -> Response {
-        let mut resp = json_response(StatusCode::from_u16(status).unwrap_or(StatusCode::OK), &v);
-        if let Some(n) = schema_name
-            && let Ok(h) =
-                HeaderValue::from_str(&format!("<{}>; rel=\"describedBy\"", self.schema_url(n)))
-        {
-            resp.headers_mut().insert(header::LINK, h);
-        }
-        resp
-    }
-
-    /// A huma problem+json error (docs/arcane-wire.md#errors).
-    pub fn problem(&self, status: u16, detail: &str) -> Response {
-        problem(status, detail, None, &self.host)
-    }
-
-    /// A problem+json 422 `validation failed` with `errors[]`.
-    pub fn validation(&self, status: u16, errors: Vec<Value>) -> Response {
-        problem(
-            status,
-            "validation failed",
-            Some(Value::Array(errors)),
-            &self.host,
-        )
-    }
-}
-
-/// A huma problem+json body: `{$schema, title, status, detail, errors?}`.
-pub fn problem(status: u16, detail: &str, errors: Option<Value>, host: &str) -> Response {
-    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut body = Map::new();
-    body.insert(
-        "$schema".into(),
-        json!(format!("http://{host}/api/schemas/ErrorModel.json")),
-    );
-    body.insert(
-        "title".into(),
-        json!(code.canonical_reason().unwrap_or("Error")),
-    );
-    body.insert("status".into(), json!(status));
-    body.insert("detail".into(), json!(detail));
-    if let Some(e) = errors {
-        body.insert("errors".into(), e);
-    }
-    (
-        code,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/problem+json"),
-        )],
-        serde_json::to_vec(&Value::Object(body)).unwrap_or_default(),
-    )
-        .into_response()
-}
-
-/// Arcane's plain-JSON error of the environment proxy: `{"success":false,"data":{"error":…}}`.
-pub fn proxy_error(status: u16, msg: &str) -> Response {
-    json_response(
-        StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
-        &json!({"success": false, "data": {"error": msg}}),
-    )
-}
-
-/// Arcane's unknown-route 404 (docs/arcane-wire.md#errors).
-pub fn unknown_route(path: &str) -> Response {
-    json_response(
-        StatusCode::NOT_FOUND,
-        &json!({"success": false, "error": format!("API endpoint not found: {path}")}),
-    )
-}
 
 const SECRET_HEADERS: [&str; 5] = [
     "authorization",
@@ -599,7 +142,7 @@ fn is_public(method: &Method, sub: &str) -> bool {
 /// The authentication check of docs/arcane-wire.md#authentication: `X-API-Key` first, then
 /// `Authorization: Bearer`; the user whose key it is, or the 401 text.
 fn authenticate<'a>(sh: &'a Shared, headers: &HeaderMap) -> Result<&'a SimUser, &'static str> {
-    let user = |key: &[u8]| sh.users.iter().find(|u| u.key.as_bytes() == key);
+    let user = |key: &[u8]| sh.user_with_key(key);
     if let Some(k) = headers.get("x-api-key") {
         return user(k.as_bytes()).ok_or("Unauthorized: invalid API key");
     }
@@ -632,8 +175,6 @@ fn permission(method: &Method, sub: &str) -> String {
     };
     format!("{resource}:{verb}")
 }
-
-const MAX_BODY: usize = 64 * 1024 * 1024;
 
 async fn entry(st: St, req: Request) -> Response {
     let sh = st.0;
@@ -673,15 +214,13 @@ async fn entry(st: St, req: Request) -> Response {
         (None, false) => Value::String(String::from_utf8_lossy(&raw_body).into_owned()),
     };
     let log_idx = {
-        let mut log = lock(&sh.log);
         let mut e = json!({"method": parts.method.as_str(), "path": path, "query": raw_query,
                            "body": log_body, "headers": headers_for_log(&parts.headers),
                            "user": null, "role": null});
         if is_ws {
             e["websocket"] = json!(true);
         }
-        log.push(e);
-        log.len() - 1
+        sh.log_request(e)
     };
     let host = parts
         .headers
@@ -723,10 +262,7 @@ async fn entry(st: St, req: Request) -> Response {
             }
         };
         // The log names who made the request, never with the key.
-        if let Some(e) = lock(&sh.log).get_mut(log_idx) {
-            e["user"] = json!(user.name);
-            e["role"] = json!(user.role.as_str());
-        }
+        sh.log_user(log_idx, user);
         let reads = parts.method == Method::GET || parts.method == Method::HEAD;
         if user.role == SimRole::Viewer && !reads {
             let perm = permission(&parts.method, &sub);
@@ -750,7 +286,7 @@ async fn entry(st: St, req: Request) -> Response {
     };
 
     // Faults.
-    let fault = lock(&sh.faults).pipe_take(&ctx.method, &path);
+    let fault = sh.take_fault(&ctx.method, &path);
     if let Some(f) = fault {
         match apply_fault(&mut ctx, &f, parts.extensions.get::<ConnKill>().cloned()).await {
             FaultOutcome::Respond(r) => return r,
@@ -885,15 +421,6 @@ fn decodes_own_parameters(shape: &str) -> bool {
             | "/environments/{}/images/{}/history"
             | "/environments/{}/images/{}/attestations"
     ) || shape.starts_with("/templates/{}")
-}
-
-trait PipeTake {
-    fn pipe_take(&mut self, method: &str, path: &str) -> Option<FaultSpec>;
-}
-impl PipeTake for Vec<Fault> {
-    fn pipe_take(&mut self, method: &str, path: &str) -> Option<FaultSpec> {
-        faults::take(self, method, path)
-    }
 }
 
 /// Endpoints the manager serves itself even for remote environments.
@@ -1066,157 +593,4 @@ fn validate_request(ctx: &Ctx) -> Option<Response> {
         }
     }
     (!errors.is_empty()).then(|| ctx.validation(422, errors))
-}
-
-/// A paced JSON-lines stream (docs/arcane-wire.md#streams): an activity line, the `{"log"}` lines, then
-/// `{"done":true}` (running `on_done` on the state) or `{"error"}`.
-pub fn json_stream(
-    ctx: &Ctx,
-    logs: Vec<String>,
-    outcome: Result<(), String>,
-    on_done: Option<StateChange>,
-) -> Response {
-    let sh = ctx.sh.clone();
-    let activity = sh.next_activity();
-    let mut lines: Vec<Value> = vec![json!({"type": "activity", "activityId": activity})];
-    lines.extend(logs.into_iter().map(|l| json!({"log": l})));
-    let outcome = match &ctx.stream_error {
-        Some(e) => Err(e.clone()),
-        None => outcome,
-    };
-    let final_line = match &outcome {
-        Ok(()) => json!({"done": true}),
-        Err(e) => json!({"error": e}),
-    };
-    lines.push(final_line);
-    let cut_after = if ctx.truncate { Some(2usize) } else { None };
-    let stream_id = sh.stream_started(ctx.log_idx, &ctx.method, &ctx.path);
-    sh.link_activity(&activity, stream_id);
-    struct Guard {
-        sh: Arc<Shared>,
-        id: usize,
-        log_idx: usize,
-        done: bool,
-    }
-    impl Drop for Guard {
-        fn drop(&mut self) {
-            self.sh.stream_finished(self.id, self.log_idx, self.done);
-        }
-    }
-    struct S {
-        guard: Guard,
-        lines: std::vec::IntoIter<Value>,
-        sent: usize,
-        cut_after: Option<usize>,
-        on_done: Option<StateChange>,
-        ok: bool,
-    }
-    let s = S {
-        guard: Guard {
-            sh: sh.clone(),
-            id: stream_id,
-            log_idx: ctx.log_idx,
-            done: false,
-        },
-        lines: lines.into_iter(),
-        sent: 0,
-        cut_after,
-        on_done,
-        ok: outcome.is_ok(),
-    };
-    let stream = futures::stream::unfold(s, |mut s| async move {
-        if s.cut_after.is_some_and(|n| s.sent >= n) {
-            // Truncated: the connection is cut with no final line.
-            s.guard.done = true;
-            return Some((Err(std::io::Error::other("simulated truncated stream")), s));
-        }
-        let line = s.lines.next()?;
-        if s.sent > 0 {
-            let pace = s.guard.sh.stream_pace_ms.load(Ordering::Relaxed);
-            tokio::time::sleep(Duration::from_millis(pace)).await;
-        }
-        let is_last = s.lines.len() == 0;
-        if is_last {
-            if s.ok
-                && let Some(f) = s.on_done.take()
-            {
-                f(&mut s.guard.sh.state());
-            }
-            s.guard.done = true;
-        }
-        s.sent += 1;
-        s.guard.sh.stream_line_sent(s.guard.id);
-        let mut b = serde_json::to_vec(&line).unwrap_or_default();
-        b.push(b'\n');
-        Some((Ok::<Bytes, std::io::Error>(Bytes::from(b)), s))
-    })
-    .take_while_inclusive_err();
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "application/x-json-stream")
-        .header(header::CACHE_CONTROL, "no-store, no-cache, must-revalidate")
-        .header("X-Accel-Buffering", "no")
-        .body(Body::from_stream(stream))
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
-}
-
-/// Ends a stream after its first error item.
-trait TakeWhileInclusiveErr: futures::Stream<Item = Result<Bytes, std::io::Error>> + Sized {
-    fn take_while_inclusive_err(
-        self,
-    ) -> futures::stream::BoxStream<'static, Result<Bytes, std::io::Error>>
-    where
-        Self: Send + 'static,
-    {
-        let mut failed = false;
-        self.take_while(move |item| {
-            let keep = !failed;
-            if item.is_err() {
-                failed = true;
-            }
-            futures::future::ready(keep)
-        })
-        .boxed()
-    }
-}
-impl<T: futures::Stream<Item = Result<Bytes, std::io::Error>> + Sized> TakeWhileInclusiveErr for T {}
-
-/// A download (docs/arcane-wire.md#downloads). A `truncate` fault cuts it in the middle.
-pub fn download(ctx: &Ctx, content_type: &str, disposition: &str, bytes: Vec<u8>) -> Response {
-    let builder = Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, content_type)
-        .header(header::CONTENT_DISPOSITION, disposition);
-    if ctx.truncate {
-        let half = Bytes::from(bytes[..bytes.len() / 2].to_vec());
-        let s = futures::stream::iter(vec![
-            Ok::<Bytes, std::io::Error>(half),
-            Err(std::io::Error::other("simulated truncated download")),
-        ]);
-        return builder
-            .header(header::CONTENT_LENGTH, bytes.len())
-            .body(Body::from_stream(s))
-            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());
-    }
-    builder
-        .body(Body::from(bytes))
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
-}
-
-/// Cuts a complete JSON response in the middle (the `truncated_stream` fault on a
-/// non-stream route).
-pub fn truncate_response(resp: Response) -> Response {
-    let (parts, body) = resp.into_parts();
-    let s = futures::stream::once(async move {
-        let b = axum::body::to_bytes(body, MAX_BODY)
-            .await
-            .unwrap_or_default();
-        Ok::<Bytes, std::io::Error>(b.slice(..b.len() / 2))
-    })
-    .chain(futures::stream::once(async {
-        Err(std::io::Error::other("simulated truncated body"))
-    }));
-    let mut parts = parts;
-    parts.headers.remove(header::CONTENT_LENGTH);
-    Response::from_parts(parts, Body::from_stream(s))
 }

@@ -1,6 +1,8 @@
 //! The simulator's in-memory state: its file format, the built-in demo state and the
-//! projections of stored objects into Arcane's API shapes.
+//! projections of stored objects into Arcane's API shapes. The database-backed collections'
+//! items are stored here too ([`Collections`]), with the clock their timestamps come from.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -36,8 +38,32 @@ pub struct State {
     /// Directories created in the build workspace (paths relative to its root).
     pub build_dirs: Vec<String>,
     /// Database-backed resources (registries, API keys, GitOps syncs…), by collection path.
-    #[serde(skip_serializing_if = "crate::collections::Collections::is_empty")]
-    pub collections: crate::collections::Collections,
+    #[serde(skip_serializing_if = "Collections::is_empty")]
+    pub collections: Collections,
+}
+
+/// The stored items of every collection, keyed by the collection's concrete path (without
+/// `/api`, e.g. `/container-registries` or `/environments/0/gitops-syncs`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Collections {
+    pub items: BTreeMap<String, Vec<Value>>,
+    /// How many items were ever created: the source of IDs and timestamps, so that a run
+    /// gives the same answers every time.
+    pub created: u64,
+    /// Environments whose build cache was pruned (every environment starts with some).
+    pub build_cache_pruned: Vec<String>,
+}
+
+/// The build cache every environment has until it is pruned.
+pub const BUILD_CACHE_BYTES: i64 = 412_000_000;
+
+impl Collections {
+    pub fn is_empty(&self) -> bool {
+        self.items.values().all(Vec::is_empty)
+            && self.created == 0
+            && self.build_cache_pruned.is_empty()
+    }
 }
 
 fn local() -> String {
@@ -795,6 +821,12 @@ pub fn environment_json(e: &Environment) -> Value {
         other => other,
     };
     merge_extra(out, &e.extra)
+}
+
+/// The simulator's clock for stored objects: a fixed start plus one second per creation, so
+/// answers are the same on every run.
+pub fn timestamp(n: u64) -> String {
+    unix_to_rfc3339(1_767_225_600 + n as i64)
 }
 
 /// Formats Unix seconds as RFC 3339 UTC.

@@ -25,6 +25,19 @@ pub fn hex_id(seed: &str) -> String {
     out
 }
 
+/// A UUID-shaped ID from a seed.
+pub fn uuid(seed: &str) -> String {
+    let h = hex_id(seed);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
 /// The schema's type, the first non-null one when it lists several.
 fn schema_type(schema: &Value) -> Option<&str> {
     match schema.get("type") {

@@ -1,4 +1,4 @@
-//! WebSocket endpoints (docs/handlers.md) with the framing. of docs/arcane-wire.md#websockets
+//! The WebSocket endpoints (docs/handlers.md) with the framing of docs/arcane-wire.md#websockets
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -6,8 +6,9 @@ use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
 use serde_json::{Value, json};
 
+use crate::ctx::Ctx;
+use crate::reply::unknown_route;
 use crate::routes::containers::find_container;
-use crate::server::{Ctx, unknown_route};
 use crate::state::container_project;
 
 /// Interval between follow-mode log lines and stats frames.

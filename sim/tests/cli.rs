@@ -52,22 +52,12 @@ async fn binary_prints_one_line_answers_and_stops_on_signals() {
             .expect("the ready line")
             .to_string();
         assert!(url.starts_with("http://127.0.0.1:"), "{line}");
-        let http = client();
-        let r = http
-            .get(format!("{url}/api/environments/0/containers"))
-            .header("X-API-Key", "cli-key")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200);
+        let api = TestClient::new(client(), &url, "cli-key");
+        api.get("/environments/0/containers").await.expect(200);
         let ready = t0.elapsed();
-        let r = http
-            .get(format!("{url}/api/environments/0/containers"))
-            .header("X-API-Key", "dana-key")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200, "a --user key is accepted");
+        // A --user key is accepted.
+        let r = api.get("/environments/0/containers").key("dana-key").await;
+        r.expect(200);
         eprintln!(
             "startup measurement: spawn → first authenticated answer in {} ms (debug build, 2.8.0 spec)",
             ready.as_millis()
@@ -111,15 +101,8 @@ async fn binary_without_a_spec_serves_the_builtin_arcane_2_8_0() {
         .strip_prefix("listening on ")
         .unwrap_or_else(|| panic!("the ready line, got {line:?}"))
         .to_string();
-    let http = client();
-    let served: serde_json::Value = http
-        .get(format!("{url}/api/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let api = TestClient::new(client(), &url, arcane_sim::DEFAULT_API_KEY);
+    let served = api.get("/openapi.json").anonymous().await.json();
     let repo: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(spec_v2()).unwrap()).unwrap();
     assert_eq!(served["info"]["version"], "2.8.0");
@@ -127,14 +110,9 @@ async fn binary_without_a_spec_serves_the_builtin_arcane_2_8_0() {
         served, repo,
         "the built-in document is the repository's 2.8.0 copy"
     );
-    let r = http
-        .get(format!("{url}/api/environments/0/containers"))
-        .header("X-API-Key", arcane_sim::DEFAULT_API_KEY)
-        .send()
-        .await
-        .unwrap();
+    let r = api.get("/environments/0/containers").await;
     assert_eq!(r.status(), 200);
-    assert!(r.text().await.unwrap().contains("web-1"));
+    assert!(r.text().contains("web-1"));
     signal(&child, "TERM");
     assert!(child.wait().unwrap().success());
     let mut err = String::new();
@@ -226,7 +204,7 @@ async fn state_file_in_yaml_and_json() {
     let mut cfg = arcane_sim::SimConfig::new(spec_v2());
     cfg.state_path = Some(yaml);
     let s = start_with(cfg).await;
-    let (_, b) = s.get_json("/environments/0/containers?limit=-1").await;
+    let b = s.get("/environments/0/containers?limit=-1").await.json();
     assert_eq!(b["data"].as_array().unwrap().len(), 1);
     assert_eq!(b["data"][0]["names"][0], "**only**");
     assert_eq!(b["data"][0]["status"], "Exited (0) 2 hours ago");

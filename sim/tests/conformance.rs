@@ -163,15 +163,7 @@ async fn with_created_items(s: &Sim, spec: &Spec, template: &str, path: &str) ->
             .map(|(schema, _)| arcane_sim::synth::synth(spec, schema, "", &create.template))
             .unwrap_or(json!({}));
         let concrete = format!("/{}", p_segs[..i].join("/"));
-        let created: Value = s
-            .api(Method::POST, &concrete)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap_or(Value::Null);
+        let created = s.post(&concrete).json(&body).await.json();
         if let Some(id) = created.pointer("/data/id").and_then(Value::as_str) {
             p_segs[i] = id.to_string();
         }
@@ -236,7 +228,7 @@ async fn check_spec(path: &Path) -> Report {
         // collection the path goes through and use its ID.
         path = with_created_items(&s, &spec, &op.template, &path).await;
         let method = Method::from_bytes(op.method.as_bytes()).unwrap();
-        let mut req = s.api(method, &path).query(&query);
+        let mut req = s.request(method, &path).query(&query);
         if op.method == "POST" && op.template == "/environments/{id}/projects" {
             // A project is created from a JSON-encoded `project` part holding real compose text.
             let project = json!({"name": "conformance", "composeContent": "services:\n  app:\n    image: nginx:1.27-alpine\n"});
@@ -254,7 +246,7 @@ async fn check_spec(path: &Path) -> Report {
         }
         report.calls += 1;
         let label = format!("{} {}", op.method, op.template);
-        let resp = match req.send().await {
+        let resp = match req.try_send().await {
             Ok(r) => r,
             Err(e) => {
                 report

@@ -6,87 +6,49 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use futures::StreamExt;
-use reqwest::Method;
 use serde_json::{Value, json};
 
 #[tokio::test]
 async fn status_fault_applies_the_given_number_of_times() {
     let s = start().await;
-    let added = s
-        .hooks
-        .add_faults(&json!({"method": "POST", "path": "/containers/[^/]+/restart$", "kind": "status",
-            "status": 503, "body": {"title": "Service Unavailable", "status": 503, "detail": "busy"}, "times": 2}))
-        .await
-        .unwrap();
+    let added = s.fault(json!({"method": "POST", "path": "/containers/[^/]+/restart$", "kind": "status",
+            "status": 503, "body": {"title": "Service Unavailable", "status": 503, "detail": "busy"}, "times": 2})).await;
     assert_eq!(added, 1);
     for _ in 0..2 {
-        let r = s
-            .api(Method::POST, "/environments/0/containers/web-1/restart")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 503);
-        assert_eq!(r.headers()["content-type"], "application/problem+json");
-        let b: Value = r.json().await.unwrap();
+        let r = s.post("/environments/0/containers/web-1/restart").await;
+        let b = r.expect(503);
+        assert_eq!(r.header("content-type"), "application/problem+json");
         assert_eq!(b["detail"], "busy");
     }
-    let r = s
-        .api(Method::POST, "/environments/0/containers/web-1/restart")
-        .send()
+    s.post("/environments/0/containers/web-1/restart")
         .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+        .expect(200);
     // Method mismatch does not trigger; a default body is problem+json for the status.
-    s.hooks
-        .add_faults(
-            &json!({"method": "GET", "path": "/containers$", "kind": "status", "status": 500}),
-        )
-        .await
-        .unwrap();
-    let r = s
-        .api(Method::GET, "/environments/0/containers")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 500);
-    let b: Value = r.json().await.unwrap();
+    s.fault(json!({"method": "GET", "path": "/containers$", "kind": "status", "status": 500}))
+        .await;
+    let b = s.get("/environments/0/containers").await.expect(500);
     assert_eq!(b["title"], "Internal Server Error");
 }
 
 #[tokio::test]
 async fn unlimited_faults_last_until_reset() {
     let s = start().await;
-    s.hooks
-        .add_faults(&json!({"path": "/images$", "kind": "status", "status": 418, "times": 0}))
-        .await
-        .unwrap();
+    s.fault(json!({"path": "/images$", "kind": "status", "status": 418, "times": 0}))
+        .await;
     for _ in 0..3 {
-        let r = s
-            .api(Method::GET, "/environments/0/images")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 418);
+        s.get("/environments/0/images").await.expect(418);
     }
     s.hooks.reset().await.unwrap();
-    let r = s
-        .api(Method::GET, "/environments/0/images")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    s.get("/environments/0/images").await.expect(200);
 }
 
 #[tokio::test]
 async fn delay_fault_then_normal_answer() {
     let s = start().await;
-    s.hooks
-        .add_faults(&json!({"path": "/environments$", "kind": "delay", "delayMs": 300}))
-        .await
-        .unwrap();
+    s.fault(json!({"path": "/environments$", "kind": "delay", "delayMs": 300}))
+        .await;
     let t = Instant::now();
-    let (st, b) = s.get_json("/environments").await;
-    assert_eq!(st, 200);
+    let b = s.get("/environments").await.expect(200);
     assert_eq!(b["success"], true);
     assert!(t.elapsed() >= Duration::from_millis(300));
 }
@@ -94,52 +56,40 @@ async fn delay_fault_then_normal_answer() {
 #[tokio::test]
 async fn drop_fault_closes_without_answer() {
     let s = start().await;
-    s.hooks
-        .add_faults(&json!({"path": "/containers/web-1$", "kind": "drop"}))
-        .await
-        .unwrap();
+    s.fault(json!({"path": "/containers/web-1$", "kind": "drop"}))
+        .await;
     let e = s
-        .api(Method::GET, "/environments/0/containers/web-1")
-        .send()
+        .get("/environments/0/containers/web-1")
+        .try_send()
         .await
         .unwrap_err();
     assert!(e.is_request() || e.is_connect() || e.is_body(), "{e:?}");
     // The server keeps serving.
-    let (st, _) = s.get_json("/environments/0/containers/web-1").await;
-    assert_eq!(st, 200);
+    s.get("/environments/0/containers/web-1").await.expect(200);
 }
 
 #[tokio::test]
 async fn malformed_json_fault() {
     let s = start().await;
-    s.hooks
-        .add_faults(&json!({"path": "/projects$", "kind": "malformed_json"}))
-        .await
-        .unwrap();
-    let r = s
-        .api(Method::GET, "/environments/0/projects")
-        .send()
-        .await
-        .unwrap();
+    s.fault(json!({"path": "/projects$", "kind": "malformed_json"}))
+        .await;
+    let r = s.get("/environments/0/projects").await;
     assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["content-type"], "application/json");
-    let text = r.text().await.unwrap();
+    assert_eq!(r.header("content-type"), "application/json");
+    let text = r.text();
     assert!(serde_json::from_str::<Value>(&text).is_err());
 }
 
 #[tokio::test]
 async fn truncated_stream_fault() {
     let s = start().await;
-    s.hooks
-        .add_faults(&json!({"path": "/images/pull$", "kind": "truncated_stream"}))
-        .await
-        .unwrap();
+    s.fault(json!({"path": "/images/pull$", "kind": "truncated_stream"}))
+        .await;
     let r = s
-        .api(Method::POST, "/environments/0/images/pull")
-        .json(&json!({"imageName": "redis"}))
+        .post("/environments/0/images/pull")
+        .json(json!({"imageName": "redis"}))
         .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(r.status(), 200);
     let mut body = r.bytes_stream();
     let mut got = Vec::new();
@@ -158,15 +108,9 @@ async fn truncated_stream_fault() {
     assert!(text.contains("\"activity\""));
     assert!(!text.contains("\"done\""));
     // Non-stream answers are cut in the middle too.
-    s.hooks
-        .add_faults(&json!({"path": "/containers$", "kind": "truncated_stream"}))
-        .await
-        .unwrap();
-    match s
-        .api(Method::GET, "/environments/0/containers")
-        .send()
-        .await
-    {
+    s.fault(json!({"path": "/containers$", "kind": "truncated_stream"}))
+        .await;
+    match s.get("/environments/0/containers").try_send().await {
         Err(e) => assert!(e.is_request() || e.is_body(), "{e:?}"),
         Ok(r) => assert!(r.bytes().await.is_err()),
     }
@@ -175,26 +119,17 @@ async fn truncated_stream_fault() {
 #[tokio::test]
 async fn stream_error_fault() {
     let s = start().await;
-    s.hooks
-        .add_faults(
-            &json!({"path": "/projects/[^/]+/up$", "kind": "stream_error",
+    s.fault(
+        json!({"path": "/projects/[^/]+/up$", "kind": "stream_error",
         "body": {"error": "failed to get project: project not found"}}),
-        )
-        .await
-        .unwrap();
+    )
+    .await;
     let r = s
-        .api(
-            Method::POST,
-            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up",
-        )
-        .send()
-        .await
-        .unwrap();
+        .post("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up")
+        .await;
     assert_eq!(r.status(), 200);
     let lines: Vec<Value> = r
         .text()
-        .await
-        .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
@@ -210,31 +145,17 @@ async fn stream_error_fault() {
 #[tokio::test]
 async fn agent_unreachable_fault() {
     let s = start().await;
-    s.hooks
-        .add_faults(&json!({"path": "^/api/environments/env-2/", "kind": "agent_unreachable"}))
-        .await
-        .unwrap();
-    let r = s
-        .api(Method::GET, "/environments/env-2/containers")
-        .send()
-        .await
-        .unwrap();
+    s.fault(json!({"path": "^/api/environments/env-2/", "kind": "agent_unreachable"}))
+        .await;
+    let r = s.get("/environments/env-2/containers").await;
     // docs/arcane-wire.md#errors: 502 `Edge agent is not connected`, plain JSON.
-    assert_eq!(r.status(), 502);
-    assert_eq!(r.headers()["content-type"], "application/json");
-    let b: Value = r.json().await.unwrap();
+    let b = r.expect(502);
+    assert_eq!(r.header("content-type"), "application/json");
     assert_eq!(
         b,
         json!({"success": false, "data": {"error": "Edge agent is not connected"}})
     );
-    s.hooks
-        .add_faults(&json!({"path": "env-2", "kind": "agent_unreachable", "status": 503}))
-        .await
-        .unwrap();
-    let r = s
-        .api(Method::GET, "/environments/env-2/images")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 503);
+    s.fault(json!({"path": "env-2", "kind": "agent_unreachable", "status": 503}))
+        .await;
+    s.get("/environments/env-2/images").await.expect(503);
 }

@@ -6,30 +6,26 @@ use std::time::Duration;
 
 use common::*;
 use futures::StreamExt;
-use reqwest::Method;
 use serde_json::{Value, json};
 
 #[tokio::test]
 async fn openapi_and_health_are_public() {
     let s = start().await;
     // docs/arcane-wire.md#authentication: /api/openapi.json and /api/health need no credentials.
-    let r = s.http.get(s.url("/api/openapi.json")).send().await.unwrap();
-    assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["content-type"], "application/json");
-    let doc: Value = r.json().await.unwrap();
+    let r = s.get("/openapi.json").anonymous().await;
+    let doc = r.expect(200);
+    assert_eq!(r.header("content-type"), "application/json");
     assert_eq!(doc["info"]["version"], "2.8.0");
-    let r = s.http.get(s.url("/api/health")).send().await.unwrap();
-    assert_eq!(r.status(), 200);
-    let h: Value = r.json().await.unwrap();
+    let h = s.get("/health").anonymous().await.expect(200);
     assert_eq!(h["status"], "UP");
 }
 
 #[tokio::test]
 async fn yaml_spec_is_served_as_json() {
     let s = start_with(arcane_sim::SimConfig::new(spec_v1())).await;
-    let r = s.http.get(s.url("/api/openapi.json")).send().await.unwrap();
-    assert_eq!(r.headers()["content-type"], "application/json");
-    let doc: Value = r.json().await.unwrap();
+    let r = s.get("/openapi.json").anonymous().await;
+    assert_eq!(r.header("content-type"), "application/json");
+    let doc = r.json();
     assert_eq!(doc["openapi"], "3.1.0");
     assert!(doc["paths"]["/environments/{id}/containers"].is_object());
 }
@@ -37,62 +33,36 @@ async fn yaml_spec_is_served_as_json() {
 #[tokio::test]
 async fn auth_is_required_and_answers_problem_json() {
     let s = start().await;
-    let url = s.url("/api/environments/0/containers");
+    let list = "/environments/0/containers";
     // docs/arcane-wire.md#errors: no credentials → 401 `Unauthorized: valid authentication required`.
-    let r = s.http.get(&url).send().await.unwrap();
-    assert_eq!(r.status(), 401);
-    assert_eq!(r.headers()["content-type"], "application/problem+json");
-    let b: Value = r.json().await.unwrap();
+    let r = s.get(list).anonymous().await;
+    assert_eq!(r.header("content-type"), "application/problem+json");
+    let b = r.expect(401);
     assert_eq!(b["title"], "Unauthorized");
     assert_eq!(b["status"], 401);
     assert_eq!(b["detail"], "Unauthorized: valid authentication required");
     // docs/arcane-wire.md#errors: a bad API key → `Unauthorized: invalid API key`.
-    let b: Value = s
-        .http
-        .get(&url)
-        .header("X-API-Key", "wrong")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let b = s.get(list).key("wrong").await.expect(401);
     assert_eq!(b["detail"], "Unauthorized: invalid API key");
     // docs/arcane-wire.md#authentication: X-API-Key is checked first, even when a good bearer follows.
-    let r = s
-        .http
-        .get(&url)
-        .header("X-API-Key", "wrong")
-        .bearer_auth(arcane_sim::DEFAULT_API_KEY)
-        .send()
+    let bearer = format!("Bearer {}", arcane_sim::DEFAULT_API_KEY);
+    s.get(list)
+        .key("wrong")
+        .header("Authorization", &bearer)
         .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
+        .expect(401);
     // Bearer with the key works; so does X-API-Key.
-    let r = s
-        .http
-        .get(&url)
-        .bearer_auth(arcane_sim::DEFAULT_API_KEY)
-        .send()
+    s.get(list)
+        .bearer(arcane_sim::DEFAULT_API_KEY)
         .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let r = s
-        .http
-        .get(&url)
-        .header("X-API-Key", arcane_sim::DEFAULT_API_KEY)
-        .send()
+        .expect(200);
+    s.get(list)
+        .key(arcane_sim::DEFAULT_API_KEY)
         .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+        .expect(200);
     // docs/arcane-wire.md#authentication: query-string tokens are never accepted.
-    let r = s
-        .http
-        .get(format!("{url}?token={}", arcane_sim::DEFAULT_API_KEY))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
+    let query = format!("{list}?token={}", arcane_sim::DEFAULT_API_KEY);
+    s.get(&query).anonymous().await.expect(401);
 }
 
 #[tokio::test]
@@ -101,8 +71,7 @@ async fn custom_api_key() {
     cfg.api_key = "k-123".into();
     let s = start_with(cfg).await;
     assert_eq!(s.sim.api_key(), "k-123");
-    let (st, _) = s.get_json("/environments").await;
-    assert_eq!(st, 200);
+    s.get("/environments").await.expect(200);
 }
 
 /// Several users, each with its own key: the request log names the user of each request (never
@@ -116,47 +85,19 @@ async fn users_are_named_in_the_request_log_and_viewers_only_read() {
         "bob=bob-key:viewer".parse().unwrap(),
     ];
     let s = start_with(cfg).await;
-    let list = s.url("/api/environments/0/containers");
-    let as_user = |key: &str| s.http.get(&list).header("X-API-Key", key).send();
-    assert_eq!(as_user("alice-key").await.unwrap().status(), 200);
-    assert_eq!(as_user("bob-key").await.unwrap().status(), 200);
-    assert_eq!(
-        as_user(arcane_sim::DEFAULT_API_KEY).await.unwrap().status(),
-        200
-    );
-    let r = as_user("carol-key").await.unwrap();
-    assert_eq!(r.status(), 401);
-    let b: Value = r.json().await.unwrap();
+    let list = "/environments/0/containers";
+    for key in ["alice-key", "bob-key", arcane_sim::DEFAULT_API_KEY] {
+        s.get(list).key(key).await.expect(200);
+    }
+    let b = s.get(list).key("carol-key").await.expect(401);
     assert_eq!(b["detail"], "Unauthorized: invalid API key");
     // A bearer key names its user too.
-    let r = s
-        .http
-        .get(&list)
-        .bearer_auth("bob-key")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    s.get(list).bearer("bob-key").await.expect(200);
     // The viewer cannot write; the admin can.
-    let restart = s.url("/api/environments/0/containers/web-1/restart");
-    let r = s
-        .http
-        .post(&restart)
-        .header("X-API-Key", "bob-key")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
-    let b: Value = r.json().await.unwrap();
+    let restart = "/environments/0/containers/web-1/restart";
+    let b = s.post(restart).key("bob-key").await.expect(403);
     assert_eq!(b["detail"], "permission denied: containers:restart");
-    let r = s
-        .http
-        .post(&restart)
-        .header("X-API-Key", "alice-key")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    s.post(restart).key("alice-key").await.expect(200);
 
     let log = s.hooks.requests().await.unwrap();
     let users: Vec<(&str, Value)> = log
@@ -196,10 +137,10 @@ async fn users_are_named_in_the_request_log_and_viewers_only_read() {
 #[tokio::test]
 async fn container_list_envelope_counts_and_pagination() {
     let s = start().await;
-    let (st, b) = s
-        .get_json("/environments/0/containers?start=2&limit=3&sort=name")
-        .await;
-    assert_eq!(st, 200);
+    let b = s
+        .get("/environments/0/containers?start=2&limit=3&sort=name")
+        .await
+        .expect(200);
     assert_eq!(b["success"], true);
     // docs/arcane-wire.md#list-envelopes-and-paging: `counts` comes before `pagination` in the with-counts envelope.
     let keys: Vec<&String> = b.as_object().unwrap().keys().collect();
@@ -237,67 +178,67 @@ async fn container_list_envelope_counts_and_pagination() {
 async fn pagination_edge_cases() {
     let s = start().await;
     // docs/arcane-wire.md#list-envelopes-and-paging: limit -1 means all: one page, itemsPerPage = totalItems.
-    let (_, b) = s.get_json("/environments/0/containers?limit=-1").await;
+    let b = s.get("/environments/0/containers?limit=-1").await.json();
     assert_eq!(
         b["pagination"],
         json!({"totalPages": 1, "totalItems": 7, "currentPage": 1, "itemsPerPage": 7, "grandTotalItems": 7})
     );
     // docs/arcane-wire.md#list-envelopes-and-paging: a limit below -1 becomes 20.
-    let (_, b) = s.get_json("/environments/0/containers?limit=-5").await;
+    let b = s.get("/environments/0/containers?limit=-5").await.json();
     assert_eq!(b["pagination"]["itemsPerPage"], 20);
     // docs/arcane-wire.md#list-envelopes-and-paging: containers and networks return everything for limit 0.
-    let (_, b) = s.get_json("/environments/0/networks?limit=0").await;
+    let b = s.get("/environments/0/networks?limit=0").await.json();
     assert_eq!(b["pagination"]["itemsPerPage"], 6);
     assert_eq!(b["data"].as_array().unwrap().len(), 6);
     // docs/arcane-wire.md#list-envelopes-and-paging: images and volumes treat limit 0 as 20.
-    let (_, b) = s.get_json("/environments/0/images?limit=0").await;
+    let b = s.get("/environments/0/images?limit=0").await.json();
     assert_eq!(b["pagination"]["itemsPerPage"], 20);
-    let (_, b) = s.get_json("/environments/0/volumes?limit=0").await;
+    let b = s.get("/environments/0/volumes?limit=0").await.json();
     assert_eq!(b["pagination"]["itemsPerPage"], 20);
     // docs/arcane-wire.md#list-envelopes-and-paging: there is no max limit on Docker-backed lists.
-    let (_, b) = s.get_json("/environments/0/containers?limit=500").await;
+    let b = s.get("/environments/0/containers?limit=500").await.json();
     assert_eq!(b["pagination"]["itemsPerPage"], 500);
     // docs/arcane-wire.md#list-envelopes-and-paging: totalPages is at least 1, even with no items; start beyond the end is allowed.
-    let (_, b) = s
-        .get_json("/environments/0/containers?search=zzz-nothing")
-        .await;
+    let b = s
+        .get("/environments/0/containers?search=zzz-nothing")
+        .await
+        .json();
     assert_eq!(b["pagination"]["totalPages"], 1);
     assert_eq!(b["pagination"]["totalItems"], 0);
     assert_eq!(b["data"], json!([]));
-    let (_, b) = s
-        .get_json("/environments/0/containers?start=40&limit=10")
-        .await;
+    let b = s
+        .get("/environments/0/containers?start=40&limit=10")
+        .await
+        .json();
     assert_eq!(b["pagination"]["currentPage"], 5);
     assert_eq!(b["data"], json!([]));
     // docs/arcane-wire.md#list-envelopes-and-paging: DB-backed lists clamp limit>100 to 100 and ≤0 to 20; grandTotalItems 0.
-    let (_, b) = s.get_json("/environments?limit=1000").await;
+    let b = s.get("/environments?limit=1000").await.json();
     assert_eq!(b["pagination"]["itemsPerPage"], 100);
     assert_eq!(b["pagination"]["grandTotalItems"], 0);
-    let (_, b) = s.get_json("/environments?limit=0").await;
+    let b = s.get("/environments?limit=0").await.json();
     assert_eq!(b["pagination"]["itemsPerPage"], 20);
     // docs/arcane-wire.md#list-envelopes-and-paging: the project list reports its grand total
     // only with a status filter (applied after the database's search); otherwise 0.
-    let (_, b) = s.get_json("/environments/0/projects").await;
+    let b = s.get("/environments/0/projects").await.json();
     assert_eq!(b["pagination"]["grandTotalItems"], 0);
-    let (_, b) = s
-        .get_json("/environments/0/projects?status=no-such-status")
-        .await;
+    let b = s
+        .get("/environments/0/projects?status=no-such-status")
+        .await
+        .json();
     assert_eq!(b["pagination"]["totalItems"], 0);
     assert!(
         b["pagination"]["grandTotalItems"].as_u64().unwrap() > 0,
         "{b}"
     );
     // docs/arcane-wire.md#list-envelopes-and-paging: projects clamp the same way.
-    let (_, b) = s.get_json("/environments/0/projects?limit=-1").await;
+    let b = s.get("/environments/0/projects?limit=-1").await.json();
     assert_eq!(b["pagination"]["itemsPerPage"], 20);
     // docs/arcane-wire.md#errors: a non-integer limit is a 422 `invalid integer` at query.limit.
-    let r = s
-        .api(Method::GET, "/environments/0/containers?limit=abc")
-        .send()
+    let b = s
+        .get("/environments/0/containers?limit=abc")
         .await
-        .unwrap();
-    assert_eq!(r.status(), 422);
-    let b: Value = r.json().await.unwrap();
+        .expect(422);
     assert_eq!(b["detail"], "validation failed");
     assert_eq!(b["errors"][0]["message"], "invalid integer");
     assert_eq!(b["errors"][0]["location"], "query.limit");
@@ -307,7 +248,7 @@ async fn pagination_edge_cases() {
 async fn search_sort_order_and_filters() {
     let s = start().await;
     // docs/arcane-wire.md#list-envelopes-and-paging: search is a case-insensitive substring; totalItems after, grandTotalItems before.
-    let (_, b) = s.get_json("/environments/0/containers?search=WEB").await;
+    let b = s.get("/environments/0/containers?search=WEB").await.json();
     let names: Vec<&str> = b["data"]
         .as_array()
         .unwrap()
@@ -320,34 +261,40 @@ async fn search_sort_order_and_filters() {
     // docs/arcane-wire.md#container-list: counts are computed before search and filters.
     assert_eq!(b["counts"]["totalContainers"], 7);
     // docs/arcane-wire.md#list-envelopes-and-paging: only the exact value `desc` reverses.
-    let (_, b) = s
-        .get_json("/environments/0/containers?limit=-1&sort=name&order=desc")
-        .await;
+    let b = s
+        .get("/environments/0/containers?limit=-1&sort=name&order=desc")
+        .await
+        .json();
     assert_eq!(b["data"][0]["names"][0], "web-1");
-    let (_, b) = s
-        .get_json("/environments/0/containers?limit=-1&sort=name&order=DESC")
-        .await;
+    let b = s
+        .get("/environments/0/containers?limit=-1&sort=name&order=DESC")
+        .await
+        .json();
     assert_eq!(b["data"][0]["names"][0], "api-1");
     // docs/arcane-wire.md, 2.8.x: an unknown sort leaves Docker's order (the state's, for containers).
-    let (_, b) = s
-        .get_json("/environments/0/containers?limit=-1&sort=bogus")
-        .await;
+    let b = s
+        .get("/environments/0/containers?limit=-1&sort=bogus")
+        .await
+        .json();
     assert_eq!(b["data"][0]["names"][0], "web-1");
     // main: an unknown sort falls back to the first key (name).
     s.set_version("main").await;
-    let (_, b) = s
-        .get_json("/environments/0/containers?limit=-1&sort=bogus")
-        .await;
+    let b = s
+        .get("/environments/0/containers?limit=-1&sort=bogus")
+        .await
+        .json();
     assert_eq!(b["data"][0]["names"][0], "api-1");
     s.set_version("2.8").await;
-    let (_, b) = s
-        .get_json("/environments/0/containers?limit=-1&sort=state")
-        .await;
+    let b = s
+        .get("/environments/0/containers?limit=-1&sort=state")
+        .await
+        .json();
     assert_eq!(b["data"][0]["state"], "exited");
     // docs/arcane-wire.md#container-list: includeInternal shows the internal container in data and counts.
-    let (_, b) = s
-        .get_json("/environments/0/containers?includeInternal=true&limit=-1")
-        .await;
+    let b = s
+        .get("/environments/0/containers?includeInternal=true&limit=-1")
+        .await
+        .json();
     assert_eq!(b["counts"]["totalContainers"], 8);
     assert!(
         b["data"]
@@ -357,9 +304,10 @@ async fn search_sort_order_and_filters() {
             .any(|c| c["names"][0] == "arcane-edge-proxy")
     );
     // Standalone filter.
-    let (_, b) = s
-        .get_json("/environments/0/containers?standalone=true")
-        .await;
+    let b = s
+        .get("/environments/0/containers?standalone=true")
+        .await
+        .json();
     let names: Vec<&str> = b["data"]
         .as_array()
         .unwrap()
@@ -368,15 +316,17 @@ async fn search_sort_order_and_filters() {
         .collect();
     assert_eq!(names, vec!["backup-1"]);
     // docs/arcane-wire.md#list-envelopes-and-paging: comma-separated filter values are OR'd.
-    let (_, b) = s
-        .get_json("/environments/0/containers?standalone=true,false")
-        .await;
+    let b = s
+        .get("/environments/0/containers?standalone=true,false")
+        .await
+        .json();
     assert_eq!(b["pagination"]["totalItems"], 7);
     // docs/arcane-wire.md#list-envelopes-and-paging: `groups` appears only with groupBy=project, standalone ones in "No Project".
     assert!(b.get("groups").is_none());
-    let (_, b) = s
-        .get_json("/environments/0/containers?groupBy=project&limit=-1")
-        .await;
+    let b = s
+        .get("/environments/0/containers?groupBy=project&limit=-1")
+        .await
+        .json();
     let groups: Vec<&str> = b["groups"]
         .as_array()
         .unwrap()
@@ -385,17 +335,19 @@ async fn search_sort_order_and_filters() {
         .collect();
     assert!(groups.contains(&"webshop") && groups.contains(&"No Project"));
     // docs/arcane-wire.md#container-list: unpublished ports carry ip "invalid IP".
-    let (_, b) = s.get_json("/environments/0/containers?search=db-1").await;
+    let b = s.get("/environments/0/containers?search=db-1").await.json();
     assert_eq!(b["data"][0]["ports"][0]["ip"], "invalid IP");
     // Images sort by repo, byte-wise (`<` sorts before letters).
-    let (_, b) = s
-        .get_json("/environments/0/images?limit=-1&sort=repo")
-        .await;
+    let b = s
+        .get("/environments/0/images?limit=-1&sort=repo")
+        .await
+        .json();
     assert_eq!(b["data"][0]["repo"], "<none>");
     assert_eq!(b["data"][1]["repo"], "alpine");
-    let (_, b) = s
-        .get_json("/environments/0/images?inUse=false&limit=-1")
-        .await;
+    let b = s
+        .get("/environments/0/images?inUse=false&limit=-1")
+        .await
+        .json();
     assert!(
         b["data"]
             .as_array()
@@ -408,48 +360,55 @@ async fn search_sort_order_and_filters() {
 #[tokio::test]
 async fn container_lifecycle_changes_state() {
     let s = start().await;
-    let (_, b) = s.get_json("/environments/0/containers/web-1").await;
+    let b = s.get("/environments/0/containers/web-1").await.json();
     assert_eq!(b["data"]["state"]["status"], "running");
     let id = b["data"]["id"].as_str().unwrap().to_string();
     assert_eq!(id.len(), 64);
     // Addressed by ID, name or ID prefix.
-    let (st, _) = s
-        .get_json(&format!("/environments/0/containers/{}", &id[..12]))
-        .await;
-    assert_eq!(st, 200);
-    let (st, b) = s
-        .post_json("/environments/0/containers/web-1/stop", json!(null))
-        .await;
-    assert_eq!(st, 200, "{b}");
+    s.get(&format!("/environments/0/containers/{}", &id[..12]))
+        .await
+        .expect(200);
+    let b = s
+        .post("/environments/0/containers/web-1/stop")
+        .json(json!(null))
+        .await
+        .expect(200);
     assert!(b["data"]["message"].is_string());
-    let (_, b) = s
-        .get_json(&format!("/environments/0/containers/{id}"))
-        .await;
+    let b = s
+        .get(&format!("/environments/0/containers/{id}"))
+        .await
+        .json();
     assert_eq!(b["data"]["state"]["status"], "exited");
     assert_eq!(b["data"]["state"]["running"], false);
-    let (_, b) = s.get_json("/environments/0/containers/counts").await;
+    let b = s.get("/environments/0/containers/counts").await.json();
     assert_eq!(b["data"]["runningContainers"], 3);
-    s.post_json("/environments/0/containers/web-1/start", json!(null))
+    s.post("/environments/0/containers/web-1/start")
+        .json(json!(null))
         .await;
-    s.post_json("/environments/0/containers/web-1/pause", json!(null))
+    s.post("/environments/0/containers/web-1/pause")
+        .json(json!(null))
         .await;
-    let (_, b) = s.get_json("/environments/0/containers/web-1").await;
+    let b = s.get("/environments/0/containers/web-1").await.json();
     assert_eq!(b["data"]["state"]["status"], "paused");
-    s.post_json("/environments/0/containers/web-1/unpause", json!(null))
+    s.post("/environments/0/containers/web-1/unpause")
+        .json(json!(null))
         .await;
-    s.post_json("/environments/0/containers/web-1/kill", json!(null))
+    s.post("/environments/0/containers/web-1/kill")
+        .json(json!(null))
         .await;
-    let (_, b) = s.get_json("/environments/0/containers/web-1").await;
+    let b = s.get("/environments/0/containers/web-1").await.json();
     assert_eq!(b["data"]["state"]["status"], "exited");
-    s.post_json("/environments/0/containers/web-1/restart", json!(null))
+    s.post("/environments/0/containers/web-1/restart")
+        .json(json!(null))
         .await;
-    let (_, b) = s.get_json("/environments/0/containers/web-1").await;
+    let b = s.get("/environments/0/containers/web-1").await.json();
     assert_eq!(b["data"]["state"]["status"], "running");
     // Unpausing a running container is Docker's error, as a 500.
-    let (st, b) = s
-        .post_json("/environments/0/containers/web-1/unpause", json!(null))
-        .await;
-    assert_eq!(st, 500);
+    let b = s
+        .post("/environments/0/containers/web-1/unpause")
+        .json(json!(null))
+        .await
+        .expect(500);
     assert!(
         b["detail"]
             .as_str()
@@ -457,33 +416,21 @@ async fn container_lifecycle_changes_state() {
             .starts_with("Failed to unpause container: Error response from daemon:")
     );
     // Delete: running needs force.
-    let r = s
-        .api(Method::DELETE, "/environments/0/containers/web-1")
-        .send()
+    s.delete("/environments/0/containers/web-1")
         .await
-        .unwrap();
-    assert_eq!(r.status(), 500);
-    let r = s
-        .api(
-            Method::DELETE,
-            "/environments/0/containers/web-1?force=true",
-        )
-        .send()
+        .expect(500);
+    s.delete("/environments/0/containers/web-1?force=true")
         .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let (st, _) = s.get_json("/environments/0/containers/web-1").await;
-    assert_eq!(st, 404);
+        .expect(200);
+    s.get("/environments/0/containers/web-1").await.expect(404);
     // Create.
-    let (st, b) = s
-        .post_json(
-            "/environments/0/containers",
-            json!({"name": "new-1", "image": "alpine:3.20", "env": ["A=1"]}),
-        )
-        .await;
-    assert_eq!(st, 200, "{b}");
+    let b = s
+        .post("/environments/0/containers")
+        .json(json!({"name": "new-1", "image": "alpine:3.20", "env": ["A=1"]}))
+        .await
+        .expect(200);
     assert_eq!(b["data"]["name"], "new-1");
-    let (_, b) = s.get_json("/environments/0/containers/new-1").await;
+    let b = s.get("/environments/0/containers/new-1").await.json();
     assert_eq!(b["data"]["config"]["env"], json!(["A=1"]));
     // The state hook shows the change; reset restores the seed.
     let state = s.hooks.state().await.unwrap();
@@ -495,18 +442,15 @@ async fn container_lifecycle_changes_state() {
             .any(|c| c["name"] == "new-1")
     );
     s.hooks.reset().await.unwrap();
-    let (st, _) = s.get_json("/environments/0/containers/web-1").await;
-    assert_eq!(st, 200);
-    let (st, _) = s.get_json("/environments/0/containers/new-1").await;
-    assert_eq!(st, 404);
+    s.get("/environments/0/containers/web-1").await.expect(200);
+    s.get("/environments/0/containers/new-1").await.expect(404);
 }
 
 #[tokio::test]
 async fn arcane_error_wording() {
     let s = start().await;
     // docs/arcane-wire.md#errors: GET container unknown → 404 with the chained Docker text.
-    let (st, b) = s.get_json("/environments/0/containers/ghost").await;
-    assert_eq!(st, 404);
+    let b = s.get("/environments/0/containers/ghost").await.expect(404);
     assert_eq!(b["title"], "Not Found");
     assert_eq!(
         b["detail"],
@@ -514,13 +458,11 @@ async fn arcane_error_wording() {
     );
     // docs/arcane-wire.md#errors: actions on an unknown container are a 500.
     for action in ["start", "stop", "restart", "kill", "pause", "unpause"] {
-        let (st, b) = s
-            .post_json(
-                &format!("/environments/0/containers/ghost/{action}"),
-                json!(null),
-            )
-            .await;
-        assert_eq!(st, 500, "{action}");
+        let b = s
+            .post(&format!("/environments/0/containers/ghost/{action}"))
+            .json(json!(null))
+            .await
+            .expect(500);
         assert_eq!(
             b["detail"],
             format!(
@@ -528,41 +470,30 @@ async fn arcane_error_wording() {
             )
         );
     }
-    let r = s
-        .api(Method::DELETE, "/environments/0/containers/ghost")
-        .send()
+    s.delete("/environments/0/containers/ghost")
         .await
-        .unwrap();
-    assert_eq!(r.status(), 500);
+        .expect(500);
     // docs/arcane-wire.md#errors: image, project, environment, volume, network not-found texts.
-    let (st, b) = s.get_json("/environments/0/images/ghost").await;
+    let b = s.get("/environments/0/images/ghost").await.expect(404);
     assert_eq!(
-        (st, b["detail"].as_str().unwrap()),
-        (
-            404,
-            "Image not found: inspect not found: Error response from daemon: No such image: ghost"
-        )
+        b["detail"].as_str().unwrap(),
+        "Image not found: inspect not found: Error response from daemon: No such image: ghost"
     );
-    let (st, b) = s.get_json("/environments/0/projects/ghost").await;
+    let b = s.get("/environments/0/projects/ghost").await.expect(404);
     assert_eq!(
-        (st, b["detail"].as_str().unwrap()),
-        (404, "Failed to get project details: project not found")
+        b["detail"].as_str().unwrap(),
+        "Failed to get project details: project not found"
     );
-    let (st, b) = s.get_json("/environments/ghost").await;
-    assert_eq!(
-        (st, b["detail"].as_str().unwrap()),
-        (404, "Environment not found")
-    );
-    let (st, b) = s.get_json("/environments/0/volumes/ghost").await;
-    assert_eq!(st, 404);
+    let b = s.get("/environments/ghost").await.expect(404);
+    assert_eq!(b["detail"].as_str().unwrap(), "Environment not found");
+    let b = s.get("/environments/0/volumes/ghost").await.expect(404);
     assert!(
         b["detail"]
             .as_str()
             .unwrap()
             .starts_with("Volume not found: ")
     );
-    let (st, b) = s.get_json("/environments/0/networks/ghost").await;
-    assert_eq!(st, 404);
+    let b = s.get("/environments/0/networks/ghost").await.expect(404);
     assert!(
         b["detail"]
             .as_str()
@@ -570,23 +501,17 @@ async fn arcane_error_wording() {
             .starts_with("Network not found: ")
     );
     // docs/arcane-wire.md#errors: an unknown route is plain JSON 404 `API endpoint not found: <path>`.
-    let r = s.api(Method::GET, "/no/such/route").send().await.unwrap();
-    assert_eq!(r.status(), 404);
-    assert_eq!(r.headers()["content-type"], "application/json");
-    let b: Value = r.json().await.unwrap();
+    let r = s.get("/no/such/route").await;
+    let b = r.expect(404);
+    assert_eq!(r.header("content-type"), "application/json");
     assert_eq!(
         b,
         json!({"success": false, "error": "API endpoint not found: /api/no/such/route"})
     );
     // docs/arcane-wire.md#errors: remote environment errors are plain JSON {"success":false,"data":{"error"}}.
-    let r = s
-        .api(Method::GET, "/environments/nope/containers")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 404);
-    assert_eq!(r.headers()["content-type"], "application/json");
-    let b: Value = r.json().await.unwrap();
+    let r = s.get("/environments/nope/containers").await;
+    let b = r.expect(404);
+    assert_eq!(r.header("content-type"), "application/json");
     assert_eq!(
         b,
         json!({"success": false, "data": {"error": "Environment not found"}})
@@ -597,30 +522,22 @@ async fn arcane_error_wording() {
 async fn request_validation() {
     let s = start().await;
     // docs/arcane-wire.md#errors: missing required body → 400 `request body is required`.
-    let r = s
-        .api(Method::POST, "/environments/0/images/pull")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
-    let b: Value = r.json().await.unwrap();
+    let b = s.post("/environments/0/images/pull").await.expect(400);
     assert_eq!(b["detail"], "request body is required");
     // docs/arcane-wire.md#errors: bad JSON → 400 `validation failed`.
-    let r = s
-        .api(Method::POST, "/environments/0/images/pull")
+    let b = s
+        .post("/environments/0/images/pull")
         .header("content-type", "application/json")
         .body("{nope")
-        .send()
         .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
-    let b: Value = r.json().await.unwrap();
+        .expect(400);
     assert_eq!(b["detail"], "validation failed");
     // docs/arcane-wire.md#errors: 422 for an unexpected property and for a missing required one.
-    let (st, b) = s
-        .post_json("/environments/0/images/pull", json!({"x": 1}))
-        .await;
-    assert_eq!(st, 422);
+    let b = s
+        .post("/environments/0/images/pull")
+        .json(json!({"x": 1}))
+        .await
+        .expect(422);
     assert_eq!(b["detail"], "validation failed");
     let errs = b["errors"].as_array().unwrap();
     assert!(errs.iter().any(|e| e["message"]
@@ -635,8 +552,10 @@ async fn request_validation() {
 #[tokio::test]
 async fn remote_environment_works_and_reports_agent_state() {
     let s = start().await;
-    let (st, b) = s.get_json("/environments/env-2/containers?sort=name").await;
-    assert_eq!(st, 200);
+    let b = s
+        .get("/environments/env-2/containers?sort=name")
+        .await
+        .expect(200);
     let names: Vec<&str> = b["data"]
         .as_array()
         .unwrap()
@@ -644,36 +563,27 @@ async fn remote_environment_works_and_reports_agent_state() {
         .map(|c| c["names"][0].as_str().unwrap())
         .collect();
     assert_eq!(names, vec!["cron-1", "worker-1"]);
-    let (_, b) = s.get_json("/environments").await;
+    let b = s.get("/environments").await.json();
     assert_eq!(b["pagination"]["totalItems"], 2);
     // Disconnected agent → the 502 of docs/arcane-wire.md#errors `Edge agent is not connected`; disabled → 400.
     let mut state = s.hooks.state().await.unwrap();
     state["environments"][1]["agentConnected"] = json!(false);
     s.hooks.set_state(&state).await.unwrap();
-    let r = s
-        .api(Method::GET, "/environments/env-2/containers")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 502);
-    let b: Value = r.json().await.unwrap();
+    let b = s.get("/environments/env-2/containers").await.expect(502);
     assert_eq!(
         b,
         json!({"success": false, "data": {"error": "Edge agent is not connected"}})
     );
     // Management endpoints are served by the manager: test reports offline.
-    let (st, b) = s.post_json("/environments/env-2/test", json!({})).await;
-    assert_eq!(st, 200);
+    let b = s
+        .post("/environments/env-2/test")
+        .json(json!({}))
+        .await
+        .expect(200);
     assert_eq!(b["data"]["status"], "offline");
     state["environments"][1]["enabled"] = json!(false);
     s.hooks.set_state(&state).await.unwrap();
-    let r = s
-        .api(Method::GET, "/environments/env-2/images")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
-    let b: Value = r.json().await.unwrap();
+    let b = s.get("/environments/env-2/images").await.expect(400);
     assert_eq!(b["data"]["error"], "Environment is disabled");
 }
 
@@ -683,7 +593,10 @@ async fn remote_environment_works_and_reports_agent_state() {
 #[tokio::test]
 async fn inspect_answers_carry_what_docker_reports() {
     let s = start().await;
-    let (_, b) = s.get_json("/environments/0/networks/webshop_default").await;
+    let b = s
+        .get("/environments/0/networks/webshop_default")
+        .await
+        .json();
     let net = &b["data"];
     let list = net["containersList"].as_array().unwrap();
     let map = net["containers"].as_object().unwrap();
@@ -703,7 +616,10 @@ async fn inspect_answers_carry_what_docker_reports() {
     let prefix = subnet.trim_end_matches("0.0/16");
     assert!(addresses.iter().all(|a| a.starts_with(prefix)), "{net}");
 
-    let (_, b) = s.get_json("/environments/0/images/nginx:1.27-alpine").await;
+    let b = s
+        .get("/environments/0/images/nginx:1.27-alpine")
+        .await
+        .json();
     let image = &b["data"];
     assert_eq!(image["graphDriver"]["name"], "overlay2");
     let layers = image["rootFs"]["layers"].as_array().unwrap();
@@ -722,7 +638,10 @@ async fn inspect_answers_carry_what_docker_reports() {
 #[tokio::test]
 async fn images_volumes_networks_swarm() {
     let s = start().await;
-    let (_, b) = s.get_json("/environments/0/images/nginx:1.27-alpine").await;
+    let b = s
+        .get("/environments/0/images/nginx:1.27-alpine")
+        .await
+        .json();
     assert_eq!(b["data"]["repoTags"][0], "nginx:1.27-alpine");
     assert!(
         b["data"]["repoDigests"][0]
@@ -747,68 +666,64 @@ async fn images_volumes_networks_swarm() {
             "Failed to prune images: image prune mode olderThan requires until",
         ),
     ] {
-        let (st, b) = s.post_json("/environments/0/images/prune", body).await;
-        assert_eq!((st, b["detail"].as_str()), (500, Some(detail)), "{b}");
+        let b = s
+            .post("/environments/0/images/prune")
+            .json(body)
+            .await
+            .expect(500);
+        assert_eq!(b["detail"].as_str(), Some(detail));
     }
-    let (st, b) = s
-        .post_json(
-            "/environments/0/images/prune",
-            json!({"mode": " dangling "}),
-        )
-        .await;
-    assert_eq!(st, 200, "{b}");
+    let b = s
+        .post("/environments/0/images/prune")
+        .json(json!({"mode": " dangling "}))
+        .await
+        .expect(200);
     assert_eq!(b["data"]["imagesDeleted"].as_array().unwrap().len(), 1);
     // Nothing dangling is left: nothing removed, 0 bytes.
-    let (_, b) = s
-        .post_json("/environments/0/images/prune", json!({"dangling": true}))
-        .await;
+    let b = s
+        .post("/environments/0/images/prune")
+        .json(json!({"dangling": true}))
+        .await
+        .json();
     assert_eq!(b["data"], json!({"imagesDeleted": [], "spaceReclaimed": 0}));
     // Without a mode or `dangling=true` the query's `dangling` is false: every unused image,
     // tagged ones too (a freshly pulled image is used by no container).
-    let r = s
-        .api(Method::POST, "/environments/0/images/pull")
-        .json(&json!({"imageName": "redis:7-alpine"}))
-        .send()
+    s.post("/environments/0/images/pull")
+        .json(json!({"imageName": "redis:7-alpine"}))
         .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let _ = r.bytes().await.unwrap();
-    let (_, b) = s.get_json("/environments/0/images/redis:7-alpine").await;
+        .expect(200);
+    let b = s.get("/environments/0/images/redis:7-alpine").await.json();
     assert_eq!(b["data"]["repoTags"][0], "redis:7-alpine", "{b}");
-    let (st, b) = s.post_json("/environments/0/images/prune", json!({})).await;
-    assert_eq!(st, 200, "{b}");
+    let b = s
+        .post("/environments/0/images/prune")
+        .json(json!({}))
+        .await
+        .expect(200);
     assert!(
         !b["data"]["imagesDeleted"].as_array().unwrap().is_empty(),
         "{b}"
     );
     // Removing an image in use needs force.
-    let r = s
-        .api(Method::DELETE, "/environments/0/images/postgres:16-alpine")
-        .send()
+    s.delete("/environments/0/images/postgres:16-alpine")
         .await
-        .unwrap();
-    assert_eq!(r.status(), 500);
-    let r = s
-        .api(
-            Method::DELETE,
-            "/environments/0/images/postgres:16-alpine?force=true",
-        )
-        .send()
+        .expect(500);
+    s.delete("/environments/0/images/postgres:16-alpine?force=true")
         .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+        .expect(200);
     // Volumes.
-    let (_, b) = s.get_json("/environments/0/volumes").await;
+    let b = s.get("/environments/0/volumes").await.json();
     assert_eq!(b["counts"], json!({"inuse": 2, "unused": 1, "total": 3}));
-    let (st, b) = s
-        .post_json("/environments/0/volumes", json!({"name": "scratch"}))
-        .await;
-    assert_eq!(st, 200, "{b}");
+    let b = s
+        .post("/environments/0/volumes")
+        .json(json!({"name": "scratch"}))
+        .await
+        .expect(200);
     assert_eq!(b["data"]["name"], "scratch");
-    let (st, b) = s
-        .post_json("/environments/0/volumes/prune", json!(null))
-        .await;
-    assert_eq!(st, 200);
+    let b = s
+        .post("/environments/0/volumes/prune")
+        .json(json!(null))
+        .await
+        .expect(200);
     let mut deleted: Vec<&str> = b["data"]["volumesDeleted"]
         .as_array()
         .unwrap()
@@ -817,61 +732,53 @@ async fn images_volumes_networks_swarm() {
         .collect();
     deleted.sort();
     assert_eq!(deleted, vec!["orphaned-cache", "scratch"]);
-    let r = s
-        .api(Method::DELETE, "/environments/0/volumes/webshop_db-data")
-        .send()
+    s.delete("/environments/0/volumes/webshop_db-data")
         .await
-        .unwrap();
-    assert_eq!(r.status(), 500);
+        .expect(500);
     // Networks.
-    let (st, b) = s
-        .post_json(
-            "/environments/0/networks",
-            json!({"name": "frontend", "options": {"driver": "bridge"}}),
-        )
-        .await;
-    assert_eq!(st, 200, "{b}");
+    let b = s
+        .post("/environments/0/networks")
+        .json(json!({"name": "frontend", "options": {"driver": "bridge"}}))
+        .await
+        .expect(200);
     let id = b["data"]["id"].as_str().unwrap().to_string();
-    let (_, b) = s.get_json(&format!("/environments/0/networks/{id}")).await;
+    let b = s
+        .get(&format!("/environments/0/networks/{id}"))
+        .await
+        .json();
     assert_eq!(b["data"]["name"], "frontend");
-    let r = s
-        .api(Method::DELETE, "/environments/0/networks/frontend")
-        .send()
+    s.delete("/environments/0/networks/frontend")
         .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let r = s
-        .api(Method::DELETE, "/environments/0/networks/bridge")
-        .send()
+        .expect(200);
+    s.delete("/environments/0/networks/bridge")
         .await
-        .unwrap();
-    assert_eq!(r.status(), 500);
-    let (_, b) = s
-        .post_json("/environments/0/networks/prune", json!(null))
-        .await;
+        .expect(500);
+    let b = s
+        .post("/environments/0/networks/prune")
+        .json(json!(null))
+        .await
+        .json();
     assert_eq!(b["data"]["networksDeleted"], json!(["unused-net"]));
     // Swarm.
-    let (_, b) = s.get_json("/environments/0/swarm/services").await;
+    let b = s.get("/environments/0/swarm/services").await.json();
     assert_eq!(b["data"][0]["name"], "edge-proxy");
-    let (st, b) = s
-        .post_json(
-            "/environments/0/swarm/services/edge-proxy/scale",
-            json!({"replicas": 5}),
-        )
-        .await;
-    assert_eq!(st, 200, "{b}");
-    let (_, b) = s
-        .get_json("/environments/0/swarm/services/edge-proxy")
-        .await;
+    s.post("/environments/0/swarm/services/edge-proxy/scale")
+        .json(json!({"replicas": 5}))
+        .await
+        .expect(200);
+    let b = s
+        .get("/environments/0/swarm/services/edge-proxy")
+        .await
+        .json();
     assert_eq!(b["data"]["spec"]["Mode"]["Replicated"]["Replicas"], 5);
-    let (_, b) = s.get_json("/environments/0/swarm/services").await;
+    let b = s.get("/environments/0/swarm/services").await.json();
     assert_eq!(b["data"][0]["replicas"], 5);
 }
 
 #[tokio::test]
 async fn projects_and_compose_byte_sizes() {
     let s = start().await;
-    let (_, b) = s.get_json("/environments/0/projects?sort=name").await;
+    let b = s.get("/environments/0/projects?sort=name").await.json();
     let names: Vec<&str> = b["data"]
         .as_array()
         .unwrap()
@@ -880,12 +787,12 @@ async fn projects_and_compose_byte_sizes() {
         .collect();
     assert_eq!(names, vec!["monitoring", "webshop"]);
     for suffix in ["", "/compose", "/runtime", "/updates"] {
-        let (st, b) = s
-            .get_json(&format!(
+        let b = s
+            .get(&format!(
                 "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01{suffix}"
             ))
-            .await;
-        assert_eq!(st, 200);
+            .await
+            .expect(200);
         // docs/arcane-wire.md#compose-byte-sizes: compose byte sizes are quoted decimals, "0" when unset.
         let svc = &b["data"]["services"][0];
         assert_eq!(svc["mem_limit"], "268435456");
@@ -902,55 +809,47 @@ async fn projects_and_compose_byte_sizes() {
             "67108864"
         );
     }
-    let (_, b) = s
-        .get_json("/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02")
-        .await;
+    let b = s
+        .get("/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02")
+        .await
+        .json();
     assert_eq!(b["data"]["services"][1]["build"]["shm_size"], "0");
     // down / restart / destroy.
-    let (st, _) = s
-        .post_json(
-            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/down",
-            json!(null),
-        )
-        .await;
-    assert_eq!(st, 200);
-    let (_, b) = s
-        .get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
-        .await;
+    s.post("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/down")
+        .json(json!(null))
+        .await
+        .expect(200);
+    let b = s
+        .get("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
+        .await
+        .json();
     assert_eq!(b["data"]["status"], "stopped");
     assert_eq!(b["data"]["runningCount"], 0);
-    let (st, _) = s
-        .post_json(
-            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/restart",
-            json!(null),
-        )
-        .await;
-    assert_eq!(st, 200);
-    let (_, b) = s
-        .get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
-        .await;
-    assert_eq!(b["data"]["status"], "running");
-    let r = s
-        .api(
-            Method::DELETE,
-            "/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02/destroy",
-        )
-        .json(&json!({"removeVolumes": true}))
-        .send()
+    s.post("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/restart")
+        .json(json!(null))
         .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let (st, _) = s
-        .get_json("/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02")
-        .await;
-    assert_eq!(st, 404);
-    let (st, _) = s.get_json("/environments/0/containers/grafana-1").await;
-    assert_eq!(st, 404);
+        .expect(200);
+    let b = s
+        .get("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
+        .await
+        .json();
+    assert_eq!(b["data"]["status"], "running");
+    s.delete("/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02/destroy")
+        .json(json!({"removeVolumes": true}))
+        .await
+        .expect(200);
+    s.get("/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02")
+        .await
+        .expect(404);
+    s.get("/environments/0/containers/grafana-1")
+        .await
+        .expect(404);
 }
 
-async fn read_lines(resp: reqwest::Response) -> Vec<Value> {
-    let text = resp.text().await.unwrap();
-    text.lines()
+/// The lines of a whole JSON-lines answer.
+fn read_lines(r: &Reply) -> Vec<Value> {
+    r.text()
+        .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
@@ -959,20 +858,18 @@ async fn read_lines(resp: reqwest::Response) -> Vec<Value> {
 async fn image_pull_stream_follows_wire() {
     let s = start().await;
     let r = s
-        .api(Method::POST, "/environments/0/images/pull")
-        .json(&json!({"imageName": "nginx", "tag": "1.28"}))
-        .send()
-        .await
-        .unwrap();
+        .post("/environments/0/images/pull")
+        .json(json!({"imageName": "nginx", "tag": "1.28"}))
+        .await;
     assert_eq!(r.status(), 200);
     // docs/arcane-wire.md#streams: stream headers.
-    assert_eq!(r.headers()["content-type"], "application/x-json-stream");
+    assert_eq!(r.header("content-type"), "application/x-json-stream");
     assert_eq!(
-        r.headers()["cache-control"],
+        r.header("cache-control"),
         "no-store, no-cache, must-revalidate"
     );
-    assert_eq!(r.headers()["x-accel-buffering"], "no");
-    let lines = read_lines(r).await;
+    assert_eq!(r.header("x-accel-buffering"), "no");
+    let lines = read_lines(&r);
     // docs/arcane-wire.md#streams: activity line first, then {"log"} lines, then {"done":true}.
     assert_eq!(lines[0]["type"], "activity");
     assert!(lines[0]["activityId"].is_string());
@@ -994,29 +891,22 @@ async fn image_pull_stream_follows_wire() {
             .all(|l| l.get("status").is_none() && l.get("progressDetail").is_none())
     );
     // The pulled image is now listed.
-    let (_, b) = s.get_json("/environments/0/images/nginx:1.28").await;
+    let b = s.get("/environments/0/images/nginx:1.28").await.json();
     assert_eq!(b["data"]["repoTags"][0], "nginx:1.28");
 }
 
 #[tokio::test]
 async fn project_up_stream_changes_state() {
     let s = start().await;
-    s.post_json(
-        "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/down",
-        json!(null),
-    )
-    .await;
+    s.post("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/down")
+        .json(json!(null))
+        .await;
     let r = s
-        .api(
-            Method::POST,
-            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up",
-        )
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.headers()["content-type"], "application/x-json-stream");
-    let lines = read_lines(r).await;
+        .post("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up")
+        .json(json!({}))
+        .await;
+    assert_eq!(r.header("content-type"), "application/x-json-stream");
+    let lines = read_lines(&r);
     assert_eq!(lines[0]["type"], "activity");
     assert!(lines.iter().any(|l| {
         l["log"]
@@ -1024,32 +914,26 @@ async fn project_up_stream_changes_state() {
             .is_some_and(|t| t.contains("Container web-1  Started"))
     }));
     assert_eq!(lines.last().unwrap(), &json!({"done": true}));
-    let (_, b) = s
-        .get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
-        .await;
+    let b = s
+        .get("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
+        .await
+        .json();
     assert_eq!(b["data"]["status"], "running");
     // Redeploy, pull and build streams.
     for action in ["redeploy", "pull", "build"] {
         let r = s
-            .api(
-                Method::POST,
-                &format!("/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02/{action}"),
-            )
-            .send()
-            .await
-            .unwrap();
+            .post(&format!(
+                "/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02/{action}"
+            ))
+            .await;
         assert_eq!(r.status(), 200, "{action}");
-        let lines = read_lines(r).await;
+        let lines = read_lines(&r);
         assert_eq!(lines.last().unwrap(), &json!({"done": true}), "{action}");
     }
     // docs/arcane-wire.md#streams: failures before the stream starts are problem+json.
-    let r = s
-        .api(Method::POST, "/environments/0/projects/ghost/up")
-        .send()
-        .await
-        .unwrap();
+    let r = s.post("/environments/0/projects/ghost/up").await;
     assert_eq!(r.status(), 404);
-    assert_eq!(r.headers()["content-type"], "application/problem+json");
+    assert_eq!(r.header("content-type"), "application/problem+json");
 }
 
 #[tokio::test]
@@ -1062,14 +946,10 @@ async fn cancelled_stream_is_visible() {
         .unwrap();
     assert_eq!(b["streamPaceMs"].as_u64(), Some(100));
     let r = s
-        .api(
-            Method::POST,
-            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up",
-        )
-        .json(&json!({}))
+        .post("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/up")
+        .json(json!({}))
         .send()
-        .await
-        .unwrap();
+        .await;
     let mut body = r.bytes_stream();
     let first = body.next().await.unwrap().unwrap();
     assert!(String::from_utf8_lossy(&first).contains("activity"));
@@ -1099,9 +979,10 @@ async fn cancelled_stream_is_visible() {
         .unwrap();
     assert_eq!(e["aborted"], true);
     // The state change of an aborted `up` did not happen (webshop stays partially running).
-    let (_, b) = s
-        .get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
-        .await;
+    let b = s
+        .get("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
+        .await
+        .json();
     assert_eq!(b["data"]["status"], "partially running");
 }
 
@@ -1110,88 +991,55 @@ async fn downloads_follow_wire() {
     let s = start().await;
     // docs/arcane-wire.md#downloads: image export is a binary tar with a quoted, sanitized filename.
     let r = s
-        .api(
-            Method::GET,
-            "/environments/0/images/ghcr.io%2Fgetarcaneapp%2Fdemo-api:2.3.1/export",
-        )
-        .send()
-        .await
-        .unwrap();
+        .get("/environments/0/images/ghcr.io%2Fgetarcaneapp%2Fdemo-api:2.3.1/export")
+        .await;
     assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["content-type"], "application/x-tar");
+    assert_eq!(r.header("content-type"), "application/x-tar");
     assert_eq!(
-        r.headers()["content-disposition"],
+        r.header("content-disposition"),
         "attachment; filename=\"ghcr.io_getarcaneapp_demo-api_2.3.1.tar\""
     );
-    let tar = r.bytes().await.unwrap();
+    let tar = r.bytes();
     assert_eq!(tar.len() % 512, 0);
     assert_eq!(&tar[257..262], b"ustar");
     // docs/arcane-wire.md#downloads: the edge mTLS CA is a PEM text.
-    let r = s.api(Method::GET, "/edge-mtls/ca").send().await.unwrap();
-    assert_eq!(r.headers()["content-type"], "application/x-pem-file");
+    let r = s.get("/edge-mtls/ca").await;
+    assert_eq!(r.header("content-type"), "application/x-pem-file");
     assert_eq!(
-        r.headers()["content-disposition"],
+        r.header("content-disposition"),
         "attachment; filename=\"ca.crt\""
     );
-    assert!(
-        r.text()
-            .await
-            .unwrap()
-            .starts_with("-----BEGIN CERTIFICATE-----")
-    );
+    assert!(r.text().starts_with("-----BEGIN CERTIFICATE-----"));
     // docs/arcane-wire.md#downloads: volume backups: gzip, unquoted <backupId>.tar.gz.
-    let r = s
-        .api(Method::GET, "/environments/0/volumes/backups/bk-1/download")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.headers()["content-type"], "application/x-gzip");
+    let r = s.get("/environments/0/volumes/backups/bk-1/download").await;
+    assert_eq!(r.header("content-type"), "application/x-gzip");
     assert_eq!(
-        r.headers()["content-disposition"],
+        r.header("content-disposition"),
         "attachment; filename=bk-1.tar.gz"
     );
-    assert_eq!(&r.bytes().await.unwrap()[..2], &[0x1f, 0x8b]);
+    assert_eq!(&r.bytes()[..2], &[0x1f, 0x8b]);
     // docs/arcane-wire.md#downloads: mTLS bundle and files.
-    let r = s
-        .api(Method::GET, "/environments/env-2/deployment/mtls/bundle")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.headers()["content-type"], "application/zip");
+    let r = s.get("/environments/env-2/deployment/mtls/bundle").await;
+    assert_eq!(r.header("content-type"), "application/zip");
     assert_eq!(
-        r.headers()["content-disposition"],
+        r.header("content-disposition"),
         "attachment; filename=\"staging-agent-env-2-mtls.zip\""
     );
-    let r = s
-        .api(Method::GET, "/environments/env-2/deployment/mtls/agent.crt")
-        .send()
-        .await
-        .unwrap();
+    let r = s.get("/environments/env-2/deployment/mtls/agent.crt").await;
     assert_eq!(
-        r.headers()["content-disposition"],
+        r.header("content-disposition"),
         "attachment; filename=\"staging-agent-env-2.pem\""
     );
-    let r = s
-        .api(Method::GET, "/environments/env-2/deployment/mtls/agent.key")
-        .send()
-        .await
-        .unwrap();
+    let r = s.get("/environments/env-2/deployment/mtls/agent.key").await;
     assert_eq!(
-        r.headers()["content-disposition"],
+        r.header("content-disposition"),
         "attachment; filename=\"staging-agent-env-2.key\""
     );
     // docs/arcane-wire.md#downloads: workspace downloads are octet-stream with an unquoted basename.
-    let r = s
-        .api(
-            Method::GET,
-            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/workspace/file/download?relativePath=conf/nginx.conf",
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.headers()["content-type"], "application/octet-stream");
+    let r = s.get("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/workspace/file/download?relativePath=conf/nginx.conf").await;
+    assert_eq!(r.header("content-type"), "application/octet-stream");
     assert_eq!(
-        r.headers()["content-disposition"],
+        r.header("content-disposition"),
         "attachment; filename=nginx.conf"
     );
 }
@@ -1199,16 +1047,12 @@ async fn downloads_follow_wire() {
 #[tokio::test]
 async fn request_log_records_everything_but_secrets() {
     let s = start().await;
-    s.http.get(s.url("/api/health")).send().await.unwrap();
-    s.api(
-        Method::POST,
-        "/environments/0/containers/web-1/restart?x=1&y=%20",
-    )
-    .bearer_auth("also-secret")
-    .send()
-    .await
-    .unwrap();
-    s.post_json("/environments/0/images/pull", json!({"imageName": "redis"}))
+    s.get("/health").anonymous().await;
+    s.post("/environments/0/containers/web-1/restart?x=1&y=%20")
+        .header("Authorization", "Bearer also-secret")
+        .await;
+    s.post("/environments/0/images/pull")
+        .json(json!({"imageName": "redis"}))
         .await;
     let log = s.hooks.requests().await.unwrap();
     assert_eq!(log.len(), 3);
@@ -1246,9 +1090,10 @@ async fn hostile_values_round_trip_byte_for_byte() {
     state["projects"][0]["name"] = json!(hostile[3]);
     state["volumes"][2]["name"] = json!(hostile[4]);
     s.hooks.set_state(&state).await.unwrap();
-    let (_, b) = s
-        .get_json("/environments/0/containers?limit=-1&includeInternal=true")
-        .await;
+    let b = s
+        .get("/environments/0/containers?limit=-1&includeInternal=true")
+        .await
+        .json();
     let data = b["data"].as_array().unwrap();
     for (i, h) in hostile.iter().enumerate() {
         let name = state["containers"][i]["name"].as_str().unwrap();
@@ -1259,14 +1104,15 @@ async fn hostile_values_round_trip_byte_for_byte() {
         );
         assert_eq!(c["status"].as_str().unwrap().as_bytes(), h.as_bytes());
     }
-    let (_, b) = s
-        .get_json(&format!(
+    let b = s
+        .get(&format!(
             "/environments/0/projects/{}",
             state["projects"][0]["id"].as_str().unwrap()
         ))
-        .await;
+        .await
+        .json();
     assert_eq!(b["data"]["name"].as_str().unwrap(), hostile[3]);
-    let (_, b) = s.get_json("/environments/0/volumes?limit=-1").await;
+    let b = s.get("/environments/0/volumes?limit=-1").await.json();
     assert!(
         b["data"]
             .as_array()
@@ -1312,28 +1158,24 @@ async fn bad_hook_input_is_a_clear_error() {
 async fn huma_body_details() {
     let s = start().await;
     let r = s
-        .api(
-            Method::GET,
-            "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01",
-        )
-        .send()
-        .await
-        .unwrap();
+        .get("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
+        .await;
     // docs/arcane-wire.md#json-encoding: huma puts `$schema` first and sends a matching describedBy Link header.
-    let link = r.headers()["link"].to_str().unwrap().to_string();
+    let link = r.header("link").to_string();
     assert!(
         link.ends_with("/api/schemas/BaseApiResponseProjectDetails.json>; rel=\"describedBy\""),
         "{link}"
     );
-    let text = r.text().await.unwrap();
+    let text = r.text();
     assert!(text.starts_with("{\"$schema\":\"http://"), "{text}");
     // docs/arcane-wire.md#json-encoding: nil slices become [] and `false` is emitted.
     let mut state = s.hooks.state().await.unwrap();
     state["projects"][0]["urls"] = Value::Null;
     s.hooks.set_state(&state).await.unwrap();
-    let (_, b) = s
-        .get_json("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
-        .await;
+    let b = s
+        .get("/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01")
+        .await
+        .json();
     assert_eq!(b["data"]["urls"], json!([]));
     assert_eq!(b["data"]["isArchived"], false);
 }
@@ -1354,23 +1196,20 @@ async fn path_parameters_are_not_decoded_on_2_8() {
     let escaped = id.replace(':', "%3A");
     // docs/arcane-wire.md (path parameters); measured in marcoaperez/arcane-mcp-server docs/balances/2026-08-19-f4.md
     // (§5.2): an escaped `sha256%3A…` reaches Docker still encoded.
-    let (st, b) = s
-        .get_json(&format!("/environments/0/images/{escaped}"))
-        .await;
-    assert_eq!(st, 404);
+    let b = s
+        .get(&format!("/environments/0/images/{escaped}"))
+        .await
+        .expect(404);
     assert_eq!(
         b["detail"],
         format!(
             "Image not found: inspect not found: Error response from daemon: No such image: {escaped}"
         )
     );
-    let r = s
-        .api(Method::DELETE, &format!("/environments/0/images/{escaped}"))
-        .send()
+    let b = s
+        .delete(&format!("/environments/0/images/{escaped}"))
         .await
-        .unwrap();
-    assert_eq!(r.status(), 500);
-    let b: Value = r.json().await.unwrap();
+        .expect(500);
     assert!(
         b["detail"]
             .as_str()
@@ -1378,20 +1217,23 @@ async fn path_parameters_are_not_decoded_on_2_8() {
             .contains("invalid reference format")
     );
     // Same file, same table: the update check of an encoded ID is a 500.
-    let (st, _) = s
-        .get_json(&format!("/environments/0/image-updates/check/{escaped}"))
-        .await;
-    assert_eq!(st, 500);
+    s.get(&format!("/environments/0/image-updates/check/{escaped}"))
+        .await
+        .expect(500);
     // Sent raw, `:` works: by ID and by name:tag.
-    let (st, b) = s.get_json(&format!("/environments/0/images/{id}")).await;
-    assert_eq!((st, b["data"]["id"].as_str()), (200, Some(id.as_str())));
-    let (st, _) = s.get_json("/environments/0/images/nginx:1.27-alpine").await;
-    assert_eq!(st, 200);
+    let b = s
+        .get(&format!("/environments/0/images/{id}"))
+        .await
+        .expect(200);
+    assert_eq!(b["data"]["id"].as_str(), Some(id.as_str()));
+    s.get("/environments/0/images/nginx:1.27-alpine")
+        .await
+        .expect(200);
     // A reference with `/` cannot reach the route: `%2F` stays literal…
-    let (st, b) = s
-        .get_json("/environments/0/images/ghcr.io%2Fgetarcaneapp%2Fdemo-api:2.3.1")
-        .await;
-    assert_eq!(st, 404);
+    let b = s
+        .get("/environments/0/images/ghcr.io%2Fgetarcaneapp%2Fdemo-api:2.3.1")
+        .await
+        .expect(404);
     assert!(
         b["detail"]
             .as_str()
@@ -1399,10 +1241,10 @@ async fn path_parameters_are_not_decoded_on_2_8() {
             .ends_with("ghcr.io%2Fgetarcaneapp%2Fdemo-api:2.3.1")
     );
     // …and a raw `/` splits the segment (no such route).
-    let (st, b) = s
-        .get_json("/environments/0/images/ghcr.io/getarcaneapp/demo-api:2.3.1")
-        .await;
-    assert_eq!(st, 404);
+    let b = s
+        .get("/environments/0/images/ghcr.io/getarcaneapp/demo-api:2.3.1")
+        .await
+        .expect(404);
     assert!(
         b["error"]
             .as_str()
@@ -1410,18 +1252,14 @@ async fn path_parameters_are_not_decoded_on_2_8() {
             .starts_with("API endpoint not found")
     );
     // Export decodes its parameter itself.
-    let r = s
-        .api(
-            Method::GET,
-            "/environments/0/images/ghcr.io%2Fgetarcaneapp%2Fdemo-api%3A2.3.1/export",
-        )
-        .send()
+    s.get("/environments/0/images/ghcr.io%2Fgetarcaneapp%2Fdemo-api%3A2.3.1/export")
         .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+        .expect(200);
     // One non-default escape anywhere makes every parameter raw (`-` needs no escaping).
-    let (st, b) = s.get_json("/environments/0/containers/web%2D1").await;
-    assert_eq!(st, 404);
+    let b = s
+        .get("/environments/0/containers/web%2D1")
+        .await
+        .expect(404);
     assert!(
         b["detail"]
             .as_str()
@@ -1429,8 +1267,10 @@ async fn path_parameters_are_not_decoded_on_2_8() {
             .ends_with("No such container: web%2D1")
     );
     // An escape Go would write itself (space) is decoded.
-    let (st, b) = s.get_json("/environments/0/containers/no%20such").await;
-    assert_eq!(st, 404);
+    let b = s
+        .get("/environments/0/containers/no%20such")
+        .await
+        .expect(404);
     assert!(
         b["detail"]
             .as_str()
@@ -1439,29 +1279,26 @@ async fn path_parameters_are_not_decoded_on_2_8() {
     );
     // Remote environments: the manager decodes the path before proxying it.
     let worker = arcane_sim::state::demo_image_id("ghcr.io/acme/worker:1.4.0");
-    let (st, _) = s
-        .get_json(&format!(
-            "/environments/env-2/images/{}",
-            worker.replace(':', "%3A")
-        ))
-        .await;
-    assert_eq!(st, 200);
-    let (st, _) = s
-        .get_json("/environments/env-2/images/ghcr.io%2Facme%2Fworker%3A1.4.0")
-        .await;
-    assert_eq!(st, 404);
+    s.get(&format!(
+        "/environments/env-2/images/{}",
+        worker.replace(':', "%3A")
+    ))
+    .await
+    .expect(200);
+    s.get("/environments/env-2/images/ghcr.io%2Facme%2Fworker%3A1.4.0")
+        .await
+        .expect(404);
     // main decodes every path parameter.
     s.set_version("main").await;
-    let (st, _) = s
-        .get_json(&format!("/environments/0/images/{escaped}"))
-        .await;
-    assert_eq!(st, 200);
-    let (st, _) = s
-        .get_json("/environments/0/images/ghcr.io%2Fgetarcaneapp%2Fdemo-api%3A2.3.1")
-        .await;
-    assert_eq!(st, 200);
-    let (st, _) = s.get_json("/environments/0/containers/web%2D1").await;
-    assert_eq!(st, 200);
+    s.get(&format!("/environments/0/images/{escaped}"))
+        .await
+        .expect(200);
+    s.get("/environments/0/images/ghcr.io%2Fgetarcaneapp%2Fdemo-api%3A2.3.1")
+        .await
+        .expect(200);
+    s.get("/environments/0/containers/web%2D1")
+        .await
+        .expect(200);
 }
 
 #[tokio::test]
@@ -1471,16 +1308,13 @@ async fn health_is_an_empty_500_while_docker_is_up() {
     // docs/balances/2026-08-16-f2.md.
     for version in ["2.8", "main"] {
         s.set_version(version).await;
-        let r = s
-            .api(Method::HEAD, "/environments/0/system/health")
-            .send()
-            .await
-            .unwrap();
+        let r = s.head("/environments/0/system/health").await;
         assert_eq!(r.status(), 500, "{version}");
-        assert!(r.bytes().await.unwrap().is_empty());
+        assert!(r.bytes().is_empty());
     }
-    let (st, b) = s.get_json("/environments/0/system/docker/info").await;
-    assert_eq!(st, 200, "{b}");
+    s.get("/environments/0/system/docker/info")
+        .await
+        .expect(200);
 }
 
 #[tokio::test]
@@ -1495,22 +1329,22 @@ async fn vulnerability_scans_are_per_image() {
         "sha256:1111111111111111111111111111111111111111111111111111111111111111",
     ] {
         for suffix in ["", "/summary"] {
-            let (st, b) = s
-                .get_json(&format!(
+            let b = s
+                .get(&format!(
                     "/environments/0/images/{id}/vulnerabilities{suffix}"
                 ))
-                .await;
-            assert_eq!(st, 404);
+                .await
+                .expect(404);
             assert_eq!(b["detail"], "Vulnerability scan not found");
         }
     }
     // 2.8.x: the list of a never-scanned image is an empty page, like a clean one.
-    let (st, b) = s
-        .get_json(&format!(
+    let b = s
+        .get(&format!(
             "/environments/0/images/{alpine}/vulnerabilities/list"
         ))
-        .await;
-    assert_eq!(st, 200);
+        .await
+        .expect(200);
     assert_eq!(b["data"], json!([]));
     assert_eq!(
         b["pagination"],
@@ -1518,22 +1352,21 @@ async fn vulnerability_scans_are_per_image() {
     );
     // Batch summaries omit images without a scan (vulnerabilidades.e2e.ts, "el batch de
     // summaries omite lo no escaneado").
-    let (st, b) = s
-        .post_json(
-            "/environments/0/images/vulnerabilities/summaries",
-            json!({"imageIds": [nginx, alpine]}),
-        )
-        .await;
-    assert_eq!(st, 200);
+    let b = s
+        .post("/environments/0/images/vulnerabilities/summaries")
+        .json(json!({"imageIds": [nginx, alpine]}))
+        .await
+        .expect(200);
     let map = b["data"]["summaries"].as_object().unwrap();
     assert_eq!(map.keys().collect::<Vec<_>>(), vec![&nginx]);
     assert_eq!(map[&nginx]["status"], "completed");
     // The scanned image: sorted by a real key, byte-wise.
-    let (_, b) = s
-        .get_json(&format!(
+    let b = s
+        .get(&format!(
             "/environments/0/images/{nginx}/vulnerabilities/list?sort=pkgName"
         ))
-        .await;
+        .await
+        .json();
     let pkgs: Vec<&str> = b["data"]
         .as_array()
         .unwrap()
@@ -1543,47 +1376,44 @@ async fn vulnerability_scans_are_per_image() {
     assert_eq!(pkgs, vec!["busybox", "libexpat", "openssl"]);
     // Ignoring a CVE does not change the counts (measured: marcoaperez/arcane-mcp-server
     // docs/balances/2026-08-19-f4.md §5.3, "los contadores no cambian").
-    let (st, _) = s
-        .post_json(
-            "/environments/0/vulnerabilities/ignore",
-            json!({"imageId": nginx, "vulnerabilityId": "CVE-2024-6119", "pkgName": "openssl"}),
-        )
-        .await;
-    assert_eq!(st, 200);
-    let (_, b) = s
-        .get_json(&format!(
+    s.post("/environments/0/vulnerabilities/ignore")
+        .json(json!({"imageId": nginx, "vulnerabilityId": "CVE-2024-6119", "pkgName": "openssl"}))
+        .await
+        .expect(200);
+    let b = s
+        .get(&format!(
             "/environments/0/images/{nginx}/vulnerabilities/summary"
         ))
-        .await;
+        .await
+        .json();
     assert_eq!(b["data"]["summary"]["total"], 3);
     assert_eq!(b["data"]["summary"]["high"], 1);
     // A scan answers at once with `scanning` and an activity (vulnerabilidades.e2e.ts, "el acuse
     // del scan es asíncrono y trae activityId").
-    let (st, b) = s
-        .post_json(
-            &format!("/environments/0/images/{alpine}/vulnerabilities/scan"),
-            json!(null),
-        )
-        .await;
-    assert_eq!(st, 200, "{b}");
+    let b = s
+        .post(&format!(
+            "/environments/0/images/{alpine}/vulnerabilities/scan"
+        ))
+        .json(json!(null))
+        .await
+        .expect(200);
     assert_eq!(b["data"]["status"], "scanning");
     assert!(!b["data"]["activityId"].as_str().unwrap().is_empty());
-    let (st, b) = s
-        .get_json(&format!(
+    let b = s
+        .get(&format!(
             "/environments/0/images/{alpine}/vulnerabilities/summary"
         ))
-        .await;
-    assert_eq!(st, 200);
+        .await
+        .expect(200);
     assert_eq!(b["data"]["summary"]["total"], 0);
     // main: the list of a never-scanned image is a 404.
     s.hooks.reset().await.unwrap();
     s.set_version("main").await;
-    let (st, _) = s
-        .get_json(&format!(
-            "/environments/0/images/{alpine}/vulnerabilities/list"
-        ))
-        .await;
-    assert_eq!(st, 404);
+    s.get(&format!(
+        "/environments/0/images/{alpine}/vulnerabilities/list"
+    ))
+    .await
+    .expect(404);
 }
 
 /// Walks a list page by page; returns every name seen, in order.
@@ -1591,9 +1421,10 @@ async fn walk(s: &Sim, list: &str, query: &str) -> (Vec<String>, u64) {
     let mut names = Vec::new();
     let mut start = 0;
     loop {
-        let (_, b) = s
-            .get_json(&format!("{list}?start={start}&limit=2{query}"))
-            .await;
+        let b = s
+            .get(&format!("{list}?start={start}&limit=2{query}"))
+            .await
+            .json();
         let total = b["pagination"]["totalItems"].as_u64().unwrap();
         for item in b["data"].as_array().unwrap() {
             names.push(item["name"].as_str().unwrap().to_string());
@@ -1648,17 +1479,22 @@ async fn sorting_is_byte_wise_and_by_real_keys_only() {
     state["volumes"][0]["name"] = json!("Zeta");
     s.hooks.set_state(&state).await.unwrap();
     // Go's strings.Compare: upper case sorts before lower case.
-    let (_, b) = s
-        .get_json("/environments/0/volumes?sort=name&limit=-1")
-        .await;
+    let b = s
+        .get("/environments/0/volumes?sort=name&limit=-1")
+        .await
+        .json();
     assert_eq!(b["data"][0]["name"], "Zeta");
     // Containers: an unknown key leaves Docker's order; images sort by `repo`, not `id`.
-    let (_, a) = s.get_json("/environments/0/images?sort=id&limit=-1").await;
-    let (_, b) = s.get_json("/environments/0/images?limit=-1").await;
+    let a = s
+        .get("/environments/0/images?sort=id&limit=-1")
+        .await
+        .json();
+    let b = s.get("/environments/0/images?limit=-1").await.json();
     assert_eq!(a["data"], b["data"]);
-    let (_, c) = s
-        .get_json("/environments/0/images?sort=repo&limit=-1")
-        .await;
+    let c = s
+        .get("/environments/0/images?sort=repo&limit=-1")
+        .await
+        .json();
     assert_ne!(b["data"], c["data"]);
 }
 
@@ -1666,8 +1502,7 @@ async fn sorting_is_byte_wise_and_by_real_keys_only() {
 async fn smaller_2_8_differences() {
     let s = start().await;
     // Projects are found by database ID only.
-    let (st, b) = s.get_json("/environments/0/projects/webshop").await;
-    assert_eq!(st, 404);
+    let b = s.get("/environments/0/projects/webshop").await.expect(404);
     assert_eq!(
         b["detail"],
         "Failed to get project details: project not found"
@@ -1675,48 +1510,39 @@ async fn smaller_2_8_differences() {
     // hasBuildDirective: always false on 2.8.x (arcane#3685; marcoaperez/arcane-mcp-server
     // docs/auditorias/2026-08-19-has-build-directive-upstream.md), true on main for `build:`.
     let monitoring = "/environments/0/projects/a1c9e4b2-58d7-4f3a-8b6e-0c2d4f6a8b02";
-    let (_, b) = s.get_json(monitoring).await;
+    let b = s.get(monitoring).await.json();
     assert_eq!(b["data"]["hasBuildDirective"], false);
     // Swarm off on env-2: every swarm route is a 409.
-    let (st, b) = s.get_json("/environments/env-2/swarm/services").await;
-    assert_eq!(st, 409);
+    let b = s
+        .get("/environments/env-2/swarm/services")
+        .await
+        .expect(409);
     assert_eq!(b["detail"], "Swarm mode is not enabled");
-    let (st, _) = s.get_json("/environments/0/swarm/services").await;
-    assert_eq!(st, 200);
+    s.get("/environments/0/swarm/services").await.expect(200);
     // Non-edge environments carry neither `connected` nor `apiKey`.
-    let (_, b) = s.get_json("/environments/env-2").await;
+    let b = s.get("/environments/env-2").await.json();
     assert!(b["data"].get("connected").is_none() && b["data"].get("apiKey").is_none());
     // Cancelling a finished activity: 409 (marcoaperez/arcane-mcp-server
     // src/__e2e__/observabilidad.e2e.ts, "activities.cancel sobre una activity terminada").
     let text = s
-        .api(Method::POST, "/environments/0/images/pull")
-        .json(&json!({"imageName": "redis:7"}))
-        .send()
+        .post("/environments/0/images/pull")
+        .json(json!({"imageName": "redis:7"}))
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .text();
     let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     let activity = first["activityId"].as_str().unwrap();
-    let (st, b) = s
-        .post_json(
-            &format!("/environments/0/activities/{activity}/cancel"),
-            json!(null),
-        )
-        .await;
-    assert_eq!(st, 409);
+    let b = s
+        .post(&format!("/environments/0/activities/{activity}/cancel"))
+        .json(json!(null))
+        .await
+        .expect(409);
     assert_eq!(b["detail"], "activity is not running");
     // Build workspace (marcoaperez/arcane-mcp-server src/__e2e__/builds.e2e.ts): mkdir and
     // delete are 204 with no body, traversal is refused, entries lack relativePath/editable.
-    let r = s
-        .api(Method::POST, "/environments/0/builds/browse/mkdir?path=ctx")
-        .send()
-        .await
-        .unwrap();
+    let r = s.post("/environments/0/builds/browse/mkdir?path=ctx").await;
     assert_eq!(r.status(), 204);
-    assert!(r.bytes().await.unwrap().is_empty());
-    let (_, b) = s.get_json("/environments/0/builds/browse").await;
+    assert!(r.bytes().is_empty());
+    let b = s.get("/environments/0/builds/browse").await.json();
     let entry = b["data"]
         .as_array()
         .unwrap()
@@ -1726,26 +1552,25 @@ async fn smaller_2_8_differences() {
         .unwrap();
     assert_eq!(entry["isDirectory"], true);
     assert!(entry.get("relativePath").is_none() && entry.get("editable").is_none());
-    let (st, b) = s.get_json("/environments/0/builds/browse?path=../..").await;
-    assert_eq!(st, 400);
+    let b = s
+        .get("/environments/0/builds/browse?path=../..")
+        .await
+        .expect(400);
     assert!(
         b["detail"]
             .as_str()
             .unwrap()
             .contains("path traversal not allowed")
     );
-    let r = s
-        .api(Method::DELETE, "/environments/0/builds/browse?path=ctx")
-        .send()
+    s.delete("/environments/0/builds/browse?path=ctx")
         .await
-        .unwrap();
-    assert_eq!(r.status(), 204);
+        .expect(204);
     // Update check of a ref not pulled: 2.8.0 fails, later releases say `not_pulled`
     // (arcane#3631).
-    let (st, b) = s
-        .get_json("/environments/0/image-updates/check/busybox:9")
-        .await;
-    assert_eq!(st, 500);
+    let b = s
+        .get("/environments/0/image-updates/check/busybox:9")
+        .await
+        .expect(500);
     assert!(
         b["detail"]
             .as_str()
@@ -1753,28 +1578,26 @@ async fn smaller_2_8_differences() {
             .contains("No such image: busybox:9")
     );
     // The by-refs and batch maps leave out references not pulled locally.
-    let (_, b) = s
-        .get_json("/environments/0/image-updates/by-refs?imageRefs=nginx:1.27-alpine,busybox:9")
-        .await;
+    let b = s
+        .get("/environments/0/image-updates/by-refs?imageRefs=nginx:1.27-alpine,busybox:9")
+        .await
+        .json();
     let keys: Vec<&String> = b["data"].as_object().unwrap().keys().collect();
     assert_eq!(keys, ["nginx:1.27-alpine"]);
-    let (_, b) = s
-        .post_json(
-            "/environments/0/image-updates/check-batch",
-            json!({"imageRefs": ["busybox:9", "alpine:3.20"]}),
-        )
-        .await;
+    let b = s
+        .post("/environments/0/image-updates/check-batch")
+        .json(json!({"imageRefs": ["busybox:9", "alpine:3.20"]}))
+        .await
+        .json();
     let keys: Vec<&String> = b["data"].as_object().unwrap().keys().collect();
     assert_eq!(keys, ["alpine:3.20"]);
     s.set_version("main").await;
-    let (st, b) = s
-        .get_json("/environments/0/image-updates/check/busybox:9")
-        .await;
-    assert_eq!(
-        (st, b["data"]["updateType"].as_str()),
-        (200, Some("not_pulled"))
-    );
-    let (_, b) = s.get_json(monitoring).await;
+    let b = s
+        .get("/environments/0/image-updates/check/busybox:9")
+        .await
+        .expect(200);
+    assert_eq!(b["data"]["updateType"].as_str(), Some("not_pulled"));
+    let b = s.get(monitoring).await.json();
     assert_eq!(b["data"]["hasBuildDirective"], true);
 }
 
@@ -1787,31 +1610,30 @@ async fn registries_are_a_stateful_collection() {
                       "description": "ACME", "insecure": false, "enabled": true,
                       "registryType": "generic", "repositoryNames": [], "awsAccessKeyId": "",
                       "awsSecretAccessKey": "", "awsRegion": ""});
-    let (st, created) = s.post_json("/container-registries", body).await;
-    assert!((200..300).contains(&st), "{created}");
+    let r = s.post("/container-registries").json(body).await;
+    assert!((200..300).contains(&r.status()), "{}", r.text());
+    let created = r.json();
     let id = created["data"]["id"].as_str().unwrap().to_string();
     assert_eq!(created["data"]["url"], "registry.acme.test");
     assert!(created["data"]["createdAt"].is_string());
     assert!(!created.to_string().contains("tok-secret-1"), "{created}");
 
-    let (_, list) = s.get_json("/container-registries").await;
+    let list = s.get("/container-registries").await.json();
     assert_eq!(list["data"].as_array().unwrap().len(), 1, "{list}");
     assert_eq!(list["pagination"]["totalItems"], 1);
     assert!(!list.to_string().contains("tok-secret-1"));
 
     let r = s
-        .api(reqwest::Method::PUT, &format!("/container-registries/{id}"))
+        .put(&format!("/container-registries/{id}"))
         .json(
-            &json!({"url": "registry.acme.test", "username": "ci", "token": "tok-secret-1",
+            json!({"url": "registry.acme.test", "username": "ci", "token": "tok-secret-1",
                       "description": "ACME mirror", "insecure": false, "enabled": true,
                       "registryType": "generic", "repositoryNames": [], "awsAccessKeyId": "",
                       "awsSecretAccessKey": "", "awsRegion": ""}),
         )
-        .send()
-        .await
-        .unwrap();
-    assert!(r.status().is_success());
-    let (_, got) = s.get_json(&format!("/container-registries/{id}")).await;
+        .await;
+    assert!((200..300).contains(&r.status()), "{}", r.text());
+    let got = s.get(&format!("/container-registries/{id}")).await.json();
     assert_eq!(got["data"]["description"], "ACME mirror");
     assert_eq!(got["data"]["username"], "ci");
 
@@ -1821,18 +1643,12 @@ async fn registries_are_a_stateful_collection() {
         "the credential is stored, only never answered"
     );
 
-    let r = s
-        .api(
-            reqwest::Method::DELETE,
-            &format!("/container-registries/{id}"),
-        )
-        .send()
+    let r = s.delete(&format!("/container-registries/{id}")).await;
+    assert!((200..300).contains(&r.status()), "{}", r.text());
+    s.get(&format!("/container-registries/{id}"))
         .await
-        .unwrap();
-    assert!(r.status().is_success());
-    let (st, _) = s.get_json(&format!("/container-registries/{id}")).await;
-    assert_eq!(st, 404);
-    let (_, list) = s.get_json("/container-registries").await;
+        .expect(404);
+    let list = s.get("/container-registries").await.json();
     assert_eq!(list["data"], json!([]));
 }
 
@@ -1843,25 +1659,17 @@ async fn project_create_then_up_starts_its_services() {
     let s = start().await;
     let project = json!({"name": "shop", "composeContent":
         "services:\n  web:\n    image: nginx:1.27-alpine\n    ports: [\"8081:80\"]\n  jobs:\n    image: alpine:3.20\n"});
-    let (st, created) = s
-        .post_json(
-            "/environments/0/projects",
-            json!({"project": project.to_string()}),
-        )
-        .await;
-    assert!((200..300).contains(&st), "{created}");
-    let id = created["data"]["id"].as_str().unwrap().to_string();
-    let (_, counts) = s.get_json("/environments/0/projects/counts").await;
-    assert_eq!(counts["data"]["totalProjects"], 3, "{counts}");
     let r = s
-        .api(
-            reqwest::Method::POST,
-            &format!("/environments/0/projects/{id}/up"),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert!(r.text().await.unwrap().ends_with("{\"done\":true}\n"));
+        .post("/environments/0/projects")
+        .json(json!({"project": project.to_string()}))
+        .await;
+    assert!((200..300).contains(&r.status()), "{}", r.text());
+    let created = r.json();
+    let id = created["data"]["id"].as_str().unwrap().to_string();
+    let counts = s.get("/environments/0/projects/counts").await.json();
+    assert_eq!(counts["data"]["totalProjects"], 3, "{counts}");
+    let r = s.post(&format!("/environments/0/projects/{id}/up")).await;
+    assert!(r.text().ends_with("{\"done\":true}\n"));
     let state = s.hooks.state().await.unwrap();
     let mine: Vec<&Value> = state["containers"]
         .as_array()
@@ -1871,8 +1679,8 @@ async fn project_create_then_up_starts_its_services() {
         .collect();
     assert_eq!(mine.len(), 2);
     assert!(mine.iter().all(|c| c["state"] == "running"));
-    let (_, info) = s.get_json("/environments/0/system/docker/info").await;
-    let (_, dash) = s.get_json("/environments/0/dashboard").await;
+    let info = s.get("/environments/0/system/docker/info").await.json();
+    let dash = s.get("/environments/0/dashboard").await.json();
     let total = state["containers"]
         .as_array()
         .unwrap()
@@ -1891,7 +1699,7 @@ async fn project_create_then_up_starts_its_services() {
             .filter(|i| i["environmentId"] == "0")
             .count()
     );
-    let (_, ports) = s.get_json("/environments/0/ports").await;
+    let ports = s.get("/environments/0/ports").await.json();
     assert!(
         ports["data"]
             .as_array()

@@ -9,4 +9,5 @@ mod cli;
 mod conformance;
 mod faults;
 mod http;
+mod layout;
 mod ws;

@@ -4,12 +4,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::server::Ctx;
+use crate::ctx::Ctx;
 
 pub(super) fn cancel_activity(ctx: &Ctx) -> Response {
     match ctx.sh.activity_running(ctx.param("activityId")) {
         // Everything the simulator starts finishes at once or streams briefly.
-        Some(true) => super::generic(ctx),
+        Some(true) => super::generic::generic(ctx),
         Some(false) => ctx.problem(409, "activity is not running"),
         None => ctx.problem(404, "activity not found"),
     }

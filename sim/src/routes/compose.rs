@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::str_array;
+use super::common::str_array;
 
 /// One part of a `multipart/form-data` body: its name, file name (if any) and text.
 pub struct Part {

@@ -4,11 +4,11 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
+use super::common::{by_unique_prefix, change, get_one, message, refuse, str_array};
 use super::lists::{
     CONTAINER_SORT, DOCKER, GENERIC_SORT, answer_page, filter_values, paginate, search_match,
 };
-use super::{by_unique_prefix, change, get_one, message, refuse, str_array};
-use crate::server::Ctx;
+use crate::ctx::Ctx;
 use crate::state::{self, Container, State, container_project, is_internal};
 use crate::synth::hex_id;
 

@@ -3,9 +3,9 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::get_one;
+use super::common::get_one;
 use super::lists::{DB, ENVIRONMENT_SORT, answer_page, search_match};
-use crate::server::Ctx;
+use crate::ctx::Ctx;
 use crate::state;
 
 pub(super) fn list(ctx: &Ctx) -> Response {

@@ -6,7 +6,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::lists::{DB, GENERIC_SORT, paginate};
-use crate::server::{Ctx, download, json_stream};
+use crate::ctx::Ctx;
+use crate::streams::{download, json_stream};
 use crate::synth::synth;
 
 /// A deterministic 2xx answer synthesized from the operation's response schema.

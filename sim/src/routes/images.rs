@@ -3,10 +3,11 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
+use super::common::{by_unique_prefix, change, get_one, message, refuse, take_marked};
 use super::lists::{DOCKER_ZERO_IS_20, IMAGE_SORT, answer_page, bool_filter, search_match, select};
-use super::{by_unique_prefix, change, get_one, message, refuse, take_marked};
-use crate::server::{Ctx, download, json_stream};
+use crate::ctx::Ctx;
 use crate::state::{self, State};
+use crate::streams::{download, json_stream};
 use crate::synth::hex_id;
 
 /// Finds an image by ID (with or without `sha256:`, or a unique prefix), or by reference.

@@ -6,8 +6,8 @@ use std::cmp::Ordering;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use crate::ArcaneVersion;
-use crate::server::Ctx;
+use crate::config::ArcaneVersion;
+use crate::ctx::Ctx;
 use crate::state::InEnv;
 
 /// How a list pages.

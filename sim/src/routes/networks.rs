@@ -3,11 +3,11 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
+use super::common::{by_unique_prefix, change, get_one, message, refuse, take_marked};
 use super::lists::{
     DOCKER, NETWORK_SORT, answer_page, bool_filter, search_match, select, usage_counts,
 };
-use super::{by_unique_prefix, change, get_one, message, refuse, take_marked};
-use crate::server::Ctx;
+use crate::ctx::Ctx;
 use crate::state::{self, State};
 use crate::synth::hex_id;
 

@@ -4,14 +4,15 @@
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
+use super::common::{change, get_one, message, refuse, str_array};
 use super::compose::{compose_services, multipart_parts};
 use super::images::{add_image, pull_lines};
 use super::lists::{PROJECT_SORT, Paging, answer_page, filter_values, search_match};
-use super::{change, get_one, message, refuse, str_array};
-use crate::ArcaneVersion;
-use crate::collections::{timestamp, uuid};
-use crate::server::{Ctx, json_stream};
-use crate::state::{self, Container, State, container_project};
+use crate::config::ArcaneVersion;
+use crate::ctx::Ctx;
+use crate::state::{self, Container, State, container_project, timestamp};
+use crate::streams::json_stream;
+use crate::synth::uuid;
 
 /// Arcane finds a project by its database ID only; a name is not found.
 fn find_project(st: &State, env: &str, key: &str) -> Option<usize> {
@@ -188,7 +189,7 @@ pub(super) fn stream(ctx: &Ctx, action: &'static str) -> Response {
             lines.push(format!(" Container {c}  Started"));
         }
     }
-    let on_done: Option<crate::server::StateChange> = if matches!(action, "up" | "redeploy") {
+    let on_done: Option<crate::streams::StateChange> = if matches!(action, "up" | "redeploy") {
         let name = p.name.clone();
         Some(Box::new(move |st: &mut State| {
             // A redeploy pulls the newer images and recreates the containers on them.

@@ -6,13 +6,13 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
+use super::common::str_array;
 use super::images::find_image;
 use super::lists::{
     DOCKER_ZERO_IS_20, VULNERABILITY_SORT, answer_page, filter_values, search_match,
 };
-use super::str_array;
-use crate::ArcaneVersion;
-use crate::server::Ctx;
+use crate::config::ArcaneVersion;
+use crate::ctx::Ctx;
 use crate::state::{Scan, State, repo_and_tag};
 
 const NOT_FOUND: &str = "Vulnerability scan not found";

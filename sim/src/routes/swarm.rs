@@ -3,9 +3,9 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
+use super::common::{Refusal, change, message, refuse};
 use super::lists::{DOCKER, SWARM_SERVICE_SORT, answer_page, search_match, select};
-use super::{Refusal, change, message, refuse};
-use crate::server::Ctx;
+use crate::ctx::Ctx;
 use crate::state::{self, State};
 
 /// A swarm service of an environment by ID or name.

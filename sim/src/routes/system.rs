@@ -6,16 +6,15 @@ use serde_json::{Map, Value, json};
 
 use super::images::image_in_use;
 use super::{images, networks, volumes};
-use crate::collections::BUILD_CACHE_BYTES;
-use crate::server::Ctx;
-use crate::state::{self, State};
+use crate::ctx::Ctx;
+use crate::state::{self, BUILD_CACHE_BYTES, State};
 
 /// A synthesized answer with the parts the state knows replaced by the state's values.
 pub(super) fn derived(ctx: &Ctx, patch: fn(&State, &str, &mut Value)) -> Response {
     let spec = &ctx.sh.spec;
     let (status, schema, name) = ctx.response_schema();
     let (Some(schema), Some(op)) = (schema, ctx.op) else {
-        return crate::routes::generic(ctx);
+        return super::generic::generic(ctx);
     };
     let mut v = crate::synth::synth(spec, schema, "", &spec.ops[op].template);
     patch(&ctx.sh.state(), ctx.env_id(), &mut v);

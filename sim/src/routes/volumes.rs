@@ -3,11 +3,11 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
+use super::common::{change, get_one, message, refuse, take_marked};
 use super::lists::{
     DOCKER_ZERO_IS_20, VOLUME_SORT, answer_page, bool_filter, search_match, select, usage_counts,
 };
-use super::{change, get_one, message, refuse, take_marked};
-use crate::server::Ctx;
+use crate::ctx::Ctx;
 use crate::state::{self, State};
 
 /// The IDs of the containers that mount `v`.

@@ -3,7 +3,10 @@
 
 use arcane_sim::hooks::HooksClient;
 use arcane_sim::{ArcaneVersion, RunningSim, SimConfig};
-use serde_json::Value;
+
+mod client;
+
+pub use client::{Reply, TestClient};
 
 /// The finder of Arcane's documents (`third_party/arcane`, or `$ARCANE_SHARED_DIR`), shared with
 /// the other crates' tests.
@@ -14,11 +17,22 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::builder().build().expect("client")
 }
 
+/// A simulator started for one test: `s.get(path)`, `s.post(path)`… call its `/api` with its
+/// key ([`TestClient`], through `Deref`); `s.hooks` drives its test hooks.
 pub struct Sim {
     pub sim: RunningSim,
     pub http: reqwest::Client,
+    /// The simulator's `/api`, with its key.
+    pub api: TestClient,
     /// The simulator's test hooks (`/__sim/…`).
     pub hooks: HooksClient,
+}
+
+impl std::ops::Deref for Sim {
+    type Target = TestClient;
+    fn deref(&self) -> &TestClient {
+        &self.api
+    }
 }
 
 pub async fn start() -> Sim {
@@ -29,7 +43,13 @@ pub async fn start_with(config: SimConfig) -> Sim {
     let sim = arcane_sim::start(config).await.expect("simulator starts");
     let http = client();
     let hooks = HooksClient::with_client(http.clone(), sim.base_url());
-    Sim { sim, http, hooks }
+    let api = TestClient::new(http.clone(), sim.base_url(), sim.api_key());
+    Sim {
+        sim,
+        http,
+        api,
+        hooks,
+    }
 }
 
 impl Sim {
@@ -37,32 +57,10 @@ impl Sim {
         format!("{}{}", self.sim.base_url(), path)
     }
 
-    /// An authenticated request to `/api{path}`.
-    pub fn api(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        self.http
-            .request(method, self.url(&format!("/api{path}")))
-            .header("X-API-Key", self.sim.api_key())
-    }
-
-    pub async fn get_json(&self, path: &str) -> (u16, Value) {
-        let r = self
-            .api(reqwest::Method::GET, path)
-            .send()
-            .await
-            .expect("request");
-        let s = r.status().as_u16();
-        (s, r.json().await.unwrap_or(Value::Null))
-    }
-
-    pub async fn post_json(&self, path: &str, body: Value) -> (u16, Value) {
-        let r = self
-            .api(reqwest::Method::POST, path)
-            .json(&body)
-            .send()
-            .await
-            .expect("request");
-        let s = r.status().as_u16();
-        (s, r.json().await.unwrap_or(Value::Null))
+    /// Queues the fault(s) `spec` (one object or an array, as `POST /__sim/faults` takes them);
+    /// the number added.
+    pub async fn fault(&self, spec: serde_json::Value) -> u64 {
+        self.hooks.add_faults(&spec).await.expect("fault accepted")
     }
 
     /// Switches the imitated Arcane (`"2.8"` or `"main"`) through the config hook.

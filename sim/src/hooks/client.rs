@@ -14,7 +14,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::ArcaneVersion;
+use crate::config::ArcaneVersion;
 
 /// Why a hook call failed.
 #[derive(Debug)]

@@ -1,53 +1,26 @@
-//! Arcane's database-backed resources (registries, git repositories, GitOps syncs, API keys,
-//! users, templates, variables, webhooks, notifications, volume backups…) as stateful
-//! collections, driven by the loaded spec rather than by a list of resources: a path that has
-//! both a `POST` and a `GET` operation is a collection; `POST` stores what was sent (plus an
-//! ID and timestamps), `GET` lists it, and the item routes below it (`…/{id}`) get, update and
-//! delete one item. Answers are fitted to the operation's response schema like every other
-//! stateful answer, so an item's secrets (passwords, tokens) are never shown back; an API
-//! key's `key` is shown once, in the answer that creates it (as Arcane does).
+//! Arcane's database-backed resources (registries, git repositories, GitOps syncs, API keys, users,
+//! templates, variables, webhooks, notifications, volume backups…) as stateful collections (stored
+//! in [`crate::state::Collections`]), driven by the loaded spec rather than by a list of resources:
+//! a path that has both a `POST` and a `GET` operation is a collection; `POST` stores what was sent
+//! (plus an ID and timestamps), `GET` lists it, and the item routes below it (`…/{id}`) get, update
+//! and delete one item. Answers are fitted to the operation's response schema like every other
+//! stateful answer, so an item's secrets (passwords, tokens) are never shown back; an API key's
+//! `key` is shown once, in the answer that creates it (as Arcane does).
 //!
 //! Also here: the two writes that act on a collection's item and on the Docker world at once
 //! (a volume backup restore, a GitOps sync that deploys a project).
 
-use std::collections::BTreeMap;
-
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::routes::compose::compose_services;
-use crate::routes::lists::{DB, GENERIC_SORT, answer_page};
-use crate::routes::projects::{ensure_project_containers, new_project, start_project};
-use crate::server::Ctx;
+use super::compose::compose_services;
+use super::lists::{DB, GENERIC_SORT, answer_page};
+use super::projects::{ensure_project_containers, new_project, start_project};
+use crate::ctx::Ctx;
 use crate::spec::Spec;
-use crate::state;
-use crate::synth::hex_id;
-
-/// The stored items of every collection, keyed by the collection's concrete path (without
-/// `/api`, e.g. `/container-registries` or `/environments/0/gitops-syncs`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-pub struct Collections {
-    pub items: BTreeMap<String, Vec<Value>>,
-    /// How many items were ever created: the source of IDs and timestamps, so that a run
-    /// gives the same answers every time.
-    pub created: u64,
-    /// Environments whose build cache was pruned (every environment starts with some).
-    pub build_cache_pruned: Vec<String>,
-}
-
-/// The build cache every environment has until it is pruned.
-pub const BUILD_CACHE_BYTES: i64 = 412_000_000;
-
-impl Collections {
-    pub fn is_empty(&self) -> bool {
-        self.items.values().all(Vec::is_empty)
-            && self.created == 0
-            && self.build_cache_pruned.is_empty()
-    }
-}
+use crate::state::timestamp;
+use crate::synth::{hex_id, uuid};
 
 /// Shapes with handlers or semantics of their own elsewhere: never generic collections.
 fn docker_backed(shape: &str) -> bool {
@@ -105,25 +78,6 @@ fn sub_path(ctx: &Ctx) -> &str {
         .strip_prefix("/api")
         .unwrap_or(&ctx.path)
         .trim_end_matches('/')
-}
-
-/// A UUID-shaped ID from a seed.
-pub(crate) fn uuid(seed: &str) -> String {
-    let h = hex_id(seed);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
-}
-
-/// The simulator's clock for stored objects: a fixed start plus one second per creation, so
-/// answers are the same on every run.
-pub(crate) fn timestamp(n: u64) -> String {
-    state::unix_to_rfc3339(1_767_225_600 + n as i64)
 }
 
 /// Field names whose values are credentials: stored, never shown back.
