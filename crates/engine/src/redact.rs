@@ -1026,7 +1026,8 @@ fn mask_shapes(s: &str, skip: bool) -> Cow<'_, str> {
 }
 
 /// The secret words of [`KEYWORD_VALUE`], as a regex alternation (a name ending in one).
-const KEYWORDS: &str = r"[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|pwd|secret|token|api[_\- ]?key)s?";
+const KEYWORDS: &str =
+    r"[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|pwd|secret|token|api[_\- ]?key)s?";
 
 /// A secret word written as prose, then its value: `password hunter2`, `the password is: x`,
 /// `secret is 'x'`, `DB_PASSWORD was "x"`. Group `key` is the word, `is` the verb (`is`,
@@ -1053,7 +1054,9 @@ fn value_like(key: &str, v: &str) -> bool {
     }
     v.bytes().any(|b| b.is_ascii_digit())
         || v.chars().skip(1).any(char::is_uppercase)
-        || v.contains(['!', '@', '#', '$', '%', '^', '&', '*', '+', '=', '~', '|', '<', '>', '?', '/', '\\'])
+        || v.contains([
+            '!', '@', '#', '$', '%', '^', '&', '*', '+', '=', '~', '|', '<', '>', '?', '/', '\\',
+        ])
 }
 
 /// Masks the value after a secret word in prose ([`KEYWORD_VALUE`]): always after `is:` or
@@ -1123,8 +1126,10 @@ static CURL_USER: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// `redis-cli -a password` after `redis-cli` on the line (`--pass` is a secret-named flag).
 static REDIS_AUTH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"\bredis-cli\b[^\n]*?[\s"']-a[ \t]+(?P<val>"[^"\n]*"|'[^'\n]*'|[^\s"'\-][^\s"']*)"#)
-        .expect("valid regex")
+    Regex::new(
+        r#"\bredis-cli\b[^\n]*?[\s"']-a[ \t]+(?P<val>"[^"\n]*"|'[^'\n]*'|[^\s"'\-][^\s"']*)"#,
+    )
+    .expect("valid regex")
 });
 /// MySQL's and MariaDB's clients' `-pPASSWORD` (the password written against the flag; `-p`
 /// alone asks for it), after the program's name on the line.
@@ -1547,7 +1552,6 @@ fn closing_in(line: &str, q: char) -> Option<usize> {
     None
 }
 
-
 /// A short, non-secret fingerprint of a credential for logs, cache keys and the audit log: the
 /// first 12 hex digits of its SHA-256 (enough to tell users apart, useless to recover the key).
 pub fn fingerprint(secret: &str) -> String {
@@ -1677,7 +1681,10 @@ fn forms_of(v: &str) -> Vec<String> {
     }
     let json = serde_json::to_string(v).unwrap_or_default();
     // Without its quotes.
-    let json = json.get(1..json.len().saturating_sub(1)).unwrap_or(v).to_string();
+    let json = json
+        .get(1..json.len().saturating_sub(1))
+        .unwrap_or(v)
+        .to_string();
     // Go's `encoding/json` (Arcane's) also escapes `<`, `>` and `&`.
     forms.push(
         json.replace('<', "\\u003c")
@@ -2251,7 +2258,10 @@ mod tests {
             let text = format!("before {form} after");
             assert_eq!(set.mask(&text), format!("before {MASK} after"), "{form}");
         }
-        assert_eq!(set.mask(&format!("x{plain}{plain}y")), format!("x{MASK}{MASK}y"));
+        assert_eq!(
+            set.mask(&format!("x{plain}{plain}y")),
+            format!("x{MASK}{MASK}y")
+        );
         // Shorter than the minimum: ordinary words stay.
         assert_eq!(set.mask("short7! and more"), "short7! and more");
         assert!(matches!(set.mask("nothing here"), Cow::Borrowed(_)));
@@ -2275,7 +2285,10 @@ mod tests {
         assert_eq!(mask_text(&text), format!("upstream said: {MASK}"));
         assert_eq!(mask_known(&text), format!("upstream said: {MASK}"));
         let v = redacted(&json!({"note": text, "id": key}), "container");
-        assert_eq!(v, json!({"note": format!("upstream said: {MASK}"), "id": MASK}));
+        assert_eq!(
+            v,
+            json!({"note": format!("upstream said: {MASK}"), "id": MASK})
+        );
         let view = json!({"k": [key]});
         assert_eq!(*mask_known_view(&view), json!({"k": [MASK]}));
         drop(first);

@@ -453,7 +453,10 @@ fn shape_percent_encoded_pairs() {
     check_shape(|s, n| {
         (
             format!("GET /login?next=%2Fapp%3Fuser%3D{n}%26password%3D{s}%26lang%3Den HTTP/1.1"),
-            vec![format!("%3Fuser%3D{n}%26password%3D"), "%26lang%3Den HTTP/1.1".to_string()],
+            vec![
+                format!("%3Fuser%3D{n}%26password%3D"),
+                "%26lang%3Den HTTP/1.1".to_string(),
+            ],
         )
     });
     check_shape(|s, n| {
