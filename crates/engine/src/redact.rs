@@ -1,7 +1,8 @@
 //! The one redactor: what counts as a secret, and how it is masked, for every place that
 //! shows Arcane's data or a request (safe-mode previews, resources, the text of results,
-//! error texts, the audit log). `structuredContent` never goes through it: it keeps Arcane's
-//! values.
+//! error texts, the audit log). `structuredContent` goes through it only for the server's
+//! own credentials, masked by value ([`KnownSecrets`], [`hold_secret`]): otherwise it keeps
+//! Arcane's values.
 //!
 //! What is masked:
 //! * environment variables (`KEY=VALUE` strings in arrays under keys such as `env`, `Env`,
@@ -23,7 +24,13 @@
 //!   `key = value`, after a quote: `-e"K=V"`, `["K=V"]`; a quoted value whole, keys inside a
 //!   connection string too), a secret-named key of JSON or of a Python literal written in text
 //!   (also escaped: `{\"password\":\"…\"}`), a credential after its scheme
-//!   (`Authorization: token …`), a bearer token;
+//!   (`Authorization: token …`), a bearer token; a secret word of prose and its value
+//!   (`password hunter2`, `the password is: x`), `curl -u user:PW`, `redis-cli -a PW`,
+//!   `mysql -pPW`, pairs percent-encoded once more (`password%3DPW`), words spelt with JSON
+//!   escapes (`\u0070assword`), quoted `.env` values going on over lines;
+//! * by value, wherever they are and in whatever encoding: the credentials held with
+//!   [`hold_secret`] (the server's own, a caller's key over HTTP), at least
+//!   [`MIN_KNOWN_SECRET_CHARS`] characters long;
 //! * for secret domains (`swarm_secret`), the secret's `data`.
 //!
 //! Parameters (the audit log, previews' multipart parts) are read as JSON where they are JSON
