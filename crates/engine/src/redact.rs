@@ -1048,10 +1048,16 @@ static KEYWORD_VALUE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Whether a word after a secret word is a value rather than prose: it holds a digit, a
 /// capital after its first letter or a symbol of passwords (`hunter2`, `QZabc`, `p@ss`);
-/// `reset`, `expired`, `e-mail` are words. At least 4 characters; only digits (a count,
+/// `reset`, `expired`, `e-mail`, a path, a bracket's content and a setting's name
+/// (`ARCANE_TOKEN`) are not. At least 4 characters; only digits (a count,
 /// `tokens 5000`) is a value only after a word for passwords (a PIN).
 fn value_like(key: &str, v: &str) -> bool {
-    if v.chars().count() < 4 {
+    // `(ARCANE_API_KEY / --api-key)`, `ARCANE_TOKEN`: a setting's name, in the program's own
+    // messages and in prose, is no value.
+    let setting_name = v.contains('_')
+        && v.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    if v.chars().count() < 4 || v.starts_with(['(', '[', '{', '<', '-']) || setting_name {
         return false;
     }
     let digits_only = v.bytes().all(|b| b.is_ascii_digit());
@@ -1061,9 +1067,7 @@ fn value_like(key: &str, v: &str) -> bool {
     }
     v.bytes().any(|b| b.is_ascii_digit())
         || v.chars().skip(1).any(char::is_uppercase)
-        || v.contains([
-            '!', '@', '#', '$', '%', '^', '&', '*', '+', '=', '~', '|', '<', '>', '?', '/', '\\',
-        ])
+        || v.contains(['!', '@', '#', '$', '%', '^', '&', '*', '+', '=', '~', '|'])
 }
 
 /// Masks the value after a secret word in prose ([`KEYWORD_VALUE`]): always after `is:` or

@@ -535,6 +535,9 @@ fn ordinary_log_lines_are_left_as_they_are() {
         "MODE=\"prod\"\nLOG=debug",
         "password-less login enabled",
         "the token was refreshed",
+        "Check the API key (ARCANE_API_KEY / --api-key): it must be valid",
+        "set the token ARCANE_TOKEN or the api key ARCANE_API_KEY",
+        "reading secret /run/secrets/db_password",
     ] {
         assert_eq!(mask_text(line), line, "{line}");
     }
