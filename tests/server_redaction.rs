@@ -161,6 +161,16 @@ async fn the_servers_own_key_echoed_by_arcane_is_masked_everywhere() {
             );
             assert!(shown.contains(MASK_TEXT), "{extra:?} {place}: {shown}");
         }
+        // The container's resource.
+        let doc = client
+            .read_resource(ReadResourceRequestParams::new(
+                "arcane://environment/0/container/web-1".to_string(),
+            ))
+            .await
+            .unwrap();
+        let doc = serde_json::to_string(&doc.contents).unwrap();
+        assert!(doc.contains("LOG_LEVEL=info"), "{doc}");
+        assert!(!doc.contains(&key), "the key in the resource: {doc}");
         // An error body echoing the key, on a read and on a mutating call (audited).
         sim.fault(
             json!({"path": "/containers/[^/]+$", "kind": "status", "status": 500,
