@@ -37,6 +37,9 @@ pub struct App {
     pub provenance: Provenance,
     /// Each session's limit of calls in flight (`--max-calls-in-flight`).
     max_calls_in_flight: usize,
+    /// The configured credentials, masked by value wherever text leaves the server for as
+    /// long as it serves (`arcane_engine::hold_secret`).
+    _secrets: Vec<arcane_engine::SecretHold>,
 }
 
 impl App {
@@ -44,6 +47,12 @@ impl App {
     /// may be fetched from Arcane): call it outside the async runtime.
     pub fn build(args: &ServeArgs, sources: Sources, base_url: String, auth: Auth) -> Result<App> {
         let started = std::time::Instant::now();
+        let secrets = args
+            .secret_values()
+            .into_iter()
+            .chain([auth.secret().to_string()])
+            .map(|v| arcane_engine::hold_secret(&v))
+            .collect();
         let policy = policy(args);
         // One TLS configuration for every connection to Arcane: requests, WebSocket sessions
         // and the spec fetch (at startup and on reload). Loading the platform's trust store is
@@ -119,6 +128,7 @@ impl App {
             cache,
             provenance,
             max_calls_in_flight: args.max_calls_in_flight,
+            _secrets: secrets,
         })
     }
 

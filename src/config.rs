@@ -325,27 +325,50 @@ pub struct CatalogSourceArgs {
 
 impl ServeArgs {
     /// A fatal error's text as it may be printed: URLs' credentials masked, and every secret
-    /// value of these settings (API key, token, the HTTP bearer tokens, ARCANE_URL's password)
-    /// wherever it appears. Only the secrets are touched — not the heuristic `name: value`
-    /// rules of [`arcane_engine::mask_text`], which would mask words of the program's own
-    /// messages ("no Arcane credential: set …"). A value shorter than 8 characters is not
-    /// looked for: it would match ordinary words, and no Arcane key is that short.
+    /// value of these settings ([`ServeArgs::secret_values`]) wherever it appears, in any of
+    /// the forms the redactor looks for ([`arcane_engine::KnownSecrets`]). Only the secrets are
+    /// touched — not the heuristic `name: value` rules of [`arcane_engine::mask_text`], which
+    /// would mask words of the program's own messages ("no Arcane credential: set …"). A
+    /// value shorter than [`arcane_engine::MIN_KNOWN_SECRET_CHARS`] is not looked for: it
+    /// would match ordinary words, and no Arcane key is that short.
     pub fn mask_secrets(&self, text: &str) -> String {
-        let mut out = arcane_engine::mask_url_credentials(text).into_owned();
-        if let Some(url) = &self.arcane_url {
-            out = crate::logging::without_url_password(&out, url);
-        }
-        let secrets = self
+        let out = arcane_engine::mask_url_credentials(text);
+        let values = self.secret_values();
+        arcane_engine::KnownSecrets::new(values.iter().map(String::as_str))
+            .mask(&out)
+            .into_owned()
+    }
+
+    /// Every credential these settings hold: the API key, the token, the HTTP listener's
+    /// bearer tokens given on the command line or in the environment (a token file's are
+    /// added where it is read), the password of `ARCANE_URL` (as written and decoded).
+    pub fn secret_values(&self) -> Vec<String> {
+        let mut values: Vec<String> = self
             .api_key
             .iter()
             .chain(&self.token)
-            .chain(&self.http.auth_tokens)
-            .map(|s| s.trim())
-            .filter(|s| s.chars().count() >= 8);
-        for secret in secrets {
-            out = out.replace(secret, arcane_engine::MASK);
+            .cloned()
+            .chain(
+                self.http
+                    .auth_tokens
+                    .iter()
+                    .map(|t| split_named(t).1.to_string()),
+            )
+            .collect();
+        if let Some(password) = self
+            .arcane_url
+            .as_deref()
+            .and_then(|u| url::Url::parse(u.trim()).ok())
+            .and_then(|u| u.password().map(str::to_string))
+        {
+            values.push(
+                percent_encoding::percent_decode_str(&password)
+                    .decode_utf8_lossy()
+                    .into_owned(),
+            );
+            values.push(password);
         }
-        out
+        values
     }
 
     /// The Arcane base URL to fetch the spec from, when one is set (checked as
@@ -791,6 +814,30 @@ pub struct AuditArgs {
     /// the main read actions on the demo world (an in-process simulator of the spec).
     #[arg(long)]
     pub results: bool,
+}
+
+/// Longest token name.
+const MAX_NAME: usize = 64;
+
+/// Splits one token entry into its name and the token: `alice=TOKEN` is named when what comes
+/// before the first `=` is a name (a letter, then letters, digits, `.`, `_`, `-` or `@`, at most
+/// 64) and what follows is more than `=` padding. Anything else is a plain token, so existing
+/// token files keep working, base64 tokens with their `=` padding included; a token that itself
+/// looks like `name=…` is written with a name in front (`ci=name=…`).
+pub fn split_named(entry: &str) -> (Option<&str>, &str) {
+    let entry = entry.trim();
+    if let Some((name, token)) = entry.split_once('=') {
+        let name = name.trim();
+        let mut chars = name.chars();
+        let named = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'))
+            && name.len() <= MAX_NAME
+            && !token.trim().trim_matches('=').is_empty();
+        if named {
+            return (Some(name), token.trim());
+        }
+    }
+    (None, entry)
 }
 
 #[cfg(test)]

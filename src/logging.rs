@@ -66,6 +66,7 @@ fn subscriber<W>(
 where
     W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
 {
+    let writer = Masked(writer);
     let layer = match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()
             .with_writer(writer)
@@ -81,6 +82,39 @@ where
             .boxed(),
     };
     tracing_subscriber::registry().with(layer.with_filter(user.and(dependency_caps())))
+}
+
+/// Log lines with the held credentials masked (`arcane_engine::mask_known`): whatever a
+/// message or a field quotes (an upstream error echoing the key), the configured key, the
+/// bearer tokens and the callers' keys are never written. The formatter writes each event
+/// in one piece, so a value is never split between two writes.
+struct Masked<M>(M);
+
+impl<'a, M: tracing_subscriber::fmt::MakeWriter<'a>> tracing_subscriber::fmt::MakeWriter<'a>
+    for Masked<M>
+{
+    type Writer = MaskedWriter<M::Writer>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        MaskedWriter(self.0.make_writer())
+    }
+}
+
+struct MaskedWriter<W>(W);
+
+impl<W: std::io::Write> std::io::Write for MaskedWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        match arcane_engine::mask_known(&text) {
+            std::borrow::Cow::Owned(masked) => self.0.write_all(masked.as_bytes())?,
+            std::borrow::Cow::Borrowed(_) => self.0.write_all(buf)?,
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// A URL as it may appear in logs: the password of `user:password@` masked, the query and
@@ -183,6 +217,20 @@ mod tests {
             tracing::info!(target: "arcane_mcp", "ours-info");
         });
         assert!(text.is_empty(), "{text}");
+    }
+
+    #[test]
+    fn held_credentials_are_never_written() {
+        let key = "log-held-Kq72-credential";
+        let _held = arcane_engine::hold_secret(key);
+        for format in [LogFormat::Text, LogFormat::Json] {
+            let text = written("info", format, || {
+                tracing::warn!(target: "arcane_mcp", error = %format!("401: bad key {key}"), "upstream said {key:?}");
+            });
+            assert!(text.contains("upstream said"), "{text}");
+            assert!(!text.contains(key), "{text}");
+            assert!(text.contains(arcane_engine::MASK), "{text}");
+        }
     }
 
     #[test]

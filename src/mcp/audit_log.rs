@@ -197,7 +197,7 @@ fn line_of(e: &Entry<'_>) -> Value {
                 .collect()
         })
         .unwrap_or_default();
-    json!({
+    let mut line = json!({
         "time": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         "session": e.caller.session,
         "client": e.caller.client,
@@ -213,7 +213,11 @@ fn line_of(e: &Entry<'_>) -> Value {
         "error": e.error.map(plain_error),
         "durationMs": e.duration.as_millis() as u64,
         "confirmed": e.confirmed,
-    })
+    });
+    // The server's own credentials, wherever in the line (a parameter, an error Arcane
+    // echoed), by value.
+    arcane_engine::mask_known_in(&mut line);
+    line
 }
 
 /// Longest error text kept in a line.

@@ -11,14 +11,38 @@ use crate::load::snapshot::Snapshot;
 use crate::mcp::audit_log::{Actor, Disposition, Entry};
 use crate::mcp::confirm::{Asking, Confirmed, settle};
 use crate::mcp::handler::ArcaneServer;
-use crate::present::{error_result, result_text, tool_result};
+use crate::present::{
+    error_result, mask_known_message, mask_known_result, result_text, tool_result,
+};
 use crate::surface::{self, Call};
 use arcane_engine::{CallContext, CallError, Produced};
 
 /// [`ArcaneServer::call`] on behalf of `caller` (named in the audit log), asking the user to
-/// confirm a destructive call as `asking` allows. The snapshot is loaded once for the whole
-/// call, so a reload never changes the catalog under it.
+/// confirm a destructive call as `asking` allows. The answer, whatever it is, leaves with the
+/// server's own credentials masked (`present::mask_known_result`).
 pub(crate) async fn run(
+    server: &ArcaneServer,
+    tool: &str,
+    args: Option<&Map<String, Value>>,
+    ctx: &CallContext,
+    caller: &Actor,
+    asking: Asking<'_>,
+) -> CallToolResponse {
+    match unmasked(server, tool, args, ctx, caller, asking).await {
+        CallToolResponse::Complete(mut result) => {
+            mask_known_result(&mut result);
+            result.into()
+        }
+        CallToolResponse::InputRequired(question) => {
+            CallToolResponse::InputRequired(mask_known_message(question))
+        }
+        other => other,
+    }
+}
+
+/// [`run`] before the last masking. The snapshot is loaded once for the whole call, so a
+/// reload never changes the catalog under it.
+async fn unmasked(
     server: &ArcaneServer,
     tool: &str,
     args: Option<&Map<String, Value>>,

@@ -82,7 +82,8 @@ fn form(action: &Action, effect: &Effect) -> Option<ElicitRequestParams> {
         .ok()?;
     Some(ElicitRequestParams::FormElicitationParams {
         meta: None,
-        message: message(action, effect),
+        // The question quotes names Arcane gave: never the server's own credentials.
+        message: arcane_engine::mask_known(&message(action, effect)).into_owned(),
         requested_schema: schema,
     })
 }

@@ -287,6 +287,7 @@ impl ServerHandler for ArcaneServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let snap = self.live.load();
         let ctx = self.read_context(&context);
+        let _held = hold_credential(&ctx);
         // Boxed, as every read's work: rmcp's task for each request is as large as the largest
         // handler's future, and a burst of waiting calls would each carry this one's size.
         match Box::pin(crate::resources::read(
@@ -297,13 +298,15 @@ impl ServerHandler for ArcaneServer {
         ))
         .await
         {
-            Ok(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
+            Ok(contents) => Ok(
+                ReadResourceResult::new(vec![crate::present::mask_known_message(contents)]).into(),
+            ),
             Err(crate::resources::ReadError::NotFound(msg)) => Err(McpError::resource_not_found(
-                msg,
+                arcane_engine::mask_known(&msg).into_owned(),
                 Some(serde_json::json!({"uri": request.uri})),
             )),
             Err(crate::resources::ReadError::Upstream(msg)) => Err(McpError::internal_error(
-                msg,
+                arcane_engine::mask_known(&msg).into_owned(),
                 Some(serde_json::json!({"uri": request.uri})),
             )),
         }
@@ -316,11 +319,13 @@ impl ServerHandler for ArcaneServer {
     ) -> Result<CompleteResult, McpError> {
         let snap = self.live.load();
         let ctx = self.read_context(&context);
+        let _held = hold_credential(&ctx);
         // Boxed: see `read_resource`.
-        Ok(Box::pin(crate::resources::complete(
+        let result = Box::pin(crate::resources::complete(
             &snap, &self.exec, &ctx, &request,
         ))
-        .await)
+        .await;
+        Ok(crate::present::mask_known_message(result))
     }
 
     async fn call_tool(
@@ -352,6 +357,9 @@ impl ServerHandler for ArcaneServer {
             credential: self.credential(&context.extensions),
         };
         let caller = self.caller(&context, &ctx);
+        // The caller's own key is masked in everything the call writes or answers, until it
+        // ends.
+        let held = hold_credential(&ctx);
         // Named in the call's log line by its name and fingerprint, never the token.
         let token = self
             .http
@@ -368,7 +376,10 @@ impl ServerHandler for ArcaneServer {
                     let mut param =
                         ProgressNotificationParam::new(token.clone(), p.progress as f64);
                     param.total = p.total.map(|t| t as f64);
-                    param.message = p.message;
+                    // Progress quotes Arcane's lines.
+                    param.message = p
+                        .message
+                        .map(|m| arcane_engine::mask_known(&m).into_owned());
                     if peer.notify_progress(param).await.is_err() {
                         break;
                     }
@@ -410,6 +421,7 @@ impl ServerHandler for ArcaneServer {
         let server = self.clone();
         let peer = context.peer.clone();
         let work = async move {
+            let _held = held;
             let asking = match round_trip {
                 Some((declared, caller, who)) => confirm::Asking::RoundTrip {
                     declared,
@@ -518,6 +530,14 @@ impl ServerHandler for ArcaneServer {
             }
         }
     }
+}
+
+/// Holds the caller's own Arcane key (HTTP `X-Arcane-API-Key`) for masking by value while
+/// its request is served.
+fn hold_credential(ctx: &CallContext) -> Option<arcane_engine::SecretHold> {
+    ctx.credential
+        .as_ref()
+        .map(|c| arcane_engine::hold_secret(c.secret()))
 }
 
 /// How often a list-changed notifier checks that its session is still open.

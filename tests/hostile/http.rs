@@ -682,3 +682,75 @@ async fn confirmations_take_only_a_ticked_box_and_never_destructive_refuses_ever
         server.stop().await;
     }
 }
+
+/// Over HTTP, an Arcane echoing credentials — the caller's own key (`X-Arcane-API-Key`, which
+/// the server forwards) and the listener's bearer token — in an answer's body and in an
+/// error: neither is in the result (text or structuredContent), the audit log or the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_echoed_by_arcane_are_masked_over_http() {
+    let sim = Sim::start().await;
+    let user_key = sim.sim.api_key().to_string();
+    let token = "echoed-team-token-Zr4";
+    let mut state = sim.state().await;
+    let web = state["containers"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|c| c["name"] == "web-1")
+        .unwrap();
+    web["labels"]["echo.key"] = json!(format!("sent {user_key} and Bearer%20{token}"));
+    sim.set_state(state).await;
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl").display().to_string();
+    let server = HttpServer::start(
+        &sim.base(),
+        None,
+        &["--arcane-key-source", "client", "--audit-log", &audit],
+        &[
+            ("ARCANE_MCP_AUTH_TOKEN", token),
+            ("ARCANE_MCP_LOG", "debug"),
+        ],
+    )
+    .await;
+    let client = http_client(&server.base, token, &[("x-arcane-api-key", &user_key)]).await;
+    let (tool, args) = shape(
+        "dynamic",
+        "container.get",
+        json!({"containerId": "web-1"}),
+        false,
+    );
+    let r = call(&client, &tool, args).await;
+    let shown = format!(
+        "{}\n{}",
+        text(&r),
+        r.structured_content.clone().unwrap_or_default()
+    );
+    assert!(shown.contains("sent ********"), "{shown}");
+    sim.fault(json!({"path": "/restart$", "kind": "status", "status": 401,
+        "body": {"success": false, "error": format!("bad key {user_key}, token {token}")}}))
+        .await;
+    let (tool, args) = shape(
+        "dynamic",
+        "container.restart",
+        json!({"containerId": "web-1"}),
+        false,
+    );
+    let r = call(&client, &tool, args).await;
+    assert!(is_error(&r), "{}", text(&r));
+    let error = text(&r);
+    assert!(error.contains("bad key"), "{error}");
+    client.cancel().await.unwrap();
+    let log = server.stop().await;
+    let audit = std::fs::read_to_string(&audit).unwrap();
+    assert!(audit.contains("bad key"), "{audit}");
+    for (place, text) in [
+        ("a result", &shown),
+        ("an error", &error),
+        ("the audit log", &audit),
+        ("the log", &log),
+    ] {
+        for secret in [user_key.as_str(), token] {
+            assert!(!text.contains(secret), "{secret} in {place}:\n{text}");
+        }
+    }
+}

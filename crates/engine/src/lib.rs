@@ -61,6 +61,8 @@ pub use path::{
     structure_in,
 };
 pub use redact::{
-    MASK, fingerprint, is_secret_name, looks_like_credential, mask_document, mask_text,
-    mask_url_credentials, redact_for, redacted, redacted_params, redacted_view,
+    KnownSecrets, MASK, MIN_KNOWN_SECRET_CHARS, SecretHold, fingerprint, hold_secret,
+    is_secret_name, looks_like_credential, mask_document, mask_known, mask_known_in,
+    mask_known_view, mask_text, mask_url_credentials, redact_for, redacted, redacted_params,
+    redacted_view,
 };

@@ -1,7 +1,8 @@
 //! The one redactor: what counts as a secret, and how it is masked, for every place that
 //! shows Arcane's data or a request (safe-mode previews, resources, the text of results,
-//! error texts, the audit log). `structuredContent` never goes through it: it keeps Arcane's
-//! values.
+//! error texts, the audit log). `structuredContent` goes through it only for the server's
+//! own credentials, masked by value ([`KnownSecrets`], [`hold_secret`]): otherwise it keeps
+//! Arcane's values.
 //!
 //! What is masked:
 //! * environment variables (`KEY=VALUE` strings in arrays under keys such as `env`, `Env`,
@@ -23,7 +24,13 @@
 //!   `key = value`, after a quote: `-e"K=V"`, `["K=V"]`; a quoted value whole, keys inside a
 //!   connection string too), a secret-named key of JSON or of a Python literal written in text
 //!   (also escaped: `{\"password\":\"…\"}`), a credential after its scheme
-//!   (`Authorization: token …`), a bearer token;
+//!   (`Authorization: token …`), a bearer token; a secret word of prose and its value
+//!   (`password hunter2`, `the password is: x`), `curl -u user:PW`, `redis-cli -a PW`,
+//!   `mysql -pPW`, pairs percent-encoded once more (`password%3DPW`), words spelt with JSON
+//!   escapes (`\u0070assword`), quoted `.env` values going on over lines;
+//! * by value, wherever they are and in whatever encoding: the credentials held with
+//!   [`hold_secret`] (the server's own, a caller's key over HTTP), at least
+//!   [`MIN_KNOWN_SECRET_CHARS`] characters long;
 //! * for secret domains (`swarm_secret`), the secret's `data`.
 //!
 //! Parameters (the audit log, previews' multipart parts) are read as JSON where they are JSON
@@ -909,21 +916,42 @@ pub fn mask_url_credentials(s: &str) -> Cow<'_, str> {
 /// assert_eq!(mask_text("Authorization: token abc"), "Authorization: token ********");
 /// ```
 pub fn mask_text(s: &str) -> Cow<'_, str> {
-    mask_text_with(s, true)
+    // The held credentials first, by value: a shape rule could mask part of one and leave
+    // the rest for none to find.
+    match mask_known(s) {
+        Cow::Borrowed(_) => mask_text_with(s, true),
+        Cow::Owned(t) => Cow::Owned(mask_text_with(&t, true).into_owned()),
+    }
 }
 
 /// [`mask_text`]; `skip` lets a rule be skipped when the text lacks what it looks for (the
 /// tests compare both ways).
 fn mask_text_with(s: &str, skip: bool) -> Cow<'_, str> {
+    // `\u0070assword`: JSON escapes spelling letters are read as the letters, so that the
+    // rules see the word; the text shown is the decoded one when something was masked.
+    if let Some(decoded) = decode_alnum_escapes(s) {
+        return match mask_shapes(&decoded, skip) {
+            Cow::Owned(t) => Cow::Owned(t),
+            Cow::Borrowed(_) => Cow::Borrowed(s),
+        };
+    }
+    mask_shapes(s, skip)
+}
+
+/// The shape rules of [`mask_text`] (without the held credentials).
+fn mask_shapes(s: &str, skip: bool) -> Cow<'_, str> {
     if !s.contains('@')
         && !s.contains('-')
         && !s.contains('=')
         && !s.contains(':')
+        && !s.contains('%')
         && !s
             .as_bytes()
             .windows(6)
             .any(|w| w.eq_ignore_ascii_case(b"bearer"))
         && !token_hint(s)
+        // `password hunter2`: a secret word and a value after a blank.
+        && !(s.contains([' ', '\t']) && SECRET_HINT.is_match(s))
     {
         return Cow::Borrowed(s);
     }
@@ -981,12 +1009,226 @@ fn mask_text_with(s: &str, skip: bool) -> Cow<'_, str> {
                 }
             })
         });
+        if !skip || s.contains('%') {
+            text = apply(text, mask_percent_pairs);
+        }
+        text = apply(text, mask_keyword_values);
+    }
+    // Programs whose password flag has no secret name: `curl -u user:pw`, `redis-cli -a pw`,
+    // `mysql -ppw`. Looked for only after the program's name on the same line.
+    if !skip || s.contains("curl") || s.contains("wget") {
+        text = apply(text, |t| mask_after(&CURL_USER, t, user_password_span));
+    }
+    if !skip || s.contains("redis-cli") {
+        text = apply(text, |t| mask_after(&REDIS_AUTH, t, whole_span));
+    }
+    if !skip || s.contains("mysql") || s.contains("mariadb") {
+        text = apply(text, |t| mask_after(&MYSQL_PASSWORD, t, whole_span));
     }
     match text {
         // A rule that matched without masking rewrote the text unchanged.
         Cow::Owned(t) if t != s => Cow::Owned(t),
         _ => Cow::Borrowed(s),
     }
+}
+
+/// The secret words of [`KEYWORD_VALUE`], as a regex alternation (a name ending in one).
+const KEYWORDS: &str =
+    r"[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|pwd|secret|token|api[_\- ]?key)s?";
+
+/// A secret word written as prose, then its value: `password hunter2`, `the password is: x`,
+/// `secret is 'x'`, `DB_PASSWORD was "x"`. Group `key` is the word, `is` the verb (`is`,
+/// `was`) and `colon` a colon after it, `val` the value (one quoted string, or a word).
+static KEYWORD_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r#"(?i)(?:^|[^A-Za-z0-9_.\-])(?P<key>{KEYWORDS})[ \t]+(?:(?P<is>is|was)[ \t]*(?P<colon>:)?[ \t]*)?(?P<val>"[^"\n]*"|'[^'\n]*'|[^\s"']+)"#
+    ))
+    .expect("valid regex")
+});
+
+/// Whether a word after a secret word is a value rather than prose: it holds a digit, a
+/// capital after its first letter or a symbol of passwords (`hunter2`, `QZabc`, `p@ss`);
+/// `reset`, `expired`, `e-mail`, a path, a bracket's content and a setting's name
+/// (`ARCANE_TOKEN`) are not. At least 4 characters; only digits (a count,
+/// `tokens 5000`) is a value only after a word for passwords (a PIN).
+fn value_like(key: &str, v: &str) -> bool {
+    // `(ARCANE_API_KEY / --api-key)`, `ARCANE_TOKEN`: a setting's name, in the program's own
+    // messages and in prose, is no value.
+    let setting_name = v.contains('_')
+        && v.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    if v.chars().count() < 4 || v.starts_with(['(', '[', '{', '<', '-']) || setting_name {
+        return false;
+    }
+    let digits_only = v.bytes().all(|b| b.is_ascii_digit());
+    if digits_only {
+        let k = key.to_ascii_lowercase();
+        return ["pass", "pwd", "secret"].iter().any(|w| k.contains(w));
+    }
+    v.bytes().any(|b| b.is_ascii_digit())
+        || v.chars().skip(1).any(char::is_uppercase)
+        || v.contains(['!', '@', '#', '$', '%', '^', '&', '*', '+', '=', '~', '|'])
+}
+
+/// Masks the value after a secret word in prose ([`KEYWORD_VALUE`]): always after `is:` or
+/// when quoted, else when it looks like a value ([`value_like`]).
+fn mask_keyword_values(t: &str) -> Cow<'_, str> {
+    KEYWORD_VALUE.replace_all(t, |c: &regex::Captures<'_>| {
+        let whole = c.get(0).expect("match");
+        let val = c.name("val").expect("group");
+        let raw = val.as_str();
+        let quoted = raw.len() >= 2
+            && ((raw.starts_with('"') && raw.ends_with('"'))
+                || (raw.starts_with('\'') && raw.ends_with('\'')));
+        // Trailing punctuation ends a sentence, not the value.
+        let bare = raw.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '}']);
+        let inner = if quoted { &raw[1..raw.len() - 1] } else { bare };
+        let key = &c["key"];
+        let wanted = !inner.is_empty()
+            && !inner.starts_with(MASK)
+            && is_secret_name(key.trim_end_matches(['s', 'S']))
+            && (c.name("colon").is_some() || quoted || value_like(key, inner))
+            // `token is` / `password was`: the verb itself is no value.
+            && !(c.name("is").is_none() && matches!(inner.to_ascii_lowercase().as_str(), "is" | "was"));
+        if !wanted {
+            return whole.as_str().to_string();
+        }
+        let head = &t[whole.start()..val.start()];
+        let tail = if quoted { "" } else { &raw[bare.len()..] };
+        if quoted {
+            let q = &raw[..1];
+            format!("{head}{q}{MASK}{q}")
+        } else {
+            format!("{head}{MASK}{tail}")
+        }
+    })
+}
+
+/// A pair percent-encoded once more (a URL inside a query string, a logged form body):
+/// `password%3Dhunter2`, the key after a separator or an escape (`%3F`, `%26`), the value up
+/// to the next encoded `&` (`%26`), `&`, blank or quote.
+static PERCENT_PAIR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r#"(?i)(?:^|[^A-Za-z0-9%]|%[0-9A-F]{2})([A-Za-z_][A-Za-z0-9_.\-]*)%3D"#,
+        r#"((?:[^\s&%"'<>]|%(?:[013-9A-F][0-9A-F]|2[0-57-9A-F]))*)"#,
+    ))
+    .expect("valid regex")
+});
+
+fn mask_percent_pairs(t: &str) -> Cow<'_, str> {
+    PERCENT_PAIR.replace_all(t, |c: &regex::Captures<'_>| {
+        let whole = c.get(0).expect("match");
+        let val = c.get(2).expect("group");
+        if !is_secret_name(&c[1]) || val.as_str().is_empty() || val.as_str() == MASK {
+            return whole.as_str().to_string();
+        }
+        format!("{}{MASK}", &t[whole.start()..val.start()])
+    })
+}
+
+/// `curl -u user:password` (also `-uuser:pw`, `--user`, `--proxy-user`, `-U`) and wget's
+/// `--user`/`--http-user`, after `curl` or `wget` on the line; group `val` is the value.
+static CURL_USER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r#"\b(?:curl|wget)\b[^\n]*?[\s"'](?:-[uU][ \t]*|--(?:user|proxy-user|http-user)(?:[ \t]+|=))"#,
+        r#"(?P<val>"[^"\n]*"|'[^'\n]*'|[^\s"'\-][^\s"']*)"#,
+    ))
+    .expect("valid regex")
+});
+/// `redis-cli -a password` after `redis-cli` on the line (`--pass` is a secret-named flag).
+static REDIS_AUTH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"\bredis-cli\b[^\n]*?[\s"']-a[ \t]+(?P<val>"[^"\n]*"|'[^'\n]*'|[^\s"'\-][^\s"']*)"#,
+    )
+    .expect("valid regex")
+});
+/// MySQL's and MariaDB's clients' `-pPASSWORD` (the password written against the flag; `-p`
+/// alone asks for it), after the program's name on the line.
+static MYSQL_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"\b(?:mysql[a-z]*|mariadb(?:-[a-z]+)?)\b[^\n]*?[\s"']-p(?P<val>[^\s"']+)"#)
+        .expect("valid regex")
+});
+
+/// Masks, in each match of `rule`, the part of its `val` group that `span` picks (a range of
+/// the value; `None` to keep it).
+fn mask_after<'t>(
+    rule: &Regex,
+    t: &'t str,
+    span: fn(&str) -> Option<std::ops::Range<usize>>,
+) -> Cow<'t, str> {
+    rule.replace_all(t, |c: &regex::Captures<'_>| {
+        let whole = c.get(0).expect("match");
+        let val = c.name("val").expect("group");
+        let v = val.as_str();
+        match span(v) {
+            Some(r) if !v[r.clone()].is_empty() && !v[r.clone()].starts_with(MASK) => format!(
+                "{}{}{MASK}{}",
+                &t[whole.start()..val.start()],
+                &v[..r.start],
+                &v[r.end..]
+            ),
+            _ => whole.as_str().to_string(),
+        }
+    })
+}
+
+/// The whole value, inside its quotes.
+fn whole_span(v: &str) -> Option<std::ops::Range<usize>> {
+    Some(unquoted(v))
+}
+
+/// The password of `user:password` (after the first `:`), inside its quotes; `None` without
+/// one (`curl -u user` asks for it).
+fn user_password_span(v: &str) -> Option<std::ops::Range<usize>> {
+    let r = unquoted(v);
+    let colon = v[r.clone()].find(':')?;
+    Some(r.start + colon + 1..r.end)
+}
+
+fn unquoted(v: &str) -> std::ops::Range<usize> {
+    let quoted = v.len() >= 2
+        && ((v.starts_with('"') && v.ends_with('"')) || (v.starts_with('\'') && v.ends_with('\'')));
+    if quoted { 1..v.len() - 1 } else { 0..v.len() }
+}
+
+/// `s` with each JSON escape of an ASCII letter, digit or `_` (`\u0070`) written as that
+/// character (no JSON encoder needs to escape them: only a text hiding a word does); `None`
+/// when it holds none. An escaped backslash (`\\u0070`) is left as it is.
+fn decode_alnum_escapes(s: &str) -> Option<String> {
+    if !s.contains("\\u00") && !s.contains("\\U00") {
+        return None;
+    }
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let decoded = (b.len() >= i + 6 && matches!(b[i + 1], b'u' | b'U'))
+            .then(|| std::str::from_utf8(&b[i + 2..i + 6]).ok())
+            .flatten()
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+            .and_then(char::from_u32)
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_');
+        match decoded {
+            Some(c) => {
+                out.push_str(&s[copied..i]);
+                out.push(c);
+                i += 6;
+                copied = i;
+            }
+            // Any other escape (an escaped backslash among them) is skipped whole.
+            None => i += 2,
+        }
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&s[copied..]);
+    Some(out)
 }
 
 /// Whether the value just read after `key` is the scheme word of an `Authorization` credential
@@ -1191,11 +1433,26 @@ fn mask_assignments(s: &str) -> Cow<'_, str> {
 /// the next key of that kind would start with, so many values on one long line stay linear.
 fn value_end(s: &str, start: usize, inside: Option<&str>) -> usize {
     let rest = &s[start..];
-    if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'')
-        && let Some(close) = rest[1..].find([q, '\n'])
-        && rest.as_bytes()[1 + close] == q as u8
-    {
-        return start + close + 2;
+    if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
+        match rest[1..].find([q, '\n']) {
+            Some(close) if rest.as_bytes()[1 + close] == q as u8 => return start + close + 2,
+            // A quoted value going on over lines (a `.env` file's `KEY="line1` … `line2"`):
+            // to its closing quote, or to the end of a text that never closes it.
+            Some(_) => {
+                return start
+                    + 1
+                    + rest[1..]
+                        .split_inclusive('\n')
+                        .scan(0, |at, line| {
+                            let here = *at;
+                            *at += line.len();
+                            Some((here, line))
+                        })
+                        .find_map(|(here, line)| closing_in(line, q).map(|c| here + c + 1))
+                        .unwrap_or(rest.len() - 1);
+            }
+            None => {}
+        }
     }
     if let Some(at) = inside.and_then(|q| closing_quote(rest, q)) {
         return start + at;
@@ -1218,7 +1475,8 @@ fn is_padding(v: &str) -> bool {
 fn mask_lines(text: &str) -> Option<String> {
     let mut changed = false;
     let mut out = String::with_capacity(text.len());
-    for (i, line) in text.split('\n').enumerate() {
+    let mut lines = text.split('\n').enumerate();
+    while let Some((i, line)) = lines.next() {
         if i > 0 {
             out.push('\n');
         }
@@ -1247,7 +1505,23 @@ fn mask_lines(text: &str) -> Option<String> {
             let prefix_len = line.len() - item.len() + at + 1;
             let cr = if line.ends_with('\r') { "\r" } else { "" };
             let space = if rest.starts_with(": ") { " " } else { "" };
-            Some(format!("{}{space}{MASK}{cr}", &line[..prefix_len]))
+            Some((
+                format!("{}{space}{MASK}{cr}", &line[..prefix_len]),
+                open_quote(v),
+            ))
+        });
+        // A quoted value that goes on over the next lines (`KEY="line1` … `line2"`, as
+        // `.env` files allow) is masked whole: its lines up to the closing quote are dropped
+        // (to the end of the text when it never closes, as a `.env` reader would read it).
+        let masked_line = masked_line.map(|(l, open)| {
+            if let Some(q) = open {
+                for (_, next) in lines.by_ref() {
+                    if closes(next, q) {
+                        break;
+                    }
+                }
+            }
+            l
         });
         match masked_line {
             Some(l) => {
@@ -1260,6 +1534,35 @@ fn mask_lines(text: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// The quote a value opens and does not close on its line (`"line1`), if any.
+fn open_quote(v: &str) -> Option<char> {
+    let v = v.trim_end_matches('\r');
+    let q = v.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    (!closes(&v[1..], q)).then_some(q)
+}
+
+/// Whether `line` holds the closing quote `q` (for `"`, one not escaped by a backslash).
+fn closes(line: &str, q: char) -> bool {
+    closing_in(line, q).is_some()
+}
+
+/// Where in `line` the closing quote `q` is (for `"`, the first not escaped by a backslash).
+fn closing_in(line: &str, q: char) -> Option<usize> {
+    if q == '\'' {
+        return line.find('\'');
+    }
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// A short, non-secret fingerprint of a credential for logs, cache keys and the audit log: the
 /// first 12 hex digits of its SHA-256 (enough to tell users apart, useless to recover the key).
 pub fn fingerprint(secret: &str) -> String {
@@ -1268,6 +1571,289 @@ pub fn fingerprint(secret: &str) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Masking by value: the server's own credentials.
+// ---------------------------------------------------------------------------------------------
+
+/// Shortest credential [`KnownSecrets`] masks by its value, in characters: a shorter one would
+/// match ordinary words (no Arcane API key, JWT or sensible bearer token is that short).
+pub const MIN_KNOWN_SECRET_CHARS: usize = 8;
+
+/// A set of credential values masked wherever they appear, whatever their shape: the server's
+/// own (the Arcane API key or token, the HTTP listener's bearer tokens, the password of
+/// `ARCANE_URL`) and the callers' keys over HTTP. Each value is looked for as written, and in
+/// the forms another program may have turned it into before echoing it: percent-encoded (as a
+/// URL component, upper- or lower-case hex, every non-alphanumeric or only the reserved
+/// characters, form encoding's `+`) and escaped as a JSON string (as serde and Go's
+/// `encoding/json` write one). One Aho–Corasick automaton over every form, longest first, so
+/// that one pass over a text finds them all (linear in the text, whatever the values).
+/// Values shorter than [`MIN_KNOWN_SECRET_CHARS`] are ignored.
+#[derive(Clone, Default)]
+pub struct KnownSecrets {
+    matcher: Option<std::sync::Arc<aho_corasick::AhoCorasick>>,
+}
+
+impl KnownSecrets {
+    /// The set of `values` (blank-trimmed; short ones ignored).
+    pub fn new<'a>(values: impl IntoIterator<Item = &'a str>) -> KnownSecrets {
+        let mut forms: Vec<String> = Vec::new();
+        for v in values {
+            let v = v.trim();
+            if v.chars().count() < MIN_KNOWN_SECRET_CHARS {
+                continue;
+            }
+            forms.extend(forms_of(v));
+        }
+        forms.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        forms.dedup();
+        if forms.is_empty() {
+            return KnownSecrets::default();
+        }
+        let matcher = aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .build(&forms)
+            .ok()
+            .map(std::sync::Arc::new);
+        KnownSecrets { matcher }
+    }
+
+    /// Whether the set holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.matcher.is_none()
+    }
+
+    /// `text` with every form of every value replaced by [`MASK`]; borrowed when none is in it.
+    pub fn mask<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match &self.matcher {
+            Some(m) if m.is_match(text) => Cow::Owned(replace_with_mask(m, text)),
+            _ => Cow::Borrowed(text),
+        }
+    }
+
+    /// Masks every string of `value` in place, object keys included; whether one changed.
+    pub fn mask_value(&self, value: &mut Value) -> bool {
+        if self.matcher.is_none() {
+            return false;
+        }
+        match value {
+            Value::String(s) => match self.mask(s) {
+                Cow::Owned(t) => {
+                    *s = t;
+                    true
+                }
+                Cow::Borrowed(_) => false,
+            },
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |changed, v| self.mask_value(v) | changed),
+            Value::Object(map) => {
+                let mut changed = false;
+                if map.keys().any(|k| matches!(self.mask(k), Cow::Owned(_))) {
+                    let old = std::mem::take(map);
+                    for (k, v) in old {
+                        map.insert(self.mask(&k).into_owned(), v);
+                    }
+                    changed = true;
+                }
+                map.values_mut()
+                    .fold(changed, |changed, v| self.mask_value(v) | changed)
+            }
+            _ => false,
+        }
+    }
+}
+
+fn replace_with_mask(m: &aho_corasick::AhoCorasick, text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    m.replace_all_with(text, &mut out, |_, _, out| {
+        out.push_str(MASK);
+        true
+    });
+    out
+}
+
+/// The forms of a credential looked for: as written, percent-encoded, JSON-escaped.
+fn forms_of(v: &str) -> Vec<String> {
+    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+    /// What a URL component encoder leaves as it is: the unreserved `-._~`.
+    const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    let mut forms = vec![v.to_string()];
+    for set in [NON_ALPHANUMERIC, COMPONENT] {
+        let upper = utf8_percent_encode(v, set).to_string();
+        forms.push(lower_hex(&upper));
+        forms.push(upper.replace("%20", "+"));
+        forms.push(upper);
+    }
+    let json = serde_json::to_string(v).unwrap_or_default();
+    // Without its quotes.
+    let json = json
+        .get(1..json.len().saturating_sub(1))
+        .unwrap_or(v)
+        .to_string();
+    // Go's `encoding/json` (Arcane's) also escapes `<`, `>` and `&`.
+    forms.push(
+        json.replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('&', "\\u0026"),
+    );
+    forms.push(json);
+    forms
+}
+
+/// `%2B` as `%2b`: percent-encoders differ in the case of their hex digits.
+fn lower_hex(encoded: &str) -> String {
+    let mut out = String::with_capacity(encoded.len());
+    let mut chars = encoded.chars();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '%' {
+            out.extend(chars.by_ref().take(2).map(|h| h.to_ascii_lowercase()));
+        }
+    }
+    out
+}
+
+/// The values held process-wide, each with how many holders, and their set.
+struct Registry {
+    held: std::collections::HashMap<String, usize>,
+    set: KnownSecrets,
+}
+
+static REGISTRY: LazyLock<std::sync::Mutex<Registry>> = LazyLock::new(|| {
+    std::sync::Mutex::new(Registry {
+        held: Default::default(),
+        set: KnownSecrets::default(),
+    })
+});
+
+/// The set every redaction point masks by value ([`mask_text`], [`redacted`], the previews,
+/// the audit log, the logs): a copy of its automaton's handle, read without waiting on
+/// writers for longer than a pointer copy.
+static CURRENT: LazyLock<std::sync::RwLock<KnownSecrets>> = LazyLock::new(Default::default);
+
+/// A credential held in the process-wide set of [`KnownSecrets`] until this is dropped: the
+/// server holds its own for as long as it serves, a caller's key over HTTP for its request.
+/// Several holders of one value share it; the last to drop takes it out.
+#[must_use = "the value is masked only while its hold lives"]
+pub struct SecretHold {
+    value: Option<String>,
+}
+
+impl std::fmt::Debug for SecretHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretHold(***)")
+    }
+}
+
+/// Holds `value` in the set every redaction point masks ([`SecretHold`]). A value shorter
+/// than [`MIN_KNOWN_SECRET_CHARS`] (blanks trimmed) gives a hold that does nothing.
+pub fn hold_secret(value: &str) -> SecretHold {
+    let v = value.trim();
+    if v.chars().count() < MIN_KNOWN_SECRET_CHARS {
+        return SecretHold { value: None };
+    }
+    let mut reg = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
+    let count = reg.held.entry(v.to_string()).or_insert(0);
+    *count += 1;
+    if *count == 1 {
+        rebuild(&mut reg);
+    }
+    SecretHold {
+        value: Some(v.to_string()),
+    }
+}
+
+impl Drop for SecretHold {
+    fn drop(&mut self) {
+        let Some(v) = self.value.take() else { return };
+        let mut reg = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
+        let gone = match reg.held.get_mut(&v) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                false
+            }
+            Some(_) => {
+                reg.held.remove(&v);
+                true
+            }
+            None => false,
+        };
+        if gone {
+            rebuild(&mut reg);
+        }
+    }
+}
+
+/// Bumped at each change of the held set: a thread reads the set again only then.
+static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+thread_local! {
+    /// This thread's copy of the held set, and the generation it was read at.
+    static LOCAL: std::cell::RefCell<(u64, KnownSecrets)> = Default::default();
+}
+
+fn rebuild(reg: &mut Registry) {
+    reg.set = KnownSecrets::new(reg.held.keys().map(String::as_str));
+    *CURRENT.write().unwrap_or_else(|p| p.into_inner()) = reg.set.clone();
+    GENERATION.fetch_add(1, std::sync::atomic::Ordering::Release);
+}
+
+/// The held set, as of now: one atomic read when it has not changed since this thread last
+/// looked (the redactor runs on every string of an answer).
+fn current() -> KnownSecrets {
+    let generation = GENERATION.load(std::sync::atomic::Ordering::Acquire);
+    let read = || CURRENT.read().unwrap_or_else(|p| p.into_inner()).clone();
+    LOCAL
+        .try_with(|local| {
+            let mut local = local.borrow_mut();
+            if local.0 != generation {
+                *local = (generation, read());
+            }
+            local.1.clone()
+        })
+        .unwrap_or_else(|_| read())
+}
+
+/// `text` with every held credential ([`hold_secret`]) masked, in any of its forms
+/// ([`KnownSecrets`]); nothing else. [`mask_text`] does this first; this alone is for text
+/// whose shapes must stay (the program's own log lines and messages).
+pub fn mask_known(text: &str) -> Cow<'_, str> {
+    current().mask(text)
+}
+
+/// [`mask_known`] on every string of `value` (object keys too), in place; whether one
+/// changed. For what keeps Arcane's values otherwise (`structuredContent`).
+pub fn mask_known_in(value: &mut Value) -> bool {
+    current().mask_value(value)
+}
+
+/// `value` with the held credentials masked: borrowed when it holds none.
+pub fn mask_known_view(value: &Value) -> Cow<'_, Value> {
+    let set = current();
+    if set.is_empty() || !holds_known(&set, value) {
+        return Cow::Borrowed(value);
+    }
+    let mut copy = value.clone();
+    set.mask_value(&mut copy);
+    Cow::Owned(copy)
+}
+
+fn holds_known(set: &KnownSecrets, value: &Value) -> bool {
+    let Some(m) = &set.matcher else { return false };
+    match value {
+        Value::String(s) => m.is_match(s),
+        Value::Array(items) => items.iter().any(|v| holds_known(set, v)),
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| m.is_match(k) || holds_known(set, v)),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -1516,6 +2102,28 @@ mod tests {
             Just("AKIAIOSFODNN7EXAMPLE".into()),
             Just("-----BEGIN PRIVATE KEY-----".into()),
             Just("-----END PRIVATE KEY-----".into()),
+            // The prose and program shapes (`password hunter2`, `curl -u u:p`, `-ppw`…).
+            Just("is:".into()),
+            Just("was".into()),
+            Just("hunter2".into()),
+            Just("QZabc".into()),
+            Just("curl".into()),
+            Just("wget".into()),
+            Just("-u".into()),
+            Just("--user".into()),
+            Just("u:pw9".into()),
+            Just("redis-cli".into()),
+            Just("-a".into()),
+            Just("mysql".into()),
+            Just("mariadb-dump".into()),
+            Just("-pPw1".into()),
+            Just("password%3Dx".into()),
+            Just("%26".into()),
+            Just("%3d".into()),
+            Just("\\u0070assword".into()),
+            Just("\\u0074".into()),
+            Just("\"x\ny\"".into()),
+            Just("'a\nb'".into()),
             "[a-zA-Z0-9_.:=@ ,\\\\\\-\"'/]{0,12}",
         ];
         let text = prop::collection::vec(word, 0..6).prop_map(|w| w.join(" "));
@@ -1633,6 +2241,81 @@ mod tests {
         for secret in ["hunter2", "s3cr3t", "t0k", "\"pw\""] {
             assert!(!v.to_string().contains(secret), "{secret}: {v}");
         }
+    }
+
+    #[test]
+    fn known_values_are_masked_in_every_form_and_short_ones_ignored() {
+        // A value with characters each encoding changes, and one without.
+        let odd = "k3y+with/odd&<chars> \"q\"\\z";
+        let plain = "plainkeyvalue42";
+        let set = KnownSecrets::new([odd, plain, "short7!", "  "]);
+        let json = serde_json::to_string(odd).unwrap();
+        let forms = [
+            odd.to_string(),
+            json[1..json.len() - 1].to_string(),
+            json[1..json.len() - 1]
+                .replace('<', "\\u003c")
+                .replace('>', "\\u003e")
+                .replace('&', "\\u0026"),
+            percent_encoding::utf8_percent_encode(odd, percent_encoding::NON_ALPHANUMERIC)
+                .to_string(),
+            lower_hex(
+                &percent_encoding::utf8_percent_encode(odd, percent_encoding::NON_ALPHANUMERIC)
+                    .to_string(),
+            ),
+            url::form_urlencoded::byte_serialize(odd.as_bytes()).collect(),
+        ];
+        for form in &forms {
+            let text = format!("before {form} after");
+            assert_eq!(set.mask(&text), format!("before {MASK} after"), "{form}");
+        }
+        assert_eq!(
+            set.mask(&format!("x{plain}{plain}y")),
+            format!("x{MASK}{MASK}y")
+        );
+        // Shorter than the minimum: ordinary words stay.
+        assert_eq!(set.mask("short7! and more"), "short7! and more");
+        assert!(matches!(set.mask("nothing here"), Cow::Borrowed(_)));
+        assert!(KnownSecrets::new(["1234567"]).is_empty());
+        // Values, keys and nested strings of JSON.
+        let mut v = json!({"a": [format!("k={plain}")], plain: 1, "n": 5});
+        assert!(set.mask_value(&mut v));
+        assert_eq!(v, json!({"a": [format!("k={MASK}")], MASK: 1, "n": 5}));
+        let mut clean = json!({"a": "b"});
+        assert!(!set.mask_value(&mut clean));
+    }
+
+    #[test]
+    fn a_held_value_is_masked_by_every_rule_until_its_last_hold_drops() {
+        // A value no other test holds or writes (the held set is the process's).
+        let key = "held-Zq81-unique-value-of-this-test";
+        let text = format!("upstream said: {key}");
+        assert_eq!(mask_text(&text), text);
+        let first = hold_secret(key);
+        let second = hold_secret(key);
+        assert_eq!(mask_text(&text), format!("upstream said: {MASK}"));
+        assert_eq!(mask_known(&text), format!("upstream said: {MASK}"));
+        let v = redacted(&json!({"note": text, "id": key}), "container");
+        assert_eq!(
+            v,
+            json!({"note": format!("upstream said: {MASK}"), "id": MASK})
+        );
+        let view = json!({"k": [key]});
+        assert_eq!(*mask_known_view(&view), json!({"k": [MASK]}));
+        drop(first);
+        assert_eq!(mask_known(&text), format!("upstream said: {MASK}"));
+        // Seen from another thread too.
+        let other = std::thread::spawn({
+            let text = text.clone();
+            move || mask_known(&text).into_owned()
+        });
+        assert_eq!(other.join().unwrap(), format!("upstream said: {MASK}"));
+        drop(second);
+        assert_eq!(mask_known(&text), text);
+        assert!(matches!(mask_known_view(&view), Cow::Borrowed(_)));
+        // A short value gives a hold that masks nothing.
+        let _short = hold_secret("abc1234");
+        assert_eq!(mask_known("abc1234 x"), "abc1234 x");
     }
 
     #[test]

@@ -67,6 +67,13 @@ impl std::fmt::Debug for Auth {
 }
 
 impl Auth {
+    /// The credential itself (the key or the token), e.g. to hold it for masking.
+    pub fn secret(&self) -> &str {
+        match self {
+            Auth::ApiKey(k) | Auth::Bearer(k) => k,
+        }
+    }
+
     /// The header carrying the credential.
     pub fn header(&self) -> (&'static str, String) {
         match self {

@@ -344,3 +344,201 @@ fn shape_tokens_under_neutral_names() {
         )
     });
 }
+
+#[test]
+fn shape_a_secret_word_then_its_value_after_a_blank() {
+    check_shape(|s, n| {
+        (
+            format!("login {n} password {s} accepted"),
+            vec![format!("login {n} password "), " accepted".to_string()],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("DB_PASSWORD {s}, user {n}."),
+            vec![format!(", user {n}.")],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("using api token \"{s} x\" for {n}"),
+            vec![format!(" for {n}")],
+        )
+    });
+}
+
+#[test]
+fn shape_a_secret_word_is_its_value() {
+    check_shape(|s, n| {
+        (
+            format!("the password is: {s} (user {n})"),
+            vec!["the password is: ".to_string(), format!("(user {n})")],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("secret is '{s}' for {n}"),
+            vec![format!("' for {n}"), "secret is '".to_string()],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("{n}: your token was \"{s}\""),
+            vec![format!("{n}: your token was \"")],
+        )
+    });
+}
+
+#[test]
+fn shape_curl_user_and_password() {
+    check_shape(|s, n| {
+        (
+            format!("curl -s -u {n}:{s} https://registry.example.com/{n}"),
+            vec![
+                format!("-u {n}:"),
+                format!(" https://registry.example.com/{n}"),
+            ],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("curl --user '{n}:{s}' -X POST http://h/{n}"),
+            vec![format!("--user '{n}:"), format!("' -X POST http://h/{n}")],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("wget --user={n}:{s} http://h/{n}"),
+            vec![format!("--user={n}:"), format!(" http://h/{n}")],
+        )
+    });
+}
+
+#[test]
+fn shape_database_clients_passwords() {
+    check_shape(|s, n| {
+        (
+            format!("redis-cli -h {n} -a {s} ping"),
+            vec![format!("redis-cli -h {n} -a "), " ping".to_string()],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("redis-cli --user {n} --pass {s} info"),
+            vec![format!("--user {n} --pass "), " info".to_string()],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("mysql -u {n} -p{s} -h db {n}"),
+            vec![format!("mysql -u {n} -p"), format!(" -h db {n}")],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("mysqldump --password={s} --user={n} shop"),
+            vec![format!(" --user={n} shop")],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("PGPASSWORD={s} psql -U {n} -h db"),
+            vec![format!(" psql -U {n} -h db")],
+        )
+    });
+}
+
+#[test]
+fn shape_percent_encoded_pairs() {
+    check_shape(|s, n| {
+        (
+            format!("GET /login?next=%2Fapp%3Fuser%3D{n}%26password%3D{s}%26lang%3Den HTTP/1.1"),
+            vec![
+                format!("%3Fuser%3D{n}%26password%3D"),
+                "%26lang%3Den HTTP/1.1".to_string(),
+            ],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!("body=api_key%3d{s} from {n}"),
+            vec![format!(" from {n}")],
+        )
+    });
+}
+
+#[test]
+fn shape_json_escapes_spelling_a_secret_word() {
+    check_shape(|s, n| {
+        (
+            format!(r#"{{"user":"{n}","\u0070assword":"{s}"}}"#),
+            vec![format!(r#""user":"{n}""#)],
+        )
+    });
+    check_shape(|s, n| {
+        (
+            format!(r#"cfg {{\"\u0074\u006Fken\":\"{s}\",\"mode\":\"{n}\"}}"#),
+            vec![format!(r#"\"mode\":\"{n}\""#)],
+        )
+    });
+}
+
+#[test]
+fn shape_a_quoted_env_value_over_several_lines() {
+    // Exec output (`cat .env`): free text.
+    check_shape(|s, n| {
+        (
+            format!("MODE={n}\nDB_PASSWORD=\"{s}\nQZ{s}2\"\nLOG={n}\n"),
+            vec![format!("MODE={n}\n"), format!("\nLOG={n}\n")],
+        )
+    });
+    // The same as a document (an env file downloaded, a value with line breaks).
+    proptest!(ProptestConfig::with_cases(100), |(s in "[A-Za-z0-9]{6,20}", n in "[a-z]{3,8}")| {
+        let secret = format!("QZ{s}");
+        for q in ['"', '\''] {
+            let text = format!("A={n}\nAPI_TOKEN={q}{secret}\nsecond {secret}\n{secret}{q}\nB={n}\n");
+            let masked = arcane_engine::mask_document(&text);
+            prop_assert!(!masked.contains(&secret), "{:?}", masked);
+            prop_assert_eq!(masked.as_ref(), format!("A={n}\nAPI_TOKEN={MASK}\nB={n}\n"));
+            let v = redacted(&json!({"envContent": text}), "project");
+            prop_assert!(!v.to_string().contains(&secret), "{}", v);
+        }
+    });
+}
+
+/// Ordinary lines that name secrets or use the flags the rules above read, and must come out
+/// as they went in.
+#[test]
+fn ordinary_log_lines_are_left_as_they_are() {
+    for line in [
+        "password reset email sent",
+        "password reset email sent to user 42",
+        "the password is incorrect",
+        "token expired, refreshing",
+        "token is required",
+        "secret sauce recipe",
+        "prompt tokens 1234, completion tokens 56",
+        "use -a to show all",
+        "ls -a /data",
+        "curl -u flag docs",
+        "curl -u user https://example.com",
+        "docker run -p 8080:80 nginx",
+        "mysql -p",
+        "mysql -u root -P 3306 -h db",
+        "redis-cli ping",
+        "redis-cli -h cache -p 6379 info",
+        "sort -u names.txt",
+        "password changed for user bob",
+        "your password must contain 8 characters",
+        "a%3Db%26c%3Dd",
+        "\\u0041BC",
+        "MODE=\"prod\"\nLOG=debug",
+        "password-less login enabled",
+        "the token was refreshed",
+        "Check the API key (ARCANE_API_KEY / --api-key): it must be valid",
+        "set the token ARCANE_TOKEN or the api key ARCANE_API_KEY",
+        "reading secret /run/secrets/db_password",
+    ] {
+        assert_eq!(mask_text(line), line, "{line}");
+    }
+}

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::config::KeySource;
+use crate::config::{KeySource, split_named};
 
 /// The header carrying a caller's own Arcane API key.
 pub const CLIENT_KEY_HEADER: &str = "x-arcane-api-key";
@@ -39,30 +39,6 @@ impl std::fmt::Display for TokenLabel {
             None => write!(f, "fingerprint {}", self.fingerprint),
         }
     }
-}
-
-/// Longest token name.
-const MAX_NAME: usize = 64;
-
-/// Splits one token entry into its name and the token: `alice=TOKEN` is named when what comes
-/// before the first `=` is a name (a letter, then letters, digits, `.`, `_`, `-` or `@`, at most
-/// 64) and what follows is more than `=` padding. Anything else is a plain token, so existing
-/// token files keep working, base64 tokens with their `=` padding included; a token that itself
-/// looks like `name=…` is written with a name in front (`ci=name=…`).
-pub fn split_named(entry: &str) -> (Option<&str>, &str) {
-    let entry = entry.trim();
-    if let Some((name, token)) = entry.split_once('=') {
-        let name = name.trim();
-        let mut chars = name.chars();
-        let named = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'))
-            && name.len() <= MAX_NAME
-            && !token.trim().trim_matches('=').is_empty();
-        if named {
-            return (Some(name), token.trim());
-        }
-    }
-    (None, entry)
 }
 
 impl Tokens {

@@ -87,6 +87,14 @@ pub struct Settings {
     pub max_connections_per_token: usize,
     pub request_body_timeout: Duration,
     pub key_source: KeySource,
+    /// The bearer tokens (the command line's, the environment's and the token file's), masked
+    /// by value wherever text leaves the server while it serves.
+    pub secrets: Vec<arcane_engine::SecretHold>,
+}
+
+/// The token of an `--auth-token` entry (`name=token` or a plain token).
+pub(crate) fn token_secret(entry: &str) -> &str {
+    crate::config::split_named(entry).1
 }
 
 impl Settings {
@@ -102,6 +110,10 @@ impl Settings {
             })?;
             tokens.extend(guard::tokens_from_file(&text));
         }
+        let secrets = tokens
+            .iter()
+            .map(|t| arcane_engine::hold_secret(token_secret(t)))
+            .collect();
         let tokens = Tokens::new(tokens.iter().map(String::as_str))
             .map_err(|e| anyhow::anyhow!("{e} (ARCANE_MCP_AUTH_TOKEN, --auth-token-file)"))?;
         // Tokens that were given but are all blank (an empty secret file, a variable set to
@@ -174,6 +186,7 @@ impl Settings {
             max_connections_per_token: args.max_connections_per_token,
             request_body_timeout: Duration::from_secs(args.request_body_timeout),
             key_source: args.arcane_key_source,
+            secrets,
         })
     }
 }
@@ -503,7 +516,9 @@ async fn ready_route(State(shared): State<Arc<Shared>>) -> Response {
 }
 
 /// Serves MCP over Streamable HTTP until Ctrl-C / SIGTERM.
-pub async fn serve(app: App, settings: Settings) -> Result<()> {
+pub async fn serve(app: App, mut settings: Settings) -> Result<()> {
+    // Held for as long as the listener serves.
+    let _secrets = std::mem::take(&mut settings.secrets);
     if settings.tokens.is_empty() {
         tracing::warn!(
             "HTTP transport WITHOUT AUTHENTICATION (--allow-unauthenticated) on {}: any local \
