@@ -129,6 +129,8 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         }
     }
     let mut param_misfits = Vec::new();
+    // Where each action's `confirmDiff` was last set, for the errors of `check_confirm_diffs`.
+    let mut diff_origins: HashMap<String, String> = HashMap::new();
     for file in &input.layers.overlays {
         for (key, ov) in &file.content.actions {
             let found = actions.iter().position(|a| {
@@ -166,6 +168,15 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             if let Some(list) = &ov.encoded_json {
                 let id = actions[i].derived_id.clone();
                 encodings.insert(id, (file, key, list.as_slice()));
+            }
+            if ov.confirm_diff.is_some() {
+                let at = file
+                    .lines
+                    .line_of(&["actions", key.as_str(), "confirmDiff"]);
+                diff_origins.insert(
+                    actions[i].derived_id.clone(),
+                    format!("{}:{at}", file.origin),
+                );
             }
         }
     }
@@ -213,6 +224,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         }
     }
     check_text_omits(&actions)?;
+    check_confirm_diffs(&mut actions, &diff_origins)?;
     let known: HashSet<String> = actions.iter().map(|a| a.id.clone()).collect();
     for a in &mut actions {
         a.related.retain(|r| known.contains(r) && r != &a.id);
@@ -378,6 +390,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) -> Vec<(String, String)> {
     }
     if let Some(rule) = ov.confirm {
         a.confirm_always = rule == crate::overlay::ConfirmRule::Always;
+    }
+    if let Some(diff) = &ov.confirm_diff {
+        a.confirm_diff = diff.clone();
     }
     if let Some(kind) = ov.result {
         a.kind = kind;
@@ -647,6 +662,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         default_sort: None,
         reveals_secret: None,
         confirm_always: false,
+        confirm_diff: Vec::new(),
         no_effect: None,
         response_schema,
         widenings: Vec::new(),
@@ -981,6 +997,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         default_sort: None,
         reveals_secret: None,
         confirm_always: runs_commands,
+        confirm_diff: Vec::new(),
         no_effect: None,
         response_schema: None,
         widenings: Vec::new(),
@@ -1134,4 +1151,71 @@ mod tests {
             }
         }
     }
+}
+
+/// Checks every `confirmDiff` against the finished list of actions: the parameter is one of
+/// the action's, and the reading action reads (not mutating, a JSON answer) and takes nothing
+/// the call cannot give it. Reading the current document must never change anything, so a
+/// writing `from` fails the load; a `from` this Arcane version lacks is dropped with a warning
+/// (the question then shows the new document in full, as without the entry).
+fn check_confirm_diffs(actions: &mut [Action], origins: &HashMap<String, String>) -> Result<()> {
+    let readers: HashMap<String, (bool, ResultKind, Vec<(String, bool, ParamLocation)>)> = actions
+        .iter()
+        .map(|a| {
+            let params = a
+                .params
+                .iter()
+                .map(|p| (p.name.clone(), p.required, p.location))
+                .collect();
+            (a.id.clone(), (a.mutating, a.kind, params))
+        })
+        .collect();
+    for a in actions.iter_mut().filter(|a| !a.confirm_diff.is_empty()) {
+        let origin = origins
+            .get(&a.derived_id)
+            .cloned()
+            .unwrap_or_else(|| "an overlay".into());
+        let mut kept = Vec::new();
+        for d in std::mem::take(&mut a.confirm_diff) {
+            if a.param(&d.param).is_none() {
+                bail!(
+                    "{origin}: {}: confirmDiff names the parameter {:?}, which the action does not have; use one of its parameters ({})",
+                    a.id,
+                    d.param,
+                    a.params
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            let Some((mutating, kind, params)) = readers.get(&d.from) else {
+                tracing::warn!(%origin, action = %a.id, from = %d.from,
+                    "confirmDiff's reading action is not in this spec; the question shows the new content in full");
+                continue;
+            };
+            if *mutating || *kind != ResultKind::Json {
+                bail!(
+                    "{origin}: {}: confirmDiff reads the current {} through {}, which is not a plain read (mutating, or not a JSON answer); name the action that returns the document (a GET)",
+                    a.id,
+                    d.param,
+                    d.from
+                );
+            }
+            for (name, required, location) in params {
+                if *required && *location != ParamLocation::Environment && a.param(name).is_none()
+                {
+                    bail!(
+                        "{origin}: {}: confirmDiff's {} needs the parameter {name}, which {} does not take; name a reading action whose parameters the call carries",
+                        a.id,
+                        d.from,
+                        a.id
+                    );
+                }
+            }
+            kept.push(d);
+        }
+        a.confirm_diff = kept;
+    }
+    Ok(())
 }

@@ -20,7 +20,7 @@ pub use build::{BuildInput, MAX_TOOL_NAME, build_catalog};
 pub use diff::{CatalogDiff, diff};
 pub use model::{
     Action, BodyEncoding, Catalog, Condition, Domain, EncodedJson, EncodedParam, ErrorHint,
-    Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver, ResultKind,
+    DiffFrom, Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver, ResultKind,
     UnmatchedOverlay, Widening,
 };
 pub use overlay::{Layers, Preset, Vocabulary};
