@@ -130,7 +130,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     }
     let mut param_misfits = Vec::new();
     // Where each action's `confirmDiff` was last set, for the errors of `check_confirm_diffs`.
-    let mut diff_origins: HashMap<String, String> = HashMap::new();
+    let mut diff_origins: HashMap<String, (String, usize, String)> = HashMap::new();
     for file in &input.layers.overlays {
         for (key, ov) in &file.content.actions {
             let found = actions.iter().position(|a| {
@@ -175,7 +175,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                     .line_of(&["actions", key.as_str(), "confirmDiff"]);
                 diff_origins.insert(
                     actions[i].derived_id.clone(),
-                    format!("{}:{at}", file.origin),
+                    (file.origin.clone(), at, key.clone()),
                 );
             }
         }
@@ -224,7 +224,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         }
     }
     check_text_omits(&actions)?;
-    check_confirm_diffs(&mut actions, &diff_origins)?;
+    let diff_misfits = check_confirm_diffs(&mut actions, &diff_origins)?;
     let known: HashSet<String> = actions.iter().map(|a| a.id.clone()).collect();
     for a in &mut actions {
         a.related.retain(|r| known.contains(r) && r != &a.id);
@@ -308,6 +308,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             }
         })
         .chain(misfits)
+        .chain(diff_misfits)
         .collect();
     catalog.vocabulary = vocabulary;
     catalog.presets = presets;
@@ -1153,13 +1154,18 @@ mod tests {
     }
 }
 
-/// Checks every `confirmDiff` against the finished list of actions: the parameter is one of
-/// the action's, and the reading action reads (not mutating, a JSON answer) and takes nothing
-/// the call cannot give it. Reading the current document must never change anything, so a
-/// writing `from` fails the load; a `from` this Arcane version lacks is dropped with a warning
-/// (the question then shows the new document in full, as without the entry).
-fn check_confirm_diffs(actions: &mut [Action], origins: &HashMap<String, String>) -> Result<()> {
-    let readers: HashMap<String, (bool, ResultKind, Vec<(String, bool, ParamLocation)>)> = actions
+/// Checks every `confirmDiff` against the finished list of actions: the reading action reads
+/// (not mutating, a JSON answer) and takes nothing the call cannot give it — reading the
+/// current document must never change anything, so anything else fails the load. An entry
+/// that does not fit this Arcane version (a parameter or a reading action the document lacks)
+/// is dropped and reported like an overlay entry that matches nothing; the question then shows
+/// the new document whole, as without the entry.
+fn check_confirm_diffs(
+    actions: &mut [Action],
+    origins: &HashMap<String, (String, usize, String)>,
+) -> Result<Vec<UnmatchedOverlay>> {
+    type Reader = (bool, ResultKind, Vec<(String, bool, ParamLocation)>);
+    let readers: HashMap<String, Reader> = actions
         .iter()
         .map(|a| {
             let params = a
@@ -1170,33 +1176,47 @@ fn check_confirm_diffs(actions: &mut [Action], origins: &HashMap<String, String>
             (a.id.clone(), (a.mutating, a.kind, params))
         })
         .collect();
+    let mut misfits = Vec::new();
     for a in actions.iter_mut().filter(|a| !a.confirm_diff.is_empty()) {
-        let origin = origins
+        let (file, line, key) = origins
             .get(&a.derived_id)
             .cloned()
-            .unwrap_or_else(|| "an overlay".into());
+            .unwrap_or_else(|| ("an overlay".into(), 0, a.id.clone()));
+        let mut misfit = |reason: String| {
+            misfits.push(UnmatchedOverlay {
+                file: file.clone(),
+                line,
+                section: "actions".into(),
+                key: key.clone(),
+                closest: Vec::new(),
+                reason: Some(reason),
+            })
+        };
         let mut kept = Vec::new();
         for d in std::mem::take(&mut a.confirm_diff) {
             if a.param(&d.param).is_none() {
-                bail!(
-                    "{origin}: {}: confirmDiff names the parameter {:?}, which the action does not have; use one of its parameters ({})",
-                    a.id,
+                misfit(format!(
+                    "confirmDiff names the parameter {:?}, which {} does not have here ({})",
                     d.param,
+                    a.id,
                     a.params
                         .iter()
                         .map(|p| p.name.as_str())
                         .collect::<Vec<_>>()
                         .join(", ")
-                );
+                ));
+                continue;
             }
             let Some((mutating, kind, params)) = readers.get(&d.from) else {
-                tracing::warn!(%origin, action = %a.id, from = %d.from,
-                    "confirmDiff's reading action is not in this spec; the question shows the new content in full");
+                misfit(format!(
+                    "confirmDiff's reading action {} is not in this catalog",
+                    d.from
+                ));
                 continue;
             };
             if *mutating || *kind != ResultKind::Json {
                 bail!(
-                    "{origin}: {}: confirmDiff reads the current {} through {}, which is not a plain read (mutating, or not a JSON answer); name the action that returns the document (a GET)",
+                    "{file}:{line}: {}: confirmDiff reads the current {} through {}, which is not a plain read (it changes state, or does not answer JSON); name the action that returns the document (a GET)",
                     a.id,
                     d.param,
                     d.from
@@ -1206,7 +1226,7 @@ fn check_confirm_diffs(actions: &mut [Action], origins: &HashMap<String, String>
                 if *required && *location != ParamLocation::Environment && a.param(name).is_none()
                 {
                     bail!(
-                        "{origin}: {}: confirmDiff's {} needs the parameter {name}, which {} does not take; name a reading action whose parameters the call carries",
+                        "{file}:{line}: {}: confirmDiff's {} needs the parameter {name}, which {} does not take; name a reading action whose parameters the call carries",
                         a.id,
                         d.from,
                         a.id
@@ -1217,5 +1237,5 @@ fn check_confirm_diffs(actions: &mut [Action], origins: &HashMap<String, String>
         }
         a.confirm_diff = kept;
     }
-    Ok(())
+    Ok(misfits)
 }
