@@ -263,8 +263,8 @@ impl Document {
     /// `raw` as given, `shown` as the call's redaction left it.
     fn new(raw: &Value, shown: &Value) -> Document {
         Document {
-            raw: block_text(&json_text(raw)),
-            shown: block_text(shown),
+            raw: block_text(&sorted(&json_text(raw))),
+            shown: block_text(&sorted(shown)),
         }
     }
 
@@ -276,6 +276,24 @@ impl Document {
             .remove(name)
             .unwrap_or(Value::Null);
         Document::new(current, &shown)
+    }
+}
+
+/// A JSON value with the keys of every object in order: a specification sent in another key
+/// order than Arcane answers it with differs only where its values do.
+fn sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&m[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(xs) => Value::Array(xs.iter().map(sorted).collect()),
+        other => other.clone(),
     }
 }
 
@@ -638,5 +656,35 @@ mod tests {
             &[("composeContent", Ok(json!("a\nb\n")))],
         );
         assert!(t.contains("-b\n+b\\u{202E}\n"), "{t}");
+    }
+
+    #[test]
+    fn a_specification_is_diffed_whatever_its_key_order_with_its_secrets_masked() {
+        let mut a = update();
+        a.params.push(
+            serde_json::from_value(json!({"name": "spec", "wireName": "spec",
+                "location": "bodyProperty", "required": false, "description": "", "schema": {}}))
+            .unwrap(),
+        );
+        let current = json!({"Name": "web", "TaskTemplate": {"ContainerSpec": {
+            "Image": "nginx:1.27", "Env": ["TZ=UTC", "DB_PASSWORD=hunter2"]}}, "Labels": {}});
+        let new = json!({"Labels": {}, "TaskTemplate": {"ContainerSpec": {
+            "Env": ["TZ=UTC", "DB_PASSWORD=other-pw"], "Image": "evil/miner"}}, "Name": "web"});
+        let baseline: Baseline = [("spec".to_string(), Ok(current))].into_iter().collect();
+        let t = describe_with(
+            &a,
+            json!({"projectId": "p1", "spec": new}).as_object().unwrap(),
+            &Map::new(),
+            None,
+            &baseline,
+        )
+        .text()
+        .to_string();
+        assert!(t.contains("2 lines removed, 2 added"), "{t}");
+        assert!(
+            t.contains("\n-      \"Image\": \"nginx:1.27\"\n+      \"Image\": \"evil/miner\"\n"),
+            "{t}"
+        );
+        assert!(!t.contains("hunter2") && !t.contains("other-pw"), "{t}");
     }
 }
