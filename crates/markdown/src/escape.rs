@@ -920,6 +920,26 @@ fn mark_block_start(c: &[char], m: &mut [bool], close_bracket_after: &[bool]) {
 
 #[cfg(test)]
 mod tests {
+
+    /// What `sanitize` would drop or rewrite, `reveal` shows: no character can vanish from
+    /// text a person approves; and the revealed text has nothing left to sanitize.
+    #[test]
+    fn reveal_shows_every_character_sanitize_drops() {
+        for c in (0u32..=0x10ffff).filter_map(char::from_u32) {
+            let s = format!("a{c}b");
+            if sanitize(&s) != s && c != '\r' {
+                assert!(
+                    is_hidden_char(c),
+                    "U+{:04X} dropped but not revealed",
+                    c as u32
+                );
+            }
+            let (shown, n) = reveal(&s);
+            assert_eq!(n, usize::from(is_hidden_char(c)), "U+{:04X}", c as u32);
+            assert_eq!(sanitize(&shown), shown, "U+{:04X}", c as u32);
+        }
+    }
+
     use super::*;
     use proptest::prelude::*;
 
