@@ -258,7 +258,7 @@ fn every_target_and_scope_flag_of_the_catalog_appears_in_the_question() {
 }
 
 /// A command in a container and a compose rewrite are not destructive, yet the person confirms
-/// them, seeing the command and the new content; nothing runs on a decline. With
+/// them, seeing the command and what the new content changes; nothing runs on a decline. With
 /// `--confirm-mode param` they need `"confirm": true`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commands_and_rewrites_are_confirmed_showing_what_runs() {
@@ -282,8 +282,10 @@ async fn commands_and_rewrites_are_confirmed_showing_what_runs() {
         "{}",
         questions[0]
     );
+    // The project has a compose file: the new one is shown as what changes against it.
     assert!(
-        questions[1].contains("`composeContent`") && questions[1].contains(compose),
+        questions[1].contains("`composeContent`: what changes")
+            && questions[1].contains("+    image: evil/miner\n+    privileged: true\n"),
         "{}",
         questions[1]
     );
@@ -402,4 +404,165 @@ async fn read_only_and_presets_withdraw_credential_reveals() {
         }),
     ));
     assert!(!policy.serves(tokens), "a domain entry does not name it");
+}
+
+/// A compose rewrite's question shows what changes: a diff of the project's current compose
+/// file (read through `project.get`) against the new one, the env file's changed password as a
+/// changed line with neither value; the safe-mode preview shows the same diff. When the current
+/// version cannot be read (Arcane answers 500, or too late), the question says so and shows the
+/// new content whole. Only reads reach Arcane.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewrite_is_shown_as_a_diff_against_the_current_document() {
+    use rmcp::model::ElicitationAction::Decline;
+    let sim = Sim::start().await;
+    let compose = "services:\n  web:\n    image: evil/miner:latest\n    privileged: true\n    ports:\n      - \"8080:80\"\n    mem_limit: 256m\n";
+    let update = json!({"action": "project.update", "params": {"projectId": "webshop",
+        "composeContent": compose,
+        "envContent": "POSTGRES_PASSWORD=n3w-pa55\nDATABASE_URL=postgres://shop:n3w-pa55@db:5432/shop\n"}});
+    let handler = Asker::new(Some((Decline, false)));
+    let client = spawn_with(handler.clone(), &sim.base(), sim.sim.api_key(), &[]).await;
+    let r = call(&client, "arcane_execute_action", update.clone()).await;
+    assert!(is_error(&r), "{}", text(&r));
+    let q = handler.questions().pop().expect("asked");
+    assert!(
+        q.contains("- `composeContent`: what changes against the current version, read through `project.get`"),
+        "{q}"
+    );
+    assert!(
+        q.contains("```diff\n@@ -1,")
+            && q.contains("\n-    image: nginx:1.27-alpine\n+    image: evil/miner:latest\n+    privileged: true\n     ports:\n"),
+        "{q}"
+    );
+    // The env file: the password's line changed, neither password shown.
+    assert!(q.contains("- `envContent`: what changes"), "{q}");
+    assert!(
+        q.contains("\n-POSTGRES_PASSWORD=") && q.contains("\n+POSTGRES_PASSWORD="),
+        "{q}"
+    );
+    for secret in ["s3cr3t-demo", "n3w-pa55"] {
+        assert!(!q.contains(secret), "{secret} in\n{q}");
+    }
+    assert!(writes(&sim.requests().await).is_empty());
+    client.cancel().await.ok();
+
+    // The safe-mode preview: the same words.
+    let handler = Asker::new(Some((rmcp::model::ElicitationAction::Accept, true)));
+    let client = spawn_with(
+        handler.clone(),
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--safe-mode"],
+    )
+    .await;
+    let r = call(&client, "arcane_execute_action", update.clone()).await;
+    let preview = text(&r);
+    let q = handler.questions().pop().expect("asked");
+    let effect = q
+        .strip_prefix("An assistant wants to run ")
+        .and_then(|rest| rest.split("\n\n").next())
+        .expect("the question's effect");
+    assert!(effect.contains("```diff"), "{effect}");
+    assert!(preview.contains(effect), "{preview}\n---\n{effect}");
+    assert!(!preview.contains("s3cr3t-demo"), "{preview}");
+    assert!(writes(&sim.requests().await).is_empty());
+    client.cancel().await.ok();
+
+    // Arcane fails the read, then answers too late: the question says so, shows the new
+    // content whole, and the person still decides.
+    for (fault, args, says) in [
+        (
+            json!({"method": "GET", "path": "/projects/[^/]+$", "kind": "status", "status": 500}),
+            vec![],
+            "the current version could not be read",
+        ),
+        (
+            json!({"method": "GET", "path": "/projects/[^/]+$", "kind": "delay", "delayMs": 4000}),
+            vec!["--timeout", "1"],
+            "the current version could not be read",
+        ),
+    ] {
+        sim.reset().await;
+        sim.fault(fault.clone()).await;
+        let handler = Asker::new(Some((Decline, false)));
+        let client = spawn_with(handler.clone(), &sim.base(), sim.sim.api_key(), &args).await;
+        let r = tokio::time::timeout(
+            std::time::Duration::from_secs(60),
+            call(&client, "arcane_execute_action", update.clone()),
+        )
+        .await
+        .expect("no hang");
+        assert!(is_error(&r), "{}", text(&r));
+        let q = handler.questions().pop().expect("asked");
+        assert!(q.contains(says), "{fault}: {q}");
+        assert!(q.contains(compose), "{fault}: the new content whole: {q}");
+        assert!(!q.contains("n3w-pa55"), "{q}");
+        assert!(writes(&sim.requests().await).is_empty());
+        client.cancel().await.ok();
+    }
+}
+
+/// The built-in overlays name where each rewrite's current document is read.
+#[test]
+fn rewrites_name_where_their_current_document_is_read() {
+    let cat = catalog();
+    for (id, param, from) in [
+        ("project.update", "composeContent", "project.get"),
+        ("project.update", "envContent", "project.get"),
+        (
+            "swarm_stack.update_source",
+            "composeContent",
+            "swarm_stack.source",
+        ),
+        ("swarm_service.update", "spec", "swarm_service.get"),
+    ] {
+        let a = cat.get(id).unwrap_or_else(|| panic!("{id}"));
+        assert!(
+            a.confirm_diff
+                .iter()
+                .any(|d| d.param == param && d.from == from),
+            "{id}: {:?}",
+            a.confirm_diff
+        );
+    }
+}
+
+/// `confirmDiff` is checked strictly: a reading action that changes state, or one whose
+/// parameters the call cannot give, fails the load with the file named; an unknown field is
+/// refused by the schema.
+#[test]
+fn a_confirm_diff_that_could_change_state_or_cannot_be_read_is_refused() {
+    for (entry, says) in [
+        (
+            "project.update: {confirmDiff: [{param: composeContent, from: project.redeploy, field: data}]}",
+            "not a plain read",
+        ),
+        (
+            "project.update: {confirmDiff: [{param: composeContent, from: container.get, field: data}]}",
+            "needs the parameter containerId",
+        ),
+        (
+            "project.update: {confirmDiff: [{param: composeContent, from: project.get, field: data, run: x}]}",
+            "mine.yaml",
+        ),
+        (
+            "project.update: {confirmDiff: [{param: composeContent, from: project.get, field: \"data..x\"}]}",
+            "mine.yaml",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("mine.yaml"),
+            format!("actions:\n  {entry}\n"),
+        )
+        .unwrap();
+        let err = server_support::with_operator_overlays(dir.path())
+            .build()
+            .err()
+            .map(|e| format!("{e:#}"))
+            .unwrap_or_else(|| panic!("{entry}: accepted"));
+        assert!(
+            err.contains("mine.yaml") && err.contains(says),
+            "{entry}: {err}"
+        );
+    }
 }

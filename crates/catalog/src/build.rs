@@ -129,6 +129,8 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         }
     }
     let mut param_misfits = Vec::new();
+    // Where each action's `confirmDiff` was last set, for the errors of `check_confirm_diffs`.
+    let mut diff_origins: HashMap<String, (String, usize, String)> = HashMap::new();
     for file in &input.layers.overlays {
         for (key, ov) in &file.content.actions {
             let found = actions.iter().position(|a| {
@@ -166,6 +168,15 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             if let Some(list) = &ov.encoded_json {
                 let id = actions[i].derived_id.clone();
                 encodings.insert(id, (file, key, list.as_slice()));
+            }
+            if ov.confirm_diff.is_some() {
+                let at = file
+                    .lines
+                    .line_of(&["actions", key.as_str(), "confirmDiff"]);
+                diff_origins.insert(
+                    actions[i].derived_id.clone(),
+                    (file.origin.clone(), at, key.clone()),
+                );
             }
         }
     }
@@ -213,6 +224,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         }
     }
     check_text_omits(&actions)?;
+    let diff_misfits = check_confirm_diffs(&mut actions, &diff_origins)?;
     let known: HashSet<String> = actions.iter().map(|a| a.id.clone()).collect();
     for a in &mut actions {
         a.related.retain(|r| known.contains(r) && r != &a.id);
@@ -296,6 +308,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             }
         })
         .chain(misfits)
+        .chain(diff_misfits)
         .collect();
     catalog.vocabulary = vocabulary;
     catalog.presets = presets;
@@ -378,6 +391,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) -> Vec<(String, String)> {
     }
     if let Some(rule) = ov.confirm {
         a.confirm_always = rule == crate::overlay::ConfirmRule::Always;
+    }
+    if let Some(diff) = &ov.confirm_diff {
+        a.confirm_diff = diff.clone();
     }
     if let Some(kind) = ov.result {
         a.kind = kind;
@@ -647,6 +663,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         default_sort: None,
         reveals_secret: None,
         confirm_always: false,
+        confirm_diff: Vec::new(),
         no_effect: None,
         response_schema,
         widenings: Vec::new(),
@@ -981,6 +998,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         default_sort: None,
         reveals_secret: None,
         confirm_always: runs_commands,
+        confirm_diff: Vec::new(),
         no_effect: None,
         response_schema: None,
         widenings: Vec::new(),
@@ -1022,6 +1040,91 @@ fn check_text_omits(actions: &[Action]) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Checks every `confirmDiff` against the finished list of actions: the reading action reads
+/// (not mutating, a JSON answer) and takes nothing the call cannot give it — reading the
+/// current document must never change anything, so anything else fails the load. An entry
+/// that does not fit this Arcane version (a parameter or a reading action the document lacks)
+/// is dropped and reported like an overlay entry that matches nothing; the question then shows
+/// the new document whole, as without the entry.
+fn check_confirm_diffs(
+    actions: &mut [Action],
+    origins: &HashMap<String, (String, usize, String)>,
+) -> Result<Vec<UnmatchedOverlay>> {
+    type Reader = (bool, ResultKind, Vec<(String, bool, ParamLocation)>);
+    let readers: HashMap<String, Reader> = actions
+        .iter()
+        .map(|a| {
+            let params = a
+                .params
+                .iter()
+                .map(|p| (p.name.clone(), p.required, p.location))
+                .collect();
+            (a.id.clone(), (a.mutating, a.kind, params))
+        })
+        .collect();
+    let mut misfits = Vec::new();
+    for a in actions.iter_mut().filter(|a| !a.confirm_diff.is_empty()) {
+        let (file, line, key) = origins
+            .get(&a.derived_id)
+            .cloned()
+            .unwrap_or_else(|| ("an overlay".into(), 0, a.id.clone()));
+        let mut misfit = |reason: String| {
+            misfits.push(UnmatchedOverlay {
+                file: file.clone(),
+                line,
+                section: "actions".into(),
+                key: key.clone(),
+                closest: Vec::new(),
+                reason: Some(reason),
+            })
+        };
+        let mut kept = Vec::new();
+        for d in std::mem::take(&mut a.confirm_diff) {
+            if a.param(&d.param).is_none() {
+                misfit(format!(
+                    "confirmDiff names the parameter {:?}, which {} does not have here ({})",
+                    d.param,
+                    a.id,
+                    a.params
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+                continue;
+            }
+            let Some((mutating, kind, params)) = readers.get(&d.from) else {
+                misfit(format!(
+                    "confirmDiff's reading action {} is not in this catalog",
+                    d.from
+                ));
+                continue;
+            };
+            if *mutating || *kind != ResultKind::Json {
+                bail!(
+                    "{file}:{line}: {}: confirmDiff reads the current {} through {}, which is not a plain read (it changes state, or does not answer JSON); name the action that returns the document (a GET)",
+                    a.id,
+                    d.param,
+                    d.from
+                );
+            }
+            for (name, required, location) in params {
+                if *required && *location != ParamLocation::Environment && a.param(name).is_none() {
+                    bail!(
+                        "{file}:{line}: {}: confirmDiff's {} needs the parameter {name}, which {} does not take; name a reading action whose parameters the call carries",
+                        a.id,
+                        d.from,
+                        a.id
+                    );
+                }
+            }
+            kept.push(d);
+        }
+        a.confirm_diff = kept;
+    }
+    Ok(misfits)
 }
 
 #[cfg(test)]

@@ -20,9 +20,9 @@ mod yaml;
 pub use build::{BuildInput, MAX_TOOL_NAME, build_catalog};
 pub use diff::{CatalogDiff, diff};
 pub use model::{
-    Action, BodyEncoding, Catalog, Condition, Domain, EncodedJson, EncodedParam, ErrorHint,
-    Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver, Preset,
-    ResultKind, UnmatchedOverlay, Widening,
+    Action, BodyEncoding, Catalog, Condition, DiffFrom, Domain, EncodedJson, EncodedParam,
+    ErrorHint, Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver,
+    Preset, ResultKind, UnmatchedOverlay, Widening,
 };
 pub use overlay::Layers;
 pub use policy::{ClientProfile, Confirmation, Policy, catalog_exclusion};

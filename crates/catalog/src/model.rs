@@ -191,6 +191,21 @@ impl Condition {
     }
 }
 
+/// Where the current version of a document a parameter replaces is read (overlay
+/// `confirmDiff`, docs/security.md#what-the-confirmation-shows): the person's question shows
+/// the change as a diff instead of the new document alone.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DiffFrom {
+    /// The parameter carrying the new document.
+    pub param: String,
+    /// The reading action that returns the current document; its parameters are taken from
+    /// the call's own, by name.
+    pub from: String,
+    /// Dotted path of the current document in that action's answer (`data.composeContent`).
+    pub field: String,
+}
+
 /// What says that a destructive call changed nothing (docs/output-format.md#nothing-done):
 /// when every field named here is 0, empty, null or absent in the result (and at least one is
 /// present), the text opens with `says` and the selection that matched nothing.
@@ -329,6 +344,10 @@ pub struct Action {
     /// reveal a credential (docs/security.md#confirmation).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub confirm_always: bool,
+    /// Parameters that replace a stored document, with the reading action that returns the
+    /// current one (overlay `confirmDiff`): the question shows a diff of current → new.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confirm_diff: Vec<DiffFrom>,
     /// How a result of this destructive action shows that nothing was done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_effect: Option<NoEffect>,

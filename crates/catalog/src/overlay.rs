@@ -53,6 +53,10 @@ pub struct ActionOverlay {
     /// `always`: every call is confirmed by the person, destructive or not; `default`: only
     /// destructive calls are (undoes an earlier layer's `always`).
     pub confirm: Option<ConfirmRule>,
+    /// Parameters that replace a stored document, and where the current one is read: the
+    /// question shows a diff (docs/security.md#what-the-confirmation-shows). A later file's
+    /// list replaces an earlier one; an empty list turns the diff off.
+    pub confirm_diff: Option<Vec<crate::model::DiffFrom>>,
     pub result: Option<ResultKind>,
     /// Withdraw the action from the generic executor; the value is the reason.
     pub exclude: Option<String>,

@@ -20,6 +20,9 @@ use crate::{
 
 /// How long a JSON-lines stream (pull, build, up) may run, as a multiple of the request timeout.
 const STREAM_TIMEOUT_FACTOR: u32 = 20;
+/// Longest wait for the current version of a document the person's question diffs against:
+/// past it the question says so and shows the new document whole.
+const READ_CURRENT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default of `--max-concurrent-requests`.
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 32;
 
@@ -257,8 +260,26 @@ impl Executor {
             action: action.id.clone(),
             detail: excerpt(&e, 300),
         })?;
-        let effect =
-            crate::effect::describe(action, &params, &given, prepared.environment.as_deref());
+        // The current documents the call replaces, for a diff — only when someone will read
+        // the words: the person's question or the safe-mode preview.
+        let shown = action.needs_confirmation() || (scope.policy.safe_mode && action.mutating);
+        let baseline = if shown && !action.confirm_diff.is_empty() {
+            tokio::select! {
+                b = self.read_baseline(scope, action, &params, ctx) => b,
+                _ = ctx.cancel.cancelled() => return Err(CallError::CancelledLookup {
+                    action: action.id.clone(),
+                }),
+            }
+        } else {
+            crate::effect::Baseline::new()
+        };
+        let effect = crate::effect::describe_with(
+            action,
+            &params,
+            &given,
+            prepared.environment.as_deref(),
+            &baseline,
+        );
         Ok(Ready {
             action,
             params,
@@ -266,6 +287,93 @@ impl Executor {
             prepared,
             effect,
         })
+    }
+
+    /// The current version of each document the call replaces (overlay `confirmDiff`), read
+    /// through the reading action the overlay names, with the call's own parameters. Each
+    /// read is bounded by [`READ_CURRENT_TIMEOUT`]; whatever goes wrong (not served, an error,
+    /// no answer, no such field) becomes the reason the question gives instead of a diff —
+    /// the call itself is never held up or refused for it.
+    async fn read_baseline(
+        &self,
+        scope: &Scope<'_>,
+        action: &Action,
+        params: &Map<String, Value>,
+        ctx: &CallContext,
+    ) -> crate::effect::Baseline {
+        let mut answers: std::collections::HashMap<&str, Result<Value, String>> =
+            std::collections::HashMap::new();
+        let mut baseline = crate::effect::Baseline::new();
+        for d in &action.confirm_diff {
+            if params.get(&d.param).is_none_or(Value::is_null) {
+                continue;
+            }
+            if !answers.contains_key(d.from.as_str()) {
+                let limit = READ_CURRENT_TIMEOUT.min(self.config.timeout);
+                let answer =
+                    tokio::time::timeout(limit, self.read_document(scope, &d.from, params, ctx))
+                        .await
+                        .unwrap_or_else(|_| {
+                            Err(format!(
+                                "Arcane did not answer within {} s",
+                                limit.as_secs()
+                            ))
+                        });
+                if let Err(why) = &answer {
+                    tracing::debug!(action = %action.id, from = %d.from, %why,
+                        "the current document could not be read for the confirmation's diff");
+                }
+                answers.insert(&d.from, answer);
+            }
+            let current = match &answers[d.from.as_str()] {
+                Ok(body) => d
+                    .field
+                    .split('.')
+                    .try_fold(body, |v, key| v.get(key))
+                    .map(|v| match v {
+                        // No document yet (no override file): the diff is all additions.
+                        Value::Null => Value::String(String::new()),
+                        other => other.clone(),
+                    })
+                    .ok_or_else(|| format!("Arcane's answer to {} has no {}", d.from, d.field)),
+                Err(why) => Err(why.clone()),
+            };
+            baseline.insert(d.param.clone(), current);
+        }
+        baseline
+    }
+
+    /// One read of a current document: the reading action's request built from the call's
+    /// parameters of the same names and sent as any read is, if the policy serves that action.
+    async fn read_document(
+        &self,
+        scope: &Scope<'_>,
+        from: &str,
+        params: &Map<String, Value>,
+        ctx: &CallContext,
+    ) -> Result<Value, String> {
+        let Some(read) = scope.catalog.get(from) else {
+            return Err(format!("{from} is not in the catalog"));
+        };
+        if let Some(reason) = scope.policy.withdrawn(read) {
+            return Err(format!("{from} is not served here ({reason})"));
+        }
+        let args: Map<String, Value> = read
+            .params
+            .iter()
+            .filter_map(|p| params.get(&p.name).map(|v| (p.name.clone(), v.clone())))
+            .collect();
+        let prepared = request::build(read, &args, &self.config.base_url, &self.config.environment)
+            .map_err(|e| excerpt(&e, 200))?;
+        let Ok(_slot) = self.slots.acquire().await else {
+            return Err("the server is shutting down".into());
+        };
+        match self.send(scope, read, prepared, ctx).await {
+            Ok(Produced::Json(body)) => Ok(body),
+            Ok(_) => Err(format!("{from} did not answer with JSON")),
+            // The first line: the error's own words, without the next steps meant for a model.
+            Err(e) => Err(e.to_string().lines().next().unwrap_or_default().to_string()),
+        }
     }
 
     /// Confirmation, safe mode and the request of a prepared call: a call that needs the

@@ -25,7 +25,7 @@ mod transfer;
 mod websocket;
 
 // The executor, what a call carries, and what it returns.
-pub use effect::{Effect, describe};
+pub use effect::{Baseline, Effect, describe, describe_with};
 pub use executor::{
     CallContext, DEFAULT_MAX_CONCURRENT_REQUESTS, ExecConfig, Executor, PROGRESS_QUEUE, Ready,
     how_to_ask_for_less, unsure,

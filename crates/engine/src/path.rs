@@ -1,7 +1,7 @@
 //! The one filler of path templates: every value that goes into a path segment (HTTP requests,
 //! WebSocket endpoints, `arcane://` resource URIs, environment IDs) is checked and encoded here.
 //!
-//! Three rules (see `docs/security.md`, "Path parameters"):
+//! Four rules (see `docs/security.md`, "Path parameters"):
 //! - A value that would be read as a dot segment or an empty segment is refused: empty, `.`,
 //!   `..`, or anything that decodes to one of them (`%2e%2E`, `%252e`…). Such a value moves the
 //!   request to another endpoint (`/containers/..` is the environment), so nothing is sent.
@@ -13,6 +13,10 @@
 //!   `volumes/backups%2F<id>` reaches the volume-backup route. Only a parameter the catalog
 //!   declares as taking a path (`takesPath`, docs/overlays.md) may hold `/`, and then each of
 //!   its `/`-separated parts obeys the other rules ([`segment_path`]).
+//! - A value that holds an invisible or bidi character (a control, U+200B–U+200F,
+//!   U+202A–U+202E, U+2066–U+2069, U+FEFF, any other format character), as typed or decoded, is
+//!   refused: such a value chooses a target, and the person confirming the call would read
+//!   another one than the one sent (docs/security.md#what-the-confirmation-shows).
 //! - Only what must be escaped is escaped: `:` `@` and the sub-delimiters `!$&'()*+,;=` go out
 //!   literally, because Arcane 2.8.x hands path parameters to its handlers without decoding them
 //!   (`sha256%3A…` is looked up as is and not found). Escaped are `%`, space, controls,
@@ -62,6 +66,9 @@ pub enum Refusal {
     DotOrEmpty,
     /// Holds (or decodes to) a character that is path structure.
     Structure(char),
+    /// Holds (or decodes to) an invisible or bidi character ([`arcane_markdown::is_hidden_char`]):
+    /// the value that chooses the target would read differently from what is sent.
+    Hidden(char),
 }
 
 /// A value that cannot be a path segment.
@@ -93,6 +100,10 @@ impl SegmentError {
             ),
             Refusal::Structure(c) => format!(
                 "{name} {value:?} cannot be sent: pass the object's ID or plain name (its list action shows them), not a path — a {c:?} (also percent-encoded) would address another endpoint, as Arcane decodes a remote environment's path before proxying it"
+            ),
+            Refusal::Hidden(c) => format!(
+                "{name} {value:?} cannot be sent: it holds the invisible character U+{:04X} (also percent-encoded), so the target a person reads is not the one sent; pass the object's ID or plain name as its list action shows it",
+                *c as u32
             ),
         }
     }
@@ -130,7 +141,15 @@ pub fn refusal(value: &str) -> Option<Refusal> {
     if is_dot_or_empty(value) {
         return Some(Refusal::DotOrEmpty);
     }
-    structure_in(value).map(Refusal::Structure)
+    if let Some(c) = structure_in(value) {
+        return Some(Refusal::Structure(c));
+    }
+    decodings(value)
+        .find_map(|v| {
+            v.chars()
+                .find(|&c| c.is_control() || arcane_markdown::is_hidden_char(c))
+        })
+        .map(Refusal::Hidden)
 }
 
 /// Encodes one path segment, or refuses it (see the module docs). `name` names the parameter
@@ -209,11 +228,32 @@ mod tests {
         assert_eq!(segment("x", "...").unwrap(), "...");
     }
 
+    /// A control, bidi or zero-width character would make the target a person reads differ
+    /// from the one sent: refused, typed or percent-encoded.
+    #[test]
+    fn invisible_characters_are_refused() {
+        for v in [
+            "a\nb",
+            "db\u{7f}",
+            "web\u{200b}-1",
+            "web-1\u{202e}lmth",
+            "\u{feff}web",
+            "web\u{2066}",
+            "web%E2%80%AE1",
+            "web%25E2%2580%258B1",
+            "tag\u{e0041}",
+        ] {
+            let e = segment("containerId", v).expect_err(v);
+            assert!(matches!(e.why, Refusal::Hidden(_)), "{v}: {e}");
+            assert!(e.to_string().contains("invisible character U+"), "{e}");
+        }
+        assert!(segment_path("imageId", "ghcr.io/a\u{200d}b").is_err());
+    }
+
     #[test]
     fn what_must_be_escaped_is() {
         assert_eq!(segment("x", "50%").unwrap(), "50%25");
         assert_eq!(segment("x", "a b").unwrap(), "a%20b");
-        assert_eq!(segment("x", "a\nb\u{7f}").unwrap(), "a%0Ab%7F");
         assert_eq!(segment("x", "é").unwrap(), "%C3%A9");
         assert_eq!(
             segment("x", "a\"<>`{}|^[]").unwrap(),

@@ -115,6 +115,61 @@ fn is_removed(c: char) -> bool {
         && c != '\t'
 }
 
+/// Whether a character is invisible, or changes how the text around it reads, when shown:
+/// controls (but `\n` and `\t`), the line separators, every format character (Unicode
+/// category Cf: the bidi controls, zero-width characters, U+FEFF, the tag characters
+/// U+E0000–U+E007F), the variation selectors and the Hangul fillers. [`sanitize`] drops most
+/// of them from a result; a value a person approves shows them instead ([`reveal`]).
+pub fn is_hidden_char(c: char) -> bool {
+    if c == '\n' || c == '\t' {
+        return false;
+    }
+    matches!(c,
+        '\0'..='\x1f' | '\x7f'..='\u{9f}' | '\u{2028}' | '\u{2029}'
+        // Cf, Unicode 15.1.
+        | '\u{ad}' | '\u{600}'..='\u{605}' | '\u{61c}' | '\u{6dd}' | '\u{70f}'
+        | '\u{890}'..='\u{891}' | '\u{8e2}' | '\u{180e}' | '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}'
+        | '\u{feff}' | '\u{fff9}'..='\u{fffb}' | '\u{110bd}' | '\u{110cd}'
+        | '\u{13430}'..='\u{1343f}' | '\u{1bca0}'..='\u{1bca3}' | '\u{1d173}'..='\u{1d17a}'
+        | '\u{e0001}' | '\u{e0020}'..='\u{e007f}'
+        // Invisible although not Cf: the combining grapheme joiner, the Hangul fillers, the
+        // variation selectors (which can carry data after any character).
+        | '\u{34f}' | '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}'
+        | '\u{180b}'..='\u{180d}' | '\u{180f}' | '\u{fe00}'..='\u{fe0f}'
+        | '\u{e0100}'..='\u{e01ef}')
+}
+
+/// Text a person approves, with every hidden character ([`is_hidden_char`]) written as a
+/// visible `\u{…}` escape, and how many there were: what the person reads is what is sent, where
+/// [`sanitize`] would silently drop them. A CR directly before LF stays (a line ending). The
+/// result holds no hidden character, so the escaping that follows leaves it as it is.
+///
+/// ```
+/// use arcane_markdown::reveal;
+/// assert_eq!(reveal("web-1\u{202e}txt.exe"), ("web-1\\u{202E}txt.exe".into(), 1));
+/// assert_eq!(reveal("a\r\nb\tc"), ("a\r\nb\tc".into(), 0));
+/// ```
+pub fn reveal(text: &str) -> (Cow<'_, str>, usize) {
+    if !text.chars().any(is_hidden_char) {
+        return (Cow::Borrowed(text), 0);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut count = 0;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\r' && chars.peek() == Some(&'\n') {
+            out.push(c);
+        } else if is_hidden_char(c) {
+            count += 1;
+            out.push_str(&format!("\\u{{{:X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    (Cow::Owned(out), count)
+}
+
 /// `i` points just after an ESC.
 fn skip_after_esc(chars: &[char], i: usize) -> usize {
     match chars.get(i) {
@@ -865,6 +920,26 @@ fn mark_block_start(c: &[char], m: &mut [bool], close_bracket_after: &[bool]) {
 
 #[cfg(test)]
 mod tests {
+
+    /// What `sanitize` would drop or rewrite, `reveal` shows: no character can vanish from
+    /// text a person approves; and the revealed text has nothing left to sanitize.
+    #[test]
+    fn reveal_shows_every_character_sanitize_drops() {
+        for c in (0u32..=0x10ffff).filter_map(char::from_u32) {
+            let s = format!("a{c}b");
+            if sanitize(&s) != s && c != '\r' {
+                assert!(
+                    is_hidden_char(c),
+                    "U+{:04X} dropped but not revealed",
+                    c as u32
+                );
+            }
+            let (shown, n) = reveal(&s);
+            assert_eq!(n, usize::from(is_hidden_char(c)), "U+{:04X}", c as u32);
+            assert_eq!(sanitize(&shown), shown, "U+{:04X}", c as u32);
+        }
+    }
+
     use super::*;
     use proptest::prelude::*;
 

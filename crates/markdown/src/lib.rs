@@ -25,7 +25,8 @@ pub use context::{MAX_ROWS, RenderContext, RestHint, title};
 pub use download::{render_binary_download_meta, render_text_download};
 pub use escape::{
     Slot, clip, code_span, escape, excerpt, fenced, heading_text, inline, inline_strict,
-    list_item_key, list_item_value, quoted_name, sanitize, table_cell, table_cell_strict,
+    is_hidden_char, list_item_key, list_item_value, quoted_name, reveal, sanitize, table_cell,
+    table_cell_strict,
 };
 pub use list::render_list;
 pub use object::render_object;
