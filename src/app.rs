@@ -178,7 +178,11 @@ impl App {
         // Pipes (how MCP clients start a server) are read and written on the runtime's I/O
         // driver rather than one blocking-pool hand-off per read and write: a burst of calls
         // no longer queues every answer behind those threads (docs/measurements.md).
-        self.serve_on(rmcp::transport::stdio_pipes(), "stdio").await
+        // Lines rmcp would drop unanswered (a lone surrogate, broken JSON) get a JSON-RPC
+        // error (`crate::jsonrpc`).
+        let (read, write) = rmcp::transport::stdio_pipes();
+        self.serve_on(crate::jsonrpc::Lines::new(read, write), "stdio")
+            .await
     }
 
     /// Serves one MCP session on `transport` (named `what` in errors) with hot reload until

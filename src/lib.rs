@@ -22,6 +22,7 @@ pub mod config;
 pub mod find;
 pub mod flat;
 pub mod inspect;
+pub mod jsonrpc;
 pub mod logging;
 pub mod output_schema;
 pub mod pacing;

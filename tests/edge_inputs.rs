@@ -1,0 +1,140 @@
+//! Inputs at the edges, from the second outside attack (issue 26): undecodable JSON-RPC text
+//! (a lone UTF-16 surrogate) over stdio and HTTP, header names in error texts, control
+//! characters in quoted arguments, the `./catalog` directory of the working directory.
+
+use crate::cli::{HttpServer, INIT, raw_post};
+use crate::server_support::{self, Sim};
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// A `tools/call` whose argument holds a lone surrogate, as JSON text (serde_json would refuse
+/// to write it).
+fn lone_surrogate_call(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"arcane_execute_action","arguments":{{"action":"container.get","params":{{"containerId":"ab\ud800cd"}}}}}}}}"#
+    )
+}
+
+fn assert_surrogate_error(answer: &Value, id: u64) {
+    assert_eq!(answer["id"], id, "{answer}");
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    let m = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        m.contains(r"\ud800") && m.contains("lone UTF-16 surrogate") && m.contains("pairs"),
+        "{m}"
+    );
+}
+
+/// Over stdio (the real binary), the call is answered with an error carrying its id, and the
+/// session keeps serving. Unfixed, rmcp dropped the line and the client waited forever: the
+/// hang guard fails the test instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_lone_surrogate_gets_a_parse_error_with_its_id() {
+    let sim = Sim::start().await;
+    let mut child = server_support::command(&sim.base(), sim.sim.api_key(), &[])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = async |text: &str| {
+        stdin.write_all(text.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    };
+    send(INIT).await;
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    send(&lone_surrogate_call(7)).await;
+    // Broken JSON: answered with id null.
+    send(r#"{"jsonrpc":"2.0","id":8,"method":"#).await;
+    send(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#).await;
+    let mut answers = Vec::new();
+    let guard = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let v: Value = serde_json::from_str(&line).unwrap();
+            let done = v["id"] == 9;
+            answers.push(v);
+            if done {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(guard.is_ok(), "no answer within 60 s: {answers:?}");
+    let by_id = |id: Value| answers.iter().find(|a| a["id"] == id).cloned();
+    assert_surrogate_error(&by_id(json!(7)).expect("call 7 answered"), 7);
+    let broken = by_id(Value::Null).expect("the broken line is answered with id null");
+    assert_eq!(broken["error"]["code"], -32700, "{broken}");
+    assert!(
+        by_id(json!(9)).unwrap().get("result").is_some(),
+        "{answers:?}"
+    );
+}
+
+/// Over Streamable HTTP, in a session and in the sessionless 2026-07-28 form, the body is
+/// answered with a JSON-RPC error carrying the request's id (400), not rmcp's plain-text 415.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_lone_surrogate_gets_a_parse_error_with_its_id() {
+    let sim = Sim::start().await;
+    let server = HttpServer::for_sim(&sim, &[], "tok").await;
+    let auth = ("authorization", "Bearer tok");
+    let post = |headers: Vec<(&'static str, String)>, body: String| {
+        let base = server.base.clone();
+        async move {
+            let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            tokio::time::timeout(Duration::from_secs(30), raw_post(&base, &h, body))
+                .await
+                .expect("answered within 30 s")
+        }
+    };
+    // In a session.
+    let (status, h, body) = post(vec![(auth.0, auth.1.into())], INIT.into()).await;
+    assert_eq!(status, 200, "{body}");
+    let session = h["mcp-session-id"].to_str().unwrap().to_string();
+    let in_session = vec![
+        (auth.0, auth.1.to_string()),
+        ("mcp-session-id", session),
+        ("mcp-protocol-version", "2025-06-18".into()),
+    ];
+    let _ = post(
+        in_session.clone(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
+    )
+    .await;
+    let (status, h, body) = post(in_session, lone_surrogate_call(11)).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        h["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    assert_surrogate_error(&serde_json::from_str(&body).expect("JSON-RPC"), 11);
+
+    // Sessionless (2026-07-28).
+    let sessionless = format!(
+        r#"{{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{{"name":"arcane_execute_action","arguments":{{"action":"container.get","params":{{"containerId":"\ud800"}}}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"t","version":"1"}}}}}}}}"#
+    );
+    let headers = vec![
+        (auth.0, auth.1.to_string()),
+        ("mcp-protocol-version", "2026-07-28".into()),
+        ("mcp-method", "tools/call".into()),
+        ("mcp-name", "arcane_execute_action".into()),
+    ];
+    let (status, _, body) = post(headers.clone(), sessionless).await;
+    assert_eq!(status, 400, "{body}");
+    assert_surrogate_error(&serde_json::from_str(&body).expect("JSON-RPC"), 12);
+    // Broken JSON: id null.
+    let (status, _, body) = post(headers, r#"{"jsonrpc":"2.0","id":13,"#.into()).await;
+    assert_eq!(status, 400, "{body}");
+    let v: Value = serde_json::from_str(&body).expect("JSON-RPC");
+    assert_eq!(v["id"], Value::Null, "{v}");
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    server.stop().await;
+}
