@@ -138,3 +138,69 @@ async fn http_lone_surrogate_gets_a_parse_error_with_its_id() {
     assert_eq!(v["error"]["code"], -32700, "{v}");
     server.stop().await;
 }
+
+/// The text of a failed call on the dynamic surface.
+async fn failed(client: &server_support::Client, id: &str, params: Value) -> String {
+    let (tool, args) = server_support::shape("dynamic", id, params, true);
+    server_support::err(&server_support::call(client, &tool, args).await)
+}
+
+/// A header argument that cannot be sent is refused with the header's name (no secret) and,
+/// unless the header carries a credential, its value with the bad characters shown. Unfixed,
+/// the redactor took `auth.login:` before the name for a secret key and masked the name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_header_value_is_refused_by_the_header_name() {
+    let sim = Sim::start().await;
+    let client = server_support::spawn(&sim.base(), sim.sim.api_key(), &[]).await;
+    sim.reset().await;
+    let t = failed(
+        &client,
+        "auth.login",
+        json!({"username": "u", "password": "p", "User-Agent": "probe\r\nX-Evil: 1"}),
+    )
+    .await;
+    assert!(!t.contains("******** holds"), "{t}");
+    assert!(t.contains("header User-Agent"), "{t}");
+    assert!(t.contains(r"probe\u000d\u000aX-Evil"), "{t}");
+    assert!(
+        t.contains("visible ASCII") && t.contains("Nothing was sent"),
+        "{t}"
+    );
+    // A credential header: named, its value never shown.
+    let t = failed(
+        &client,
+        "auth.disable_mfa",
+        json!({"X-Step-Up-Token": "s\u{e9}cret-step-up"}),
+    )
+    .await;
+    assert!(t.contains("header X-Step-Up-Token"), "{t}");
+    assert!(!t.contains("cret-step-up"), "{t}");
+    assert!(sim.requests().await.is_empty(), "nothing is sent");
+    client.cancel().await.unwrap();
+}
+
+/// A NUL or another invisible character in an ID argument is shown escaped, with the
+/// parameter and what to send. Unfixed, it vanished: "No environment  in environment :".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_characters_in_quoted_arguments_are_shown_escaped() {
+    let sim = Sim::start().await;
+    let client = server_support::spawn(&sim.base(), sim.sim.api_key(), &[]).await;
+    let t = failed(&client, "container.list", json!({"environmentId": "\u{0}"})).await;
+    assert!(t.contains(r"`\u0000`"), "{t}");
+    assert!(!t.contains("environment  in"), "{t}");
+    assert!(
+        t.contains("environmentId takes the environment's ID") && t.contains("environment.list"),
+        "{t}"
+    );
+    let t = failed(
+        &client,
+        "container.list",
+        json!({"environmentId": "we\u{200b}b\u{1b}[31m-1"}),
+    )
+    .await;
+    assert!(t.contains(r"`we\u200bb\u001b[31m-1`"), "{t}");
+    // A path-structure refusal names the value the same way.
+    let t = failed(&client, "container.get", json!({"containerId": "a/\u{0}"})).await;
+    assert!(t.contains(r#"containerId "a/\u0000""#), "{t}");
+    client.cancel().await.unwrap();
+}

@@ -13,7 +13,7 @@ mod units;
 
 pub use escape::{
     Slot, clip, code_span, escape, excerpt, fenced, heading_text, inline, inline_strict,
-    list_item_key, list_item_value, quoted_name, sanitize, table_cell, table_cell_strict,
+    list_item_key, list_item_value, quoted_name, sanitize, table_cell, table_cell_strict, visible,
 };
 pub use markdown::{
     MAX_ROWS, RenderContext, RestHint, render_binary_download_meta, render_list, render_object,

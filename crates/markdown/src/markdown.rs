@@ -8,7 +8,6 @@
 
 use serde_json::{Map, Value};
 
-use crate::escape::is_unsafe_char;
 use crate::escape::{
     code_span, fenced, heading_text, inline, inline_strict, list_item_key, list_item_value,
     sanitize, table_cell, table_cell_strict,
@@ -1021,19 +1020,7 @@ fn json_text(v: &Value, pretty: bool) -> String {
     } else {
         v.to_string()
     };
-    if text.chars().any(is_unsafe_char) {
-        let mut out = String::with_capacity(text.len() + 16);
-        for c in text.chars() {
-            if is_unsafe_char(c) {
-                out.push_str(&format!("\\u{:04x}", u32::from(c)));
-            } else {
-                out.push(c);
-            }
-        }
-        out
-    } else {
-        text
-    }
+    crate::escape::escape_unsafe(&text, false).into_owned()
 }
 
 /// Summarizes envelope members other than `skip` (`counts`, `warnings`,
