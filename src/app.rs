@@ -137,6 +137,8 @@ impl App {
     /// The one startup line: version, Arcane version, actions, surface, modes, masked URL; then
     /// a warning per overlay entry that matches nothing.
     pub fn announce(&self) {
+        // Before the ready line, so that whoever reads the log up to it has seen this.
+        reload::announce_catalog_dir(&self.sources);
         let snap = self.live.load();
         tracing::info!(
             version = env!("CARGO_PKG_VERSION"),

@@ -204,3 +204,89 @@ async fn control_characters_in_quoted_arguments_are_shown_escaped() {
     assert!(t.contains(r#"containerId "a/\u0000""#), "{t}");
     client.cancel().await.unwrap();
 }
+
+/// The server started in `cwd` (stdio, logs at INFO): its stderr up to the ready line.
+async fn startup_log(sim: &Sim, cwd: &std::path::Path) -> String {
+    let mut child = server_support::command(&sim.base(), sim.sim.api_key(), &[])
+        .current_dir(cwd)
+        .env("ARCANE_MCP_LOG", "info")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut log = String::new();
+    let read = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            log.push_str(&line);
+            log.push('\n');
+            if line.contains("arcane-mcp ready") {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    let _ = child.start_kill();
+    assert!(read == Ok(true), "no ready line within 60 s:\n{log}");
+    log
+}
+
+/// A `catalog` directory in the working directory is still loaded (the default
+/// `--catalog-dir`), but said at startup (WARN, the absolute directory, its files, how to
+/// choose another) and by `check`; nothing is said without one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_directory_found_in_the_working_directory_is_announced() {
+    let sim = Sim::start().await;
+    let with = tempfile::tempdir().unwrap();
+    let dir = with.path().join("catalog");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog/websocket.yaml"),
+        dir.join("websocket.yaml"),
+    )
+    .unwrap();
+    let log = startup_log(&sim, with.path()).await;
+    let abs = std::fs::canonicalize(&dir).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.contains("catalog directory"))
+        .unwrap_or_else(|| panic!("no word of the catalog directory:\n{log}"));
+    assert!(line.contains("WARN"), "{line}");
+    assert!(
+        line.contains(&abs.display().to_string()) || line.contains(&dir.display().to_string()),
+        "{line}"
+    );
+    assert!(
+        line.contains("1 declaration file(s) (websocket.yaml)") && line.contains("--catalog-dir"),
+        "{line}"
+    );
+
+    let without = tempfile::tempdir().unwrap();
+    let log = startup_log(&sim, without.path()).await;
+    assert!(!log.contains("catalog directory"), "{log}");
+
+    // `check` says it too, in the same words.
+    let check = |cwd: &std::path::Path| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_arcane-mcp"))
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .arg("check")
+            .arg("--spec")
+            .arg(server_support::spec_path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let out = check(with.path());
+    assert!(
+        out.contains("note: the catalog directory")
+            && out.contains("1 declaration file(s) (websocket.yaml)"),
+        "{out}"
+    );
+    assert!(!check(without.path()).contains("catalog directory"));
+}

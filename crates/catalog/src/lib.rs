@@ -23,7 +23,7 @@ pub use model::{
     Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver, ResultKind,
     UnmatchedOverlay, Widening,
 };
-pub use overlay::{Layers, Preset, Vocabulary};
+pub use overlay::{Layers, Preset, Vocabulary, yaml_paths};
 pub use policy::{ClientProfile, Confirmation, Policy, catalog_exclusion};
 pub use search::{Hit, SearchIndex};
 pub use spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES, RefResolver, SpecDoc, SpecFormat};
