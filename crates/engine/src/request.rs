@@ -191,8 +191,8 @@ pub fn build(
                         };
                         return Err(format!(
                             "the value{value} of the header {}{param} holds a line break, a \
-                             control or a non-ASCII character, which an HTTP header cannot \
-                             carry; send visible ASCII only",
+                             control or a non-ASCII character, not allowed in an HTTP header; \
+                             send visible ASCII only",
                             p.wire_name
                         ));
                     }
