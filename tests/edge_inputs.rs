@@ -118,9 +118,7 @@ async fn http_lone_surrogate_gets_a_parse_error_with_its_id() {
     assert_surrogate_error(&serde_json::from_str(&body).expect("JSON-RPC"), 11);
 
     // Sessionless (2026-07-28).
-    let sessionless = format!(
-        r#"{{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{{"name":"arcane_execute_action","arguments":{{"action":"container.get","params":{{"containerId":"\ud800"}}}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"t","version":"1"}}}}}}}}"#
-    );
+    let sessionless = r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"arcane_execute_action","arguments":{"action":"container.get","params":{"containerId":"\ud800"}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}"#.to_string();
     let headers = vec![
         (auth.0, auth.1.to_string()),
         ("mcp-protocol-version", "2026-07-28".into()),
