@@ -285,7 +285,7 @@ mod tests {
         };
         assert_eq!(
             large.to_string(),
-            "container.list: too big. Ask for less; or raise --max-response-bytes \
+            "container.list — too big. Ask for less; or raise --max-response-bytes \
              (ARCANE_MCP_MAX_RESPONSE_BYTES)."
         );
     }
