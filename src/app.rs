@@ -151,6 +151,8 @@ impl App {
     /// The one startup line: version, Arcane version, actions, surface, modes, masked URL; then
     /// a warning per overlay entry that matches nothing.
     pub fn announce(&self) {
+        // Before the ready line, so that whoever reads the log up to it has seen this.
+        crate::load::sources::announce_catalog_dir(&self.sources);
         let snap = self.live.load();
         tracing::info!(
             version = env!("CARGO_PKG_VERSION"),
@@ -187,16 +189,8 @@ impl App {
         .ok()
     }
 
-    /// Serves MCP on stdin/stdout with hot reload until the client disconnects.
-    pub async fn serve_stdio(self) -> Result<()> {
-        // Pipes (how MCP clients start a server) are read and written on the runtime's I/O
-        // driver rather than one blocking-pool hand-off per read and write: a burst of calls
-        // no longer queues every answer behind those threads (docs/measurements.md).
-        self.serve_on(rmcp::transport::stdio_pipes(), "stdio").await
-    }
-
     /// Serves one MCP session on `transport` (named `what` in errors) with hot reload until
-    /// the client disconnects: what `serve_stdio` does, on any byte stream or rmcp transport.
+    /// the client disconnects: what `transport::stdio::serve` does, on any byte stream or rmcp transport.
     /// The integration tests run the server in-process this way, over `tokio::io::duplex`.
     pub async fn serve_on<T, E, A>(self, transport: T, what: &str) -> Result<()>
     where

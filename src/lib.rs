@@ -19,4 +19,4 @@ pub mod mcp;
 pub mod present;
 pub mod resources;
 pub mod surface;
-pub(crate) mod transport;
+pub mod transport;

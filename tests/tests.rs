@@ -22,6 +22,7 @@ mod bombs;
 mod catalog;
 mod catalog_cache;
 mod cli;
+mod edge_inputs;
 mod handlers_http;
 mod hostile;
 mod model_texts;

@@ -16,6 +16,9 @@ pub struct CheckReport {
     pub unmatched: Vec<UnmatchedOverlay>,
     /// `Arcane VERSION: N actions, M overlay entries applied` when the catalog was built.
     pub summary: Option<String>,
+    /// What the catalog directory adds (`note: …`), so that files found in the working
+    /// directory are not loaded unseen.
+    pub notes: Vec<String>,
 }
 
 impl CheckReport {
@@ -36,6 +39,11 @@ impl CheckReport {
                 out.push_str("warning: ");
             }
             out.push_str(&u.to_string());
+            out.push('\n');
+        }
+        for n in &self.notes {
+            out.push_str("note: ");
+            out.push_str(n);
             out.push('\n');
         }
         if let Some(s) = &self.summary {
@@ -68,7 +76,14 @@ impl CheckReport {
 
 /// Loads and builds everything as the server would, collecting every problem it can find.
 pub fn check(sources: &Sources) -> CheckReport {
-    let mut report = CheckReport::default();
+    let mut report = CheckReport {
+        notes: sources
+            .catalog_dir_use()
+            .map(|u| u.text())
+            .into_iter()
+            .collect(),
+        ..CheckReport::default()
+    };
     let lines = |e: anyhow::Error| -> Vec<String> {
         format!("{e:#}").lines().map(str::to_string).collect()
     };

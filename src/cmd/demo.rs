@@ -159,7 +159,9 @@ pub(crate) mod simulator {
                     runtime.block_on(crate::transport::http::serve(app, settings))
                 })
             }
-            crate::config::Transport::Stdio => runtime.block_on(app.serve_stdio()),
+            crate::config::Transport::Stdio => {
+                runtime.block_on(crate::transport::stdio::serve(app))
+            }
         };
         runtime.block_on(sim.shutdown());
         served

@@ -22,6 +22,6 @@ pub fn run(args: config::ServeArgs) -> Result<()> {
     let app = app::App::build(&args, sources, base_url, auth)?;
     match http {
         Some(settings) => app::runtime()?.block_on(transport::http::serve(app, settings)),
-        None => app::runtime()?.block_on(app.serve_stdio()),
+        None => app::runtime()?.block_on(transport::stdio::serve(app)),
     }
 }

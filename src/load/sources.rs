@@ -134,6 +134,38 @@ impl Sources {
         }
     }
 
+    /// What the catalog directory (`--catalog-dir`) adds, when it adds anything: a relative
+    /// one (the default, `catalog`) is found in the working directory, so a server started
+    /// in another directory loads other files without a word unless this is logged
+    /// ([`announce_catalog_dir`]) and shown by `check`.
+    pub fn catalog_dir_use(&self) -> Option<CatalogDirUse> {
+        let dir = self.catalog_dir.as_ref().filter(|d| d.is_dir())?;
+        let declarations: Vec<String> = arcane_catalog::yaml_paths(dir)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
+            // The OpenAPI document is not a declaration file (`add_declaration_dir`).
+            .filter(|n| !n.starts_with("openapi."))
+            .collect();
+        let spec = if self.spec.explicit.is_none() {
+            self.spec
+                .local_file()
+                .filter(|p| p.parent() == Some(dir.as_path()))
+                .and_then(|p| p.file_name()?.to_str().map(str::to_string))
+        } else {
+            None
+        };
+        if declarations.is_empty() && spec.is_none() {
+            return None;
+        }
+        Some(CatalogDirUse {
+            dir: std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+            relative: dir.is_relative(),
+            declarations,
+            spec,
+        })
+    }
+
     /// What to watch: (directory, predicate on changed paths).
     pub(crate) fn watch_targets(&self) -> Vec<PathBuf> {
         let mut dirs = Vec::new();
@@ -191,4 +223,59 @@ pub(crate) fn absolute(p: &Path) -> PathBuf {
                 .unwrap_or_else(|_| p.to_path_buf())
         }
     })
+}
+
+/// What the catalog directory adds ([`Sources::catalog_dir_use`]).
+#[derive(Debug, Clone)]
+pub struct CatalogDirUse {
+    /// The directory, absolute.
+    pub dir: PathBuf,
+    /// Given as a relative path (the default `catalog` is): found in the working directory.
+    pub relative: bool,
+    /// The declaration files loaded from it (file names).
+    pub declarations: Vec<String>,
+    /// The OpenAPI document taken from it (no `--spec`), its file name.
+    pub spec: Option<String>,
+}
+
+impl CatalogDirUse {
+    /// One sentence: what is loaded from where, and how to choose otherwise.
+    pub fn text(&self) -> String {
+        let mut what = Vec::new();
+        if !self.declarations.is_empty() {
+            what.push(format!(
+                "{} declaration file(s) ({})",
+                self.declarations.len(),
+                self.declarations.join(", ")
+            ));
+        }
+        if let Some(spec) = &self.spec {
+            what.push(format!("the OpenAPI document {spec}"));
+        }
+        let whence = if self.relative {
+            ", found relative to the working directory (--catalog-dir, default `catalog`)"
+        } else {
+            " (--catalog-dir)"
+        };
+        format!(
+            "the catalog directory {}{whence} adds {} to the catalog; if that is not meant, set \
+             --catalog-dir / ARCANE_MCP_CATALOG_DIR to the directory you mean (an absolute path; \
+             an empty or missing directory adds nothing)",
+            self.dir.display(),
+            what.join(" and ")
+        )
+    }
+}
+
+/// Logs what the catalog directory adds at startup: a WARN when it was found relative to the
+/// working directory (files an operator may not know are there), INFO when it was named by an
+/// absolute path.
+pub fn announce_catalog_dir(sources: &Sources) {
+    if let Some(used) = sources.catalog_dir_use() {
+        if used.relative {
+            tracing::warn!(dir = %used.dir.display(), files = used.declarations.len(), "{}", used.text());
+        } else {
+            tracing::info!(dir = %used.dir.display(), files = used.declarations.len(), "{}", used.text());
+        }
+    }
 }

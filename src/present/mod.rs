@@ -594,7 +594,7 @@ fn fit_result(snap: &Snapshot, action: &Action, result: CallToolResult) -> CallT
     } else {
         String::new()
     };
-    error_result(format!("{}: {cause}. {how}.{done}", action.id))
+    error_result(format!("{} — {cause}. {how}.{done}", action.id))
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub use model::{
     ErrorHint, Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver,
     Preset, ResultKind, UnmatchedOverlay, Widening,
 };
-pub use overlay::Layers;
+pub use overlay::{Layers, yaml_paths};
 pub use policy::{ClientProfile, Confirmation, Policy, catalog_exclusion};
 pub use search::{Hit, SearchIndex};
 pub use spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES, RefResolver, SpecDoc, SpecFormat};

@@ -57,7 +57,7 @@ fn api_path(
         })
         .collect();
     let path = crate::path::fill(&handler.path, &values)
-        .map_err(|e| format!("{}: {e}. Nothing was sent.", action.id))?;
+        .map_err(|e| format!("{} — {e}. Nothing was sent.", action.id))?;
     Ok(path)
 }
 

@@ -91,10 +91,10 @@ pub enum CallError {
         why: &'static str,
     },
     /// The request could not be built from the parameters.
-    #[error("Cannot build the request of {action}: {detail}. Nothing was sent to Arcane.")]
+    #[error("The request of {action} cannot be built — {detail}. Nothing was sent to Arcane.")]
     Unbuildable { action: String, detail: String },
     /// The multipart body could not be built.
-    #[error("Cannot build the request of {action}: {detail}.")]
+    #[error("The request of {action} cannot be built — {detail}.")]
     Multipart { action: String, detail: String },
     #[error("The server is shutting down; nothing was sent.")]
     ShuttingDown,
@@ -111,7 +111,7 @@ pub enum CallError {
     LocalResource { action: String, what: String },
     /// The HTTP stack refused the request before a byte left.
     #[error(
-        "Cannot send {action}: {cause}. Nothing was sent to Arcane; check the parameters (header \
+        "{action} cannot be sent — {cause}. Nothing was sent to Arcane; check the parameters (header \
          values must be printable text, and the URL must not be too long)."
     )]
     Unsendable { action: String, cause: String },
@@ -154,7 +154,7 @@ pub enum CallError {
     Arcane(String),
     /// The answer was larger than `--max-response-bytes`.
     #[error(
-        "{action}: {cause}. {how}; or raise --max-response-bytes (ARCANE_MCP_MAX_RESPONSE_BYTES).{then}"
+        "{action} — {cause}. {how}; or raise --max-response-bytes (ARCANE_MCP_MAX_RESPONSE_BYTES).{then}"
     )]
     TooLarge {
         action: String,
@@ -174,14 +174,14 @@ pub enum CallError {
         then: String,
     },
     /// A stream that failed or was cut.
-    #[error("{action}: {cause}{then}")]
+    #[error("{action} — {cause}{then}")]
     Stream {
         action: String,
         cause: String,
         then: Then,
     },
     /// A download that failed.
-    #[error("{action}: {cause}")]
+    #[error("{action} — {cause}")]
     Download { action: String, cause: String },
     /// A handler action that could not run or failed.
     #[error("{0}")]
@@ -285,7 +285,7 @@ mod tests {
         };
         assert_eq!(
             large.to_string(),
-            "container.list: too big. Ask for less; or raise --max-response-bytes \
+            "container.list — too big. Ask for less; or raise --max-response-bytes \
              (ARCANE_MCP_MAX_RESPONSE_BYTES)."
         );
     }

@@ -94,12 +94,16 @@ impl SegmentError {
 
     fn text(&self) -> String {
         let SegmentError { name, value, why } = self;
+        // Invisible and control characters shown as `\uXXXX` (the presentation's one way to
+        // echo a value the model sent); quoted, not a code span: the text is an excerpt in the
+        // error that carries it.
+        let value = format!("\"{}\"", arcane_markdown::visible(value));
         match why {
             Refusal::DotOrEmpty => format!(
-                "{name} {value:?} cannot be sent: an empty, \".\" or \"..\" path segment (also percent-encoded) would address another endpoint of Arcane; use the object's real ID or name (the matching list action shows them)"
+                "{name} {value} cannot be sent: an empty, \".\" or \"..\" path segment (also percent-encoded) would address another endpoint of Arcane; use the object's real ID or name (the matching list action shows them)"
             ),
             Refusal::Structure(c) => format!(
-                "{name} {value:?} cannot be sent: pass the object's ID or plain name (its list action shows them), not a path — a {c:?} (also percent-encoded) would address another endpoint, as Arcane decodes a remote environment's path before proxying it"
+                "{name} {value} cannot be sent: pass the object's ID or plain name (its list action shows them), not a path — a {c:?} (also percent-encoded) would address another endpoint, as Arcane decodes a remote environment's path before proxying it"
             ),
             Refusal::Hidden(c) => format!(
                 "{name} {value:?} cannot be sent: it holds the invisible character U+{:04X} (also percent-encoded), so the target a person reads is not the one sent; pass the object's ID or plain name as its list action shows it",

@@ -181,10 +181,26 @@ pub fn build(
                     }
                     let text = scalar(v);
                     if !header_value_ok(&text) {
+                        // The header is named (a name is no secret); its value is shown, its
+                        // invisible characters escaped, unless the header carries a credential.
+                        let param = if p.name == p.wire_name {
+                            String::new()
+                        } else {
+                            format!(" (parameter {})", p.name)
+                        };
+                        let value = if is_secret_name(&p.wire_name) || is_secret_name(&p.name) {
+                            String::new()
+                        } else {
+                            format!(
+                                " \"{}\"",
+                                arcane_markdown::clip(&arcane_markdown::visible(&text), 80)
+                            )
+                        };
                         return Err(format!(
-                            "{} holds characters not allowed in an HTTP header (line breaks, \
-                             control or non-ASCII characters); use visible ASCII only",
-                            p.name
+                            "the value{value} of the header {}{param} holds a line break, a \
+                             control or a non-ASCII character, not allowed in an HTTP header; \
+                             send visible ASCII only",
+                            p.wire_name
                         ));
                     }
                     headers.push((p.wire_name.clone(), text));

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use crate::{Executor, Scope, errors, request};
 use arcane_catalog::{Action, ParamResolver};
-use arcane_markdown::code_span;
+use arcane_markdown::{code_span, quoted_name};
 
 /// How long a fetched list answers lookups before it is fetched again.
 const KEEP_FOR: Duration = Duration::from_secs(30);
@@ -280,12 +280,19 @@ fn decide(
                 .filter_map(|i| label(r, i))
                 .take(MAX_CANDIDATES)
                 .collect();
+            // The values the model sent are shown with their invisible characters escaped
+            // (`quoted_name`): a NUL or a zero-width space is what is wrong with them.
             Err(format!(
-                "No {noun} {v} in environment {env}: {param} takes the {noun}'s ID or one of its \
+                "No {noun} {v}{env}: {param} takes the {noun}'s ID or one of its \
                  names.{known} Nothing was sent. List them with {list}.",
                 noun = r.noun,
-                v = code_span(value),
-                env = code_span(environment),
+                v = quoted_name(value, 100),
+                // Resolving the environment itself, "in environment" would repeat the value.
+                env = if r.param == "environmentId" {
+                    String::new()
+                } else {
+                    format!(" in environment {}", quoted_name(environment, 100))
+                },
                 param = r.param,
                 known = if names.is_empty() {
                     String::new()
@@ -309,7 +316,7 @@ fn ambiguous(
     found: &[Hit],
     items: &[Value],
 ) -> String {
-    let v = code_span(value);
+    let v = quoted_name(value, 100);
     let mut lines = Vec::new();
     for hit in found.iter().take(MAX_CANDIDATES) {
         let item = items
@@ -348,7 +355,7 @@ fn ambiguous(
          sent. Call again with {param} set to the value for the one you mean:\n{}",
         lines.join("\n"),
         noun = r.noun,
-        env = code_span(environment),
+        env = quoted_name(environment, 100),
         param = r.param,
     )
 }

@@ -104,6 +104,70 @@ pub(crate) fn is_unsafe_char(c: char) -> bool {
     is_removed(c) || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
+/// `text` with every character [`sanitize`] would drop or rewrite (C0 and C1 controls, DEL,
+/// bidi and zero-width characters, U+2028/U+2029) written as a JSON-style `\uXXXX` escape;
+/// with `breaks`, line breaks and tabs too (a one-line echo). Borrows when nothing changes.
+///
+/// ```
+/// use arcane_markdown::visible;
+/// assert_eq!(visible("id\0"), "id\\u0000");
+/// assert_eq!(visible("web-1"), "web-1");
+/// ```
+pub fn visible(text: &str) -> Cow<'_, str> {
+    escape_unsafe(text, true)
+}
+
+/// [`visible`]; without `breaks`, `\n` and `\t` stay (JSON text's own layout).
+pub(crate) fn escape_unsafe(text: &str, breaks: bool) -> Cow<'_, str> {
+    let shown = |c: char| is_unsafe_char(c) || (breaks && matches!(c, '\n' | '\r' | '\t'));
+    escape_chars(text, shown, Notation::Json).0
+}
+
+/// How an escaped character is written.
+#[derive(Clone, Copy)]
+enum Notation {
+    /// `\u001b`, as JSON writes it (astral characters as their surrogate pair), so that an
+    /// echo of what a client sent is what it can send again.
+    Json,
+    /// `\u{202E}`, as Rust writes it: one escape per character, astral ones included.
+    Braced,
+}
+
+/// The one escaping loop: every character `shown` says is written in `notation`, and how
+/// many there were; a CR directly before LF stays when `shown` would take it (a line ending
+/// is not hidden). Borrows when nothing changes.
+fn escape_chars(
+    text: &str,
+    shown: impl Fn(char) -> bool,
+    notation: Notation,
+) -> (Cow<'_, str>, usize) {
+    if !text.chars().any(&shown) {
+        return (Cow::Borrowed(text), 0);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut count = 0;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !shown(c)
+            || (matches!(notation, Notation::Braced) && c == '\r' && chars.peek() == Some(&'\n'))
+        {
+            out.push(c);
+            continue;
+        }
+        count += 1;
+        match notation {
+            Notation::Braced => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
+            Notation::Json => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+        }
+    }
+    (Cow::Owned(out), count)
+}
+
 /// Characters dropped wherever they appear (CR and the line separators are
 /// handled before this is asked).
 fn is_removed(c: char) -> bool {
@@ -151,23 +215,7 @@ pub fn is_hidden_char(c: char) -> bool {
 /// assert_eq!(reveal("a\r\nb\tc"), ("a\r\nb\tc".into(), 0));
 /// ```
 pub fn reveal(text: &str) -> (Cow<'_, str>, usize) {
-    if !text.chars().any(is_hidden_char) {
-        return (Cow::Borrowed(text), 0);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut count = 0;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\r' && chars.peek() == Some(&'\n') {
-            out.push(c);
-        } else if is_hidden_char(c) {
-            count += 1;
-            out.push_str(&format!("\\u{{{:X}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    (Cow::Owned(out), count)
+    escape_chars(text, is_hidden_char, Notation::Braced)
 }
 
 /// `i` points just after an ESC.
@@ -469,17 +517,23 @@ pub fn excerpt(text: &str, max_chars: usize) -> String {
     .into_owned()
 }
 
-/// An untrusted name echoed in a message of ours (an unknown action or tool, a parameter
-/// name): a code span, cut after `max_chars` characters. Byte-exact when short, so the
-/// model can see exactly what it sent.
+/// An untrusted name or value echoed in a message of ours (an unknown action or tool, a
+/// parameter name, an argument's value that cannot be used): a code span, cut after
+/// `max_chars` characters. Byte-exact when short, so the model can see exactly what it sent;
+/// the characters [`sanitize`] would drop or rewrite, line breaks and tabs are shown as
+/// `\uXXXX` escapes ([`visible`]).
 ///
 /// ```
 /// use arcane_markdown::quoted_name;
 /// assert_eq!(quoted_name("container.lst", 80), "`container.lst`");
 /// assert_eq!(quoted_name("", 80), "(empty)");
+/// assert_eq!(quoted_name("\0", 80), "`\\u0000`");
+/// assert_eq!(quoted_name("a\u{200b}\x1b[31mb\n", 80), "`a\\u200b\\u001b[31mb\\u000a`");
 /// ```
 pub fn quoted_name(text: &str, max_chars: usize) -> String {
-    let line = one_line(sanitize(text));
+    // Shown, not dropped: a NUL or a zero-width space the model sent is what is wrong with
+    // its value, so the message must let it see them.
+    let line = visible(text);
     let cut = clip(&line, max_chars);
     if cut.is_empty() {
         return "(empty)".into();

@@ -26,7 +26,7 @@ pub use download::{render_binary_download_meta, render_text_download};
 pub use escape::{
     Slot, clip, code_span, escape, excerpt, fenced, heading_text, inline, inline_strict,
     is_hidden_char, list_item_key, list_item_value, quoted_name, reveal, sanitize, table_cell,
-    table_cell_strict,
+    table_cell_strict, visible,
 };
 pub use list::render_list;
 pub use object::render_object;

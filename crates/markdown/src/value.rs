@@ -3,9 +3,7 @@
 
 use serde_json::Value;
 
-use crate::escape::{
-    code_span, fenced, inline_strict, is_unsafe_char, sanitize, table_cell_strict,
-};
+use crate::escape::{code_span, fenced, inline_strict, sanitize, table_cell_strict};
 use crate::fields::is_identifier_field;
 use crate::units::{human_bytes, is_byte_field};
 
@@ -121,17 +119,5 @@ fn json_text(v: &Value, pretty: bool) -> String {
     } else {
         v.to_string()
     };
-    if text.chars().any(is_unsafe_char) {
-        let mut out = String::with_capacity(text.len() + 16);
-        for c in text.chars() {
-            if is_unsafe_char(c) {
-                out.push_str(&format!("\\u{:04x}", u32::from(c)));
-            } else {
-                out.push(c);
-            }
-        }
-        out
-    } else {
-        text
-    }
+    crate::escape::escape_unsafe(&text, false).into_owned()
 }

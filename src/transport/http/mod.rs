@@ -393,6 +393,24 @@ async fn gate(
             Ok(req) => req,
             Err(refused) => return refused,
         };
+    // A body rmcp could not decode (a lone surrogate, broken JSON) would get a plain-text 415:
+    // a JSON-RPC client hears a JSON-RPC error instead, with the request's id when it can be
+    // read (`crate::transport::jsonrpc`). A notification's gets no body.
+    if mcp && req.method() == http::Method::POST {
+        let (parts, body) = req.into_parts();
+        let bytes = axum::body::to_bytes(body, usize::MAX)
+            .await
+            .unwrap_or_default();
+        if let Some(reply) = crate::transport::jsonrpc::undecodable(&bytes) {
+            let mut r = (StatusCode::BAD_REQUEST, reply.to_string()).into_response();
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            return r;
+        }
+        req = Request::from_parts(parts, axum::body::Body::from(bytes));
+    }
     let who = admitted.identity;
     let token = admitted.token.clone();
     req.extensions_mut().insert(admitted);

@@ -1,0 +1,358 @@
+//! The answer to a JSON-RPC message the server cannot decode, for both transports: stdio
+//! ([`Lines`], the server's own line transport) and Streamable HTTP (`serve_http`'s gate,
+//! which holds every request body before rmcp reads it).
+//!
+//! rmcp drops a stdio line that is not valid JSON without a word (to avoid answering a peer
+//! that echoes), and answers such an HTTP body with a plain-text 415. A lone UTF-16 surrogate
+//! (`"\ud800"`) is such a text: the JSON grammar allows the escape, but it is no character,
+//! so no JSON parser that builds strings can read it. Either way the client waited for an
+//! answer that never came. Here an undecodable request gets a JSON-RPC error (-32700) that
+//! says what is wrong and what to send, with the request's `id` when it can still be read
+//! (the lone surrogates taken out), else `id: null` as JSON-RPC 2.0 says; a notification
+//! (no `id`) gets none. See docs/security.md ("Undecodable requests").
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+/// JSON-RPC 2.0's parse error.
+pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC 2.0's invalid request.
+pub const INVALID_REQUEST: i64 = -32600;
+
+/// The longest stdio line read (as rmcp's own line transport): a longer one is skipped whole,
+/// with a JSON-RPC error, so memory stays bounded.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// The first lone UTF-16 surrogate escape of a JSON text: its byte offset and its escape as
+/// written (`\ud800`). A surrogate pair (`\ud83d\ude00`) is a character, not a lone one; an
+/// escaped backslash (`\\ud800`) is no escape. Linear in the text.
+pub fn lone_surrogate(text: &[u8]) -> Option<(usize, String)> {
+    all_lone_surrogates(text).into_iter().next()
+}
+
+fn all_lone_surrogates(text: &[u8]) -> Vec<(usize, String)> {
+    let hex = |at: usize| -> Option<u16> {
+        let h = text.get(at..at + 4)?;
+        u16::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+    };
+    let escape_at = |at: usize| -> Option<u16> {
+        (text.get(at) == Some(&b'\\') && text.get(at + 1) == Some(&b'u'))
+            .then(|| hex(at + 2))
+            .flatten()
+    };
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        if text[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        match escape_at(i) {
+            Some(0xD800..=0xDBFF) => {
+                if matches!(escape_at(i + 6), Some(0xDC00..=0xDFFF)) {
+                    i += 12;
+                } else {
+                    found.push((i, String::from_utf8_lossy(&text[i..i + 6]).into_owned()));
+                    i += 6;
+                }
+            }
+            Some(0xDC00..=0xDFFF) => {
+                found.push((i, String::from_utf8_lossy(&text[i..i + 6]).into_owned()));
+                i += 6;
+            }
+            Some(_) => i += 6,
+            // Any other escape (`\\`, `\"`, `\n`…): skip the escaped byte.
+            None => i += 2,
+        }
+    }
+    found
+}
+
+/// The JSON-RPC error response to `text` when it cannot be decoded as JSON (a lone surrogate,
+/// broken syntax); `None` when it decodes (rmcp reads it and answers what it means) or when it
+/// is a notification, which JSON-RPC never answers.
+pub fn undecodable(text: &[u8]) -> Option<Value> {
+    let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+    let lone = all_lone_surrogates(text);
+    if lone.is_empty() {
+        // Only syntax is judged here: a JSON text of the wrong shape is rmcp's to answer.
+        let err = serde_json::from_slice::<serde::de::IgnoredAny>(text).err()?;
+        if !matches!(
+            err.classify(),
+            serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+        ) {
+            return None;
+        }
+        let message = format!(
+            "Parse error: the message is not valid JSON ({err}); nothing was run. Send one \
+             JSON-RPC 2.0 request as valid JSON text (UTF-8)."
+        );
+        return Some(error(Value::Null, PARSE_ERROR, message, Value::Null));
+    }
+    // The same text with each lone surrogate replaced by U+FFFD (an escape of the same
+    // length), read only to recover the request's id and method.
+    let mut repaired = text.to_vec();
+    for (at, _) in &lone {
+        repaired[*at..*at + 6].copy_from_slice(br"\ufffd");
+    }
+    let read = serde_json::from_slice::<Value>(&repaired).ok();
+    let id = match read.as_ref() {
+        Some(Value::Object(m)) => match m.get("id") {
+            Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+            // A notification: never answered, not even with an error.
+            None if m.contains_key("method") => return None,
+            _ => Value::Null,
+        },
+        _ => Value::Null,
+    };
+    let method = read
+        .as_ref()
+        .and_then(|v| v.get("method"))
+        .and_then(Value::as_str)
+        .map(|m| format!(" ({m})"))
+        .unwrap_or_default();
+    let (at, escape) = &lone[0];
+    let more = match lone.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    let message = format!(
+        "Parse error: the request{method} holds a lone UTF-16 surrogate \"{escape}\" at byte \
+         {at} of its JSON text{more}, which is no character, so it cannot be read; nothing was \
+         run. Send valid UTF-16 surrogate pairs (a high \\ud800-\\udbff escape followed by a low \
+         \\udc00-\\udfff one, e.g. \\ud83d\\ude00) or the characters themselves as UTF-8."
+    );
+    let data = json!({"offset": at, "escape": escape});
+    Some(error(id, PARSE_ERROR, message, data))
+}
+
+fn error(id: Value, code: i64, message: String, data: Value) -> Value {
+    let mut error = json!({"code": code, "message": message});
+    if !data.is_null() {
+        error["data"] = data;
+    }
+    json!({"jsonrpc": "2.0", "id": id, "error": error})
+}
+
+/// The server's stdio transport: one JSON-RPC message per line, as rmcp's, except that a line
+/// that cannot be decoded is answered ([`undecodable`]) instead of dropped.
+pub struct Lines<R, W> {
+    read: BufReader<R>,
+    /// The line being read: `receive` may be dropped mid-line (rmcp polls it in a `select!`),
+    /// so its bytes stay here until the line ends.
+    line: Vec<u8>,
+    /// Inside a line longer than [`MAX_LINE`], skipped to its end.
+    skipping: bool,
+    /// An answer to an undecodable line not yet written, and how much of it was.
+    pending: Option<(Vec<u8>, usize)>,
+    write: Arc<tokio::sync::Mutex<Pin<Box<W>>>>,
+}
+
+impl<R, W> Lines<R, W>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Send + 'static,
+{
+    pub fn new(read: R, write: W) -> Self {
+        Lines {
+            read: BufReader::new(read),
+            line: Vec::new(),
+            skipping: false,
+            pending: None,
+            write: Arc::new(tokio::sync::Mutex::new(Box::pin(write))),
+        }
+    }
+
+    /// Writes the pending answer; `false` when the output is gone. Cancel-safe: a write that
+    /// did not complete wrote nothing, and the rest stays pending.
+    async fn flush_pending(&mut self) -> bool {
+        let Some((bytes, mut done)) = self.pending.take() else {
+            return true;
+        };
+        let mut w = self.write.lock().await;
+        while done < bytes.len() {
+            self.pending = Some((bytes.clone(), done));
+            match w.as_mut().write(&bytes[done..]).await {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => done += n,
+            }
+        }
+        self.pending = None;
+        w.as_mut().flush().await.is_ok()
+    }
+
+    fn answer(&mut self, reply: Value) {
+        let mut bytes = serde_json::to_vec(&reply).expect("a JSON value serializes");
+        bytes.push(b'\n');
+        self.pending = Some((bytes, 0));
+    }
+
+    /// Reads to the end of the next line into `self.line`; `false` at the end of the input or
+    /// on a read error. `Some(true)` when the line was too long (its bytes dropped).
+    async fn read_line(&mut self) -> Option<bool> {
+        loop {
+            let available = self.read.fill_buf().await.ok()?;
+            if available.is_empty() {
+                return None;
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |i| i + 1);
+            let mut over = false;
+            if !self.skipping {
+                if self.line.len() + take > MAX_LINE {
+                    self.line.clear();
+                    self.skipping = true;
+                } else {
+                    self.line.extend_from_slice(&available[..take]);
+                }
+            }
+            self.read.consume(take);
+            if newline.is_some() {
+                if self.skipping {
+                    self.skipping = false;
+                    over = true;
+                }
+                return Some(over);
+            }
+        }
+    }
+}
+
+impl<R, W> Transport<RoleServer> for Lines<R, W>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Send + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let write = self.write.clone();
+        async move {
+            let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            bytes.push(b'\n');
+            let mut w = write.lock().await;
+            w.as_mut().write_all(&bytes).await?;
+            w.as_mut().flush().await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            if !self.flush_pending().await {
+                return None;
+            }
+            let too_long = self.read_line().await?;
+            if too_long {
+                tracing::warn!(
+                    max = MAX_LINE,
+                    "a stdio message longer than the limit was skipped"
+                );
+                let message = format!(
+                    "Parse error: the message is longer than {MAX_LINE} bytes, so it was skipped \
+                     unread; nothing was run. Send a smaller request."
+                );
+                self.answer(error(Value::Null, PARSE_ERROR, message, Value::Null));
+                continue;
+            }
+            let line = std::mem::take(&mut self.line);
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
+                Ok(message) => return Some(message),
+                Err(e) => {
+                    if let Some(reply) = undecodable(text) {
+                        tracing::debug!("answered an undecodable stdio message: {e}");
+                        self.answer(reply);
+                    } else if let Some(reply) = invalid_request(text, &e) {
+                        self.answer(reply);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        let mut w = self.write.lock().await;
+        w.as_mut().shutdown().await
+    }
+}
+
+/// The answer to valid JSON that is no JSON-RPC message the server reads: an Invalid Request
+/// error with the request's id; nothing for a notification or a response (neither is
+/// answered), nor for a non-standard notification rmcp would ignore.
+fn invalid_request(text: &[u8], e: &serde_json::Error) -> Option<Value> {
+    let value = serde_json::from_slice::<Value>(text).ok()?;
+    let id = match value.get("id") {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ if value.get("method").is_some() => return None,
+        _ if value.get("result").is_some() || value.get("error").is_some() => return None,
+        _ => Value::Null,
+    };
+    tracing::debug!("answered a message that is no JSON-RPC request: {e}");
+    Some(error(
+        id,
+        INVALID_REQUEST,
+        format!(
+            "Invalid Request: the message is JSON but no JSON-RPC 2.0 request this server reads \
+             ({e}); nothing was run. Send {{\"jsonrpc\":\"2.0\",\"id\":…,\"method\":…,\"params\":…}}."
+        ),
+        Value::Null,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_lone_surrogates_but_not_pairs_or_escaped_backslashes() {
+        assert_eq!(
+            lone_surrogate(br#"{"a":"x\ud800y"}"#),
+            Some((7, r"\ud800".into()))
+        );
+        assert_eq!(lone_surrogate(br#"{"a":"\ud83d\ude00"}"#), None);
+        assert_eq!(lone_surrogate(br#"{"a":"\\ud800"}"#), None);
+        assert_eq!(
+            lone_surrogate(br#"{"a":"\uDC00"}"#),
+            Some((6, r"\uDC00".into()))
+        );
+        assert_eq!(
+            lone_surrogate(br#"{"a":"\ud83d\u0041"}"#),
+            Some((6, r"\ud83d".into()))
+        );
+    }
+
+    #[test]
+    fn answers_with_the_id_and_says_what_to_send() {
+        let req = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"a":"\ud800"}}}"#;
+        let r = undecodable(req).unwrap();
+        assert_eq!(r["id"], 7);
+        assert_eq!(r["error"]["code"], PARSE_ERROR);
+        let m = r["error"]["message"].as_str().unwrap();
+        assert!(
+            m.contains(r"\ud800") && m.contains("surrogate pairs"),
+            "{m}"
+        );
+        // A notification gets no answer; broken JSON gets one with id null.
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/x","params":{"a":"\ud800"}}"#;
+        assert_eq!(undecodable(note), None);
+        assert_eq!(undecodable(b"{\"id\":1,").unwrap()["id"], Value::Null);
+        assert_eq!(
+            undecodable(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            None
+        );
+    }
+}
