@@ -12,7 +12,6 @@ use arcane_catalog::SpecDoc;
 use arcane_catalog::{BuildInput, Catalog, build_catalog};
 use arcane_mcp::load::reload::{Live, watch_sources};
 use arcane_mcp::load::sources::Sources;
-use arcane_mcp::load::spec::SpecSource;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 // The one finder of Arcane's documents, shared with the integration tests.
@@ -39,13 +38,7 @@ fn bench_build(c: &mut Criterion) {
             .unwrap()
         })
     });
-    let sources = Sources {
-        spec: SpecSource {
-            explicit: Some(path.clone()),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let sources = Sources::of_spec(path.clone());
     // What a start with unchanged files does instead (src/load/cache.rs): hash the files,
     // then read the stored catalog.
     let stored = sources.build().unwrap().to_stored();
@@ -67,14 +60,7 @@ fn bench_reload(c: &mut Criterion) {
     std::fs::create_dir_all(&overrides).unwrap();
     let file = overrides.join("bench.yaml");
     std::fs::write(&file, "actions: {}\n").unwrap();
-    let sources = Sources {
-        spec: SpecSource {
-            explicit: Some(spec_path()),
-            ..Default::default()
-        },
-        overrides_dir: Some(overrides.clone()),
-        catalog_dir: None,
-    };
+    let sources = Sources::of_spec(spec_path()).with_overrides(overrides.clone());
     let live: Arc<Live<Catalog>> = Arc::new(Live::new(sources.build().unwrap()));
     let _guard = watch_sources(sources, live.clone(), |s| s.build()).unwrap();
     let mut rx = live.subscribe();

@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use arcane_catalog::SearchIndex;
 use arcane_catalog::{Action, Catalog};
 use arcane_mcp::load::sources::Sources;
-use arcane_mcp::load::spec::SpecSource;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 // The one finder of Arcane's documents, shared with the integration tests.
@@ -30,15 +29,9 @@ const QUERIES: &[&str] = &[
 ];
 
 fn catalog() -> Catalog {
-    Sources {
-        spec: SpecSource {
-            explicit: Some(fixtures::spec_v2()),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
-    .build()
-    .expect("the catalog builds")
+    Sources::of_spec(fixtures::spec_v2())
+        .build()
+        .expect("the catalog builds")
 }
 
 /// The queries of the evaluation set.

@@ -16,6 +16,7 @@ pub mod config;
 pub mod load;
 pub mod logging;
 pub mod mcp;
+pub mod metrics;
 pub mod present;
 pub mod resources;
 pub mod surface;

@@ -12,7 +12,6 @@ use arcane_catalog::Layers;
 use arcane_catalog::SpecDoc;
 use arcane_catalog::{BuildInput, Catalog, ResultKind, build_catalog};
 use arcane_mcp::load::sources::Sources;
-use arcane_mcp::load::spec::SpecSource;
 use serde_json::{Value, json};
 
 fn build(path: &Path) -> Catalog {
@@ -112,14 +111,7 @@ fn operator_declarations_add_actions() {
         "actions:\n  - id: container.top\n    title: Top\n    description: Processes\n    handler: {kind: ws_exec, path: \"/environments/{id}/ws/containers/{containerId}/terminal\"}\n    params: {type: object, properties: {containerId: {type: string}}, required: [containerId]}\n",
     )
     .unwrap();
-    let sources = Sources {
-        spec: SpecSource {
-            explicit: Some(fixtures::spec_v2()),
-            ..Default::default()
-        },
-        overrides_dir: None,
-        catalog_dir: Some(dir.path().to_path_buf()),
-    };
+    let sources = Sources::of_spec(fixtures::spec_v2()).with_catalog_dir(dir.path().to_path_buf());
     let cat = sources.build().unwrap();
     let top = cat.get("container.top").unwrap();
     assert_eq!(top.kind, ResultKind::Handler);
@@ -477,14 +469,8 @@ fn upgrade_preview_names_renames_and_flag_changes() {
     )
     .unwrap();
 
-    let sources = |spec: &Path| Sources {
-        spec: SpecSource {
-            explicit: Some(spec.to_path_buf()),
-            ..Default::default()
-        },
-        overrides_dir: Some(overrides.clone()),
-        catalog_dir: None,
-    };
+    let sources =
+        |spec: &Path| Sources::of_spec(spec.to_path_buf()).with_overrides(overrides.clone());
     let old = sources(&fixtures::spec_v2()).build().unwrap();
     let new = sources(&new_path).build().unwrap();
     let d = diff(&old, &new);
@@ -593,16 +579,11 @@ fn the_overlay_guide_examples_apply() {
         blocks += 1;
     }
     assert!(blocks >= 6, "{blocks} examples");
-    let cat = Sources {
-        spec: SpecSource {
-            explicit: Some(fixtures::spec_v2()),
-            ..Default::default()
-        },
-        overrides_dir: Some(overrides),
-        catalog_dir: Some(catalog_dir),
-    }
-    .build()
-    .unwrap_or_else(|e| panic!("{e:#}"));
+    let cat = Sources::of_spec(fixtures::spec_v2())
+        .with_overrides(overrides)
+        .with_catalog_dir(catalog_dir)
+        .build()
+        .unwrap_or_else(|e| panic!("{e:#}"));
     assert!(
         cat.unmatched_overlays.is_empty(),
         "{:?}",
@@ -626,16 +607,10 @@ fn a_mistyped_domain_key_is_reported_too() {
         "domains:\n  volume: {title: Volumes}\n  contaner: {title: Boxes}\n",
     )
     .unwrap();
-    let cat = Sources {
-        spec: SpecSource {
-            explicit: Some(fixtures::spec_v2()),
-            ..Default::default()
-        },
-        overrides_dir: Some(dir.path().to_path_buf()),
-        catalog_dir: None,
-    }
-    .build()
-    .unwrap();
+    let cat = Sources::of_spec(fixtures::spec_v2())
+        .with_overrides(dir.path().to_path_buf())
+        .build()
+        .unwrap();
     assert_eq!(
         cat.unmatched_overlays.len(),
         1,

@@ -304,24 +304,8 @@ async fn hostile_overlays_and_empty_specs_keep_the_last_good_catalog() {
 
 #[test]
 fn change_counts_drops() {
-    let v2 = Sources {
-        spec: SpecSource {
-            explicit: Some(fixtures::spec_v2()),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
-    .build()
-    .unwrap();
-    let v1 = Sources {
-        spec: SpecSource {
-            explicit: Some(fixtures::spec_v1()),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
-    .build()
-    .unwrap();
+    let v2 = Sources::of_spec(fixtures::spec_v2()).build().unwrap();
+    let v1 = Sources::of_spec(fixtures::spec_v1()).build().unwrap();
     let down = arcane_mcp::load::reload::Change::between(&v2, &v1);
     assert!(down.drops_many());
     assert_eq!(down.actions, v1.actions.len());

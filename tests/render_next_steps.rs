@@ -5,19 +5,10 @@ use crate::fixtures;
 
 use arcane_catalog::{Action, Catalog};
 use arcane_mcp::load::sources::Sources;
-use arcane_mcp::load::spec::SpecSource;
 use arcane_mcp::present::next_steps::{MAX_NEXT_STEPS, Naming, next_steps};
 
 fn catalog() -> Catalog {
-    Sources {
-        spec: SpecSource {
-            explicit: Some(fixtures::spec_v2()),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
-    .build()
-    .unwrap()
+    Sources::of_spec(fixtures::spec_v2()).build().unwrap()
 }
 
 fn dotted(a: &Action) -> String {

@@ -103,13 +103,7 @@ const QUERIES: &[(&str, &str)] = &[
 fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| {
-        let sources = Sources {
-            spec: SpecSource {
-                explicit: Some(shared_dir().join("openapi-v2.8.0.json")),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let sources = Sources::of_spec(shared_dir().join("openapi-v2.8.0.json"));
         sources.build().expect("the catalog builds")
     })
 }

@@ -25,6 +25,7 @@ mod cli;
 mod edge_inputs;
 mod handlers_http;
 mod hostile;
+mod layout;
 mod model_texts;
 mod output_schema;
 mod readme;

@@ -142,7 +142,7 @@ pub fn definitions(
     json: bool,
 ) -> Result<()> {
     let audit = measure(catalog)?;
-    crate::cmd::write_stdout(&if json {
+    crate::cmd::print::write_stdout(&if json {
         serde_json::to_string_pretty(&audit)? + "\n"
     } else {
         table(&audit)
@@ -374,7 +374,7 @@ pub fn results(
     json: bool,
 ) -> Result<()> {
     let audit = measure_results(serve)?;
-    crate::cmd::write_stdout(&if json {
+    crate::cmd::print::write_stdout(&if json {
         serde_json::to_string_pretty(&audit)? + "\n"
     } else {
         results_table(&audit)

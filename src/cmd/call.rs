@@ -8,7 +8,7 @@ use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 
 use crate::app::{self, App};
-use crate::cmd::print;
+use crate::cmd::print::print;
 use crate::config::{CallArgs, ServeArgs};
 use crate::load::snapshot::Snapshot;
 use crate::load::sources::Sources;

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use crate::cmd::write_stdout;
+use crate::cmd::print::write_stdout;
 use crate::config::{CatalogArgs, ServeArgs};
 use crate::load::sources::Sources;
 use std::collections::BTreeMap;

@@ -125,7 +125,7 @@ pub fn run(
 ) -> anyhow::Result<std::process::ExitCode> {
     let url = settings.spec_url()?;
     let report = check(&Sources::from_args(&settings.source, url.as_deref()));
-    crate::cmd::write_stdout(&report.text(args.allow_unmatched))?;
+    crate::cmd::print::write_stdout(&report.text(args.allow_unmatched))?;
     Ok(if report.failed(args.allow_unmatched) {
         std::process::ExitCode::FAILURE
     } else {

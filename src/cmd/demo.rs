@@ -9,7 +9,8 @@ use anyhow::Result;
 use crate::app::{self, App};
 use crate::cmd::call::call;
 use crate::cmd::find::find;
-use crate::cmd::{print, snapshot};
+use crate::cmd::find::snapshot;
+use crate::cmd::print::print;
 use crate::config::{CallArgs, DemoArgs, DemoCommand, ServeArgs};
 use crate::load::sources::Sources;
 

@@ -6,7 +6,8 @@ use anyhow::Result;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 
-use crate::cmd::{print, snapshot};
+use crate::app;
+use crate::cmd::print::print;
 use crate::config::{FindArgs, ServeArgs};
 use crate::load::snapshot::Snapshot;
 use crate::load::sources::Sources;
@@ -31,4 +32,12 @@ pub fn find(snap: &Snapshot, words: &[String], limit: usize) -> CallToolResult {
         Ok(Call::Execute { .. }) => error_result(format!("{FIND_TOOL} did not parse as a search")),
         Err(text) => error_result(text),
     }
+}
+
+/// Builds the snapshot a search needs (no Arcane connection).
+pub(crate) fn snapshot(args: &ServeArgs, sources: &Sources) -> Result<Snapshot> {
+    // The find tool exists on the dynamic surface; results name actions as it does.
+    let cache = crate::load::cache::CatalogCache::from_args(args);
+    let (catalog, _) = crate::load::cache::load_or_build(sources, cache.as_ref())?;
+    Snapshot::build(catalog, Surface::Dynamic, app::policy(args))
 }

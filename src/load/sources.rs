@@ -21,6 +21,32 @@ pub struct Sources {
 }
 
 impl Sources {
+    /// The built-in layers over the OpenAPI document at `spec`, and nothing else: no operator
+    /// directories, nothing fetched. Add them with [`Sources::with_overrides`] and
+    /// [`Sources::with_catalog_dir`].
+    pub fn of_spec(spec: impl Into<PathBuf>) -> Sources {
+        Sources {
+            spec: SpecSource {
+                explicit: Some(spec.into()),
+                ..SpecSource::default()
+            },
+            overrides_dir: None,
+            catalog_dir: None,
+        }
+    }
+
+    /// The same sources with an operator overlay directory (`--overrides`).
+    pub fn with_overrides(mut self, dir: impl Into<PathBuf>) -> Sources {
+        self.overrides_dir = Some(dir.into());
+        self
+    }
+
+    /// The same sources with a catalog directory (`--catalog-dir`).
+    pub fn with_catalog_dir(mut self, dir: impl Into<PathBuf>) -> Sources {
+        self.catalog_dir = Some(dir.into());
+        self
+    }
+
     /// The sources the settings name: `--spec`, `--overrides`, `--catalog-dir`, and the spec
     /// fetched from `arcane_url` (cached at `--spec-cache`) when no file is found.
     pub fn from_args(args: &CatalogSourceArgs, arcane_url: Option<&str>) -> Sources {

@@ -7,51 +7,44 @@ use std::time::Instant;
 use rmcp::model::{CallToolResponse, CallToolResult};
 use serde_json::{Map, Value};
 
+use std::sync::Arc;
+
+use crate::load::reload::Live;
 use crate::load::snapshot::Snapshot;
-use crate::mcp::audit_log::{Actor, Disposition, Entry};
-use crate::mcp::confirm::{Asking, Confirmed, settle};
-use crate::mcp::handler::ArcaneServer;
+use crate::mcp::audit_log::{Actor, AuditLog, Disposition, Entry};
+use crate::mcp::confirm::{Asking, Confirmed, RoundTrips, settle};
 use crate::present::{
     error_result, mask_known_message, mask_known_result, result_text, tool_result,
 };
 use crate::surface::{self, Call};
-use arcane_engine::{CallContext, CallError, Produced};
+use arcane_engine::{CallContext, CallError, Executor, Produced};
 
-/// [`ArcaneServer::call`] on behalf of `caller` (named in the audit log), asking the user to
+/// What every call runs on: the live snapshot, the executor, the audit log and the open
+/// confirmations of 2026-07-28 clients (shared by every session).
+#[derive(Clone)]
+pub struct Calls {
+    pub live: Arc<Live<Snapshot>>,
+    pub exec: Arc<Executor>,
+    /// The audit log of mutating calls (`--audit-log`).
+    pub audit: Option<Arc<AuditLog>>,
+    pub round_trips: Arc<RoundTrips>,
+}
+
+/// A `tools/call` on behalf of `caller` (named in the audit log), asking the user to
 /// confirm a destructive call as `asking` allows. The answer, whatever it is, leaves with the
 /// server's own credentials masked (`present::mask_known_result`).
 pub(crate) async fn run(
-    server: &ArcaneServer,
+    server: &Calls,
     tool: &str,
     args: Option<&Map<String, Value>>,
     ctx: &CallContext,
     caller: &Actor,
     asking: Asking<'_>,
 ) -> CallToolResponse {
-    match unmasked(server, tool, args, ctx, caller, asking).await {
-        CallToolResponse::Complete(mut result) => {
-            mask_known_result(&mut result);
-            result.into()
-        }
-        CallToolResponse::InputRequired(question) => {
-            CallToolResponse::InputRequired(mask_known_message(question))
-        }
-        other => other,
-    }
-}
-
-/// [`run`] before the last masking. The snapshot is loaded once for the whole call, so a
-/// reload never changes the catalog under it.
-async fn unmasked(
-    server: &ArcaneServer,
-    tool: &str,
-    args: Option<&Map<String, Value>>,
-    ctx: &CallContext,
-    caller: &Actor,
-    asking: Asking<'_>,
-) -> CallToolResponse {
+    // The snapshot is loaded once for the whole call, so a reload never changes the catalog
+    // under it.
     let snap = server.live.load();
-    match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
+    let response = match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
         Err(text) => error_result(text).into(),
         Ok(Call::Find { query, limit }) => {
             // The index may still be building on its thread (just after startup or a
@@ -82,6 +75,16 @@ async fn unmasked(
                 }
             }
         }
+    };
+    match response {
+        CallToolResponse::Complete(mut result) => {
+            mask_known_result(&mut result);
+            result.into()
+        }
+        CallToolResponse::InputRequired(question) => {
+            CallToolResponse::InputRequired(mask_known_message(question))
+        }
+        other => other,
     }
 }
 
@@ -89,7 +92,7 @@ async fn unmasked(
 /// it was confirmed. `Err` carries the question of a 2026-07-28 round trip (the answer of
 /// this request; the client retries with the person's answer).
 async fn execute(
-    server: &ArcaneServer,
+    server: &Calls,
     snap: &Snapshot,
     action: &str,
     params: Map<String, Value>,
@@ -131,7 +134,7 @@ struct Done {
 
 /// Writes the audit log's line of a mutating call (when there is a log).
 fn record(
-    server: &ArcaneServer,
+    server: &Calls,
     snap: &Snapshot,
     action: &str,
     params: Map<String, Value>,

@@ -17,7 +17,10 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use crate::load::reload::Live;
 use crate::load::snapshot::Snapshot;
 use crate::mcp::audit_log::{self, Actor};
+use crate::mcp::call::Calls;
+use crate::mcp::caller::HttpCaller;
 use crate::mcp::confirm;
+use crate::metrics::Metrics;
 use crate::present::error_result;
 use crate::surface;
 use arcane_engine::{CallContext, Executor};
@@ -25,16 +28,11 @@ use arcane_engine::{CallContext, Executor};
 /// The MCP server: the live snapshot, the executor and the server instructions.
 #[derive(Clone)]
 pub struct ArcaneServer {
-    pub(super) live: Arc<Live<Snapshot>>,
-    pub(super) exec: Arc<Executor>,
+    calls: Calls,
     instructions: String,
     in_flight: Arc<InFlight>,
-    /// Set when served over HTTP: the caller's key, metrics, per-session list-changed.
-    http: Option<Arc<crate::transport::http::Hooks>>,
-    /// The audit log of mutating calls (`--audit-log`).
-    pub(super) audit: Option<Arc<audit_log::AuditLog>>,
-    /// Open confirmations of 2026-07-28 clients (shared by every session).
-    pub(super) round_trips: Arc<confirm::RoundTrips>,
+    /// Set when served over HTTP: call metrics, and a list-changed notifier per session.
+    http: Option<Arc<Metrics>>,
 }
 
 /// Calls in flight, and the most at once since the server was last idle.
@@ -126,25 +124,29 @@ impl ArcaneServer {
             snap.policy.confirmation,
         );
         ArcaneServer {
-            live,
-            exec,
+            calls: Calls {
+                live,
+                exec,
+                audit: None,
+                round_trips: Arc::default(),
+            },
             instructions,
             in_flight: Arc::default(),
             http: None,
-            audit: None,
-            round_trips: Arc::default(),
         }
     }
 
     /// The same server writing mutating calls to an audit log.
     pub fn with_audit(mut self, audit: Option<Arc<audit_log::AuditLog>>) -> ArcaneServer {
-        self.audit = audit;
+        self.calls.audit = audit;
         self
     }
 
-    /// The same server for the HTTP transport (docs/security.md).
-    pub fn with_http(mut self, hooks: Arc<crate::transport::http::Hooks>) -> ArcaneServer {
-        self.http = Some(hooks);
+    /// The same server for the HTTP transport (docs/security.md): its calls counted in
+    /// `metrics`, each session notified of list changes on its own. Who calls comes with each
+    /// request ([`HttpCaller`]).
+    pub fn with_http(mut self, metrics: Arc<Metrics>) -> ArcaneServer {
+        self.http = Some(metrics);
         self
     }
 
@@ -160,14 +162,12 @@ impl ArcaneServer {
 
     /// Who is calling, for the audit log (only worked out when there is one).
     fn caller(&self, context: &RequestContext<RoleServer>, ctx: &CallContext) -> Actor {
-        if self.audit.is_none() {
+        if self.calls.audit.is_none() {
             return Actor::default();
         }
-        let session = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|p| p.headers.get("mcp-session-id"))
-            .and_then(|v| v.to_str().ok())
+        let http = HttpCaller::of(&context.extensions);
+        let session = http
+            .and_then(|c| c.session.as_deref())
             .map(|s| audit_log::plain(s, 64));
         let protocol = context.protocol_version();
         // A 2026-07-28 request has no session: it names its client in its own `_meta`. The
@@ -181,10 +181,7 @@ impl ArcaneServer {
         } else {
             context.client_info()
         };
-        let token = self
-            .http
-            .as_ref()
-            .and_then(|h| h.token(&context.extensions));
+        let token = http.and_then(|c| c.token.clone());
         Actor {
             session,
             client: client.map(|i| audit_log::plain(&i.name, 64)),
@@ -200,7 +197,7 @@ impl ArcaneServer {
 
     /// The caller's own Arcane credential of a request over HTTP, when allowed.
     fn credential(&self, extensions: &rmcp::model::Extensions) -> Option<arcane_engine::Auth> {
-        self.http.as_ref()?.credential(extensions)
+        HttpCaller::of(extensions)?.credential.clone()
     }
 
     /// Handles one `tools/call` on the current snapshot (loaded once for the whole call).
@@ -211,7 +208,7 @@ impl ArcaneServer {
         ctx: &CallContext,
     ) -> rmcp::model::CallToolResult {
         match crate::mcp::call::run(
-            self,
+            &self.calls,
             tool,
             args,
             ctx,
@@ -252,7 +249,7 @@ impl ServerHandler for ArcaneServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(
-            self.live.load().tools.clone(),
+            self.calls.live.load().tools.clone(),
         ))
     }
 
@@ -261,7 +258,7 @@ impl ServerHandler for ArcaneServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let snap = self.live.load();
+        let snap = self.calls.live.load();
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let (items, next) =
             crate::resources::page(&snap, cursor).map_err(|e| McpError::invalid_params(e, None))?;
@@ -285,14 +282,14 @@ impl ServerHandler for ArcaneServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let snap = self.live.load();
+        let snap = self.calls.live.load();
         let ctx = self.read_context(&context);
         let _held = hold_credential(&ctx);
         // Boxed, as every read's work: rmcp's task for each request is as large as the largest
         // handler's future, and a burst of waiting calls would each carry this one's size.
         match Box::pin(crate::resources::read(
             &snap,
-            &self.exec,
+            &self.calls.exec,
             &ctx,
             &request.uri,
         ))
@@ -317,12 +314,15 @@ impl ServerHandler for ArcaneServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let snap = self.live.load();
+        let snap = self.calls.live.load();
         let ctx = self.read_context(&context);
         let _held = hold_credential(&ctx);
         // Boxed: see `read_resource`.
         let result = Box::pin(crate::resources::complete(
-            &snap, &self.exec, &ctx, &request,
+            &snap,
+            &self.calls.exec,
+            &ctx,
+            &request,
         ))
         .await;
         Ok(crate::present::mask_known_message(result))
@@ -361,10 +361,8 @@ impl ServerHandler for ArcaneServer {
         // ends.
         let held = hold_credential(&ctx);
         // Named in the call's log line by its name and fingerprint, never the token.
-        let token = self
-            .http
-            .as_ref()
-            .and_then(|h| h.token(&context.extensions));
+        let http = HttpCaller::of(&context.extensions);
+        let token = http.and_then(|c| c.token.clone());
         let forwarder = context.meta.get_progress_token().map(|token| {
             let (tx, mut rx) = tokio::sync::mpsc::channel::<arcane_engine::Progress>(
                 arcane_engine::PROGRESS_QUEUE,
@@ -392,29 +390,20 @@ impl ServerHandler for ArcaneServer {
         // What the question is bound to is read here, where the request's HTTP parts are; the
         // call itself runs on the calls' runtime and owns what it borrows.
         let round_trip = round_trip.then(|| {
-            let parts = context.extensions.get::<http::request::Parts>();
-            let header = |name: &str| {
-                parts
-                    .and_then(|p| p.headers.get(name))
-                    .map_or(&b""[..], |v| v.as_bytes())
-            };
+            let session = http.and_then(|c| c.session.as_deref()).unwrap_or_default();
             // The quota's key is the caller as the HTTP gate authenticated it, never the
             // header's bytes (`bearer`, `BEARER` or extra blanks are the same token).
-            let quota = self
-                .http
-                .as_ref()
-                .and_then(|h| h.quota_key(&context.extensions));
-            let who = match quota {
-                Some(key) => confirm::binding([b"caller".as_slice(), &key]),
-                None => confirm::binding([b"session".as_slice(), header("mcp-session-id")]),
+            let who = match http.and_then(|c| c.quota_key.as_deref()) {
+                Some(key) => confirm::binding([b"caller".as_slice(), key]),
+                None => confirm::binding([b"session".as_slice(), session.as_bytes()]),
+            };
+            let bound = match http {
+                Some(c) => c.binding.clone(),
+                None => confirm::binding([&b""[..], b"", b""]),
             };
             (
                 confirm::declares_forms(context.client_capabilities().as_ref()),
-                confirm::binding([
-                    header("mcp-session-id"),
-                    header("authorization"),
-                    header(crate::transport::http::guard::CLIENT_KEY_HEADER),
-                ]),
+                bound,
                 who,
             )
         });
@@ -433,7 +422,7 @@ impl ServerHandler for ArcaneServer {
                 None => confirm::Asking::Session(&peer),
             };
             let response = crate::mcp::call::run(
-                &server,
+                &server.calls,
                 &request.name,
                 request.arguments.as_ref(),
                 &ctx,
@@ -477,10 +466,10 @@ impl ServerHandler for ArcaneServer {
             token = token.as_ref().map(|t| t.to_string()),
             "tools/call"
         );
-        if let Some(http) = &self.http {
+        if let Some(metrics) = &self.http {
             // Only served tool names become labels, so a client cannot grow the table.
-            let known = self.live.load().serves_tool(&request.name);
-            http.metrics.record_call(
+            let known = self.calls.live.load().serves_tool(&request.name);
+            metrics.record_call(
                 if known { &request.name } else { "unknown" },
                 !result.is_error.unwrap_or(false),
                 started.elapsed(),
@@ -506,12 +495,12 @@ impl ServerHandler for ArcaneServer {
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
         // Over HTTP every session is its own peer; stdio starts its one notifier itself.
         if self.http.is_some() {
-            tokio::spawn(notify_legacy_session(context.peer, self.live.clone()));
+            tokio::spawn(notify_legacy_session(context.peer, self.calls.live.clone()));
         }
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        let mut generation = self.live.subscribe();
+        let mut generation = self.calls.live.subscribe();
         loop {
             tokio::select! {
                 _ = context.cancelled() => return Ok(()),

@@ -3,6 +3,7 @@
 
 pub(crate) mod audit_log;
 pub(crate) mod call;
+pub mod caller;
 pub mod confirm;
 pub mod handler;
 pub mod pacing;

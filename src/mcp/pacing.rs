@@ -119,7 +119,7 @@ pub struct Ticket {
 impl Ticket {
     /// Waits for a slot, holding nothing else; `None` when the call is cancelled first (or
     /// its entry is gone: cancelled while the slot was being given).
-    pub async fn admit(self, cancel: &CancellationToken) -> Option<Admitted> {
+    pub async fn admit(self, cancel: &CancellationToken) -> Option<CallSlot> {
         let permit = tokio::select! {
             biased;
             _ = cancel.cancelled() => return None,
@@ -132,7 +132,7 @@ impl Ticket {
             _ => return None,
         }
         drop(calls);
-        Some(Admitted {
+        Some(CallSlot {
             ticket: self,
             done: false,
         })
@@ -141,19 +141,19 @@ impl Ticket {
 
 /// A call holding its slot. Its answer's write gives the slot back; if the call ends without
 /// an answer (a panic, or its task dropped), dropping this gives it back instead.
-pub struct Admitted {
+pub struct CallSlot {
     ticket: Ticket,
     done: bool,
 }
 
-impl Admitted {
+impl CallSlot {
     /// The call has its answer: from now on the transport gives the slot back.
     pub fn answered(mut self) {
         self.done = true;
     }
 }
 
-impl Drop for Admitted {
+impl Drop for CallSlot {
     fn drop(&mut self) {
         if !self.done {
             self.ticket.pacing.cancelled(&self.ticket.id);

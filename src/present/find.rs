@@ -41,7 +41,7 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
     let allow = |a: &Action| snap.policy.serves(a);
     let index = match snap.search.get(&snap.catalog) {
         Ok(index) => index,
-        Err(text) => return crate::present::error_result(text.to_string()),
+        Err(text) => return crate::present::blocks::error_result(text.to_string()),
     };
     let hits = index.search(&snap.catalog, query, limit, &allow);
     let served: Vec<(&Action, &arcane_catalog::Hit)> = hits
@@ -122,7 +122,7 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
         );
     }
     // The text is built from catalog words and the escaped query; sanitize is a last guard.
-    let mut r = CallToolResult::success(vec![crate::present::assistant_text(
+    let mut r = CallToolResult::success(vec![crate::present::blocks::assistant_text(
         arcane_markdown::sanitize(&text).into_owned(),
     )]);
     r.structured_content = Some(json!({

@@ -4,12 +4,16 @@
 //! ([`finish`]), the last sanitize, secrets masked in the text unless `--show-secrets`, and a
 //! result kept under the size one MCP message can carry. `structuredContent` is Arcane's value.
 
+pub mod blocks;
 pub mod find;
-pub mod output_schema;
-
 pub mod finish;
 pub mod next_steps;
+pub mod output_schema;
 pub mod text;
+
+pub use blocks::{
+    assistant_text, error_result, mask_known_message, mask_known_result, result_text,
+};
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
@@ -29,81 +33,6 @@ const MAX_TEXT_DOWNLOAD: usize = 256 * 1024;
 /// Largest tool result, serialized. rmcp's stdio reader drops a JSON-RPC line over 16 MiB
 /// (`DEFAULT_MAX_LINE_LENGTH`); a result stays a little under it so that the envelope fits.
 pub const MAX_RESULT_BYTES: usize = 15 * 1024 * 1024;
-
-/// The text blocks of a tool result, joined by newlines (what the audit log and token audit
-/// read of a result).
-pub fn result_text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// A text block for the model (audience `assistant`, docs/output-format.md).
-pub fn assistant_text(text: impl Into<String>) -> ContentBlock {
-    let mut t = rmcp::model::TextContent::new(text);
-    t.annotations =
-        Some(rmcp::model::Annotations::default().with_audience(vec![rmcp::model::Role::Assistant]));
-    ContentBlock::Text(t)
-}
-
-/// The server's own credentials (held by `arcane_engine::hold_secret`: the configured key or
-/// token, the HTTP bearer tokens, the caller's key over HTTP) masked in everything a result
-/// carries — its text and embedded resources, and `structuredContent`, which otherwise keeps
-/// Arcane's values — also with `--show-secrets`: Arcane has no reason to hand them back, and
-/// one that echoes them must not hand them to the model. The last step of every tool result.
-pub fn mask_known_result(r: &mut CallToolResult) {
-    fn mask(s: &mut String) {
-        if let std::borrow::Cow::Owned(t) = arcane_engine::mask_known(s) {
-            *s = t;
-        }
-    }
-    for block in &mut r.content {
-        match block {
-            ContentBlock::Text(t) => mask(&mut t.text),
-            ContentBlock::Resource(e) => {
-                if let rmcp::model::ResourceContents::TextResourceContents { text, .. } =
-                    &mut e.resource
-                {
-                    mask(text);
-                }
-            }
-            _ => {}
-        }
-    }
-    if let Some(v) = &mut r.structured_content {
-        arcane_engine::mask_known_in(v);
-    }
-}
-
-/// [`mask_known_result`] for any other message the server answers with (a resource, a
-/// completion, a question): read as JSON, masked, read back — only when it holds a credential.
-pub fn mask_known_message<T>(message: T) -> T
-where
-    T: serde::Serialize + serde::de::DeserializeOwned,
-{
-    let Ok(mut v) = serde_json::to_value(&message) else {
-        return message;
-    };
-    if !arcane_engine::mask_known_in(&mut v) {
-        return message;
-    }
-    serde_json::from_value(v).unwrap_or(message)
-}
-
-/// The text of a failed call: an `isError` result, no structuredContent. Every error text
-/// passes here, so this is where a password written in a URL (`ARCANE_URL` with
-/// `user:password@`, or one Arcane echoed) is masked.
-pub fn error_result(text: impl Into<String>) -> CallToolResult {
-    let text = text.into();
-    let text = match mask_text(&text) {
-        std::borrow::Cow::Owned(masked) => masked,
-        std::borrow::Cow::Borrowed(_) => text,
-    };
-    CallToolResult::error(vec![ContentBlock::text(text)])
-}
 
 /// The tool result of one call, run on `snap` by an executor with `config`.
 pub fn tool_result(

@@ -22,25 +22,12 @@ pub use crate::fixtures::guarded;
 /// The catalog the server builds from the test spec (same sources as the spawned binary).
 /// The 2.8.0 document with the built-in overlays and an operator's overlay directory.
 pub fn with_operator_overlays(dir: &std::path::Path) -> arcane_mcp::load::sources::Sources {
-    arcane_mcp::load::sources::Sources {
-        spec: arcane_mcp::load::spec::SpecSource {
-            explicit: Some(spec_path()),
-            ..Default::default()
-        },
-        overrides_dir: Some(dir.to_path_buf()),
-        catalog_dir: None,
-    }
+    arcane_mcp::load::sources::Sources::of_spec(spec_path()).with_overrides(dir.to_path_buf())
 }
 
 pub fn catalog() -> arcane_catalog::Catalog {
-    let sources = arcane_mcp::load::sources::Sources {
-        spec: arcane_mcp::load::spec::SpecSource {
-            explicit: Some(spec_path()),
-            ..Default::default()
-        },
-        overrides_dir: None,
-        catalog_dir: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalog")),
-    };
+    let sources = arcane_mcp::load::sources::Sources::of_spec(spec_path())
+        .with_catalog_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalog"));
     sources.build().expect("the test catalog builds")
 }
 

@@ -1254,20 +1254,9 @@ fn lead_quote(t: &str, lead: &str, at: usize) -> Option<&'static str> {
 /// same line), as an offset in `rest`; `None` when the string does not close on the line.
 fn closing_quote(rest: &str, quote: &str) -> Option<usize> {
     let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
-    if quote == "\"" {
-        // The first quote not escaped.
-        let b = line.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            match b[i] {
-                b'\\' => i += 2,
-                b'"' => return Some(i),
-                _ => i += 1,
-            }
-        }
-        None
-    } else {
-        line.find(quote)
+    match quote {
+        "\"" => closing_in(line, '"'),
+        other => line.find(other),
     }
 }
 

@@ -29,6 +29,5 @@ pub use escape::{
     table_cell_strict, visible,
 };
 pub use list::render_list;
-pub use object::render_object;
-pub use render::render_value;
+pub use render::{render_object, render_value};
 pub use units::{human_bytes, is_byte_field};

@@ -9,7 +9,6 @@ use crate::escape::{
     fenced, heading_text, inline, inline_strict, list_item_key, sanitize, table_cell,
 };
 use crate::fields::{IDENTITY, STATUS, field_label, field_union};
-use crate::render::render_value;
 use crate::value::{
     MAX_INLINE_JSON, byte_text_units, is_one_line_scalar, is_scalar, is_short_list, joined,
     json_block, number_text, number_units, scalar_text, short_json,
@@ -18,26 +17,8 @@ use crate::value::{
 /// Most entries of a map of scalars written on one line.
 const MAX_LINE_MAP: usize = 12;
 
-/// Renders an object: title, one `- field: value` line per field (identity
-/// and status first, unset values omitted at every depth, small maps as
-/// `key=value` pairs, maps of maps as
-/// `parent.child` lines, short nested values as compact JSON), then a fenced
-/// section per multi-line text, a table per list of flat objects and a compact
-/// JSON block per longer nested value (`docs/output-format.md#objects`).
-///
-/// ```
-/// use arcane_markdown::{render_object, RenderContext};
-/// let ctx = RenderContext { title: "Volume data", ..Default::default() };
-/// let v = serde_json::json!({"driver": "local", "name": "data", "size": 1500000000, "note": null});
-/// assert_eq!(
-///     render_object(&ctx, &v),
-///     "# Volume data\n\n- name: data\n- driver: local\n- size: 1500000000 (1.5 GB)\n"
-/// );
-/// ```
-pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
-    let Some(map) = value.as_object() else {
-        return render_value(ctx, value);
-    };
+/// The text of an object (`render_object` for a value that is one).
+pub(crate) fn object_text(ctx: &RenderContext<'_>, map: &Map<String, Value>) -> String {
     let mut out = title(ctx.title);
     if let Some(notice) = ctx.notice {
         push_line(&mut out, notice);

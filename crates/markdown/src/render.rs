@@ -7,7 +7,7 @@ use crate::context::{RenderContext, finish, push_line, title};
 use crate::envelope::envelope;
 use crate::escape::{fenced, list_item_value, sanitize};
 use crate::list::render_list;
-use crate::object::render_object;
+use crate::object::object_text;
 use crate::value::json_block;
 
 /// Envelope members that may stand beside a lone `value`.
@@ -57,4 +57,27 @@ fn render_lone(ctx: &RenderContext<'_>, map: &Map<String, Value>) -> String {
     }
     envelope(&mut out, map, &["value"]);
     finish(out)
+}
+
+/// Renders an object: title, one `- field: value` line per field (identity
+/// and status first, unset values omitted at every depth, small maps as
+/// `key=value` pairs, maps of maps as
+/// `parent.child` lines, short nested values as compact JSON), then a fenced
+/// section per multi-line text, a table per list of flat objects and a compact
+/// JSON block per longer nested value (`docs/output-format.md#objects`).
+///
+/// ```
+/// use arcane_markdown::{render_object, RenderContext};
+/// let ctx = RenderContext { title: "Volume data", ..Default::default() };
+/// let v = serde_json::json!({"driver": "local", "name": "data", "size": 1500000000, "note": null});
+/// assert_eq!(
+///     render_object(&ctx, &v),
+///     "# Volume data\n\n- name: data\n- driver: local\n- size: 1500000000 (1.5 GB)\n"
+/// );
+/// ```
+pub fn render_object(ctx: &RenderContext<'_>, value: &Value) -> String {
+    match value.as_object() {
+        Some(map) => object_text(ctx, map),
+        None => render_value(ctx, value),
+    }
 }

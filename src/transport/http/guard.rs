@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::config::{KeySource, split_named};
+use crate::mcp::caller::TokenLabel;
 
 /// The header carrying a caller's own Arcane API key.
 pub const CLIENT_KEY_HEADER: &str = "x-arcane-api-key";
@@ -21,25 +22,6 @@ pub const CLIENT_KEY_HEADER: &str = "x-arcane-api-key";
 /// the person or client it was given to (`alice=TOKEN`), shown in the logs and the audit log with
 /// the token's fingerprint, never the token.
 pub struct Tokens(Vec<([u8; 32], Arc<TokenLabel>)>);
-
-/// What the logs and the audit log say of an accepted token: its name, when it was given one,
-/// and its fingerprint (the first 12 hex digits of its SHA-256).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TokenLabel {
-    pub name: Option<String>,
-    pub fingerprint: String,
-    /// Its place in the token list: what the per-token limits count by.
-    pub index: usize,
-}
-
-impl std::fmt::Display for TokenLabel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.name {
-            Some(n) => write!(f, "'{n}' (fingerprint {})", self.fingerprint),
-            None => write!(f, "fingerprint {}", self.fingerprint),
-        }
-    }
-}
 
 impl Tokens {
     /// The tokens of `entries` (plain or `name=TOKEN`; blank ones skipped). The same token under
@@ -185,7 +167,7 @@ pub fn check(
     key_source: KeySource,
     headers: &HeaderMap,
     mcp: bool,
-) -> Result<Admitted, Refusal> {
+) -> Result<Admitted, Denied> {
     // Two credentials in one request are ambiguous: a proxy that appends the user's header to
     // one the client sent would otherwise let the client's (read first) win.
     if headers.get_all(header::AUTHORIZATION).iter().count() > 1 {
@@ -417,13 +399,13 @@ pub fn client_key(key_source: KeySource, headers: &HeaderMap) -> Option<String> 
 
 /// A refused request: its status, the `WWW-Authenticate` challenge of a 401, what to do.
 #[derive(Debug)]
-pub struct Refusal {
+pub struct Denied {
     pub status: StatusCode,
     pub challenge: Option<&'static str>,
     pub text: &'static str,
 }
 
-impl IntoResponse for Refusal {
+impl IntoResponse for Denied {
     fn into_response(self) -> Response {
         let mut r = plain(self.status, self.text);
         if let Some(c) = self.challenge {
@@ -434,16 +416,16 @@ impl IntoResponse for Refusal {
     }
 }
 
-fn unauthorized(challenge: &'static str, text: &'static str) -> Refusal {
-    Refusal {
+fn unauthorized(challenge: &'static str, text: &'static str) -> Denied {
+    Denied {
         status: StatusCode::UNAUTHORIZED,
         challenge: Some(challenge),
         text,
     }
 }
 
-fn bad_request(text: &'static str) -> Refusal {
-    Refusal {
+fn bad_request(text: &'static str) -> Denied {
+    Denied {
         status: StatusCode::BAD_REQUEST,
         challenge: None,
         text,

@@ -5,7 +5,6 @@
 
 pub mod guard;
 mod limits;
-pub mod metrics;
 mod sessions;
 
 use std::net::SocketAddr;
@@ -25,49 +24,38 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
 use crate::config::{HttpArgs, KeySource};
+use crate::mcp::caller::{HttpCaller, TokenLabel};
+use crate::metrics::Metrics;
 use arcane_engine::Auth;
-use guard::{Admitted, RateLimit, TokenLabel, Tokens};
+use guard::{Admitted, RateLimit, Tokens};
 use limits::PerKey;
-use metrics::Metrics;
 
-/// What the MCP handler needs from the HTTP side: the caller's key policy and the metrics.
-pub struct Hooks {
-    pub key_source: KeySource,
-    pub metrics: Arc<Metrics>,
-}
-
-impl Hooks {
-    /// The caller's own Arcane credential of the HTTP request behind `extensions` (rmcp puts
-    /// the request's `http::request::Parts` there), when the policy lets it be used.
-    pub fn credential(&self, extensions: &rmcp::model::Extensions) -> Option<Auth> {
-        let parts = extensions.get::<http::request::Parts>()?;
-        guard::client_key(self.key_source, &parts.headers).map(Auth::ApiKey)
-    }
-
-    /// The bearer token the HTTP request behind `extensions` was let in with (its name and
-    /// fingerprint; never the token).
-    pub fn token(&self, extensions: &rmcp::model::Extensions) -> Option<Arc<TokenLabel>> {
-        let parts = extensions.get::<http::request::Parts>()?;
-        parts.extensions.get::<Admitted>()?.token.clone()
-    }
-
-    /// Whose quota a request counts against (open confirmations): the digest of the bearer
-    /// token (and client key) the gate authenticated — the same however the `Authorization`
-    /// header is spelt —, or, on a server without tokens, the client's address (an IPv6 /64,
-    /// as the rate limit counts it). `None` outside an HTTP request.
-    pub fn quota_key(&self, extensions: &rmcp::model::Extensions) -> Option<Vec<u8>> {
-        let parts = extensions.get::<http::request::Parts>()?;
-        let admitted = parts.extensions.get::<Admitted>()?;
-        if admitted.token.is_some() {
-            let mut key = b"token:".to_vec();
-            key.extend_from_slice(admitted.identity.digest());
-            return Some(key);
-        }
-        let peer = parts
-            .extensions
-            .get::<axum::extract::ConnectInfo<SocketAddr>>()?
-            .0;
-        Some(format!("address:{}", guard::bucket_of(peer.ip())).into_bytes())
+/// The MCP side's view of an admitted request ([`HttpCaller`]): the handler reads this, never
+/// the request's headers.
+fn http_caller(req: &Request, admitted: &Admitted, key_source: KeySource) -> HttpCaller {
+    let headers = req.headers();
+    let header = |name: &str| headers.get(name).map_or(&b""[..], |v| v.as_bytes());
+    let quota_key = if admitted.token.is_some() {
+        let mut key = b"token:".to_vec();
+        key.extend_from_slice(admitted.identity.digest());
+        Some(key)
+    } else {
+        req.extensions()
+            .get::<axum::extract::ConnectInfo<SocketAddr>>()
+            .map(|c| format!("address:{}", guard::bucket_of(c.0.ip())).into_bytes())
+    };
+    HttpCaller {
+        session: headers
+            .get(guard::SESSION_HEADER)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+        token: admitted.token.clone(),
+        credential: guard::client_key(key_source, headers).map(Auth::ApiKey),
+        quota_key,
+        binding: crate::mcp::confirm::binding([
+            header(guard::SESSION_HEADER),
+            header("authorization"),
+            header(guard::CLIENT_KEY_HEADER),
+        ]),
     }
 }
 
@@ -228,11 +216,7 @@ fn router(
     metrics: Arc<Metrics>,
     ct: CancellationToken,
 ) -> Router {
-    let hooks = Arc::new(Hooks {
-        key_source: settings.key_source,
-        metrics: metrics.clone(),
-    });
-    let server = app.server().with_http(hooks);
+    let server = app.server().with_http(metrics.clone());
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(settings.idle);
     let (allowed_hosts, allowed_origins) = (
@@ -411,6 +395,8 @@ async fn gate(
         }
         req = Request::from_parts(parts, axum::body::Body::from(bytes));
     }
+    let caller = http_caller(&req, &admitted, shared.key_source);
+    req.extensions_mut().insert(caller);
     let who = admitted.identity;
     let token = admitted.token.clone();
     req.extensions_mut().insert(admitted);

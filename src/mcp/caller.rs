@@ -1,0 +1,56 @@
+//! Who an HTTP request comes from, as the transport's gate admitted it. The gate puts one
+//! [`HttpCaller`] in each request's extensions; the handler reads nothing else of HTTP (no
+//! header, no transport type).
+
+use std::sync::Arc;
+
+use arcane_engine::Auth;
+
+/// A request the HTTP gate let through, as the MCP side needs it.
+#[derive(Debug, Clone)]
+pub struct HttpCaller {
+    /// The legacy session's ID (`Mcp-Session-Id`) as sent; the 2026-07-28 protocol has none.
+    pub session: Option<String>,
+    /// The bearer token it was let in with: its name and fingerprint, never the token.
+    pub token: Option<Arc<TokenLabel>>,
+    /// The caller's own Arcane key, when the key policy lets it be used.
+    pub credential: Option<Auth>,
+    /// Whose quota of open confirmations it counts against: the digest of the token (and key)
+    /// the gate authenticated — the same however the `Authorization` header is spelt —, or,
+    /// without tokens, the client's address (an IPv6 /64, as the rate limit counts it) when
+    /// the listener knows it.
+    pub quota_key: Option<Vec<u8>>,
+    /// The bytes a 2026-07-28 question is bound to: the session ID, the `Authorization` and
+    /// the caller's-key headers as sent, each after its length.
+    pub binding: Vec<u8>,
+}
+
+/// What the logs and the audit log say of an accepted token: its name, when it was given one,
+/// and its fingerprint (the first 12 hex digits of its SHA-256).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenLabel {
+    pub name: Option<String>,
+    pub fingerprint: String,
+    /// Its place in the token list: what the per-token limits count by.
+    pub index: usize,
+}
+
+impl std::fmt::Display for TokenLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.name {
+            Some(n) => write!(f, "'{n}' (fingerprint {})", self.fingerprint),
+            None => write!(f, "fingerprint {}", self.fingerprint),
+        }
+    }
+}
+
+impl HttpCaller {
+    /// The caller of the HTTP request behind `extensions` (rmcp puts the request's parts
+    /// there); `None` outside HTTP.
+    pub fn of(extensions: &rmcp::model::Extensions) -> Option<&HttpCaller> {
+        extensions
+            .get::<http::request::Parts>()?
+            .extensions
+            .get::<HttpCaller>()
+    }
+}
