@@ -126,7 +126,7 @@ pub fn tool_result(
         // A preview is returned as it is: no next steps, nothing was run.
         Produced::Preview(request, effect) => return safe_mode_preview(action, request, &effect),
         Produced::Json(body) => {
-            let value = crate::present::output_schema::unwrap_envelope(body);
+            let value = arcane_catalog::unwrap_envelope(body);
             facts = finish::condition_view(action, &value);
             success(snap, action, &params, value, show_secrets)
         }

@@ -10,8 +10,10 @@ mod derive;
 mod diff;
 mod encoded;
 mod model;
+mod output_schema;
 mod overlay;
 mod policy;
+mod profile;
 mod search;
 mod spec;
 mod vocabulary;
@@ -24,8 +26,14 @@ pub use model::{
     ErrorHint, Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver,
     Preset, ResultKind, UnmatchedOverlay, Widening,
 };
+pub use output_schema::{declared_types, output_schema, served_output_schema, unwrap_envelope};
 pub use overlay::{Layers, yaml_paths};
 pub use policy::{ClientProfile, Confirmation, Policy, catalog_exclusion};
+pub use profile::{
+    FlatOutput, JsonTextError, MAX_FIELDS as FLAT_MAX_FIELDS,
+    MAX_LIFT_DEPTH as FLAT_MAX_LIFT_DEPTH, Side, input_schema as flat_input_schema,
+    params_property as flat_params_property, unmappable,
+};
 pub use search::{Hit, SearchIndex};
 pub use spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES, RefResolver, SpecDoc, SpecFormat};
 pub use vocabulary::Vocabulary;

@@ -2,7 +2,7 @@
 //! profile"): tool schemas and results kept at the first level, for clients that map only
 //! top-level fields (Salesforce Agentforce). A profile changes shapes, never what a call does.
 //!
-//! - **Inputs** ([`input_schema`], [`decode_params`]): a parameter whose declared schema is not a
+//! - **Inputs** ([`input_schema`], [`ClientProfile::action_params`]): a parameter whose declared schema is not a
 //!   primitive or an array of primitives is shown as a string holding JSON text; the executor
 //!   decodes it before validating against the original schema, so errors read as in the
 //!   standard profile.
@@ -10,14 +10,15 @@
 //!   fields to the top level with `_`-joined names, joins arrays of primitives, and carries
 //!   anything deeper or dynamic as a JSON-text field; lists keep `items` as an array of flat
 //!   objects plus a `count`.
-//! - **The checker** ([`unmappable`], [`check_tool`]): what such a client can map, as code.
+//! - **The checker** ([`unmappable`]): what such a client can map, as code (the server runs it
+//!   over its served tools).
 
 use std::collections::{BTreeSet, HashMap};
 
-use rmcp::model::Tool;
 use serde_json::{Map, Value, json};
 
-use arcane_catalog::Action;
+use crate::Action;
+use crate::policy::ClientProfile;
 
 /// Most `_`-joined name segments of a lifted field (`hostConfig_restartPolicy_name` is 3); an
 /// object that would lift deeper is carried as a JSON-text field.
@@ -235,14 +236,42 @@ fn example_of(schema: &Value, depth: usize) -> Value {
     }
 }
 
+/// A JSON-text parameter of a flat call that is not JSON (and whose schema takes no plain
+/// text). Its `Display` is one problem line for the validation error text:
+/// `/spec: must be JSON text of an object (…); e.g. {"Name":"text"}`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("/{param}: must be JSON text of {what} ({detail}); e.g. {example}")]
+pub struct JsonTextError {
+    /// The parameter's name.
+    pub param: String,
+    what: &'static str,
+    detail: String,
+    example: String,
+}
+
+impl ClientProfile {
+    /// The client's parameters in the shape of the action's own input schema, before
+    /// validation: the standard profile's as they are; the flat profile's JSON-text parameters
+    /// decoded ([`decode_params`]).
+    pub fn action_params(
+        self,
+        action: &Action,
+        params: Map<String, Value>,
+    ) -> Result<Map<String, Value>, JsonTextError> {
+        match self {
+            ClientProfile::Standard => Ok(params),
+            ClientProfile::Flat => decode_params(action, params),
+        }
+    }
+}
+
 /// Decodes the JSON-text parameters of a flat call into the values the action's schema
 /// declares, before validation. A value that is not a string is left as is (a client may send
 /// the object itself); text that is not JSON stays text where the schema accepts a string.
-/// `Err` is one problem line for the validation error text.
-pub fn decode_params(
+fn decode_params(
     action: &Action,
     mut params: Map<String, Value>,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, JsonTextError> {
     let Some(props) = action
         .input_schema
         .get("properties")
@@ -264,11 +293,12 @@ pub fn decode_params(
             Ok(decoded) => *value = decoded,
             Err(_) if accepts_string(schema) => {}
             Err(e) => {
-                return Err(format!(
-                    "/{name}: must be JSON text of {} ({e}); e.g. {}",
-                    what(schema),
-                    serde_json::to_string(&example_of(schema, 0)).unwrap_or_default()
-                ));
+                return Err(JsonTextError {
+                    param: name.clone(),
+                    what: what(schema),
+                    detail: e.to_string(),
+                    example: serde_json::to_string(&example_of(schema, 0)).unwrap_or_default(),
+                });
             }
         }
     }
@@ -342,7 +372,7 @@ pub struct FlatOutput {
 }
 
 impl FlatOutput {
-    /// The plan of a relaxed root output schema (`crate::present::output_schema::output_schema`).
+    /// The plan of a relaxed root output schema ([`crate::output_schema`]).
     pub fn new(relaxed: &Value) -> FlatOutput {
         let mut scope = Level::default();
         let mut item_declared = BTreeSet::new();
@@ -739,41 +769,6 @@ fn check_field(path: &str, s: &Value, first_level: bool, problems: &mut Vec<Stri
             }
         )),
         other => problems.push(format!("{path}: type {other:?} has no mapping")),
-    }
-}
-
-/// The checker's verdict on one tool.
-#[derive(Debug, Clone, Default)]
-pub struct ToolCheck {
-    /// What does not map in the input schema.
-    pub input: Vec<String>,
-    /// What does not map in the output schema (empty when none is declared).
-    pub output: Vec<String>,
-    /// Whether the tool declares an output schema.
-    pub has_output: bool,
-}
-
-impl ToolCheck {
-    /// Whether everything the tool declares maps.
-    pub fn maps(&self) -> bool {
-        self.input.is_empty() && self.output.is_empty()
-    }
-}
-
-/// Runs [`unmappable`] over a served tool's input and output schemas.
-pub fn check_tool(tool: &Tool) -> ToolCheck {
-    let input = unmappable(&Value::Object((*tool.input_schema).clone()), Side::Input);
-    let (output, has_output) = match &tool.output_schema {
-        Some(s) => (
-            unmappable(&Value::Object((**s).clone()), Side::Output),
-            true,
-        ),
-        None => (Vec::new(), false),
-    };
-    ToolCheck {
-        input,
-        output,
-        has_output,
     }
 }
 

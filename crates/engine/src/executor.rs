@@ -215,9 +215,12 @@ impl Executor {
         // shape turned into the action's first, so the original schema judges them); then
         // names → IDs.
         let params = scope
-            .caller
+            .policy
+            .profile
             .action_params(action, params)
-            .map_err(|problem| CallError::Invalid(errors::validation_text(action, &[problem])))?;
+            .map_err(|problem| {
+                CallError::Invalid(errors::validation_text(action, &[problem.to_string()]))
+            })?;
         validate(scope, action, &params).map_err(CallError::Invalid)?;
         let before = params.clone();
         let had_environment = params.contains_key("environmentId");

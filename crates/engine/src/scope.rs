@@ -1,10 +1,9 @@
 //! What the engine needs of the server's current state, passed in by the caller: the catalog,
-//! the policy, the compiled validators, and how the calling surface names actions and shapes
-//! parameters. The engine knows no surface, profile or snapshot of its own.
+//! the policy (with the client profile, whose parameters the engine decodes itself through
+//! `arcane_catalog`), the compiled validators, and how the calling surface names actions. The
+//! engine knows no surface or snapshot of its own.
 
 use std::sync::OnceLock;
-
-use serde_json::{Map, Value};
 
 use arcane_catalog::Policy;
 use arcane_catalog::{Action, Catalog};
@@ -15,13 +14,6 @@ pub trait Caller: Sync {
     fn action_name(&self, action: &Action) -> String;
     /// What the text of an unknown name adds at its end (where to search), if anything.
     fn unknown_action_hint(&self) -> Option<&str>;
-    /// The client's parameters in the shape of the action's own input schema (a client profile
-    /// may send some as JSON text); the error names the problem.
-    fn action_params(
-        &self,
-        action: &Action,
-        params: Map<String, Value>,
-    ) -> Result<Map<String, Value>, String>;
 }
 
 /// One call's view of the server's state; everything borrowed from one snapshot.
