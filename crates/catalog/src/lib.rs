@@ -39,5 +39,5 @@ pub use spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES, RefResolver, SpecDoc, SpecF
 pub use vocabulary::Vocabulary;
 pub use yaml::{
     DATA_FILE as YAML_DATA_FILE, Limits as YamlLimits, MAX_NODES, MAX_SPEC_BYTES, MAX_SPEC_NODES,
-    SPEC_FILE as YAML_SPEC_FILE, check as check_yaml,
+    SPEC_FILE as YAML_SPEC_FILE, YamlError, check as check_yaml,
 };

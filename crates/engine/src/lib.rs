@@ -27,22 +27,22 @@ mod websocket;
 // The executor, what a call carries, and what it returns.
 pub use effect::{Baseline, Effect, describe, describe_with};
 pub use executor::{
-    CallContext, DEFAULT_MAX_CONCURRENT_REQUESTS, ExecConfig, Executor, PROGRESS_QUEUE, Ready,
-    how_to_ask_for_less, unsure,
+    CallContext, DEFAULT_MAX_CONCURRENT_REQUESTS, ExecConfig, Executor, PROGRESS_QUEUE, ProbeError,
+    Ready, how_to_ask_for_less, unsure,
 };
 pub use outcome::{
     CallError, ChangeState, HandlerOutput, Outcome, Produced, Then, check_before_retrying,
 };
 pub use request::Auth;
-pub use scope::{Caller, Scope, Validators};
+pub use scope::{Caller, Scope, ValidatorError, Validators};
 
 // What the outcomes carry: stream summaries, downloads, WebSocket handler output.
 pub use jsonlines::{
     MAX_MESSAGE, Progress, StreamErrorKind, StreamSummary, read_response, read_stream_within,
 };
 pub use transfer::{
-    DEFAULT_MAX_DOWNLOAD, Download, DownloadBody, FormField, TransferError, multipart_form,
-    read_download,
+    DEFAULT_MAX_DOWNLOAD, Download, DownloadBody, FormError, FormField, TransferError,
+    multipart_form, read_download,
 };
 pub use websocket::{
     ExecOptions, ExecOutput, HandlerError, LogOptions, LogOutput, StatsOutput, WsTarget,

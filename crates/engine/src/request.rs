@@ -251,7 +251,7 @@ pub fn build(
         },
         BodyEncoding::Multipart => {
             // Checked now (base64 of file fields), so a bad value fails before anything is sent.
-            multipart_form(&form)?;
+            multipart_form(&form).map_err(|e| e.to_string())?;
             Body::Multipart(form)
         }
     };

@@ -37,7 +37,21 @@ impl Scope<'_> {
 
 /// One validator per action of a catalog (same order as `catalog.actions`), compiled on first
 /// use so that startup stays fast.
-pub struct Validators(Vec<OnceLock<Result<jsonschema::Validator, String>>>);
+pub struct Validators(Vec<OnceLock<Result<jsonschema::Validator, ValidatorError>>>);
+
+/// Why an action has no validator; the `Display` is one sentence for the validation error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValidatorError {
+    /// The action is not one of the catalog the validators were made for.
+    #[error("{action} is not in this catalog")]
+    NotInCatalog { action: String },
+    /// The catalog has more actions than the validators have slots.
+    #[error("{action} has no validator slot")]
+    NoSlot { action: String },
+    /// The action's input schema is not a valid JSON Schema.
+    #[error("the input schema of {action} does not compile: {detail}")]
+    DoesNotCompile { action: String, detail: String },
+}
 
 impl Validators {
     /// Empty slots for every action of `catalog`.
@@ -50,18 +64,26 @@ impl Validators {
         &self,
         catalog: &Catalog,
         action: &Action,
-    ) -> Result<&jsonschema::Validator, String> {
+    ) -> Result<&jsonschema::Validator, ValidatorError> {
         let idx = catalog
             .actions
             .iter()
             .position(|a| a.id == action.id)
-            .ok_or_else(|| format!("{} is not in this catalog", action.id))?;
+            .ok_or_else(|| ValidatorError::NotInCatalog {
+                action: action.id.clone(),
+            })?;
         self.0
             .get(idx)
-            .ok_or_else(|| format!("{} has no validator slot", action.id))?
+            .ok_or_else(|| ValidatorError::NoSlot {
+                action: action.id.clone(),
+            })?
             .get_or_init(|| {
-                jsonschema::draft202012::new(&action.input_schema)
-                    .map_err(|e| format!("the input schema of {} does not compile: {e}", action.id))
+                jsonschema::draft202012::new(&action.input_schema).map_err(|e| {
+                    ValidatorError::DoesNotCompile {
+                        action: action.id.clone(),
+                        detail: e.to_string(),
+                    }
+                })
             })
             .as_ref()
             .map_err(Clone::clone)

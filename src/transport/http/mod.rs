@@ -215,7 +215,7 @@ struct Shared {
     request_body_timeout: Duration,
     metrics: Arc<Metrics>,
     app: Arc<App>,
-    ready: tokio::sync::Mutex<Option<(Instant, Result<(), String>)>>,
+    ready: tokio::sync::Mutex<Option<(Instant, Result<(), arcane_engine::ProbeError>)>>,
 }
 
 /// How long a `/readyz` verdict is reused, so the endpoint cannot be used to hammer Arcane.
