@@ -17,9 +17,10 @@ use serde_json::{Map, Value, json};
 use arcane_catalog::Action;
 use arcane_engine::{
     CallError, ChangeState, Download, DownloadBody, ExecConfig, ExecOutput, HandlerOutput,
-    LogOutput, Outcome, Produced, StatsOutput, StreamSummary, mask_text,
+    LogOutput, Outcome, Produced, StatsOutput, StreamSummary,
 };
 use arcane_markdown::{RenderContext, render_value, title};
+use arcane_redact::mask_text;
 
 use crate::load::snapshot::Snapshot;
 use crate::surface::call_name;
@@ -49,14 +50,14 @@ pub fn assistant_text(text: impl Into<String>) -> ContentBlock {
     ContentBlock::Text(t)
 }
 
-/// The server's own credentials (held by `arcane_engine::hold_secret`: the configured key or
+/// The server's own credentials (held by `arcane_redact::hold_secret`: the configured key or
 /// token, the HTTP bearer tokens, the caller's key over HTTP) masked in everything a result
 /// carries — its text and embedded resources, and `structuredContent`, which otherwise keeps
 /// Arcane's values — also with `--show-secrets`: Arcane has no reason to hand them back, and
 /// one that echoes them must not hand them to the model. The last step of every tool result.
 pub fn mask_known_result(r: &mut CallToolResult) {
     fn mask(s: &mut String) {
-        if let std::borrow::Cow::Owned(t) = arcane_engine::mask_known(s) {
+        if let std::borrow::Cow::Owned(t) = arcane_redact::mask_known(s) {
             *s = t;
         }
     }
@@ -74,7 +75,7 @@ pub fn mask_known_result(r: &mut CallToolResult) {
         }
     }
     if let Some(v) = &mut r.structured_content {
-        arcane_engine::mask_known_in(v);
+        arcane_redact::mask_known_in(v);
     }
 }
 
@@ -87,7 +88,7 @@ where
     let Ok(mut v) = serde_json::to_value(&message) else {
         return message;
     };
-    if !arcane_engine::mask_known_in(&mut v) {
+    if !arcane_redact::mask_known_in(&mut v) {
         return message;
     }
     serde_json::from_value(v).unwrap_or(message)
@@ -202,9 +203,9 @@ fn success(
     let mut text = if show_secrets || action.reveals_secret.is_some() {
         // Arcane's secrets shown, never the server's own: masked before rendering, which
         // escapes characters of the value.
-        render_value(&ctx, &arcane_engine::mask_known_view(&value))
+        render_value(&ctx, &arcane_redact::mask_known_view(&value))
     } else {
-        render_value(&ctx, &arcane_engine::redacted_view(&value, &action.domain))
+        render_value(&ctx, &arcane_redact::redacted_view(&value, &action.domain))
     };
     if let Some(what) = &action.reveals_secret {
         text.push_str(&format!(
@@ -225,7 +226,7 @@ fn success(
             for a in &mut adjusted {
                 let key = a.pointer.rsplit('/').next().unwrap_or_default().to_string();
                 let mut wrapped = Value::Object(Map::from_iter([(key.clone(), a.original.take())]));
-                arcane_engine::redact_for(&mut wrapped, &action.domain);
+                arcane_redact::redact_for(&mut wrapped, &action.domain);
                 a.original = wrapped[&key].take();
             }
         }
@@ -291,7 +292,7 @@ fn nothing_done(action: &Action, params: &Map<String, Value>, value: &Value) -> 
                     p.location,
                     L::Query | L::BodyProperty | L::Body | L::FormField
                 )
-            }) && !arcane_engine::is_secret_name(name)
+            }) && !arcane_redact::is_secret_name(name)
         })
         .map(|(name, v)| {
             let v = match v {
@@ -515,7 +516,7 @@ fn download_result(action: &Action, d: Download, show_secrets: bool) -> CallTool
             let shown = if show_secrets {
                 std::borrow::Cow::Borrowed(text.as_str())
             } else {
-                arcane_engine::mask_document(&text)
+                arcane_redact::mask_document(&text)
             };
             let md = arcane_markdown::render_text_download(&file_name, size, &content_type, &shown);
             let mut r = CallToolResult::success(vec![assistant_text(md)]);

@@ -562,7 +562,7 @@ impl Executor {
             let on_progress = move |mut p: jsonlines::Progress| {
                 if let Some(tx) = &progress {
                     if !show_secrets && let Some(m) = &mut p.message {
-                        *m = crate::redact::mask_text(m).into_owned();
+                        *m = arcane_redact::mask_text(m).into_owned();
                     }
                     // Full: the receiver is behind (a client not reading); drop this one.
                     let _ = tx.try_send(p);
@@ -688,7 +688,7 @@ impl Executor {
         }
         if e.is_connect() {
             return CallError::Unreachable {
-                base: crate::redact::mask_text(&self.config.base_url).into_owned(),
+                base: arcane_redact::mask_text(&self.config.base_url).into_owned(),
                 cause: root_cause(e),
             };
         }
@@ -706,13 +706,13 @@ impl Executor {
         CallError::TimedOut {
             action: action.id.clone(),
             secs: timeout.as_secs(),
-            base: crate::redact::mask_text(&self.config.base_url).into_owned(),
+            base: arcane_redact::mask_text(&self.config.base_url).into_owned(),
         }
     }
 
     fn broken_error(&self, scope: &Scope<'_>, action: &Action, cause: &str) -> CallError {
         CallError::Broken {
-            base: crate::redact::mask_text(&self.config.base_url).into_owned(),
+            base: arcane_redact::mask_text(&self.config.base_url).into_owned(),
             action: action.id.clone(),
             cause: cause.to_string(),
             then: Then(Some(if action.mutating {

@@ -17,7 +17,6 @@ mod http;
 mod jsonlines;
 mod outcome;
 mod path;
-mod redact;
 mod request;
 mod resolve;
 mod scope;
@@ -50,7 +49,8 @@ pub use websocket::{
 };
 
 // One implementation per job, shared with the server: the error-body reader, the path-segment
-// encoder, the redactor, and the TLS/HTTP plumbing (the one rustls configuration).
+// encoder and the TLS/HTTP plumbing (the one rustls configuration). The redactor is its own
+// crate, `arcane-redact`.
 pub use errors::{error_detail, type_of};
 pub use http::{
     BodyError, DEFAULT_MAX_RESPONSE_BYTES, client_builder, ensure_crypto_provider, read_capped,
@@ -59,10 +59,4 @@ pub use http::{
 pub use path::{
     Refusal, SegmentError, Slot, fill, is_dot_or_empty, refusal, segment, segment_path,
     structure_in,
-};
-pub use redact::{
-    KnownSecrets, MASK, MIN_KNOWN_SECRET_CHARS, SecretHold, fingerprint, hold_secret,
-    is_secret_name, looks_like_credential, mask_document, mask_known, mask_known_in,
-    mask_known_view, mask_text, mask_url_credentials, redact_for, redacted, redacted_params,
-    redacted_view,
 };
