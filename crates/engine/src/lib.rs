@@ -6,7 +6,8 @@
 //! It neither renders results nor speaks the MCP protocol (no rmcp; ARCHITECTURE.md, "Crates"):
 //! the server's presentation turns an outcome into a tool result, and the server's state comes
 //! in through a [`Scope`] and its [`Caller`]. Escaping comes from `arcane-markdown`, the
-//! catalog and the policy from `arcane-catalog`.
+//! catalog, the policy and the client profile's decoding from `arcane-catalog`, the masking of
+//! secrets from `arcane-redact`.
 
 mod effect;
 mod encode;
