@@ -53,7 +53,7 @@ fn bench(c: &mut Criterion) {
     c.bench_function("redact_container_page_50x15", |b| {
         b.iter(|| {
             matches!(
-                arcane_engine::redacted_view(black_box(&value), "container"),
+                arcane_redact::redacted_view(black_box(&value), "container"),
                 std::borrow::Cow::Owned(_)
             )
         })
@@ -65,7 +65,7 @@ fn bench(c: &mut Criterion) {
     c.bench_function("redact_container_page_50x15_with_secrets", |b| {
         b.iter(|| {
             matches!(
-                arcane_engine::redacted_view(black_box(&with_secrets), "container"),
+                arcane_redact::redacted_view(black_box(&with_secrets), "container"),
                 std::borrow::Cow::Owned(_)
             )
         })

@@ -38,8 +38,8 @@ pub struct App {
     /// Each session's limit of calls in flight (`--max-calls-in-flight`).
     max_calls_in_flight: usize,
     /// The configured credentials, masked by value wherever text leaves the server for as
-    /// long as it serves (`arcane_engine::hold_secret`).
-    _secrets: Vec<arcane_engine::SecretHold>,
+    /// long as it serves (`arcane_redact::hold_secret`).
+    _secrets: Vec<arcane_redact::SecretHold>,
 }
 
 impl App {
@@ -51,7 +51,7 @@ impl App {
             .secret_values()
             .into_iter()
             .chain([auth.secret().to_string()])
-            .map(|v| arcane_engine::hold_secret(&v))
+            .map(|v| arcane_redact::hold_secret(&v))
             .collect();
         let policy = policy(args);
         // One TLS configuration for every connection to Arcane: requests, WebSocket sessions

@@ -326,15 +326,15 @@ pub struct CatalogSourceArgs {
 impl ServeArgs {
     /// A fatal error's text as it may be printed: URLs' credentials masked, and every secret
     /// value of these settings ([`ServeArgs::secret_values`]) wherever it appears, in any of
-    /// the forms the redactor looks for ([`arcane_engine::KnownSecrets`]). Only the secrets are
-    /// touched — not the heuristic `name: value` rules of [`arcane_engine::mask_text`], which
+    /// the forms the redactor looks for ([`arcane_redact::KnownSecrets`]). Only the secrets are
+    /// touched — not the heuristic `name: value` rules of [`arcane_redact::mask_text`], which
     /// would mask words of the program's own messages ("no Arcane credential: set …"). A
-    /// value shorter than [`arcane_engine::MIN_KNOWN_SECRET_CHARS`] is not looked for: it
+    /// value shorter than [`arcane_redact::MIN_KNOWN_SECRET_CHARS`] is not looked for: it
     /// would match ordinary words, and no Arcane key is that short.
     pub fn mask_secrets(&self, text: &str) -> String {
-        let out = arcane_engine::mask_url_credentials(text);
+        let out = arcane_redact::mask_url_credentials(text);
         let values = self.secret_values();
-        arcane_engine::KnownSecrets::new(values.iter().map(String::as_str))
+        arcane_redact::KnownSecrets::new(values.iter().map(String::as_str))
             .mask(&out)
             .into_owned()
     }

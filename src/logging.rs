@@ -84,7 +84,7 @@ where
     tracing_subscriber::registry().with(layer.with_filter(user.and(dependency_caps())))
 }
 
-/// Log lines with the held credentials masked (`arcane_engine::mask_known`): whatever a
+/// Log lines with the held credentials masked (`arcane_redact::mask_known`): whatever a
 /// message or a field quotes (an upstream error echoing the key), the configured key, the
 /// bearer tokens and the callers' keys are never written. The formatter writes each event
 /// in one piece, so a value is never split between two writes.
@@ -105,7 +105,7 @@ struct MaskedWriter<W>(W);
 impl<W: std::io::Write> std::io::Write for MaskedWriter<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        match arcane_engine::mask_known(&text) {
+        match arcane_redact::mask_known(&text) {
             std::borrow::Cow::Owned(masked) => self.0.write_all(masked.as_bytes())?,
             std::borrow::Cow::Borrowed(_) => self.0.write_all(buf)?,
         }
@@ -222,14 +222,14 @@ mod tests {
     #[test]
     fn held_credentials_are_never_written() {
         let key = "log-held-Kq72-credential";
-        let _held = arcane_engine::hold_secret(key);
+        let _held = arcane_redact::hold_secret(key);
         for format in [LogFormat::Text, LogFormat::Json] {
             let text = written("info", format, || {
                 tracing::warn!(target: "arcane_mcp", error = %format!("401: bad key {key}"), "upstream said {key:?}");
             });
             assert!(text.contains("upstream said"), "{text}");
             assert!(!text.contains(key), "{text}");
-            assert!(text.contains(arcane_engine::MASK), "{text}");
+            assert!(text.contains(arcane_redact::MASK), "{text}");
         }
     }
 

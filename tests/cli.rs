@@ -1498,7 +1498,7 @@ async fn http_audit_log_has_a_line_per_mutating_call() {
         ],
         "{text}"
     );
-    let user = format!("key:{}", arcane_engine::fingerprint("alice-secret-key"));
+    let user = format!("key:{}", arcane_redact::fingerprint("alice-secret-key"));
     for l in &lines {
         assert_eq!(l["user"], user.as_str(), "{l}");
         assert!(l["session"].as_str().is_some_and(|s| !s.is_empty()), "{l}");

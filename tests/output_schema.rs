@@ -13,10 +13,8 @@ use arcane_catalog::ClientProfile;
 use arcane_catalog::Layers;
 use arcane_catalog::SpecDoc;
 use arcane_catalog::{Action, BuildInput, Catalog, ResultKind, build_catalog};
-use arcane_mcp::present::output_schema::{
-    Adjustment, NOTE_MAX_PARTS, OutputFitter, note, output_schema, unwrap_envelope,
-};
-use arcane_mcp::surface::client_profile::{FlatOutput, Side, unmappable};
+use arcane_catalog::{FlatOutput, Side, output_schema, unmappable, unwrap_envelope};
+use arcane_mcp::present::output_schema::{Adjustment, NOTE_MAX_PARTS, OutputFitter, note};
 use report::{ValidationReport, is_flat, report_line};
 use serde_json::{Map, Value, json};
 
@@ -1193,10 +1191,7 @@ fn flat_depth_and_count_limits_hold() {
     let plan = FlatOutput::new(&json!({"type": "object", "properties": groups}));
     let props = plan.schema()["properties"].as_object().unwrap();
     let lifted = props.keys().filter(|k| k.contains('_')).count();
-    assert!(
-        lifted <= arcane_mcp::surface::client_profile::MAX_FIELDS,
-        "{lifted}"
-    );
+    assert!(lifted <= arcane_catalog::FLAT_MAX_FIELDS, "{lifted}");
     assert_eq!(
         props.len(),
         lifted + 4,
@@ -1206,7 +1201,7 @@ fn flat_depth_and_count_limits_hold() {
     assert_eq!(props["g9"]["type"], "string");
     for k in props.keys() {
         assert!(
-            k.split('_').count() <= arcane_mcp::surface::client_profile::MAX_LIFT_DEPTH,
+            k.split('_').count() <= arcane_catalog::FLAT_MAX_LIFT_DEPTH,
             "{k}"
         );
     }

@@ -260,7 +260,7 @@ async fn audit_lines_hold_no_secret_of_json_text_parameters() {
                 .filter(|s| text.contains(**s))
                 .collect();
             assert!(leaked.is_empty(), "{profile}: {leaked:?} in {text}");
-            assert!(text.contains(arcane_engine::MASK), "{profile}: {text}");
+            assert!(text.contains(arcane_redact::MASK), "{profile}: {text}");
             // What is not secret stays readable.
             assert!(text.contains("LOG_LEVEL=info"), "{profile}: {text}");
         }

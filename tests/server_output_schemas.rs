@@ -137,10 +137,7 @@ async fn sweep(extra: &[&str], version: ArcaneVersion) -> Vec<String> {
         succeeded.push(a.id.clone());
         let sc = r.structured_content.clone().expect("structuredContent");
         if flat {
-            let problems = arcane_mcp::surface::client_profile::unmappable(
-                &schema,
-                arcane_mcp::surface::client_profile::Side::Output,
-            );
+            let problems = arcane_catalog::unmappable(&schema, arcane_catalog::Side::Output);
             assert!(problems.is_empty(), "{}: {problems:?}", a.id);
             for (k, v) in sc.as_object().unwrap() {
                 assert!(

@@ -172,7 +172,7 @@ async fn safe_mode_previews_without_sending() {
             .unwrap()
             .ends_with("/api/environments/0/containers/web-1/restart")
     );
-    assert_eq!(v["request"]["headers"]["X-API-Key"], arcane_engine::MASK);
+    assert_eq!(v["request"]["headers"]["X-API-Key"], arcane_redact::MASK);
     assert!(!text(&r).contains(sim.sim.api_key()) && !v.to_string().contains(sim.sim.api_key()));
 
     // A body with a secret: masked in the preview.
@@ -188,7 +188,7 @@ async fn safe_mode_previews_without_sending() {
     )
     .await;
     let v = ok(&r);
-    assert_eq!(v["request"]["body"]["token"], arcane_engine::MASK, "{v}");
+    assert_eq!(v["request"]["body"]["token"], arcane_redact::MASK, "{v}");
     assert_eq!(v["request"]["body"]["username"], "bot");
     for secret in ["ghp_secret123", "aws-secret-xyz"] {
         assert!(

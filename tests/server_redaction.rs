@@ -213,4 +213,4 @@ async fn the_servers_own_key_echoed_by_arcane_is_masked_everywhere() {
     assert!(!audit.contains(&key), "{audit}");
 }
 
-const MASK_TEXT: &str = arcane_engine::MASK;
+const MASK_TEXT: &str = arcane_redact::MASK;

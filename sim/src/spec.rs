@@ -61,7 +61,7 @@ impl Spec {
             Ok(v) => v,
             Err(json_err) => {
                 arcane_catalog::check_yaml(text, "the spec", &arcane_catalog::YAML_SPEC_FILE)
-                    .map_err(anyhow::Error::msg)?;
+                    .map_err(anyhow::Error::new)?;
                 yaml_serde::from_str(text).map_err(|yaml_err| {
                     anyhow::anyhow!("neither JSON ({json_err}) nor YAML ({yaml_err})")
                 })?

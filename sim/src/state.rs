@@ -357,7 +357,7 @@ impl State {
             serde_json::from_str(text).context("invalid JSON state")?
         } else {
             arcane_catalog::check_yaml(text, "the state file", &arcane_catalog::YAML_DATA_FILE)
-                .map_err(anyhow::Error::msg)?;
+                .map_err(anyhow::Error::new)?;
             yaml_serde::from_str(text).context("invalid YAML state")?
         };
         state.validate()?;

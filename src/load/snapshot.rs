@@ -160,8 +160,7 @@ fn build_index(catalog: &Catalog) -> Result<SearchIndex, String> {
     index
 }
 
-/// The engine names actions as the active surface writes them, and reads parameters in the
-/// shape of the active client profile.
+/// The engine names actions as the active surface writes them.
 impl arcane_engine::Caller for Snapshot {
     fn action_name(&self, action: &Action) -> String {
         surface::call_name(self.surface, action)
@@ -169,17 +168,5 @@ impl arcane_engine::Caller for Snapshot {
 
     fn unknown_action_hint(&self) -> Option<&str> {
         (self.surface == Surface::Dynamic).then_some(" Search with arcane_find_action.")
-    }
-
-    fn action_params(
-        &self,
-        action: &Action,
-        params: serde_json::Map<String, serde_json::Value>,
-    ) -> std::result::Result<serde_json::Map<String, serde_json::Value>, String> {
-        if self.policy.flat() {
-            crate::surface::client_profile::decode_params(action, params)
-        } else {
-            Ok(params)
-        }
     }
 }

@@ -184,7 +184,7 @@ fn open_append(path: &Path) -> std::io::Result<File> {
 /// they are masked, as previews read them: masked as text they would keep the secrets of the
 /// names and files they carry.
 fn line_of(e: &Entry<'_>) -> Value {
-    let mut params = arcane_engine::redacted_params(e.params, e.domain);
+    let mut params = arcane_redact::redacted_params(e.params, e.domain);
     cut_strings(&mut params);
     let targets: Map<String, Value> = params
         .as_object()
@@ -216,7 +216,7 @@ fn line_of(e: &Entry<'_>) -> Value {
     });
     // The server's own credentials, wherever in the line (a parameter, an error Arcane
     // echoed), by value.
-    arcane_engine::mask_known_in(&mut line);
+    arcane_redact::mask_known_in(&mut line);
     line
 }
 
@@ -227,7 +227,7 @@ const MAX_ERROR: usize = 300;
 /// code spans), secrets masked, control characters and line breaks turned into spaces, cut to
 /// [`MAX_ERROR`] characters. The line is JSON, read by people and log tools, not rendered.
 fn plain_error(text: &str) -> String {
-    plain(&arcane_engine::mask_text(&unmarkdown(text)), MAX_ERROR)
+    plain(&arcane_redact::mask_text(&unmarkdown(text)), MAX_ERROR)
 }
 
 /// Untrusted text as a field of a line: escape sequences and invisible characters dropped,
@@ -341,7 +341,7 @@ mod tests {
         let caller = Actor {
             session: Some("s1".into()),
             client: Some("claude".into()),
-            user: Some(arcane_engine::fingerprint("user-key")),
+            user: Some(arcane_redact::fingerprint("user-key")),
             ..Actor::default()
         };
         let params =

@@ -83,7 +83,7 @@ fn form(action: &Action, effect: &Effect) -> Option<ElicitRequestParams> {
     Some(ElicitRequestParams::FormElicitationParams {
         meta: None,
         // The question quotes names Arcane gave: never the server's own credentials.
-        message: arcane_engine::mask_known(&message(action, effect)).into_owned(),
+        message: arcane_redact::mask_known(&message(action, effect)).into_owned(),
         requested_schema: schema,
     })
 }

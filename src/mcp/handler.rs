@@ -191,7 +191,7 @@ impl ArcaneServer {
             user: ctx
                 .credential
                 .as_ref()
-                .map(|c| arcane_engine::fingerprint(&c.header().1)),
+                .map(|c| arcane_redact::fingerprint(&c.header().1)),
         }
     }
 
@@ -299,11 +299,11 @@ impl ServerHandler for ArcaneServer {
                 ReadResourceResult::new(vec![crate::present::mask_known_message(contents)]).into(),
             ),
             Err(crate::resources::ReadError::NotFound(msg)) => Err(McpError::resource_not_found(
-                arcane_engine::mask_known(&msg).into_owned(),
+                arcane_redact::mask_known(&msg).into_owned(),
                 Some(serde_json::json!({"uri": request.uri})),
             )),
             Err(crate::resources::ReadError::Upstream(msg)) => Err(McpError::internal_error(
-                arcane_engine::mask_known(&msg).into_owned(),
+                arcane_redact::mask_known(&msg).into_owned(),
                 Some(serde_json::json!({"uri": request.uri})),
             )),
         }
@@ -377,7 +377,7 @@ impl ServerHandler for ArcaneServer {
                     // Progress quotes Arcane's lines.
                     param.message = p
                         .message
-                        .map(|m| arcane_engine::mask_known(&m).into_owned());
+                        .map(|m| arcane_redact::mask_known(&m).into_owned());
                     if peer.notify_progress(param).await.is_err() {
                         break;
                     }
@@ -523,10 +523,10 @@ impl ServerHandler for ArcaneServer {
 
 /// Holds the caller's own Arcane key (HTTP `X-Arcane-API-Key`) for masking by value while
 /// its request is served.
-fn hold_credential(ctx: &CallContext) -> Option<arcane_engine::SecretHold> {
+fn hold_credential(ctx: &CallContext) -> Option<arcane_redact::SecretHold> {
     ctx.credential
         .as_ref()
-        .map(|c| arcane_engine::hold_secret(c.secret()))
+        .map(|c| arcane_redact::hold_secret(c.secret()))
 }
 
 /// How often a list-changed notifier checks that its session is still open.

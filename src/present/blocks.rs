@@ -3,7 +3,7 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
-use arcane_engine::mask_text;
+use arcane_redact::mask_text;
 
 /// The text blocks of a tool result, joined by newlines (what the audit log and token audit
 /// read of a result).
@@ -24,14 +24,14 @@ pub fn assistant_text(text: impl Into<String>) -> ContentBlock {
     ContentBlock::Text(t)
 }
 
-/// The server's own credentials (held by `arcane_engine::hold_secret`: the configured key or
+/// The server's own credentials (held by `arcane_redact::hold_secret`: the configured key or
 /// token, the HTTP bearer tokens, the caller's key over HTTP) masked in everything a result
 /// carries — its text and embedded resources, and `structuredContent`, which otherwise keeps
 /// Arcane's values — also with `--show-secrets`: Arcane has no reason to hand them back, and
 /// one that echoes them must not hand them to the model. The last step of every tool result.
 pub fn mask_known_result(r: &mut CallToolResult) {
     fn mask(s: &mut String) {
-        if let std::borrow::Cow::Owned(t) = arcane_engine::mask_known(s) {
+        if let std::borrow::Cow::Owned(t) = arcane_redact::mask_known(s) {
             *s = t;
         }
     }
@@ -49,7 +49,7 @@ pub fn mask_known_result(r: &mut CallToolResult) {
         }
     }
     if let Some(v) = &mut r.structured_content {
-        arcane_engine::mask_known_in(v);
+        arcane_redact::mask_known_in(v);
     }
 }
 
@@ -62,7 +62,7 @@ where
     let Ok(mut v) = serde_json::to_value(&message) else {
         return message;
     };
-    if !arcane_engine::mask_known_in(&mut v) {
+    if !arcane_redact::mask_known_in(&mut v) {
         return message;
     }
     serde_json::from_value(v).unwrap_or(message)

@@ -21,9 +21,10 @@ use serde_json::{Map, Value, json};
 use arcane_catalog::Action;
 use arcane_engine::{
     CallError, ChangeState, Download, DownloadBody, ExecConfig, ExecOutput, HandlerOutput,
-    LogOutput, Outcome, Produced, StatsOutput, StreamSummary, mask_text,
+    LogOutput, Outcome, Produced, StatsOutput, StreamSummary,
 };
 use arcane_markdown::{RenderContext, render_value, title};
+use arcane_redact::mask_text;
 
 use crate::load::snapshot::Snapshot;
 use crate::surface::call_name;
@@ -55,7 +56,7 @@ pub fn tool_result(
         // A preview is returned as it is: no next steps, nothing was run.
         Produced::Preview(request, effect) => return safe_mode_preview(action, request, &effect),
         Produced::Json(body) => {
-            let value = crate::present::output_schema::unwrap_envelope(body);
+            let value = arcane_catalog::unwrap_envelope(body);
             facts = finish::condition_view(action, &value);
             success(snap, action, &params, value, show_secrets)
         }
@@ -131,9 +132,9 @@ fn success(
     let mut text = if show_secrets || action.reveals_secret.is_some() {
         // Arcane's secrets shown, never the server's own: masked before rendering, which
         // escapes characters of the value.
-        render_value(&ctx, &arcane_engine::mask_known_view(&value))
+        render_value(&ctx, &arcane_redact::mask_known_view(&value))
     } else {
-        render_value(&ctx, &arcane_engine::redacted_view(&value, &action.domain))
+        render_value(&ctx, &arcane_redact::redacted_view(&value, &action.domain))
     };
     if let Some(what) = &action.reveals_secret {
         text.push_str(&format!(
@@ -154,7 +155,7 @@ fn success(
             for a in &mut adjusted {
                 let key = a.pointer.rsplit('/').next().unwrap_or_default().to_string();
                 let mut wrapped = Value::Object(Map::from_iter([(key.clone(), a.original.take())]));
-                arcane_engine::redact_for(&mut wrapped, &action.domain);
+                arcane_redact::redact_for(&mut wrapped, &action.domain);
                 a.original = wrapped[&key].take();
             }
         }
@@ -220,7 +221,7 @@ fn nothing_done(action: &Action, params: &Map<String, Value>, value: &Value) -> 
                     p.location,
                     L::Query | L::BodyProperty | L::Body | L::FormField
                 )
-            }) && !arcane_engine::is_secret_name(name)
+            }) && !arcane_redact::is_secret_name(name)
         })
         .map(|(name, v)| {
             let v = match v {
@@ -444,7 +445,7 @@ fn download_result(action: &Action, d: Download, show_secrets: bool) -> CallTool
             let shown = if show_secrets {
                 std::borrow::Cow::Borrowed(text.as_str())
             } else {
-                arcane_engine::mask_document(&text)
+                arcane_redact::mask_document(&text)
             };
             let md = arcane_markdown::render_text_download(&file_name, size, &content_type, &shown);
             let mut r = CallToolResult::success(vec![assistant_text(md)]);

@@ -11,7 +11,7 @@
 //! | `arcane://guides/{slug}` | task guides naming actions as the surface spells them |
 //!
 //! Docker state is read through the executor (the same validation, policy and errors as a tool
-//! call), then redacted ([`arcane_engine::redact_for`]) with a note of what was masked.
+//! call), then redacted ([`arcane_redact::redact_for`]) with a note of what was masked.
 
 pub mod guides;
 pub mod links;
@@ -368,13 +368,13 @@ async fn state(
         .get(action)
         .map(|a| a.domain.as_str())
         .unwrap_or("");
-    let masked = arcane_engine::redact_for(&mut value, domain);
+    let masked = arcane_redact::redact_for(&mut value, domain);
     let doc = if masked.is_empty() {
         value
     } else {
         json!({
             "redacted": {
-                "note": format!("{} secret value(s) masked as {:?}; read them in Arcane if you really need them", masked.len(), arcane_engine::MASK),
+                "note": format!("{} secret value(s) masked as {:?}; read them in Arcane if you really need them", masked.len(), arcane_redact::MASK),
                 "pointers": masked,
             },
             "value": value,

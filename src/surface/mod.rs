@@ -162,7 +162,7 @@ pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> 
             .filter(|a| policy.serves(a))
             .map(|a| {
                 let tool = individual_tool(a, policy.flat(), policy.confirmation);
-                match crate::present::output_schema::served_output_schema(a, policy.profile) {
+                match arcane_catalog::served_output_schema(a, policy.profile) {
                     Some(Value::Object(schema)) if policy.declares_output_schema(a) => {
                         tool.with_raw_output_schema(Arc::new(schema))
                     }
@@ -183,7 +183,7 @@ fn flat_params(mut tool: Tool, policy: &Policy) -> Tool {
             .and_then(Value::as_object_mut)
             .and_then(|p| p.get_mut("params"))
         {
-            *p = crate::surface::client_profile::params_property();
+            *p = arcane_catalog::flat_params_property();
         }
         tool.input_schema = Arc::new(schema);
     }
@@ -298,7 +298,7 @@ fn meta_tool(domain: &str, title: &str, actions: &[&Action], confirmation: Confi
 fn individual_tool(a: &Action, flat: bool, confirmation: Confirmation) -> Tool {
     let mut schema = tool_schema(&a.input_schema);
     if flat {
-        schema = crate::surface::client_profile::input_schema(&schema, &a.input_schema);
+        schema = arcane_catalog::flat_input_schema(&schema, &a.input_schema);
     }
     if a.needs_confirmation()
         && a.param("confirm").is_none()

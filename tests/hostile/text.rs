@@ -16,9 +16,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::server_support::*;
 use arcane_engine::error_detail;
 use arcane_engine::{ExecOutput, LogOutput};
-use arcane_engine::{MASK, mask_text, redacted};
 use arcane_markdown::{RenderContext, render_value};
 use arcane_markdown::{excerpt, quoted_name};
+use arcane_redact::{MASK, mask_text, redacted};
 
 // ---------------------------------------------------------------------------------------------
 // Reading a text the way a GFM renderer would.

@@ -10,8 +10,10 @@ mod derive;
 mod diff;
 mod encoded;
 mod model;
+mod output_schema;
 mod overlay;
 mod policy;
+mod profile;
 mod search;
 mod spec;
 mod vocabulary;
@@ -24,12 +26,18 @@ pub use model::{
     ErrorHint, Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver,
     Preset, ResultKind, UnmatchedOverlay, Widening,
 };
+pub use output_schema::{declared_types, output_schema, served_output_schema, unwrap_envelope};
 pub use overlay::{Layers, yaml_paths};
 pub use policy::{ClientProfile, Confirmation, Policy, catalog_exclusion};
+pub use profile::{
+    FlatOutput, JsonTextError, MAX_FIELDS as FLAT_MAX_FIELDS,
+    MAX_LIFT_DEPTH as FLAT_MAX_LIFT_DEPTH, Side, input_schema as flat_input_schema,
+    params_property as flat_params_property, unmappable,
+};
 pub use search::{Hit, SearchIndex};
 pub use spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES, RefResolver, SpecDoc, SpecFormat};
 pub use vocabulary::Vocabulary;
 pub use yaml::{
     DATA_FILE as YAML_DATA_FILE, Limits as YamlLimits, MAX_NODES, MAX_SPEC_BYTES, MAX_SPEC_NODES,
-    SPEC_FILE as YAML_SPEC_FILE, check as check_yaml,
+    SPEC_FILE as YAML_SPEC_FILE, YamlError, check as check_yaml,
 };

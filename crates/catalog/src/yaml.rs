@@ -136,9 +136,17 @@ pub fn check_spec(text: &str, origin: &str) -> Result<(), String> {
 
 /// The checks alone (size, nesting, values with aliases expanded, duplicate keys), for YAML
 /// that is not a catalog file: run it before handing the text to yaml_serde.
-pub fn check(text: &str, origin: &str, limits: &Limits) -> Result<(), String> {
-    walk(text, origin, limits, false).map(drop)
+pub fn check(text: &str, origin: &str, limits: &Limits) -> Result<(), YamlError> {
+    walk(text, origin, limits, false)
+        .map(drop)
+        .map_err(YamlError)
 }
+
+/// A YAML text that fails [`check`]; its `Display` reads `ORIGIN:LINE: what is wrong — how to
+/// fix`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct YamlError(String);
 
 /// The checks; the line map (when `record`) and the expanded node count.
 fn walk(text: &str, origin: &str, limits: &Limits, record: bool) -> Result<(LineMap, u64), String> {

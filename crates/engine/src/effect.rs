@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::redact::{mask_text, redacted};
 use arcane_catalog::{Action, ParamLocation};
 use arcane_markdown::{clip, code_span, excerpt, fenced, reveal};
+use arcane_redact::{mask_text, redacted};
 
 /// Longest scalar shown inline, in characters.
 const MAX_INLINE: usize = 200;

@@ -110,6 +110,21 @@ pub struct Executor {
     pub(crate) resolve_cache: resolve::Cache,
 }
 
+/// Why Arcane's health endpoint did not answer ready ([`Executor::probe`]); no URL in the text,
+/// which may carry a password.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProbeError {
+    /// An answer that is not a success.
+    #[error("Arcane's health endpoint answered {0}")]
+    Status(reqwest::StatusCode),
+    /// No answer within the probe's deadline.
+    #[error("Arcane did not answer within 5 s")]
+    Timeout,
+    /// No connection (refused, DNS, TLS…).
+    #[error("Arcane is unreachable")]
+    Unreachable,
+}
+
 impl Executor {
     /// An executor with its HTTP clients over the server's one TLS configuration
     /// (`crate::http::tls_config`: trust store, `--ca-cert`, `--insecure-skip-verify`).
@@ -152,7 +167,7 @@ impl Executor {
 
     /// Whether Arcane answers its public health endpoint (for `/readyz`; no credential is
     /// sent). The error says what failed without the URL, which may carry a password.
-    pub async fn probe(&self) -> Result<(), String> {
+    pub async fn probe(&self) -> Result<(), ProbeError> {
         let url = format!("{}/api/health", self.config.base_url);
         match self
             .reads
@@ -162,9 +177,9 @@ impl Executor {
             .await
         {
             Ok(r) if r.status().is_success() => Ok(()),
-            Ok(r) => Err(format!("Arcane's health endpoint answered {}", r.status())),
-            Err(e) if e.is_timeout() => Err("Arcane did not answer within 5 s".into()),
-            Err(_) => Err("Arcane is unreachable".into()),
+            Ok(r) => Err(ProbeError::Status(r.status())),
+            Err(e) if e.is_timeout() => Err(ProbeError::Timeout),
+            Err(_) => Err(ProbeError::Unreachable),
         }
     }
 
@@ -215,9 +230,12 @@ impl Executor {
         // shape turned into the action's first, so the original schema judges them); then
         // names → IDs.
         let params = scope
-            .caller
+            .policy
+            .profile
             .action_params(action, params)
-            .map_err(|problem| CallError::Invalid(errors::validation_text(action, &[problem])))?;
+            .map_err(|problem| {
+                CallError::Invalid(errors::validation_text(action, &[problem.to_string()]))
+            })?;
         validate(scope, action, &params).map_err(CallError::Invalid)?;
         let before = params.clone();
         let had_environment = params.contains_key("environmentId");
@@ -544,7 +562,7 @@ impl Executor {
             let on_progress = move |mut p: jsonlines::Progress| {
                 if let Some(tx) = &progress {
                     if !show_secrets && let Some(m) = &mut p.message {
-                        *m = crate::redact::mask_text(m).into_owned();
+                        *m = arcane_redact::mask_text(m).into_owned();
                     }
                     // Full: the receiver is behind (a client not reading); drop this one.
                     let _ = tx.try_send(p);
@@ -670,7 +688,7 @@ impl Executor {
         }
         if e.is_connect() {
             return CallError::Unreachable {
-                base: crate::redact::mask_text(&self.config.base_url).into_owned(),
+                base: arcane_redact::mask_text(&self.config.base_url).into_owned(),
                 cause: root_cause(e),
             };
         }
@@ -688,13 +706,13 @@ impl Executor {
         CallError::TimedOut {
             action: action.id.clone(),
             secs: timeout.as_secs(),
-            base: crate::redact::mask_text(&self.config.base_url).into_owned(),
+            base: arcane_redact::mask_text(&self.config.base_url).into_owned(),
         }
     }
 
     fn broken_error(&self, scope: &Scope<'_>, action: &Action, cause: &str) -> CallError {
         CallError::Broken {
-            base: crate::redact::mask_text(&self.config.base_url).into_owned(),
+            base: arcane_redact::mask_text(&self.config.base_url).into_owned(),
             action: action.id.clone(),
             cause: cause.to_string(),
             then: Then(Some(if action.mutating {
@@ -757,7 +775,10 @@ pub fn unknown_action_text(scope: &Scope<'_>, name: &str) -> String {
 
 /// Validates parameters against the action's full input schema.
 fn validate(scope: &Scope<'_>, action: &Action, params: &Map<String, Value>) -> Result<(), String> {
-    let validator = scope.validators.get(scope.catalog, action)?;
+    let validator = scope
+        .validators
+        .get(scope.catalog, action)
+        .map_err(|e| e.to_string())?;
     let instance = Value::Object(params.clone());
     let problems: Vec<String> = validator
         .iter_errors(&instance)

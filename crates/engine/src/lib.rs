@@ -6,7 +6,8 @@
 //! It neither renders results nor speaks the MCP protocol (no rmcp; ARCHITECTURE.md, "Crates"):
 //! the server's presentation turns an outcome into a tool result, and the server's state comes
 //! in through a [`Scope`] and its [`Caller`]. Escaping comes from `arcane-markdown`, the
-//! catalog and the policy from `arcane-catalog`.
+//! catalog, the policy and the client profile's decoding from `arcane-catalog`, the masking of
+//! secrets from `arcane-redact`.
 
 mod effect;
 mod encode;
@@ -17,7 +18,6 @@ mod http;
 mod jsonlines;
 mod outcome;
 mod path;
-mod redact;
 mod request;
 mod resolve;
 mod scope;
@@ -27,22 +27,22 @@ mod websocket;
 // The executor, what a call carries, and what it returns.
 pub use effect::{Baseline, Effect, describe, describe_with};
 pub use executor::{
-    CallContext, DEFAULT_MAX_CONCURRENT_REQUESTS, ExecConfig, Executor, PROGRESS_QUEUE, Ready,
-    how_to_ask_for_less, unsure,
+    CallContext, DEFAULT_MAX_CONCURRENT_REQUESTS, ExecConfig, Executor, PROGRESS_QUEUE, ProbeError,
+    Ready, how_to_ask_for_less, unsure,
 };
 pub use outcome::{
     CallError, ChangeState, HandlerOutput, Outcome, Produced, Then, check_before_retrying,
 };
 pub use request::Auth;
-pub use scope::{Caller, Scope, Validators};
+pub use scope::{Caller, Scope, ValidatorError, Validators};
 
 // What the outcomes carry: stream summaries, downloads, WebSocket handler output.
 pub use jsonlines::{
     MAX_MESSAGE, Progress, StreamErrorKind, StreamSummary, read_response, read_stream_within,
 };
 pub use transfer::{
-    DEFAULT_MAX_DOWNLOAD, Download, DownloadBody, FormField, TransferError, multipart_form,
-    read_download,
+    DEFAULT_MAX_DOWNLOAD, Download, DownloadBody, FormError, FormField, TransferError,
+    multipart_form, read_download,
 };
 pub use websocket::{
     ExecOptions, ExecOutput, HandlerError, LogOptions, LogOutput, StatsOutput, WsTarget,
@@ -50,7 +50,8 @@ pub use websocket::{
 };
 
 // One implementation per job, shared with the server: the error-body reader, the path-segment
-// encoder, the redactor, and the TLS/HTTP plumbing (the one rustls configuration).
+// encoder and the TLS/HTTP plumbing (the one rustls configuration). The redactor is its own
+// crate, `arcane-redact`.
 pub use errors::{error_detail, type_of};
 pub use http::{
     BodyError, DEFAULT_MAX_RESPONSE_BYTES, client_builder, ensure_crypto_provider, read_capped,
@@ -59,10 +60,4 @@ pub use http::{
 pub use path::{
     Refusal, SegmentError, Slot, fill, is_dot_or_empty, refusal, segment, segment_path,
     structure_in,
-};
-pub use redact::{
-    KnownSecrets, MASK, MIN_KNOWN_SECRET_CHARS, SecretHold, fingerprint, hold_secret,
-    is_secret_name, looks_like_credential, mask_document, mask_known, mask_known_in,
-    mask_known_view, mask_text, mask_url_credentials, redact_for, redacted, redacted_params,
-    redacted_view,
 };

@@ -7,9 +7,9 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use crate::path;
-use crate::redact::{MASK, is_secret_name, mask_text, redacted, redacted_params};
 use crate::transfer::{FormField, file_bytes, multipart_form};
 use arcane_catalog::{Action, BodyEncoding, ParamLocation};
+use arcane_redact::{MASK, is_secret_name, mask_text, redacted, redacted_params};
 
 /// Headers an argument may not set: our own credential and any other credential, the target
 /// host, proxy and forwarding headers, and hop-by-hop or framing headers that would change how
@@ -251,7 +251,7 @@ pub fn build(
         },
         BodyEncoding::Multipart => {
             // Checked now (base64 of file fields), so a bad value fails before anything is sent.
-            multipart_form(&form)?;
+            multipart_form(&form).map_err(|e| e.to_string())?;
             Body::Multipart(form)
         }
     };
@@ -357,7 +357,7 @@ fn file_preview(v: &Value) -> Value {
 
 impl Prepared {
     /// The request as a safe-mode preview: method, URL, headers (the credential masked), body;
-    /// secrets masked by the one redactor ([`crate::redact`]), including JSON sent as a
+    /// secrets masked by the one redactor (`arcane_redact`), including JSON sent as a
     /// multipart field and a password in the URL. `domain` is the action's domain.
     pub fn preview(&self, auth: &Auth, domain: &str) -> Value {
         let mut headers = Map::new();

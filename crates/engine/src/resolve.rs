@@ -531,7 +531,7 @@ mod tests {
         // so matching a shown fingerprint is not enough to share another caller's lists.
         let d = credential_digest("arc_key_of_alice");
         assert_eq!(
-            crate::redact::fingerprint("arc_key_of_alice"),
+            arcane_redact::fingerprint("arc_key_of_alice"),
             d[..6]
                 .iter()
                 .map(|b| format!("{b:02x}"))

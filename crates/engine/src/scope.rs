@@ -1,10 +1,9 @@
 //! What the engine needs of the server's current state, passed in by the caller: the catalog,
-//! the policy, the compiled validators, and how the calling surface names actions and shapes
-//! parameters. The engine knows no surface, profile or snapshot of its own.
+//! the policy (with the client profile, whose parameters the engine decodes itself through
+//! `arcane_catalog`), the compiled validators, and how the calling surface names actions. The
+//! engine knows no surface or snapshot of its own.
 
 use std::sync::OnceLock;
-
-use serde_json::{Map, Value};
 
 use arcane_catalog::Policy;
 use arcane_catalog::{Action, Catalog};
@@ -15,13 +14,6 @@ pub trait Caller: Sync {
     fn action_name(&self, action: &Action) -> String;
     /// What the text of an unknown name adds at its end (where to search), if anything.
     fn unknown_action_hint(&self) -> Option<&str>;
-    /// The client's parameters in the shape of the action's own input schema (a client profile
-    /// may send some as JSON text); the error names the problem.
-    fn action_params(
-        &self,
-        action: &Action,
-        params: Map<String, Value>,
-    ) -> Result<Map<String, Value>, String>;
 }
 
 /// One call's view of the server's state; everything borrowed from one snapshot.
@@ -45,7 +37,21 @@ impl Scope<'_> {
 
 /// One validator per action of a catalog (same order as `catalog.actions`), compiled on first
 /// use so that startup stays fast.
-pub struct Validators(Vec<OnceLock<Result<jsonschema::Validator, String>>>);
+pub struct Validators(Vec<OnceLock<Result<jsonschema::Validator, ValidatorError>>>);
+
+/// Why an action has no validator; the `Display` is one sentence for the validation error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValidatorError {
+    /// The action is not one of the catalog the validators were made for.
+    #[error("{action} is not in this catalog")]
+    NotInCatalog { action: String },
+    /// The catalog has more actions than the validators have slots.
+    #[error("{action} has no validator slot")]
+    NoSlot { action: String },
+    /// The action's input schema is not a valid JSON Schema.
+    #[error("the input schema of {action} does not compile: {detail}")]
+    DoesNotCompile { action: String, detail: String },
+}
 
 impl Validators {
     /// Empty slots for every action of `catalog`.
@@ -58,18 +64,26 @@ impl Validators {
         &self,
         catalog: &Catalog,
         action: &Action,
-    ) -> Result<&jsonschema::Validator, String> {
+    ) -> Result<&jsonschema::Validator, ValidatorError> {
         let idx = catalog
             .actions
             .iter()
             .position(|a| a.id == action.id)
-            .ok_or_else(|| format!("{} is not in this catalog", action.id))?;
+            .ok_or_else(|| ValidatorError::NotInCatalog {
+                action: action.id.clone(),
+            })?;
         self.0
             .get(idx)
-            .ok_or_else(|| format!("{} has no validator slot", action.id))?
+            .ok_or_else(|| ValidatorError::NoSlot {
+                action: action.id.clone(),
+            })?
             .get_or_init(|| {
-                jsonschema::draft202012::new(&action.input_schema)
-                    .map_err(|e| format!("the input schema of {} does not compile: {e}", action.id))
+                jsonschema::draft202012::new(&action.input_schema).map_err(|e| {
+                    ValidatorError::DoesNotCompile {
+                        action: action.id.clone(),
+                        detail: e.to_string(),
+                    }
+                })
             })
             .as_ref()
             .map_err(Clone::clone)

@@ -304,9 +304,26 @@ fn decode_b64(s: &str) -> Result<Vec<u8>, base64::DecodeError> {
     }
 }
 
+/// A file field of a multipart body whose value cannot become a file part; its `Display` names
+/// the field and says how to fix the value (`file field manifest: …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("file field {field}: {problem}")]
+pub struct FormError {
+    /// The field's name.
+    pub field: String,
+    problem: String,
+}
+
+fn form_error(field: &str, problem: impl Into<String>) -> FormError {
+    FormError {
+        field: field.to_string(),
+        problem: problem.into(),
+    }
+}
+
 /// Builds a `multipart/form-data` body from the fields (in order). Errors name the field and
 /// say how to fix its value.
-pub fn multipart_form(fields: &[FormField]) -> Result<reqwest::multipart::Form, String> {
+pub fn multipart_form(fields: &[FormField]) -> Result<reqwest::multipart::Form, FormError> {
     use reqwest::multipart::{Form, Part};
     let mut form = Form::new();
     for f in fields {
@@ -337,7 +354,10 @@ pub fn multipart_form(fields: &[FormField]) -> Result<reqwest::multipart::Form, 
                 Value::String(s) => (default_name, s.as_str()),
                 Value::Object(o) => {
                     let content = o.get("content").and_then(Value::as_str).ok_or_else(|| {
-                        format!("file field {}: an object needs a string \"content\" (text, or base64:… for binary)", f.name)
+                        form_error(
+                            &f.name,
+                            "an object needs a string \"content\" (text, or base64:… for binary)",
+                        )
                     })?;
                     let name = o
                         .get("name")
@@ -347,17 +367,17 @@ pub fn multipart_form(fields: &[FormField]) -> Result<reqwest::multipart::Form, 
                     (name, content)
                 }
                 _ => {
-                    return Err(format!(
-                        "file field {}: expected the file's text, base64:<data>, or {{\"name\",\"content\"}}",
-                        f.name
+                    return Err(form_error(
+                        &f.name,
+                        "expected the file's text, base64:<data>, or {\"name\",\"content\"}",
                     ));
                 }
             };
-            let bytes = file_bytes(content).map_err(|e| format!("file field {}: {e}", f.name))?;
+            let bytes = file_bytes(content).map_err(|e| form_error(&f.name, e))?;
             let part = Part::bytes(bytes)
                 .file_name(name)
                 .mime_str("application/octet-stream")
-                .map_err(|e| format!("file field {}: {e}", f.name))?;
+                .map_err(|e| form_error(&f.name, e.to_string()))?;
             form = form.part(f.name.clone(), part);
         }
     }
@@ -431,6 +451,11 @@ mod tests {
             is_file: true,
             file_name: None,
         };
-        assert!(multipart_form(&[bad]).unwrap_err().contains("files"));
+        assert!(
+            multipart_form(&[bad])
+                .unwrap_err()
+                .to_string()
+                .contains("files")
+        );
     }
 }

@@ -12,6 +12,7 @@ fn no_mcp_sdk_or_server_dependency() {
         [
             "arcane-catalog",
             "arcane-markdown",
+            "arcane-redact",
             "reqwest",
             "tokio-tungstenite",
             "rustls"

@@ -8,4 +8,3 @@ use arcane_test_support as fixtures;
 mod borders;
 mod handlers_ws;
 mod limits;
-mod redaction;

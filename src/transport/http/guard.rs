@@ -51,7 +51,7 @@ impl Tokens {
                 d,
                 Arc::new(TokenLabel {
                     name: name.map(str::to_string),
-                    fingerprint: arcane_engine::fingerprint(token),
+                    fingerprint: arcane_redact::fingerprint(token),
                     index,
                 }),
             ));
@@ -201,7 +201,7 @@ pub fn check(
                 Some(label) => token = Some(label),
                 None => {
                     super::limits::warn_throttled!(
-                        fingerprint = %arcane_engine::fingerprint(t),
+                        fingerprint = %arcane_redact::fingerprint(t),
                         "bearer token not accepted (401): it is not one of ARCANE_MCP_AUTH_TOKEN \
                          / --auth-token-file; add it there (name=TOKEN names it in the logs) or \
                          give the client one of those"
@@ -541,7 +541,7 @@ mod tests {
         assert_eq!(t.len(), 3);
         let alice = t.matching("tok-1").unwrap();
         assert_eq!(alice.name.as_deref(), Some("alice"));
-        assert_eq!(alice.fingerprint, arcane_engine::fingerprint("tok-1"));
+        assert_eq!(alice.fingerprint, arcane_redact::fingerprint("tok-1"));
         assert_eq!(
             alice.to_string(),
             format!("'alice' (fingerprint {})", alice.fingerprint)
@@ -578,7 +578,7 @@ mod tests {
 
     #[test]
     fn fingerprint_is_short_stable_and_not_the_key() {
-        use arcane_engine::fingerprint;
+        use arcane_redact::fingerprint;
         let f = fingerprint("secret-key-123");
         assert_eq!(f.len(), 12);
         assert_eq!(f, fingerprint("secret-key-123"));

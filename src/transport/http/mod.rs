@@ -77,7 +77,7 @@ pub struct Settings {
     pub key_source: KeySource,
     /// The bearer tokens (the command line's, the environment's and the token file's), masked
     /// by value wherever text leaves the server while it serves.
-    pub secrets: Vec<arcane_engine::SecretHold>,
+    pub secrets: Vec<arcane_redact::SecretHold>,
 }
 
 /// The token of an `--auth-token` entry (`name=token` or a plain token).
@@ -100,7 +100,7 @@ impl Settings {
         }
         let secrets = tokens
             .iter()
-            .map(|t| arcane_engine::hold_secret(token_secret(t)))
+            .map(|t| arcane_redact::hold_secret(token_secret(t)))
             .collect();
         let tokens = Tokens::new(tokens.iter().map(String::as_str))
             .map_err(|e| anyhow::anyhow!("{e} (ARCANE_MCP_AUTH_TOKEN, --auth-token-file)"))?;
@@ -203,7 +203,7 @@ struct Shared {
     request_body_timeout: Duration,
     metrics: Arc<Metrics>,
     app: Arc<App>,
-    ready: tokio::sync::Mutex<Option<(Instant, Result<(), String>)>>,
+    ready: tokio::sync::Mutex<Option<(Instant, Result<(), arcane_engine::ProbeError>)>>,
 }
 
 /// How long a `/readyz` verdict is reused, so the endpoint cannot be used to hammer Arcane.

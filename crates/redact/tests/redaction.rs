@@ -3,7 +3,7 @@
 //! like, and one property test per shape of secret written in text — the secret masked, what
 //! is around it kept.
 
-use arcane_engine::{MASK, mask_text, redact_for, redacted};
+use arcane_redact::{MASK, mask_text, redact_for, redacted};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -497,7 +497,7 @@ fn shape_a_quoted_env_value_over_several_lines() {
         let secret = format!("QZ{s}");
         for q in ['"', '\''] {
             let text = format!("A={n}\nAPI_TOKEN={q}{secret}\nsecond {secret}\n{secret}{q}\nB={n}\n");
-            let masked = arcane_engine::mask_document(&text);
+            let masked = arcane_redact::mask_document(&text);
             prop_assert!(!masked.contains(&secret), "{:?}", masked);
             prop_assert_eq!(masked.as_ref(), format!("A={n}\nAPI_TOKEN={MASK}\nB={n}\n"));
             let v = redacted(&json!({"envContent": text}), "project");

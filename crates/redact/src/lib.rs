@@ -187,7 +187,7 @@ fn words(name: &str) -> Vec<String> {
 /// Whether a field, variable, header, label or flag name says its value is secret.
 ///
 /// ```
-/// use arcane_engine::is_secret_name;
+/// use arcane_redact::is_secret_name;
 /// for n in ["password", "POSTGRES_PASSWORD", "apiKey", "X-Registry-Token", "clientSecret",
 ///           "traefik.http.middlewares.a.basicauth.users", "--db-password", "key"] {
 ///     assert!(is_secret_name(n), "{n}");
@@ -905,7 +905,7 @@ pub fn mask_url_credentials(s: &str) -> Cow<'_, str> {
 /// an `Authorization` credential. Borrows when nothing is found.
 ///
 /// ```
-/// use arcane_engine::mask_text;
+/// use arcane_redact::mask_text;
 /// assert_eq!(mask_text("postgres://app:hunter2@db/x"), "postgres://app:********@db/x");
 /// assert_eq!(mask_text("run --db-password=hunter2 --token abc -v"), "run --db-password=******** --token ******** -v");
 /// assert_eq!(mask_text("env API_TOKEN=abc make"), "env API_TOKEN=******** make");
