@@ -263,6 +263,24 @@ pub fn connection(args: &config::ServeArgs) -> Result<(String, Auth)> {
             .filter(|s| !s.is_empty())
             .map(str::to_string)
     };
+    // A header value cannot hold a line break or a control character: refused here, as a bad
+    // setting, rather than failing every call later as if its parameters were wrong.
+    for (value, name) in [
+        (&args.api_key, "ARCANE_API_KEY (--api-key)"),
+        (&args.token, "ARCANE_TOKEN (--token)"),
+    ] {
+        if value
+            .as_deref()
+            .map(str::trim)
+            .is_some_and(|v| v.chars().any(|c| c.is_control()))
+        {
+            bail!(
+                "{name} holds a line break or another control character, which no HTTP header \
+                 can carry: set it again with the key alone (a file read with a trailing newline \
+                 inside quotes is the usual cause)"
+            );
+        }
+    }
     let auth = match (nonempty(&args.api_key), nonempty(&args.token)) {
         (Some(k), _) => Auth::ApiKey(k),
         (None, Some(t)) => Auth::Bearer(t),

@@ -463,7 +463,8 @@ pub struct ServeArgs {
     /// results; masked by default. structuredContent always carries Arcane's values.
     #[arg(long, env = "ARCANE_MCP_SHOW_SECRETS", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
     pub show_secrets: bool,
-    /// Withdraw actions: comma-separated action IDs, tool names or whole domains.
+    /// Withdraw actions: comma-separated action IDs, tool names or whole domains (an entry
+    /// that names none of them is refused, so nothing meant to be withdrawn is served).
     #[arg(
         long,
         env = "ARCANE_MCP_EXCLUDE_TOOLS",
@@ -474,7 +475,8 @@ pub struct ServeArgs {
     /// Confirmation of destructive actions (and of `confirm: always` ones): elicit (the client
     /// always asks the user when it can; `"confirm": true` only counts for a client that
     /// cannot), elicit-unless-confirmed (`"confirm": true` skips asking), param (`"confirm":
-    /// true` only), never-destructive (destructive actions withdrawn outright).
+    /// true` only), never-destructive (destructive actions withdrawn outright; commands and
+    /// rewrites asked as with elicit).
     /// (Named `--confirm-mode` because `call --confirm` confirms one call.)
     #[arg(long = "confirm-mode", env = "ARCANE_MCP_CONFIRM", value_enum, default_value_t = ConfirmMode::Elicit)]
     pub confirm_mode: ConfirmMode,
@@ -557,7 +559,8 @@ pub struct ServeArgs {
     /// Log format: text, or json (one object per line) for log collectors.
     #[arg(long, env = "ARCANE_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
-    /// Append a JSON line per mutating call (sent, failed, refused or previewed) to this file
+    /// Append a JSON line per mutating call or credential reveal (sent, failed, refused or
+    /// previewed) to this file
     /// (docs/security.md#audit-log); secrets masked, the user by a key fingerprint.
     #[arg(long, env = "ARCANE_MCP_AUDIT_LOG", value_name = "PATH")]
     pub audit_log: Option<PathBuf>,

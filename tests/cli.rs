@@ -67,6 +67,73 @@ fn demo_call_prints_the_demo_containers_table() {
     );
 }
 
+/// Found by an outside attack: an exclusion that names nothing (a misspelt ID) left the action
+/// it meant served, with only a warning. It is refused now, naming the closest IDs.
+#[test]
+fn an_exclusion_that_names_nothing_is_refused_at_startup() {
+    let out = demo(&[
+        "--exclude-tools",
+        "Container.Delete",
+        "call",
+        "container.list",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "stdout: {}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("Container.Delete") && err.contains("container.delete"),
+        "{err}"
+    );
+    assert!(err.contains("would be served"), "{err}");
+    let out = demo(&[
+        "--exclude-tools",
+        "container.delete",
+        "call",
+        "container.list",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+}
+
+/// A key with a line break in it is a bad setting, said at startup — not an error of every
+/// call's parameters.
+#[test]
+fn a_credential_with_a_line_break_is_refused_at_startup() {
+    let out = cmd_in(&repo(), &["call", "container.list"])
+        .env("ARCANE_URL", "http://127.0.0.1:9")
+        .env("ARCANE_API_KEY", "arc_first\nsecond")
+        .env("ARCANE_MCP_SPEC", spec_path())
+        .output()
+        .expect("arcane-mcp runs");
+    assert_eq!(out.status.code(), Some(2), "stdout: {}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("ARCANE_API_KEY") && err.contains("line break"),
+        "{err}"
+    );
+    assert!(!err.contains("arc_first"), "the key is not repeated: {err}");
+}
+
+/// A read whose purpose is to hand out a credential is recorded like a change: who took the
+/// swarm's join tokens is the audit log's business.
+#[test]
+fn a_credential_reveal_is_written_to_the_audit_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let out = demo(&[
+        "--audit-log",
+        log.to_str().unwrap(),
+        "call",
+        "swarm.join_tokens",
+        "--confirm",
+    ]);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        text.lines().any(|l| l.contains("\"swarm.join_tokens\"")),
+        "exit {:?}, stdout {}, log {text}",
+        out.status.code(),
+        stdout(&out)
+    );
+}
+
 #[test]
 fn demo_call_json_params_and_exit_codes() {
     // --json prints structuredContent; --param fills the action's parameters.

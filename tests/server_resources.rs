@@ -297,3 +297,14 @@ async fn read_only_lowers_counts_and_gives_reasons_on(version: ArcaneVersion) {
     client.cancel().await.unwrap();
     sim.sim.shutdown().await;
 }
+
+/// An unknown tool ID of any length is echoed cut, as every echoed name is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_unknown_tool_id_is_echoed_cut() {
+    let sim = Sim::start().await;
+    let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
+    let uri = format!("arcane://tools/{}", "a".repeat(100_000));
+    let err = read(&client, &uri).await.expect_err("no such tool");
+    assert!(err.len() < 2_000, "an echo of {} characters", err.len());
+    assert!(err.contains("no action"), "{err}");
+}

@@ -33,6 +33,26 @@ impl Snapshot {
     pub fn build(catalog: Catalog, surface: Surface, policy: Policy) -> Result<Snapshot> {
         let policy = policy.resolve_preset(&catalog)?;
         let catalog = Arc::new(catalog);
+        let unknown = policy.unknown_exclusions(&catalog);
+        if !unknown.is_empty() {
+            let each: Vec<String> = unknown
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{} (closest: {})",
+                        arcane_markdown::quoted_name(e, 100),
+                        catalog.closest(e, 3).join(", ")
+                    )
+                })
+                .collect();
+            anyhow::bail!(
+                "an exclusion names no action, tool or domain of the catalog, so what it was meant \
+                 to withdraw would be served: {}. Fix the entry of --exclude-tools \
+                 (ARCANE_MCP_EXCLUDE_TOOLS) or the preset: IDs are lower case (container.delete), a \
+                 domain is its name (container), a tool name is arcane_container_delete",
+                each.join("; ")
+            );
+        }
         let search = Search::spawn(&catalog);
         for entry in policy.unknown_entries(&catalog) {
             tracing::warn!(

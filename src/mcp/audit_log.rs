@@ -145,6 +145,17 @@ impl AuditLog {
 }
 
 fn open_append(path: &Path) -> std::io::Result<File> {
+    // A link is followed for what containers log to (`/dev/stdout`, a pipe), never to a
+    // regular file: in a directory others can write, a planted link would have the server
+    // append to any file it may write (a classic of shared /tmp).
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        && std::fs::metadata(path).is_ok_and(|m| m.is_file())
+    {
+        return Err(std::io::Error::other(
+            "it is a symbolic link to a regular file: give the file's own path (links are \
+             followed only to devices and pipes, such as /dev/stdout)",
+        ));
+    }
     let mut o = OpenOptions::new();
     o.append(true).create(true);
     #[cfg(unix)]
@@ -318,6 +329,28 @@ fn cut_strings(v: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_a_regular_file_is_refused_and_one_to_a_device_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "untouched\n").unwrap();
+        let link = dir.path().join("audit.jsonl");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let err = AuditLog::open(&link, 1 << 20).err().expect("refused");
+        assert!(
+            format!("{err:#}").contains("symbolic link to a regular file"),
+            "{err:#}"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched\n");
+        let to_null = dir.path().join("null");
+        std::os::unix::fs::symlink("/dev/null", &to_null).unwrap();
+        assert!(
+            AuditLog::open(&to_null, 1 << 20).is_ok(),
+            "a link to a device is followed"
+        );
+    }
 
     fn entry<'a>(caller: &'a Actor, params: &'a Map<String, Value>) -> Entry<'a> {
         Entry {

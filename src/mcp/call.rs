@@ -132,7 +132,8 @@ struct Done {
     started: Instant,
 }
 
-/// Writes the audit log's line of a mutating call (when there is a log).
+/// Writes the audit log's line of a mutating call or a credential reveal (when there is a
+/// log).
 fn record(
     server: &Calls,
     snap: &Snapshot,
@@ -148,7 +149,13 @@ fn record(
         started,
     } = done;
     let Some(log) = &server.audit else { return };
-    let Some(a) = snap.catalog.resolve(action).filter(|a| a.mutating) else {
+    // Changes, and the reads whose purpose is to hand out a credential (a join token, an
+    // mTLS bundle): who took one is as much the log's business as who changed something.
+    let Some(a) = snap
+        .catalog
+        .resolve(action)
+        .filter(|a| a.mutating || a.reveals_secret.is_some())
+    else {
         return;
     };
     let failed = result.is_error.unwrap_or(false);

@@ -400,7 +400,7 @@ pub(crate) async fn settle(
     ctx: &CallContext,
 ) -> Confirmed {
     let by_param = Confirmed::By(confirm.then_some("param"));
-    if !snap.policy.asks() {
+    if !snap.policy.asks_for(ready.action) {
         return by_param;
     }
     let askable = match &asking {
@@ -408,7 +408,7 @@ pub(crate) async fn settle(
         Asking::Session(peer) => can_ask(peer),
         Asking::RoundTrip { declared, .. } => *declared && round_trips.available(),
     };
-    if !askable || (confirm && snap.policy.takes_confirm_param(true)) {
+    if !askable || (confirm && snap.policy.takes_confirm_param_for(ready.action, true)) {
         return by_param;
     }
     let action = ready.action;

@@ -300,11 +300,11 @@ impl ServerHandler for ArcaneServer {
             ),
             Err(crate::resources::ReadError::NotFound(msg)) => Err(McpError::resource_not_found(
                 arcane_redact::mask_known(&msg).into_owned(),
-                Some(serde_json::json!({"uri": request.uri})),
+                Some(serde_json::json!({"uri": arcane_markdown::clip(&request.uri, 200)})),
             )),
             Err(crate::resources::ReadError::Upstream(msg)) => Err(McpError::internal_error(
                 arcane_redact::mask_known(&msg).into_owned(),
-                Some(serde_json::json!({"uri": request.uri})),
+                Some(serde_json::json!({"uri": arcane_markdown::clip(&request.uri, 200)})),
             )),
         }
     }

@@ -81,8 +81,13 @@ pub fn tool_detail(catalog: &Catalog, id: &str, view: &SurfaceView<'_>) -> Resul
     {
         return Ok(json!({"id": e.id, "withdrawn": true, "reason": e.reason}));
     }
+    // The name is the client's: cut and escaped like every echoed name.
     Err(format!(
-        "no action {id:?}; closest: {}; arcane://tools lists them all",
-        catalog.closest(id, 5).join(", ")
+        "no action {}; closest: {}; arcane://tools lists them all",
+        arcane_markdown::quoted_name(id, 100),
+        // A long name is compared by its start: the distance is quadratic in its length.
+        catalog
+            .closest(&arcane_markdown::clip(id, 100), 5)
+            .join(", ")
     ))
 }

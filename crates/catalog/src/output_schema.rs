@@ -15,9 +15,9 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::model::{Action, ResultKind, Widening};
 use crate::policy::ClientProfile;
 use crate::profile::FlatOutput;
-use crate::{Action, ResultKind, Widening};
 
 /// Envelope members the unwrapped value does not carry: Huma's `$schema` link and Arcane's
 /// `success` flag (always true on a 2xx answer).

@@ -117,6 +117,24 @@ impl Policy {
         !client_can_ask || self.confirmation != Confirmation::Ask
     }
 
+    /// Whether the person is asked about `action` when the client can ask: in the asking
+    /// modes; and with `never-destructive`, for the actions marked `confirm: always` (commands,
+    /// rewrites, credential reveals), which that mode serves — the strictest mode must not
+    /// let the model's `"confirm": true` run a command the default mode would ask about.
+    pub fn asks_for(&self, action: &Action) -> bool {
+        self.asks()
+            || (self.confirmation == Confirmation::NeverDestructive && action.confirm_always)
+    }
+
+    /// [`Policy::takes_confirm_param`] for `action`: a `confirm: always` action under
+    /// `never-destructive` is confirmed only by the person when the client can ask.
+    pub fn takes_confirm_param_for(&self, action: &Action, client_can_ask: bool) -> bool {
+        if self.confirmation == Confirmation::NeverDestructive && action.confirm_always {
+            return !client_can_ask;
+        }
+        self.takes_confirm_param(client_can_ask)
+    }
+
     /// Looks the preset up in the catalog's overlays; an unknown name is an error naming the
     /// defined ones (at startup, or a failed reload that keeps the last good snapshot).
     pub fn resolve_preset(mut self, catalog: &Catalog) -> anyhow::Result<Policy> {
@@ -226,6 +244,24 @@ impl Policy {
     /// Whether an action is served.
     pub fn serves(&self, a: &Action) -> bool {
         self.withdrawn(a).is_none()
+    }
+
+    /// Exclusion entries (`--exclude-tools`, a preset's `exclude`) that name no action or
+    /// domain of the catalog: each means an action the operator meant to withdraw may be
+    /// served, so the snapshot is refused (at startup, or a reload that keeps the last good
+    /// one) rather than warned about.
+    pub fn unknown_exclusions<'a>(&'a self, catalog: &Catalog) -> Vec<&'a str> {
+        let preset = self
+            .preset
+            .iter()
+            .filter_map(|(_, p)| p.as_ref())
+            .flat_map(|p| p.exclude.iter());
+        self.exclude
+            .iter()
+            .chain(preset)
+            .filter(|e| !catalog.actions.iter().any(|a| matches_entry(e, a)))
+            .map(String::as_str)
+            .collect()
     }
 
     /// Exclusion entries that name no action or domain of the catalog (worth a warning).

@@ -17,7 +17,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{Map, Value, json};
 
-use crate::Action;
+use crate::model::Action;
 use crate::policy::ClientProfile;
 
 /// Most `_`-joined name segments of a lifted field (`hostConfig_restartPolicy_name` is 3); an

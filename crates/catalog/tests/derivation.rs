@@ -629,3 +629,53 @@ fn a_test_notification_is_a_change_not_a_read() {
     assert!(a.mutating, "notification.test is mutating");
     assert!(!arcane_catalog::Policy::new(true, false, &[]).serves(a));
 }
+
+/// A login creates a session and hands out its tokens: a change, held back by read-only and
+/// safe mode, and recorded by the audit log.
+#[test]
+fn a_login_is_a_change_not_a_read() {
+    let cat = build(&fixtures::spec_v2());
+    let a = cat.get("auth.login").expect("auth.login");
+    assert!(a.mutating, "auth.login is mutating");
+    assert!(a.reveals_secret.is_some());
+}
+
+/// `never-destructive` serves the `confirm: always` actions and asks the person about them
+/// whenever the client can ask; `param` never asks; `elicit` always does.
+#[test]
+fn the_strictest_mode_asks_about_commands_and_rewrites() {
+    use arcane_catalog::{Confirmation, Policy};
+    let cat = build(&fixtures::spec_v2());
+    let exec = cat.get("container.exec").expect("container.exec");
+    let restart = cat.get("container.restart").expect("container.restart");
+    assert!(exec.confirm_always && !restart.confirm_always);
+    let never = Policy::new(false, false, &[]).with_confirm(Confirmation::NeverDestructive);
+    assert!(never.serves(exec));
+    assert!(never.asks_for(exec), "a command is asked about");
+    assert!(
+        !never.takes_confirm_param_for(exec, true),
+        "confirm: true does not skip it"
+    );
+    assert!(
+        never.takes_confirm_param_for(exec, false),
+        "a client that cannot ask keeps the rule"
+    );
+    assert!(!never.asks_for(restart));
+    let param = Policy::new(false, false, &[]).with_confirm(Confirmation::Param);
+    assert!(!param.asks_for(exec));
+    assert!(param.takes_confirm_param_for(exec, true));
+    let elicit = Policy::new(false, false, &[]).with_confirm(Confirmation::Ask);
+    assert!(elicit.asks_for(exec) && !elicit.takes_confirm_param_for(exec, true));
+}
+
+/// An exclusion that names nothing is reported, so the snapshot is refused rather than the
+/// action it meant served.
+#[test]
+fn an_exclusion_that_names_nothing_is_reported() {
+    let cat = build(&fixtures::spec_v2());
+    let entries = ["Container.Delete".to_string(), "volume".to_string()];
+    let p = arcane_catalog::Policy::new(false, false, &entries);
+    assert_eq!(p.unknown_exclusions(&cat), vec!["Container.Delete"]);
+    let fine = arcane_catalog::Policy::new(false, false, &["container.delete".to_string()]);
+    assert!(fine.unknown_exclusions(&cat).is_empty());
+}

@@ -111,16 +111,15 @@ pub fn is_failure_shape(body: &serde_json::Value) -> bool {
     body.get("success") == Some(&serde_json::Value::Bool(false))
 }
 
-/// Whether an answer is an HTML page: by its content type, or by how it starts when the type
-/// is missing or generic.
+/// Whether an answer is an HTML page: by its content type, or by how it starts (whatever the
+/// type says).
 pub fn is_html(content_type: &str, body: &[u8]) -> bool {
     let ct = content_type.to_ascii_lowercase();
     if ct.contains("html") {
         return true;
     }
-    if ct.contains("json") {
-        return false;
-    }
+    // A JSON content type does not stop the look at the body: a login page or a proxy's
+    // error page is sometimes sent as `application/json`, and no JSON text starts with `<`.
     // A byte order mark, blanks and a few leading comments (`<!-- sso -->`) come before the
     // page proper; only the first KiB is looked at.
     let head = &body[..body.len().min(1024)];
@@ -417,6 +416,18 @@ pub fn type_of(schema: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_sent_as_json_is_still_a_page() {
+        let page = b"\xEF\xBB\xBF  <!-- sso --><!DOCTYPE html><title>SSO</title>";
+        assert!(is_html("application/json", page));
+        assert!(is_html(
+            "application/json; charset=utf-8",
+            b"<html><body>login</body></html>"
+        ));
+        assert!(!is_html("application/json", br#"{"success":true}"#));
+        assert!(!is_html("application/json", b""));
+    }
 
     /// An error body of any shape, the content type unknown.
     fn parse_error(status: u16, body: &str) -> ArcaneError {

@@ -280,7 +280,10 @@ impl Executor {
         })?;
         // The current documents the call replaces, for a diff — only when someone will read
         // the words: the person's question or the safe-mode preview.
-        let shown = action.needs_confirmation() || (scope.policy.safe_mode && action.mutating);
+        // In a mode that never asks (`param`), nobody reads a question, so nothing is read
+        // for one.
+        let shown = (action.needs_confirmation() && scope.policy.asks_for(action))
+            || (scope.policy.safe_mode && action.mutating);
         let baseline = if shown && !action.confirm_diff.is_empty() {
             tokio::select! {
                 b = self.read_baseline(scope, action, &params, ctx) => b,

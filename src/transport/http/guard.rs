@@ -262,6 +262,11 @@ pub fn shown(value: &[u8]) -> String {
 /// address (DNS rebinding) cannot read them either. A request without a Host is refused.
 pub fn host_allowed(allowed: &[String], headers: &HeaderMap) -> bool {
     fn split(authority: &str) -> Option<(String, Option<u16>)> {
+        // A Host is a host and a port (RFC 9110 §7.2): user information (`evil.com@localhost`)
+        // is no part of it, and a parser that reads past it is a lenient one.
+        if authority.contains('@') {
+            return None;
+        }
         let a: http::uri::Authority = authority.trim().parse().ok()?;
         let host = a.host().trim_matches(['[', ']']).to_ascii_lowercase();
         Some((host, a.port_u16()))
@@ -809,6 +814,19 @@ mod tests {
             vec!["one".to_string(), "two".to_string()]
         );
         assert!(tokens_from_file("\n  \n# only a comment\n").is_empty());
+    }
+
+    #[test]
+    fn a_host_with_user_information_is_refused() {
+        let allowed = vec!["localhost".to_string()];
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, "evil.com@localhost".parse().unwrap());
+        assert!(
+            !host_allowed(&allowed, &h),
+            "user information is no part of a Host"
+        );
+        h.insert(header::HOST, "localhost:8080".parse().unwrap());
+        assert!(host_allowed(&allowed, &h));
     }
 
     #[test]
