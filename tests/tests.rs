@@ -27,6 +27,7 @@ mod handlers_http;
 mod hostile;
 mod model_texts;
 mod output_schema;
+mod packaging;
 mod readme;
 mod reload;
 mod render_next_steps;
