@@ -33,6 +33,9 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
+# Windows runners have `python`, not always `python3`.
+if ! type -P python3 >/dev/null; then python3() { python "$@"; }; fi
+
 HOST="$(rustc -vV | sed -n 's/^host: //p')"
 TARGET="${TARGET:-$HOST}"
 DIST="${DIST:-$ROOT/dist}"
