@@ -768,7 +768,10 @@ fn release_builds_are_stripped_and_ship_both_licences() {
     }
     // The release archives: scripts/dist.sh makes them, on every release runner.
     let wf = read(".github/workflows/release.yml");
-    assert!(wf.contains("scripts/dist.sh --target"), "the release packs with dist.sh");
+    assert!(
+        wf.contains("scripts/dist.sh --target"),
+        "the release packs with dist.sh"
+    );
     let dist = read("scripts/dist.sh");
     assert!(
         dist.contains("cp README.md LICENSE \"$STAGE/$name/\""),
@@ -817,6 +820,7 @@ fn registry_schema() -> Value {
                 "additionalProperties": false,
                 "properties": {
                     "registryType": {"enum": ["npm", "pypi", "oci", "nuget", "mcpb"]},
+                    "registryBaseUrl": {"type": "string", "pattern": "^https://"},
                     "identifier": {"type": "string", "minLength": 1},
                     "version": {"type": "string", "not": {"const": "latest"}},
                     "runtimeHint": {"type": "string"},

@@ -39,7 +39,10 @@ fn stated_versions() -> Vec<(String, String)> {
     put("server.json version", &server["version"]);
     for pkg in server["packages"].as_array().expect("server.json packages") {
         let kind = pkg["registryType"].as_str().unwrap_or("?");
-        put(&format!("server.json {kind} package version"), &pkg["version"]);
+        put(
+            &format!("server.json {kind} package version"),
+            &pkg["version"],
+        );
         let id = pkg["identifier"].as_str().unwrap_or("");
         if kind == "oci" {
             let tag = id.rsplit_once(':').map_or("(untagged)", |(_, t)| t);
@@ -106,10 +109,7 @@ fn every_package_states_the_version_of_cargo_toml() {
         "Formula version",
         "Formula archive release",
     ] {
-        assert!(
-            versions.iter().any(|(w, _)| w == what),
-            "{what} not found"
-        );
+        assert!(versions.iter().any(|(w, _)| w == what), "{what} not found");
     }
     let wrong: Vec<String> = versions
         .iter()
@@ -137,7 +137,10 @@ fn every_package_states_the_version_of_cargo_toml() {
         .filter_map(|v| v.as_str())
         .collect();
     assert!(dynamic.contains(&"version"), "{dynamic:?}");
-    assert_eq!(pyproject["tool"]["maturin"]["bindings"].as_str(), Some("bin"));
+    assert_eq!(
+        pyproject["tool"]["maturin"]["bindings"].as_str(),
+        Some("bin")
+    );
 }
 
 #[test]
@@ -156,7 +159,9 @@ fn every_package_names_the_registry_server() {
     // PyPI: the registry reads the marker from the package's README (the wheel's description).
     let readme = read("packaging/pypi/README.md");
     assert!(
-        readme.lines().any(|l| l.trim() == format!("mcp-name: {name}")),
+        readme
+            .lines()
+            .any(|l| l.trim() == format!("mcp-name: {name}")),
         "packaging/pypi/README.md needs the line `mcp-name: {name}`"
     );
     // OCI: the image's label.
@@ -246,7 +251,8 @@ fn the_npm_launcher_lists_a_package_per_release_platform() {
             };
             hit.then_some(*platform)
         });
-        let platform = platform.unwrap_or_else(|| panic!("scripts/dist.sh has no npm platform for {target}"));
+        let platform =
+            platform.unwrap_or_else(|| panic!("scripts/dist.sh has no npm platform for {target}"));
         assert!(
             deps.contains(&format!("@arcane-mcp/{platform}").as_str()),
             "{target} → {platform}, which the launcher does not list"
