@@ -9,7 +9,8 @@
 #   (offline): --version, and an MCP initialize + tools/list over stdio;
 # - the npm tarballs into an empty prefix (no registry): `npx arcane-mcp` --version, MCP over
 #   stdio, the exit code and SIGTERM passed through the launcher, the message when the
-#   platform package is missing;
+#   platform package is missing; `npx -y arcane-mcp` against a local verdaccio registry
+#   holding only the two tarballs;
 # - the packaged chart: helm lint --strict, rendered with several value sets, every manifest
 #   validated against the Kubernetes 1.25 and 1.37 API schemas, bad values refused;
 # - the Homebrew formula's Ruby syntax (when ruby is installed: apt-get install ruby).
@@ -27,6 +28,13 @@ if [[ ! -x "$DIST_TOOLS/bin/uv" ]] || ! cmp -s scripts/dist-tools.txt "$DIST_TOO
   cp scripts/dist-tools.txt "$DIST_TOOLS/dist-tools.txt"
 fi
 
+# verdaccio, npm's local registry, so that `npx -y arcane-mcp` itself is exercised against a
+# registry holding only the two tarballs (6.8.0: later versions want Node.js 22).
+VERDACCIO="$DIST_TOOLS/npm/node_modules/.bin/verdaccio"
+if [[ ! -x "$VERDACCIO" ]]; then
+  npm install --prefix "$DIST_TOOLS/npm" --no-audit --no-fund --loglevel=error verdaccio@6.8.0 >/dev/null
+fi
+
 passed=0
 failed=0
 step() { # step NAME COMMAND...: one more passed or failed check
@@ -38,7 +46,7 @@ echo "== the checksums of dist/"
 step "dist/SHA256SUMS matches the files" bash -c "cd '$DIST' && sha256sum --quiet -c SHA256SUMS"
 
 echo "== installing the wheel and the npm packages"
-if python3 scripts/test_dist.py "$DIST" "$DIST_TOOLS/bin/uv" | tee "$DIST/.test-dist.log"; then :; fi
+if python3 scripts/test_dist.py "$DIST" "$DIST_TOOLS/bin/uv" "$VERDACCIO" | tee "$DIST/.test-dist.log"; then :; fi
 read -r p f < <(tail -1 "$DIST/.test-dist.log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
 rm -f "$DIST/.test-dist.log"
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-1}))

@@ -14,6 +14,8 @@ import json
 import os
 import shutil
 import signal
+import socket
+import urllib.request
 import subprocess
 import sys
 import tempfile
@@ -168,6 +170,9 @@ def binaries_running(path: str) -> list[int]:
 
 DIST = os.path.abspath(sys.argv[1])
 UV = sys.argv[2]
+# A verdaccio binary (npm's local registry), for `npx -y` itself; without it those checks are
+# reported as skipped.
+VERDACCIO = sys.argv[3] if len(sys.argv) > 3 else None
 
 # ---------------------------------------------------------------- PyPI wheel
 
@@ -272,6 +277,61 @@ def _():
     out = run([str(bare / "node_modules/.bin/arcane-mcp"), "--version"])
     assert out.returncode == 1 and "is not installed" in out.stderr and "optional" in out.stderr, out
 
+
+if VERDACCIO:
+
+    @check("npx -y arcane-mcp, from a local registry holding only the two tarballs")
+    def _():
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        reg = f"http://127.0.0.1:{port}/"
+        home = WORK / "verdaccio"
+        (home / "storage").mkdir(parents=True)
+        # No uplink: the registry knows our two packages and nothing else.
+        (home / "config.yaml").write_text(
+            f"storage: {home / 'storage'}\n"
+            f"auth:\n  htpasswd:\n    file: {home / 'htpasswd'}\n    max_users: -1\n"
+            "uplinks: {}\nmax_body_size: 200mb\n"
+            "packages:\n  '**':\n    access: $all\n    publish: $anonymous\n"
+            "log: { type: stdout, format: pretty, level: error }\n"
+        )
+        server = subprocess.Popen([VERDACCIO, "--config", str(home / "config.yaml"), "--listen", f"127.0.0.1:{port}"],
+                                  env=ENV, cwd=home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    urllib.request.urlopen(reg + "-/ping", timeout=2)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline or server.poll() is not None:
+                        raise AssertionError("verdaccio did not start")
+                    time.sleep(0.3)
+            env = dict(ENV, npm_config_registry=reg, npm_config_offline="false",
+                       npm_config_cache=str(home / "npm-cache"))
+            env[f"npm_config_//127.0.0.1:{port}/:_authToken"] = "anonymous"
+            for tarball in (PLATFORM_PKG, LAUNCHER):
+                out = subprocess.run(["npm", "publish", tarball], env=env, cwd=home, capture_output=True,
+                                     text=True, timeout=TIMEOUT)
+                assert out.returncode == 0, out.stderr
+            empty = home / "empty"
+            empty.mkdir()
+            out = subprocess.run(["npx", "-y", "arcane-mcp", "--version"], env=env, cwd=empty,
+                                 capture_output=True, text=True, timeout=TIMEOUT)
+            assert out.stdout.strip() == f"arcane-mcp {VERSION}", (out.stdout, out.stderr)
+            saved = dict(ENV)
+            ENV.update(env)
+            try:
+                mcp_session(["npx", "-y", "arcane-mcp", "demo"])
+            finally:
+                ENV.clear()
+                ENV.update(saved)
+        finally:
+            server.terminate()
+            server.wait(timeout=TIMEOUT)
+else:
+    print("skipped: npx -y from a local registry (no verdaccio given)")
 
 print()
 failed = [n for n, e in results if e]
