@@ -32,6 +32,11 @@ COPY --from=build /out/arcane-mcp /usr/local/bin/arcane-mcp
 # The binary's licence, and Arcane's BSD-3 notice for the document compiled into it.
 COPY LICENSE /usr/share/licenses/arcane-mcp/LICENSE
 COPY third_party/arcane/LICENSE /usr/share/licenses/arcane-mcp/LICENSE-arcane
+# The MCP registry's proof that this image belongs to the server server.json lists.
+LABEL io.modelcontextprotocol.server.name="io.github.arcane-mcp/arcane-mcp" \
+      org.opencontainers.image.title="arcane-mcp" \
+      org.opencontainers.image.source="https://github.com/arcane-mcp/arcane-mcp" \
+      org.opencontainers.image.licenses="MIT"
 ENV HOME=/home/arcane \
     SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
 WORKDIR /home/arcane

@@ -833,14 +833,19 @@ fn release_builds_are_stripped_and_ship_both_licences() {
             "the image ships {src}"
         );
     }
-    // The release archives.
+    // The release archives: scripts/dist.sh makes them, on every release runner.
     let wf = read(".github/workflows/release.yml");
     assert!(
-        wf.contains("cp README.md LICENSE \"dist/$name/\""),
+        wf.contains("scripts/dist.sh --target"),
+        "the release packs with dist.sh"
+    );
+    let dist = read("scripts/dist.sh");
+    assert!(
+        dist.contains("cp README.md LICENSE \"$STAGE/$name/\""),
         "archives ship LICENSE"
     );
     assert!(
-        wf.contains("cp third_party/arcane/LICENSE \"dist/$name/LICENSE-arcane\""),
+        dist.contains("cp third_party/arcane/LICENSE \"$STAGE/$name/LICENSE-arcane\""),
         "archives ship Arcane's notice"
     );
 }
@@ -882,6 +887,7 @@ fn registry_schema() -> Value {
                 "additionalProperties": false,
                 "properties": {
                     "registryType": {"enum": ["npm", "pypi", "oci", "nuget", "mcpb"]},
+                    "registryBaseUrl": {"type": "string", "pattern": "^https://"},
                     "identifier": {"type": "string", "minLength": 1},
                     "version": {"type": "string", "not": {"const": "latest"}},
                     "runtimeHint": {"type": "string"},

@@ -28,6 +28,7 @@ mod hostile;
 mod layout;
 mod model_texts;
 mod output_schema;
+mod packaging;
 mod readme;
 mod reload;
 mod render_next_steps;

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Build everything a user installs, for one platform, into dist/ (docs/install.md, "Building
+# the packages"):
+#
+#   dist/arcane-mcp-vVERSION-TRIPLE.tar.gz   the release archive (binary, README, licences)
+#   dist/arcane_mcp-VERSION-*.whl            the PyPI wheel carrying the binary (maturin, bin)
+#   dist/arcane-mcp-VERSION.tgz              the npm launcher package (`npm pack`)
+#   dist/arcane-mcp-PLATFORM-VERSION.tgz     the npm package with the binary (@arcane-mcp/PLATFORM)
+#   dist/chart/arcane-mcp-VERSION.tgz        the Helm chart, packaged
+#   dist/SHA256SUMS
+#
+# Usage: scripts/dist.sh [--target TRIPLE] [--skip-chart]
+#   --target TRIPLE  build for a Rust target other than the host's (the release workflow does,
+#                    on each platform's runner); default: the host.
+#   --skip-chart     leave the chart out (the release builds it once, not per platform).
+# Environment: DIST (default ./dist), CARGO_TARGET_DIR (cargo's), DIST_TOOLS (a virtualenv
+# with the pinned tools of scripts/dist-tools.txt; made under target/ when missing).
+#
+# The binary is built once (`cargo build --release --locked`); maturin's own cargo call then
+# finds it fresh and only packs it, so the wheel carries the very binary of the archive.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+
+TARGET=""
+SKIP_CHART=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --target) TARGET="${2:?--target needs a Rust target triple}"; shift 2 ;;
+    --skip-chart) SKIP_CHART=1; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "dist.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+# Windows runners have `python`, not always `python3`.
+if ! type -P python3 >/dev/null; then python3() { python "$@"; }; fi
+
+HOST="$(rustc -vV | sed -n 's/^host: //p')"
+TARGET="${TARGET:-$HOST}"
+DIST="${DIST:-$ROOT/dist}"
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+VERSION="$(python3 -c 'import tomllib,sys; print(tomllib.load(open(sys.argv[1],"rb"))["package"]["version"])' Cargo.toml)"
+
+# The npm package of a Rust target: Node's process.platform-process.arch names.
+case "$TARGET" in
+  x86_64-unknown-linux-*) NPM_PLATFORM=linux-x64 ;;
+  aarch64-unknown-linux-*) NPM_PLATFORM=linux-arm64 ;;
+  aarch64-apple-darwin) NPM_PLATFORM=darwin-arm64 ;;
+  x86_64-apple-darwin) NPM_PLATFORM=darwin-x64 ;;
+  x86_64-pc-windows-msvc) NPM_PLATFORM=win32-x64 ;;
+  *) echo "dist.sh: no npm package is defined for $TARGET (packaging/npm/arcane-mcp/package.json lists them)" >&2; exit 2 ;;
+esac
+EXE=arcane-mcp
+[[ "$TARGET" == *windows* ]] && EXE=arcane-mcp.exe
+
+# Where cargo puts the binary: target/release for the host, target/TRIPLE/release otherwise.
+TARGET_ARGS=()
+BIN="$TARGET_DIR/release/$EXE"
+if [[ "$TARGET" != "$HOST" ]]; then
+  TARGET_ARGS=(--target "$TARGET")
+  BIN="$TARGET_DIR/$TARGET/release/$EXE"
+fi
+
+# The pinned packaging tools (maturin; helm's engine and the Kubernetes schemas for the chart).
+DIST_TOOLS="${DIST_TOOLS:-$TARGET_DIR/dist-tools}"
+if [[ ! -x "$DIST_TOOLS/bin/maturin" ]] || ! cmp -s scripts/dist-tools.txt "$DIST_TOOLS/dist-tools.txt"; then
+  echo "== tools: a virtualenv at $DIST_TOOLS with scripts/dist-tools.txt"
+  python3 -m venv "$DIST_TOOLS"
+  "$DIST_TOOLS/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/dist-tools.txt
+  cp scripts/dist-tools.txt "$DIST_TOOLS/dist-tools.txt"
+fi
+
+case "$DIST" in /|"$ROOT"|"$HOME") echo "dist.sh: DIST=$DIST would be emptied; choose a folder of its own" >&2; exit 2 ;; esac
+rm -rf "$DIST"
+mkdir -p "$DIST"
+STAGE="$(mktemp -d)"
+trap 'rm -rf "$STAGE"' EXIT
+
+echo "== cargo build --release --locked --bin arcane-mcp ${TARGET_ARGS[*]}"
+cargo build --release --locked --bin arcane-mcp "${TARGET_ARGS[@]}"
+[[ -x "$BIN" ]] || { echo "dist.sh: cargo built no $BIN" >&2; exit 1; }
+
+echo "== the release archive"
+# The same layout as the release workflow's archives (and so the Homebrew formula's).
+name="arcane-mcp-v$VERSION-$TARGET"
+mkdir -p "$STAGE/$name"
+cp README.md LICENSE "$STAGE/$name/"
+cp third_party/arcane/LICENSE "$STAGE/$name/LICENSE-arcane"
+cp "$BIN" "$STAGE/$name/"
+if [[ "$TARGET" == *windows* ]]; then
+  (cd "$STAGE" && python3 -m zipfile -c "$DIST/$name.zip" "$name")
+else
+  tar -C "$STAGE" -czf "$DIST/$name.tar.gz" "$name"
+fi
+
+echo "== the PyPI wheel (maturin, bindings = \"bin\")"
+# Linux: the release binaries are static (musl), so one wheel serves glibc and musl systems
+# alike; a glibc host build gets maturin's manylinux tag for the glibc it links.
+COMPAT=()
+[[ "$TARGET" == *linux-musl ]] && COMPAT=(--compatibility manylinux_2_17 musllinux_1_2)
+# maturin reads licence files beside pyproject.toml: stage the project with them.
+cp -r packaging/pypi "$STAGE/pypi"
+cp LICENSE "$STAGE/pypi/LICENSE"
+cp third_party/arcane/LICENSE "$STAGE/pypi/LICENSE-arcane"
+python3 - "$STAGE/pypi/pyproject.toml" "$ROOT/Cargo.toml" <<'PY'
+import json, re, sys
+path, manifest = sys.argv[1], sys.argv[2]
+text = open(path).read()
+text, n = re.subn(r"(?m)^manifest-path = .*$", "manifest-path = " + json.dumps(manifest), text)
+assert n == 1, "packaging/pypi/pyproject.toml has no manifest-path line"
+open(path, "w").write(text)
+PY
+(cd "$STAGE/pypi" && CARGO_TARGET_DIR="$TARGET_DIR" "$DIST_TOOLS/bin/maturin" build --release \
+  "${TARGET_ARGS[@]}" "${COMPAT[@]}" --out "$DIST")
+
+echo "== the npm packages (npm pack)"
+# @arcane-mcp/PLATFORM: the binary, installed by npm only where os/cpu match (the launcher's
+# optionalDependencies list every platform).
+node scripts/npm-platform.mjs "$NPM_PLATFORM" "$VERSION" "$BIN" "$STAGE/npm-platform"
+cp LICENSE "$STAGE/npm-platform/LICENSE"
+(cd "$STAGE/npm-platform" && npm pack --silent --pack-destination "$DIST" >/dev/null)
+# arcane-mcp: the launcher.
+cp -r packaging/npm/arcane-mcp "$STAGE/npm-launcher"
+cp packaging/pypi/README.md "$STAGE/npm-launcher/README.md"
+cp LICENSE "$STAGE/npm-launcher/LICENSE"
+(cd "$STAGE/npm-launcher" && npm pack --silent --pack-destination "$DIST" >/dev/null)
+
+if [[ $SKIP_CHART == 0 ]]; then
+  echo "== the Helm chart (linted, rendered, validated, packaged)"
+  "$DIST_TOOLS/bin/python" scripts/chart.py package charts/arcane-mcp "$DIST/chart"
+fi
+
+# sha256sum's format (`sha256sum -c` reads it), written by Python: macOS runners lack sha256sum.
+python3 - "$DIST" <<'PY'
+import hashlib, pathlib, sys
+dist = pathlib.Path(sys.argv[1])
+files = sorted(p for p in dist.rglob("*") if p.is_file() and p.name != "SHA256SUMS")
+lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(dist).as_posix()}\n" for p in files]
+(dist / "SHA256SUMS").write_text("".join(lines))
+PY
+echo "== dist/ for $TARGET (version $VERSION)"
+cat "$DIST/SHA256SUMS"

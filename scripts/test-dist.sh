@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Tests what scripts/dist.sh built, as a user installs it, with no package registry
+# (docs/install.md, "Testing the packages"). Run scripts/dist.sh first; then:
+#
+#   scripts/test-dist.sh            # dist/ of this repository
+#   DIST=/path/to/dist scripts/test-dist.sh
+#
+# - the wheel into a fresh virtualenv (pip --no-index) and through `uvx --from WHEEL`
+#   (offline): --version, and an MCP initialize + tools/list over stdio;
+# - the npm tarballs into an empty prefix (no registry): `npx arcane-mcp` --version, MCP over
+#   stdio, the exit code and SIGTERM passed through the launcher, the message when the
+#   platform package is missing; `npx -y arcane-mcp` against a local verdaccio registry
+#   holding only the two tarballs;
+# - the packaged chart: helm lint --strict, rendered with several value sets, every manifest
+#   validated against the Kubernetes 1.25 and 1.37 API schemas, bad values refused;
+# - the Homebrew formula's Ruby syntax (when ruby is installed: apt-get install ruby).
+# Needs a release build's dist/, so it is not part of `cargo test`. The last line is
+# `N passed, N failed`.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+DIST="$(cd "${DIST:-$ROOT/dist}" && pwd)"
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+DIST_TOOLS="${DIST_TOOLS:-$TARGET_DIR/dist-tools}"
+if [[ ! -x "$DIST_TOOLS/bin/uv" ]] || ! cmp -s scripts/dist-tools.txt "$DIST_TOOLS/dist-tools.txt"; then
+  python3 -m venv "$DIST_TOOLS"
+  "$DIST_TOOLS/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/dist-tools.txt
+  cp scripts/dist-tools.txt "$DIST_TOOLS/dist-tools.txt"
+fi
+
+# verdaccio, npm's local registry, so that `npx -y arcane-mcp` itself is exercised against a
+# registry holding only the two tarballs (6.8.0: later versions want Node.js 22).
+VERDACCIO="$DIST_TOOLS/npm/node_modules/.bin/verdaccio"
+if [[ ! -x "$VERDACCIO" ]]; then
+  npm install --prefix "$DIST_TOOLS/npm" --no-audit --no-fund --loglevel=error verdaccio@6.8.0 >/dev/null
+fi
+
+passed=0
+failed=0
+step() { # step NAME COMMAND...: one more passed or failed check
+  local name="$1"; shift
+  if "$@"; then passed=$((passed + 1)); echo "ok: $name"; else failed=$((failed + 1)); echo "FAILED: $name"; fi
+}
+
+echo "== the checksums of dist/"
+step "dist/SHA256SUMS matches the files" bash -c "cd '$DIST' && sha256sum --quiet -c SHA256SUMS"
+
+echo "== installing the wheel and the npm packages"
+if python3 scripts/test_dist.py "$DIST" "$DIST_TOOLS/bin/uv" "$VERDACCIO" | tee "$DIST/.test-dist.log"; then :; fi
+read -r p f < <(tail -1 "$DIST/.test-dist.log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+rm -f "$DIST/.test-dist.log"
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-1}))
+
+echo "== the packaged chart"
+chart_tmp="$(mktemp -d)"
+trap 'rm -rf "$chart_tmp"' EXIT
+tar -xzf "$DIST"/chart/arcane-mcp-*.tgz -C "$chart_tmp"
+step "the chart package lints, renders and validates" \
+  "$DIST_TOOLS/bin/python" scripts/chart.py check "$chart_tmp/arcane-mcp"
+
+echo "== the Homebrew formula"
+if command -v ruby >/dev/null; then
+  step "Formula/arcane-mcp.rb is valid Ruby" ruby -c Formula/arcane-mcp.rb
+else
+  echo "skipped: ruby is not installed (apt-get install ruby)"
+fi
+
+echo
+echo "$passed passed, $failed failed"
+[[ $failed == 0 ]]

@@ -1,0 +1,261 @@
+//! The install channels (docs/install.md) agree with each other: every file that states the
+//! version states Cargo.toml's, every package names the server the MCP registry lists, and the
+//! npm launcher's platform packages are the ones `scripts/npm-platform.mjs` can build. Fast and
+//! self-contained; what needs a release build (installing the wheel and the npm tarballs) is
+//! `scripts/test-dist.sh`.
+
+use serde_json::Value;
+use std::path::Path;
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn read(path: &str) -> String {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
+}
+
+fn json(path: &str) -> Value {
+    serde_json::from_str(&read(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The server's name in the MCP registry, as server.json gives it.
+fn server_name() -> String {
+    json("server.json")["name"]
+        .as_str()
+        .expect("server.json has a name")
+        .to_owned()
+}
+
+/// Every place that states a version, and what it states there.
+fn stated_versions() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut put = |what: &str, v: &Value| {
+        out.push((
+            what.to_owned(),
+            v.as_str().unwrap_or("(missing)").to_owned(),
+        ))
+    };
+    let server = json("server.json");
+    put("server.json version", &server["version"]);
+    for pkg in server["packages"].as_array().expect("server.json packages") {
+        let kind = pkg["registryType"].as_str().unwrap_or("?");
+        put(
+            &format!("server.json {kind} package version"),
+            &pkg["version"],
+        );
+        let id = pkg["identifier"].as_str().unwrap_or("");
+        if kind == "oci" {
+            let tag = id.rsplit_once(':').map_or("(untagged)", |(_, t)| t);
+            put("server.json oci image tag", &Value::from(tag));
+        }
+        if kind == "mcpb" {
+            // The bundle's URL names its release, twice.
+            let v = id
+                .split("/download/v")
+                .nth(1)
+                .and_then(|rest| rest.split('/').next())
+                .unwrap_or("(no release in the URL)");
+            put("server.json mcpb release", &Value::from(v));
+        }
+    }
+    put("manifest.json version", &json("manifest.json")["version"]);
+    let npm = json("packaging/npm/arcane-mcp/package.json");
+    put("npm arcane-mcp version", &npm["version"]);
+    for (name, v) in npm["optionalDependencies"]
+        .as_object()
+        .expect("optionalDependencies")
+    {
+        put(&format!("npm dependency {name}"), v);
+    }
+    let chart: Value = yaml_serde::from_str(&read("charts/arcane-mcp/Chart.yaml")).expect("YAML");
+    put("Chart.yaml version", &chart["version"]);
+    put("Chart.yaml appVersion", &chart["appVersion"]);
+    let formula = read("Formula/arcane-mcp.rb");
+    let brew = formula
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("version \""))
+        .and_then(|l| l.strip_suffix('"'))
+        .unwrap_or("(missing)");
+    put("Formula version", &Value::from(brew));
+    for url in formula
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("url \""))
+    {
+        let v = url
+            .split("/download/v")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .unwrap_or("?");
+        put("Formula archive release", &Value::from(v));
+    }
+    out
+}
+
+#[test]
+fn every_package_states_the_version_of_cargo_toml() {
+    let versions = stated_versions();
+    // Each channel is looked at (an empty list would pass anything).
+    for what in [
+        "server.json version",
+        "server.json npm package version",
+        "server.json pypi package version",
+        "server.json oci image tag",
+        "server.json mcpb release",
+        "manifest.json version",
+        "npm arcane-mcp version",
+        "npm dependency @arcane-mcp/linux-x64",
+        "Chart.yaml version",
+        "Chart.yaml appVersion",
+        "Formula version",
+        "Formula archive release",
+    ] {
+        assert!(versions.iter().any(|(w, _)| w == what), "{what} not found");
+    }
+    let wrong: Vec<String> = versions
+        .iter()
+        .filter(|(_, v)| v != VERSION)
+        .map(|(w, v)| format!("{w}: {v}"))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "Cargo.toml says {VERSION}; these disagree (change them together, docs/install.md \
+         \"Releasing\"): {wrong:#?}"
+    );
+    // The wheel's version is Cargo.toml's by construction: maturin reads it.
+    let pyproject: toml_edit::DocumentMut = read("packaging/pypi/pyproject.toml")
+        .parse()
+        .expect("pyproject.toml is TOML");
+    let project = &pyproject["project"];
+    assert!(
+        project.get("version").is_none(),
+        "pyproject.toml must not state a version of its own"
+    );
+    let dynamic: Vec<&str> = project["dynamic"]
+        .as_array()
+        .expect("project.dynamic")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(dynamic.contains(&"version"), "{dynamic:?}");
+    assert_eq!(
+        pyproject["tool"]["maturin"]["bindings"].as_str(),
+        Some("bin")
+    );
+}
+
+#[test]
+fn the_version_check_catches_a_disagreement() {
+    // The comparison above reads real files; here it is shown to see a wrong value.
+    let mut versions = stated_versions();
+    versions[0].1 = "9.9.9".into();
+    assert!(versions.iter().any(|(_, v)| v != VERSION));
+}
+
+#[test]
+fn every_package_names_the_registry_server() {
+    let name = server_name();
+    let npm = json("packaging/npm/arcane-mcp/package.json");
+    assert_eq!(npm["mcpName"], name.as_str(), "npm's mcpName");
+    // PyPI: the registry reads the marker from the package's README (the wheel's description).
+    let readme = read("packaging/pypi/README.md");
+    assert!(
+        readme
+            .lines()
+            .any(|l| l.trim() == format!("mcp-name: {name}")),
+        "packaging/pypi/README.md needs the line `mcp-name: {name}`"
+    );
+    // OCI: the image's label.
+    let dockerfile = read("Dockerfile");
+    assert!(
+        dockerfile.contains(&format!("io.modelcontextprotocol.server.name=\"{name}\"")),
+        "the Dockerfile must label the image with the server's name"
+    );
+    let server = json("server.json");
+    let kinds: Vec<&str> = server["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["registryType"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["oci", "npm", "pypi", "mcpb"]);
+    for pkg in server["packages"].as_array().unwrap() {
+        match pkg["registryType"].as_str().unwrap() {
+            "npm" => assert_eq!(pkg["identifier"], npm["name"]),
+            "pypi" => {
+                let py: toml_edit::DocumentMut =
+                    read("packaging/pypi/pyproject.toml").parse().unwrap();
+                assert_eq!(pkg["identifier"].as_str(), py["project"]["name"].as_str());
+            }
+            "mcpb" => {
+                let sha = pkg["fileSha256"].as_str().unwrap_or("");
+                assert!(
+                    sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()),
+                    "mcpb needs fileSha256"
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn the_npm_launcher_lists_a_package_per_release_platform() {
+    let npm = json("packaging/npm/arcane-mcp/package.json");
+    let deps: Vec<&str> = npm["optionalDependencies"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        deps,
+        [
+            "@arcane-mcp/darwin-arm64",
+            "@arcane-mcp/darwin-x64",
+            "@arcane-mcp/linux-arm64",
+            "@arcane-mcp/linux-x64",
+            "@arcane-mcp/win32-x64"
+        ]
+    );
+    assert_eq!(npm["bin"]["arcane-mcp"], "bin/arcane-mcp.js");
+    // The launcher maps each platform to the same package names.
+    let launcher = read("packaging/npm/arcane-mcp/bin/arcane-mcp.js");
+    for dep in &deps {
+        let key = dep.trim_start_matches("@arcane-mcp/");
+        assert!(
+            launcher.contains(&format!("\"{key}\": \"{dep}\"")),
+            "the launcher does not map {key} to {dep}"
+        );
+    }
+    // dist.sh maps every release target of the workflow to one of them: its `case` arms are
+    // `PATTERN) NPM_PLATFORM=NAME ;;`, a PATTERN ending in `*` matching by prefix.
+    let dist = read("scripts/dist.sh");
+    let arms: Vec<(&str, &str)> = dist
+        .lines()
+        .filter_map(|l| l.trim().split_once(") NPM_PLATFORM="))
+        .map(|(pat, rest)| (pat, rest.split_whitespace().next().unwrap_or("")))
+        .collect();
+    let workflow = read(".github/workflows/release.yml");
+    let targets: Vec<&str> = workflow
+        .lines()
+        .filter_map(|l| l.split("target: ").nth(1))
+        .map(|t| t.trim_end_matches(|c: char| c == '}' || c.is_whitespace()))
+        .filter(|t| !t.contains('$'))
+        .collect();
+    assert!(targets.len() >= 5, "{targets:?}");
+    for target in targets {
+        let platform = arms.iter().find_map(|(pat, platform)| {
+            let hit = match pat.strip_suffix('*') {
+                Some(prefix) => target.starts_with(prefix),
+                None => target == *pat,
+            };
+            hit.then_some(*platform)
+        });
+        let platform =
+            platform.unwrap_or_else(|| panic!("scripts/dist.sh has no npm platform for {target}"));
+        assert!(
+            deps.contains(&format!("@arcane-mcp/{platform}").as_str()),
+            "{target} → {platform}, which the launcher does not list"
+        );
+    }
+}
