@@ -24,6 +24,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 pub const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC 2.0's invalid request.
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC 2.0's invalid params.
+pub const INVALID_PARAMS: i64 = -32602;
 
 /// The longest stdio line read (as rmcp's own line transport): a longer one is skipped whole,
 /// with a JSON-RPC error, so memory stays bounded.
@@ -81,8 +83,11 @@ pub fn undecodable(text: &[u8]) -> Option<Value> {
     let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
     let lone = all_lone_surrogates(text);
     if lone.is_empty() {
-        // Only syntax is judged here: a JSON text of the wrong shape is rmcp's to answer.
-        let err = serde_json::from_slice::<serde::de::IgnoredAny>(text).err()?;
+        // Only syntax is judged here (and the two shapes rmcp would answer with a plain-text
+        // 415 over HTTP): a JSON text of another wrong shape is rmcp's to answer.
+        let Some(err) = serde_json::from_slice::<serde::de::IgnoredAny>(text).err() else {
+            return beyond_rmcp(text);
+        };
         if !matches!(
             err.classify(),
             serde_json::error::Category::Syntax | serde_json::error::Category::Eof
@@ -130,6 +135,51 @@ pub fn undecodable(text: &[u8]) -> Option<Value> {
     );
     let data = json!({"offset": at, "escape": escape});
     Some(error(id, PARSE_ERROR, message, data))
+}
+
+/// Valid JSON that rmcp cannot take or answers without a reason: nested deeper than a JSON
+/// parser reads (128 levels), a batch (an array), which no protocol version this server speaks
+/// allows, or a `tools/call` whose `arguments` is no object (rmcp answers "method not found").
+fn beyond_rmcp(text: &[u8]) -> Option<Value> {
+    match serde_json::from_slice::<Value>(text) {
+        Err(_) => Some(error(
+            Value::Null,
+            PARSE_ERROR,
+            "Parse error: the message nests deeper than 128 levels, more than it can be read; \
+             nothing was run. Send one JSON-RPC 2.0 request with flatter arguments."
+                .to_string(),
+            Value::Null,
+        )),
+        Ok(Value::Array(_)) => Some(error(
+            Value::Null,
+            INVALID_REQUEST,
+            "Invalid request: a batch (a JSON array of requests) is not supported; nothing was \
+             run. Send each request as its own message."
+                .to_string(),
+            Value::Null,
+        )),
+        Ok(Value::Object(m))
+            if m.get("method").and_then(Value::as_str) == Some("tools/call")
+                && m.get("params")
+                    .and_then(|p| p.get("arguments"))
+                    .is_some_and(|a| !a.is_object() && !a.is_null()) =>
+        {
+            let id = match m.get("id") {
+                Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+                _ => Value::Null,
+            };
+            Some(error(
+                id,
+                INVALID_PARAMS,
+                "Invalid params: tools/call's `arguments` must be a JSON object of the tool's \
+                 parameters (e.g. {\"action\": \"container.list\", \"params\": {}}), not a \
+                 string or another value; nothing was run."
+                    .to_string(),
+                Value::Null,
+            ))
+        }
+        Ok(_) => None,
+    }
 }
 
 fn error(id: Value, code: i64, message: String, data: Value) -> Value {
@@ -316,6 +366,34 @@ fn invalid_request(text: &[u8], e: &serde_json::Error) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deep_nesting_and_batches_are_answered_not_left_to_a_plain_415() {
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        let r = undecodable(deep.as_bytes()).expect("answered");
+        assert_eq!(r["error"]["code"], PARSE_ERROR);
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("128 levels")
+        );
+        let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#;
+        let r = undecodable(batch).expect("answered");
+        assert_eq!(r["error"]["code"], INVALID_REQUEST);
+        assert!(r["error"]["message"].as_str().unwrap().contains("batch"));
+        let call = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","arguments":"{}"}}"#;
+        let r = undecodable(call).expect("answered");
+        assert_eq!(
+            (r["id"].clone(), r["error"]["code"].clone()),
+            (json!(3), json!(INVALID_PARAMS))
+        );
+        // A request of an ordinary shape is rmcp's.
+        assert_eq!(
+            undecodable(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            None
+        );
+    }
 
     #[test]
     fn finds_lone_surrogates_but_not_pairs_or_escaped_backslashes() {
