@@ -9,6 +9,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::logging::LogFormat;
 use crate::surface::Surface;
 
+/// The default of `--max-calls-in-flight`: far more than the calls' runtime renders at once
+/// (one worker per core but one) and than the requests to Arcane allowed at once (32), so the
+/// limit costs a burst no throughput; small enough that the answers a slow reader leaves
+/// unwritten stay a few megabytes (docs/measurements.md); `mcp::pacing` keeps to it.
+pub const DEFAULT_MAX_CALLS_IN_FLIGHT: usize = 128;
+
 /// arcane-mcp: an MCP server (stdio or Streamable HTTP) that lets AI assistants operate Arcane,
 /// the Docker management platform, through its REST API.
 ///
@@ -538,7 +544,7 @@ pub struct ServeArgs {
         long,
         env = "ARCANE_MCP_MAX_CALLS_IN_FLIGHT",
         value_name = "N",
-        default_value_t = crate::mcp::pacing::DEFAULT_MAX_CALLS_IN_FLIGHT,
+        default_value_t = DEFAULT_MAX_CALLS_IN_FLIGHT,
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536)
     )]
     pub max_calls_in_flight: usize,

@@ -1,3 +1,6 @@
+//! The `arcane-mcp` binary: parse the command line, start the logs, run the command, and print
+//! a fatal error with its secrets masked.
+
 use std::process::ExitCode;
 
 use arcane_mcp::config::Cli;

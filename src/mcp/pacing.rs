@@ -27,12 +27,6 @@ use rmcp::transport::Transport;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-/// The default of `--max-calls-in-flight`: far more than the calls' runtime renders at once
-/// (one worker per core but one) and than the requests to Arcane allowed at once (32), so the
-/// limit costs a burst no throughput; small enough that the answers a slow reader leaves
-/// unwritten stay a few megabytes (docs/measurements.md).
-pub const DEFAULT_MAX_CALLS_IN_FLIGHT: usize = 128;
-
 /// One session's slots and the calls holding them, by request ID.
 pub struct Pacing {
     slots: Arc<Semaphore>,

@@ -47,9 +47,9 @@ fn api_path(
         };
         values.push((p, value));
     }
-    let values: Vec<crate::path::Slot<'_>> = values
+    let values: Vec<crate::path::PathSlot<'_>> = values
         .iter()
-        .map(|(p, v)| crate::path::Slot {
+        .map(|(p, v)| crate::path::PathSlot {
             placeholder: &p.wire_name,
             name: &p.name,
             value: v,

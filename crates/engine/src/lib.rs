@@ -58,6 +58,6 @@ pub use http::{
     redirect_location, redirect_text, same_origin_redirects, tls_config,
 };
 pub use path::{
-    Refusal, SegmentError, Slot, fill, is_dot_or_empty, refusal, segment, segment_path,
+    PathSlot, Refusal, SegmentError, fill, is_dot_or_empty, refusal, segment, segment_path,
     structure_in,
 };

@@ -188,7 +188,7 @@ pub fn encode(value: &str) -> String {
 
 /// One placeholder of a path template and the value that fills it.
 #[derive(Debug, Clone, Copy)]
-pub struct Slot<'a> {
+pub struct PathSlot<'a> {
     /// The placeholder's name in the template (`{placeholder}`).
     pub placeholder: &'a str,
     /// The parameter's name, for the error.
@@ -200,7 +200,7 @@ pub struct Slot<'a> {
 
 /// Fills `{placeholder}`s of a path template with encoded segments, each checked by
 /// [`segment`] (or [`segment_path`] for a parameter that takes a path).
-pub fn fill(template: &str, slots: &[Slot<'_>]) -> Result<String, SegmentError> {
+pub fn fill(template: &str, slots: &[PathSlot<'_>]) -> Result<String, SegmentError> {
     let mut path = template.to_string();
     for slot in slots {
         let seg = if slot.takes_path {
@@ -347,8 +347,8 @@ mod tests {
         assert!(fill("/environments/{id}", &[slot("id", "..", false)]).is_err());
     }
 
-    fn slot<'a>(name: &'a str, value: &'a str, takes_path: bool) -> Slot<'a> {
-        Slot {
+    fn slot<'a>(name: &'a str, value: &'a str, takes_path: bool) -> PathSlot<'a> {
+        PathSlot {
             placeholder: name,
             name,
             value,
