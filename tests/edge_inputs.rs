@@ -203,6 +203,44 @@ async fn control_characters_in_quoted_arguments_are_shown_escaped() {
     client.cancel().await.unwrap();
 }
 
+/// Finding 11 of issue 26: an invisible character in a target was refused with the value
+/// quoted twice (`containerId "\\"a\\\u0000b\\""`). Once now, on the standard and the
+/// flat profile alike (the flat profile's parameters arrive as JSON text).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_target_is_quoted_once() {
+    let sim = Sim::start().await;
+    for profile in [&[][..], &["--client-profile", "flat"][..]] {
+        let client = server_support::spawn(&sim.base(), sim.sim.api_key(), profile).await;
+        for (v, shown) in [
+            ("a\u{0}b", r#"containerId "a\u0000b" cannot be sent"#),
+            (
+                "web-1\r\nX: y",
+                r#"containerId "web-1\u000d\u000aX: y" cannot be sent"#,
+            ),
+        ] {
+            let params = json!({"containerId": v});
+            let params = if profile.is_empty() {
+                params
+            } else {
+                Value::String(params.to_string())
+            };
+            let t = server_support::err(
+                &server_support::call(
+                    &client,
+                    "arcane_execute_action",
+                    json!({"action": "container.get", "params": params}),
+                )
+                .await,
+            );
+            assert!(t.contains(shown), "{profile:?}: {t}");
+            assert!(t.contains("invisible character U+"), "{profile:?}: {t}");
+            assert!(!t.contains(r#"\""#), "quoted twice: {profile:?}: {t}");
+        }
+        client.cancel().await.unwrap();
+    }
+    assert!(sim.requests().await.is_empty(), "nothing is sent");
+}
+
 /// The server started in `cwd` (stdio, logs at INFO): its stderr up to the ready line.
 async fn startup_log(sim: &Sim, cwd: &std::path::Path) -> String {
     let mut child = server_support::command(&sim.base(), sim.sim.api_key(), &[])

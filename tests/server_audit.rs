@@ -270,3 +270,64 @@ async fn audit_lines_hold_no_secret_of_json_text_parameters() {
     assert_eq!(project["name"], "audit-raw", "{project}");
     assert_eq!(project["envContent"], "DB_PASSWORD=********\nMODE=prod\n");
 }
+
+/// Findings 2 and 6 of issue 26: `volume.delete` of a volume whose name looks like a credential
+/// wrote `"targets":{}` and `"params":{"volumeName":"********"}` — no record of what was
+/// deleted. The targets are the path parameters, recorded as given; secrets elsewhere stay
+/// masked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_lines_name_every_target_as_given() {
+    use serde_json::json;
+    let lines = audited(
+        &[],
+        vec![
+            (
+                "arcane_execute_action",
+                json!({"action": "volume.delete", "confirm": true,
+                       "params": {"volumeName": "sk-proj-abcdefghijklmnopqrstuvwxyz01"}}),
+            ),
+            (
+                "arcane_execute_action",
+                json!({"action": "network.delete", "confirm": true,
+                       "params": {"networkId": "AKIAIOSFODNN7EXAMPLE"}}),
+            ),
+            (
+                "arcane_execute_action",
+                json!({"action": "project.create",
+                       "params": {"project": raw_project("audit-target")}}),
+            ),
+        ],
+    )
+    .await;
+    let seen: Vec<&str> = lines
+        .iter()
+        .map(|l| l["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        seen,
+        ["volume.delete", "network.delete", "project.create"],
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines[0]["targets"],
+        json!({"volumeName": "sk-proj-abcdefghijklmnopqrstuvwxyz01"}),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(
+        lines[0]["params"]["volumeName"],
+        "sk-proj-abcdefghijklmnopqrstuvwxyz01"
+    );
+    assert_eq!(
+        lines[1]["targets"],
+        json!({"networkId": "AKIAIOSFODNN7EXAMPLE"}),
+        "{}",
+        lines[1]
+    );
+    // No path parameter, no target; the secrets of its body stay masked.
+    assert_eq!(lines[2]["targets"], json!({}), "{}", lines[2]);
+    let text = lines[2].to_string();
+    for secret in AUDIT_SECRETS {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+}

@@ -222,6 +222,70 @@ async fn the_question_shows_the_target_the_scope_and_the_name_given() {
     client.cancel().await.ok();
 }
 
+/// Finding 2 of issue 26: a target that merely looks like a credential was masked in the
+/// question (`- `volumeName`: `********``), so the person approved deleting something unseen.
+/// Targets are identifiers: the question and the safe-mode preview (its effect and its URL)
+/// show them as sent; nothing else that is secret is shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn targets_that_look_like_credentials_are_shown_in_the_question() {
+    use rmcp::model::ElicitationAction::Decline;
+    let sim = Sim::start().await;
+    let handler = Asker::new(Some((Decline, false)));
+    let client = spawn_with(handler.clone(), &sim.base(), sim.sim.api_key(), &[]).await;
+    let cases = [
+        (
+            "volume.delete",
+            "volumeName",
+            "sk-proj-abcdefghijklmnopqrstuvwxyz01",
+        ),
+        ("network.delete", "networkId", "AKIAIOSFODNN7EXAMPLE"),
+        (
+            "container.delete",
+            "containerId",
+            "glpat-abcdefghijklmnopqrst",
+        ),
+        ("container.delete", "containerId", "token=prod-data"),
+    ];
+    for (action, param, target) in cases {
+        let r = call(
+            &client,
+            "arcane_execute_action",
+            json!({"action": action, "params": {param: target}}),
+        )
+        .await;
+        assert!(is_error(&r), "declined: {}", text(&r));
+        let q = handler.questions().pop().expect("asked");
+        assert!(
+            q.contains(&format!("- `{param}`: `{target}`")),
+            "{action} {target}: {q}"
+        );
+        assert!(!q.contains(arcane_redact::MASK), "{q}");
+    }
+    assert!(writes(&sim.requests().await).is_empty(), "nothing sent");
+    client.cancel().await.ok();
+
+    // The safe-mode preview: the same words, and the URL names the same volume.
+    let client = spawn(&sim.base(), sim.sim.api_key(), &["--safe-mode"]).await;
+    let r = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "volume.delete", "confirm": true,
+               "params": {"volumeName": "sk-proj-abcdefghijklmnopqrstuvwxyz01"}}),
+    )
+    .await;
+    let preview = text(&r);
+    assert!(
+        preview.contains("- `volumeName`: `sk-proj-abcdefghijklmnopqrstuvwxyz01`"),
+        "{preview}"
+    );
+    assert!(
+        preview.contains("/volumes/sk-proj-abcdefghijklmnopqrstuvwxyz01\""),
+        "{preview}"
+    );
+    assert!(writes(&sim.requests().await).is_empty());
+    client.cancel().await.ok();
+}
+
 /// Over every action of the 2.8.0 catalog that needs confirmation: the question shows every
 /// path parameter and every flag given (each boolean of the query or body), with its value.
 #[test]

@@ -1,7 +1,8 @@
 //! The audit log of mutating calls (`--audit-log PATH`, docs/security.md): one JSON object per
 //! line — when, which session and client, which user (a fingerprint of the Arcane key, never
-//! the key), the action, environment and targets, the parameters with secrets masked (JSON
-//! text read as JSON first, by the redactor previews use), and the
+//! the key), the action, environment and targets (its path parameters), the parameters with
+//! secrets masked (JSON text read as JSON first, by the redactor previews use) but the
+//! identifiers of what the call addresses kept as given, and the
 //! outcome (sent and answered, failed, refused, previewed; confirmed how). Not to be confused
 //! with `audit-tokens` (`src/cmd/audit_tokens.rs`), which measures tool definitions.
 //!
@@ -84,6 +85,13 @@ pub struct Entry<'a> {
     pub domain: &'a str,
     pub environment: &'a str,
     pub params: &'a Map<String, Value>,
+    /// The action's targets, its path parameters (`Action::targets`, the question's rule):
+    /// the line's `targets`.
+    pub targets: &'a [&'a str],
+    /// The parameters whose values are identifiers (`Catalog::identifiers`: targets, the
+    /// environment, names looked up), recorded as given: the line says what was deleted even
+    /// when its name looks like a credential.
+    pub identifiers: &'a [&'a str],
     pub outcome: Disposition,
     /// The error text of a failed or refused call (masked and cut here).
     pub error: Option<&'a str>,
@@ -195,15 +203,13 @@ fn open_append(path: &Path) -> std::io::Result<File> {
 /// they are masked, as previews read them: masked as text they would keep the secrets of the
 /// names and files they carry.
 fn line_of(e: &Entry<'_>) -> Value {
-    let mut params = arcane_redact::redacted_params(e.params, e.domain);
+    let mut params = arcane_redact::redacted_params(e.params, e.domain, e.identifiers);
     cut_strings(&mut params);
     let targets: Map<String, Value> = params
         .as_object()
         .map(|m| {
             m.iter()
-                .filter(|(k, _)| {
-                    *k != "environmentId" && (k.ends_with("Id") || k.ends_with("Ids") || *k == "id")
-                })
+                .filter(|(k, _)| e.targets.contains(&k.as_str()))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect()
         })
@@ -359,6 +365,8 @@ mod tests {
             domain: "container",
             environment: "0",
             params,
+            targets: &["containerId"],
+            identifiers: &["environmentId", "containerId"],
             outcome: Disposition::Ok,
             error: None,
             duration: std::time::Duration::from_millis(12),
@@ -400,6 +408,43 @@ mod tests {
             let mode = std::fs::metadata(&path).unwrap().permissions().mode();
             assert_eq!(mode & 0o077, 0, "only the owner reads the audit log");
         }
+    }
+
+    /// Findings 2 and 6 of issue 26: the line of a `volume.delete` named no target, and a
+    /// target that looks like a credential was masked, so nothing said what was deleted.
+    #[test]
+    fn targets_are_the_path_parameters_recorded_as_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open(&path, 1 << 20).unwrap();
+        let caller = Actor::default();
+        let params = json!({"volumeName": "sk-proj-abcdefghijklmnopqrstuvwxyz01",
+            "environmentId": "AKIAIOSFODNN7EXAMPLE", "token": "glpat-abcdefghijklmnopqrst",
+            "note": "glpat-zyxwvutsrqponmlkjihg"});
+        log.record(&Entry {
+            action: "volume.delete",
+            domain: "volume",
+            targets: &["volumeName", "token"],
+            identifiers: &["environmentId", "volumeName", "token"],
+            ..entry(&caller, params.as_object().unwrap())
+        });
+        let text = std::fs::read_to_string(&path).unwrap();
+        let line: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(
+            line["targets"],
+            json!({"volumeName": "sk-proj-abcdefghijklmnopqrstuvwxyz01",
+                   "token": arcane_redact::MASK}),
+            "{text}"
+        );
+        assert_eq!(
+            line["params"]["volumeName"],
+            "sk-proj-abcdefghijklmnopqrstuvwxyz01"
+        );
+        assert_eq!(line["params"]["environmentId"], "AKIAIOSFODNN7EXAMPLE");
+        assert!(
+            !text.contains("glpat-abcdefghijklmnopqrst") && !text.contains("zyxwvuts"),
+            "a secret-named target and other values stay masked: {text}"
+        );
     }
 
     #[test]

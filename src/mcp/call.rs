@@ -168,12 +168,16 @@ fn record(
         .get("environmentId")
         .and_then(Value::as_str)
         .unwrap_or(&server.exec.config().environment);
+    let targets: Vec<&str> = a.targets().map(|p| p.name.as_str()).collect();
+    let identifiers = snap.catalog.identifiers(a);
     log.record(&Entry {
         caller,
         action: &a.id,
         domain: &a.domain,
         environment,
         params: &params,
+        targets: &targets,
+        identifiers: &identifiers,
         outcome: disposition,
         error: failed.then_some(text.as_str()),
         duration: started.elapsed(),

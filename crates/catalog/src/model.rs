@@ -396,6 +396,26 @@ impl Action {
     pub fn param(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.name == name)
     }
+
+    /// The targets of a call: the parameters that fill the path (the volume, the container,
+    /// the project), in the action's order — by where they go, not by how they are named
+    /// (`volumeName` is as much a target as `containerId`). The environment is the other
+    /// part of what a call addresses, said apart (the question's first line, the audit
+    /// log's `environment`). The one rule of the question (`arcane_engine::describe`) and the
+    /// audit log's `targets` (docs/security.md#what-the-confirmation-shows).
+    pub fn targets(&self) -> impl Iterator<Item = &Param> {
+        self.params
+            .iter()
+            .filter(|p| p.location == ParamLocation::Path)
+    }
+
+    /// Whether the value of parameter `name` names what the call addresses — a target
+    /// ([`Action::targets`]) or the environment — so that it is an identifier, shown and
+    /// recorded as given rather than masked when it looks like a credential.
+    pub fn addresses(&self, name: &str) -> bool {
+        self.param(name)
+            .is_some_and(|p| matches!(p.location, ParamLocation::Path | ParamLocation::Environment))
+    }
 }
 
 /// An operation of the spec that is not served as an action, and why.
@@ -552,6 +572,26 @@ impl Catalog {
             by_id,
             aliases,
         }
+    }
+
+    /// The parameters of `action` whose values are identifiers, shown and recorded as given
+    /// (`arcane_redact::shown_as_given`): what the call addresses ([`Action::addresses`]:
+    /// the path parameters and the environment) and the parameters a resolver looks up by
+    /// name (`overrides/resolvers.yaml`). The audit log's rule; the question knows the names
+    /// looked up from the lookup itself.
+    pub fn identifiers<'a>(&'a self, action: &'a Action) -> Vec<&'a str> {
+        action
+            .params
+            .iter()
+            .filter(|p| {
+                action.addresses(&p.name)
+                    || self
+                        .resolvers
+                        .iter()
+                        .any(|r| r.param == p.name && r.through != action.id)
+            })
+            .map(|p| p.name.as_str())
+            .collect()
     }
 
     /// An action by canonical ID.

@@ -6,7 +6,10 @@
 //!
 //! Every value came from the client (the model may be prompt-injected): scalars are code
 //! spans, longer text and objects are fenced blocks that no line of theirs can close, secrets
-//! are masked by the one redactor, invisible and bidi characters are shown as `\u{…}` escapes
+//! are masked by the one redactor — but not the values that name what the call acts on (the
+//! path parameters, the environment, a name looked up): those are identifiers, shown as given
+//! even when they look like credentials ([`arcane_redact::shown_as_given`]), so the person never
+//! approves another object than the one sent —, invisible and bidi characters are shown as `\u{…}` escapes
 //! (what the person reads is what is sent), and a long block shows its head and its tail with
 //! the size of the cut between them. A parameter that replaces a stored document (overlay
 //! `confirmDiff`) is shown as a unified diff of the current document against the new one,
@@ -18,7 +21,7 @@ use serde_json::{Map, Value};
 
 use arcane_catalog::{Action, ParamLocation};
 use arcane_markdown::{clip, code_span, excerpt, fenced, reveal};
-use arcane_redact::{mask_text, redacted};
+use arcane_redact::{mask_text, redacted, shown_as_given};
 
 /// Longest scalar shown inline, in characters.
 const MAX_INLINE: usize = 200;
@@ -89,17 +92,25 @@ pub fn describe_with(
         }
     }
     // The target first (path parameters), then the scope, in the action's order.
-    let ordered =
+    let ordered = action.targets().chain(
         action
             .params
             .iter()
-            .filter(|p| p.location == ParamLocation::Path)
-            .chain(action.params.iter().filter(|p| {
-                !matches!(p.location, ParamLocation::Path | ParamLocation::Environment)
-            }));
+            .filter(|p| !matches!(p.location, ParamLocation::Path | ParamLocation::Environment)),
+    );
     let mut items = Vec::new();
     for p in ordered {
-        let Some(v) = shown.get(&p.name).filter(|v| !v.is_null()) else {
+        // What names the object acted on (a target, a name looked up) is an identifier: shown
+        // as given, never masked for looking like a credential, so the person approves the
+        // very object that is sent (arcane_redact::shown_as_given).
+        let identifier = params
+            .get(&p.name)
+            .filter(|_| action.addresses(&p.name) || given.contains_key(&p.name))
+            .filter(|v| shown_as_given(&p.name, v));
+        let Some(v) = identifier
+            .or_else(|| shown.get(&p.name))
+            .filter(|v| !v.is_null())
+        else {
             continue;
         };
         let given = given_as(given, &p.name);
@@ -471,6 +482,81 @@ mod tests {
         assert!(!t.contains("hunter2") && !t.contains("mppw-1"), "{t}");
         // The content is fenced by a fence longer than any of its own.
         assert!(t.contains("````text\nservices:"), "{t}");
+    }
+
+    fn volume_delete() -> Action {
+        let mut a: Action = serde_json::from_value(json!({
+            "id": "volume.delete", "domain": "volume", "name": "delete",
+            "title": "Delete volume", "description": "", "method": "DELETE",
+            "path": "/environments/{id}/volumes/{volumeName}/{token}", "params": [
+                {"name": "environmentId", "wireName": "id", "location": "environment", "required": false, "description": "", "schema": {}},
+                {"name": "volumeName", "wireName": "volumeName", "location": "path", "required": true, "description": "", "schema": {}},
+                {"name": "token", "wireName": "token", "location": "path", "required": false, "description": "", "schema": {}},
+                {"name": "note", "wireName": "note", "location": "query", "required": false, "description": "", "schema": {}},
+                {"name": "projectId", "wireName": "projectId", "location": "bodyProperty", "required": false, "description": "", "schema": {}}
+            ],
+            "inputSchema": {}, "required": [], "mutating": true, "destructive": true,
+            "idempotent": false, "kind": "json", "body": "json", "list": false,
+            "sortable": false, "related": [], "followUps": [], "widenings": [], "source": "test"
+        }))
+        .unwrap();
+        a.derived_id = a.id.clone();
+        a
+    }
+
+    /// Finding 2 of issue 26: a target that merely looks like a credential was masked, so the
+    /// person approved deleting `********`. Targets, the environment and names looked up are
+    /// identifiers, shown as given (escaped as ever); a path parameter whose name says secret
+    /// and every other value stay masked.
+    #[test]
+    fn targets_that_look_like_credentials_are_shown_as_given() {
+        for target in [
+            "sk-proj-abcdefghijklmnopqrstuvwxyz01",
+            "AKIAIOSFODNN7EXAMPLE",
+            "glpat-abcdefghijklmnopqrst",
+            "token=prod-data",
+        ] {
+            let params = json!({"volumeName": target, "token": "glpat-zyxwvutsrqponmlkjihg",
+                "note": "sk-proj-abcdefghijklmnopqrstuvwxyz99", "projectId": "0b7f",
+                "environmentId": "2"});
+            let given = json!({"projectId": "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                "environmentId": "AKIAIOSFODNN7EXAMPL2"});
+            let t = describe(
+                &volume_delete(),
+                params.as_object().unwrap(),
+                given.as_object().unwrap(),
+                Some("2"),
+            )
+            .text()
+            .to_string();
+            assert!(
+                t.contains(&format!("\n- `volumeName`: `{target}`\n")),
+                "{target}: {t}"
+            );
+            assert!(t.contains("(given as `AKIAIOSFODNN7EXAMPL2`)"), "{t}");
+            assert!(
+                t.contains(
+                    "- `projectId`: `0b7f` (given as `ghp_abcdefghijklmnopqrstuvwxyz0123456789`)"
+                ),
+                "{t}"
+            );
+            assert!(t.contains("- `token`: `********`"), "{t}");
+            assert!(!t.contains("zyxwvuts") && !t.contains("xyz99"), "{t}");
+        }
+        // Still escaped: an invisible character of a target is shown as an escape.
+        let params = json!({"volumeName": "sk-proj-abcdefghijklmnopqrstuvwxyz01\u{200b}"});
+        let t = describe(
+            &volume_delete(),
+            params.as_object().unwrap(),
+            &Map::new(),
+            None,
+        )
+        .text()
+        .to_string();
+        assert!(
+            t.contains("`sk-proj-abcdefghijklmnopqrstuvwxyz01\\u{200B}` — holds 1 invisible"),
+            "{t}"
+        );
     }
 
     fn update() -> Action {

@@ -95,18 +95,19 @@ impl SegmentError {
     fn text(&self) -> String {
         let SegmentError { name, value, why } = self;
         // Invisible and control characters shown as `\uXXXX` (the presentation's one way to
-        // echo a value the model sent); quoted, not a code span: the text is an excerpt in the
-        // error that carries it.
+        // echo a value the model sent); quoted once, here, and not a code span: the text is an
+        // excerpt in the error that carries it. Every text below uses this `value` as it is
+        // (a `{value:?}` would quote and escape it a second time: `"\"a\\u0000b\""`).
         let value = format!("\"{}\"", arcane_markdown::visible(value));
         match why {
             Refusal::DotOrEmpty => format!(
                 "{name} {value} cannot be sent: an empty, \".\" or \"..\" path segment (also percent-encoded) would address another endpoint of Arcane; use the object's real ID or name (the matching list action shows them)"
             ),
             Refusal::Structure(c) => format!(
-                "{name} {value} cannot be sent: pass the object's ID or plain name (its list action shows them), not a path — a {c:?} (also percent-encoded) would address another endpoint, as Arcane decodes a remote environment's path before proxying it"
+                "{name} {value} cannot be sent: pass the object's ID or plain name (its list action shows them), not a path — a '{c}' (also percent-encoded) would address another endpoint, as Arcane decodes a remote environment's path before proxying it"
             ),
             Refusal::Hidden(c) => format!(
-                "{name} {value:?} cannot be sent: it holds the invisible character U+{:04X} (also percent-encoded), so the target a person reads is not the one sent; pass the object's ID or plain name as its list action shows it",
+                "{name} {value} cannot be sent: it holds the invisible character U+{:04X} (also percent-encoded), so the target a person reads is not the one sent; pass the object's ID or plain name as its list action shows it",
                 *c as u32
             ),
         }
@@ -252,6 +253,41 @@ mod tests {
             assert!(e.to_string().contains("invisible character U+"), "{e}");
         }
         assert!(segment_path("imageId", "ghcr.io/a\u{200d}b").is_err());
+    }
+
+    /// Finding 11 of issue 26: the refusal quoted an already quoted value again
+    /// (`containerId "\\"a\\\u0000b\\""`). Each value is quoted once, its invisible
+    /// characters shown as `\uXXXX`; a structure character is quoted once too.
+    #[test]
+    fn a_refused_value_is_quoted_once() {
+        let text = |v: &str| segment("containerId", v).unwrap_err().to_string();
+        assert!(
+            text("a\0b").starts_with(
+                "containerId \"a\\u0000b\" cannot be sent: it holds the invisible character U+0000"
+            ),
+            "{}",
+            text("a\0b")
+        );
+        assert!(
+            text("web-1\r\nX: y").starts_with("containerId \"web-1\\u000d\\u000aX: y\" cannot"),
+            "{}",
+            text("web-1\r\nX: y")
+        );
+        assert!(
+            text("a\\b").starts_with("containerId \"a\\b\" cannot be sent"),
+            "{}",
+            text("a\\b")
+        );
+        assert!(text("a\\b").contains(" a '\\' (also"), "{}", text("a\\b"));
+        assert!(
+            text("..").starts_with("containerId \"..\" cannot"),
+            "{}",
+            text("..")
+        );
+        for v in ["a\0b", "web-1\r\nX: y", "a\\b", "a/b", ".."] {
+            let t = text(v);
+            assert!(!t.contains("\\\"") && !t.contains("\"\""), "{v:?}: {t}");
+        }
     }
 
     #[test]

@@ -108,6 +108,10 @@ pub struct Prepared {
     pub environment: Option<String>,
     /// Values of secret-looking path and query parameters, masked in previews of the URL.
     pub secret_values: Vec<String>,
+    /// Where the filled path template is in `url` (bytes): the environment and the targets,
+    /// identifiers the preview shows as given (`arcane_redact::shown_as_given`) while the
+    /// rest of the URL is masked as text.
+    pub path_span: std::ops::Range<usize>,
 }
 
 /// Builds the request of `action` with `params` (already validated) against `base_url`
@@ -256,7 +260,9 @@ pub fn build(
         }
     };
 
-    let mut url = format!("{}/api{}", base_url.trim_end_matches('/'), path);
+    let mut url = format!("{}/api", base_url.trim_end_matches('/'));
+    let path_span = url.len()..url.len() + path.len();
+    url.push_str(&path);
     if !query.is_empty() {
         let qs = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(query.iter())
@@ -271,6 +277,7 @@ pub fn build(
         body,
         environment,
         secret_values,
+        path_span,
     })
 }
 
@@ -388,20 +395,44 @@ impl Prepared {
                     };
                     form.insert(f.name.clone(), v);
                 }
-                redacted_params(&form, domain)
+                redacted_params(&form, domain, &[])
             }
         };
-        let mut url = self.url.clone();
-        for secret in self.secret_values.iter().filter(|s| !s.is_empty()) {
-            for form in [
-                path::encode(secret),
-                url::form_urlencoded::byte_serialize(secret.as_bytes()).collect(),
-            ] {
-                url = url.replace(&form, MASK);
-            }
-        }
-        let url = mask_text(&url).into_owned();
+        let url = self.preview_url();
         json!({"method": self.method, "url": url, "headers": headers, "body": body})
+    }
+
+    /// The URL as a preview shows it: the values of secret-named path and query parameters
+    /// masked wherever they are; the filled path (the environment, the targets — identifiers,
+    /// shown as the question shows them) kept as it is; the base URL (a password in it) and
+    /// the query masked as text.
+    fn preview_url(&self) -> String {
+        let secrets_masked = |part: &str| {
+            let mut part = part.to_string();
+            for secret in self.secret_values.iter().filter(|s| !s.is_empty()) {
+                for form in [
+                    path::encode(secret),
+                    url::form_urlencoded::byte_serialize(secret.as_bytes()).collect(),
+                ] {
+                    part = part.replace(&form, MASK);
+                }
+            }
+            part
+        };
+        let span = &self.path_span;
+        let parts = self
+            .url
+            .get(..span.start)
+            .and_then(|base| Some((base, self.url.get(span.clone())?, self.url.get(span.end..)?)));
+        match parts {
+            Some((base, path, rest)) => format!(
+                "{}{}{}",
+                mask_text(&secrets_masked(base)),
+                secrets_masked(path),
+                mask_text(&secrets_masked(rest))
+            ),
+            None => mask_text(&secrets_masked(&self.url)).into_owned(),
+        }
     }
 }
 
@@ -423,6 +454,7 @@ mod tests {
             ),
             environment: None,
             secret_values: vec![],
+            path_span: 0..0,
         };
         let m = &p.preview(&Auth::ApiKey("k".into()), "")["body"];
         assert_eq!(m["username"], "bot");
@@ -444,6 +476,7 @@ mod tests {
             body: Body::None,
             environment: None,
             secret_values: vec!["s3cr/t".into()],
+            path_span: 12..38,
         };
         let v = p.preview(&Auth::ApiKey("k".into()), "webhook");
         assert_eq!(
@@ -452,6 +485,44 @@ mod tests {
         );
         assert_eq!(v["headers"]["X-Registry-Token"], MASK);
         assert_eq!(v["headers"]["X-API-Key"], MASK);
+    }
+
+    /// Finding 2 of issue 26: the preview's URL masked a target that looks like a credential
+    /// (`/volumes/********`). The filled path is shown as given; the base URL's password and
+    /// the query's secrets stay masked.
+    #[test]
+    fn targets_in_the_path_are_shown_as_given_in_previews() {
+        let mut a: Action = serde_json::from_value(json!({
+            "id": "volume.delete", "domain": "volume", "name": "delete",
+            "title": "Delete volume", "description": "", "method": "DELETE",
+            "path": "/environments/{id}/volumes/{volumeName}", "params": [
+                {"name": "environmentId", "wireName": "id", "location": "environment", "required": false, "description": "", "schema": {}},
+                {"name": "volumeName", "wireName": "volumeName", "location": "path", "required": true, "description": "", "schema": {}},
+                {"name": "note", "wireName": "note", "location": "query", "required": false, "description": "", "schema": {}}
+            ],
+            "inputSchema": {}, "required": [], "mutating": true, "destructive": true,
+            "idempotent": false, "kind": "json", "body": "none", "list": false,
+            "sortable": false, "related": [], "followUps": [], "widenings": [], "source": "test"
+        }))
+        .unwrap();
+        a.derived_id = a.id.clone();
+        let params = json!({"volumeName": "sk-proj-abcdefghijklmnopqrstuvwxyz01",
+            "environmentId": "AKIAIOSFODNN7EXAMPLE", "note": "glpat-abcdefghijklmnopqrst"});
+        let p = build(&a, params.as_object().unwrap(), "http://u:pw-base-1@a", "0").unwrap();
+        let url = p.preview(&Auth::ApiKey("k".into()), "volume")["url"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            url.contains(
+                "/api/environments/AKIAIOSFODNN7EXAMPLE/volumes/sk-proj-abcdefghijklmnopqrstuvwxyz01?"
+            ),
+            "{url}"
+        );
+        assert!(
+            !url.contains("pw-base-1") && !url.contains("glpat-"),
+            "{url}"
+        );
     }
 
     #[test]
@@ -475,6 +546,7 @@ mod tests {
             ]),
             environment: None,
             secret_values: vec![],
+            path_span: 0..0,
         };
         let v = p.preview(&Auth::ApiKey("k".into()), "project");
         assert_eq!(v["body"]["project"]["name"], "web");

@@ -248,12 +248,53 @@ pub fn redacted_view<'a>(value: &'a Value, domain: &str) -> Cow<'a, Value> {
 /// same rules see the names and texts it carries (`envContent`, compose text, `password`);
 /// then everything is redacted as [`redacted`] does. A string that is not such JSON stays a
 /// string, masked by the text rules.
-pub fn redacted_params(params: &serde_json::Map<String, Value>, domain: &str) -> Value {
-    let value = Value::Object(params.clone());
-    match decode_json_text(&value, 0) {
+///
+/// `identifiers` names the parameters whose values say what the call addresses (its path
+/// parameters, its environment, a name looked up): each is kept as given when
+/// [`shown_as_given`] allows, so that the log says what was deleted even when its name looks
+/// like a credential.
+pub fn redacted_params(
+    params: &serde_json::Map<String, Value>,
+    domain: &str,
+    identifiers: &[&str],
+) -> Value {
+    let kept = |k: &str, v: &Value| identifiers.contains(&k) && shown_as_given(k, v);
+    let rest: serde_json::Map<String, Value> = params
+        .iter()
+        .filter(|(k, v)| !kept(k, v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let value = Value::Object(rest);
+    let mut masked = match decode_json_text(&value, 0) {
         Some(decoded) => redacted(&decoded, domain),
         None => redacted(&value, domain),
-    }
+    };
+    let Value::Object(masked) = &mut masked else {
+        return masked;
+    };
+    // Back in the caller's order.
+    Value::Object(
+        params
+            .iter()
+            .map(|(k, v)| match masked.remove(k) {
+                Some(m) => (k.clone(), m),
+                None => (k.clone(), v.clone()),
+            })
+            .collect(),
+    )
+}
+
+/// Whether the value of a parameter that names what a call addresses (a path parameter such
+/// as `volumeName`, the environment, a name looked up) is shown and recorded as given rather
+/// than masked: it is an identifier — the object the person approves deleting, the line of the
+/// audit log that says what was deleted — even when it looks like a credential
+/// (`sk-proj-…`, `AKIA…`, `token=prod-data`). Not when the parameter's own name says secret
+/// ([`is_secret_name`]: a path parameter named `token` carries one), and only a scalar: an
+/// object or a list in such a place is no identifier and is masked as any value is. The one
+/// rule of the question, the safe-mode preview and the audit log
+/// (docs/security.md#what-is-masked-and-what-is-not).
+pub fn shown_as_given(name: &str, value: &Value) -> bool {
+    matches!(value, Value::String(_) | Value::Number(_) | Value::Bool(_)) && !is_secret_name(name)
 }
 
 /// How deep JSON text inside JSON text is read (a parameter of JSON text whose field is JSON
@@ -2207,7 +2248,7 @@ mod tests {
             "note": "{not json",
             "count": 3,
         });
-        let v = redacted_params(params.as_object().unwrap(), "project");
+        let v = redacted_params(params.as_object().unwrap(), "project", &[]);
         assert_eq!(v["project"]["name"], "shop");
         assert_eq!(
             v["project"]["envContent"],
@@ -2229,6 +2270,42 @@ mod tests {
         assert_eq!(v["count"], 3);
         for secret in ["hunter2", "s3cr3t", "t0k", "\"pw\""] {
             assert!(!v.to_string().contains(secret), "{secret}: {v}");
+        }
+    }
+
+    /// The parameters that name what a call addresses are kept as given even when they look
+    /// like credentials (the audit log must say what was deleted); everything else, and an
+    /// identifier whose own name says secret, is masked as before.
+    #[test]
+    fn identifiers_are_kept_as_given_unless_their_name_says_secret() {
+        let params = json!({
+            "environmentId": "AKIAIOSFODNN7EXAMPLE",
+            "volumeName": "sk-proj-abcdefghijklmnopqrstuvwxyz01",
+            "containerId": "token=prod-data",
+            "token": "glpat-abcdefghijklmnopqrst",
+            "force": true,
+            "note": "sk-proj-abcdefghijklmnopqrstuvwxyz01",
+            "spec": json!({"password": "pw1"}).to_string(),
+        });
+        let ids = ["environmentId", "volumeName", "containerId", "token"];
+        let v = redacted_params(params.as_object().unwrap(), "volume", &ids);
+        assert_eq!(v["environmentId"], "AKIAIOSFODNN7EXAMPLE", "{v}");
+        assert_eq!(
+            v["volumeName"], "sk-proj-abcdefghijklmnopqrstuvwxyz01",
+            "{v}"
+        );
+        assert_eq!(v["containerId"], "token=prod-data", "{v}");
+        assert_eq!(v["token"], MASK, "a secret-named identifier: {v}");
+        assert_eq!(v["force"], true);
+        assert_eq!(v["note"], MASK, "not an identifier: {v}");
+        assert_eq!(v["spec"]["password"], MASK, "{v}");
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        let given: Vec<&String> = params.as_object().unwrap().keys().collect();
+        assert_eq!(keys, given, "in the caller's order");
+        // Without identifiers, the same values are masked as before.
+        let v = redacted_params(params.as_object().unwrap(), "volume", &[]);
+        for k in ["environmentId", "volumeName", "containerId"] {
+            assert!(v[k].as_str().unwrap().contains(MASK), "{k}: {v}");
         }
     }
 
