@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::cli::{HttpServer, http_client_with};
+use crate::fixtures;
 use crate::server_support::{
     self, Sim, call, catalog, is_error, spawn, spawn_with, text, tools, writes,
 };
@@ -629,4 +630,294 @@ fn a_confirm_diff_that_could_change_state_or_cannot_be_read_is_refused() {
             "{entry}: {err}"
         );
     }
+}
+
+/// A client that declares form elicitation and holds every question open until the test lets
+/// it answer (each answer a decline): the questions stay open as long as the test wants.
+#[derive(Clone)]
+struct Holder {
+    asked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    changed: std::sync::Arc<tokio::sync::Notify>,
+    answers: std::sync::Arc<tokio::sync::Semaphore>,
+}
+
+impl Holder {
+    fn new() -> Holder {
+        Holder {
+            asked: Default::default(),
+            changed: Default::default(),
+            answers: std::sync::Arc::new(tokio::sync::Semaphore::new(0)),
+        }
+    }
+
+    fn asked(&self) -> usize {
+        self.asked.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits until `n` questions have been asked in all.
+    async fn until_asked(&self, n: usize) {
+        loop {
+            // Made before the check: a question asked in between still wakes it.
+            let changed = self.changed.notified();
+            if self.asked() >= n {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// Lets `n` held questions be answered.
+    fn answer(&self, n: usize) {
+        self.answers.add_permits(n);
+    }
+}
+
+impl rmcp::ClientHandler for Holder {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let caps = rmcp::model::ClientCapabilities::builder()
+            .enable_elicitation()
+            .build();
+        rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("holder", "1"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.changed.notify_waiters();
+        if let Ok(permit) = self.answers.acquire().await {
+            permit.forget();
+        }
+        Ok(rmcp::model::ElicitResult::new(
+            rmcp::model::ElicitationAction::Decline,
+        ))
+    }
+}
+
+/// One `container.kill` call of `peer` on its own task; its answer's text (and whether it was
+/// an error) goes to `done`.
+fn kill_in_background(
+    peer: &rmcp::Peer<rmcp::RoleClient>,
+    done: &tokio::sync::mpsc::UnboundedSender<(bool, String)>,
+) -> tokio::task::JoinHandle<()> {
+    let (peer, done) = (peer.clone(), done.clone());
+    tokio::spawn(async move {
+        let params = rmcp::model::CallToolRequestParams::new("arcane_execute_action")
+            .with_arguments(kill(false).as_object().unwrap().clone());
+        if let Ok(r) = peer.call_tool(params).await {
+            let _ = done.send((is_error(&r), text(&r)));
+        }
+    })
+}
+
+/// The refusal of a caller past its quota of open confirmations.
+fn past_the_quota(text: &str) -> bool {
+    text.contains("You have 100 confirmations waiting for the user's answer")
+        && text.contains("nothing was sent")
+}
+
+/// Opens `n` questions of `holder`'s client (held unanswered); answers come to `done`.
+async fn hold_questions(
+    peer: &rmcp::Peer<rmcp::RoleClient>,
+    holder: &Holder,
+    n: usize,
+    done: &tokio::sync::mpsc::UnboundedSender<(bool, String)>,
+) {
+    let start = holder.asked();
+    for _ in 0..n {
+        kill_in_background(peer, done);
+    }
+    fixtures::guarded(holder.until_asked(start + n)).await;
+}
+
+/// The next call of `peer`: `Ok` when it was asked (its question is then held), `Err` with the
+/// refusal when it answered without asking.
+async fn next_call(
+    peer: &rmcp::Peer<rmcp::RoleClient>,
+    holder: &Holder,
+    done: &tokio::sync::mpsc::UnboundedSender<(bool, String)>,
+) -> Result<(), String> {
+    let asked = holder.asked();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    kill_in_background(peer, &tx);
+    let forward = done.clone();
+    fixtures::guarded(async {
+        tokio::select! {
+            _ = holder.until_asked(asked + 1) => {
+                // Its answer, later, goes with the others'.
+                tokio::spawn(async move {
+                    while let Some(a) = rx.recv().await {
+                        let _ = forward.send(a);
+                    }
+                });
+                Ok(())
+            }
+            Some((error, text)) = rx.recv() => {
+                assert!(error, "{text}");
+                Err(text)
+            }
+        }
+    })
+    .await
+}
+
+/// Over stdio (the real binary), a client that declares elicitation and leaves the questions
+/// unanswered holds at most 100 open: the 101st call is refused with what to do, asking
+/// nobody; once one is answered, or its call cancelled, a new call is asked again. Nothing
+/// reaches Arcane (every answer is a decline).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_stdio_one_session_holds_at_most_100_open_confirmations() {
+    let sim = Sim::start().await;
+    let holder = Holder::new();
+    let client =
+        server_support::spawn_process_with(holder.clone(), &sim.base(), sim.sim.api_key(), &[])
+            .await;
+    let peer = client.peer().clone();
+    let (done, mut answers) = tokio::sync::mpsc::unbounded_channel();
+    hold_questions(&peer, &holder, 100, &done).await;
+
+    let refused = next_call(&peer, &holder, &done).await.unwrap_err();
+    assert!(past_the_quota(&refused), "{refused}");
+    assert_eq!(holder.asked(), 100);
+
+    // One answered: its place goes back once its call has its answer.
+    holder.answer(1);
+    let (error, declined) = fixtures::guarded(answers.recv()).await.unwrap();
+    assert!(error && declined.contains("declined"), "{declined}");
+    next_call(&peer, &holder, &done)
+        .await
+        .expect("asked again once a question was answered");
+    assert!(past_the_quota(
+        &next_call(&peer, &holder, &done).await.unwrap_err()
+    ));
+
+    // One call cancelled while it waits: its place goes back too.
+    let params = rmcp::model::CallToolRequestParams::new("arcane_execute_action")
+        .with_arguments(kill(false).as_object().unwrap().clone());
+    holder.answer(1);
+    fixtures::guarded(answers.recv()).await.unwrap();
+    let asked = holder.asked();
+    let cancelled = peer
+        .send_cancellable_request(
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params)),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    fixtures::guarded(holder.until_asked(asked + 1)).await;
+    assert!(past_the_quota(
+        &next_call(&peer, &holder, &done).await.unwrap_err()
+    ));
+    cancelled.cancel(None).await.unwrap();
+    // The server lets the place go when it reads the cancellation: until then a call is
+    // still refused, so ask until one is asked (the hang guard bounds it).
+    fixtures::guarded(async {
+        while next_call(&peer, &holder, &done).await.is_err() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+
+    holder.answer(1_000);
+    assert!(writes(&sim.requests().await).is_empty());
+    client.cancel().await.ok();
+}
+
+/// Over HTTP, one bearer token's session holds at most 100 open confirmations (the 101st call
+/// is refused, asking nobody) while another token's session is still asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_one_token_holds_at_most_100_open_confirmations() {
+    let sim = Sim::start().await;
+    let server = HttpServer::for_sim(&sim, &[], "tok-a,tok-b").await;
+    let (a, b) = (Holder::new(), Holder::new());
+    let client_a = http_client_with(a.clone(), &server.base, "tok-a", &[]).await;
+    let client_b = http_client_with(b.clone(), &server.base, "tok-b", &[]).await;
+    let (done, _answers) = tokio::sync::mpsc::unbounded_channel();
+    hold_questions(client_a.peer(), &a, 100, &done).await;
+    let refused = next_call(client_a.peer(), &a, &done).await.unwrap_err();
+    assert!(past_the_quota(&refused), "{refused}");
+    assert_eq!(a.asked(), 100);
+    next_call(client_b.peer(), &b, &done)
+        .await
+        .expect("another token is still asked");
+    a.answer(1_000);
+    b.answer(1_000);
+    assert!(writes(&sim.requests().await).is_empty());
+    // Dropped, not cancelled: the client's own shutdown waits on its hundred streams.
+    drop((client_a, client_b));
+    server.stop().await;
+}
+
+/// The next message of an SSE response, one `data:` line each; `seen` keeps what was read of
+/// the next ones.
+async fn next_message(stream: &mut reqwest::Response, seen: &mut String) -> Value {
+    loop {
+        if let Some(end) = seen.find('\n') {
+            let line = seen[..end].to_string();
+            seen.drain(..=end);
+            if let Some(data) = line.strip_prefix("data:")
+                && let Ok(v) = serde_json::from_str::<Value>(data.trim())
+            {
+                return v;
+            }
+            continue;
+        }
+        let chunk = stream.chunk().await.unwrap().expect("the stream goes on");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}
+
+/// Over HTTP, a session that declared elicitation but never opened its event stream
+/// (`GET /mcp`) still gets the question: it comes on the call's own response stream, and the
+/// answer posted back settles the call at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_the_question_comes_on_the_calls_own_stream() {
+    use crate::cli::raw_post;
+    let sim = Sim::start().await;
+    let server = HttpServer::for_sim(&sim, &[], "tok").await;
+    let base = server.base.clone();
+    let auth = ("authorization", "Bearer tok");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "no-stream", "version": "1"}}});
+    let (status, h, body) = raw_post(&base, &[auth], init.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    let session = h["mcp-session-id"].to_str().unwrap().to_string();
+    let in_session = [
+        auth,
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _, body) = raw_post(&base, &in_session, initialized.to_string()).await;
+    assert_eq!(status, 202, "{body}");
+
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "arcane_execute_action", "arguments": kill(false)}});
+    let mut request = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for (k, v) in in_session {
+        request = request.header(k, v);
+    }
+    let mut stream = request.body(call.to_string()).send().await.unwrap();
+    assert_eq!(stream.status(), 200);
+    let mut seen = String::new();
+    let question = fixtures::guarded(next_message(&mut stream, &mut seen)).await;
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "decline"}});
+    let (status, _, body) = raw_post(&base, &in_session, answer.to_string()).await;
+    assert_eq!(status, 202, "{body}");
+    let result = fixtures::guarded(next_message(&mut stream, &mut seen)).await;
+    assert_eq!(result["id"], 2, "{result}");
+    let said = result["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        said.contains("declined") && said.contains("nothing was sent"),
+        "{said}"
+    );
+    assert!(writes(&sim.requests().await).is_empty());
+    server.stop().await;
 }

@@ -12,13 +12,15 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationSchema, InputRequest, InputRequiredResult, InputResponses, RequestStateCodec,
-    SealOptions,
+    ClientCapabilities, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationSchema, InputRequest, InputRequiredResult, InputResponses,
+    RequestId, RequestStateCodec, SealOptions, ServerRequest,
 };
+use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -115,9 +117,41 @@ fn read(result: &ElicitResult, action: &Action) -> Answer {
     }
 }
 
-/// Asks the user to confirm a call.
+/// Sends the question and waits for the answer, for at most [`ANSWER_WITHIN`]. The request
+/// carries the call it was asked from (`origin`, SEP-2260's marker): rmcp's Streamable HTTP
+/// session then sends it on that call's own response stream rather than on the session's
+/// event stream (`GET /mcp`), which a client need not have opened. rmcp attaches the marker
+/// itself only within the handler's task, and the call runs on the calls' runtime.
+async fn elicit(
+    peer: &Peer<RoleServer>,
+    request: ElicitRequestParams,
+    origin: Option<&RequestId>,
+) -> Result<ElicitResult, ServiceError> {
+    let mut request = ElicitRequest::new(request);
+    if let Some(id) = origin {
+        request
+            .extensions
+            .insert(rmcp::service::OriginatingRequestId(id.clone()));
+    }
+    let answer = peer
+        .send_request_with_option(
+            ServerRequest::ElicitRequest(request),
+            PeerRequestOptions::with_timeout(ANSWER_WITHIN),
+        )
+        .await?
+        .await_response()
+        .await?;
+    match answer {
+        ClientResult::ElicitResult(r) => Ok(r),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// Asks the user to confirm a call, through the session that `origin` (the call's request)
+/// came in on.
 pub async fn ask(
     peer: &Peer<RoleServer>,
+    origin: Option<&RequestId>,
     action: &Action,
     effect: &Effect,
     cancel: &CancellationToken,
@@ -129,16 +163,21 @@ pub async fn ask(
         return Answer::CannotAsk;
     };
     let asked = tokio::select! {
-        r = peer.create_elicitation_with_timeout(request, Some(ANSWER_WITHIN)) => r,
+        r = elicit(peer, request, origin) => r,
         _ = cancel.cancelled() => {
             return Answer::No(format!("{} was cancelled while waiting for the user; nothing was sent.", action.id));
         }
     };
     match asked {
         Ok(r) => read(&r, action),
-        Err(rmcp::service::ServiceError::Timeout { .. }) => {
-            refused("did not answer in time for", action)
-        }
+        // The question may never have been shown: say how it reaches the person.
+        Err(ServiceError::Timeout { .. }) => Answer::No(format!(
+            "The user did not answer in time for running {}; nothing was sent. Do not retry \
+             unless the user asks. If the question never reached them: over HTTP the client \
+             receives it on the call's own response stream or the session's event stream \
+             (GET /mcp), so keep one open; or have the user confirm another way.",
+            action.id
+        )),
         // The client declared forms but did not show this one: refused, never the param
         // rule (the model's word does not stand in for a question that failed).
         Err(e) => {
@@ -155,13 +194,14 @@ pub async fn ask(
 /// The key of the question in `inputRequests` and of its answer in `inputResponses`.
 const QUESTION: &str = "confirm";
 
-/// At most this many questions are open at once (each is remembered until answered or for
-/// [`ANSWER_WITHIN`]); beyond it a call is refused rather than memory grown.
+/// At most this many questions are open at once, however they are asked (a round trip's is
+/// remembered until answered or for [`ANSWER_WITHIN`]; a session's while its call waits for
+/// the answer); beyond it a call is refused rather than memory grown.
 const MAX_OPEN: usize = 10_000;
 
 /// At most this many of them from one caller (an HTTP bearer token, else an HTTP session, else
 /// the stdio session), so that one caller cannot fill the table and block everyone else's
-/// confirmations.
+/// confirmations, nor hold a call of `--max-calls-in-flight` per session open on each.
 pub const MAX_OPEN_PER_CALLER: usize = 100;
 const _: () = assert!(MAX_OPEN_PER_CALLER < MAX_OPEN);
 
@@ -180,8 +220,33 @@ struct Sealed {
 pub struct RoundTrips {
     /// `None` without system randomness: then nobody is asked this way.
     codec: Option<RequestStateCodec>,
-    /// Open questions by nonce: when asked, and the digest of who asked.
-    open: Mutex<HashMap<String, (Instant, [u8; 32])>>,
+    /// Open questions, both ways of asking: when asked, and the digest of who asked.
+    open: Mutex<HashMap<Key, (Instant, [u8; 32])>>,
+    /// The number of the next question asked through a session.
+    next_held: AtomicU64,
+}
+
+/// An open question in the table.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    /// A round trip's, by the nonce of its sealed state: forgotten when answered or expired.
+    Nonce(String),
+    /// A session's, by its number: held by its [`Held`] until the call stops waiting.
+    Held(u64),
+}
+
+/// A question asked through a session, counted in the table until dropped: when the answer
+/// comes, the call is cancelled, the question times out, or the call's task goes.
+pub(crate) struct Held<'a> {
+    trips: &'a RoundTrips,
+    key: Key,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        let mut open = self.trips.open.lock().unwrap_or_else(|e| e.into_inner());
+        open.remove(&self.key);
+    }
 }
 
 /// The step of a multi-round-trip confirmation.
@@ -208,7 +273,39 @@ impl RoundTrips {
         RoundTrips {
             codec,
             open: Mutex::new(HashMap::new()),
+            next_held: AtomicU64::new(0),
         }
+    }
+
+    /// Takes a place for a question about to be asked through a session, from `caller` (whose
+    /// quota it counts against, as a round trip's); the refusal's text when none is left.
+    pub(crate) fn hold(&self, caller: &[u8], action: &Action) -> Result<Held<'_>, String> {
+        let key = Key::Held(self.next_held.fetch_add(1, Ordering::Relaxed));
+        self.reserve(key.clone(), caller)
+            .map(|()| Held { trips: self, key })
+            .map_err(|full| full.text(action))
+    }
+
+    /// Enters a question in the table, when neither the table nor `caller`'s quota is full.
+    fn reserve(&self, key: Key, caller: &[u8]) -> Result<(), Full> {
+        let who: [u8; 32] = {
+            use sha2::Digest;
+            sha2::Sha256::digest(caller).into()
+        };
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        // A held question goes when its call stops waiting, however long that takes.
+        open.retain(|k, (asked, _)| {
+            matches!(k, Key::Held(_)) || now.duration_since(*asked) < ANSWER_WITHIN
+        });
+        if open.len() >= MAX_OPEN {
+            return Err(Full::Everyone);
+        }
+        if open.values().filter(|(_, w)| *w == who).count() >= MAX_OPEN_PER_CALLER {
+            return Err(Full::Caller);
+        }
+        open.insert(key, (now, who));
+        Ok(())
     }
 
     /// Whether questions can be asked this way (the system gave randomness for the key).
@@ -234,22 +331,7 @@ impl RoundTrips {
         let Some(state) = state else {
             return match self.question(codec, action, effect, caller, binding) {
                 Ok(q) => Step::Ask(q),
-                Err(Full::Everyone) => Step::Answered(Answer::No(format!(
-                    "Too many confirmations are waiting for an answer; nothing was sent. Try {} \
-                     again in a few minutes.",
-                    action.id
-                ))),
-                Err(Full::Caller) => Step::Answered(Answer::No(format!(
-                    "You have {MAX_OPEN_PER_CALLER} confirmations waiting for the user's answer; \
-                     nothing was sent. Have the user answer them (or wait {} minutes for them to \
-                     expire), then call {} again.",
-                    ANSWER_WITHIN.as_secs() / 60,
-                    action.id
-                ))),
-                Err(Full::Unsealable) => Step::Answered(Answer::No(format!(
-                    "The confirmation of {} could not be prepared; nothing was sent. Try again.",
-                    action.id
-                ))),
+                Err(full) => Step::Answered(Answer::No(full.text(action))),
             };
         };
         let stale = || {
@@ -289,22 +371,7 @@ impl RoundTrips {
         let mut nonce = [0u8; 16];
         getrandom::fill(&mut nonce).map_err(|_| Full::Unsealable)?;
         let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
-        let who: [u8; 32] = {
-            use sha2::Digest;
-            sha2::Sha256::digest(caller).into()
-        };
-        {
-            let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-            let now = Instant::now();
-            open.retain(|_, (asked, _)| now.duration_since(*asked) < ANSWER_WITHIN);
-            if open.len() >= MAX_OPEN {
-                return Err(Full::Everyone);
-            }
-            if open.values().filter(|(_, w)| *w == who).count() >= MAX_OPEN_PER_CALLER {
-                return Err(Full::Caller);
-            }
-            open.insert(nonce.clone(), (now, who));
-        }
+        self.reserve(Key::Nonce(nonce.clone()), caller)?;
         let options = SealOptions::new()
             .associated_data(binding)
             .ttl(ANSWER_WITHIN);
@@ -324,7 +391,7 @@ impl RoundTrips {
     /// Forgets an open question; `None` when it was not open (answered already, or expired).
     fn take(&self, nonce: &str) -> Option<Instant> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        open.remove(nonce)
+        open.remove(&Key::Nonce(nonce.to_string()))
             .map(|(asked, _)| asked)
             .filter(|asked| asked.elapsed() < ANSWER_WITHIN)
     }
@@ -340,6 +407,30 @@ enum Full {
     Unsealable,
 }
 
+impl Full {
+    /// The refusal of a call whose question could not be opened: what to do next.
+    fn text(&self, action: &Action) -> String {
+        match self {
+            Full::Everyone => format!(
+                "Too many confirmations are waiting for an answer; nothing was sent. Try {} \
+                 again in a few minutes.",
+                action.id
+            ),
+            Full::Caller => format!(
+                "You have {MAX_OPEN_PER_CALLER} confirmations waiting for the user's answer; \
+                 nothing was sent. Have the user answer them (or wait {} minutes for them to \
+                 expire), then call {} again.",
+                ANSWER_WITHIN.as_secs() / 60,
+                action.id
+            ),
+            Full::Unsealable => format!(
+                "The confirmation of {} could not be prepared; nothing was sent. Try again.",
+                action.id
+            ),
+        }
+    }
+}
+
 impl Default for RoundTrips {
     fn default() -> Self {
         RoundTrips::new()
@@ -351,7 +442,13 @@ pub(crate) enum Asking<'a> {
     /// Not at all (the one-shot command): the `confirm: true` rule.
     No,
     /// In the middle of the call, through `elicitation/create` (sessions of earlier protocols).
-    Session(&'a rmcp::Peer<RoleServer>),
+    Session {
+        peer: &'a rmcp::Peer<RoleServer>,
+        /// The call's request, whose response stream carries the question over HTTP.
+        origin: RequestId,
+        /// Whose quota of open questions it counts against, as a round trip's `who`.
+        who: Vec<u8>,
+    },
     /// By an incomplete result and the client's retry (the 2026-07-28 protocol).
     RoundTrip {
         /// Whether this request's client declared form elicitation.
@@ -405,7 +502,7 @@ pub(crate) async fn settle(
     }
     let askable = match &asking {
         Asking::No => false,
-        Asking::Session(peer) => can_ask(peer),
+        Asking::Session { peer, .. } => can_ask(peer),
         Asking::RoundTrip { declared, .. } => *declared && round_trips.available(),
     };
     if !askable || (confirm && snap.policy.takes_confirm_param_for(ready.action, true)) {
@@ -414,7 +511,14 @@ pub(crate) async fn settle(
     let action = ready.action;
     let answer = match asking {
         Asking::No => Answer::CannotAsk,
-        Asking::Session(peer) => ask(peer, action, ready.effect(), &ctx.cancel).await,
+        Asking::Session { peer, origin, who } => {
+            // Counted while the call waits for the answer, as a round trip's question is: one
+            // caller cannot hold more, over stdio or in HTTP sessions.
+            match round_trips.hold(&who, action) {
+                Ok(_held) => ask(peer, Some(&origin), action, ready.effect(), &ctx.cancel).await,
+                Err(text) => Answer::No(text),
+            }
+        }
         Asking::RoundTrip {
             caller,
             who,

@@ -389,14 +389,16 @@ impl ServerHandler for ArcaneServer {
             .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
         // What the question is bound to is read here, where the request's HTTP parts are; the
         // call itself runs on the calls' runtime and owns what it borrows.
+        // Whose quota of open questions it counts against, either way of asking: the caller as
+        // the HTTP gate authenticated it, never the header's bytes (`bearer`, `BEARER` or extra
+        // blanks are the same token), else the HTTP session, else (stdio) the one session.
+        let session = http.and_then(|c| c.session.as_deref()).unwrap_or_default();
+        let who = match http.and_then(|c| c.quota_key.as_deref()) {
+            Some(key) => confirm::binding([b"caller".as_slice(), key]),
+            None => confirm::binding([b"session".as_slice(), session.as_bytes()]),
+        };
+        let origin = context.id.clone();
         let round_trip = round_trip.then(|| {
-            let session = http.and_then(|c| c.session.as_deref()).unwrap_or_default();
-            // The quota's key is the caller as the HTTP gate authenticated it, never the
-            // header's bytes (`bearer`, `BEARER` or extra blanks are the same token).
-            let who = match http.and_then(|c| c.quota_key.as_deref()) {
-                Some(key) => confirm::binding([b"caller".as_slice(), key]),
-                None => confirm::binding([b"session".as_slice(), session.as_bytes()]),
-            };
             let bound = match http {
                 Some(c) => c.binding.clone(),
                 None => confirm::binding([&b""[..], b"", b""]),
@@ -404,7 +406,6 @@ impl ServerHandler for ArcaneServer {
             (
                 confirm::declares_forms(context.client_capabilities().as_ref()),
                 bound,
-                who,
             )
         });
         let server = self.clone();
@@ -412,14 +413,18 @@ impl ServerHandler for ArcaneServer {
         let work = async move {
             let _held = held;
             let asking = match round_trip {
-                Some((declared, caller, who)) => confirm::Asking::RoundTrip {
+                Some((declared, caller)) => confirm::Asking::RoundTrip {
                     declared,
                     caller,
                     who,
                     state: request.request_state.as_deref(),
                     responses: request.input_responses.as_ref(),
                 },
-                None => confirm::Asking::Session(&peer),
+                None => confirm::Asking::Session {
+                    peer: &peer,
+                    origin,
+                    who,
+                },
             };
             let response = crate::mcp::call::run(
                 &server.calls,
