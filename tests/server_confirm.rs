@@ -921,3 +921,30 @@ async fn over_http_the_question_comes_on_the_calls_own_stream() {
     assert!(writes(&sim.requests().await).is_empty());
     server.stop().await;
 }
+
+/// Found by an outside attack: in `--confirm-mode param` nobody is asked, yet the current
+/// document was read for a diff nobody would see. Now a rewrite confirmed by `confirm: true`
+/// in that mode sends only the write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_current_document_is_read_for_a_question_nobody_sees() {
+    let sim = Sim::start().await;
+    let update = json!({"action": "project.update", "confirm": true, "params": {
+        "projectId": "webshop",
+        "composeContent": "services:\n  web:\n    image: nginx:1.27-alpine\n"}});
+    let client = spawn(&sim.base(), sim.sim.api_key(), &["--confirm-mode", "param"]).await;
+    let before = sim.requests().await.len();
+    let r = call(&client, "arcane_execute_action", update).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    let log = sim.requests().await;
+    // The name is looked up through the list (`GET …/projects`); the project itself — the
+    // document a diff would read — is not fetched: only the write goes to its path.
+    let written = writes(&log[before..]);
+    assert_eq!(written.len(), 1, "{log:?}");
+    let path = written[0]["path"].as_str().unwrap();
+    let reads_of_it: Vec<&Value> = log[before..]
+        .iter()
+        .filter(|r| r["method"] == "GET" && r["path"] == path)
+        .collect();
+    assert!(reads_of_it.is_empty(), "{reads_of_it:?}");
+    client.cancel().await.ok();
+}
