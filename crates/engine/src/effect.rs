@@ -438,18 +438,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn action() -> Action {
+    /// A destructive test action: its ID, title, path and parameters (name, location).
+    fn destructive(id: &str, title: &str, path: &str, params: &[(&str, &str)]) -> Action {
+        let (domain, name) = id.split_once('.').unwrap();
+        let params: Vec<serde_json::Value> = params
+            .iter()
+            .map(|(n, at)| {
+                let wire = if *at == "environment" { "id" } else { n };
+                json!({"name": n, "wireName": wire, "location": at, "required": *at == "path",
+                    "description": "", "schema": {}})
+            })
+            .collect();
         let mut a: Action = serde_json::from_value(json!({
-            "id": "project.destroy", "domain": "project", "name": "destroy",
-            "title": "Destroy project", "description": "", "method": "DELETE",
-            "path": "/environments/{id}/projects/{projectId}", "params": [
-                {"name": "environmentId", "wireName": "id", "location": "environment", "required": false, "description": "", "schema": {}},
-                {"name": "removeVolumes", "wireName": "removeVolumes", "location": "query", "required": false, "description": "", "schema": {}},
-                {"name": "projectId", "wireName": "projectId", "location": "path", "required": true, "description": "", "schema": {}},
-                {"name": "password", "wireName": "password", "location": "bodyProperty", "required": false, "description": "", "schema": {}},
-                {"name": "composeContent", "wireName": "composeContent", "location": "bodyProperty", "required": false, "description": "", "schema": {}},
-                {"name": "project", "wireName": "project", "location": "formField", "required": false, "description": "", "schema": {}}
-            ],
+            "id": id, "domain": domain, "name": name, "title": title, "description": "",
+            "method": "DELETE", "path": path, "params": params,
             "inputSchema": {}, "required": [], "mutating": true, "destructive": true,
             "idempotent": false, "kind": "json", "body": "json", "list": false,
             "sortable": false, "related": [], "followUps": [], "widenings": [], "source": "test"
@@ -457,6 +459,22 @@ mod tests {
         .unwrap();
         a.derived_id = a.id.clone();
         a
+    }
+
+    fn action() -> Action {
+        destructive(
+            "project.destroy",
+            "Destroy project",
+            "/environments/{id}/projects/{projectId}",
+            &[
+                ("environmentId", "environment"),
+                ("removeVolumes", "query"),
+                ("projectId", "path"),
+                ("password", "bodyProperty"),
+                ("composeContent", "bodyProperty"),
+                ("project", "formField"),
+            ],
+        )
     }
 
     #[test]
@@ -485,23 +503,18 @@ mod tests {
     }
 
     fn volume_delete() -> Action {
-        let mut a: Action = serde_json::from_value(json!({
-            "id": "volume.delete", "domain": "volume", "name": "delete",
-            "title": "Delete volume", "description": "", "method": "DELETE",
-            "path": "/environments/{id}/volumes/{volumeName}/{token}", "params": [
-                {"name": "environmentId", "wireName": "id", "location": "environment", "required": false, "description": "", "schema": {}},
-                {"name": "volumeName", "wireName": "volumeName", "location": "path", "required": true, "description": "", "schema": {}},
-                {"name": "token", "wireName": "token", "location": "path", "required": false, "description": "", "schema": {}},
-                {"name": "note", "wireName": "note", "location": "query", "required": false, "description": "", "schema": {}},
-                {"name": "projectId", "wireName": "projectId", "location": "bodyProperty", "required": false, "description": "", "schema": {}}
+        destructive(
+            "volume.delete",
+            "Delete volume",
+            "/environments/{id}/volumes/{volumeName}/{token}",
+            &[
+                ("environmentId", "environment"),
+                ("volumeName", "path"),
+                ("token", "path"),
+                ("note", "query"),
+                ("projectId", "bodyProperty"),
             ],
-            "inputSchema": {}, "required": [], "mutating": true, "destructive": true,
-            "idempotent": false, "kind": "json", "body": "json", "list": false,
-            "sortable": false, "related": [], "followUps": [], "widenings": [], "source": "test"
-        }))
-        .unwrap();
-        a.derived_id = a.id.clone();
-        a
+        )
     }
 
     /// Finding 2 of issue 26: a target that merely looks like a credential was masked, so the
