@@ -1,4 +1,4 @@
-//! Inputs at the edges, from the second outside attack (issue 26): undecodable JSON-RPC text
+//! Inputs at the edges, from the second outside attack (docs/security.md): undecodable JSON-RPC text
 //! (a lone UTF-16 surrogate) over stdio and HTTP, header names in error texts, control
 //! characters in quoted arguments, the `./catalog` directory of the working directory.
 
@@ -203,7 +203,7 @@ async fn control_characters_in_quoted_arguments_are_shown_escaped() {
     client.cancel().await.unwrap();
 }
 
-/// Finding 11 of issue 26: an invisible character in a target was refused with the value
+/// Found by an outside attack (docs/security.md): an invisible character in a target was refused with the value
 /// quoted twice (`containerId "\\"a\\\u0000b\\""`). Once now, on the standard and the
 /// flat profile alike (the flat profile's parameters arrive as JSON text).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -271,7 +271,7 @@ async fn audit_lines_hold_no_secret_of_json_text_parameters() {
     assert_eq!(project["envContent"], "DB_PASSWORD=********\nMODE=prod\n");
 }
 
-/// Findings 2 and 6 of issue 26: `volume.delete` of a volume whose name looks like a credential
+/// Found by an outside attack (docs/security.md): `volume.delete` of a volume whose name looks like a credential
 /// wrote `"targets":{}` and `"params":{"volumeName":"********"}` — no record of what was
 /// deleted. The targets are the path parameters, recorded as given; secrets elsewhere stay
 /// masked.

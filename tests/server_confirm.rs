@@ -223,7 +223,7 @@ async fn the_question_shows_the_target_the_scope_and_the_name_given() {
     client.cancel().await.ok();
 }
 
-/// Finding 2 of issue 26: a target that merely looks like a credential was masked in the
+/// Found by an outside attack (docs/security.md): a target that merely looks like a credential was masked in the
 /// question (`- `volumeName`: `********``), so the person approved deleting something unseen.
 /// Targets are identifiers: the question and the safe-mode preview (its effect and its URL)
 /// show them as sent; nothing else that is secret is shown.

@@ -410,7 +410,7 @@ mod tests {
         }
     }
 
-    /// Findings 2 and 6 of issue 26: the line of a `volume.delete` named no target, and a
+    /// Found by an outside attack (docs/security.md): the line of a `volume.delete` named no target, and a
     /// target that looks like a credential was masked, so nothing said what was deleted.
     #[test]
     fn targets_are_the_path_parameters_recorded_as_given() {

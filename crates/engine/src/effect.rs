@@ -517,7 +517,7 @@ mod tests {
         )
     }
 
-    /// Finding 2 of issue 26: a target that merely looks like a credential was masked, so the
+    /// Found by an outside attack (docs/security.md): a target that merely looks like a credential was masked, so the
     /// person approved deleting `********`. Targets, the environment and names looked up are
     /// identifiers, shown as given (escaped as ever); a path parameter whose name says secret
     /// and every other value stay masked.

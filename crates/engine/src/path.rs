@@ -255,7 +255,7 @@ mod tests {
         assert!(segment_path("imageId", "ghcr.io/a\u{200d}b").is_err());
     }
 
-    /// Finding 11 of issue 26: the refusal quoted an already quoted value again
+    /// Found by an outside attack (docs/security.md): the refusal quoted an already quoted value again
     /// (`containerId "\\"a\\\u0000b\\""`). Each value is quoted once, its invisible
     /// characters shown as `\uXXXX`; a structure character is quoted once too.
     #[test]

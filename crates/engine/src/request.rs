@@ -487,7 +487,7 @@ mod tests {
         assert_eq!(v["headers"]["X-API-Key"], MASK);
     }
 
-    /// Finding 2 of issue 26: the preview's URL masked a target that looks like a credential
+    /// Found by an outside attack (docs/security.md): the preview's URL masked a target that looks like a credential
     /// (`/volumes/********`). The filled path is shown as given; the base URL's password and
     /// the query's secrets stay masked.
     #[test]
