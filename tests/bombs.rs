@@ -18,43 +18,8 @@ use tokio::net::TcpListener;
 /// bombs, unbounded, need tens of gigabytes.
 const MEMORY_LIMIT: u64 = 1 << 30;
 
-/// An OpenAPI document whose answer schema `L7` holds ten references to `L6`, which holds ten
-/// to `L5`, … down to a string: about 4 KB that inline into ten million schemas.
 fn fan_out_spec() -> String {
-    let mut schemas = vec![r#""L0":{"type":"string"}"#.to_string()];
-    for level in 1..=7 {
-        let props: Vec<String> = (0..10)
-            .map(|i| {
-                format!(
-                    r##""p{i}":{{"$ref":"#/components/schemas/L{}"}}"##,
-                    level - 1
-                )
-            })
-            .collect();
-        schemas.push(format!(
-            r#""L{level}":{{"type":"object","properties":{{{}}}}}"#,
-            props.join(",")
-        ));
-    }
-    let doc = json!({
-        "openapi": "3.1.0",
-        "info": {"title": "Arcane API", "version": "2.8.0"},
-        "paths": {"/environments/{id}/containers": {"get": {
-            "operationId": "list-containers",
-            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
-            "responses": {"200": {"description": "ok", "content": {"application/json": {
-                "schema": {"$ref": "#/components/schemas/L7"}
-            }}}}
-        }}},
-        "components": {"schemas": {}}
-    })
-    .to_string();
-    let text = doc.replace(
-        r#""schemas":{}"#,
-        &format!(r#""schemas":{{{}}}"#, schemas.join(",")),
-    );
-    assert!(text.len() < 5_000, "{}", text.len());
-    text
+    arcane_test_support::bombs::fan_out_spec()
 }
 
 /// A list of 5,000 items repeated 5,000 times through aliases: about 30 KB of YAML that

@@ -1133,30 +1133,6 @@ mod tests {
     use crate::spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES};
     use std::path::Path;
 
-    /// An OpenAPI document whose schema `L7` holds ten references to `L6`, which holds ten to
-    /// `L5`, … down to a string: about 4 KB that inline into ten million copies.
-    fn fan_out_bomb() -> String {
-        let mut schemas = vec![r#""L0":{"type":"string"}"#.to_string()];
-        for level in 1..=7 {
-            let props: Vec<String> = (0..10)
-                .map(|i| {
-                    format!(
-                        r##""p{i}":{{"$ref":"#/components/schemas/L{}"}}"##,
-                        level - 1
-                    )
-                })
-                .collect();
-            schemas.push(format!(
-                r#""L{level}":{{"type":"object","properties":{{{}}}}}"#,
-                props.join(",")
-            ));
-        }
-        format!(
-            r##"{{"openapi":"3.1.0","info":{{"title":"bomb","version":"1.0.0"}},"paths":{{"/environments/{{id}}/things":{{"get":{{"operationId":"list-things","parameters":[{{"name":"id","in":"path","required":true,"schema":{{"type":"string"}}}}],"responses":{{"200":{{"description":"ok","content":{{"application/json":{{"schema":{{"$ref":"#/components/schemas/L7"}}}}}}}}}}}}}}}},"components":{{"schemas":{{{}}}}}}}"##,
-            schemas.join(",")
-        )
-    }
-
     fn build(doc: &SpecDoc) -> Result<Catalog> {
         let layers = Layers::builtin().unwrap();
         build_catalog(BuildInput {
@@ -1167,7 +1143,7 @@ mod tests {
 
     #[test]
     fn a_fan_out_of_references_fails_the_build() {
-        let text = fan_out_bomb();
+        let text = arcane_test_support::bombs::fan_out_spec();
         assert!(text.len() < 5_000, "{}", text.len());
         let doc = SpecDoc::parse(&text, "bomb.json").unwrap();
         let err = format!("{:#}", build(&doc).unwrap_err());
