@@ -85,8 +85,9 @@ pub fn undecodable(text: &[u8]) -> Option<Value> {
     if lone.is_empty() {
         // Only syntax is judged here (and the two shapes rmcp would answer with a plain-text
         // 415 over HTTP): a JSON text of another wrong shape is rmcp's to answer.
-        let Some(err) = serde_json::from_slice::<serde::de::IgnoredAny>(text).err() else {
-            return beyond_rmcp(text);
+        let err = match serde_json::from_slice::<Shape>(text) {
+            Ok(shape) => return beyond_rmcp(text, shape),
+            Err(err) => err,
         };
         if !matches!(
             err.classify(),
@@ -140,45 +141,214 @@ pub fn undecodable(text: &[u8]) -> Option<Value> {
 /// Valid JSON that rmcp cannot take or answers without a reason: nested deeper than a JSON
 /// parser reads (128 levels), a batch (an array), which no protocol version this server speaks
 /// allows, or a `tools/call` whose `arguments` is no object (rmcp answers "method not found").
-fn beyond_rmcp(text: &[u8]) -> Option<Value> {
-    match serde_json::from_slice::<Value>(text) {
-        Err(_) => Some(error(
+/// Every request passes here before rmcp reads it, so `shape` was found without building the
+/// text's values, and the depth is a byte scan; only a refused call is read whole (for its id).
+fn beyond_rmcp(text: &[u8], shape: Shape) -> Option<Value> {
+    if nests_deeper_than(text, MAX_DEPTH) {
+        return Some(error(
             Value::Null,
             PARSE_ERROR,
             "Parse error: the message nests deeper than 128 levels, more than it can be read; \
              nothing was run. Send one JSON-RPC 2.0 request with flatter arguments."
                 .to_string(),
             Value::Null,
-        )),
-        Ok(Value::Array(_)) => Some(error(
+        ));
+    }
+    if shape.batch {
+        return Some(error(
             Value::Null,
             INVALID_REQUEST,
             "Invalid request: a batch (a JSON array of requests) is not supported; nothing was \
              run. Send each request as its own message."
                 .to_string(),
             Value::Null,
-        )),
-        Ok(Value::Object(m))
-            if m.get("method").and_then(Value::as_str) == Some("tools/call")
-                && m.get("params")
-                    .and_then(|p| p.get("arguments"))
-                    .is_some_and(|a| !a.is_object() && !a.is_null()) =>
-        {
-            let id = match m.get("id") {
-                Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
-                _ => Value::Null,
-            };
-            Some(error(
-                id,
-                INVALID_PARAMS,
-                "Invalid params: tools/call's `arguments` must be a JSON object of the tool's \
-                 parameters (e.g. {\"action\": \"container.list\", \"params\": {}}), not a \
-                 string or another value; nothing was run."
-                    .to_string(),
-                Value::Null,
-            ))
+        ));
+    }
+    if !(shape.tools_call && shape.arguments_not_object) {
+        return None;
+    }
+    let id = match serde_json::from_slice::<Value>(text) {
+        Ok(Value::Object(m)) => match m.get("id") {
+            Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+            _ => Value::Null,
+        },
+        _ => Value::Null,
+    };
+    Some(error(
+        id,
+        INVALID_PARAMS,
+        "Invalid params: tools/call's `arguments` must be a JSON object of the tool's \
+         parameters (e.g. {\"action\": \"container.list\", \"params\": {}}), not a \
+         string or another value; nothing was run."
+            .to_string(),
+        Value::Null,
+    ))
+}
+
+/// The deepest nesting serde_json builds values of (its recursion limit: 128 levels are
+/// refused, 127 read).
+const MAX_DEPTH: usize = 127;
+
+/// Whether the arrays and objects of a valid JSON text nest deeper than `max` (brackets inside
+/// strings not counted). Linear, no allocation.
+fn nests_deeper_than(text: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in text {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
         }
-        Ok(_) => None,
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// What a first read of a JSON text finds of the shapes [`beyond_rmcp`] answers: whether it
+/// is an array (a batch), and whether it is a `tools/call` whose `params.arguments` is present
+/// and neither an object nor null. Everything else is skipped unread (serde's `IgnoredAny`),
+/// so the read allocates nothing whatever the arguments hold; a key given twice counts as its
+/// last value does, as for the JSON-RPC layer that reads the text next.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Shape {
+    batch: bool,
+    tools_call: bool,
+    arguments_not_object: bool,
+}
+
+/// Which value a [`Probe`] reads: the message, its `method`, its `params`, or `params.arguments`.
+#[derive(Clone, Copy, PartialEq)]
+enum Role {
+    Message,
+    Method,
+    Params,
+    Arguments,
+}
+
+struct Probe(Role);
+
+impl<'de> serde::Deserialize<'de> for Shape {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::DeserializeSeed::deserialize(Probe(Role::Message), d)
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Probe {
+    type Value = Shape;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Shape, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// A key of the message or of its `params`, told apart without allocating.
+enum Key {
+    Method,
+    Params,
+    Arguments,
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key, E> {
+                Ok(match v {
+                    "method" => Key::Method,
+                    "params" => Key::Params,
+                    "arguments" => Key::Arguments,
+                    _ => Key::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(KeyVisitor)
+    }
+}
+
+impl Probe {
+    /// A value other than an object, an array or a string: only `arguments` cares.
+    fn scalar(self, null: bool) -> Shape {
+        Shape {
+            arguments_not_object: self.0 == Role::Arguments && !null,
+            ..Shape::default()
+        }
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Probe {
+    type Value = Shape;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+        Ok(self.scalar(false))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+        Ok(self.scalar(false))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+        Ok(self.scalar(false))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+        Ok(self.scalar(false))
+    }
+    fn visit_unit<E>(self) -> Result<Shape, E> {
+        Ok(self.scalar(true))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Shape, E> {
+        Ok(Shape {
+            tools_call: self.0 == Role::Method && v == "tools/call",
+            ..self.scalar(false)
+        })
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Shape {
+            batch: self.0 == Role::Message,
+            ..self.scalar(false)
+        })
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+        let mut shape = Shape::default();
+        while let Some(key) = map.next_key::<Key>()? {
+            match (self.0, key) {
+                (Role::Message, Key::Method) => {
+                    shape.tools_call = map.next_value_seed(Probe(Role::Method))?.tools_call;
+                }
+                (Role::Message, Key::Params) => {
+                    shape.arguments_not_object = map
+                        .next_value_seed(Probe(Role::Params))?
+                        .arguments_not_object;
+                }
+                (Role::Params, Key::Arguments) => {
+                    shape.arguments_not_object = map
+                        .next_value_seed(Probe(Role::Arguments))?
+                        .arguments_not_object;
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(shape)
     }
 }
 
@@ -393,6 +563,51 @@ mod tests {
             undecodable(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
             None
         );
+    }
+
+    #[test]
+    fn the_depth_scan_agrees_with_the_json_parser() {
+        for depth in 120..=135 {
+            for (open, close) in [("[", "]"), ("{\"a\":", "}")] {
+                let text = format!("{}1{}", open.repeat(depth), close.repeat(depth));
+                let parsed = serde_json::from_slice::<Value>(text.as_bytes()).is_ok();
+                assert_eq!(
+                    nests_deeper_than(text.as_bytes(), MAX_DEPTH),
+                    !parsed,
+                    "depth {depth} of {open}"
+                );
+            }
+        }
+        // Brackets inside strings (escaped quotes too) are text, not nesting.
+        let text = format!(r#"{{"a":"{}\"{}"}}"#, "[".repeat(300), "{".repeat(300));
+        assert!(!nests_deeper_than(text.as_bytes(), MAX_DEPTH));
+    }
+
+    #[test]
+    fn the_shape_read_finds_batches_and_wrong_arguments_and_nothing_else() {
+        let shape = |t: &str| serde_json::from_str::<Shape>(t).unwrap();
+        assert!(shape(r#"[{"method":"ping"}]"#).batch);
+        for args in [r#""{}""#, "1", "[]", "true"] {
+            let t = format!(r#"{{"method":"tools/call","params":{{"arguments":{args}}}}}"#);
+            assert!(
+                shape(&t).tools_call && shape(&t).arguments_not_object,
+                "{t}"
+            );
+        }
+        for t in [
+            r#"{"method":"tools/call","params":{"arguments":{"a":[1,{"b":null}]}}}"#,
+            r#"{"method":"tools/call","params":{"arguments":null}}"#,
+            r#"{"method":"tools/call","params":{"name":"x"}}"#,
+            r#"{"method":"ping","params":{"x":{"arguments":"no"}}}"#,
+            r#""text""#,
+        ] {
+            assert!(!shape(t).arguments_not_object && !shape(t).batch, "{t}");
+        }
+        // Keys given twice count as the last one, as the JSON-RPC layer reads them.
+        let t = r#"{"method":"tools/call","method":"ping","params":{"arguments":"x"}}"#;
+        assert!(!shape(t).tools_call);
+        let t = r#"{"method":"tools\/call","params":{"arguments":"x"}}"#;
+        assert!(shape(t).tools_call, "an escaped slash is still tools/call");
     }
 
     #[test]
