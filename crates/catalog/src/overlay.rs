@@ -171,6 +171,10 @@ pub struct OverlayFile {
     /// (`order: {enum: [asc, desc]}` for every list); an action's own `params` entry wins.
     #[serde(default)]
     pub shared_params: BTreeMap<String, ParamOverlay>,
+    /// MCP prompts by name (docs/overlays.md#prompts); a later file's entry replaces the fields
+    /// it sets.
+    #[serde(default)]
+    pub prompts: BTreeMap<String, crate::prompt::PromptOverlay>,
 }
 
 /// One hand-written action.
