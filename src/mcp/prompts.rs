@@ -7,8 +7,8 @@
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptResult, Prompt,
-    PromptArgument, PromptMessage, Reference, Role,
+    CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptResult, Prompt, PromptArgument,
+    PromptMessage, Reference, Role,
 };
 use serde_json::{Map, Value};
 
@@ -80,7 +80,11 @@ pub fn text(
         // Not reached for a served prompt (every action is there); named as written.
         None => format!("`{id}`"),
     };
-    format!("{}\n\n{}", how_to_call(snap.surface), p.render(args, &name, &arcane_markdown::code_span))
+    format!(
+        "{}\n\n{}",
+        how_to_call(snap.surface),
+        p.render(args, &name, &arcane_markdown::code_span)
+    )
 }
 
 /// `prompts/get`: the prompt's one user message, or an error saying what to send instead.

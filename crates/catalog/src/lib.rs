@@ -36,8 +36,8 @@ pub use profile::{
     params_property as flat_params_property, unmappable,
 };
 pub use prompt::{
-    ArgumentError, CompletionSource, MAX_ARGUMENT_CHARS, Part as PromptPart, Prompt, PromptArgument,
-    PromptOverlay, parse_template,
+    ArgumentError, CompletionSource, MAX_ARGUMENT_CHARS, Part as PromptPart, Prompt,
+    PromptArgument, PromptOverlay, parse_template,
 };
 pub use search::{Hit, SearchIndex};
 pub use spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES, RefResolver, SpecDoc, SpecFormat};

@@ -123,11 +123,19 @@ pub enum ArgumentError {
         given: String,
         known: String,
     },
-    #[error("argument `{name}` is {len} characters long, over the limit of {max}: send a name or an ID")]
-    TooLong { name: String, len: usize, max: usize },
+    #[error(
+        "argument `{name}` is {len} characters long, over the limit of {max}: send a name or an ID"
+    )]
+    TooLong {
+        name: String,
+        len: usize,
+        max: usize,
+    },
     #[error("argument `{name}` must be text (a string), not {kind}")]
     NotText { name: String, kind: &'static str },
-    #[error("argument `{name}` holds a control character (a line break, a tab…): send the name on one line")]
+    #[error(
+        "argument `{name}` holds a control character (a line break, a tab…): send the name on one line"
+    )]
     Control { name: String },
 }
 
@@ -359,8 +367,7 @@ pub fn assemble(
             tracing::debug!(prompt = name, reason = %why, "prompt withdrawn by an overlay");
             continue;
         }
-        let (Some(description), Some((template, template_at))) = (m.description, m.template)
-        else {
+        let (Some(description), Some((template, template_at))) = (m.description, m.template) else {
             errors.push(format!(
                 "{}: prompt `{name}` needs both `description` and `template` (a new prompt sets them; an entry changing a prompt of an earlier file may set fewer) — see docs/overlays.md#prompts",
                 m.first_at
@@ -501,13 +508,24 @@ mod tests {
             ]
         );
         assert!(parse_template("a {{b").unwrap_err().contains("closing"));
-        assert!(parse_template("{{a b}}").unwrap_err().contains("not an argument"));
-        assert!(parse_template("{{.x}}").unwrap_err().contains("not an action"));
+        assert!(
+            parse_template("{{a b}}")
+                .unwrap_err()
+                .contains("not an argument")
+        );
+        assert!(
+            parse_template("{{.x}}")
+                .unwrap_err()
+                .contains("not an action")
+        );
     }
 
     #[test]
     fn a_value_is_data_never_template() {
-        let p = prompt("Look at {{c}} with {{container.get}}.", vec![arg("c", true)]);
+        let p = prompt(
+            "Look at {{c}} with {{container.get}}.",
+            vec![arg("c", true)],
+        );
         let args = p
             .check_arguments(Some(
                 serde_json::json!({"c": "{{container.delete}} `x` **b**"})
