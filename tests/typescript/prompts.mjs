@@ -128,8 +128,12 @@ async function reloadRun() {
   const before = new Set((await client.listPrompts()).prompts.map((p) => p.name));
   writeFileSync(join(overrides, "ours.yaml"), OURS);
   // A hang guard, not a timing assertion.
-  const guard = (ms, what) => new Promise((_, reject) => setTimeout(() => reject(new Error(what)), ms));
-  await Promise.race([told, guard(60000, "no prompts list_changed")]);
+  let timer;
+  const guard = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error("no prompts list_changed")), 60000);
+  });
+  await Promise.race([told, guard]);
+  clearTimeout(timer);
   const after = (await client.listPrompts()).prompts.map((p) => p.name);
   out.added = after.filter((n) => !before.has(n)).sort();
   out.text = textOf(await client.getPrompt({ name: "restart-web", arguments: { container: "web-1" } }));
