@@ -402,6 +402,16 @@ fn broken_prompt_entries_name_file_and_line() {
             && shown.contains("`container.restart`"),
         "{shown}"
     );
+    // An action an overlay excludes withdraws the prompts naming it, quietly.
+    let cat =
+        build("actions:\n  volume.prune: {exclude: \"Volumes are the storage team's\"}\n").unwrap();
+    assert!(!cat.prompts.iter().any(|p| p.name == "free-disk-space"));
+    assert!(cat.prompts.iter().any(|p| p.name == "host-attention"));
+    assert!(
+        !cat.unmatched_overlays
+            .iter()
+            .any(|u| u.section == "prompts")
+    );
     // An operator may withdraw a built-in prompt.
     let cat = build("prompts:\n  set-up-gitops: {exclude: \"We do not use GitOps\"}\n").unwrap();
     assert!(!cat.prompts.iter().any(|p| p.name == "set-up-gitops"));

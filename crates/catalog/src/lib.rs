@@ -15,6 +15,7 @@ mod overlay;
 mod policy;
 mod profile;
 mod prompt;
+mod prompt_layers;
 mod search;
 mod spec;
 mod vocabulary;
