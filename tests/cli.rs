@@ -1808,7 +1808,29 @@ fn assert_sdk_client_report(surface: &str, tools: usize, r: &Value) {
     );
     assert_eq!(
         r["list_changed"],
-        json!(["resources", "tools"]),
+        json!(["prompts", "resources", "tools"]),
+        "{surface}: {r}"
+    );
+    // Prompts over HTTP: the reload's withdrawal of container.restart takes the prompt whose
+    // job needs it off this session's list.
+    let names = |k: &str| -> Vec<String> {
+        r[k].as_array()
+            .unwrap_or_else(|| panic!("{surface}: {k}: {r}"))
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    let (before, after) = (names("prompts_before"), names("prompts_after_reload"));
+    assert!(
+        before.contains(&"troubleshoot-container".to_string()),
+        "{surface}: {r}"
+    );
+    assert!(
+        !after.contains(&"troubleshoot-container".to_string()),
+        "{surface}: {r}"
+    );
+    assert!(
+        after.contains(&"host-attention".to_string()),
         "{surface}: {r}"
     );
     // The reload withdrew container.restart: one tool fewer where it is a tool of its own.
