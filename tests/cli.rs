@@ -510,6 +510,131 @@ fn python_sdk_client_is_answered_on_every_surface() {
     assert_eq!(report["dynamic"]["resource"], 1);
 }
 
+/// What both SDKs' prompt scripts (`tests/python/prompts.py`, `tests/typescript/prompts.mjs`)
+/// must report: on every surface and profile the catalog's prompts (under `--read-only` those
+/// whose actions all read), each naming only served actions, arguments completed from the
+/// simulator's names, a clear error for a missing argument; an operator's prompt added while
+/// the server runs with `prompts/list_changed`, and a broken entry keeping the last good one.
+fn assert_prompts_report(sdk: &str, report: &Value) {
+    let cat = server_support::catalog();
+    let all: Vec<&str> = cat.prompts.iter().map(|p| p.name.as_str()).collect();
+    let reading: Vec<&str> = cat
+        .prompts
+        .iter()
+        .filter(|p| p.actions().iter().all(|id| !cat.get(id).unwrap().mutating))
+        .map(|p| p.name.as_str())
+        .collect();
+    assert!(all.len() >= 11 && !reading.is_empty(), "{all:?}");
+    for run in [
+        "dynamic",
+        "meta",
+        "individual",
+        "individual-flat",
+        "dynamic-read-only",
+    ] {
+        let r = &report[run];
+        let listed: Vec<&str> = r["prompts"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{sdk} {run}: {r}"))
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let want = if run.ends_with("read-only") {
+            &reading
+        } else {
+            &all
+        };
+        assert_eq!(&listed, want, "{sdk} {run}");
+        assert_eq!(r["list_changed"], true, "{sdk} {run}");
+        assert_eq!(r["completions"], true, "{sdk} {run}");
+        assert_eq!(r["unserved"], json!([]), "{sdk} {run}");
+        for (name, p) in r["prompts"].as_object().unwrap() {
+            assert!(p["named"].as_u64().unwrap() > 0, "{sdk} {run} {name}: {p}");
+            assert_eq!(p["roles"], json!(["user"]), "{sdk} {run} {name}");
+            assert!(
+                !p["text"].as_str().unwrap().contains("{{"),
+                "{sdk} {run} {name}"
+            );
+        }
+        let missing = r["missing_error"].as_str().unwrap_or_default();
+        assert!(
+            missing.contains("argument `container` is required")
+                || (run.ends_with("read-only") && missing.contains("is not served here")),
+            "{sdk} {run}: {missing}"
+        );
+    }
+    let args = &report["individual"]["prompts"];
+    let has = |prompt: &str, arg: &str, value: &str| {
+        args[prompt]["arguments"][arg]
+            .as_array()
+            .is_some_and(|v| v.iter().any(|x| x == value))
+    };
+    assert!(
+        has("troubleshoot-container", "container", "web-1"),
+        "{sdk}: {args}"
+    );
+    assert!(
+        has("update-project-images", "project", "webshop"),
+        "{sdk}: {args}"
+    );
+    assert!(
+        has("host-attention", "environment", "local"),
+        "{sdk}: {args}"
+    );
+    assert!(
+        has("back-up-volume", "volume", "webshop_db-data"),
+        "{sdk}: {args}"
+    );
+    let reload = &report["reload"];
+    assert_eq!(reload["added"], json!(["restart-web"]), "{sdk}: {reload}");
+    assert!(
+        reload["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("Restart `web-1` with `container.restart`."),
+        "{sdk}: {reload}"
+    );
+    let failed = reload["failure_logged"][0].as_str().unwrap_or_default();
+    assert!(
+        failed.contains("ours.yaml:4: prompt `restart-web`: the template uses `{{nobody}}`"),
+        "{sdk}: {reload}"
+    );
+    assert_eq!(reload["kept"], true, "{sdk}: {reload}");
+}
+
+/// Prompts with the Python SDK over stdio.
+#[test]
+fn python_sdk_gets_prompts_on_every_surface() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = python_script("prompts.py", &[dir.path().as_os_str()]);
+    assert_prompts_report("Python", &report);
+}
+
+/// Prompts with the TypeScript SDK over stdio.
+#[test]
+fn typescript_sdk_gets_prompts_on_every_surface() {
+    let dir = repo().join("tests/typescript");
+    let install = "npm ci --prefix tests/typescript --no-audit --no-fund";
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
+        "this test needs the MCP TypeScript SDK: run `{install}` (Node.js 18 or later)"
+    );
+    let out = Command::new("node")
+        .arg(dir.join("prompts.mjs"))
+        .arg(BIN)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("this test needs Node.js ({e}); then `{install}`"));
+    assert!(
+        out.status.success(),
+        "the TypeScript client failed:\n{}",
+        stderr(&out)
+    );
+    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_prompts_report("TypeScript", &report);
+}
+
 /// The flat profile's sweep with the Python SDK, which validates every structuredContent
 /// against the tool's declared outputSchema: no result is rejected.
 #[test]
@@ -1683,7 +1808,29 @@ fn assert_sdk_client_report(surface: &str, tools: usize, r: &Value) {
     );
     assert_eq!(
         r["list_changed"],
-        json!(["resources", "tools"]),
+        json!(["prompts", "resources", "tools"]),
+        "{surface}: {r}"
+    );
+    // Prompts over HTTP: the reload's withdrawal of container.restart takes the prompt whose
+    // job needs it off this session's list.
+    let names = |k: &str| -> Vec<String> {
+        r[k].as_array()
+            .unwrap_or_else(|| panic!("{surface}: {k}: {r}"))
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    let (before, after) = (names("prompts_before"), names("prompts_after_reload"));
+    assert!(
+        before.contains(&"troubleshoot-container".to_string()),
+        "{surface}: {r}"
+    );
+    assert!(
+        !after.contains(&"troubleshoot-container".to_string()),
+        "{surface}: {r}"
+    );
+    assert!(
+        after.contains(&"host-attention".to_string()),
         "{surface}: {r}"
     );
     // The reload withdrew container.restart: one tool fewer where it is a tool of its own.

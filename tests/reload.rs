@@ -317,3 +317,40 @@ fn change_counts_drops() {
     assert!(!up.drops_many());
     assert!(!arcane_mcp::load::reload::Change::between(&v2, &v2).drops_many());
 }
+
+/// A prompt added by an operator's overlay is served after the reload; a broken prompt entry
+/// fails the next one with FILE:LINE, and the last good prompts keep serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_prompt_entry_keeps_the_last_good_prompts() {
+    let (_dir, overrides, sources) = setup("actions: {}\n");
+    let live: Arc<Live<Catalog>> = Arc::new(Live::new(sources.build().unwrap()));
+    let _guard = watch_sources(sources, live.clone(), |s| s.build()).unwrap();
+    let mut gen_rx = live.subscribe();
+    let mut fail_rx = live.failures();
+    let built_in = live.load().prompts.len();
+    std::fs::write(
+        overrides.join("ops.yaml"),
+        "prompts:\n  ours:\n    description: Ours\n    template: Read {{container.logs}}.\n",
+    )
+    .unwrap();
+    wait_for(&mut gen_rx, "reload after the new prompt").await;
+    assert_eq!(live.load().prompts.len(), built_in + 1);
+    let reloaded = logged("prompts +[ours]");
+    assert_eq!(reloaded.len(), 1, "{reloaded:?}");
+
+    std::fs::write(
+        overrides.join("ops.yaml"),
+        "prompts:\n  ours:\n    description: Ours\n    template: Read {{container.logs}} of {{who}}.\n",
+    )
+    .unwrap();
+    wait_for(&mut fail_rx, "a reported failure").await;
+    let (_, err) = fail_rx.borrow().clone();
+    let err = err.unwrap();
+    assert!(
+        err.contains("ops.yaml:4: prompt `ours`: the template uses `{{who}}`"),
+        "{err}"
+    );
+    let cat = live.load();
+    let ours = cat.prompts.iter().find(|p| p.name == "ours").unwrap();
+    assert_eq!(ours.actions(), ["container.logs"]);
+}

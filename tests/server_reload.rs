@@ -138,7 +138,7 @@ async fn unmatched_overlay_warned_at_startup() {
 }
 
 /// A 2026-07-28 session (`server/discover`, no initialize) gets the same notifications through
-/// `subscriptions/listen`.
+/// `subscriptions/listen`, prompts included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn modern_session_notified_through_subscriptions() {
     use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
@@ -172,18 +172,21 @@ async fn modern_session_notified_through_subscriptions() {
             SubscriptionFilter::builder()
                 .tools_list_changed()
                 .resources_list_changed()
+                .prompts_list_changed()
                 .build(),
         )
         .await
         .expect("subscriptions/listen accepted");
+    let prompts_before = client.list_all_prompts().await.unwrap();
+    assert!(prompts_before.iter().any(|p| p.name == "free-disk-space"));
     // Withdraw a whole domain: the meta surface loses its tool.
     std::fs::write(
         dir.path().join("no-volumes.yaml"),
         volume_exclusions(&catalog()),
     )
     .unwrap();
-    let (mut tools_changed, mut resources_changed) = (false, false);
-    while !(tools_changed && resources_changed) {
+    let (mut tools_changed, mut resources_changed, mut prompts_changed) = (false, false, false);
+    while !(tools_changed && resources_changed && prompts_changed) {
         let n = tokio::time::timeout(Duration::from_secs(60), sub.next())
             .await
             .expect("list_changed arrives (hang guard)")
@@ -192,12 +195,17 @@ async fn modern_session_notified_through_subscriptions() {
         match n {
             ServerNotification::ToolListChangedNotification(_) => tools_changed = true,
             ServerNotification::ResourceListChangedNotification(_) => resources_changed = true,
+            ServerNotification::PromptListChangedNotification(_) => prompts_changed = true,
             _ => {}
         }
     }
     let after = client.list_all_tools().await.unwrap();
     assert_eq!(after.len(), before.len() - 1);
     assert!(!after.iter().any(|t| t.name == "arcane_volume"));
+    // The prompt whose job prunes volumes went with them.
+    let prompts_after = client.list_all_prompts().await.unwrap();
+    assert!(!prompts_after.iter().any(|p| p.name == "free-disk-space"));
+    assert_eq!(prompts_after.len(), prompts_before.len() - 1);
     client.cancel().await.ok();
 }
 

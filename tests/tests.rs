@@ -40,6 +40,7 @@ mod server_handlers;
 mod server_output_schemas;
 mod server_pacing;
 mod server_policy;
+mod server_prompts;
 mod server_redaction;
 mod server_reload;
 mod server_rendering;

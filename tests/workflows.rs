@@ -573,6 +573,112 @@ async fn api_key_for_ci(surface: &'static str) {
     s.end("10-api-key-for-ci").await;
 }
 
+/// 2, started as a person starts it: picking "Troubleshoot a failing container" from the
+/// client's prompt menu, completing its argument from Arcane's names, and handing the
+/// message to the model, which runs the actions the message names, in its order.
+async fn failing_container_from_its_prompt(surface: &'static str) {
+    use rmcp::model::{ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, Reference};
+    let s = Story::begin(surface).await;
+    let menu = s.client.list_all_prompts().await.unwrap();
+    let picked = menu
+        .iter()
+        .find(|p| p.title.as_deref() == Some("Troubleshoot a failing container"))
+        .expect("the prompt is in the menu");
+    // The person types "back" and picks the first completion.
+    let done = s
+        .client
+        .complete(CompleteRequestParams::new(
+            Reference::for_prompt(&picked.name),
+            ArgumentInfo::new("container", "back"),
+        ))
+        .await
+        .unwrap();
+    let name = done
+        .completion
+        .values
+        .first()
+        .cloned()
+        .expect("a completion");
+    assert_eq!(name, "backup-1");
+    let args = serde_json::Map::from_iter([("container".to_string(), json!(name))]);
+    let got = s
+        .client
+        .get_prompt(GetPromptRequestParams::new(&picked.name).with_arguments(args))
+        .await
+        .unwrap();
+    let message = got.messages[0].content.as_text().unwrap().text.clone();
+    assert!(message.contains("`backup-1`"), "{message}");
+    // The actions as this surface spells them, in the order the message names them.
+    let cat = server_support::catalog();
+    let spelled = |id: &str| {
+        let a = cat.get(id).unwrap();
+        match surface {
+            "dynamic" => format!("`{id}`"),
+            "meta" => format!("`{}` (action `{}`)", a.meta_tool_name(), a.name),
+            _ => format!("`{}`", a.individual_tool_name()),
+        }
+    };
+    let mut steps: Vec<(usize, &str)> = [
+        "container.list",
+        "container.get",
+        "container.logs",
+        "container.stats",
+        "container.restart",
+    ]
+    .into_iter()
+    .map(|id| {
+        let at = message
+            .find(&spelled(id))
+            .unwrap_or_else(|| panic!("{surface}: the message names {id}:\n{message}"));
+        (at, id)
+    })
+    .collect();
+    steps.sort();
+    let order: Vec<&str> = steps.iter().map(|(_, id)| *id).collect();
+    assert_eq!(
+        order,
+        [
+            "container.list",
+            "container.get",
+            "container.logs",
+            "container.stats",
+            "container.restart"
+        ],
+        "{message}"
+    );
+    let mut s = s;
+    let mut exited = false;
+    for id in order {
+        match id {
+            "container.list" => {
+                let (v, _) = s.run(id, json!({"search": name})).await;
+                exited = items(&v).iter().any(|c| c["state"] == "exited");
+            }
+            "container.get" => {
+                let (v, _) = s.run(id, json!({"containerId": name})).await;
+                assert_eq!(v.pointer("/state/exitCode"), Some(&json!(1)), "{v}");
+            }
+            "container.logs" => {
+                let (_, t) = s
+                    .run(
+                        id,
+                        json!({"containerId": name, "tail": 50, "timeoutSeconds": 1}),
+                    )
+                    .await;
+                assert!(t.contains("backup-1"), "{t}");
+            }
+            // "If it runs": this one exited.
+            "container.stats" => assert!(exited, "the container is found exited"),
+            _ => {
+                s.run(id, json!({"containerId": name})).await;
+            }
+        }
+    }
+    assert_eq!(s.sim.container(&name).await.unwrap()["state"], "running");
+    s.client.cancel().await.ok();
+    s.sim.sim.shutdown().await;
+}
+
 macro_rules! on_every_surface {
     ($($name:ident),* $(,)?) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -597,6 +703,7 @@ mod jobs {
         gitops,
         second_environment,
         api_key_for_ci,
+        failing_container_from_its_prompt,
     );
 }
 

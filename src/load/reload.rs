@@ -3,7 +3,8 @@
 //! Calls load the current snapshot once (`Live::load`) and keep that `Arc` until they finish, so
 //! a swap never changes the catalog under a call in flight. A rebuild that fails (a file that
 //! does not parse or validate, a spec without operations) leaves the previous snapshot serving
-//! and logs the error. A successful one logs one line of what changed, with its generation.
+//! and logs the error. A successful one logs one line of what changed (actions and prompts),
+//! with its generation; the handler tells clients the tools, resources and prompts changed.
 //!
 //! Directories are watched together with their parents, so that a watched directory deleted and
 //! made again (an editor or a `git checkout` replacing it) is watched anew instead of silently
@@ -115,6 +116,9 @@ pub struct Change {
     pub removed: Vec<String>,
     pub overlays_applied: usize,
     pub unmatched: usize,
+    /// Prompts (`prompts:` of the overlays) new in this catalog, and gone from it.
+    pub prompts_added: Vec<String>,
+    pub prompts_removed: Vec<String>,
 }
 
 impl Change {
@@ -124,7 +128,13 @@ impl Change {
             prev.actions.iter().map(|a| a.id.as_str()).collect();
         let new: std::collections::BTreeSet<&str> =
             next.actions.iter().map(|a| a.id.as_str()).collect();
+        let names = |c: &Catalog| -> std::collections::BTreeSet<String> {
+            c.prompts.iter().map(|p| p.name.clone()).collect()
+        };
+        let (old_prompts, new_prompts) = (names(prev), names(next));
         Change {
+            prompts_added: new_prompts.difference(&old_prompts).cloned().collect(),
+            prompts_removed: old_prompts.difference(&new_prompts).cloned().collect(),
             generation: next.generation,
             actions: next.actions.len(),
             added: new.difference(&old).map(|s| s.to_string()).collect(),
@@ -251,7 +261,7 @@ where
                     tracing::info!(
                         changed = %changed.display(),
                         rebuild_ms = started.elapsed().as_millis() as u64,
-                        "catalog reloaded (generation {}): Arcane {}, {} actions, +{} [{}] -{} [{}], {} overlay entries applied, {} unmatched",
+                        "catalog reloaded (generation {}): Arcane {}, {} actions, +{} [{}] -{} [{}], {} prompts +[{}] -[{}], {} overlay entries applied, {} unmatched",
                         change.generation,
                         next.catalog().arcane_version,
                         change.actions,
@@ -259,6 +269,9 @@ where
                         sample(&change.added),
                         change.removed.len(),
                         sample(&change.removed),
+                        next.catalog().prompts.len(),
+                        sample(&change.prompts_added),
+                        sample(&change.prompts_removed),
                         change.overlays_applied,
                         change.unmatched,
                     );

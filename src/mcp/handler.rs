@@ -1,12 +1,14 @@
 //! The rmcp handler: `ServerHandler` over the live snapshot and the executor — routing each
-//! request (a `tools/call` to [`crate::mcp::call`]), progress, the calls' runtime and memory,
+//! request (a `tools/call` to [`crate::mcp::call`], prompts to [`crate::mcp::prompts`]),
+//! progress, the calls' runtime and memory,
 //! and list-changed notifications that follow the snapshot's generation.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     ServerCapabilities, ServerConfig, SubscriptionFilter,
@@ -231,6 +233,8 @@ impl ServerHandler for ArcaneServer {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_completions()
+                .enable_prompts()
+                .enable_prompts_list_changed()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_resources()
@@ -318,14 +322,50 @@ impl ServerHandler for ArcaneServer {
         let ctx = self.read_context(&context);
         let _held = hold_credential(&ctx);
         // Boxed: see `read_resource`.
-        let result = Box::pin(crate::resources::complete(
-            &snap,
-            &self.calls.exec,
-            &ctx,
-            &request,
-        ))
-        .await;
+        let result = match &request.r#ref {
+            rmcp::model::Reference::Prompt(_) => {
+                Box::pin(crate::mcp::prompts::complete(
+                    &snap,
+                    &self.calls.exec,
+                    &ctx,
+                    &request,
+                ))
+                .await
+            }
+            _ => {
+                Box::pin(crate::resources::complete(
+                    &snap,
+                    &self.calls.exec,
+                    &ctx,
+                    &request,
+                ))
+                .await
+            }
+        };
         Ok(crate::present::mask_known_message(result))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(
+            crate::mcp::prompts::list(&self.calls.live.load()),
+        ))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        crate::mcp::prompts::get(
+            &self.calls.live.load(),
+            &request.name,
+            request.arguments.as_ref(),
+        )
+        .map(Into::into)
     }
 
     async fn call_tool(
@@ -493,6 +533,7 @@ impl ServerHandler for ArcaneServer {
             SubscriptionFilter::builder()
                 .tools_list_changed()
                 .resources_list_changed()
+                .prompts_list_changed()
                 .build(),
         )
     }
@@ -520,6 +561,9 @@ impl ServerHandler for ArcaneServer {
                     if context.accepted().resources_list_changed == Some(true) {
                         let _ = sink.notify_resource_list_changed().await;
                     }
+                    if context.accepted().prompts_list_changed == Some(true) {
+                        let _ = sink.notify_prompt_list_changed().await;
+                    }
                 }
             }
         }
@@ -537,8 +581,10 @@ fn hold_credential(ctx: &CallContext) -> Option<arcane_redact::SecretHold> {
 /// How often a list-changed notifier checks that its session is still open.
 const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Sends `notifications/tools/list_changed` and `notifications/resources/list_changed` to a
-/// legacy (initialize-handshake) session on every snapshot swap, until the session ends.
+/// Sends `notifications/tools/list_changed`, `notifications/resources/list_changed` and
+/// `notifications/prompts/list_changed` to a legacy (initialize-handshake) session on every
+/// snapshot swap, until the session ends: prompts come from the overlays, and which are served
+/// follows the catalog's actions.
 pub async fn notify_legacy_session(peer: rmcp::Peer<RoleServer>, live: Arc<Live<Snapshot>>) {
     let mut generation = live.subscribe();
     loop {
@@ -560,10 +606,11 @@ pub async fn notify_legacy_session(peer: rmcp::Peer<RoleServer>, live: Arc<Live<
         }
         if peer.notify_tool_list_changed().await.is_err()
             || peer.notify_resource_list_changed().await.is_err()
+            || peer.notify_prompt_list_changed().await.is_err()
         {
             return;
         }
-        tracing::debug!("sent tools and resources list_changed");
+        tracing::debug!("sent tools, resources and prompts list_changed");
     }
 }
 

@@ -402,14 +402,13 @@ pub async fn complete(
     let Reference::Resource(r) = &req.r#ref else {
         return CompleteResult::new(CompletionInfo::default());
     };
-    let partial = req.argument.value.to_ascii_lowercase();
     let env = req
         .context
         .as_ref()
         .and_then(|c| c.arguments.as_ref())
         .and_then(|a| a.get("environmentId").cloned())
         .unwrap_or_else(|| exec.config().environment.clone());
-    let mut values: Vec<String> = match (req.argument.name.as_str(), r.uri.as_str()) {
+    let values: Vec<String> = match (req.argument.name.as_str(), r.uri.as_str()) {
         ("id", u) if u.starts_with("arcane://tools") => snap
             .catalog
             .actions
@@ -418,34 +417,15 @@ pub async fn complete(
             .map(|a| a.id.clone())
             .collect(),
         ("slug", _) => guides::GUIDES.iter().map(|g| g.slug.to_string()).collect(),
-        ("environmentId", _) => {
-            ids(snap, exec, ctx, "environment.list", None, &["id", "name"]).await
-        }
-        ("containerId", _) => {
-            ids(
-                snap,
-                exec,
-                ctx,
-                "container.list",
-                Some(&env),
-                &["names", "id"],
-            )
-            .await
-        }
-        ("projectId", _) => ids(snap, exec, ctx, "project.list", Some(&env), &["name", "id"]).await,
-        ("imageId", _) => {
-            ids(
-                snap,
-                exec,
-                ctx,
-                "image.list",
-                Some(&env),
-                &["repoTags", "id"],
-            )
-            .await
-        }
-        _ => Vec::new(),
+        (param, _) => names_of(snap, exec, ctx, param, &env).await,
     };
+    completion(values, &req.argument.value)
+}
+
+/// The values a client may be offered for `partial`: those containing it (ignoring case),
+/// those starting with it first, at most [`CompletionInfo::MAX_VALUES`] with the total.
+pub fn completion(mut values: Vec<String>, partial: &str) -> CompleteResult {
+    let partial = partial.to_ascii_lowercase();
     values.retain(|v| v.to_ascii_lowercase().contains(&partial));
     values.sort_by_key(|v| !v.to_ascii_lowercase().starts_with(&partial));
     values.dedup();
@@ -458,6 +438,28 @@ pub async fn complete(
     )
     .unwrap_or_default();
     CompleteResult::new(info)
+}
+
+/// The names and IDs of the objects a parameter names (`projectId` → the projects of `env`),
+/// read through the list action its resolver looks names up in: the completions of resource
+/// templates and of prompt arguments. Anything failing (policy, Arcane) gives no values.
+pub async fn names_of(
+    snap: &Snapshot,
+    exec: &Executor,
+    ctx: &arcane_engine::CallContext,
+    param: &str,
+    env: &str,
+) -> Vec<String> {
+    let (action, in_env, fields): (&str, bool, &[&str]) = match param {
+        "environmentId" => ("environment.list", false, &["id", "name"]),
+        "containerId" => ("container.list", true, &["names", "id"]),
+        "projectId" => ("project.list", true, &["name", "id"]),
+        "imageId" => ("image.list", true, &["repoTags", "id"]),
+        "volumeName" => ("volume.list", true, &["name"]),
+        "serviceId" => ("swarm_service.list", true, &["name", "id"]),
+        _ => return Vec::new(),
+    };
+    ids(snap, exec, ctx, action, in_env.then_some(env), fields).await
 }
 
 /// Identifiers (names first, then IDs) from a list action's items.

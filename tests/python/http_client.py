@@ -57,6 +57,8 @@ async def main():
                 changed.add("tools")
             elif isinstance(message.root, types.ResourceListChangedNotification):
                 changed.add("resources")
+            elif isinstance(message.root, types.PromptListChangedNotification):
+                changed.add("prompts")
 
     async with streamablehttp_client(url, headers=headers) as (read, write, session_id):
         async with ClientSession(read, write, message_handler=on_message) as session:
@@ -65,6 +67,7 @@ async def main():
             out["session"] = bool(session_id())
             tools = await session.list_tools()
             out["tools"] = len(tools.tools)
+            out["prompts_before"] = [p.name for p in (await session.list_prompts()).prompts]
             name, args = CALLS[surface]
             result = await session.call_tool(name, args)
             out["is_error"] = bool(result.isError)
@@ -87,13 +90,15 @@ async def main():
                 with open(os.path.join(overrides, "maintenance.yaml"), "w") as f:
                     f.write('actions:\n  container.restart: {exclude: "withdrawn for maintenance"}\n')
                 for _ in range(WAIT_STEPS):
-                    if {"tools", "resources"} <= changed:
+                    if {"tools", "resources", "prompts"} <= changed:
                         break
                     await asyncio.sleep(STEP)
                 out["list_changed"] = sorted(changed)
                 # The reloaded catalog is the one served: the tool list reflects the withdrawal.
                 tools = await session.list_tools()
                 out["tools_after_reload"] = len(tools.tools)
+                # The prompt whose job restarts a container goes with container.restart.
+                out["prompts_after_reload"] = [p.name for p in (await session.list_prompts()).prompts]
     async with httpx.AsyncClient() as http:
         r = await http.post(
             url,

@@ -2,7 +2,7 @@
 // client: list, call, a resource, progress of a stream, a wrong token and a foreign Origin
 // refused; with OVERRIDES_DIR (the server's `--overrides`) and SIM_URL (the simulator's base
 // URL) also a call cancelled mid-stream (the simulator's stream to Arcane seen aborted) and the
-// list-changed notifications after a hot reload (an overlay written into OVERRIDES_DIR).
+// list-changed notifications (tools, resources, prompts) after a hot reload (an overlay written into OVERRIDES_DIR).
 //
 // Usage: node http_client.mjs URL TOKEN SURFACE [OVERRIDES_DIR SIM_URL]
 // Prints one JSON object. Run by tests/cli.rs.
@@ -12,6 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   ResourceListChangedNotificationSchema,
+  PromptListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
@@ -47,8 +48,11 @@ const client = new Client({ name: "ts-http", version: "1.0.0" });
 const changed = new Set();
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed.add("tools"));
 client.setNotificationHandler(ResourceListChangedNotificationSchema, () => changed.add("resources"));
+client.setNotificationHandler(PromptListChangedNotificationSchema, () => changed.add("prompts"));
 await client.connect(transport);
 const out = { server: client.getServerVersion()?.name, session: Boolean(transport.sessionId) };
+const promptNames = async () => (await client.listPrompts()).prompts.map((p) => p.name);
+out.prompts_before = await promptNames();
 const { tools } = await client.listTools();
 out.tools = tools.length;
 const [name, args] = CALLS[surface];
@@ -95,11 +99,13 @@ if (sim !== undefined) {
     join(overrides, "maintenance.yaml"),
     'actions:\n  container.restart: {exclude: "withdrawn for maintenance"}\n',
   );
-  for (let i = 0; i < WAIT_STEPS && !(changed.has("tools") && changed.has("resources")); i++) {
+  for (let i = 0; i < WAIT_STEPS && !(changed.has("tools") && changed.has("resources") && changed.has("prompts")); i++) {
     await sleep(STEP_MS);
   }
   out.list_changed = [...changed].sort();
   out.tools_after_reload = (await client.listTools()).tools.length;
+  // The prompt whose job restarts a container goes with container.restart.
+  out.prompts_after_reload = await promptNames();
 }
 await client.close();
 

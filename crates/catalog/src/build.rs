@@ -312,6 +312,10 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         .collect();
     catalog.vocabulary = vocabulary;
     catalog.presets = presets;
+    let (prompts, prompt_misfits) =
+        crate::prompt_layers::assemble(&input.layers.overlays, &catalog)?;
+    catalog.prompts = prompts;
+    catalog.unmatched_overlays.extend(prompt_misfits);
     Ok(catalog)
 }
 

@@ -14,6 +14,8 @@ mod output_schema;
 mod overlay;
 mod policy;
 mod profile;
+mod prompt;
+mod prompt_layers;
 mod search;
 mod spec;
 mod vocabulary;
@@ -33,6 +35,10 @@ pub use profile::{
     FlatOutput, JsonTextError, MAX_FIELDS as FLAT_MAX_FIELDS,
     MAX_LIFT_DEPTH as FLAT_MAX_LIFT_DEPTH, Side, input_schema as flat_input_schema,
     params_property as flat_params_property, unmappable,
+};
+pub use prompt::{
+    ArgumentError, CompletionSource, MAX_ARGUMENT_CHARS, Part as PromptPart, Prompt,
+    PromptArgument, PromptOverlay, parse_template,
 };
 pub use search::{Hit, SearchIndex};
 pub use spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES, RefResolver, SpecDoc, SpecFormat};

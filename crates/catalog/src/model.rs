@@ -523,6 +523,8 @@ pub struct Catalog {
     pub resolvers: Vec<ParamResolver>,
     /// Next steps for answers whose plain reading misleads (`overrides/known-answers.yaml`).
     pub error_hints: Vec<ErrorHint>,
+    /// The MCP prompts of every overlay layer, by name (`overrides/prompts.yaml`).
+    pub prompts: Vec<crate::prompt::Prompt>,
     by_id: HashMap<String, usize>,
     /// Other accepted names (tool names, operationIds) → index.
     aliases: HashMap<String, usize>,
@@ -569,6 +571,7 @@ impl Catalog {
             presets: Default::default(),
             resolvers: Vec::new(),
             error_hints: Vec::new(),
+            prompts: Vec::new(),
             by_id,
             aliases,
         }
@@ -691,6 +694,7 @@ struct StoredCatalog {
     presets: BTreeMap<String, Preset>,
     resolvers: Vec<ParamResolver>,
     error_hints: Vec<ErrorHint>,
+    prompts: Vec<crate::prompt::Prompt>,
 }
 
 impl Catalog {
@@ -722,6 +726,7 @@ impl Catalog {
             presets: self.presets.clone(),
             resolvers: self.resolvers.clone(),
             error_hints: self.error_hints.clone(),
+            prompts: self.prompts.clone(),
         };
         let responses: Vec<StoredResponse> = self
             .actions
@@ -801,6 +806,7 @@ impl Catalog {
             presets: stored.presets,
             resolvers: stored.resolvers,
             error_hints: stored.error_hints,
+            prompts: stored.prompts,
             by_id,
             aliases,
         })

@@ -171,6 +171,10 @@ pub struct OverlayFile {
     /// (`order: {enum: [asc, desc]}` for every list); an action's own `params` entry wins.
     #[serde(default)]
     pub shared_params: BTreeMap<String, ParamOverlay>,
+    /// MCP prompts by name (docs/overlays.md#prompts); a later file's entry replaces the fields
+    /// it sets.
+    #[serde(default)]
+    pub prompts: BTreeMap<String, crate::prompt::PromptOverlay>,
 }
 
 /// One hand-written action.
@@ -461,6 +465,13 @@ pub fn parse_checked<T: serde::de::DeserializeOwned>(
         } else {
             format!(" (at {})", path.join("."))
         };
+        // A key that breaks `propertyNames` is named at its own line, not its parent's.
+        let mut path = path;
+        if let jsonschema::error::ValidationErrorKind::PropertyNames { error } = err.kind()
+            && let Some(key) = error.instance().as_str()
+        {
+            path.push(key.to_string());
+        }
         errors.push((
             lines.line_of(&path),
             format!("{err}{at} — see docs/overlays.md for the fields and their types"),
