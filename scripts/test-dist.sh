@@ -21,19 +21,11 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 DIST="$(cd "${DIST:-$ROOT/dist}" && pwd)"
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-DIST_TOOLS="${DIST_TOOLS:-$TARGET_DIR/dist-tools}"
-if [[ ! -x "$DIST_TOOLS/bin/uv" ]] || ! cmp -s scripts/dist-tools.txt "$DIST_TOOLS/dist-tools.txt"; then
-  python3 -m venv "$DIST_TOOLS"
-  "$DIST_TOOLS/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/dist-tools.txt
-  cp scripts/dist-tools.txt "$DIST_TOOLS/dist-tools.txt"
-fi
-
-# verdaccio, npm's local registry, so that `npx -y arcane-mcp` itself is exercised against a
-# registry holding only the two tarballs (6.8.0: later versions want Node.js 22).
-VERDACCIO="$DIST_TOOLS/npm/node_modules/.bin/verdaccio"
-if [[ ! -x "$VERDACCIO" ]]; then
-  npm install --prefix "$DIST_TOOLS/npm" --no-audit --no-fund --loglevel=error verdaccio@6.8.0 >/dev/null
-fi
+# The pinned tools: uv, Helm's engine and the schemas (scripts/dist-tools.txt); verdaccio, npm's
+# local registry, so that `npx -y arcane-mcp` itself is exercised against a registry holding
+# only the two tarballs, prettier and the ServiceMonitor validator (scripts/dist-tools-npm/).
+source scripts/dist-tools.sh
+VERDACCIO="$DIST_TOOLS_NPM/node_modules/.bin/verdaccio"
 
 passed=0
 failed=0
