@@ -82,6 +82,8 @@ source scripts/dist-tools.sh
 case "$DIST" in /|"$ROOT"|"$HOME") echo "dist.sh: DIST=$DIST would be emptied; choose a folder of its own" >&2; exit 2 ;; esac
 rm -rf "$DIST"
 mkdir -p "$DIST"
+# Absolute: maturin and npm pack write to it from the staging folders.
+DIST="$(cd "$DIST" && pwd)"
 STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT
 

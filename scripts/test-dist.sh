@@ -12,9 +12,13 @@
 #   platform package is missing; `npx -y arcane-mcp` against a local verdaccio registry
 #   holding only the two tarballs;
 # - the packaged chart: helm lint --strict, rendered with several value sets, every manifest
-#   validated against the Kubernetes 1.25 and 1.37 API schemas, bad values refused;
+#   validated against the Kubernetes 1.25 and 1.37 API schemas and the ServiceMonitor against
+#   prometheus-operator's v1 types, bad values refused;
+# - server.json against the MCP registry's published schema, the Docker MCP catalog entry
+#   against that catalog's format (scripts/check_manifests.py);
 # - the Homebrew formula's Ruby syntax (when ruby is installed: apt-get install ruby).
-# Needs a release build's dist/, so it is not part of `cargo test`. The last line is
+# Any profile's dist/ will do: .ci/run tests the one `scripts/dist.sh --profile dev` builds
+# around the debug binary, the release workflow the release build's. The last line is
 # `N passed, N failed`.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -49,6 +53,12 @@ trap 'rm -rf "$chart_tmp"' EXIT
 tar -xzf "$DIST"/chart/arcane-mcp-*.tgz -C "$chart_tmp"
 step "the chart package lints, renders and validates" \
   "$DIST_TOOLS/bin/python" scripts/chart.py check "$chart_tmp/arcane-mcp"
+
+echo "== server.json and the Docker MCP catalog entry, against their registries' formats"
+if "$DIST_TOOLS/bin/python" scripts/check_manifests.py "$DIST_TOOLS_NPM/node_modules/.bin/prettier" | tee "$DIST/.test-dist.log"; then :; fi
+read -r p f < <(tail -1 "$DIST/.test-dist.log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+rm -f "$DIST/.test-dist.log"
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-1}))
 
 echo "== the Homebrew formula"
 if command -v ruby >/dev/null; then
