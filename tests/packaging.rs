@@ -259,3 +259,60 @@ fn the_npm_launcher_lists_a_package_per_release_platform() {
         );
     }
 }
+
+#[test]
+fn the_packaging_tools_are_pinned() {
+    // .ci/run installs them on every clean clone: a range would let a new release change what
+    // CI checks (docs/install.md, "Testing the packages").
+    let txt = read("scripts/dist-tools.txt");
+    let reqs: Vec<&str> = txt
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert!(reqs.len() >= 5, "{reqs:?}");
+    for req in &reqs {
+        let (name, version) = req
+            .split_once("==")
+            .unwrap_or_else(|| panic!("scripts/dist-tools.txt: `{req}` is not pinned with =="));
+        assert!(
+            !name.is_empty()
+                && version
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '.'),
+            "scripts/dist-tools.txt: `{req}`"
+        );
+    }
+    let npm = json("scripts/dist-tools-npm/package.json");
+    let lock = json("scripts/dist-tools-npm/package-lock.json");
+    let deps = npm["dependencies"].as_object().expect("dependencies");
+    assert!(deps.contains_key("verdaccio") && deps.contains_key("prettier"));
+    for (name, version) in deps {
+        let version = version.as_str().unwrap_or("");
+        assert!(
+            version.chars().all(|c| c.is_ascii_digit() || c == '.'),
+            "scripts/dist-tools-npm: {name} is not pinned to one version: {version}"
+        );
+        // The lockfile is the one of these pins (npm ci refuses a stale one, but only in CI).
+        assert_eq!(
+            lock["packages"][format!("node_modules/{name}")]["version"],
+            version,
+            "scripts/dist-tools-npm/package-lock.json is stale for {name}: run npm install --package-lock-only there"
+        );
+    }
+}
+
+#[test]
+fn the_chart_needs_a_shared_state_key_for_replicas() {
+    // The refusal itself is rendered by scripts/chart.py (Helm's engine, in .ci/run); here the
+    // value it reads is there, empty by default, and the default is one replica.
+    let values: Value =
+        yaml_serde::from_str(&read("charts/arcane-mcp/values.yaml")).expect("values.yaml");
+    assert_eq!(values["replicaCount"], 1);
+    assert_eq!(values["stateKeySecret"]["name"], "");
+    let deployment = read("charts/arcane-mcp/templates/deployment.yaml");
+    assert!(
+        deployment.contains("(gt (int .Values.replicaCount) 1) (not .Values.stateKeySecret.name)")
+    );
+    assert!(deployment.contains("ARCANE_MCP_STATE_KEY_FILE"));
+}
