@@ -316,3 +316,27 @@ fn the_chart_needs_a_shared_state_key_for_replicas() {
     );
     assert!(deployment.contains("ARCANE_MCP_STATE_KEY_FILE"));
 }
+
+#[test]
+fn the_release_placeholders_are_well_formed() {
+    // docs/install.md, "Releasing": zeros until the release writes the real values, but always
+    // of the form the formula, the registry and the catalog read.
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let formula = read("Formula/arcane-mcp.rb");
+    let sums: Vec<&str> = formula
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("sha256 \""))
+        .map(|l| l.trim_end_matches('"'))
+        .collect();
+    assert_eq!(sums.len(), 4, "one checksum per archive: {sums:?}");
+    assert!(sums.iter().all(|s| hex(s, 64)), "{sums:?}");
+    let catalog: Value =
+        yaml_serde::from_str(&read("packaging/docker-mcp/server.yaml")).expect("server.yaml");
+    let commit = catalog["source"]["commit"]
+        .as_str()
+        .unwrap_or("(not a string)");
+    assert!(
+        hex(commit, 40),
+        "source.commit must be a quoted 40-digit SHA-1: {commit}"
+    );
+}
