@@ -1,8 +1,9 @@
 //! The install channels (docs/install.md) agree with each other: every file that states the
 //! version states Cargo.toml's, every package names the server the MCP registry lists, and the
 //! npm launcher's platform packages are the ones `scripts/npm-platform.mjs` can build. Fast and
-//! self-contained; what needs a release build (installing the wheel and the npm tarballs) is
-//! `scripts/test-dist.sh`.
+//! self-contained; what needs built packages and the pinned tools (installing the wheel and the
+//! npm tarballs, rendering the chart, the registries' schemas) is `scripts/test-dist.sh`, which
+//! `.ci/run` runs after the tests.
 
 use serde_json::Value;
 use std::path::Path;
