@@ -7,12 +7,17 @@ Helm's own engine does the work (helm-python-sdk: Helm's Go SDK behind a C ABI, 
 pinned in scripts/dist-tools.txt), so `helm lint`, `helm template` and `helm package` behave
 as the helm binary does. Every rendered manifest of a built-in kind is validated, strictly
 (no unknown field), against the Kubernetes API's JSON schemas of kubernetes-validate, for the
-oldest and the newest Kubernetes the chart claims. The ServiceMonitor is a prometheus-operator
-CRD whose schema no package here ships: it is checked for the fields the chart relies on.
+oldest and the newest Kubernetes the chart claims. The ServiceMonitor, a prometheus-operator
+custom resource, is validated against prometheus-operator's monitoring.coreos.com/v1 API types
+(scripts/validate-servicemonitor.mjs, with the npm tools of scripts/dist-tools-npm/ found in
+DIST_TOOLS_NPM) and checked for the fields the chart relies on.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -34,6 +39,7 @@ CASES = {
     "everything": {
         **BASE,
         "replicaCount": 2,
+        "stateKeySecret": {"name": "arcane-mcp-state-key"},
         "arcane": {
             "url": "https://arcane.example.com",
             "keySource": "either",
@@ -71,10 +77,19 @@ REFUSED = {
         "arcane.keySource must be",
     ),
     "a secret in extraEnv": ({**BASE, "extraEnv": {"ARCANE_API_KEY": "arc_x"}}, "only ARCANE_MCP_"),
+    "two replicas without a shared state key": ({**BASE, "replicaCount": 2}, "stateKeySecret.name is empty"),
     "ServiceMonitor without a token": (
         {**BASE, "metrics": {"serviceMonitor": {"enabled": True}}},
         "bearerTokenSecret.name is required",
     ),
+}
+
+
+# Values that render, but into a ServiceMonitor prometheus-operator's types refuse: the
+# validator is shown to catch what it must.
+SERVICE_MONITOR_REFUSED = {
+    **BASE,
+    "metrics": {"serviceMonitor": {"enabled": True, "interval": "every minute", "bearerTokenSecret": {"name": "t"}}},
 }
 
 
@@ -109,7 +124,17 @@ def check_service_monitor(doc: dict) -> None:
         fail(f"the ServiceMonitor lacks a field Prometheus needs: {doc}")
 
 
-def check_deployment(doc: dict, case: str) -> None:
+def service_monitors_valid(docs: list[dict]) -> tuple[bool, str]:
+    """prometheus-operator's API types on the ServiceMonitors: (valid, what the validator said)."""
+    tools = os.environ.get("DIST_TOOLS_NPM")
+    if not tools:
+        fail("DIST_TOOLS_NPM is not set: run through scripts/dist.sh or scripts/test-dist.sh, which install the npm tools")
+    script = Path(__file__).with_name("validate-servicemonitor.mjs")
+    out = subprocess.run(["node", str(script), tools], input=json.dumps(docs), capture_output=True, text=True, timeout=120)
+    return out.returncode == 0, (out.stdout + out.stderr).strip()
+
+
+def check_deployment(doc: dict, case: str, values: dict) -> None:
     pod = doc["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     sc, psc = container["securityContext"], pod["securityContext"]
@@ -130,6 +155,15 @@ def check_deployment(doc: dict, case: str) -> None:
     # The kubelet's probes and Prometheus send the pod IP as Host: without it they get 403.
     if "$(POD_IP)" not in hosts or list(env).index("POD_IP") > list(env).index("ARCANE_MCP_ALLOWED_HOSTS"):
         fail(f"{case}: ARCANE_MCP_ALLOWED_HOSTS must include $(POD_IP), defined before it")
+    # Replicas share the state key, from its Secret, never as a value.
+    if values.get("replicaCount", 1) > 1:
+        key_file = env.get("ARCANE_MCP_STATE_KEY_FILE", {}).get("value", "")
+        mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        volume = volumes.get(mounts.get(os.path.dirname(key_file), ""), {})
+        secret = volume.get("secret", {}).get("secretName")
+        if secret != values["stateKeySecret"]["name"]:
+            fail(f"{case}: {doc['spec']['replicas']} replicas, but the state key file is not the stateKeySecret's")
 
 
 def check(chart_dir: str) -> None:
@@ -142,6 +176,11 @@ def check(chart_dir: str) -> None:
         for case, values in CASES.items():
             docs = render(chart, values)
             kinds = sorted(d["kind"] for d in docs)
+            monitors = [d for d in docs if d["kind"] == "ServiceMonitor"]
+            if monitors:
+                ok, said = service_monitors_valid(monitors)
+                if not ok:
+                    fail(f"{case}: {said}")
             for doc in docs:
                 if doc["kind"] == "ServiceMonitor":
                     check_service_monitor(doc)
@@ -152,8 +191,9 @@ def check(chart_dir: str) -> None:
                     except kubernetes_validate.ValidationError as e:
                         fail(f"{case}: {doc['kind']} is not valid Kubernetes {version}: {e.message} at {list(e.path)}")
                 if doc["kind"] == "Deployment":
-                    check_deployment(doc, case)
-            print(f"rendered '{case}': {', '.join(kinds)}; valid against Kubernetes {' and '.join(KUBE_VERSIONS)}")
+                    check_deployment(doc, case, values)
+            valid = f"Kubernetes {' and '.join(KUBE_VERSIONS)}" + (", prometheus-operator v1" if monitors else "")
+            print(f"rendered '{case}': {', '.join(kinds)}; valid against {valid}")
         for case, (values, words) in REFUSED.items():
             try:
                 render(chart, values)
@@ -163,6 +203,11 @@ def check(chart_dir: str) -> None:
                 continue
             fail(f"'{case}' rendered; the chart must refuse it")
         print(f"refused, with the reason: {', '.join(REFUSED)}")
+        monitors = [d for d in render(chart, SERVICE_MONITOR_REFUSED) if d["kind"] == "ServiceMonitor"]
+        ok, said = service_monitors_valid(monitors)
+        if ok or "interval" not in said:
+            fail(f"a ServiceMonitor scraping 'every minute' passed prometheus-operator's types: {said}")
+        print("refused by prometheus-operator's types: a ServiceMonitor interval of 'every minute'")
 
 
 def main() -> None:

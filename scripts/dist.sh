@@ -9,26 +9,33 @@
 #   dist/chart/arcane-mcp-VERSION.tgz        the Helm chart, packaged
 #   dist/SHA256SUMS
 #
-# Usage: scripts/dist.sh [--target TRIPLE] [--skip-chart]
-#   --target TRIPLE  build for a Rust target other than the host's (the release workflow does,
-#                    on each platform's runner); default: the host.
-#   --skip-chart     leave the chart out (the release builds it once, not per platform).
-# Environment: DIST (default ./dist), CARGO_TARGET_DIR (cargo's), DIST_TOOLS (a virtualenv
-# with the pinned tools of scripts/dist-tools.txt; made under target/ when missing).
+# Usage: scripts/dist.sh [--target TRIPLE] [--profile PROFILE] [--skip-chart]
+#   --target TRIPLE    build for a Rust target other than the host's (the release workflow
+#                      does, on each platform's runner); default: the host.
+#   --profile PROFILE  the Cargo profile of the binary: release (the default, what is
+#                      published) or dev, which .ci/run uses: the same packages around the
+#                      debug binary, built in about a minute instead of a release build's 10+.
+#   --skip-chart       leave the chart out (the release builds it once, not per platform).
+# Environment: DIST (default ./dist), CARGO_TARGET_DIR (cargo's), DIST_TOOLS and
+# DIST_TOOLS_NPM (the pinned tools of scripts/dist-tools.txt and scripts/dist-tools-npm/;
+# made under target/ by scripts/dist-tools.sh when missing).
 #
-# The binary is built once (`cargo build --release --locked`); maturin's own cargo call then
-# finds it fresh and only packs it, so the wheel carries the very binary of the archive.
+# The binary is built once (`cargo build --profile PROFILE --locked`); maturin's own cargo call
+# (same profile, same flags) then finds it fresh and only packs it, so the wheel carries the
+# very binary of the archive and of the npm package.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 
 TARGET=""
+PROFILE=release
 SKIP_CHART=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --target) TARGET="${2:?--target needs a Rust target triple}"; shift 2 ;;
+    --profile) PROFILE="${2:?--profile needs a Cargo profile: release or dev}"; shift 2 ;;
     --skip-chart) SKIP_CHART=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "dist.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -54,31 +61,34 @@ esac
 EXE=arcane-mcp
 [[ "$TARGET" == *windows* ]] && EXE=arcane-mcp.exe
 
-# Where cargo puts the binary: target/release for the host, target/TRIPLE/release otherwise.
+# Where cargo puts the binary: target/PROFILE_DIR for the host, target/TRIPLE/PROFILE_DIR
+# otherwise, PROFILE_DIR being `debug` for the dev profile and the profile's name for others.
+case "$PROFILE" in
+  release) PROFILE_DIR=release ;;
+  dev) PROFILE_DIR=debug ;;
+  *) echo "dist.sh: --profile must be release or dev, not '$PROFILE'" >&2; exit 2 ;;
+esac
 TARGET_ARGS=()
-BIN="$TARGET_DIR/release/$EXE"
+BIN="$TARGET_DIR/$PROFILE_DIR/$EXE"
 if [[ "$TARGET" != "$HOST" ]]; then
   TARGET_ARGS=(--target "$TARGET")
-  BIN="$TARGET_DIR/$TARGET/release/$EXE"
+  BIN="$TARGET_DIR/$TARGET/$PROFILE_DIR/$EXE"
 fi
 
-# The pinned packaging tools (maturin; helm's engine and the Kubernetes schemas for the chart).
-DIST_TOOLS="${DIST_TOOLS:-$TARGET_DIR/dist-tools}"
-if [[ ! -x "$DIST_TOOLS/bin/maturin" ]] || ! cmp -s scripts/dist-tools.txt "$DIST_TOOLS/dist-tools.txt"; then
-  echo "== tools: a virtualenv at $DIST_TOOLS with scripts/dist-tools.txt"
-  python3 -m venv "$DIST_TOOLS"
-  "$DIST_TOOLS/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/dist-tools.txt
-  cp scripts/dist-tools.txt "$DIST_TOOLS/dist-tools.txt"
-fi
+# The pinned packaging tools (maturin; helm's engine, the Kubernetes and prometheus-operator
+# schemas for the chart).
+source scripts/dist-tools.sh
 
 case "$DIST" in /|"$ROOT"|"$HOME") echo "dist.sh: DIST=$DIST would be emptied; choose a folder of its own" >&2; exit 2 ;; esac
 rm -rf "$DIST"
 mkdir -p "$DIST"
+# Absolute: maturin and npm pack write to it from the staging folders.
+DIST="$(cd "$DIST" && pwd)"
 STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT
 
-echo "== cargo build --release --locked --bin arcane-mcp ${TARGET_ARGS[*]}"
-cargo build --release --locked --bin arcane-mcp "${TARGET_ARGS[@]}"
+echo "== cargo build --profile $PROFILE --locked --bin arcane-mcp ${TARGET_ARGS[*]}"
+cargo build --profile "$PROFILE" --locked --bin arcane-mcp "${TARGET_ARGS[@]}"
 [[ -x "$BIN" ]] || { echo "dist.sh: cargo built no $BIN" >&2; exit 1; }
 
 echo "== the release archive"
@@ -111,7 +121,7 @@ text, n = re.subn(r"(?m)^manifest-path = .*$", "manifest-path = " + json.dumps(m
 assert n == 1, "packaging/pypi/pyproject.toml has no manifest-path line"
 open(path, "w").write(text)
 PY
-(cd "$STAGE/pypi" && CARGO_TARGET_DIR="$TARGET_DIR" "$DIST_TOOLS/bin/maturin" build --release \
+(cd "$STAGE/pypi" && CARGO_TARGET_DIR="$TARGET_DIR" "$DIST_TOOLS/bin/maturin" build --profile "$PROFILE" \
   "${TARGET_ARGS[@]}" "${COMPAT[@]}" --out "$DIST")
 
 echo "== the npm packages (npm pack)"

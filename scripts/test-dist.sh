@@ -12,28 +12,24 @@
 #   platform package is missing; `npx -y arcane-mcp` against a local verdaccio registry
 #   holding only the two tarballs;
 # - the packaged chart: helm lint --strict, rendered with several value sets, every manifest
-#   validated against the Kubernetes 1.25 and 1.37 API schemas, bad values refused;
+#   validated against the Kubernetes 1.25 and 1.37 API schemas and the ServiceMonitor against
+#   prometheus-operator's v1 types, bad values refused;
+# - server.json against the MCP registry's published schema, the Docker MCP catalog entry
+#   against that catalog's format (scripts/check_manifests.py);
 # - the Homebrew formula's Ruby syntax (when ruby is installed: apt-get install ruby).
-# Needs a release build's dist/, so it is not part of `cargo test`. The last line is
+# Any profile's dist/ will do: .ci/run tests the one `scripts/dist.sh --profile dev` builds
+# around the debug binary, the release workflow the release build's. The last line is
 # `N passed, N failed`.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 DIST="$(cd "${DIST:-$ROOT/dist}" && pwd)"
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-DIST_TOOLS="${DIST_TOOLS:-$TARGET_DIR/dist-tools}"
-if [[ ! -x "$DIST_TOOLS/bin/uv" ]] || ! cmp -s scripts/dist-tools.txt "$DIST_TOOLS/dist-tools.txt"; then
-  python3 -m venv "$DIST_TOOLS"
-  "$DIST_TOOLS/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/dist-tools.txt
-  cp scripts/dist-tools.txt "$DIST_TOOLS/dist-tools.txt"
-fi
-
-# verdaccio, npm's local registry, so that `npx -y arcane-mcp` itself is exercised against a
-# registry holding only the two tarballs (6.8.0: later versions want Node.js 22).
-VERDACCIO="$DIST_TOOLS/npm/node_modules/.bin/verdaccio"
-if [[ ! -x "$VERDACCIO" ]]; then
-  npm install --prefix "$DIST_TOOLS/npm" --no-audit --no-fund --loglevel=error verdaccio@6.8.0 >/dev/null
-fi
+# The pinned tools: uv, Helm's engine and the schemas (scripts/dist-tools.txt); verdaccio, npm's
+# local registry, so that `npx -y arcane-mcp` itself is exercised against a registry holding
+# only the two tarballs, prettier and the ServiceMonitor validator (scripts/dist-tools-npm/).
+source scripts/dist-tools.sh
+VERDACCIO="$DIST_TOOLS_NPM/node_modules/.bin/verdaccio"
 
 passed=0
 failed=0
@@ -57,6 +53,12 @@ trap 'rm -rf "$chart_tmp"' EXIT
 tar -xzf "$DIST"/chart/arcane-mcp-*.tgz -C "$chart_tmp"
 step "the chart package lints, renders and validates" \
   "$DIST_TOOLS/bin/python" scripts/chart.py check "$chart_tmp/arcane-mcp"
+
+echo "== server.json and the Docker MCP catalog entry, against their registries' formats"
+if "$DIST_TOOLS/bin/python" scripts/check_manifests.py "$DIST_TOOLS_NPM/node_modules/.bin/prettier" | tee "$DIST/.test-dist.log"; then :; fi
+read -r p f < <(tail -1 "$DIST/.test-dist.log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+rm -f "$DIST/.test-dist.log"
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-1}))
 
 echo "== the Homebrew formula"
 if command -v ruby >/dev/null; then

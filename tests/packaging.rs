@@ -1,8 +1,9 @@
 //! The install channels (docs/install.md) agree with each other: every file that states the
 //! version states Cargo.toml's, every package names the server the MCP registry lists, and the
 //! npm launcher's platform packages are the ones `scripts/npm-platform.mjs` can build. Fast and
-//! self-contained; what needs a release build (installing the wheel and the npm tarballs) is
-//! `scripts/test-dist.sh`.
+//! self-contained; what needs built packages and the pinned tools (installing the wheel and the
+//! npm tarballs, rendering the chart, the registries' schemas) is `scripts/test-dist.sh`, which
+//! `.ci/run` runs after the tests.
 
 use serde_json::Value;
 use std::path::Path;
@@ -258,4 +259,85 @@ fn the_npm_launcher_lists_a_package_per_release_platform() {
             "{target} → {platform}, which the launcher does not list"
         );
     }
+}
+
+#[test]
+fn the_packaging_tools_are_pinned() {
+    // .ci/run installs them on every clean clone: a range would let a new release change what
+    // CI checks (docs/install.md, "Testing the packages").
+    let txt = read("scripts/dist-tools.txt");
+    let reqs: Vec<&str> = txt
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert!(reqs.len() >= 5, "{reqs:?}");
+    for req in &reqs {
+        let (name, version) = req
+            .split_once("==")
+            .unwrap_or_else(|| panic!("scripts/dist-tools.txt: `{req}` is not pinned with =="));
+        assert!(
+            !name.is_empty()
+                && version
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '.'),
+            "scripts/dist-tools.txt: `{req}`"
+        );
+    }
+    let npm = json("scripts/dist-tools-npm/package.json");
+    let lock = json("scripts/dist-tools-npm/package-lock.json");
+    let deps = npm["dependencies"].as_object().expect("dependencies");
+    assert!(deps.contains_key("verdaccio") && deps.contains_key("prettier"));
+    for (name, version) in deps {
+        let version = version.as_str().unwrap_or("");
+        assert!(
+            version.chars().all(|c| c.is_ascii_digit() || c == '.'),
+            "scripts/dist-tools-npm: {name} is not pinned to one version: {version}"
+        );
+        // The lockfile is the one of these pins (npm ci refuses a stale one, but only in CI).
+        assert_eq!(
+            lock["packages"][format!("node_modules/{name}")]["version"],
+            version,
+            "scripts/dist-tools-npm/package-lock.json is stale for {name}: run npm install --package-lock-only there"
+        );
+    }
+}
+
+#[test]
+fn the_chart_needs_a_shared_state_key_for_replicas() {
+    // The refusal itself is rendered by scripts/chart.py (Helm's engine, in .ci/run); here the
+    // value it reads is there, empty by default, and the default is one replica.
+    let values: Value =
+        yaml_serde::from_str(&read("charts/arcane-mcp/values.yaml")).expect("values.yaml");
+    assert_eq!(values["replicaCount"], 1);
+    assert_eq!(values["stateKeySecret"]["name"], "");
+    let deployment = read("charts/arcane-mcp/templates/deployment.yaml");
+    assert!(
+        deployment.contains("(gt (int .Values.replicaCount) 1) (not .Values.stateKeySecret.name)")
+    );
+    assert!(deployment.contains("ARCANE_MCP_STATE_KEY_FILE"));
+}
+
+#[test]
+fn the_release_placeholders_are_well_formed() {
+    // docs/install.md, "Releasing": zeros until the release writes the real values, but always
+    // of the form the formula, the registry and the catalog read.
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let formula = read("Formula/arcane-mcp.rb");
+    let sums: Vec<&str> = formula
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("sha256 \""))
+        .map(|l| l.trim_end_matches('"'))
+        .collect();
+    assert_eq!(sums.len(), 4, "one checksum per archive: {sums:?}");
+    assert!(sums.iter().all(|s| hex(s, 64)), "{sums:?}");
+    let catalog: Value =
+        yaml_serde::from_str(&read("packaging/docker-mcp/server.yaml")).expect("server.yaml");
+    let commit = catalog["source"]["commit"]
+        .as_str()
+        .unwrap_or("(not a string)");
+    assert!(
+        hex(commit, 40),
+        "source.commit must be a quoted 40-digit SHA-1: {commit}"
+    );
 }
