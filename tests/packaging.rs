@@ -89,6 +89,15 @@ fn stated_versions() -> Vec<(String, String)> {
             .unwrap_or("?");
         put("Formula archive release", &Value::from(v));
     }
+    // The README's one-liners name the published image by its tag.
+    let readme = read("README.md");
+    for (at, _) in readme.match_indices("ghcr.io/arcane-mcp/arcane-mcp:") {
+        let tag: String = readme[at + "ghcr.io/arcane-mcp/arcane-mcp:".len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
+            .collect();
+        put("README image tag", &Value::from(tag));
+    }
     out
 }
 
@@ -109,6 +118,7 @@ fn every_package_states_the_version_of_cargo_toml() {
         "Chart.yaml appVersion",
         "Formula version",
         "Formula archive release",
+        "README image tag",
     ] {
         assert!(versions.iter().any(|(w, _)| w == what), "{what} not found");
     }
