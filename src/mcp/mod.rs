@@ -1,5 +1,5 @@
 //! The MCP side: rmcp's `ServerHandler` over the live snapshot, the person's confirmation,
-//! pacing of answers, and the audit log of mutating calls.
+//! pacing of answers, MCP tasks, and the audit log of mutating calls.
 
 pub(crate) mod audit_log;
 pub(crate) mod call;
@@ -7,3 +7,4 @@ pub mod caller;
 pub mod confirm;
 pub mod handler;
 pub mod pacing;
+pub mod tasks;
