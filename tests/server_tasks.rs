@@ -395,3 +395,68 @@ async fn a_destructive_task_is_confirmed_first_and_audited() {
         "the declined prune: {lines:?}"
     );
 }
+
+/// Over HTTP a task is its caller's: another token can neither see, read nor cancel it; it
+/// keeps running when the session that started it closes, and a new session of the same
+/// caller reads its result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_task_is_its_callers_and_outlives_its_session() {
+    use crate::cli::{HttpServer, http_client_with};
+    let sim = Sim::start().await;
+    sim.hooks().set_stream_pace_ms(100).await.unwrap();
+    let server = HttpServer::for_sim(&sim, &[], "alice-token,bob-token").await;
+    let alice = http_client_with(TaskClient::default(), &server.base, "alice-token", &[]).await;
+    let id = match guarded(
+        alice.call_tool_once(params("arcane_execute_action", pull("redis:7.2-alpine"))),
+    )
+    .await
+    .unwrap()
+    {
+        CallToolResponse::Task(t) => t.task.task_id,
+        other => panic!("expected a task, got {other:?}"),
+    };
+    // Alice's session closes while the pull runs.
+    alice.cancel().await.ok();
+
+    let bob = http_client_with(TaskClient::default(), &server.base, "bob-token", &[]).await;
+    for e in [
+        bob.get_task(GetTaskParams::new(&id)).await.unwrap_err(),
+        bob.cancel_task(CancelTaskParams::new(&id))
+            .await
+            .unwrap_err(),
+    ] {
+        match e {
+            rmcp::ServiceError::McpError(e) => {
+                assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{e:?}");
+                assert!(e.message.contains("unknown task"), "{e:?}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+    bob.cancel().await.ok();
+
+    let again = http_client_with(TaskClient::default(), &server.base, "alice-token", &[]).await;
+    let done = guarded(async {
+        loop {
+            let t = again.get_task(GetTaskParams::new(&id)).await.unwrap().task;
+            if t.status().is_terminal() {
+                return t;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    let TaskPayload::Completed { result } = &done.payload else {
+        panic!("expected completed: {done:?}");
+    };
+    assert_eq!(result["isError"], json!(false), "{result:?}");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Pull image"),
+        "{result:?}"
+    );
+    again.cancel().await.ok();
+    server.stop().await;
+}
