@@ -740,7 +740,9 @@ fn assemble_docs() -> (String, usize) {
          Generated from `tests/golden/jobs/` by `tests/workflows.rs` \
          (`UPDATE_GOLDEN=1 cargo test --test integration workflows::` rewrites it): each job as the calls a \
          model makes on the dynamic surface, with the text it reads at each step (long answers \
-         cut after 30 lines). Every job also runs on the meta and individual surfaces, and on the individual surface in the flat client profile.\n\n",
+         cut after 30 lines). Every job also runs on the meta and individual surfaces, and on the individual surface in the flat client profile; \
+         the jobs that deploy and update (1, 3, 5, 8) run once more on every surface with a client that speaks MCP tasks \
+         ([tasks.md](tasks.md)), reading the same texts.\n\n",
     );
     for p in &names {
         let stem = p.file_stem().unwrap().to_string_lossy().to_string();
