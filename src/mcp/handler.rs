@@ -200,7 +200,7 @@ impl ArcaneServer {
             if let Some(f) = forwarder {
                 let _ = f.await;
             }
-            return Started::Plain(done);
+            return Started::Plain(Box::new(done));
         };
         let stop = cancel.clone();
         let started = self.calls.tasks.start(owner, "working", move |tctx| {
@@ -234,10 +234,10 @@ impl ArcaneServer {
                 // The closure is dropped unrun, and with it the call's handle: the call goes
                 // on (detached) to answer the refusal, which nobody reads. Answer it here.
                 let _ = go.send(Err(refused.0.clone()));
-                Started::Plain(Ok((
+                Started::Plain(Box::new(Ok((
                     CallToolResponse::Complete(error_result(refused.0)),
                     CallToolRequestParams::new(String::new()),
-                )))
+                ))))
             }
         }
     }
@@ -584,7 +584,7 @@ impl ServerHandler for ArcaneServer {
                     }
                     return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
                 }
-                Started::Plain(done) => done?,
+                Started::Plain(done) => (*done)?,
             }
         } else {
             let done = work.finish().await?;
@@ -722,7 +722,7 @@ enum Started {
     /// Its task: the answer of the request.
     Task(Task),
     /// It ended before anything was sent (or a limit refused it): answered as a plain call.
-    Plain(Result<(CallToolResponse, CallToolRequestParams), McpError>),
+    Plain(Box<Result<(CallToolResponse, CallToolRequestParams), McpError>>),
 }
 
 /// How a task ends, from its call's answer: `completed` with the very result a plain call

@@ -167,10 +167,16 @@ mod tests {
     #[tokio::test]
     async fn limits_count_running_tasks_per_caller_and_in_all() {
         let tasks = Tasks::new(1, 2, Duration::from_secs(60));
-        let a = tasks.start(b"a".to_vec(), "", forever).unwrap();
+        let a = tasks
+            .start(b"a".to_vec(), "", forever)
+            .map_err(|(r, _)| r)
+            .unwrap();
         let refused = tasks.start(b"a".to_vec(), "", forever).unwrap_err().0;
         assert!(refused.0.contains("--max-tasks 1"), "{}", refused.0);
-        tasks.start(b"b".to_vec(), "", forever).unwrap();
+        tasks
+            .start(b"b".to_vec(), "", forever)
+            .map_err(|(r, _)| r)
+            .unwrap();
         let refused = tasks.start(b"c".to_vec(), "", forever).unwrap_err().0;
         assert!(refused.0.contains("--max-tasks-total 2"), "{}", refused.0);
         // Another caller neither sees nor cancels a's task.
