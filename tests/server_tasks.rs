@@ -460,3 +460,55 @@ async fn over_http_a_task_is_its_callers_and_outlives_its_session() {
     again.cancel().await.ok();
     server.stop().await;
 }
+
+/// A 2026-07-28 client (no session; its capabilities in each request's `_meta`) is asked by an
+/// incomplete answer (`input_required`) before anything is sent; its retry with the person's
+/// yes is the call that becomes a task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_07_28_destructive_task_is_asked_by_a_round_trip_first() {
+    let sim = Sim::start().await;
+    let handler = TaskClient {
+        answer: Some(rmcp::model::ElicitationAction::Accept),
+        ..Default::default()
+    };
+    let client = server_support::spawn_speaking(
+        handler,
+        rmcp::service::ClientLifecycleMode::Discover {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        },
+        &sim.base(),
+        sim.sim.api_key(),
+        &[],
+    )
+    .await;
+    let prune = json!({"action": "system.prune",
+        "params": {"images": {"mode": "dangling"}}, "confirm": true});
+    let mut request = params("arcane_execute_action", prune);
+    let question = match client.call_tool_once(request.clone()).await.unwrap() {
+        CallToolResponse::InputRequired(q) => q,
+        other => panic!("asked first: {other:?}"),
+    };
+    assert!(writes(&sim.requests().await).is_empty(), "nothing sent yet");
+    let answers: rmcp::model::InputResponses = question
+        .input_requests
+        .clone()
+        .unwrap_or_default()
+        .into_keys()
+        .map(|k| (k, json!({"action": "accept", "content": {"confirm": true}})))
+        .collect();
+    assert!(!answers.is_empty(), "{question:?}");
+    request.input_responses = Some(answers);
+    request.request_state = question.request_state.clone();
+    let id = match client.call_tool_once(request).await.unwrap() {
+        CallToolResponse::Task(t) => t.task.task_id,
+        other => panic!("the confirmed retry is a task: {other:?}"),
+    };
+    let done = settle(&client, &id).await;
+    assert_eq!(done.status(), TaskStatus::Completed, "{done:?}");
+    assert_eq!(
+        writes(&sim.requests().await).len(),
+        1,
+        "sent once, after the yes"
+    );
+    client.cancel().await.ok();
+}
