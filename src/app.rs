@@ -37,6 +37,8 @@ pub struct App {
     pub provenance: Provenance,
     /// Each session's limit of calls in flight (`--max-calls-in-flight`).
     max_calls_in_flight: usize,
+    /// The MCP tasks of every session (`--max-tasks`, `--max-tasks-total`, `--task-ttl-max`).
+    tasks: Arc<crate::mcp::tasks::Tasks>,
     /// The configured credentials, masked by value wherever text leaves the server for as
     /// long as it serves (`arcane_redact::hold_secret`).
     _secrets: Vec<arcane_redact::SecretHold>,
@@ -128,6 +130,11 @@ impl App {
             cache,
             provenance,
             max_calls_in_flight: args.max_calls_in_flight,
+            tasks: Arc::new(crate::mcp::tasks::Tasks::new(
+                args.max_tasks,
+                args.max_tasks_total,
+                Duration::from_secs(args.task_ttl_max),
+            )),
             _secrets: secrets,
         })
     }
@@ -145,7 +152,9 @@ impl App {
 
     /// The MCP server over this app's snapshot and executor.
     pub fn server(&self) -> ArcaneServer {
-        ArcaneServer::new(self.live.clone(), self.executor.clone()).with_audit(self.audit.clone())
+        ArcaneServer::new(self.live.clone(), self.executor.clone())
+            .with_audit(self.audit.clone())
+            .with_tasks(self.tasks.clone())
     }
 
     /// The one startup line: version, Arcane version, actions, surface, modes, masked URL; then

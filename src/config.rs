@@ -107,7 +107,12 @@ const FIND: &[&str] = &[
 ];
 
 /// Settings of a served session only (a one-shot `call` has one call in flight).
-const SESSION: &[&str] = &["max_calls_in_flight"];
+const SESSION: &[&str] = &[
+    "max_calls_in_flight",
+    "max_tasks",
+    "max_tasks_total",
+    "task_ttl_max",
+];
 
 /// Whether the subcommand at `path` (`[]` for none, `["demo", "call"]`…) uses the setting
 /// `id`: the one rule behind each subcommand's `--help` and the refusal of a setting written
@@ -548,6 +553,37 @@ pub struct ServeArgs {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536)
     )]
     pub max_calls_in_flight: usize,
+    /// Most MCP tasks (docs/tasks.md) one caller may have running at once: over stdio the one
+    /// client, over HTTP one token and Arcane key. A call beyond it is refused with a clear
+    /// error, nothing sent. Default: 8.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_TASKS",
+        value_name = "N",
+        default_value_t = 8,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096)
+    )]
+    pub max_tasks: usize,
+    /// Most MCP tasks running at once on the whole server, every caller together. Default: 64.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_TASKS_TOTAL",
+        value_name = "N",
+        default_value_t = 64,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536)
+    )]
+    pub max_tasks_total: usize,
+    /// Seconds an MCP task is kept from its creation (its `ttlMs`): one still running then is
+    /// stopped and ends `failed`; a finished one is forgotten at most one more TTL later.
+    /// Default: 3600.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_TASK_TTL_MAX",
+        value_name = "SECONDS",
+        default_value_t = 3600,
+        value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=604_800)
+    )]
+    pub task_ttl_max: u64,
     /// Extra CA certificate (PEM) to trust for Arcane's TLS.
     #[arg(long, env = "ARCANE_MCP_CA_CERT", value_name = "PATH")]
     pub ca_cert: Option<PathBuf>,

@@ -702,3 +702,50 @@ fn an_operator_overlay_replaces_or_turns_off_an_encoding_and_bad_ones_name_the_f
     let err = format!("{:#}", sources.build().unwrap_err());
     assert!(err.contains("mine.yaml:"), "{err}");
 }
+
+/// Every action that streams or runs a WebSocket handler, and each deploy, sync, backup,
+/// restore, scan and prune Arcane answers only when done, is long running: a client that speaks
+/// MCP tasks gets a task for it (`overrides/tasks.yaml`, docs/tasks.md). Plain reads are not.
+#[test]
+fn the_built_in_long_running_list_covers_every_stream_and_handler() {
+    for spec in [fixtures::spec_v2(), fixtures::spec_v1()] {
+        let cat = build(&spec);
+        for a in &cat.actions {
+            if matches!(a.kind, ResultKind::Stream | ResultKind::Handler) {
+                assert!(a.long_running, "{} streams but is not long running", a.id);
+            }
+        }
+    }
+    let cat = build(&fixtures::spec_v2());
+    for id in [
+        "image.pull",
+        "image.build",
+        "project.up",
+        "project.redeploy",
+        "project.pull",
+        "project.build",
+        "container.redeploy",
+        "swarm_stack.create",
+        "gitops_sync.sync",
+        "volume_backup.create",
+        "volume_backup.restore",
+        "volume_backup.restore_files",
+        "vulnerability.scan",
+        "system.prune",
+        "container.logs",
+        "system.stats",
+    ] {
+        let a = cat
+            .resolve(id)
+            .unwrap_or_else(|| panic!("{id} is in the catalog"));
+        assert!(a.long_running, "{id} is long running");
+    }
+    for id in [
+        "container.list",
+        "image.get",
+        "project.create",
+        "container.restart",
+    ] {
+        assert!(!cat.resolve(id).unwrap().long_running, "{id} is instant");
+    }
+}

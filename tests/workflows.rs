@@ -4,6 +4,10 @@
 //! results. Each job runs on all three surfaces (one simulator and one server per surface) and
 //! asserts on the simulator's state afterwards.
 //!
+//! The jobs that deploy and update run once more on every surface with a client that speaks
+//! MCP tasks (docs/tasks.md): each long-running action is answered with a task, polled to its
+//! end, and the dynamic surface's transcript is the same golden file, byte for byte.
+//!
 //! The dynamic surface's transcript of each job is kept in `tests/golden/jobs/`, and
 //! `docs/jobs.md` is generated from those files; `UPDATE_GOLDEN=1 cargo test --test integration workflows::`
 //! rewrites both in one run.
@@ -34,30 +38,111 @@ fn flat_value(v: Value) -> Value {
     }
 }
 
+/// A surface's name with this suffix runs the job with a client that speaks MCP tasks.
+const AS_TASKS: &str = "+tasks";
+
+/// The client of a job: one that declares the tasks extension, or one that declares nothing.
+#[derive(Clone, Copy)]
+struct Speaker {
+    tasks: bool,
+}
+
+impl rmcp::ClientHandler for Speaker {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
+        if self.tasks {
+            info.capabilities = rmcp::model::ClientCapabilities::builder()
+                .enable_tasks()
+                .build();
+        }
+        info
+    }
+}
+
 /// One job on one surface: the simulator, the server, and the transcript of what was called
 /// and read.
 struct Story {
     surface: &'static str,
+    /// Whether the client speaks tasks.
+    tasks: bool,
     sim: Sim,
-    client: Client,
+    client: rmcp::service::RunningService<rmcp::RoleClient, Speaker>,
+    catalog: arcane_catalog::Catalog,
     transcript: String,
 }
 
 impl Story {
     async fn begin(surface: &'static str) -> Story {
+        let (surface, tasks) = match surface.strip_suffix(AS_TASKS) {
+            Some(s) => (s, true),
+            None => (surface, false),
+        };
         let sim = Sim::start().await;
         let args: &[&str] = if surface == FLAT {
             &["--tool-surface", "individual", "--client-profile", "flat"]
         } else {
             &["--tool-surface", surface]
         };
-        let client = spawn(&sim.base(), sim.sim.api_key(), args).await;
+        let client = spawn_with(Speaker { tasks }, &sim.base(), sim.sim.api_key(), args).await;
         Story {
             surface,
+            tasks,
             sim,
             client,
+            catalog: server_support::catalog(),
             transcript: String::new(),
         }
+    }
+
+    /// A call as a client that speaks tasks makes it: a long-running action is answered with a
+    /// task, polled until it ends; its result is what the client reads. Anything else is
+    /// answered at once.
+    async fn call_as_task(
+        &self,
+        id: &str,
+        tool: &str,
+        args: &Value,
+    ) -> rmcp::model::CallToolResult {
+        use rmcp::model::{CallToolRequestParams, CallToolResponse, GetTaskParams, TaskPayload};
+        let long = self.catalog.resolve(id).is_some_and(|a| a.long_running);
+        let request = CallToolRequestParams::new(tool.to_string())
+            .with_arguments(args.as_object().cloned().unwrap_or_default());
+        let response = crate::fixtures::guarded(self.client.call_tool_once(request))
+            .await
+            .expect("tools/call answers");
+        let task = match response {
+            CallToolResponse::Task(t) => {
+                assert!(long, "{id} on {} is no task", self.surface);
+                t.task.task_id
+            }
+            CallToolResponse::Complete(r) => {
+                assert!(!long, "{id} on {} runs as a task", self.surface);
+                return r;
+            }
+            other => panic!("{id}: {other:?}"),
+        };
+        let done = crate::fixtures::guarded(async {
+            loop {
+                let t = self
+                    .client
+                    .get_task(GetTaskParams::new(&task))
+                    .await
+                    .expect("tasks/get answers")
+                    .task;
+                if t.status().is_terminal() {
+                    return t;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+        let result = match done.payload {
+            TaskPayload::Completed { result } => Value::Object(result),
+            // A failed call's error carries its whole result.
+            TaskPayload::Failed { error } => error["data"].clone(),
+            other => panic!("{id} ended {other:?}"),
+        };
+        serde_json::from_value(result).expect("a CallToolResult")
     }
 
     fn record(&mut self, tool: &str, args: &Value, text: &str) {
@@ -85,6 +170,7 @@ impl Story {
         }
         let args = json!({"query": words, "limit": 5});
         let r = call(&self.client, "arcane_find_action", args.clone()).await;
+        // The search answers at once, for a client that speaks tasks too.
         let t = text(&r);
         assert!(
             t.contains(id),
@@ -111,7 +197,11 @@ impl Story {
         } else {
             shape(self.surface, id, params, confirm)
         };
-        let r = call(&self.client, &tool, args.clone()).await;
+        let r = if self.tasks {
+            self.call_as_task(id, &tool, &args).await
+        } else {
+            call(&self.client, &tool, args.clone()).await
+        };
         let t = text(&r);
         self.record(&tool, &args, &t);
         r
@@ -135,7 +225,15 @@ impl Story {
 
     async fn end(self, job: &str) {
         if self.surface == "dynamic" {
-            golden(job, &self.transcript);
+            if self.tasks {
+                // As tasks, the model reads the very texts of the plain calls.
+                let name = format!("jobs/{job}.md");
+                let kept = std::fs::read_to_string(golden_dir().join(format!("{job}.md")))
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(self.transcript, kept, "{name} as tasks");
+            } else {
+                golden(job, &self.transcript);
+            }
         }
         self.client.cancel().await.ok();
         self.sim.sim.shutdown().await;
@@ -690,8 +788,39 @@ macro_rules! on_every_surface {
     )*};
 }
 
+macro_rules! on_every_surface_as_tasks {
+    ($($name:ident),* $(,)?) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            for surface in SURFACES_AS_TASKS {
+                super::super::$name(surface).await;
+            }
+        }
+    )*};
+}
+
+/// [`SURFACES`], with a client that speaks tasks.
+const SURFACES_AS_TASKS: [&str; 4] = [
+    "dynamic+tasks",
+    "meta+tasks",
+    "individual+tasks",
+    "individual-flat+tasks",
+];
+
 mod jobs {
     use super::SURFACES;
+
+    /// The jobs that deploy and update, as tasks.
+    mod as_tasks {
+        use super::super::SURFACES_AS_TASKS;
+        on_every_surface_as_tasks!(
+            deploy_from_compose,
+            update_app_images,
+            swarm_scale_update_rollback,
+            gitops,
+        );
+    }
+
     on_every_surface!(
         deploy_from_compose,
         failing_container,
@@ -718,7 +847,9 @@ fn assemble_docs() -> (String, usize) {
          Generated from `tests/golden/jobs/` by `tests/workflows.rs` \
          (`UPDATE_GOLDEN=1 cargo test --test integration workflows::` rewrites it): each job as the calls a \
          model makes on the dynamic surface, with the text it reads at each step (long answers \
-         cut after 30 lines). Every job also runs on the meta and individual surfaces, and on the individual surface in the flat client profile.\n\n",
+         cut after 30 lines). Every job also runs on the meta and individual surfaces, and on the individual surface in the flat client profile; \
+         the jobs that deploy and update (1, 3, 5, 8) run once more on every surface with a client that speaks MCP tasks \
+         ([tasks.md](tasks.md)), reading the same texts.\n\n",
     );
     for p in &names {
         let stem = p.file_stem().unwrap().to_string_lossy().to_string();

@@ -56,6 +56,7 @@ pub fn action_json(a: &arcane_catalog::Action) -> Value {
         "defaultSort": a.default_sort,
         "encodedJson": a.encoded,
         "revealsSecret": a.reveals_secret,
+        "longRunning": a.long_running,
         "source": a.source,
     })
 }

@@ -52,6 +52,8 @@ pub struct Actor {
     pub user: Option<String>,
     /// The request's MCP protocol version.
     pub protocol: Option<String>,
+    /// The MCP task the call runs in (docs/tasks.md), when it runs in one.
+    pub task: Option<String>,
 }
 
 /// What became of a mutating call.
@@ -65,6 +67,10 @@ pub enum Disposition {
     Refused,
     /// Not sent: safe mode answered with a preview of the request.
     Preview,
+    /// Started as an MCP task; its outcome has a line of its own when it ends.
+    Started,
+    /// Cancelled by the client while it ran: the change may have started.
+    Cancelled,
 }
 
 impl Disposition {
@@ -74,6 +80,8 @@ impl Disposition {
             Disposition::Error => "error",
             Disposition::Refused => "refused",
             Disposition::Preview => "preview",
+            Disposition::Started => "started",
+            Disposition::Cancelled => "cancelled",
         }
     }
 }
@@ -231,6 +239,9 @@ fn line_of(e: &Entry<'_>) -> Value {
         "durationMs": e.duration.as_millis() as u64,
         "confirmed": e.confirmed,
     });
+    if let Some(task) = &e.caller.task {
+        line["task"] = json!(task);
+    }
     // The server's own credentials, wherever in the line (a parameter, an error Arcane
     // echoed), by value.
     arcane_redact::mask_known_in(&mut line);

@@ -28,7 +28,31 @@ pub struct Calls {
     /// The audit log of mutating calls (`--audit-log`).
     pub audit: Option<Arc<AuditLog>>,
     pub round_trips: Arc<RoundTrips>,
+    /// The MCP tasks of every session and caller (docs/tasks.md).
+    pub tasks: Arc<crate::mcp::tasks::Tasks>,
 }
+
+/// Whether the call runs an action that can take minutes (the catalog's `longRunning`), one a
+/// client that speaks tasks gets a task for; `Some(true)` when it also asks the person first.
+/// An unparsable call or any other action is answered as it always is.
+pub(crate) fn long_running(
+    server: &Calls,
+    tool: &str,
+    args: Option<&Map<String, Value>>,
+) -> Option<bool> {
+    let snap = server.live.load();
+    let Ok(Call::Execute { action, .. }) =
+        surface::parse_call(snap.surface, &snap.catalog, tool, args)
+    else {
+        return None;
+    };
+    let a = snap.catalog.resolve(&action)?;
+    a.long_running.then(|| a.needs_confirmation())
+}
+
+/// The reply a call that is to run as a task waits for before anything is sent: the task's ID
+/// (it exists; run), or why no task was started (a limit; the text of the refusal).
+pub(crate) type Go = tokio::sync::oneshot::Sender<Result<String, String>>;
 
 /// A `tools/call` on behalf of `caller` (named in the audit log), asking the user to
 /// confirm a destructive call as `asking` allows. The answer, whatever it is, leaves with the
@@ -40,6 +64,7 @@ pub(crate) async fn run(
     ctx: &CallContext,
     caller: &Actor,
     asking: Asking<'_>,
+    gate: Option<tokio::sync::oneshot::Sender<Go>>,
 ) -> CallToolResponse {
     // The snapshot is loaded once for the whole call, so a reload never changes the catalog
     // under it.
@@ -60,16 +85,22 @@ pub(crate) async fn run(
             let started = Instant::now();
             // Kept as the model sent them: the log redacts them itself.
             let audited = server.audit.is_some().then(|| params.clone());
-            match execute(server, &snap, &action, params, confirm, ctx, asking).await {
+            let task = gate.map(|gate| Gate {
+                gate,
+                caller,
+                params: audited.as_ref(),
+            });
+            match execute(server, &snap, &action, params, confirm, ctx, asking, task).await {
                 Err(question) => question,
-                Ok((result, disposition, confirmed)) => {
+                Ok((result, disposition, confirmed, task)) => {
                     if let Some(params) = audited {
                         let done = Done {
                             disposition,
                             confirmed,
                             started,
                         };
-                        record(server, &snap, &action, params, caller, &result, done);
+                        let caller = in_task(caller, task);
+                        record(server, &snap, &action, params, &caller, &result, done);
                     }
                     result.into()
                 }
@@ -88,9 +119,39 @@ pub(crate) async fn run(
     }
 }
 
+/// A call that is to run as an MCP task: where it asks to go on, and what the audit log's line
+/// of the task's start names.
+struct Gate<'a> {
+    gate: tokio::sync::oneshot::Sender<Go>,
+    caller: &'a Actor,
+    params: Option<&'a Map<String, Value>>,
+}
+
+/// The caller of a call that runs in task `task`, as its audit lines name it.
+fn in_task(caller: &Actor, task: Option<String>) -> std::borrow::Cow<'_, Actor> {
+    match task {
+        Some(id) => std::borrow::Cow::Owned(Actor {
+            task: Some(id),
+            ..caller.clone()
+        }),
+        None => std::borrow::Cow::Borrowed(caller),
+    }
+}
+
+/// What [`execute`] answers: the result, what the audit log calls it, how it was confirmed,
+/// and the task it ran in.
+type Executed = (
+    CallToolResult,
+    Disposition,
+    Option<&'static str>,
+    Option<String>,
+);
+
 /// Prepares, confirms and runs one action: the result, what the audit log calls it, and how
 /// it was confirmed. `Err` carries the question of a 2026-07-28 round trip (the answer of
-/// this request; the client retries with the person's answer).
+/// this request; the client retries with the person's answer). A call to run as a task stops
+/// once it is prepared and confirmed — before anything is sent — until the task exists.
+#[allow(clippy::too_many_arguments)]
 async fn execute(
     server: &Calls,
     snap: &Snapshot,
@@ -99,7 +160,8 @@ async fn execute(
     confirm: bool,
     ctx: &CallContext,
     asking: Asking<'_>,
-) -> Result<(CallToolResult, Disposition, Option<&'static str>), CallToolResponse> {
+    task: Option<Gate<'_>>,
+) -> Result<Executed, CallToolResponse> {
     let scope = snap.scope();
     let mut confirmed = confirm.then_some("param");
     // Checked, names looked up and the request built before anyone is asked: the question
@@ -112,7 +174,46 @@ async fn execute(
             Confirmed::Ask(question) => return Err(question.into()),
             Confirmed::By(how) => confirmed = how,
             Confirmed::Refused(text) => {
-                return Ok((error_result(text), Disposition::Refused, confirmed));
+                return Ok((error_result(text), Disposition::Refused, confirmed, None));
+            }
+        }
+    }
+    let mut task_id = None;
+    if let (Ok(r), Some(task)) = (&ready, task) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let answer = match task.gate.send(tx) {
+            Ok(()) => rx.await.ok(),
+            Err(_) => None,
+        };
+        match answer {
+            Some(Ok(id)) => {
+                if let (Some(params), Some(_)) = (task.params, &server.audit) {
+                    let done = Done {
+                        disposition: Disposition::Started,
+                        confirmed,
+                        started: Instant::now(),
+                    };
+                    let caller = in_task(task.caller, Some(id.clone()));
+                    let none = CallToolResult::success(vec![]);
+                    record(
+                        server,
+                        snap,
+                        &r.action.id,
+                        params.clone(),
+                        &caller,
+                        &none,
+                        done,
+                    );
+                }
+                task_id = Some(id);
+            }
+            Some(Err(text)) => {
+                return Ok((error_result(text), Disposition::Refused, confirmed, None));
+            }
+            // The request went away before its task was made: nothing is sent.
+            None => {
+                let text = "the call was cancelled before it ran";
+                return Ok((error_result(text), Disposition::Refused, confirmed, None));
             }
         }
     }
@@ -120,9 +221,14 @@ async fn execute(
         Ok(r) => server.exec.run(&scope, r, confirmed.is_some(), ctx).await,
         Err(e) => Err(e),
     };
-    let disposition = disposition(&answer);
+    // A call whose cancellation fired and that ended in an error was cancelled (a stream's
+    // error says so only in its text).
+    let disposition = match disposition(&answer) {
+        Disposition::Error if ctx.cancel.is_cancelled() => Disposition::Cancelled,
+        d => d,
+    };
     let result = tool_result(snap, server.exec.config(), answer);
-    Ok((result, disposition, confirmed))
+    Ok((result, disposition, confirmed, task_id))
 }
 
 /// How an executed call ended, for its audit line.
@@ -189,6 +295,9 @@ fn record(
 /// (withdrawn, or destructive without confirmation), a safe-mode preview, failed, or done.
 fn disposition(answer: &Result<arcane_engine::Outcome<'_>, CallError>) -> Disposition {
     match answer {
+        Err(CallError::Cancelled { .. } | CallError::CancelledLookup { .. }) => {
+            Disposition::Cancelled
+        }
         Err(CallError::Withdrawn { .. } | CallError::NeedsConfirm { .. }) => Disposition::Refused,
         Err(_) => Disposition::Error,
         Ok(o) if matches!(o.produced, Produced::Preview(..)) => Disposition::Preview,

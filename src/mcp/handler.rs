@@ -1,5 +1,6 @@
 //! The rmcp handler: `ServerHandler` over the live snapshot and the executor — routing each
-//! request (a `tools/call` to [`crate::mcp::call`], prompts to [`crate::mcp::prompts`]),
+//! request (a `tools/call` to [`crate::mcp::call`], prompts to [`crate::mcp::prompts`], tasks to
+//! [`crate::mcp::tasks`]),
 //! progress, the calls' runtime and memory,
 //! and list-changed notifications that follow the snapshot's generation.
 
@@ -7,14 +8,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    CompleteRequestParams, CompleteResult, CreateTaskResult, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig, SubscriptionFilter,
+    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SubscriptionFilter, Task,
+    UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::task_manager::{TaskContext, TaskExit};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use tokio_util::sync::CancellationToken;
 
 use crate::load::reload::Live;
 use crate::load::snapshot::Snapshot;
@@ -131,6 +136,11 @@ impl ArcaneServer {
                 exec,
                 audit: None,
                 round_trips: Arc::default(),
+                tasks: Arc::new(crate::mcp::tasks::Tasks::new(
+                    8,
+                    64,
+                    std::time::Duration::from_secs(3600),
+                )),
             },
             instructions,
             in_flight: Arc::default(),
@@ -142,6 +152,97 @@ impl ArcaneServer {
     pub fn with_audit(mut self, audit: Option<Arc<audit_log::AuditLog>>) -> ArcaneServer {
         self.calls.audit = audit;
         self
+    }
+
+    /// The same server keeping its MCP tasks in `tasks` (shared by every session).
+    pub fn with_tasks(mut self, tasks: Arc<crate::mcp::tasks::Tasks>) -> ArcaneServer {
+        self.calls.tasks = tasks;
+        self
+    }
+
+    /// Whose a task is: over HTTP the caller as the gate authenticated it (the token and the
+    /// caller's Arcane key; without tokens, the client's address) — the same in every session
+    /// of that caller —, else the HTTP session; over stdio the one client of the process.
+    fn owner(&self, context: &RequestContext<RoleServer>) -> Vec<u8> {
+        match HttpCaller::of(&context.extensions) {
+            Some(c) => match &c.quota_key {
+                Some(key) => confirm::binding([b"caller".as_slice(), key]),
+                None => confirm::binding([
+                    b"session".as_slice(),
+                    c.session.as_deref().unwrap_or_default().as_bytes(),
+                ]),
+            },
+            None => confirm::binding([b"stdio".as_slice()]),
+        }
+    }
+
+    /// Runs a call as a task: waits until it is prepared and confirmed (or has ended without
+    /// sending anything: invalid, refused, a question for the client), then makes its task —
+    /// unless a limit refuses it — and lets it go on. Cancelling the request before then
+    /// cancels the call; after, only `tasks/cancel` does.
+    #[allow(clippy::too_many_arguments)]
+    async fn start_task(
+        &self,
+        work: Work,
+        gate: tokio::sync::oneshot::Receiver<crate::mcp::call::Go>,
+        context: &RequestContext<RoleServer>,
+        cancel: CancellationToken,
+        task_tx: tokio::sync::watch::Sender<Option<TaskContext>>,
+        forwarder: Option<tokio::task::JoinHandle<()>>,
+        owner: Vec<u8>,
+    ) -> Started {
+        let go = tokio::select! {
+            go = gate => go.ok(),
+            _ = context.ct.cancelled() => {
+                cancel.cancel();
+                None
+            }
+        };
+        let Some(go) = go else {
+            let done = work.finish().await;
+            if let Some(f) = forwarder {
+                let _ = f.await;
+            }
+            return Started::Plain(Box::new(done));
+        };
+        let stop = cancel.clone();
+        let started = self.calls.tasks.start(owner, "working", move |tctx| {
+            let _ = task_tx.send(Some(tctx.clone()));
+            Box::pin(async move {
+                // `tasks/cancel` closes the call's request to Arcane, as a plain call's
+                // cancellation does.
+                let watcher = {
+                    let (t, c) = (tctx.clone(), stop.clone());
+                    tokio::spawn(async move {
+                        t.cancelled().await;
+                        c.cancel();
+                    })
+                };
+                let done = work.finish().await;
+                watcher.abort();
+                // The last progress line is the status message before the task ends.
+                if let Some(f) = forwarder {
+                    let _ = f.await;
+                }
+                let (response, _) = done.map_err(TaskExit::Error)?;
+                task_outcome(&tctx, &stop, response)
+            })
+        });
+        match started {
+            Ok(task) => {
+                let _ = go.send(Ok(task.task_id.clone()));
+                Started::Task(task)
+            }
+            Err((refused, _)) => {
+                // The closure is dropped unrun, and with it the call's handle: the call goes
+                // on (detached) to answer the refusal, which nobody reads. Answer it here.
+                let _ = go.send(Err(refused.0.clone()));
+                Started::Plain(Box::new(Ok((
+                    CallToolResponse::Complete(error_result(refused.0)),
+                    CallToolRequestParams::new(String::new()),
+                ))))
+            }
+        }
     }
 
     /// The same server for the HTTP transport (docs/security.md): its calls counted in
@@ -190,6 +291,7 @@ impl ArcaneServer {
             token: token.as_ref().and_then(|t| t.name.clone()),
             token_fingerprint: token.map(|t| t.fingerprint.clone()),
             protocol: protocol.map(|v| v.to_string()),
+            task: None,
             user: ctx
                 .credential
                 .as_ref()
@@ -216,6 +318,7 @@ impl ArcaneServer {
             ctx,
             &Actor::default(),
             confirm::Asking::No,
+            None,
         )
         .await
         {
@@ -232,6 +335,7 @@ impl ServerHandler for ArcaneServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
+                .enable_tasks()
                 .enable_completions()
                 .enable_prompts()
                 .enable_prompts_list_changed()
@@ -389,10 +493,31 @@ impl ServerHandler for ArcaneServer {
             None => None,
         };
         let started = std::time::Instant::now();
+        let round_trip = context
+            .protocol_version()
+            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        // A client that speaks tasks gets one for an action that can take minutes
+        // (docs/tasks.md). One that must be asked first over a 2026-07-28 round trip is asked
+        // by a plain answer, and becomes a task when the client retries with the answer.
+        let as_task = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks())
+            && crate::mcp::call::long_running(
+                &self.calls,
+                &request.name,
+                request.arguments.as_ref(),
+            )
+            .is_some_and(|asks| !(asks && round_trip && request.input_responses.is_none()));
         // Progress of long calls goes to the client when it sent a progress token; its
-        // cancellation drops the request to Arcane.
+        // cancellation drops the request to Arcane. A task's work is cancelled by
+        // `tasks/cancel` instead, and outlives the request (and its session).
+        let cancel = if as_task {
+            tokio_util::sync::CancellationToken::new()
+        } else {
+            context.ct.clone()
+        };
         let mut ctx = CallContext {
-            cancel: context.ct.clone(),
+            cancel: cancel.clone(),
             progress: None,
             credential: self.credential(&context.extensions),
         };
@@ -403,30 +528,22 @@ impl ServerHandler for ArcaneServer {
         // Named in the call's log line by its name and fingerprint, never the token.
         let http = HttpCaller::of(&context.extensions);
         let token = http.and_then(|c| c.token.clone());
-        let forwarder = context.meta.get_progress_token().map(|token| {
-            let (tx, mut rx) = tokio::sync::mpsc::channel::<arcane_engine::Progress>(
+        // The task the progress belongs to, once there is one: its status message is the last
+        // line, and each notification names it.
+        let (task_tx, task_rx) = tokio::sync::watch::channel::<Option<TaskContext>>(None);
+        let progress_token = context.meta.get_progress_token();
+        let forwarder = (progress_token.is_some() || as_task).then(|| {
+            let (tx, rx) = tokio::sync::mpsc::channel::<arcane_engine::Progress>(
                 arcane_engine::PROGRESS_QUEUE,
             );
             ctx.progress = Some(tx);
-            let peer = context.peer.clone();
-            tokio::spawn(async move {
-                while let Some(p) = rx.recv().await {
-                    let mut param =
-                        ProgressNotificationParam::new(token.clone(), p.progress as f64);
-                    param.total = p.total.map(|t| t as f64);
-                    // Progress quotes Arcane's lines.
-                    param.message = p
-                        .message
-                        .map(|m| arcane_redact::mask_known(&m).into_owned());
-                    if peer.notify_progress(param).await.is_err() {
-                        break;
-                    }
-                }
-            })
+            tokio::spawn(forward_progress(
+                rx,
+                context.peer.clone(),
+                progress_token,
+                task_rx,
+            ))
         });
-        let round_trip = context
-            .protocol_version()
-            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
         // What the question is bound to is read here, where the request's HTTP parts are; the
         // call itself runs on the calls' runtime and owns what it borrows.
         // Whose quota of open questions it counts against, either way of asking: the caller as
@@ -437,6 +554,7 @@ impl ServerHandler for ArcaneServer {
             Some(key) => confirm::binding([b"caller".as_slice(), key]),
             None => confirm::binding([b"session".as_slice(), session.as_bytes()]),
         };
+        let owner = self.owner(&context);
         let origin = context.id.clone();
         let round_trip = round_trip.then(|| {
             let bound = match http {
@@ -450,6 +568,12 @@ impl ServerHandler for ArcaneServer {
         });
         let server = self.clone();
         let peer = context.peer.clone();
+        // A task's call stops before its request is sent and waits here for the task to exist
+        // (or for the refusal of a limit).
+        let (gate_tx, gate_rx) = tokio::sync::oneshot::channel::<crate::mcp::call::Go>();
+        let gate = as_task.then_some(gate_tx);
+        let mut slot = slot;
+        let plain_slot = if as_task { None } else { slot.take() };
         let work = async move {
             let _held = held;
             let asking = match round_trip {
@@ -473,33 +597,44 @@ impl ServerHandler for ArcaneServer {
                 &ctx,
                 &caller,
                 asking,
+                gate,
             )
             .await;
-            if let Some(slot) = slot {
+            if let Some(slot) = plain_slot {
                 // From now on the answer's write gives the slot back.
                 slot.answered();
             }
             drop(ctx);
             (response, request)
         };
-        let (response, request) = match calls_runtime() {
-            Some(calls) => match calls.spawn(work).await {
-                Ok(done) => done,
-                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                Err(_) => {
-                    return Err(McpError::internal_error(
-                        "the server is shutting down",
-                        None,
-                    ));
-                }
-            },
+        let work = match calls_runtime() {
+            Some(calls) => Work::Spawned(calls.spawn(work)),
+            // A task's work must run while the request waits for it to reach its gate.
+            None if as_task => Work::Spawned(tokio::spawn(work)),
             // Boxed: see `read_resource`.
-            None => Box::pin(work).await,
+            None => Work::Here(Box::pin(work)),
         };
-        if let Some(f) = forwarder {
-            // Every progress notification is sent before the result.
-            let _ = f.await;
-        }
+        let (response, request) = if as_task {
+            match self
+                .start_task(work, gate_rx, &context, cancel, task_tx, forwarder, owner)
+                .await
+            {
+                Started::Task(task) => {
+                    if let Some(slot) = slot {
+                        slot.answered();
+                    }
+                    return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
+                }
+                Started::Plain(done) => (*done)?,
+            }
+        } else {
+            let done = work.finish().await?;
+            if let Some(f) = forwarder {
+                // Every progress notification is sent before the result.
+                let _ = f.await;
+            }
+            done
+        };
         let CallToolResponse::Complete(result) = response else {
             tracing::debug!(tool = %request.name, "tools/call waits for the user's answer");
             return Ok(response);
@@ -521,6 +656,40 @@ impl ServerHandler for ArcaneServer {
             );
         }
         Ok(result.into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let task = self
+            .calls
+            .tasks
+            .get(&self.owner(&context), &request.task_id)?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.calls
+            .tasks
+            .cancel(&self.owner(&context), &request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.calls.tasks.update(
+            &self.owner(&context),
+            &request.task_id,
+            request.input_responses,
+        )
     }
 
     fn accepted_subscription_filter(
@@ -565,6 +734,118 @@ impl ServerHandler for ArcaneServer {
                         let _ = sink.notify_prompt_list_changed().await;
                     }
                 }
+            }
+        }
+    }
+}
+
+/// A call's work: spawned on a runtime, or (no calls' runtime, not a task) run where it is
+/// awaited.
+enum Work {
+    Spawned(tokio::task::JoinHandle<(CallToolResponse, CallToolRequestParams)>),
+    Here(std::pin::Pin<Box<dyn Future<Output = (CallToolResponse, CallToolRequestParams)> + Send>>),
+}
+
+impl Work {
+    async fn finish(self) -> Result<(CallToolResponse, CallToolRequestParams), McpError> {
+        match self {
+            Work::Spawned(handle) => match handle.await {
+                Ok(done) => Ok(done),
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(_) => Err(McpError::internal_error(
+                    "the server is shutting down",
+                    None,
+                )),
+            },
+            Work::Here(work) => Ok(work.await),
+        }
+    }
+}
+
+/// What became of a call that was to run as a task.
+enum Started {
+    /// Its task: the answer of the request.
+    Task(Task),
+    /// It ended before anything was sent (or a limit refused it): answered as a plain call.
+    Plain(Box<Result<(CallToolResponse, CallToolRequestParams), McpError>>),
+}
+
+/// How a task ends, from its call's answer: `completed` with the very result a plain call
+/// returns; `cancelled` when `tasks/cancel` stopped it (the status message says what may
+/// already have happened and how to check); `failed` with the result's text as the error's
+/// message (and the whole result as its data) when the call failed.
+fn task_outcome(
+    task: &TaskContext,
+    cancel: &CancellationToken,
+    response: CallToolResponse,
+) -> Result<CallToolResult, TaskExit> {
+    let CallToolResponse::Complete(result) = response else {
+        return Err(TaskExit::Error(McpError::internal_error(
+            "the task's call needed an answer from the client it cannot ask for",
+            None,
+        )));
+    };
+    if result.is_error != Some(true) {
+        return Ok(result);
+    }
+    let text = crate::present::result_text(&result);
+    if cancel.is_cancelled() && task.is_cancel_requested() {
+        task.set_status_message(text);
+        return Err(TaskExit::Cancelled);
+    }
+    let data = serde_json::to_value(&result).ok();
+    Err(TaskExit::Error(McpError::internal_error(text, data)))
+}
+
+/// The metadata that ties a notification to its task (`io.modelcontextprotocol/related-task`).
+pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// Forwards a call's progress: to the client as `notifications/progress` when it sent a
+/// progress token (naming the task, when the call runs in one), and as the task's status
+/// message. Progress quotes Arcane's lines: masked as all stream text. A task keeps its status
+/// message current after the client stopped listening (its session closed).
+async fn forward_progress(
+    mut rx: tokio::sync::mpsc::Receiver<arcane_engine::Progress>,
+    peer: rmcp::Peer<RoleServer>,
+    token: Option<ProgressToken>,
+    task: tokio::sync::watch::Receiver<Option<TaskContext>>,
+) {
+    let mut listening = token.is_some();
+    while let Some(p) = rx.recv().await {
+        let message = p
+            .message
+            .map(|m| arcane_redact::mask_known(&m).into_owned());
+        let current = task.borrow().clone();
+        if let (Some(t), Some(m)) = (&current, &message) {
+            t.set_status_message(m.clone());
+        }
+        let Some(token) = token.as_ref().filter(|_| listening) else {
+            if current.is_some() {
+                continue;
+            }
+            break;
+        };
+        let mut param = ProgressNotificationParam::new(token.clone(), p.progress as f64);
+        param.total = p.total.map(|t| t as f64);
+        param.message = message;
+        let mut note = rmcp::model::ProgressNotification::new(param);
+        if let Some(t) = &current {
+            // rmcp writes a notification's `_meta` from its extensions.
+            let mut meta = serde_json::Map::new();
+            meta.insert(
+                RELATED_TASK.into(),
+                serde_json::json!({"taskId": t.task_id()}),
+            );
+            note.extensions
+                .insert(rmcp::model::NotificationMetaObject::from(meta));
+        }
+        let sent = peer
+            .send_notification(rmcp::model::ServerNotification::ProgressNotification(note))
+            .await;
+        if sent.is_err() {
+            listening = false;
+            if current.is_none() && task.borrow().is_none() {
+                break;
             }
         }
     }

@@ -1,5 +1,5 @@
 //! The MCP side: rmcp's `ServerHandler` over the live snapshot, the person's confirmation,
-//! pacing of answers, the prompts, and the audit log of mutating calls.
+//! pacing of answers, the prompts, MCP tasks, and the audit log of mutating calls.
 
 pub(crate) mod audit_log;
 pub(crate) mod call;
@@ -8,3 +8,4 @@ pub mod confirm;
 pub mod handler;
 pub mod pacing;
 pub mod prompts;
+pub mod tasks;

@@ -402,6 +402,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) -> Vec<(String, String)> {
     if let Some(kind) = ov.result {
         a.kind = kind;
     }
+    if let Some(long) = ov.long_running {
+        a.long_running = long;
+    }
     if let Some(w) = &ov.widen {
         a.widenings.extend(w.iter().cloned());
     }
@@ -667,6 +670,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         default_sort: None,
         reveals_secret: None,
         confirm_always: false,
+        long_running: false,
         confirm_diff: Vec::new(),
         no_effect: None,
         response_schema,
@@ -1002,6 +1006,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         default_sort: None,
         reveals_secret: None,
         confirm_always: runs_commands,
+        long_running: false,
         confirm_diff: Vec::new(),
         no_effect: None,
         response_schema: None,

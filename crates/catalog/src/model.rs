@@ -344,6 +344,11 @@ pub struct Action {
     /// reveal a credential (docs/security.md#confirmation).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub confirm_always: bool,
+    /// The call can run for minutes (a stream, a scan, a backup, a WebSocket handler with a
+    /// duration; overlay `longRunning`): a client that speaks MCP tasks gets a task for it
+    /// instead of waiting for the answer (docs/tasks.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub long_running: bool,
     /// Parameters that replace a stored document, with the reading action that returns the
     /// current one (overlay `confirmDiff`): the question shows a diff of current → new.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -57,6 +57,9 @@ pub struct ActionOverlay {
     /// question shows a diff (docs/security.md#what-the-confirmation-shows). A later file's
     /// list replaces an earlier one; an empty list turns the diff off.
     pub confirm_diff: Option<Vec<crate::model::DiffFrom>>,
+    /// The call can run for minutes: a client that speaks MCP tasks gets a task for it
+    /// (docs/tasks.md).
+    pub long_running: Option<bool>,
     pub result: Option<ResultKind>,
     /// Withdraw the action from the generic executor; the value is the reason.
     pub exclude: Option<String>,

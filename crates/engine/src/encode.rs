@@ -173,6 +173,7 @@ mod tests {
             default_sort: None,
             reveals_secret: None,
             confirm_always: false,
+            long_running: false,
             confirm_diff: Vec::new(),
             no_effect: None,
             keywords: vec![],
