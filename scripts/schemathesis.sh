@@ -102,6 +102,6 @@ if [ "$status" -gt 1 ] || [ ! -s "$work/report.ndjson" ]; then
     tail -40 "$work/schemathesis.log" >&2
     exit 1
 fi
-python3 scripts/schemathesis/check.py "$work/report.ndjson" scripts/schemathesis/known.yaml \
-    || { rc=$?; echo "(the run took $((end - start)) s; rerun with --keep DIR for the full log)"; exit $rc; }
 echo "the run took $((end - start)) s"
+python3 scripts/schemathesis/check.py "$work/report.ndjson" scripts/schemathesis/known.yaml \
+    || { rc=$?; echo "(rerun with --keep DIR for schemathesis' full log)"; exit $rc; }
