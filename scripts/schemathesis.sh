@@ -63,6 +63,7 @@ cleanup() {
 trap cleanup EXIT
 
 # The simulator prints exactly one line once it accepts connections (sim/README.md).
+: >"$work/sim.out"
 RUST_LOG=warn "$bin" --listen 127.0.0.1:0 >"$work/sim.out" 2>"$work/sim.err" &
 sim_pid=$!
 origin=

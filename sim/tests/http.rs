@@ -1798,3 +1798,22 @@ async fn null_fields_of_a_collection_write_are_not_given() {
     assert_eq!(updated["data"]["enabled"], false, "null leaves it alone");
     assert_eq!(updated["data"]["insecure"], true);
 }
+
+/// Found by scripts/schemathesis.sh: a download named after a path with control characters
+/// was an empty 500 without Content-Type (the header value was refused). Go sends the name
+/// (CR and LF as spaces); the simulator sends it with every control character as a space.
+#[tokio::test]
+async fn a_download_name_with_control_characters_is_still_a_download() {
+    let s = start().await;
+    for path in [
+        "/environments/0/builds/browse/download?path=a%0Cb%05.txt",
+        "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/workspace/file/download?relativePath=x%10y%0D%0Az",
+    ] {
+        let r = s.get(path).await;
+        assert_eq!(r.status(), 200, "{path}");
+        assert_eq!(r.header("content-type"), "application/octet-stream");
+        let d = r.header("content-disposition");
+        assert!(d.starts_with("attachment; filename="), "{d}");
+        assert!(!d.chars().any(|c| c.is_control()), "{d:?}");
+    }
+}
