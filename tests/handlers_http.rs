@@ -249,8 +249,24 @@ async fn downloads_pem_text_tar_binary_unquoted_name_and_cap() {
         other => panic!("expected binary, got {other:?}"),
     }
 
-    let d = download(&s, "/environments/0/volumes/backups/bk-42/download").await;
-    assert_eq!(d.file_name.as_deref(), Some("bk-42.tar.gz"));
+    let created: serde_json::Value = api(
+        &s,
+        reqwest::Method::POST,
+        "/environments/0/volumes/webshop_db-data/backups",
+    )
+    .send()
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let id = created["data"]["id"].as_str().unwrap();
+    let d = download(
+        &s,
+        &format!("/environments/0/volumes/backups/{id}/download"),
+    )
+    .await;
+    assert_eq!(d.file_name, Some(format!("{id}.tar.gz")));
     assert!(matches!(d.body, DownloadBody::Binary(_)));
 
     let resp = api(

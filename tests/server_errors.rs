@@ -376,8 +376,8 @@ async fn arcane_2_8_wire_bugs() {
     let e = err(&run("image_update.check_by_id", json!({"imageId": missing})).await);
     assert!(e.contains("not pulled") && e.contains("image.pull"), "{e}");
 
-    // Build workspace: mkdir answers 204 with no body; browse entries lack relativePath and
-    // editable (marcoaperez/arcane-mcp-server src/__e2e__/builds.e2e.ts).
+    // Build workspace: mkdir answers 204 with no body (marcoaperez/arcane-mcp-server
+    // src/__e2e__/builds.e2e.ts).
     ok(&run("build.browse_mkdir", json!({"path": "ctx"})).await);
     let r = run("build.browse", json!({})).await;
     ok(&r);

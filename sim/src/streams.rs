@@ -136,6 +136,14 @@ impl<T: futures::Stream<Item = Result<Bytes, std::io::Error>> + Sized> TakeWhile
 
 /// A download (docs/arcane-wire.md#downloads). A `truncate` fault cuts it in the middle.
 pub fn download(ctx: &Ctx, content_type: &str, disposition: &str, bytes: Vec<u8>) -> Response {
+    // A file name from the request may hold control characters. Go's HTTP server writes a
+    // header value as it is, with CR and LF turned into spaces; the simulator's HTTP stack
+    // refuses every control character but tab, so all of them become spaces here (else the
+    // answer would be an empty 500; docs/arcane-wire.md#checked-by-schemathesis).
+    let disposition: String = disposition
+        .chars()
+        .map(|c| if c.is_control() && c != '\t' { ' ' } else { c })
+        .collect();
     let builder = Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, content_type)

@@ -39,6 +39,15 @@ pub fn uuid(seed: &str) -> String {
 }
 
 /// The schema's type, the first non-null one when it lists several.
+/// Whether a schema admits `null` (`type: [..., "null"]`, OpenAPI 3.0's `nullable`, or no type).
+fn allows_null(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+        _ => schema.get("nullable") == Some(&Value::Bool(true)) || schema.get("type").is_none(),
+    }
+}
+
 fn schema_type(schema: &Value) -> Option<&str> {
     match schema.get("type") {
         Some(Value::String(t)) => Some(t.as_str()),
@@ -259,6 +268,13 @@ fn conform_at(spec: &Spec, schema: &Value, value: Value, path: &str, depth: usiz
             let mut out = Map::new();
             for (k, v) in obj {
                 match props.and_then(|p| p.get(&k)) {
+                    // A Go value field is never null on the wire: a stored null (an optional
+                    // request field that was not given) is left out, then synthesized below when
+                    // the schema requires it. Lists are the exception: nil slices answer `[]`.
+                    Some(ps)
+                        if v.is_null()
+                            && !allows_null(spec.resolve(ps))
+                            && schema_type(spec.resolve(ps)) != Some("array") => {}
                     Some(ps) => {
                         let v = conform_at(spec, ps, v, &format!("{path}/{k}"), depth + 1);
                         out.insert(k, v);
@@ -354,5 +370,10 @@ mod tests {
         assert!(v.get("bogus").is_none());
         assert_eq!(v["tags"], json!([]));
         assert!(v["size"].is_i64());
+        // A null where the schema has no null: required, a value of the field's type; optional,
+        // left out.
+        let v = conform(&s, &r, json!({"id": "x", "size": null, "opt": null}), "");
+        assert!(v["size"].is_i64(), "{v}");
+        assert!(v.get("opt").is_none(), "{v}");
     }
 }

@@ -1010,14 +1010,33 @@ async fn downloads_follow_wire() {
         "attachment; filename=\"ca.crt\""
     );
     assert!(r.text().starts_with("-----BEGIN CERTIFICATE-----"));
-    // docs/arcane-wire.md#downloads: volume backups: gzip, unquoted <backupId>.tar.gz.
-    let r = s.get("/environments/0/volumes/backups/bk-1/download").await;
+    // docs/arcane-wire.md#downloads: volume backups: gzip, unquoted <backupId>.tar.gz; an ID
+    // that names no backup is Docker's missing-file error, a 500.
+    let created = s
+        .post("/environments/0/volumes/webshop_db-data/backups")
+        .await
+        .json();
+    let id = created["data"]["id"].as_str().unwrap().to_string();
+    let r = s
+        .get(&format!("/environments/0/volumes/backups/{id}/download"))
+        .await;
     assert_eq!(r.header("content-type"), "application/x-gzip");
     assert_eq!(
         r.header("content-disposition"),
-        "attachment; filename=bk-1.tar.gz"
+        format!("attachment; filename={id}.tar.gz")
     );
     assert_eq!(&r.bytes()[..2], &[0x1f, 0x8b]);
+    let b = s
+        .get("/environments/0/volumes/backups/bk-1/download")
+        .await
+        .expect(500);
+    assert!(
+        b["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("failed to download: Error response from daemon: Could not find the file /volume/bk-1.tar.gz"),
+        "{b}"
+    );
     // docs/arcane-wire.md#downloads: mTLS bundle and files.
     let r = s.get("/environments/env-2/deployment/mtls/bundle").await;
     assert_eq!(r.header("content-type"), "application/zip");
@@ -1538,7 +1557,7 @@ async fn smaller_2_8_differences() {
         .expect(409);
     assert_eq!(b["detail"], "activity is not running");
     // Build workspace (marcoaperez/arcane-mcp-server src/__e2e__/builds.e2e.ts): mkdir and
-    // delete are 204 with no body, traversal is refused, entries lack relativePath/editable.
+    // delete are 204 with no body, traversal is refused.
     let r = s.post("/environments/0/builds/browse/mkdir?path=ctx").await;
     assert_eq!(r.status(), 204);
     assert!(r.bytes().is_empty());
@@ -1551,7 +1570,9 @@ async fn smaller_2_8_differences() {
         .cloned()
         .unwrap();
     assert_eq!(entry["isDirectory"], true);
-    assert!(entry.get("relativePath").is_none() && entry.get("editable").is_none());
+    // Arcane 2.8.0's entries carry relativePath (the entry's path) and editable false.
+    assert_eq!(entry["relativePath"], entry["path"]);
+    assert_eq!(entry["editable"], false);
     let b = s
         .get("/environments/0/builds/browse?path=../..")
         .await
@@ -1708,4 +1729,91 @@ async fn project_create_then_up_starts_its_services() {
             .any(|p| p["containerName"] == "shop-web-1" && p["hostPort"] == 8081),
         "{ports}"
     );
+}
+
+/// Found by scripts/schemathesis.sh: a `limit` near the int64 maximum overflowed the page
+/// arithmetic (a panic and a dropped connection). Arcane's Go arithmetic wraps instead: one page.
+#[tokio::test]
+async fn a_huge_limit_is_one_page_not_an_overflow() {
+    let s = start().await;
+    for list in ["containers", "images", "networks", "volumes"] {
+        let b = s
+            .get(&format!(
+                "/environments/0/{list}?start=3&limit=9223372036854775807"
+            ))
+            .await
+            .expect(200);
+        assert_eq!(b["pagination"]["totalPages"], 1, "{list}: {b}");
+        assert_eq!(b["pagination"]["currentPage"], 1, "{list}: {b}");
+        assert_eq!(
+            b["pagination"]["itemsPerPage"],
+            i64::MAX,
+            "{list}: {}",
+            b["pagination"]
+        );
+    }
+    let b = s
+        .get("/environments?limit=9223372036854775807")
+        .await
+        .expect(200);
+    assert_eq!(b["pagination"]["itemsPerPage"], 100, "{b}");
+}
+
+/// Found by scripts/schemathesis.sh: `null` for an optional field of a create or update was
+/// stored and answered as `null` where the answer's schema has a boolean or a string. Arcane's
+/// request types take such fields as Go pointers: `null` is "not given" (a registry's
+/// `enabled` defaults to true, `insecure` to false; an update leaves the field alone).
+#[tokio::test]
+async fn null_fields_of_a_collection_write_are_not_given() {
+    let s = start().await;
+    let registry = |enabled: Value, insecure: Value| {
+        json!({"url": "registry.example", "username": "u", "token": "t",
+               "description": null, "insecure": insecure, "enabled": enabled,
+               "registryType": "generic", "repositoryNames": null,
+               "awsAccessKeyId": "", "awsSecretAccessKey": "", "awsRegion": ""})
+    };
+    let created = s
+        .post("/container-registries")
+        .json(registry(Value::Null, Value::Null))
+        .await
+        .expect(200);
+    let reg = &created["data"];
+    assert_eq!(reg["enabled"], true, "{reg}");
+    assert_eq!(reg["insecure"], false, "{reg}");
+    assert!(reg.get("description").is_none(), "{reg}");
+    assert_eq!(reg["repositoryNames"], json!([]), "{reg}");
+    let id = reg["id"].as_str().unwrap();
+    let updated = s
+        .put(&format!("/container-registries/{id}"))
+        .json(registry(json!(false), Value::Null))
+        .await
+        .expect(200);
+    assert_eq!(updated["data"]["enabled"], false);
+    assert_eq!(updated["data"]["insecure"], false);
+    let updated = s
+        .put(&format!("/container-registries/{id}"))
+        .json(registry(Value::Null, json!(true)))
+        .await
+        .expect(200);
+    assert_eq!(updated["data"]["enabled"], false, "null leaves it alone");
+    assert_eq!(updated["data"]["insecure"], true);
+}
+
+/// Found by scripts/schemathesis.sh: a download named after a path with control characters
+/// was an empty 500 without Content-Type (the header value was refused). Go sends the name
+/// (CR and LF as spaces); the simulator sends it with every control character as a space.
+#[tokio::test]
+async fn a_download_name_with_control_characters_is_still_a_download() {
+    let s = start().await;
+    for path in [
+        "/environments/0/builds/browse/download?path=a%0Cb%05.txt",
+        "/environments/0/projects/7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01/workspace/file/download?relativePath=x%10y%0D%0Az",
+    ] {
+        let r = s.get(path).await;
+        assert_eq!(r.status(), 200, "{path}");
+        assert_eq!(r.header("content-type"), "application/octet-stream");
+        let d = r.header("content-disposition");
+        assert!(d.starts_with("attachment; filename="), "{d}");
+        assert!(!d.chars().any(|c| c.is_control()), "{d:?}");
+    }
 }

@@ -46,8 +46,8 @@ pub(super) fn browse(ctx: &Ctx) -> Response {
         }
     }
     drop(st);
-    // 2.8.x sends neither `relativePath` nor `editable` although the document requires them,
-    // so this answer is not fitted to the schema.
+    // Arcane 2.8.0 builds each entry from its file-system listing with `relativePath` set to
+    // the entry's `path` and `editable` left false (docs/arcane-wire.md#build-workspace).
     let entries: Vec<Value> = names
         .into_iter()
         .map(|(name, is_dir)| {
@@ -56,7 +56,8 @@ pub(super) fn browse(ctx: &Ctx) -> Response {
             } else {
                 format!("/app/data/builds/{dir}/{name}")
             };
-            json!({"name": name, "path": path, "size": if is_dir { 4096 } else { 112 },
+            json!({"name": name, "path": path, "relativePath": path,
+                   "size": if is_dir { 4096 } else { 112 }, "editable": false,
                    "isDirectory": is_dir, "isSymlink": false,
                    "modTime": "2025-06-01T12:00:00Z",
                    "mode": if is_dir { "drwxr-xr-x" } else { "-rw-r--r--" }})

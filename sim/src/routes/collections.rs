@@ -164,6 +164,21 @@ fn find(ctx: &Ctx, key: &str, id: &str) -> Option<Value> {
         .cloned()
 }
 
+/// A request body's fields without its `null`s. Arcane's request types take optional fields as
+/// Go pointers, where `null` means "not given": an update leaves such a field as it was
+/// (docs/arcane-wire.md#checked-by-schemathesis). A create keeps them: the answer's fitting
+/// turns a null into the field's value (`[]` for a list, a default otherwise).
+fn given_fields(body: Option<&Value>) -> Map<String, Value> {
+    match body {
+        Some(Value::Object(o)) => o
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        _ => Map::new(),
+    }
+}
+
 fn create(ctx: &Ctx, key: String) -> Response {
     let mut item = match &ctx.body {
         Some(Value::Object(o)) => o.clone(),
@@ -236,10 +251,10 @@ fn update(ctx: &Ctx, key: &str, id: &str) -> Response {
         drop(st);
         return not_found(ctx, key);
     };
-    if let (Value::Object(o), Some(Value::Object(b))) = (&mut *item, &ctx.body) {
-        for (k, v) in b {
+    if let (Value::Object(o), Some(Value::Object(_))) = (&mut *item, &ctx.body) {
+        for (k, v) in given_fields(ctx.body.as_ref()) {
             if k != "id" {
-                o.insert(k.clone(), v.clone());
+                o.insert(k, v);
             }
         }
         o.insert("updatedAt".into(), json!(timestamp(n + 1)));

@@ -2,9 +2,11 @@
 //! environment's mTLS bundle and files, workspace files; image export is in `images`.
 
 use axum::response::Response;
+use serde_json::Value;
 
 use crate::ctx::Ctx;
 use crate::streams::download;
+use crate::synth::hex_id;
 
 const DEMO_PEM: &str = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUYXJjYW5lLXNpbS1kZW1vLWNhMAoGCCqGSM49BAMCMB8x\nHTAbBgNVBAMMFGFyY2FuZS1zaW0gZGVtbyBDQSAwHhcNMjUwNjAxMTIwMDAwWhcN\nMzUwNjAxMTIwMDAwWjAfMR0wGwYDVQQDDBRhcmNhbmUtc2ltIGRlbW8gQ0EgMFkw\n-----END CERTIFICATE-----\n";
 const EMPTY_GZIP: [u8; 20] = [
@@ -24,15 +26,45 @@ fn mtls_base_name(name: &str, env_id: &str) -> String {
     )
 }
 
+/// A volume backup's archive, or Arcane's 500 when the backup ID names no archive: Arcane copies
+/// `<backupId>.tar.gz` out of the backups volume and fails with Docker's error when it is not
+/// there (docs/arcane-wire.md#downloads).
+fn backup(ctx: &Ctx) -> Response {
+    let id = ctx.param("backupId");
+    let trimmed = id.trim();
+    if trimmed.is_empty() || trimmed == "." || trimmed.starts_with("..") {
+        return ctx.problem(500, &format!("invalid backup id: invalid path: {id}"));
+    }
+    let prefix = format!("/environments/{}/volumes/", ctx.env_id());
+    let exists = ctx.sh.state().collections.items.iter().any(|(key, items)| {
+        key.starts_with(&prefix)
+            && key.ends_with("/backups")
+            && items
+                .iter()
+                .any(|b| b.get("id").and_then(Value::as_str) == Some(id))
+    });
+    if !exists {
+        return ctx.problem(
+            500,
+            &format!(
+                "failed to download: Error response from daemon: Could not find the file \
+                 /volume/{trimmed}.tar.gz in container {}",
+                &hex_id("arcane-backup-helper")[..12]
+            ),
+        );
+    }
+    download(
+        ctx,
+        "application/x-gzip",
+        &format!("attachment; filename={id}.tar.gz"),
+        EMPTY_GZIP.to_vec(),
+    )
+}
+
 pub(super) fn answer(ctx: &Ctx, shape: &str) -> Response {
     match shape {
         "/environments/{}/images/{}/export" => super::images::export(ctx),
-        "/environments/{}/volumes/backups/{}/download" => download(
-            ctx,
-            "application/x-gzip",
-            &format!("attachment; filename={}.tar.gz", ctx.param("backupId")),
-            EMPTY_GZIP.to_vec(),
-        ),
+        "/environments/{}/volumes/backups/{}/download" => backup(ctx),
         "/edge-mtls/ca" => download(
             ctx,
             "application/x-pem-file",

@@ -137,8 +137,10 @@ pub fn paginate(
     let total = items.len() as i64;
     let (page, pagination) = if limit > 0 {
         let s = (start as usize).min(items.len());
-        let e = (s + limit as usize).min(items.len());
-        let total_pages = ((total + limit - 1) / limit).max(1);
+        let e = s.saturating_add(limit as usize).min(items.len());
+        // Go's int64 arithmetic wraps (Arcane's backend/pkg/pagination/types.go): a limit near
+        // the int64 maximum gives 0 pages, reported as 1, instead of an overflow.
+        let total_pages = (total.wrapping_add(limit).wrapping_sub(1) / limit).max(1);
         (
             items[s..e].to_vec(),
             json!({"totalPages": total_pages, "totalItems": total, "currentPage": start / limit + 1,
