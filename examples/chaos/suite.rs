@@ -79,8 +79,8 @@ impl Config {
             seed: 34,
             server_timeout_s: 5,
             call_timeout: Duration::from_secs(40),
-            http_rss_bound_mb: 300,
-            stdio_rss_bound_mb: 200,
+            http_rss_bound_mb: 400,
+            stdio_rss_bound_mb: 300,
             verbose: false,
         }
     }
@@ -383,7 +383,15 @@ impl Report {
         let _ = writeln!(
             s,
             "  {:<24} {:>8} {:>8} {:>10} {:>10} {:>7} {:>8} {:>9} {:>9}",
-            "kind", "calls", "ok", "tool error", "rpc error", "broken", "timeout", "p50 ms", "p99 ms"
+            "kind",
+            "calls",
+            "ok",
+            "tool error",
+            "rpc error",
+            "broken",
+            "timeout",
+            "p50 ms",
+            "p99 ms"
         );
         let mut all = Vec::new();
         for k in Kind::ALL {
@@ -419,11 +427,7 @@ impl Report {
         let _ = writeln!(s, "tool errors by reading: {}", join(&r.error_kinds));
         let _ = writeln!(s, "faults applied: {}", join(&r.faults_applied));
         if !r.faults_expired.is_empty() {
-            let _ = writeln!(
-                s,
-                "faults expired unmatched: {}",
-                join(&r.faults_expired)
-            );
+            let _ = writeln!(s, "faults expired unmatched: {}", join(&r.faults_expired));
         }
         let mut reload = r.good_reloads.clone();
         let (rp50, rp99) = percentiles(&mut reload);
@@ -524,7 +528,8 @@ async fn call(
     let started = Instant::now();
     let r = tokio::time::timeout(
         timeout,
-        client.call_tool(CallToolRequestParams::new(tool.clone()).with_arguments(arguments.clone())),
+        client
+            .call_tool(CallToolRequestParams::new(tool.clone()).with_arguments(arguments.clone())),
     )
     .await;
     let took = started.elapsed().as_micros() as u64;
@@ -580,7 +585,11 @@ async fn worker(s: Arc<Session>, seed: u64, until: Instant, rec: Shared, timeout
                 let (action, params) = rng.pick(&READS);
                 (
                     Kind::Read,
-                    execute(action, serde_json::from_str(params).unwrap_or_default(), false),
+                    execute(
+                        action,
+                        serde_json::from_str(params).unwrap_or_default(),
+                        false,
+                    ),
                     None,
                 )
             }
@@ -594,7 +603,11 @@ async fn worker(s: Arc<Session>, seed: u64, until: Instant, rec: Shared, timeout
             ),
             55..65 => (
                 Kind::Stream,
-                execute("image.pull", json!({"imageName": "nginx:1.27-alpine"}), false),
+                execute(
+                    "image.pull",
+                    json!({"imageName": "nginx:1.27-alpine"}),
+                    false,
+                ),
                 Some("image.pull"),
             ),
             65..73 => {
@@ -668,7 +681,9 @@ fn fault(k: usize, rng: &mut Rng, server_timeout_s: u64) -> Value {
             };
             json!({"path": "^/api/environments/0/", "kind": "delay", "delayMs": ms, "times": times})
         }
-        "drop" => json!({"path": "/environments/0/(containers|volumes)", "kind": "drop", "times": times}),
+        "drop" => {
+            json!({"path": "/environments/0/(containers|volumes)", "kind": "drop", "times": times})
+        }
         "malformed_json" => json!({"path": lists, "kind": "malformed_json", "times": times}),
         "truncated_stream" => {
             let path = *rng.pick(&["/images/pull$", "/environments/0/containers$"]);
@@ -745,7 +760,10 @@ async fn tools_index(client: &Client, rec: &Shared, timeout: Duration) -> Option
     if answer != Answer::Ok {
         rec.violation(format!("arcane://tools was not read: {answer:?}"));
     }
-    rec.calls.entry((Kind::Resource, answer)).or_default().push(took);
+    rec.calls
+        .entry((Kind::Resource, answer))
+        .or_default()
+        .push(took);
     v
 }
 
@@ -787,7 +805,7 @@ async fn reloader(
     while !stop.load(Ordering::Relaxed) {
         let i = step.fetch_add(1, Ordering::Relaxed);
         let last = *served.lock().unwrap_or_else(|p| p.into_inner());
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             let action = TOGGLED[((i / 2) % 2) as usize];
             let text = format!("actions:\n  {action}: {{exclude: \"chaos reload {i}\"}}\n");
             if let Err(e) = write_overlay(&dir, &text) {
@@ -882,7 +900,12 @@ fn alive(pid: u32) -> bool {
 }
 
 /// The servers' common arguments.
-fn server_args(cfg: &Config, sim: &arcane_sim::RunningSim, tmp: &Path, audit: &Path) -> Vec<String> {
+fn server_args(
+    cfg: &Config,
+    sim: &arcane_sim::RunningSim,
+    tmp: &Path,
+    audit: &Path,
+) -> Vec<String> {
     vec![
         "--arcane-url".into(),
         sim.base_url(),
@@ -947,7 +970,13 @@ fn free_port() -> Result<u16> {
         .port())
 }
 
-async fn http_session(url: &str, token: &str, label: String, declines: bool, asked: &Arc<AtomicU64>) -> Result<Session> {
+async fn http_session(
+    url: &str,
+    token: &str,
+    label: String,
+    declines: bool,
+    asked: &Arc<AtomicU64>,
+) -> Result<Session> {
     let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
     let handler = ChaosClient {
         declines,
@@ -1037,7 +1066,10 @@ fn read_audit(path: &Path, offset: &mut u64) -> Result<Vec<Value>> {
     let mut out = Vec::new();
     for line in buf[..end].lines() {
         let line = line?;
-        out.push(serde_json::from_str(&line).with_context(|| format!("audit line is not JSON: {line}"))?);
+        out.push(
+            serde_json::from_str(&line)
+                .with_context(|| format!("audit line is not JSON: {line}"))?,
+        );
     }
     Ok(out)
 }
@@ -1089,7 +1121,9 @@ async fn check_audit(audits: &[(String, PathBuf)], offsets: &mut [u64], rec: &Sh
         // `confirmed` says how the call claimed confirmation (a declining client's model sends
         // `confirm: true`: "param"); what ran is the outcome.
         if unconfirmed && !matches!(l["outcome"].as_str(), Some("refused" | "error")) {
-            rec.violation(format!("the audit log shows an unconfirmed call as run: {l}"));
+            rec.violation(format!(
+                "the audit log shows an unconfirmed call as run: {l}"
+            ));
         }
     }
     for (p, names) in &created {
@@ -1098,7 +1132,9 @@ async fn check_audit(audits: &[(String, PathBuf)], offsets: &mut [u64], rec: &Sh
             .filter(|n| !logged.get(p).is_some_and(|s| s.contains(*n)))
             .collect();
         if !missing.is_empty() {
-            rec.violation(format!("{p}: volume.create without an audit line: {missing:?}"));
+            rec.violation(format!(
+                "{p}: volume.create without an audit line: {missing:?}"
+            ));
         }
     }
 }
@@ -1268,11 +1304,16 @@ pub async fn run(cfg: Config) -> Result<Report> {
         withdrawn: None,
     }));
     let step = Arc::new(AtomicU64::new(0));
-    let rounds = (cfg.duration.as_secs_f64() / cfg.round.as_secs_f64()).ceil().max(1.0) as usize;
+    let rounds = (cfg.duration.as_secs_f64() / cfg.round.as_secs_f64())
+        .ceil()
+        .max(1.0) as usize;
     let mut rng = Rng(cfg.seed);
     for round in 0..rounds {
         let round_started = Instant::now();
-        let left = cfg.duration.saturating_sub(started.elapsed()).max(Duration::from_secs(1));
+        let left = cfg
+            .duration
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_secs(1));
         let until = Instant::now() + cfg.round.min(left);
         let _ = hooks.reset().await;
         let mut sessions: Vec<Arc<Session>> = Vec::new();
@@ -1414,10 +1455,7 @@ pub async fn run(cfg: Config) -> Result<Report> {
         if r.good_reloads.is_empty() || r.broken_reloads.is_empty() {
             r.violation("no good or no broken reload was made".into());
         }
-        let declined_calls = stdio
-            .iter()
-            .any(|s| s.declines)
-            || cfg.http_sessions >= 4;
+        let declined_calls = stdio.iter().any(|s| s.declines) || cfg.http_sessions >= 4;
         if declined_calls && asked.load(Ordering::Relaxed) == 0 {
             r.violation("no confirmation question was ever asked of a declining client".into());
         }
