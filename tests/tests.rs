@@ -21,6 +21,7 @@ mod server_support;
 mod bombs;
 mod catalog;
 mod catalog_cache;
+mod chaos;
 mod cli;
 mod edge_inputs;
 mod handlers_http;

@@ -30,6 +30,8 @@ pub struct Ctx {
     pub truncate: bool,
     /// Set by the `stream_error` fault: the error message to end the stream with.
     pub stream_error: Option<String>,
+    /// Set by the `slow_body` fault: how the answer's body is trickled.
+    pub slow_body: Option<crate::faults::SlowBody>,
 }
 
 impl Ctx {

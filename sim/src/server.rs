@@ -283,6 +283,7 @@ async fn entry(st: St, req: Request) -> Response {
         host,
         truncate: false,
         stream_error: None,
+        slow_body: None,
     };
 
     // Faults.
@@ -361,7 +362,11 @@ async fn entry(st: St, req: Request) -> Response {
     if let Some(r) = validate_request(&ctx) {
         return r;
     }
-    routes::dispatch(&ctx, &method, &shape).await
+    let resp = routes::dispatch(&ctx, &method, &shape).await;
+    match ctx.slow_body {
+        Some(slow) => crate::faults::slow_body(resp, slow),
+        None => resp,
+    }
 }
 
 /// The path's segments (without `/api`) as Arcane's router and handlers see them, and
@@ -461,6 +466,10 @@ async fn apply_fault(ctx: &mut Ctx, f: &FaultSpec, kill: Option<ConnKill>) -> Fa
     }
     match f.kind {
         FaultKind::Delay => FaultOutcome::Continue,
+        FaultKind::SlowBody => {
+            ctx.slow_body = f.slow_body();
+            FaultOutcome::Continue
+        }
         FaultKind::Status => {
             let status = f.status.unwrap_or(500);
             let r = match &f.body {

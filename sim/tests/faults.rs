@@ -53,6 +53,50 @@ async fn delay_fault_then_normal_answer() {
     assert!(t.elapsed() >= Duration::from_millis(300));
 }
 
+/// `slow_body`: the normal answer, its headers at once and its body in pieces; a stream is
+/// paced the same way and still ends with its final line.
+#[tokio::test]
+async fn slow_body_fault_sends_the_normal_answer_in_pieces() {
+    let s = start().await;
+    let normal = s
+        .get("/environments/0/containers")
+        .try_send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    s.fault(json!({"path": "/containers$", "kind": "slow_body", "chunkBytes": 256, "paceMs": 5}))
+        .await;
+    let r = s
+        .get("/environments/0/containers")
+        .try_send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    let mut body = r.bytes_stream();
+    let (mut got, mut pieces) = (Vec::new(), 0);
+    while let Some(chunk) = body.next().await {
+        let b = chunk.unwrap();
+        assert!(b.len() <= 256, "a piece of {} bytes", b.len());
+        got.extend_from_slice(&b);
+        pieces += 1;
+    }
+    assert_eq!(got, normal, "the same answer, only slower");
+    assert!(pieces >= normal.len().div_ceil(256), "{pieces} pieces");
+    s.fault(json!({"path": "/images/pull$", "kind": "slow_body", "chunkBytes": 16, "paceMs": 1}))
+        .await;
+    let r = s
+        .post("/environments/0/images/pull")
+        .json(json!({"imageName": "redis"}))
+        .try_send()
+        .await
+        .unwrap();
+    let text = r.text().await.unwrap();
+    assert!(text.trim_end().ends_with(r#"{"done":true}"#), "{text}");
+}
+
 #[tokio::test]
 async fn drop_fault_closes_without_answer() {
     let s = start().await;
