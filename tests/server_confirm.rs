@@ -95,6 +95,36 @@ async fn confirm_true_does_not_skip_the_persons_question() {
     }
 }
 
+/// The audit line of a call the person declined says it was not confirmed, although the model
+/// passed `"confirm": true`; an accepted one says how it was confirmed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_call_is_not_recorded_as_confirmed() {
+    use rmcp::model::ElicitationAction::{Accept, Decline};
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    for (answer, outcome, confirmed) in [
+        ((Decline, false), "refused", Value::Null),
+        ((Accept, true), "ok", json!("elicitation")),
+    ] {
+        sim.reset().await;
+        let log = dir.path().join(format!("audit-{outcome}.jsonl"));
+        let log_arg = log.to_str().unwrap().to_owned();
+        let handler = Asker::new(Some(answer));
+        let args = ["--audit-log", log_arg.as_str()];
+        let client = spawn_with(handler, &sim.base(), sim.sim.api_key(), &args).await;
+        call(&client, "arcane_execute_action", kill(true)).await;
+        client.cancel().await.ok();
+        let text = std::fs::read_to_string(&log).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        assert_eq!(lines[0]["outcome"], outcome, "{text}");
+        assert_eq!(lines[0]["confirmed"], confirmed, "{text}");
+    }
+}
+
 /// The same over the 2026-07-28 round trip: the question comes back in an incomplete result
 /// although the call carried `"confirm": true`, and only the person's yes runs it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

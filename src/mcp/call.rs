@@ -173,8 +173,10 @@ async fn execute(
         match settle(&server.round_trips, snap, r, confirm, asking, ctx).await {
             Confirmed::Ask(question) => return Err(question.into()),
             Confirmed::By(how) => confirmed = how,
+            // The person said no (or could not be asked): whatever the model's `confirm`
+            // said, the call was not confirmed, and its audit line must not read as if it was.
             Confirmed::Refused(text) => {
-                return Ok((error_result(text), Disposition::Refused, confirmed, None));
+                return Ok((error_result(text), Disposition::Refused, None, None));
             }
         }
     }
