@@ -69,7 +69,8 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(p.progress, i as u64 + 1);
         if let Some(m) = &p.message {
             assert!(m.chars().count() <= MAX_MESSAGE + 10, "progress message of {} chars", m.chars().count());
-            assert!(clean(m), "{m:?}");
+            // A log line may hold several lines (sanitized CRLF): fine in a progress message.
+            assert!(!m.chars().any(|c| c.is_control() && !"\t\r\n".contains(c)), "{m:?}");
         }
     }
 
