@@ -53,8 +53,11 @@ pub fn check(catalog: &Catalog, root: &Value, declarations: bool) {
         assert!(!has_ref(s), "{}: a $ref survives in {s}", a.id);
         for r in &a.required {
             assert!(
-                s.pointer(&format!("/properties/{}", r.replace('~', "~0").replace('/', "~1")))
-                    .is_some(),
+                s.pointer(&format!(
+                    "/properties/{}",
+                    r.replace('~', "~0").replace('/', "~1")
+                ))
+                .is_some(),
                 "{}: required {r:?} is no property",
                 a.id
             );
@@ -82,7 +85,10 @@ pub fn check(catalog: &Catalog, root: &Value, declarations: bool) {
                 .excluded
                 .iter()
                 .any(|e| e.method == method && &e.path == path);
-            assert!(served || excluded, "{method} {path} is neither an action nor excluded");
+            assert!(
+                served || excluded,
+                "{method} {path} is neither an action nor excluded"
+            );
         }
     }
 }

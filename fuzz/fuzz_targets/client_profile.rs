@@ -12,9 +12,7 @@
 
 use std::sync::LazyLock;
 
-use arcane_catalog::{
-    Action, BuildInput, Catalog, ClientProfile, Layers, SpecDoc, build_catalog,
-};
+use arcane_catalog::{Action, BuildInput, Catalog, ClientProfile, Layers, SpecDoc, build_catalog};
 use arcane_mcp::present::output_schema::OutputFitter;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
@@ -26,7 +24,10 @@ struct World {
 }
 
 static WORLD: LazyLock<World> = LazyLock::new(|| {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../third_party/arcane/openapi-v2.8.0.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../third_party/arcane/openapi-v2.8.0.json"
+    );
     let spec = SpecDoc::from_file(std::path::Path::new(path)).expect("2.8.0 parses");
     let layers = Layers::builtin().expect("the built-in files parse");
     let catalog = build_catalog(BuildInput {
@@ -112,7 +113,11 @@ fuzz_target!(|data: &[u8]| {
     let mut standard = v.clone();
     w.standard.fit_quietly(&action.id, &mut standard);
     let left = w.standard.check(&action.id, &standard);
-    assert!(left.is_empty(), "{}: still does not fit: {left:?}", action.id);
+    assert!(
+        left.is_empty(),
+        "{}: still does not fit: {left:?}",
+        action.id
+    );
 
     if w.flat.schema(&action.id).is_none() {
         return;
@@ -120,7 +125,11 @@ fuzz_target!(|data: &[u8]| {
     let mut flat = v;
     w.flat.fit_quietly(&action.id, &mut flat);
     let left = w.flat.check(&action.id, &flat);
-    assert!(left.is_empty(), "{}: flat form does not fit: {left:?}", action.id);
+    assert!(
+        left.is_empty(),
+        "{}: flat form does not fit: {left:?}",
+        action.id
+    );
     let Value::Object(m) = &flat else {
         panic!("{}: flat result {flat} is no object", action.id);
     };
@@ -131,7 +140,11 @@ fuzz_target!(|data: &[u8]| {
                     let Value::Object(o) = item else {
                         panic!("{}: an item {item} is no object", action.id)
                     };
-                    assert!(o.values().all(primitive), "{}: nested item {item}", action.id);
+                    assert!(
+                        o.values().all(primitive),
+                        "{}: nested item {item}",
+                        action.id
+                    );
                 }
             }
             x => assert!(primitive(x), "{}: {k} is {x} in the flat form", action.id),

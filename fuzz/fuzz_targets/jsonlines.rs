@@ -11,7 +11,6 @@
 
 mod markdown_checks;
 
-
 use arcane_engine::{MAX_MESSAGE, Progress, StreamSummary, read_stream_within};
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
@@ -24,12 +23,8 @@ fn read(chunks: Vec<Result<Bytes, String>>) -> (Outcome, Vec<Progress>, Option<S
     let mut seen = Vec::new();
     let cancel = CancellationToken::new();
     let body = futures::stream::iter(chunks);
-    let got = futures::executor::block_on(read_stream_within(
-        body,
-        |p| seen.push(p),
-        &cancel,
-        None,
-    ));
+    let got =
+        futures::executor::block_on(read_stream_within(body, |p| seen.push(p), &cancel, None));
     let shown = got.as_ref().err().map(ToString::to_string);
     let outcome = got.map_err(|e| (e.kind, e.message, *e.summary));
     (outcome, seen, shown)
@@ -68,9 +63,16 @@ fuzz_target!(|data: &[u8]| {
     for (i, p) in progress.iter().enumerate() {
         assert_eq!(p.progress, i as u64 + 1);
         if let Some(m) = &p.message {
-            assert!(m.chars().count() <= MAX_MESSAGE + 10, "progress message of {} chars", m.chars().count());
+            assert!(
+                m.chars().count() <= MAX_MESSAGE + 10,
+                "progress message of {} chars",
+                m.chars().count()
+            );
             // A log line may hold several lines (sanitized CRLF): fine in a progress message.
-            assert!(!m.chars().any(|c| c.is_control() && !"\t\r\n".contains(c)), "{m:?}");
+            assert!(
+                !m.chars().any(|c| c.is_control() && !"\t\r\n".contains(c)),
+                "{m:?}"
+            );
         }
     }
 
@@ -80,7 +82,10 @@ fuzz_target!(|data: &[u8]| {
     };
     assert!(summary.last_lines.len() <= 20);
     assert!(summary.items.len() <= 200);
-    assert!(summary.malformed_samples.len() <= 3 && summary.malformed_samples.len() <= summary.malformed);
+    assert!(
+        summary.malformed_samples.len() <= 3
+            && summary.malformed_samples.len() <= summary.malformed
+    );
     for l in &summary.last_lines {
         assert!(clean(l) && l.chars().count() <= 500, "{l:?}");
     }

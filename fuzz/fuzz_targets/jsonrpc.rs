@@ -36,26 +36,44 @@ static RT: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
 });
 
 static APPS: LazyLock<Vec<App>> = LazyLock::new(|| {
-    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/../third_party/arcane/openapi-v2.8.0.json");
+    let spec = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../third_party/arcane/openapi-v2.8.0.json"
+    );
     // A loopback port nothing listens on (bound, then released).
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a loopback port")
         .port();
     let url = format!("http://127.0.0.1:{port}");
-    [&["--tool-surface", "dynamic"][..], &["--tool-surface", "meta", "--client-profile", "flat"], &["--tool-surface", "individual"]]
-        .iter()
-        .map(|extra| {
-            let argv = ["arcane-mcp", "--arcane-url", &url, "--api-key", KEY, "--spec", spec, "--no-catalog-cache", "--timeout", "2"]
-                .into_iter()
-                .chain(extra.iter().copied());
-            let cli = arcane_mcp::config::Cli::try_parse_from(argv).expect("fuzz server flags");
-            let args = cli.serve;
-            let (base_url, auth) = arcane_mcp::app::connection(&args).expect("connection settings");
-            let sources = arcane_mcp::load::sources::Sources::from_args(&args.source, Some(&base_url));
-            App::build(&args, sources, base_url, auth).expect("the server builds")
-        })
-        .collect()
+    [
+        &["--tool-surface", "dynamic"][..],
+        &["--tool-surface", "meta", "--client-profile", "flat"],
+        &["--tool-surface", "individual"],
+    ]
+    .iter()
+    .map(|extra| {
+        let argv = [
+            "arcane-mcp",
+            "--arcane-url",
+            &url,
+            "--api-key",
+            KEY,
+            "--spec",
+            spec,
+            "--no-catalog-cache",
+            "--timeout",
+            "2",
+        ]
+        .into_iter()
+        .chain(extra.iter().copied());
+        let cli = arcane_mcp::config::Cli::try_parse_from(argv).expect("fuzz server flags");
+        let args = cli.serve;
+        let (base_url, auth) = arcane_mcp::app::connection(&args).expect("connection settings");
+        let sources = arcane_mcp::load::sources::Sources::from_args(&args.source, Some(&base_url));
+        App::build(&args, sources, base_url, auth).expect("the server builds")
+    })
+    .collect()
 });
 
 fn check_undecodable(line: &[u8]) {
@@ -70,10 +88,21 @@ fn check_undecodable(line: &[u8]) {
         return;
     };
     assert_eq!(reply["jsonrpc"], "2.0");
-    assert!(matches!(reply["id"], Value::Null | Value::String(_) | Value::Number(_)), "{reply}");
+    assert!(
+        matches!(
+            reply["id"],
+            Value::Null | Value::String(_) | Value::Number(_)
+        ),
+        "{reply}"
+    );
     let code = reply["error"]["code"].as_i64().expect("an error code");
     assert!([-32700, -32600, -32602].contains(&code), "{reply}");
-    assert!(reply["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{reply}"
+    );
 }
 
 fuzz_target!(|data: &[u8]| {

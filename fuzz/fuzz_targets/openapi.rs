@@ -46,5 +46,9 @@ fuzz_target!(|data: &[u8]| {
             .map(|a| (a.id.clone(), a.method.clone(), a.path.clone()))
             .collect()
     };
-    assert_eq!(ids(&catalog), ids(&again), "two builds of one document differ");
+    assert_eq!(
+        ids(&catalog),
+        ids(&again),
+        "two builds of one document differ"
+    );
 });

@@ -21,11 +21,18 @@ use serde_json::Value;
 /// The container, project and volume operations of Arcane 2.8.0 (63 of them) with every
 /// component: what most overlay entries are about, at a twentieth of a full build's cost.
 static SPEC: LazyLock<SpecDoc> = LazyLock::new(|| {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../third_party/arcane/openapi-v2.8.0.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../third_party/arcane/openapi-v2.8.0.json"
+    );
     let text = std::fs::read_to_string(path).expect("third_party/arcane/openapi-v2.8.0.json");
     let mut doc = SpecDoc::parse(&text, "openapi-v2.8.0.json").expect("2.8.0 parses");
     let paths = doc.root["paths"].as_object_mut().expect("paths");
-    paths.retain(|p, _| ["/containers", "/projects", "/volumes"].iter().any(|k| p.contains(k)));
+    paths.retain(|p, _| {
+        ["/containers", "/projects", "/volumes"]
+            .iter()
+            .any(|k| p.contains(k))
+    });
     doc
 });
 
@@ -47,9 +54,15 @@ fn nodes(v: &Value) -> u64 {
 fn names_a_line(e: &str, text: &str) {
     let last = text.split('\n').count() + 1;
     for l in e.lines() {
-        let rest = l.strip_prefix("fuzz.yaml:").unwrap_or_else(|| panic!("{l:?} of {e:?}"));
-        let (n, _) = rest.split_once(':').unwrap_or_else(|| panic!("{l:?}: no line"));
-        let n: usize = n.parse().unwrap_or_else(|_| panic!("{l:?}: no line number"));
+        let rest = l
+            .strip_prefix("fuzz.yaml:")
+            .unwrap_or_else(|| panic!("{l:?} of {e:?}"));
+        let (n, _) = rest
+            .split_once(':')
+            .unwrap_or_else(|| panic!("{l:?}: no line"));
+        let n: usize = n
+            .parse()
+            .unwrap_or_else(|_| panic!("{l:?}: no line number"));
         assert!((1..=last).contains(&n), "{l:?}: line {n} of {last}");
     }
 }
@@ -62,7 +75,11 @@ fuzz_target!(|data: &[u8]| {
     if check_yaml(text, "fuzz.yaml", &YAML_DATA_FILE).is_ok()
         && let Ok(v) = yaml_serde::from_str::<Value>(text)
     {
-        assert!(nodes(&v) <= YAML_DATA_FILE.max_nodes, "accepted text expands to {}", nodes(&v));
+        assert!(
+            nodes(&v) <= YAML_DATA_FILE.max_nodes,
+            "accepted text expands to {}",
+            nodes(&v)
+        );
     }
 
     let mut layers = BUILTIN.clone();

@@ -12,10 +12,14 @@ use libfuzzer_sys::fuzz_target;
 fn hides(value: &str) -> bool {
     let mut v = value.to_string();
     for _ in 0..4 {
-        if v.chars().any(|c| c.is_control() || arcane_markdown::is_hidden_char(c)) {
+        if v.chars()
+            .any(|c| c.is_control() || arcane_markdown::is_hidden_char(c))
+        {
             return true;
         }
-        v = percent_encoding::percent_decode_str(&v).decode_utf8_lossy().into_owned();
+        v = percent_encoding::percent_decode_str(&v)
+            .decode_utf8_lossy()
+            .into_owned();
     }
     false
 }

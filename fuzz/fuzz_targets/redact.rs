@@ -52,7 +52,10 @@ fuzz_target!(|data: &[u8]| {
         let once = f(&s).into_owned();
         bounded(&s, &once);
         let twice = f(&once);
-        assert!(twice.matches(MASK).count() >= once.matches(MASK).count().min(1), "{twice:?}");
+        assert!(
+            twice.matches(MASK).count() >= once.matches(MASK).count().min(1),
+            "{twice:?}"
+        );
     }
 
     // A credential taken from the input: its first line, if long enough to be held.

@@ -114,9 +114,14 @@ fuzz_target!(|data: &[u8]| {
     let frames = frames(rest);
     let markers = frames.iter().any(|f| matches!(f, Frame::Marker(_)));
     RT.block_on(async {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
         let target = WsTarget {
-            url: format!("ws://{}/api/environments/0/ws/x", listener.local_addr().unwrap()),
+            url: format!(
+                "ws://{}/api/environments/0/ws/x",
+                listener.local_addr().unwrap()
+            ),
             headers: vec![("X-API-Key".into(), "fuzz-key".into())],
             tls: None,
             max_message_bytes: MAX_MESSAGE,
@@ -180,9 +185,17 @@ fuzz_target!(|data: &[u8]| {
                     assert!(markers, "an exit code without the marker: {out:?}");
                 }
                 if let Some(n) = &nonce {
-                    assert!(!out.output.contains(n.as_str()), "the nonce in {:?}", out.output);
+                    assert!(
+                        !out.output.contains(n.as_str()),
+                        "the nonce in {:?}",
+                        out.output
+                    );
                 }
-                assert!(out.output.len() <= MAX_BYTES, "{} bytes of output", out.output.len());
+                assert!(
+                    out.output.len() <= MAX_BYTES,
+                    "{} bytes of output",
+                    out.output.len()
+                );
                 fenced_text(&arcane_mcp::present::text::exec_text(&out));
             }
             Some(Err(e)) => plain(&e.to_string()),

@@ -383,7 +383,8 @@ mod tests {
     /// credential inside, which rmcp's "method not found" echoes. Every line written is masked.
     #[tokio::test]
     async fn a_held_credential_in_an_echoed_method_name_is_masked() {
-        let input = include_str!("../../tests/fixtures/fuzz-regressions/jsonrpc/method-echoes-the-key");
+        let input =
+            include_str!("../../tests/fixtures/fuzz-regressions/jsonrpc/method-echoes-the-key");
         let key = "fuzzKey-7f3a9c21d4e8b6";
         assert!(input.contains(key));
         let _held = arcane_redact::hold_secret(key);
@@ -402,7 +403,13 @@ mod tests {
         read.read_line(&mut line).await.unwrap();
         assert!(!line.contains(key), "{line}");
         let back: Value = serde_json::from_str(&line).expect("still JSON");
-        assert!(back["error"]["message"].as_str().unwrap().contains("********"), "{line}");
+        assert!(
+            back["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("********"),
+            "{line}"
+        );
     }
 
     #[test]
