@@ -8,10 +8,11 @@
 use arcane_engine::{is_dot_or_empty, segment, structure_in};
 use libfuzzer_sys::fuzz_target;
 
-/// A control or hidden character in the value or in what it percent-decodes to (repeatedly).
+/// A control or hidden character in the value or in what it percent-decodes to, decoded again
+/// and again (`%25250C` is a form feed three decodings down).
 fn hides(value: &str) -> bool {
     let mut v = value.to_string();
-    for _ in 0..4 {
+    for _ in 0..=value.len() {
         if v.chars()
             .any(|c| c.is_control() || arcane_markdown::is_hidden_char(c))
         {
