@@ -20,18 +20,31 @@ fn one_line(s: &str) -> String {
 
 fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);
-    let (a, b) = s.split_at(s.char_indices().nth(s.chars().count() / 2).map_or(s.len(), |(i, _)| i));
+    let (a, b) = s.split_at(
+        s.char_indices()
+            .nth(s.chars().count() / 2)
+            .map_or(s.len(), |(i, _)| i),
+    );
     let (ea, eb) = (one_line(a), one_line(b));
 
     let clean = sanitize(&s);
     assert_eq!(sanitize(&clean), clean);
 
     let got = text_of(&format!("v: {}", inline(a)), &["p"]);
-    let want = if ea.is_empty() { "v:".to_owned() } else { format!("v: {ea}") };
+    let want = if ea.is_empty() {
+        "v:".to_owned()
+    } else {
+        format!("v: {ea}")
+    };
     assert_eq!(got, want);
 
     if !ea.is_empty() && !eb.is_empty() {
-        let md = format!("- {}: {}, {}", list_item_key(a), inline_strict(b), inline(a));
+        let md = format!(
+            "- {}: {}, {}",
+            list_item_key(a),
+            inline_strict(b),
+            inline(a)
+        );
         assert_eq!(text_of(&md, &["list", "item"]), format!("{ea}: {eb}, {ea}"));
     }
 
@@ -51,7 +64,10 @@ fuzz_target!(|data: &[u8]| {
     text_of(&md, &["table", "thead", "tr", "td"]);
 
     assert_eq!(text_of(&format!("# {}", heading_text(a)), &["h"]), ea);
-    assert_eq!(text_of(&format!("- {}", list_item_value(a)), &["list", "item"]), ea);
+    assert_eq!(
+        text_of(&format!("- {}", list_item_value(a)), &["list", "item"]),
+        ea
+    );
 
     let md = format!("{}after", fenced(a, b));
     let text = text_of(&md, &["code", "p"]);
@@ -71,8 +87,19 @@ fuzz_target!(|data: &[u8]| {
     let list = serde_json::json!({"data": [{"name": a, "status": b}, {"name": b, "status": a}]});
     let object = serde_json::json!({"name": a, "labels": {(b.to_string()): a}, "note": s});
     for v in [list, object] {
-        let md = render_value(&RenderContext { title: "T", ..Default::default() }, &v);
-        structure_free(&md, &["h", "p", "list", "item", "table", "thead", "tr", "td", "code"]);
+        let md = render_value(
+            &RenderContext {
+                title: "T",
+                ..Default::default()
+            },
+            &v,
+        );
+        structure_free(
+            &md,
+            &[
+                "h", "p", "list", "item", "table", "thead", "tr", "td", "code",
+            ],
+        );
         no_autolinks(&md);
     }
 });

@@ -32,7 +32,9 @@ pub fn text_of(md: &str, allowed: &[&str]) -> String {
 /// is what breaks them.
 pub fn no_autolinks(md: &str) {
     let mut in_code = false;
-    for (ev, range) in Parser::new_ext(md, Options::ENABLE_GFM | Options::ENABLE_TABLES).into_offset_iter() {
+    for (ev, range) in
+        Parser::new_ext(md, Options::ENABLE_GFM | Options::ENABLE_TABLES).into_offset_iter()
+    {
         match ev {
             Event::Start(Tag::CodeBlock(_)) => in_code = true,
             Event::End(TagEnd::CodeBlock) => in_code = false,
@@ -43,18 +45,22 @@ pub fn no_autolinks(md: &str) {
                 }
                 let b = src.as_bytes();
                 for (i, _) in src.match_indices("www.") {
-                    let start = i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b'*' | b'_' | b'~' | b'(');
+                    let start = i == 0
+                        || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b'*' | b'_' | b'~' | b'(');
                     let next = b.get(i + 4).is_some_and(u8::is_ascii_alphanumeric);
                     assert!(!(start && next), "www autolink in {md:?}");
                 }
                 for (i, _) in src.match_indices('@') {
-                    let local = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b"._+-".contains(&b[i - 1]));
+                    let local =
+                        i > 0 && (b[i - 1].is_ascii_alphanumeric() || b"._+-".contains(&b[i - 1]));
                     let domain: Vec<u8> = b[i + 1..]
                         .iter()
                         .copied()
                         .take_while(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c))
                         .collect();
-                    let dotted = domain.windows(2).any(|w| w[0] == b'.' && w[1].is_ascii_alphanumeric());
+                    let dotted = domain
+                        .windows(2)
+                        .any(|w| w[0] == b'.' && w[1].is_ascii_alphanumeric());
                     assert!(!(local && dotted), "email autolink in {md:?}");
                 }
             }
@@ -67,7 +73,11 @@ pub fn no_autolinks(md: &str) {
 pub fn structure_free(md: &str, allowed: &[&str]) {
     for ev in events(md) {
         match &ev {
-            Event::Text(_) | Event::Code(_) | Event::End(_) | Event::SoftBreak | Event::HardBreak => {}
+            Event::Text(_)
+            | Event::Code(_)
+            | Event::End(_)
+            | Event::SoftBreak
+            | Event::HardBreak => {}
             Event::Start(tag) => {
                 assert!(allowed.contains(&tag_name(tag)), "{tag:?} in {md:?}");
             }

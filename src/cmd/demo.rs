@@ -198,6 +198,7 @@ pub(crate) mod simulator {
 #[cfg(not(feature = "demo"))]
 mod simulator {
     use super::*;
+    use anyhow::bail;
 
     const MISSING: &str = "this arcane-mcp was built without the `demo` feature (no simulator \
         inside); rebuild with default features, e.g. cargo install --path .";

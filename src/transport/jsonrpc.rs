@@ -408,7 +408,7 @@ where
     }
 
     fn answer(&mut self, reply: Value) {
-        let mut bytes = serde_json::to_vec(&reply).expect("a JSON value serializes");
+        let mut bytes = masked_line(serde_json::to_vec(&reply).expect("a JSON value serializes"));
         bytes.push(b'\n');
         self.pending = Some((bytes, 0));
     }
@@ -457,7 +457,8 @@ where
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let write = self.write.clone();
         async move {
-            let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            let bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            let mut bytes = masked_line(bytes);
             bytes.push(b'\n');
             let mut w = write.lock().await;
             w.as_mut().write_all(&bytes).await?;
@@ -510,6 +511,17 @@ where
     }
 }
 
+/// A message line with the server's held credentials masked (`arcane_redact::mask_known`):
+/// rmcp writes some errors itself — "method not found" echoes the method name, whatever the
+/// client put in it — so no handler's masking sees them (found by the fuzz target `jsonrpc`).
+/// The mask is plain ASCII, so the line stays the same JSON with the credential's text replaced.
+fn masked_line(bytes: Vec<u8>) -> Vec<u8> {
+    match std::str::from_utf8(&bytes).map(arcane_redact::mask_known) {
+        Ok(std::borrow::Cow::Owned(masked)) => masked.into_bytes(),
+        _ => bytes,
+    }
+}
+
 /// The answer to valid JSON that is no JSON-RPC message the server reads: an Invalid Request
 /// error with the request's id; nothing for a notification or a response (neither is
 /// answered), nor for a non-standard notification rmcp would ignore.
@@ -536,6 +548,39 @@ fn invalid_request(text: &[u8], e: &serde_json::Error) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The input of tests/fixtures/fuzz-regressions/jsonrpc/: a method named with the server's
+    /// credential inside, which rmcp's "method not found" echoes. Every line written is masked.
+    #[tokio::test]
+    async fn a_held_credential_in_an_echoed_method_name_is_masked() {
+        let input =
+            include_str!("../../tests/fixtures/fuzz-regressions/jsonrpc/method-echoes-the-key");
+        let key = "fuzzKey-7f3a9c21d4e8b6";
+        assert!(input.contains(key));
+        let _held = arcane_redact::hold_secret(key);
+        let first: Value = serde_json::from_str(input.lines().next().unwrap()).unwrap();
+        let method = first["method"].as_str().unwrap().to_string();
+        let (ours, theirs) = tokio::io::duplex(4096);
+        let (r, w) = tokio::io::split(ours);
+        let mut lines = Lines::new(r, w);
+        let reply: TxJsonRpcMessage<RoleServer> = serde_json::from_value(json!({
+            "jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": method}
+        }))
+        .unwrap();
+        lines.send(reply).await.unwrap();
+        let mut read = BufReader::new(theirs);
+        let mut line = String::new();
+        read.read_line(&mut line).await.unwrap();
+        assert!(!line.contains(key), "{line}");
+        let back: Value = serde_json::from_str(&line).expect("still JSON");
+        assert!(
+            back["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("********"),
+            "{line}"
+        );
+    }
 
     #[test]
     fn deep_nesting_and_batches_are_answered_not_left_to_a_plain_415() {

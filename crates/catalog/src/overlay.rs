@@ -329,6 +329,21 @@ impl Layers {
             .extend(load_all(paths, DECLARATIONS_SCHEMA)?);
         Ok(())
     }
+
+    /// Adds one overlay file given as text (`origin` names it in errors), parsed and checked
+    /// exactly as a file of an overlay directory: what the fuzz target `overlay` feeds.
+    pub fn add_overlay_text(&mut self, text: &str, origin: &str) -> Result<()> {
+        self.overlays
+            .push(Loaded::parse(text, origin, OVERLAY_SCHEMA)?);
+        Ok(())
+    }
+
+    /// Adds one declaration file given as text, as [`Layers::add_overlay_text`] does.
+    pub fn add_declaration_text(&mut self, text: &str, origin: &str) -> Result<()> {
+        self.declarations
+            .push(Loaded::parse(text, origin, DECLARATIONS_SCHEMA)?);
+        Ok(())
+    }
 }
 
 /// Loads every file, collecting the problems of all of them rather than stopping at the first.

@@ -963,10 +963,12 @@ fn mark_block_start(c: &[char], m: &mut [bool], close_bracket_after: &[bool]) {
         '<' => m[0] = true,
         _ => {}
     }
-    // Thematic breaks: `---`, `* * *`, `___`…
+    // Thematic breaks: `---`, `* * *`, `___`… A list item's value follows our `- ` bullet,
+    // whose dash counts too: `- --` is a rule (found by the fuzz target `escape`).
     if matches!(first, '-' | '*' | '_') {
         let only = c.iter().all(|&x| x == first || x == ' ' || x == '\t');
-        if only && c.iter().filter(|&&x| x == first).count() >= 3 {
+        let needed = if first == '-' { 2 } else { 3 };
+        if only && c.iter().filter(|&&x| x == first).count() >= needed {
             m[0] = true;
         }
     }

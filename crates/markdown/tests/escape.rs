@@ -399,3 +399,49 @@ fn corpus_in_tables_headings_and_list_items() {
         }
     }
 }
+
+/// Inputs the fuzz target `escape` once broke (tests/fixtures/fuzz-regressions/escape/): each
+/// value, escaped for a list item after our `- ` bullet, stays one item of plain text.
+#[test]
+fn fuzz_regressions_stay_fixed() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/fuzz-regressions/escape"
+    );
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).expect("the regression inputs") {
+        let bytes = std::fs::read(entry.expect("an entry").path()).expect("an input");
+        let s = String::from_utf8_lossy(&bytes);
+        // The target's halves of the input.
+        let mid = s
+            .char_indices()
+            .nth(s.chars().count() / 2)
+            .map_or(s.len(), |(i, _)| i);
+        for v in [&s[..mid], &s[mid..], &s[..]] {
+            for md in [
+                format!("- {}", list_item_value(v)),
+                format!("- {}", arcane_markdown::excerpt(v, 300)),
+            ] {
+                let events = support::parse(&md);
+                assert!(support::forbidden(&events).is_empty(), "{md:?}");
+                assert!(
+                    !events
+                        .iter()
+                        .any(|e| matches!(e, pulldown_cmark::Event::Rule)),
+                    "{md:?} is a rule"
+                );
+            }
+        }
+        n += 1;
+    }
+    assert!(n > 0, "no regression inputs in {dir}");
+    for v in ["--", "- -", "-\t-", "---"] {
+        let md = format!("- {}", list_item_value(v));
+        assert!(
+            !support::parse(&md)
+                .iter()
+                .any(|e| matches!(e, pulldown_cmark::Event::Rule)),
+            "{md:?}"
+        );
+    }
+}
