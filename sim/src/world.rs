@@ -106,6 +106,21 @@ impl Shared {
         Some(!ended)
     }
 
+    /// Every activity handed out, oldest first, with whether it still runs (`None`: no stream
+    /// reports it) — the activities channel of `/api/stream`.
+    pub fn activities(&self) -> Vec<(String, Option<bool>)> {
+        let ids: Vec<String> = lock(&self.activities)
+            .iter()
+            .map(|(a, _)| a.clone())
+            .collect();
+        ids.into_iter()
+            .map(|id| {
+                let running = self.activity_running(&id);
+                (id, running)
+            })
+            .collect()
+    }
+
     /// Records which stream reports activity `id`.
     pub fn link_activity(&self, id: &str, stream: usize) {
         if let Some(e) = lock(&self.activities).iter_mut().find(|(a, _)| a == id) {

@@ -6,6 +6,7 @@
 mod common;
 
 mod cli;
+mod client_stream;
 mod conformance;
 mod faults;
 mod http;

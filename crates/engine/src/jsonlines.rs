@@ -182,8 +182,7 @@ where
 {
     let mut body = std::pin::pin!(body);
     let mut st = State::default();
-    let mut buf: Vec<u8> = Vec::new();
-    let mut skipping = false; // inside an over-long line
+    let mut lines = Lines::new(MAX_LINE);
     let mut received: u64 = 0;
     let cap = async {
         match time_cap {
@@ -213,7 +212,8 @@ where
         match chunk {
             None => break,
             Some(Err(e)) => {
-                if let Some(err) = st.finish_line(&buf, &mut on_progress, skipping) {
+                let (tail, skipping) = lines.rest();
+                if let Some(err) = st.finish_line(&tail, &mut on_progress, skipping) {
                     return Err(err);
                 }
                 if st.summary.done {
@@ -222,28 +222,23 @@ where
                 return Err(st.fail(StreamErrorKind::CutShort, format!("read error: {e}")));
             }
             Some(Ok(bytes)) => {
-                let mut rest: &[u8] = &bytes;
-                while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
-                    buf.extend_from_slice(&rest[..pos]);
-                    rest = &rest[pos + 1..];
-                    let line = std::mem::take(&mut buf);
-                    if let Some(err) = st.finish_line(&line, &mut on_progress, skipping) {
-                        return Err(err);
+                let mut failed = None;
+                let overlong = lines.push(&bytes, |line, skipping| {
+                    if failed.is_none() {
+                        failed = st.finish_line(line, &mut on_progress, skipping);
                     }
-                    skipping = false;
+                });
+                if let Some(err) = failed {
+                    return Err(err);
                 }
-                buf.extend_from_slice(rest);
-                if buf.len() > MAX_LINE {
-                    if !skipping {
-                        st.malformed(format!("a line longer than {MAX_LINE} bytes"));
-                    }
-                    skipping = true;
-                    buf.clear();
+                if overlong {
+                    st.malformed(format!("a line longer than {MAX_LINE} bytes"));
                 }
             }
         }
     }
-    if let Some(err) = st.finish_line(&buf, &mut on_progress, skipping) {
+    let (tail, skipping) = lines.rest();
+    if let Some(err) = st.finish_line(&tail, &mut on_progress, skipping) {
         return Err(err);
     }
     if st.summary.done {
@@ -253,6 +248,51 @@ where
             StreamErrorKind::CutShort,
             "the body ended without a done line".into(),
         ))
+    }
+}
+
+/// Splits a body into lines of at most `max` bytes, holding one partial line: the one line
+/// splitter of Arcane's JSON-lines bodies (progress streams here, the client stream's feed in
+/// `feed.rs`). A longer line is dropped as it arrives, its tail passed on marked as skipped.
+pub(crate) struct Lines {
+    buf: Vec<u8>,
+    /// Inside an over-long line.
+    skipping: bool,
+    max: usize,
+}
+
+impl Lines {
+    pub(crate) fn new(max: usize) -> Lines {
+        Lines {
+            buf: Vec::new(),
+            skipping: false,
+            max,
+        }
+    }
+
+    /// Passes each complete line of `bytes` to `line`, with whether it is the tail of an
+    /// over-long line (already reported); returns whether an over-long line began.
+    pub(crate) fn push(&mut self, mut rest: &[u8], mut line: impl FnMut(&[u8], bool)) -> bool {
+        while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
+            self.buf.extend_from_slice(&rest[..pos]);
+            rest = &rest[pos + 1..];
+            let l = std::mem::take(&mut self.buf);
+            line(&l, self.skipping);
+            self.skipping = false;
+        }
+        self.buf.extend_from_slice(rest);
+        if self.buf.len() > self.max {
+            let began = !self.skipping;
+            self.skipping = true;
+            self.buf.clear();
+            return began;
+        }
+        false
+    }
+
+    /// The unterminated last line, and whether it is the tail of an over-long line.
+    pub(crate) fn rest(&mut self) -> (Vec<u8>, bool) {
+        (std::mem::take(&mut self.buf), self.skipping)
     }
 }
 

@@ -13,6 +13,7 @@ mod effect;
 mod encode;
 mod errors;
 mod executor;
+mod feed;
 mod handlers;
 mod http;
 mod jsonlines;
@@ -30,6 +31,7 @@ pub use executor::{
     CallContext, DEFAULT_MAX_CONCURRENT_REQUESTS, ExecConfig, Executor, PROGRESS_QUEUE, ProbeError,
     Ready, how_to_ask_for_less, unsure,
 };
+pub use feed::{Feed, FeedError, IDLE as FEED_IDLE};
 pub use outcome::{
     CallError, ChangeState, HandlerOutput, Outcome, Produced, Then, check_before_retrying,
 };

@@ -24,6 +24,7 @@ pub(crate) mod lists;
 pub(crate) mod networks;
 pub(crate) mod projects;
 mod scans;
+mod stream;
 mod swarm;
 mod system;
 pub(crate) mod volumes;
@@ -32,7 +33,11 @@ pub(crate) mod volumes;
 /// `shape` is the operation's template with parameter names erased, without `/api`.
 pub async fn dispatch(ctx: &Ctx, method: &str, shape: &str) -> Response {
     let resp = route(ctx, method, shape);
-    if ctx.truncate && !is_stream_shape(method, shape) && !is_download_shape(shape) {
+    if ctx.truncate
+        && !is_stream_shape(method, shape)
+        && !is_download_shape(shape)
+        && shape != "/stream"
+    {
         return truncate_response(resp);
     }
     resp
@@ -110,6 +115,8 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         ("GET", "/environments/{}/builds/browse") => builds::browse(ctx),
         ("POST", "/environments/{}/builds/browse/mkdir") => builds::change(ctx, true),
         ("DELETE", "/environments/{}/builds/browse") => builds::change(ctx, false),
+        // The multiplexed client stream (routes/stream.rs).
+        ("GET", "/stream") => stream::client(ctx),
         // Environments.
         ("GET", "/environments") => environments::list(ctx),
         ("GET", "/environments/{}") => environments::get(ctx),
