@@ -104,33 +104,63 @@ impl Snapshot {
 /// `tools/list` without waiting for it (building it is a large part of the startup,
 /// docs/measurements.md), and the first search waits for it. A failed build is kept as its
 /// error text and answered to each search (the rest of the snapshot serves on).
+///
+/// The background thread runs at the lowest priority, so on a saturated machine it may not
+/// run at all for a long while (the chaos suite saw searches wait over 40 s while reloads came
+/// every second or two). A search therefore waits for it at most [`SELF_BUILD_AFTER`], then
+/// builds the index itself at its own priority; whichever build ends first is kept.
 pub struct Search {
     cell: Arc<OnceLock<Result<SearchIndex, String>>>,
+    built: Arc<tokio::sync::Notify>,
 }
+
+/// How long a search waits for the background build before building the index itself.
+const SELF_BUILD_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Search {
     /// Starts building the index of `catalog`; when no thread can be started, the first search
     /// builds it.
     fn spawn(catalog: &Arc<Catalog>) -> Search {
-        let cell = Arc::new(OnceLock::new());
-        let (target, catalog) = (cell.clone(), catalog.clone());
+        let search = Search::unbuilt();
+        let (target, built, catalog) = (
+            search.cell.clone(),
+            search.built.clone(),
+            catalog.clone(),
+        );
         let started = std::thread::Builder::new()
             .name("search-index".into())
             .spawn(move || {
                 yield_to_the_protocol();
-                target.get_or_init(|| build_index(&catalog));
+                if target.get().is_none() {
+                    let _ = target.set(build_index(&catalog));
+                }
+                built.notify_waiters();
             });
         if let Err(e) = started {
             tracing::debug!(error = %e, "the search index is built on first use");
         }
-        Search { cell }
+        search
     }
 
-    /// The index, built now from `catalog` (the snapshot's) if no thread has, or waiting for the
-    /// thread that is building it. Blocking: async code awaits [`Snapshot::search_ready`].
+    /// A search whose index nobody builds until a search needs it.
+    fn unbuilt() -> Search {
+        Search {
+            cell: Arc::new(OnceLock::new()),
+            built: Arc::new(tokio::sync::Notify::new()),
+        }
+    }
+
+    /// The index, built now from `catalog` (the snapshot's) if no build has ended. Blocking:
+    /// async code awaits [`Snapshot::search_ready`]. Two builds may run at once (this one and
+    /// the background thread's); the first to end is kept, the other dropped.
     pub fn get(&self, catalog: &Catalog) -> Result<&SearchIndex, &str> {
+        if self.cell.get().is_none() {
+            let _ = self.cell.set(build_index(catalog));
+            self.built.notify_waiters();
+        }
         self.cell
-            .get_or_init(|| build_index(catalog))
+            .get()
+            .expect("set above")
             .as_ref()
             .map_err(String::as_str)
     }
@@ -140,14 +170,25 @@ impl Search {
         self.cell.get().is_some()
     }
 
-    /// Waits on a blocking thread until the index is built.
+    /// Waits for the background build at most [`SELF_BUILD_AFTER`], then builds the index on a
+    /// blocking thread of the runtime (at the runtime's priority).
     async fn ready(&self, catalog: &Arc<Catalog>) {
+        let built = self.built.notified();
+        tokio::pin!(built);
+        built.as_mut().enable();
         if self.is_ready() {
             return;
         }
-        let (cell, catalog) = (self.cell.clone(), catalog.clone());
+        if tokio::time::timeout(SELF_BUILD_AFTER, built).await.is_ok() && self.is_ready() {
+            return;
+        }
+        let search = Search {
+            cell: self.cell.clone(),
+            built: self.built.clone(),
+        };
+        let catalog = catalog.clone();
         let _ = tokio::task::spawn_blocking(move || {
-            cell.get_or_init(|| build_index(&catalog));
+            let _ = search.get(&catalog);
         })
         .await;
     }
@@ -188,5 +229,28 @@ impl arcane_engine::Caller for Snapshot {
 
     fn unknown_action_hint(&self) -> Option<&str> {
         (self.surface == Surface::Dynamic).then_some(" Search with arcane_find_action.")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A background build that never ends (a starved thread) does not hold a search: after the
+    /// bounded wait the search builds the index itself.
+    #[tokio::test]
+    async fn a_search_does_not_wait_for_a_starved_background_build() {
+        let catalog = Arc::new(
+            crate::load::sources::Sources::of_spec(arcane_test_support::spec_v2())
+                .build()
+                .expect("the 2.8.0 catalog"),
+        );
+        let search = Search::unbuilt();
+        assert!(!search.is_ready());
+        tokio::time::timeout(std::time::Duration::from_secs(60), search.ready(&catalog))
+            .await
+            .expect("the search builds the index itself (hang guard)");
+        let index = search.get(&catalog).expect("built");
+        assert!(!index.search(&catalog, "list containers", 3, &|_| true).is_empty());
     }
 }
