@@ -122,11 +122,7 @@ impl Search {
     /// builds it.
     fn spawn(catalog: &Arc<Catalog>) -> Search {
         let search = Search::unbuilt();
-        let (target, built, catalog) = (
-            search.cell.clone(),
-            search.built.clone(),
-            catalog.clone(),
-        );
+        let (target, built, catalog) = (search.cell.clone(), search.built.clone(), catalog.clone());
         let started = std::thread::Builder::new()
             .name("search-index".into())
             .spawn(move || {
@@ -251,6 +247,10 @@ mod tests {
             .await
             .expect("the search builds the index itself (hang guard)");
         let index = search.get(&catalog).expect("built");
-        assert!(!index.search(&catalog, "list containers", 3, &|_| true).is_empty());
+        assert!(
+            !index
+                .search(&catalog, "list containers", 3, &|_| true)
+                .is_empty()
+        );
     }
 }

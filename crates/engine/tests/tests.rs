@@ -6,5 +6,6 @@ use arcane_test_support as fixtures;
 
 // Tests.
 mod borders;
+mod feed;
 mod handlers_ws;
 mod limits;
