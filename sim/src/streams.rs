@@ -104,6 +104,15 @@ pub fn json_stream(
         Some((Ok::<Bytes, std::io::Error>(Bytes::from(b)), s))
     })
     .take_while_inclusive_err();
+    json_lines_response(stream)
+}
+
+/// A `200` JSON-lines answer with the headers Arcane sends on its streams (progress streams
+/// and the client stream alike).
+pub fn json_lines_response<S>(stream: S) -> Response
+where
+    S: futures::Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static,
+{
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "application/x-json-stream")

@@ -12,9 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
@@ -85,13 +83,7 @@ pub(super) fn client(ctx: &Ctx) -> Response {
             }
         }
     });
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "application/x-json-stream")
-        .header(header::CACHE_CONTROL, "no-store, no-cache, must-revalidate")
-        .header("X-Accel-Buffering", "no")
-        .body(Body::from_stream(stream))
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+    crate::streams::json_lines_response(stream)
 }
 
 /// Arcane's default number of activities in a snapshot when `limit` is 0.
