@@ -272,22 +272,31 @@ impl Lines {
 
     /// Passes each complete line of `bytes` to `line`, with whether it is the tail of an
     /// over-long line (already reported); returns whether an over-long line began.
+    /// A line over `max` that ends within one chunk is dropped too (passed on as an empty
+    /// skipped tail), not only one that spans chunks.
     pub(crate) fn push(&mut self, mut rest: &[u8], mut line: impl FnMut(&[u8], bool)) -> bool {
+        let mut began = false;
         while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
-            self.buf.extend_from_slice(&rest[..pos]);
+            if self.buf.len() + pos > self.max {
+                began |= !self.skipping;
+                self.buf.clear();
+                line(&[], true);
+            } else {
+                self.buf.extend_from_slice(&rest[..pos]);
+                let l = std::mem::take(&mut self.buf);
+                line(&l, self.skipping);
+            }
             rest = &rest[pos + 1..];
-            let l = std::mem::take(&mut self.buf);
-            line(&l, self.skipping);
             self.skipping = false;
         }
-        self.buf.extend_from_slice(rest);
-        if self.buf.len() > self.max {
-            let began = !self.skipping;
+        if self.buf.len() + rest.len() > self.max {
+            began |= !self.skipping;
             self.skipping = true;
             self.buf.clear();
-            return began;
+        } else {
+            self.buf.extend_from_slice(rest);
         }
-        false
+        began
     }
 
     /// The unterminated last line, and whether it is the tail of an over-long line.
@@ -495,6 +504,38 @@ mod tests {
         assert_eq!(parse_item(" Digest: sha256:abc"), None);
         assert_eq!(parse_item("1.27-alpine: Pulling from library/nginx"), None);
         assert_eq!(parse_item("#1 DONE 0.0s"), None);
+    }
+
+    #[test]
+    fn an_over_long_line_is_dropped_whether_or_not_it_ends_in_its_chunk() {
+        let max = 16;
+        let long = vec![b'x'; 40];
+        for chunks in [
+            // Whole within one chunk, a short line after it.
+            vec![[long.as_slice(), b"\nok\n"].concat()],
+            // Across chunks.
+            vec![
+                long[..20].to_vec(),
+                [&long[20..], b"\nok\n".as_slice()].concat(),
+            ],
+            // Its end in the next chunk, the short line in a third.
+            vec![long.clone(), b"\n".to_vec(), b"ok\n".to_vec()],
+        ] {
+            let mut lines = Lines::new(max);
+            let (mut kept, mut overlong) = (Vec::new(), 0);
+            for c in &chunks {
+                overlong += usize::from(lines.push(c, |l, skipped| {
+                    if !skipped {
+                        kept.push(String::from_utf8_lossy(l).into_owned());
+                    }
+                }));
+                assert!(
+                    lines.buf.len() <= max,
+                    "at most one short partial line is held"
+                );
+            }
+            assert_eq!((kept, overlong), (vec!["ok".to_string()], 1), "{chunks:?}");
+        }
     }
 
     #[tokio::test]
