@@ -46,6 +46,7 @@ mod server_redaction;
 mod server_reload;
 mod server_rendering;
 mod server_resources;
+mod server_subscriptions;
 mod server_results;
 mod server_surfaces;
 mod server_tasks;
