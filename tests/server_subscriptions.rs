@@ -38,7 +38,13 @@ impl rmcp::ClientHandler for Updates {
 
 impl Updates {
     fn count(&self, uri: &str) -> usize {
-        self.0.0.lock().unwrap().iter().filter(|u| *u == uri).count()
+        self.0
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|u| *u == uri)
+            .count()
     }
 
     fn all(&self) -> Vec<String> {
@@ -158,6 +164,18 @@ async fn a_stopped_container_and_a_project_down_are_heard_and_the_stream_is_shar
     updates.more_than("arcane://dashboard", dashboard).await;
     updates.more_than("arcane://project/webshop", project).await;
     assert_eq!(client_streams(&sim).await, (1, 0), "still the one stream");
+    // Nothing but the URIs subscribed to; the environments did not change.
+    let heard = updates.all();
+    assert!(
+        heard.iter().all(|u| [
+            "arcane://dashboard",
+            "arcane://activities",
+            "arcane://container/web-1",
+            "arcane://project/webshop"
+        ]
+        .contains(&u.as_str())),
+        "{heard:?}"
+    );
 
     // The stream closes once the last stream-fed subscription ends, not before.
     for uri in [
@@ -212,7 +230,9 @@ async fn the_caps_and_the_wrong_uris_are_refused_clearly() {
     let e = refused(subscribe(&client, "arcane://project/webshop").await);
     assert!(e.contains("is not served here"), "{e}");
 
-    subscribe(&client, "arcane://container/web-1").await.unwrap();
+    subscribe(&client, "arcane://container/web-1")
+        .await
+        .unwrap();
     subscribe(&client, "arcane://dashboard").await.unwrap();
     // The same URI again is no new subscription.
     subscribe(&client, "arcane://dashboard").await.unwrap();
@@ -220,6 +240,15 @@ async fn the_caps_and_the_wrong_uris_are_refused_clearly() {
     assert!(e.contains("--max-subscriptions"), "{e}");
     unsubscribe(&client, "arcane://dashboard").await;
     subscribe(&client, "arcane://environments").await.unwrap();
+    client.cancel().await.ok();
+
+    // The server's total, reached before the session's own limit.
+    let args = ["--max-subscriptions", "4", "--max-subscriptions-total", "2"];
+    let client = spawn_with(Updates::default(), &sim.base(), sim.sim.api_key(), &args).await;
+    subscribe(&client, "arcane://dashboard").await.unwrap();
+    subscribe(&client, "arcane://activities").await.unwrap();
+    let e = refused(subscribe(&client, "arcane://environments").await);
+    assert!(e.contains("--max-subscriptions-total"), "{e}");
     client.cancel().await.ok();
 }
 

@@ -157,7 +157,10 @@ impl ArcaneServer {
     }
 
     /// The same server with these subscription settings (a new, empty set of subscriptions).
-    pub fn with_subscriptions(mut self, settings: crate::resources::live::Settings) -> ArcaneServer {
+    pub fn with_subscriptions(
+        mut self,
+        settings: crate::resources::live::Settings,
+    ) -> ArcaneServer {
         self.subscriptions = Hub::new(self.calls.exec.clone(), self.calls.live.clone(), settings);
         self
     }

@@ -201,7 +201,8 @@ impl Mailbox {
     /// The URIs that changed since the last call, waiting until there is one.
     pub async fn next(&self) -> Vec<String> {
         loop {
-            let taken = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
+            let taken =
+                std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
             if !taken.is_empty() {
                 return taken.into_iter().collect();
             }
@@ -336,16 +337,13 @@ impl Hub {
             .insert(uri.to_string(), (topic.clone(), cred));
         st.total += 1;
         if topic.streamed() {
-            if !st.feeds.contains_key(&cred) {
+            if let std::collections::hash_map::Entry::Vacant(e) = st.feeds.entry(cred) {
                 let stop = CancellationToken::new();
-                st.feeds.insert(
-                    cred,
-                    Upstream {
-                        stop: stop.clone(),
-                        seen: HashMap::new(),
-                        names: HashMap::new(),
-                    },
-                );
+                e.insert(Upstream {
+                    stop: stop.clone(),
+                    seen: HashMap::new(),
+                    names: HashMap::new(),
+                });
                 tokio::spawn(run_feed(
                     Arc::downgrade(&self.shared),
                     cred,
@@ -386,8 +384,7 @@ impl Hub {
         loop {
             {
                 let st = self.shared.lock();
-                let Some((topic, cred)) = st.owners.get(owner).and_then(|o| o.uris.get(uri))
-                else {
+                let Some((topic, cred)) = st.owners.get(owner).and_then(|o| o.uris.get(uri)) else {
                     return false;
                 };
                 if st.known(topic, *cred) {
@@ -709,9 +706,8 @@ impl Shared {
         }
         let names = feed.names.clone();
         // A subscription names an environment by ID or by name.
-        let same_env = |given: &str, id: &str| {
-            given == id || names.get(id).is_some_and(|n| n == given)
-        };
+        let same_env =
+            |given: &str, id: &str| given == id || names.get(id).is_some_and(|n| n == given);
         st.post(cred, |t| {
             changed.iter().any(|c| match (c, t) {
                 (Topic::Environments, Topic::Environments) => true,
@@ -809,7 +805,7 @@ impl Shared {
         let Some(last) = poller.last.replace(items) else {
             return;
         };
-        let now = poller.last.as_ref().map(Vec::as_slice).unwrap_or_default();
+        let now = poller.last.as_deref().unwrap_or_default();
         let (cred, env, kind) = key;
         // Only subscribed objects are compared: the rest changes nothing anyone hears.
         let changed: Vec<String> = st
@@ -817,9 +813,11 @@ impl Shared {
             .values()
             .flat_map(|o| o.uris.values())
             .filter_map(|(t, c)| match t {
-                Topic::Object { env: e, kind: k, id } if c == cred && e == env && k == kind => {
-                    Some(id.clone())
-                }
+                Topic::Object {
+                    env: e,
+                    kind: k,
+                    id,
+                } if c == cred && e == env && k == kind => Some(id.clone()),
                 _ => None,
             })
             .filter(|id| state_of(&last, id) != state_of(now, id))
@@ -913,7 +911,10 @@ mod tests {
             t("arcane://environment/env-2/dashboard"),
             Some(Topic::Dashboard("env-2".into()))
         );
-        assert_eq!(t("arcane://activities"), Some(Topic::Activities("0".into())));
+        assert_eq!(
+            t("arcane://activities"),
+            Some(Topic::Activities("0".into()))
+        );
         assert_eq!(
             t("arcane://environment/env-2"),
             Some(Topic::Environment("env-2".into()))

@@ -68,7 +68,8 @@ async def main():
             out["dashboard_heard_after_stop"] = await until(DASHBOARD, dashboard)
             # The container's new state is what a read now gives.
             state = json.loads((await session.read_resource(WEB)).contents[0].text)
-            out["container_state"] = (state.get("value") or state).get("data", {}).get("state")
+            state = (state.get("value") or state).get("state")
+            out["container_state"] = state.get("status") if isinstance(state, dict) else state
             dashboard = heard.count(DASHBOARD)
             project = heard.count(PROJECT)
             out["down"] = await run("project.down", {"projectId": "webshop"})
