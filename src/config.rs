@@ -106,6 +106,12 @@ const FIND: &[&str] = &[
     "confirm_mode",
 ];
 
+/// Default interval of the polls behind container and project subscriptions
+/// (`--subscription-poll-ms`, `crate::resources::live`).
+pub const DEFAULT_SUBSCRIPTION_POLL_MS: u64 = 5000;
+/// The shortest one an operator may set.
+pub const MIN_SUBSCRIPTION_POLL_MS: u64 = 250;
+
 /// Settings of a served session only (a one-shot `call` has one call in flight).
 const SESSION: &[&str] = &[
     "max_calls_in_flight",
@@ -595,9 +601,9 @@ pub struct ServeArgs {
         long,
         env = "ARCANE_MCP_SUBSCRIPTION_POLL_MS",
         value_name = "MS",
-        default_value_t = crate::resources::live::DEFAULT_POLL_MS,
+        default_value_t = DEFAULT_SUBSCRIPTION_POLL_MS,
         value_parser = clap::builder::RangedU64ValueParser::<u64>::new()
-            .range(crate::resources::live::MIN_POLL_MS..=3_600_000)
+            .range(MIN_SUBSCRIPTION_POLL_MS..=3_600_000)
     )]
     pub subscription_poll_ms: u64,
     /// Most resource subscriptions of one session (`resources/subscribe`) or of one

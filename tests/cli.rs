@@ -640,15 +640,45 @@ fn typescript_sdk_gets_prompts_on_every_surface() {
 /// project taken down, and reads the new state.
 #[test]
 fn python_sdk_hears_live_resources_over_stdio() {
-    let r = python_script("live.py", &[]);
-    assert_eq!(r["subscribe"], true, "{r}");
-    assert_eq!(r["stopped"], true, "{r}");
-    assert_eq!(r["container_heard"], true, "{r}");
-    assert_eq!(r["dashboard_heard_after_stop"], true, "{r}");
-    assert_eq!(r["container_state"], "exited", "{r}");
-    assert_eq!(r["down"], true, "{r}");
-    assert_eq!(r["dashboard_heard_after_down"], true, "{r}");
-    assert_eq!(r["project_heard_after_down"], true, "{r}");
+    assert_live_report("Python", &python_script("live.py", &[]));
+}
+
+/// The same with the TypeScript SDK over stdio (`tests/typescript/live.mjs`).
+#[test]
+fn typescript_sdk_hears_live_resources_over_stdio() {
+    let dir = repo().join("tests/typescript");
+    let install = "npm ci --prefix tests/typescript --no-audit --no-fund";
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
+        "this test needs the MCP TypeScript SDK: run `{install}` (Node.js 18 or later)"
+    );
+    let out = Command::new("node")
+        .arg(dir.join("live.mjs"))
+        .arg(BIN)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("this test needs Node.js ({e}); then `{install}`"));
+    assert!(
+        out.status.success(),
+        "the TypeScript client failed:\n{}",
+        stderr(&out)
+    );
+    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_live_report("TypeScript", &report);
+}
+
+/// What both SDKs' live-resource scripts must report: each step heard, only what was
+/// subscribed to.
+fn assert_live_report(sdk: &str, r: &Value) {
+    assert_eq!(r["subscribe"], true, "{sdk}: {r}");
+    assert_eq!(r["stopped"], true, "{sdk}: {r}");
+    assert_eq!(r["container_heard"], true, "{sdk}: {r}");
+    assert_eq!(r["dashboard_heard_after_stop"], true, "{sdk}: {r}");
+    assert_eq!(r["container_state"], "exited", "{sdk}: {r}");
+    assert_eq!(r["down"], true, "{sdk}: {r}");
+    assert_eq!(r["dashboard_heard_after_down"], true, "{sdk}: {r}");
+    assert_eq!(r["project_heard_after_down"], true, "{sdk}: {r}");
     assert_eq!(
         r["heard"],
         json!([
@@ -656,7 +686,7 @@ fn python_sdk_hears_live_resources_over_stdio() {
             "arcane://dashboard",
             "arcane://project/webshop"
         ]),
-        "{r}"
+        "{sdk}: {r}"
     );
 }
 

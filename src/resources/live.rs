@@ -40,10 +40,6 @@ const CHANNELS: &str = "environments,dashboard,activities";
 const BACKOFF_MIN: Duration = Duration::from_secs(1);
 /// Longest pause between two attempts to open the stream.
 pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
-/// Shortest poll interval an operator may set (`--subscription-poll-ms`).
-pub const MIN_POLL_MS: u64 = 250;
-/// Default poll interval.
-pub const DEFAULT_POLL_MS: u64 = 5000;
 /// Page size of a poll (Arcane's lists clamp larger limits to 100).
 const PAGE: u64 = 100;
 /// Pages read per poll: an object beyond the first `PAGE * MAX_PAGES` of its list is not seen.
@@ -65,7 +61,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
-            poll: Duration::from_millis(DEFAULT_POLL_MS),
+            poll: Duration::from_millis(crate::config::DEFAULT_SUBSCRIPTION_POLL_MS),
             per_owner: 64,
             total: 1024,
         }
