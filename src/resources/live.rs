@@ -44,6 +44,8 @@ pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
 const PAGE: u64 = 100;
 /// Pages read per poll: an object beyond the first `PAGE * MAX_PAGES` of its list is not seen.
 const MAX_PAGES: u64 = 10;
+/// Longest URI that can be subscribed to.
+const MAX_URI: usize = 1024;
 /// How often a session's forwarder looks whether its session has ended.
 const SESSION_CHECK: Duration = Duration::from_secs(1);
 
@@ -103,6 +105,10 @@ impl Topic {
     /// The URI's topic, with `default_env` for the URIs without an environment; `None` for a
     /// URI that cannot be subscribed to.
     pub fn of(uri: &str, default_env: &str) -> Option<Topic> {
+        // Every subscription keeps its URI: a client's cannot be of any length.
+        if uri.len() > MAX_URI {
+            return None;
+        }
         let segs = super::links::segments(uri)?;
         let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
         let object = |env: &str, kind: &str, id: &str| {
@@ -938,6 +944,7 @@ mod tests {
             "arcane://guides/x",
             "https://example.com",
             "arcane://environment//dashboard",
+            &format!("arcane://container/{}", "a".repeat(MAX_URI)),
         ] {
             assert_eq!(t(not), None, "{not}");
         }
