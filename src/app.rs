@@ -39,6 +39,9 @@ pub struct App {
     max_calls_in_flight: usize,
     /// The MCP tasks of every session (`--max-tasks`, `--max-tasks-total`, `--task-ttl-max`).
     tasks: Arc<crate::mcp::tasks::Tasks>,
+    /// Resource subscriptions' poll interval and caps (`--subscription-poll-ms`,
+    /// `--max-subscriptions`, `--max-subscriptions-total`).
+    subscriptions: crate::resources::live::Settings,
     /// The configured credentials, masked by value wherever text leaves the server for as
     /// long as it serves (`arcane_redact::hold_secret`).
     _secrets: Vec<arcane_redact::SecretHold>,
@@ -135,6 +138,11 @@ impl App {
                 args.max_tasks_total,
                 Duration::from_secs(args.task_ttl_max),
             )),
+            subscriptions: crate::resources::live::Settings {
+                poll: Duration::from_millis(args.subscription_poll_ms),
+                per_owner: args.max_subscriptions,
+                total: args.max_subscriptions_total,
+            },
             _secrets: secrets,
         })
     }
@@ -155,6 +163,7 @@ impl App {
         ArcaneServer::new(self.live.clone(), self.executor.clone())
             .with_audit(self.audit.clone())
             .with_tasks(self.tasks.clone())
+            .with_subscriptions(self.subscriptions)
     }
 
     /// The one startup line: version, Arcane version, actions, surface, modes, masked URL; then

@@ -106,12 +106,21 @@ const FIND: &[&str] = &[
     "confirm_mode",
 ];
 
+/// Default interval of the polls behind container and project subscriptions
+/// (`--subscription-poll-ms`, `crate::resources::live`).
+pub const DEFAULT_SUBSCRIPTION_POLL_MS: u64 = 5000;
+/// The shortest one an operator may set.
+pub const MIN_SUBSCRIPTION_POLL_MS: u64 = 250;
+
 /// Settings of a served session only (a one-shot `call` has one call in flight).
 const SESSION: &[&str] = &[
     "max_calls_in_flight",
     "max_tasks",
     "max_tasks_total",
     "task_ttl_max",
+    "subscription_poll_ms",
+    "max_subscriptions",
+    "max_subscriptions_total",
 ];
 
 /// Whether the subcommand at `path` (`[]` for none, `["demo", "call"]`…) uses the setting
@@ -584,6 +593,38 @@ pub struct ServeArgs {
         value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=604_800)
     )]
     pub task_ttl_max: u64,
+    /// Milliseconds between two polls of the container or project list behind subscribed
+    /// `arcane://container/…` and `arcane://project/…` resources (docs/live-resources.md):
+    /// one poll per environment, kind and Arcane key however many clients subscribe, and only
+    /// while one does. At least 250. Default: 5000.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_SUBSCRIPTION_POLL_MS",
+        value_name = "MS",
+        default_value_t = DEFAULT_SUBSCRIPTION_POLL_MS,
+        value_parser = clap::builder::RangedU64ValueParser::<u64>::new()
+            .range(MIN_SUBSCRIPTION_POLL_MS..=3_600_000)
+    )]
+    pub subscription_poll_ms: u64,
+    /// Most resource subscriptions of one session (`resources/subscribe`) or of one
+    /// `subscriptions/listen` request; one beyond it is refused with a clear error. Default: 64.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_SUBSCRIPTIONS",
+        value_name = "N",
+        default_value_t = 64,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096)
+    )]
+    pub max_subscriptions: usize,
+    /// Most resource subscriptions of the whole server, every client together. Default: 1024.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_MAX_SUBSCRIPTIONS_TOTAL",
+        value_name = "N",
+        default_value_t = 1024,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536)
+    )]
+    pub max_subscriptions_total: usize,
     /// Extra CA certificate (PEM) to trust for Arcane's TLS.
     #[arg(long, env = "ARCANE_MCP_CA_CERT", value_name = "PATH")]
     pub ca_cert: Option<PathBuf>,

@@ -635,6 +635,128 @@ fn typescript_sdk_gets_prompts_on_every_surface() {
     assert_prompts_report("TypeScript", &report);
 }
 
+/// Live resources with the Python SDK over stdio (`tests/python/live.py`): subscribed to a
+/// container, its project and the dashboard of `demo`, it hears the container stopped and the
+/// project taken down, and reads the new state.
+#[test]
+fn python_sdk_hears_live_resources_over_stdio() {
+    assert_live_report("Python", &python_script("live.py", &[]));
+}
+
+/// The same with the TypeScript SDK over stdio (`tests/typescript/live.mjs`).
+#[test]
+fn typescript_sdk_hears_live_resources_over_stdio() {
+    let dir = repo().join("tests/typescript");
+    let install = "npm ci --prefix tests/typescript --no-audit --no-fund";
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
+        "this test needs the MCP TypeScript SDK: run `{install}` (Node.js 18 or later)"
+    );
+    let out = Command::new("node")
+        .arg(dir.join("live.mjs"))
+        .arg(BIN)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("this test needs Node.js ({e}); then `{install}`"));
+    assert!(
+        out.status.success(),
+        "the TypeScript client failed:\n{}",
+        stderr(&out)
+    );
+    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_live_report("TypeScript", &report);
+}
+
+/// What both SDKs' live-resource scripts must report: each step heard, only what was
+/// subscribed to.
+fn assert_live_report(sdk: &str, r: &Value) {
+    assert_eq!(r["subscribe"], true, "{sdk}: {r}");
+    assert_eq!(r["stopped"], true, "{sdk}: {r}");
+    assert_eq!(r["container_heard"], true, "{sdk}: {r}");
+    assert_eq!(r["dashboard_heard_after_stop"], true, "{sdk}: {r}");
+    assert_eq!(r["container_state"], "exited", "{sdk}: {r}");
+    assert_eq!(r["down"], true, "{sdk}: {r}");
+    assert_eq!(r["dashboard_heard_after_down"], true, "{sdk}: {r}");
+    assert_eq!(r["project_heard_after_down"], true, "{sdk}: {r}");
+    assert_eq!(
+        r["heard"],
+        json!([
+            "arcane://container/web-1",
+            "arcane://dashboard",
+            "arcane://project/webshop"
+        ]),
+        "{sdk}: {r}"
+    );
+}
+
+/// Live resources over HTTP with two Python SDK callers (`tests/python/live_http.py`), each
+/// with its own token and session: one client stream for both, reconnected after the
+/// simulator cut it, closed after the last subscription (B's ended with its session); each
+/// caller hears its own subscriptions only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_live_resources_over_http_never_cross() {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let sim = Sim::start().await;
+    let server = HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &[
+            "--auth-token",
+            "tok-a",
+            "--auth-token",
+            "tok-b",
+            "--subscription-poll-ms",
+            "250",
+        ],
+        &[],
+    )
+    .await;
+    let out = tokio::process::Command::new(&python)
+        .arg(repo().join("tests/python/live_http.py"))
+        .args([
+            format!("{}/mcp", server.base),
+            "tok-a".into(),
+            "tok-b".into(),
+            sim.base(),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the Python client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["subscribe"], true, "{r}");
+    assert_eq!(r["reconnected"], true, "{r}");
+    for k in [
+        "a_heard_web",
+        "a_heard_dashboard",
+        "b_heard_dashboard",
+        "b_heard_api",
+    ] {
+        assert_eq!(r[k], true, "{k}: {r}");
+    }
+    assert_eq!(r["streams_while_subscribed"], json!([1, 1]), "{r}");
+    assert_eq!(r["streams_after_b_left"], json!([1, 1]), "{r}");
+    assert_eq!(r["closed_after_the_last"], true, "{r}");
+    assert_eq!(r["stream_requests"], 2, "{r}");
+    assert_eq!(
+        r["a"],
+        json!(["arcane://container/web-1", "arcane://dashboard"]),
+        "{r}"
+    );
+    assert_eq!(
+        r["b"],
+        json!(["arcane://container/api-1", "arcane://dashboard"]),
+        "{r}"
+    );
+    server.stop().await;
+}
+
 /// The flat profile's sweep with the Python SDK, which validates every structuredContent
 /// against the tool's declared outputSchema: no result is rejected.
 #[test]

@@ -47,6 +47,7 @@ mod server_reload;
 mod server_rendering;
 mod server_resources;
 mod server_results;
+mod server_subscriptions;
 mod server_surfaces;
 mod server_tasks;
 mod spec_fetch;

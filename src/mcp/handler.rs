@@ -13,8 +13,8 @@ use rmcp::model::{
     GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig, SubscriptionFilter, Task,
-    UpdateTaskParams,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, Task, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::task_manager::{TaskContext, TaskExit};
@@ -29,6 +29,7 @@ use crate::mcp::caller::HttpCaller;
 use crate::mcp::confirm;
 use crate::metrics::Metrics;
 use crate::present::error_result;
+use crate::resources::live::{Hub, Mailbox, SubscribeError, Topic};
 use crate::surface;
 use arcane_engine::{CallContext, Executor};
 
@@ -40,6 +41,10 @@ pub struct ArcaneServer {
     in_flight: Arc<InFlight>,
     /// Set when served over HTTP: call metrics, and a list-changed notifier per session.
     http: Option<Arc<Metrics>>,
+    /// Resource subscriptions and what feeds them (`crate::resources::live`).
+    subscriptions: Hub,
+    /// Numbers the `subscriptions/listen` requests: each is an owner of its own.
+    listens: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Calls in flight, and the most at once since the server was last idle.
@@ -130,6 +135,7 @@ impl ArcaneServer {
             snap.policy.safe_mode,
             snap.policy.confirmation,
         );
+        let subscriptions = Hub::new(exec.clone(), live.clone(), Default::default());
         ArcaneServer {
             calls: Calls {
                 live,
@@ -145,6 +151,31 @@ impl ArcaneServer {
             instructions,
             in_flight: Arc::default(),
             http: None,
+            subscriptions,
+            listens: Arc::default(),
+        }
+    }
+
+    /// The same server with these subscription settings (a new, empty set of subscriptions).
+    pub fn with_subscriptions(
+        mut self,
+        settings: crate::resources::live::Settings,
+    ) -> ArcaneServer {
+        self.subscriptions = Hub::new(self.calls.exec.clone(), self.calls.live.clone(), settings);
+        self
+    }
+
+    /// Whose a 2025 session's subscriptions are: over HTTP its session, as the caller the
+    /// gate authenticated holds it (another caller naming the same session ID is another
+    /// owner); over stdio the one client.
+    fn subscriber(&self, context: &RequestContext<RoleServer>) -> Vec<u8> {
+        match HttpCaller::of(&context.extensions) {
+            Some(c) => confirm::binding([
+                b"session".as_slice(),
+                c.session.as_deref().unwrap_or_default().as_bytes(),
+                c.quota_key.as_deref().unwrap_or_default(),
+            ]),
+            None => confirm::binding([b"stdio".as_slice()]),
         }
     }
 
@@ -342,6 +373,7 @@ impl ServerHandler for ArcaneServer {
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_resources()
+                .enable_resources_subscribe()
                 .enable_resources_list_changed()
                 .build(),
         )
@@ -415,6 +447,40 @@ impl ServerHandler for ArcaneServer {
                 Some(serde_json::json!({"uri": arcane_markdown::clip(&request.uri, 200)})),
             )),
         }
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let owner = self.subscriber(&context);
+        let mailbox = self.subscriptions.session_mailbox(&owner, &context.peer);
+        self.subscriptions
+            .subscribe(
+                &owner,
+                &mailbox,
+                &request.uri,
+                self.credential(&context.extensions),
+            )
+            .map_err(|e| subscribe_error(e, &request.uri))?;
+        // Answered once the state a change is measured against is known (bounded), so a
+        // change made after the answer is heard.
+        self.subscriptions
+            .settle(&owner, &request.uri, SETTLE_SUBSCRIPTION)
+            .await;
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        // Ending a subscription that is not there is no error: the client wants none.
+        self.subscriptions
+            .unsubscribe(&self.subscriber(&context), &request.uri);
+        Ok(())
     }
 
     async fn complete(
@@ -696,15 +762,25 @@ impl ServerHandler for ArcaneServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        // Sessions of the 2026-07-28 protocol get list changes through subscriptions/listen.
-        let _ = requested;
-        Some(
-            SubscriptionFilter::builder()
-                .tools_list_changed()
-                .resources_list_changed()
-                .prompts_list_changed()
-                .build(),
-        )
+        // Sessions of the 2026-07-28 protocol get list changes through subscriptions/listen,
+        // and the updates of the live resources they name; another URI is left out of the
+        // acknowledgment, which tells the client so.
+        let env = &self.calls.exec.config().environment;
+        let live: Vec<String> = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter(|uri| Topic::of(uri, env).is_some())
+            .cloned()
+            .collect();
+        let mut accepted = SubscriptionFilter::builder()
+            .tools_list_changed()
+            .resources_list_changed()
+            .prompts_list_changed();
+        if !live.is_empty() {
+            accepted = accepted.resource_subscriptions(live);
+        }
+        Some(accepted.build())
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
@@ -716,9 +792,27 @@ impl ServerHandler for ArcaneServer {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let mut generation = self.calls.live.subscribe();
+        // This request owns its subscriptions: they end with it.
+        let n = self
+            .listens
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let owner = confirm::binding([b"listen".as_slice(), &n.to_le_bytes()]);
+        let _end = EndSubscriptions(self.subscriptions.clone(), owner.clone());
+        let mailbox = Arc::new(Mailbox::default());
+        let credential = self.credential(&context.request_context().extensions);
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            self.subscriptions
+                .subscribe(&owner, &mailbox, uri, credential.clone())
+                .map_err(|e| subscribe_error(e, uri))?;
+        }
         loop {
             tokio::select! {
                 _ = context.cancelled() => return Ok(()),
+                uris = mailbox.next() => {
+                    for uri in uris {
+                        let _ = context.sink().notify_resource_updated(uri).await;
+                    }
+                }
                 changed = generation.changed() => {
                     if changed.is_err() {
                         return Ok(());
@@ -736,6 +830,29 @@ impl ServerHandler for ArcaneServer {
                 }
             }
         }
+    }
+}
+
+/// Longest wait of `resources/subscribe` for the first state of what it follows.
+const SETTLE_SUBSCRIPTION: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Ends an owner's subscriptions when dropped: a listen request that ended, however.
+struct EndSubscriptions(Hub, Vec<u8>);
+
+impl Drop for EndSubscriptions {
+    fn drop(&mut self) {
+        self.0.end(&self.1);
+    }
+}
+
+/// A refused subscription as the client's error: what to subscribe to instead, or which
+/// limit was reached.
+fn subscribe_error(e: SubscribeError, uri: &str) -> McpError {
+    let data = Some(serde_json::json!({"uri": arcane_markdown::clip(uri, 200)}));
+    let text = arcane_redact::mask_known(&e.to_string()).into_owned();
+    match e {
+        SubscribeError::Full(_) => McpError::invalid_request(text, data),
+        _ => McpError::invalid_params(text, data),
     }
 }
 

@@ -20,6 +20,20 @@ pub fn object_uri(env: &str, kind: &str, id: &str) -> Option<String> {
     ))
 }
 
+/// The decoded path segments of an `arcane://` URI; `None` for another scheme.
+pub fn segments(uri: &str) -> Option<Vec<String>> {
+    let rest = uri.strip_prefix("arcane://")?;
+    Some(
+        rest.split('/')
+            .map(|s| {
+                percent_encoding::percent_decode_str(s)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            })
+            .collect(),
+    )
+}
+
 /// A URI segment, encoded by the one path-segment encoder (dot and empty segments refused).
 fn enc(s: &str) -> Option<String> {
     arcane_engine::segment("id", s).ok()

@@ -4,17 +4,18 @@
 //! | URI | what |
 //! |---|---|
 //! | `arcane://tools`, `arcane://tools/{id}` | the served catalog; a withdrawn ID gives its reason |
-//! | `arcane://environments`, `arcane://containers`, `arcane://projects`, `arcane://images` | lists of the default environment |
-//! | `arcane://environment/{environmentId}` | one environment |
+//! | `arcane://environments`, `arcane://containers`, `arcane://projects`, `arcane://images`, `arcane://dashboard`, `arcane://activities` | lists and views of the default environment |
+//! | `arcane://environment/{environmentId}`, `…/dashboard`, `…/activities` | one environment, its dashboard and activities |
 //! | `arcane://environment/{environmentId}/{container,project,image}/{id}` | one object |
 //! | `arcane://{container,project,image}/{id}` | the same, in the default environment |
 //! | `arcane://guides/{slug}` | task guides naming actions as the surface spells them |
 //!
-//! Docker state is read through the executor (the same validation, policy and errors as a tool
+//! Which of them are live (subscribable) is [`live`]'s. Docker state is read through the executor (the same validation, policy and errors as a tool
 //! call), then redacted ([`arcane_redact::redact_for`]) with a note of what was masked.
 
 pub mod guides;
 pub mod links;
+pub mod live;
 pub mod tools;
 
 use rmcp::model::{
@@ -53,6 +54,22 @@ const STATE_LISTS: &[(&str, &str, &str)] = &[
         "image.list",
         "Images (default environment)",
     ),
+    (
+        "arcane://dashboard",
+        "environment.dashboard",
+        "Dashboard (default environment)",
+    ),
+    (
+        "arcane://activities",
+        "activity.list",
+        "Activities (default environment)",
+    ),
+];
+
+/// Views of one environment besides its objects: URI segment, action.
+const ENV_VIEWS: &[(&str, &str)] = &[
+    ("dashboard", "environment.dashboard"),
+    ("activities", "activity.list"),
 ];
 
 /// Object kinds under an environment: URI segment, action, its ID parameter.
@@ -115,10 +132,15 @@ pub fn all_resources(snap: &Snapshot) -> Vec<Resource> {
             .is_some_and(|a| snap.policy.serves(a))
         {
             let name = uri.trim_start_matches("arcane://");
+            let description = if live::Topic::of(uri, "").is_some() {
+                "Redacted view (secrets masked); live: resources/subscribe (or subscriptions/listen) for notifications/resources/updated"
+            } else {
+                "Redacted view (secrets masked)"
+            };
             out.push(
                 Resource::new(*uri, name)
                     .with_title(*title)
-                    .with_description("Redacted view (secrets masked)")
+                    .with_description(description)
                     .with_mime_type(JSON),
             );
         }
@@ -178,31 +200,43 @@ pub fn templates() -> Vec<ResourceTemplate> {
         t(
             "arcane://environment/{environmentId}",
             "environment",
-            "An environment (redacted)",
+            "An environment (redacted; live)",
+            JSON,
+        ),
+        t(
+            "arcane://environment/{environmentId}/dashboard",
+            "environment-dashboard",
+            "An environment's dashboard (redacted; live)",
+            JSON,
+        ),
+        t(
+            "arcane://environment/{environmentId}/activities",
+            "environment-activities",
+            "An environment's activities (redacted; live)",
             JSON,
         ),
         t(
             "arcane://environment/{environmentId}/container/{containerId}",
             "container",
-            "A container (redacted)",
+            "A container (redacted; live)",
             JSON,
         ),
         t(
             "arcane://container/{containerId}",
             "container-default",
-            "A container of the default environment (redacted)",
+            "A container of the default environment (redacted; live)",
             JSON,
         ),
         t(
             "arcane://environment/{environmentId}/project/{projectId}",
             "project",
-            "A compose project (redacted)",
+            "A compose project (redacted; live)",
             JSON,
         ),
         t(
             "arcane://project/{projectId}",
             "project-default",
-            "A compose project of the default environment (redacted)",
+            "A compose project of the default environment (redacted; live)",
             JSON,
         ),
         t(
@@ -233,20 +267,12 @@ pub async fn read(
     ctx: &arcane_engine::CallContext,
     uri: &str,
 ) -> Result<ResourceContents, ReadError> {
-    let Some(rest) = uri.strip_prefix("arcane://") else {
+    let Some(segs) = links::segments(uri) else {
         return Err(ReadError::NotFound(format!(
             "{} is not an arcane:// resource",
             quoted_name(uri, 200)
         )));
     };
-    let segs: Vec<String> = rest
-        .split('/')
-        .map(|s| {
-            percent_encoding::percent_decode_str(s)
-                .decode_utf8_lossy()
-                .into_owned()
-        })
-        .collect();
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
     let default_env = exec.config().environment.clone();
     match segs.as_slice() {
@@ -289,12 +315,19 @@ pub async fn read(
                 .iter()
                 .find(|(u, _, _)| u.ends_with(&format!("//{list}")))
                 .unwrap();
+            if let Some((_, action)) = ENV_VIEWS.iter().find(|(v, _)| v == list) {
+                return env_view(snap, exec, ctx, uri, &default_env, action).await;
+            }
             let mut params = Map::new();
             if *list != "environments" {
                 params.insert("environmentId".into(), Value::String(default_env));
             }
             params.insert("limit".into(), json!(100));
             state(snap, exec, ctx, uri, action, params).await
+        }
+        ["environment", env, view] if ENV_VIEWS.iter().any(|(v, _)| v == view) => {
+            let (_, action) = ENV_VIEWS.iter().find(|(v, _)| v == view).unwrap();
+            env_view(snap, exec, ctx, uri, env, action).await
         }
         ["environment", env] => {
             let params =
@@ -310,6 +343,22 @@ pub async fn read(
             quoted_name(uri, 200)
         ))),
     }
+}
+
+/// An environment's dashboard or activities.
+async fn env_view(
+    snap: &Snapshot,
+    exec: &Executor,
+    ctx: &arcane_engine::CallContext,
+    uri: &str,
+    env: &str,
+    action: &str,
+) -> Result<ResourceContents, ReadError> {
+    let mut params = Map::from_iter([("environmentId".to_string(), Value::String(env.into()))]);
+    if action == "activity.list" {
+        params.insert("limit".into(), json!(100));
+    }
+    state(snap, exec, ctx, uri, action, params).await
 }
 
 async fn object(
