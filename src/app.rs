@@ -219,7 +219,10 @@ impl App {
         let _watch = self.watch();
         let server = self.server();
         // Every answer's write gives its call's slot back (`crate::mcp::pacing`).
-        let transport = crate::mcp::pacing::Paced::new(transport.into_transport(), self.pacing());
+        let transport = crate::mcp::core_tasks::CoreForm::new(crate::mcp::pacing::Paced::new(
+            transport.into_transport(),
+            self.pacing(),
+        ));
         let running = server
             .serve(transport)
             .await

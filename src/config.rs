@@ -582,9 +582,10 @@ pub struct ServeArgs {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536)
     )]
     pub max_tasks_total: usize,
-    /// Seconds an MCP task is kept from its creation (its `ttlMs`): one still running then is
-    /// stopped and ends `failed`; a finished one is forgotten at most one more TTL later.
-    /// Default: 3600.
+    /// The longest an MCP task is kept from its creation, in seconds (its TTL): tasks of the
+    /// 2026-07-28 extension get it, a 2025-11-25 client may ask for less (`task.ttl`, at least
+    /// 1 s). One still running then is stopped (its request to Arcane closed) and ends
+    /// `failed`; a finished one is forgotten at most one more TTL later. Default: 3600.
     #[arg(
         long,
         env = "ARCANE_MCP_TASK_TTL_MAX",

@@ -512,3 +512,221 @@ async fn a_2026_07_28_destructive_task_is_asked_by_a_round_trip_first() {
     );
     client.cancel().await.ok();
 }
+
+// ---- the 2025-11-25 form, with the official MCP Python SDK's task client -------------------
+
+/// Runs `tests/python/tasks_client.py` with `args`; its report.
+async fn python_tasks(args: &[std::ffi::OsString]) -> Value {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/tasks_client.py");
+    // A hang guard for the script's dozen tasks (some paced streams of a few seconds), not a
+    // timing assertion.
+    let out = tokio::time::timeout(
+        Duration::from_secs(180),
+        tokio::process::Command::new(&python)
+            .arg(&script)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("hang guard: the Python task client did not finish")
+    .unwrap_or_else(|e| panic!("this test needs Python 3 with mcp==1.26.0 ({python}: {e})"));
+    assert!(
+        out.status.success(),
+        "the Python task client failed (it needs `{python} -m pip install mcp==1.26.0`):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// What the Python client saw on either transport: the capability and tools' task support, a
+/// slow pull as a task with its progress and the plain call's result, cancel, failure, TTL,
+/// the limit, an instant action, the search, and a destructive task confirmed first.
+fn assert_core_tasks(r: &Value) {
+    assert_eq!(r["protocol"], "2025-11-25", "{r}");
+    assert_eq!(
+        r["capability"],
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+        "{r}"
+    );
+    assert_eq!(r["task_support"]["arcane_execute_action"], "optional", "{r}");
+    assert_eq!(r["task_support"]["arcane_find_action"], Value::Null, "{r}");
+    // The task comes back while the pull still runs; it ends completed with the plain result.
+    assert_eq!(r["created"]["status"], "working", "{r}");
+    assert_eq!(r["created"]["ttl"], 60000, "{r}");
+    assert_eq!(r["created"]["pollInterval"], 1000, "{r}");
+    assert_eq!(r["first_status"], "working", "{r}");
+    assert_eq!(r["pull_statuses"], json!(["working", "completed"]), "{r}");
+    assert_eq!(r["result_equals_plain"], true, "{r}");
+    assert_eq!(r["result_related_task"], true, "{r}");
+    assert_eq!(r["result_is_error"], false, "{r}");
+    assert!(r["progress"].as_u64().unwrap() >= 2, "{r}");
+    assert_eq!(r["progress_related_task"], true, "{r}");
+    assert_eq!(r["listed"], true, "{r}");
+    // Cancelled mid-pull: the stream closed, the task cancelled, a second cancel refused.
+    assert_eq!(r["pulling"], true, "{r}");
+    assert_eq!(r["cancel_answer"], "cancelled", "{r}");
+    assert_eq!(r["cancel_aborted"], true, "{r}");
+    assert_eq!(r["cancel_final"], "cancelled", "{r}");
+    assert!(
+        r["cancel_message"].as_str().unwrap().contains("cancel"),
+        "{r}"
+    );
+    assert_eq!(r["cancel_again"]["code"], -32602, "{r}");
+    assert!(
+        r["cancel_again"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("terminal status 'cancelled'"),
+        "{r}"
+    );
+    // A failed stream: failed, with the plain call's text.
+    assert_eq!(r["failed_status"], "failed", "{r}");
+    assert_eq!(r["failed_same_text"], true, "{r}");
+    assert_eq!(r["failed_message_is_text"], true, "{r}");
+    assert!(
+        r["failed_plain_text"].as_str().unwrap().contains("denied"),
+        "{r}"
+    );
+    // The TTL asked for (1 s) stops the pull still running.
+    assert_eq!(r["ttl_given"], 1000, "{r}");
+    assert_eq!(r["ttl_status"], "failed", "{r}");
+    assert!(
+        r["ttl_message"].as_str().unwrap().contains("task expired"),
+        "{r}"
+    );
+    assert_eq!(r["ttl_aborted"], true, "{r}");
+    assert!(
+        r["ttl_result"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("task expired"),
+        "{r}"
+    );
+    // --max-tasks 1.
+    assert!(
+        r["limit"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-tasks 1"),
+        "{r}"
+    );
+    assert_eq!(r["limit_sent"], 0, "{r}");
+    // An instant action completes with the plain result; the search takes no task.
+    assert_eq!(r["instant_status"], "completed", "{r}");
+    assert_eq!(r["instant_equals_plain"], true, "{r}");
+    assert_eq!(r["find_task"]["code"], -32601, "{r}");
+    // Destructive: asked once, then sent once; declined: nothing sent, no task.
+    assert_eq!(r["prune_asked"], 1, "{r}");
+    assert_eq!(r["prune_status"], "completed", "{r}");
+    assert_eq!(r["prune_sent"], 1, "{r}");
+    assert!(
+        r["declined"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Not started as a task"),
+        "{r}"
+    );
+    assert_eq!(r["declined_asked"], 1, "{r}");
+    assert_eq!(r["declined_sent"], 0, "{r}");
+}
+
+/// The audit lines of the report's tasks: the start and the outcome of each (the TTL's
+/// `expired`), and the declined prune refused with no task.
+fn assert_core_audit(log: &std::path::Path, r: &Value) {
+    let lines: Vec<Value> = std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |task: &Value| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| &l["task"] == task)
+            .map(|l| l["outcome"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(of(&r["pull_id"]), ["started", "ok"], "{lines:?}");
+    assert_eq!(of(&r["ttl_id"]), ["started", "expired"], "{lines:?}");
+    assert_eq!(of(&r["prune_id"]), ["started", "ok"], "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["outcome"] == "cancelled" && l["task"].is_string()),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l["action"] == "system.prune"
+            && l["outcome"] == "refused"
+            && l["task"].is_null()),
+        "{lines:?}"
+    );
+}
+
+/// The 2025-11-25 form over the real binary's stdio, with the Python SDK's task client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_2025_11_25_tasks_over_stdio() {
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let mut args: Vec<std::ffi::OsString> = vec!["stdio".into(), sim.base().into(), "--".into()];
+    args.push(env!("CARGO_BIN_EXE_arcane-mcp").into());
+    args.extend(server_support::serve_args(
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--max-tasks", "1", "--audit-log", log.to_str().unwrap()],
+    ));
+    let r = python_tasks(&args).await;
+    assert_core_tasks(&r);
+    assert_core_audit(&log, &r);
+}
+
+/// The 2025-11-25 form over Streamable HTTP: besides the above, another token can neither get,
+/// read, list nor cancel a task, and a task outlives its session: a new session of the same
+/// token reads its result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_2025_11_25_tasks_over_http() {
+    use crate::cli::HttpServer;
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let server = HttpServer::for_sim(
+        &sim,
+        &["--max-tasks", "1", "--audit-log", log.to_str().unwrap()],
+        "alice-token,bob-token",
+    )
+    .await;
+    let args: Vec<std::ffi::OsString> = vec![
+        "http".into(),
+        sim.base().into(),
+        format!("{}/mcp", server.base).into(),
+        "alice-token".into(),
+        "bob-token".into(),
+    ];
+    let r = python_tasks(&args).await;
+    assert_core_tasks(&r);
+    for what in ["get", "result", "cancel"] {
+        assert_eq!(r["foreign"][what]["code"], -32602, "{what}: {r}");
+        assert!(
+            r["foreign"][what]["message"]
+                .as_str()
+                .unwrap()
+                .contains("unknown task"),
+            "{what}: {r}"
+        );
+    }
+    assert_eq!(r["foreign"]["listed"], false, "{r}");
+    assert_eq!(r["new_session_status"], "completed", "{r}");
+    assert_eq!(r["new_session_result"]["is_error"], false, "{r}");
+    assert!(
+        r["new_session_result"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Pull image"),
+        "{r}"
+    );
+    server.stop().await;
+    assert_core_audit(&log, &r);
+}

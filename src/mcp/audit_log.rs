@@ -71,6 +71,8 @@ pub enum Disposition {
     Started,
     /// Cancelled by the client while it ran: the change may have started.
     Cancelled,
+    /// An MCP task stopped by its TTL while it ran: the change may have started.
+    Expired,
 }
 
 impl Disposition {
@@ -82,6 +84,7 @@ impl Disposition {
             Disposition::Preview => "preview",
             Disposition::Started => "started",
             Disposition::Cancelled => "cancelled",
+            Disposition::Expired => "expired",
         }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams,
     CompleteRequestParams, CompleteResult, CreateTaskResult, GetPromptRequestParams,
     GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -17,7 +17,7 @@ use rmcp::model::{
     SubscriptionFilter, Task, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
-use rmcp::task_manager::{TaskContext, TaskExit};
+use rmcp::task_manager::TaskContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
@@ -191,10 +191,25 @@ impl ArcaneServer {
         self
     }
 
+    /// The live snapshot, as a call loads it.
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
+        self.calls.live.load()
+    }
+
+    /// The MCP tasks of every session (both protocol forms read them).
+    pub(crate) fn tasks(&self) -> &crate::mcp::tasks::Tasks {
+        &self.calls.tasks
+    }
+
+    /// The tools of the live snapshot, as `tools/list` answers them.
+    pub(crate) fn tools_listed(&self) -> ListToolsResult {
+        ListToolsResult::with_all_items(self.calls.live.load().tools.clone())
+    }
+
     /// Whose a task is: over HTTP the caller as the gate authenticated it (the token and the
     /// caller's Arcane key; without tokens, the client's address) — the same in every session
     /// of that caller —, else the HTTP session; over stdio the one client of the process.
-    fn owner(&self, context: &RequestContext<RoleServer>) -> Vec<u8> {
+    pub(crate) fn owner(&self, context: &RequestContext<RoleServer>) -> Vec<u8> {
         match HttpCaller::of(&context.extensions) {
             Some(c) => match &c.quota_key {
                 Some(key) => confirm::binding([b"caller".as_slice(), key]),
@@ -221,6 +236,7 @@ impl ArcaneServer {
         task_tx: tokio::sync::watch::Sender<Option<TaskContext>>,
         forwarder: Option<tokio::task::JoinHandle<()>>,
         owner: Vec<u8>,
+        ttl_ms: Option<u64>,
     ) -> Started {
         let go = tokio::select! {
             go = gate => go.ok(),
@@ -236,27 +252,21 @@ impl ArcaneServer {
             }
             return Started::Plain(Box::new(done));
         };
-        let stop = cancel.clone();
-        let started = self.calls.tasks.start(owner, "working", move |tctx| {
-            let _ = task_tx.send(Some(tctx.clone()));
+        let started = self.calls.tasks.start(owner, ttl_ms, cancel, move |tctx| {
+            let _ = task_tx.send(Some(tctx));
             Box::pin(async move {
-                // `tasks/cancel` closes the call's request to Arcane, as a plain call's
-                // cancellation does.
-                let watcher = {
-                    let (t, c) = (tctx.clone(), stop.clone());
-                    tokio::spawn(async move {
-                        t.cancelled().await;
-                        c.cancel();
-                    })
-                };
                 let done = work.finish().await;
-                watcher.abort();
                 // The last progress line is the status message before the task ends.
                 if let Some(f) = forwarder {
                     let _ = f.await;
                 }
-                let (response, _) = done.map_err(TaskExit::Error)?;
-                task_outcome(&tctx, &stop, response)
+                match done? {
+                    (CallToolResponse::Complete(result), _) => Ok(result),
+                    _ => Err(McpError::internal_error(
+                        "the task's call needed an answer from the client it cannot ask for",
+                        None,
+                    )),
+                }
             })
         });
         match started {
@@ -264,7 +274,7 @@ impl ArcaneServer {
                 let _ = go.send(Ok(task.task_id.clone()));
                 Started::Task(task)
             }
-            Err((refused, _)) => {
+            Err(refused) => {
                 // The closure is dropped unrun, and with it the call's handle: the call goes
                 // on (detached) to answer the refusal, which nobody reads. Answer it here.
                 let _ = go.send(Err(refused.0.clone()));
@@ -274,6 +284,206 @@ impl ArcaneServer {
                 ))))
             }
         }
+    }
+
+    /// Handles one `tools/call`: as a task when `form` makes it one (docs/tasks.md), else as
+    /// it always is.
+    pub(crate) async fn call_tool_in(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        form: Form,
+    ) -> Result<CallToolResponse, McpError> {
+        // Counted from here, waiting included: a burst held back by a small
+        // `--max-calls-in-flight` is still a burst whose memory goes back once idle.
+        let _counted = CallGuard::enter(&self.in_flight);
+        // A call beyond the session's limit waits here, holding only its parsed request: the
+        // call's work is a future of some 14 KB, and a thousand of them waiting would weigh as
+        // much as their answers (crate::mcp::pacing, docs/measurements.md). A search never waits.
+        let ticket = context.extensions.get::<crate::mcp::pacing::Ticket>();
+        let slot = match ticket.filter(|_| request.name != surface::FIND_TOOL) {
+            Some(ticket) => match ticket.clone().admit(&context.ct).await {
+                Some(slot) => Some(slot),
+                // Cancelled while waiting: rmcp drops this answer.
+                None => return Ok(error_result("the call was cancelled before it ran").into()),
+            },
+            None => None,
+        };
+        let started = std::time::Instant::now();
+        let round_trip = context
+            .protocol_version()
+            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        // A client that speaks the 2026-07-28 extension gets a task for an action that can
+        // take minutes (docs/tasks.md). One that must be asked first over a 2026-07-28 round
+        // trip is asked by a plain answer, and becomes a task when the client retries with the
+        // answer. A 2025-11-25 call that asks for a task (its `task` field) gets one.
+        let (as_task, ttl_ms) = match form {
+            Form::Core { ttl_ms } => (true, ttl_ms),
+            Form::Extension => (
+                context
+                    .client_capabilities()
+                    .is_some_and(|c| c.supports_tasks())
+                    && crate::mcp::call::long_running(
+                        &self.calls,
+                        &request.name,
+                        request.arguments.as_ref(),
+                    )
+                    .is_some_and(|asks| {
+                        !(asks && round_trip && request.input_responses.is_none())
+                    }),
+                None,
+            ),
+        };
+        // Progress of long calls goes to the client when it sent a progress token; its
+        // cancellation drops the request to Arcane. A task's work is cancelled by
+        // `tasks/cancel` instead, and outlives the request (and its session).
+        let cancel = if as_task {
+            tokio_util::sync::CancellationToken::new()
+        } else {
+            context.ct.clone()
+        };
+        let mut ctx = CallContext {
+            cancel: cancel.clone(),
+            progress: None,
+            credential: self.credential(&context.extensions),
+        };
+        let caller = self.caller(&context, &ctx);
+        // The caller's own key is masked in everything the call writes or answers, until it
+        // ends.
+        let held = hold_credential(&ctx);
+        // Named in the call's log line by its name and fingerprint, never the token.
+        let http = HttpCaller::of(&context.extensions);
+        let token = http.and_then(|c| c.token.clone());
+        // The task the progress belongs to, once there is one: its status message is the last
+        // line, and each notification names it.
+        let (task_tx, task_rx) = tokio::sync::watch::channel::<Option<TaskContext>>(None);
+        let progress_token = context.meta.get_progress_token();
+        let forwarder = (progress_token.is_some() || as_task).then(|| {
+            let (tx, rx) = tokio::sync::mpsc::channel::<arcane_engine::Progress>(
+                arcane_engine::PROGRESS_QUEUE,
+            );
+            ctx.progress = Some(tx);
+            tokio::spawn(forward_progress(
+                rx,
+                context.peer.clone(),
+                progress_token,
+                task_rx,
+            ))
+        });
+        // What the question is bound to is read here, where the request's HTTP parts are; the
+        // call itself runs on the calls' runtime and owns what it borrows.
+        // Whose quota of open questions it counts against, either way of asking: the caller as
+        // the HTTP gate authenticated it, never the header's bytes (`bearer`, `BEARER` or extra
+        // blanks are the same token), else the HTTP session, else (stdio) the one session.
+        let session = http.and_then(|c| c.session.as_deref()).unwrap_or_default();
+        let who = match http.and_then(|c| c.quota_key.as_deref()) {
+            Some(key) => confirm::binding([b"caller".as_slice(), key]),
+            None => confirm::binding([b"session".as_slice(), session.as_bytes()]),
+        };
+        let owner = self.owner(&context);
+        let origin = context.id.clone();
+        let round_trip = round_trip.then(|| {
+            let bound = match http {
+                Some(c) => c.binding.clone(),
+                None => confirm::binding([&b""[..], b"", b""]),
+            };
+            (
+                confirm::declares_forms(context.client_capabilities().as_ref()),
+                bound,
+            )
+        });
+        let server = self.clone();
+        let peer = context.peer.clone();
+        // A task's call stops before its request is sent and waits here for the task to exist
+        // (or for the refusal of a limit).
+        let (gate_tx, gate_rx) = tokio::sync::oneshot::channel::<crate::mcp::call::Go>();
+        let gate = as_task.then_some(gate_tx);
+        let mut slot = slot;
+        let plain_slot = if as_task { None } else { slot.take() };
+        let work = async move {
+            let _held = held;
+            let asking = match round_trip {
+                Some((declared, caller)) => confirm::Asking::RoundTrip {
+                    declared,
+                    caller,
+                    who,
+                    state: request.request_state.as_deref(),
+                    responses: request.input_responses.as_ref(),
+                },
+                None => confirm::Asking::Session {
+                    peer: &peer,
+                    origin,
+                    who,
+                },
+            };
+            let response = crate::mcp::call::run(
+                &server.calls,
+                &request.name,
+                request.arguments.as_ref(),
+                &ctx,
+                &caller,
+                asking,
+                gate,
+            )
+            .await;
+            if let Some(slot) = plain_slot {
+                // From now on the answer's write gives the slot back.
+                slot.answered();
+            }
+            drop(ctx);
+            (response, request)
+        };
+        let work = match calls_runtime() {
+            Some(calls) => Work::Spawned(calls.spawn(work)),
+            // A task's work must run while the request waits for it to reach its gate.
+            None if as_task => Work::Spawned(tokio::spawn(work)),
+            // Boxed: see `read_resource`.
+            None => Work::Here(Box::pin(work)),
+        };
+        let (response, request) = if as_task {
+            match self
+                .start_task(
+                    work, gate_rx, &context, cancel, task_tx, forwarder, owner, ttl_ms,
+                )
+                .await
+            {
+                Started::Task(task) => {
+                    if let Some(slot) = slot {
+                        slot.answered();
+                    }
+                    return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
+                }
+                Started::Plain(done) => (*done)?,
+            }
+        } else {
+            let done = work.finish().await?;
+            if let Some(f) = forwarder {
+                // Every progress notification is sent before the result.
+                let _ = f.await;
+            }
+            done
+        };
+        let CallToolResponse::Complete(result) = response else {
+            tracing::debug!(tool = %request.name, "tools/call waits for the user's answer");
+            return Ok(response);
+        };
+        tracing::debug!(
+            tool = %request.name,
+            is_error = result.is_error.unwrap_or(false),
+            ms = started.elapsed().as_millis() as u64,
+            token = token.as_ref().map(|t| t.to_string()),
+            "tools/call"
+        );
+        if let Some(metrics) = &self.http {
+            // Only served tool names become labels, so a client cannot grow the table.
+            let known = self.calls.live.load().serves_tool(&request.name);
+            metrics.record_call(
+                if known { &request.name } else { "unknown" },
+                !result.is_error.unwrap_or(false),
+                started.elapsed(),
+            );
+        }
+        Ok(result.into())
     }
 
     /// The same server for the HTTP transport (docs/security.md): its calls counted in
@@ -388,9 +598,17 @@ impl ServerHandler for ArcaneServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(
-            self.calls.live.load().tools.clone(),
-        ))
+        Ok(self.tools_listed())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        // The 2025-11-25 form of tasks, handed over as custom requests by every session's
+        // transport (`crate::mcp::core_tasks::CoreForm`).
+        crate::mcp::core_tasks::handle(self, request, context).await
     }
 
     async fn list_resources(
@@ -543,185 +761,7 @@ impl ServerHandler for ArcaneServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        // Counted from here, waiting included: a burst held back by a small
-        // `--max-calls-in-flight` is still a burst whose memory goes back once idle.
-        let _counted = CallGuard::enter(&self.in_flight);
-        // A call beyond the session's limit waits here, holding only its parsed request: the
-        // call's work is a future of some 14 KB, and a thousand of them waiting would weigh as
-        // much as their answers (crate::mcp::pacing, docs/measurements.md). A search never waits.
-        let ticket = context.extensions.get::<crate::mcp::pacing::Ticket>();
-        let slot = match ticket.filter(|_| request.name != surface::FIND_TOOL) {
-            Some(ticket) => match ticket.clone().admit(&context.ct).await {
-                Some(slot) => Some(slot),
-                // Cancelled while waiting: rmcp drops this answer.
-                None => return Ok(error_result("the call was cancelled before it ran").into()),
-            },
-            None => None,
-        };
-        let started = std::time::Instant::now();
-        let round_trip = context
-            .protocol_version()
-            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
-        // A client that speaks tasks gets one for an action that can take minutes
-        // (docs/tasks.md). One that must be asked first over a 2026-07-28 round trip is asked
-        // by a plain answer, and becomes a task when the client retries with the answer.
-        let as_task = context
-            .client_capabilities()
-            .is_some_and(|c| c.supports_tasks())
-            && crate::mcp::call::long_running(
-                &self.calls,
-                &request.name,
-                request.arguments.as_ref(),
-            )
-            .is_some_and(|asks| !(asks && round_trip && request.input_responses.is_none()));
-        // Progress of long calls goes to the client when it sent a progress token; its
-        // cancellation drops the request to Arcane. A task's work is cancelled by
-        // `tasks/cancel` instead, and outlives the request (and its session).
-        let cancel = if as_task {
-            tokio_util::sync::CancellationToken::new()
-        } else {
-            context.ct.clone()
-        };
-        let mut ctx = CallContext {
-            cancel: cancel.clone(),
-            progress: None,
-            credential: self.credential(&context.extensions),
-        };
-        let caller = self.caller(&context, &ctx);
-        // The caller's own key is masked in everything the call writes or answers, until it
-        // ends.
-        let held = hold_credential(&ctx);
-        // Named in the call's log line by its name and fingerprint, never the token.
-        let http = HttpCaller::of(&context.extensions);
-        let token = http.and_then(|c| c.token.clone());
-        // The task the progress belongs to, once there is one: its status message is the last
-        // line, and each notification names it.
-        let (task_tx, task_rx) = tokio::sync::watch::channel::<Option<TaskContext>>(None);
-        let progress_token = context.meta.get_progress_token();
-        let forwarder = (progress_token.is_some() || as_task).then(|| {
-            let (tx, rx) = tokio::sync::mpsc::channel::<arcane_engine::Progress>(
-                arcane_engine::PROGRESS_QUEUE,
-            );
-            ctx.progress = Some(tx);
-            tokio::spawn(forward_progress(
-                rx,
-                context.peer.clone(),
-                progress_token,
-                task_rx,
-            ))
-        });
-        // What the question is bound to is read here, where the request's HTTP parts are; the
-        // call itself runs on the calls' runtime and owns what it borrows.
-        // Whose quota of open questions it counts against, either way of asking: the caller as
-        // the HTTP gate authenticated it, never the header's bytes (`bearer`, `BEARER` or extra
-        // blanks are the same token), else the HTTP session, else (stdio) the one session.
-        let session = http.and_then(|c| c.session.as_deref()).unwrap_or_default();
-        let who = match http.and_then(|c| c.quota_key.as_deref()) {
-            Some(key) => confirm::binding([b"caller".as_slice(), key]),
-            None => confirm::binding([b"session".as_slice(), session.as_bytes()]),
-        };
-        let owner = self.owner(&context);
-        let origin = context.id.clone();
-        let round_trip = round_trip.then(|| {
-            let bound = match http {
-                Some(c) => c.binding.clone(),
-                None => confirm::binding([&b""[..], b"", b""]),
-            };
-            (
-                confirm::declares_forms(context.client_capabilities().as_ref()),
-                bound,
-            )
-        });
-        let server = self.clone();
-        let peer = context.peer.clone();
-        // A task's call stops before its request is sent and waits here for the task to exist
-        // (or for the refusal of a limit).
-        let (gate_tx, gate_rx) = tokio::sync::oneshot::channel::<crate::mcp::call::Go>();
-        let gate = as_task.then_some(gate_tx);
-        let mut slot = slot;
-        let plain_slot = if as_task { None } else { slot.take() };
-        let work = async move {
-            let _held = held;
-            let asking = match round_trip {
-                Some((declared, caller)) => confirm::Asking::RoundTrip {
-                    declared,
-                    caller,
-                    who,
-                    state: request.request_state.as_deref(),
-                    responses: request.input_responses.as_ref(),
-                },
-                None => confirm::Asking::Session {
-                    peer: &peer,
-                    origin,
-                    who,
-                },
-            };
-            let response = crate::mcp::call::run(
-                &server.calls,
-                &request.name,
-                request.arguments.as_ref(),
-                &ctx,
-                &caller,
-                asking,
-                gate,
-            )
-            .await;
-            if let Some(slot) = plain_slot {
-                // From now on the answer's write gives the slot back.
-                slot.answered();
-            }
-            drop(ctx);
-            (response, request)
-        };
-        let work = match calls_runtime() {
-            Some(calls) => Work::Spawned(calls.spawn(work)),
-            // A task's work must run while the request waits for it to reach its gate.
-            None if as_task => Work::Spawned(tokio::spawn(work)),
-            // Boxed: see `read_resource`.
-            None => Work::Here(Box::pin(work)),
-        };
-        let (response, request) = if as_task {
-            match self
-                .start_task(work, gate_rx, &context, cancel, task_tx, forwarder, owner)
-                .await
-            {
-                Started::Task(task) => {
-                    if let Some(slot) = slot {
-                        slot.answered();
-                    }
-                    return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
-                }
-                Started::Plain(done) => (*done)?,
-            }
-        } else {
-            let done = work.finish().await?;
-            if let Some(f) = forwarder {
-                // Every progress notification is sent before the result.
-                let _ = f.await;
-            }
-            done
-        };
-        let CallToolResponse::Complete(result) = response else {
-            tracing::debug!(tool = %request.name, "tools/call waits for the user's answer");
-            return Ok(response);
-        };
-        tracing::debug!(
-            tool = %request.name,
-            is_error = result.is_error.unwrap_or(false),
-            ms = started.elapsed().as_millis() as u64,
-            token = token.as_ref().map(|t| t.to_string()),
-            "tools/call"
-        );
-        if let Some(metrics) = &self.http {
-            // Only served tool names become labels, so a client cannot grow the table.
-            let known = self.calls.live.load().serves_tool(&request.name);
-            metrics.record_call(
-                if known { &request.name } else { "unknown" },
-                !result.is_error.unwrap_or(false),
-                started.elapsed(),
-            );
-        }
-        Ok(result.into())
+        self.call_tool_in(request, context, Form::Extension).await
     }
 
     async fn get_task(
@@ -887,31 +927,14 @@ enum Started {
     Plain(Box<Result<(CallToolResponse, CallToolRequestParams), McpError>>),
 }
 
-/// How a task ends, from its call's answer: `completed` with the very result a plain call
-/// returns; `cancelled` when `tasks/cancel` stopped it (the status message says what may
-/// already have happened and how to check); `failed` with the result's text as the error's
-/// message (and the whole result as its data) when the call failed.
-fn task_outcome(
-    task: &TaskContext,
-    cancel: &CancellationToken,
-    response: CallToolResponse,
-) -> Result<CallToolResult, TaskExit> {
-    let CallToolResponse::Complete(result) = response else {
-        return Err(TaskExit::Error(McpError::internal_error(
-            "the task's call needed an answer from the client it cannot ask for",
-            None,
-        )));
-    };
-    if result.is_error != Some(true) {
-        return Ok(result);
-    }
-    let text = crate::present::result_text(&result);
-    if cancel.is_cancelled() && task.is_cancel_requested() {
-        task.set_status_message(text);
-        return Err(TaskExit::Cancelled);
-    }
-    let data = serde_json::to_value(&result).ok();
-    Err(TaskExit::Error(McpError::internal_error(text, data)))
+/// How a `tools/call` may become an MCP task (docs/tasks.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// The 2026-07-28 extension's: when the client declared it and the action can run long
+    /// (the server's choice).
+    Extension,
+    /// A 2025-11-25 task-augmented call (its `task` field): always, with the TTL it asks for.
+    Core { ttl_ms: Option<u64> },
 }
 
 /// The metadata that ties a notification to its task (`io.modelcontextprotocol/related-task`).

@@ -1,10 +1,11 @@
 //! The MCP side: rmcp's `ServerHandler` over the live snapshot, the person's confirmation,
-//! pacing of answers, the prompts, MCP tasks, and the audit log of mutating calls.
+//! pacing of answers, the prompts, MCP tasks (both protocol forms), and the audit log of mutating calls.
 
 pub(crate) mod audit_log;
 pub(crate) mod call;
 pub mod caller;
 pub mod confirm;
+pub mod core_tasks;
 pub mod handler;
 pub mod pacing;
 pub mod prompts;

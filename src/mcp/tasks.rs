@@ -1,128 +1,300 @@
 //! MCP tasks (docs/tasks.md): a long-running call answered at once with a task that the client
-//! polls, reads and cancels. rmcp's `TaskManager` keeps each task's state and runs its work;
-//! this adds whose each task is (another caller can neither see, read nor cancel it) and the
-//! limits (`--max-tasks`, `--max-tasks-total`, `--task-ttl-max`).
+//! polls, reads and cancels, in either protocol form (the 2026-07-28 extension through rmcp's
+//! handlers, the 2025-11-25 core methods through `crate::mcp::core_tasks`). rmcp's
+//! `TaskManager` keeps each task's state; this is the one store both forms read: whose each
+//! task is (another caller can neither see, read nor cancel it), the limits (`--max-tasks`,
+//! `--max-tasks-total`, `--task-ttl-max`), the TTL that stops a task still running, and the
+//! plain call's result each task ended with.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{DetailedTask, Task};
-use rmcp::task_manager::{TaskContext, TaskFuture, TaskManager, TaskOptions};
+use rmcp::model::{CallToolResult, DetailedTask, Task};
+use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
+use tokio_util::sync::CancellationToken;
 
-/// The poll interval suggested to clients (`pollIntervalMs`): a pull's lines come about once a
-/// second, so polling faster shows nothing new.
+/// The poll interval suggested to clients (`pollIntervalMs`, `pollInterval`): a pull's lines
+/// come about once a second, so polling faster shows nothing new.
 pub const POLL_INTERVAL_MS: u64 = 1_000;
 
 /// Finished tasks kept (until their TTL) for each task that may run at once: their results are
 /// capped like any answer, and this caps how many there are.
 const KEPT_PER_RUNNING: usize = 8;
 
+/// The shortest TTL a client may ask for (2025-11-25 `task.ttl`): a shorter one would be
+/// forgotten before its first poll.
+const MIN_TTL_MS: u64 = 1_000;
+
+/// How long rmcp's store keeps a task past the TTL it shows: the server stops a task still
+/// running at its TTL itself (its request to Arcane closed, its audit line written), and this
+/// is the time that stop has before rmcp's own sweep would drop it unfinished.
+const STOP_GRACE_MS: u64 = 10_000;
+
+/// Tasks per page of `tasks/list`.
+const PAGE: usize = 50;
+
+/// A call's work, run as a task: the very result the plain call returns, or the error its
+/// request would have answered.
+pub type Work = Pin<Box<dyn Future<Output = Result<CallToolResult, McpError>> + Send>>;
+
+/// How a task ended, as `tasks/result` answers it.
+#[derive(Clone, Debug)]
+pub enum Ended {
+    /// The plain call's result (completed, failed with `isError`, or cancelled).
+    Result(CallToolResult),
+    /// What its request would have answered instead: an error (the TTL passed, the server
+    /// stopped it).
+    Error(McpError),
+}
+
+/// One task's entry beside rmcp's state.
+struct Entry {
+    owner: Vec<u8>,
+    /// The TTL the client is shown, in milliseconds.
+    ttl_ms: u64,
+    /// Order of creation: `tasks/list` pages by it.
+    seq: u64,
+    /// Set when the TTL stopped it.
+    expired: Arc<AtomicBool>,
+    ended: tokio::sync::watch::Receiver<Option<Ended>>,
+}
+
 /// The tasks of every session and caller of this server.
 pub struct Tasks {
     manager: TaskManager,
-    /// Each task's owner: a digest of who created it (`owner_key`).
-    owners: Mutex<HashMap<String, Vec<u8>>>,
+    entries: Mutex<Entries>,
     per_caller: usize,
     total: usize,
     ttl: Duration,
+}
+
+#[derive(Default)]
+struct Entries {
+    by_id: HashMap<String, Entry>,
+    next: u64,
 }
 
 /// Why a task was not created: the text of the call's `isError` result.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Refused(pub String);
 
+/// Cancels the call's work when the task's future is dropped unfinished (rmcp's sweep, the
+/// server's shutdown): a task never goes on sending to Arcane once nobody can see it.
+struct StopOnDrop(CancellationToken);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
 impl Tasks {
-    /// At most `per_caller` tasks running for one caller and `total` in all; each kept `ttl`
-    /// from its creation (and finished ones one more `ttl` at most, rmcp's retention).
+    /// At most `per_caller` tasks running for one caller and `total` in all; each kept at most
+    /// `ttl` from its creation (and finished ones one more `ttl` at most).
     pub fn new(per_caller: usize, total: usize, ttl: Duration) -> Tasks {
         Tasks {
             manager: TaskManager::new(),
-            owners: Mutex::default(),
+            entries: Mutex::default(),
             per_caller: per_caller.max(1),
             total: total.max(1),
             ttl,
         }
     }
 
-    /// The TTL every task gets, in milliseconds (`ttlMs`).
-    pub fn ttl_ms(&self) -> u64 {
-        u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX)
+    /// The TTL of a task the client asked `requested` milliseconds for (none: the most),
+    /// capped by `--task-ttl-max`.
+    pub fn ttl_ms(&self, requested: Option<u64>) -> u64 {
+        let max = u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX);
+        requested.map_or(max, |r| r.clamp(MIN_TTL_MS.min(max), max))
     }
 
-    /// Starts `work` as a task of `owner`, unless a limit is reached. The task is visible to
-    /// `tasks/get` when this returns.
-    pub fn start<F: FnOnce(TaskContext) -> TaskFuture>(
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts `work` as a task of `owner` with the TTL asked for (`ttl_ms`, capped), unless a
+    /// limit is reached. `stop` cancels the call's work: `tasks/cancel` (either form) and the
+    /// TTL fire it. The task is visible to `tasks/get` when this returns.
+    pub fn start(
         &self,
         owner: Vec<u8>,
-        status: &str,
-        work: F,
-    ) -> Result<Task, (Refused, F)> {
-        let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+        ttl_ms: Option<u64>,
+        stop: CancellationToken,
+        work: impl FnOnce(TaskContext) -> Work,
+    ) -> Result<Task, Refused> {
+        let mut entries = self.lock();
         // Tasks rmcp has forgotten (TTL) are forgotten here too.
-        owners.retain(|id, _| self.manager.get_task(id).is_ok());
+        entries
+            .by_id
+            .retain(|id, _| self.manager.get_task(id).is_ok());
         let running = |id: &String| {
             self.manager
                 .get_task(id)
                 .is_ok_and(|t| !t.status().is_terminal())
         };
-        let all = owners.keys().filter(|id| running(id)).count();
-        let mine = owners
+        let all = entries.by_id.keys().filter(|id| running(id)).count();
+        let mine = entries
+            .by_id
             .iter()
-            .filter(|(id, o)| **o == owner && running(id))
+            .filter(|(id, e)| e.owner == owner && running(id))
             .count();
         if mine >= self.per_caller {
-            return Err((
-                Refused(format!(
-                    "Not started: {mine} task(s) of yours are running, the most this server allows \
+            return Err(Refused(format!(
+                "Not started: {mine} task(s) of yours are running, the most this server allows \
                  per caller (--max-tasks {}). Wait for one to finish (tasks/get) or cancel one \
                  (tasks/cancel), then call again; nothing was sent to Arcane.",
-                    self.per_caller
-                )),
-                work,
-            ));
+                self.per_caller
+            )));
         }
         if all >= self.total {
-            return Err((
-                Refused(format!(
-                    "Not started: {all} task(s) are running on this server, the most it allows \
+            return Err(Refused(format!(
+                "Not started: {all} task(s) are running on this server, the most it allows \
                  (--max-tasks-total {}). Try again when one has finished; nothing was sent to \
                  Arcane.",
-                    self.total
-                )),
-                work,
-            ));
+                self.total
+            )));
         }
-        if owners.len() >= self.total * KEPT_PER_RUNNING {
-            return Err((
-                Refused(format!(
-                    "Not started: the server keeps {} finished task(s) until their TTL ({} s). Read \
+        if entries.by_id.len() >= self.total * KEPT_PER_RUNNING {
+            return Err(Refused(format!(
+                "Not started: the server keeps {} finished task(s) until their TTL ({} s). Read \
                  their results (tasks/get) and try again later; nothing was sent to Arcane.",
-                    owners.len(),
-                    self.ttl.as_secs()
-                )),
-                work,
-            ));
+                entries.by_id.len(),
+                self.ttl.as_secs()
+            )));
         }
+        let ttl = self.ttl_ms(ttl_ms);
         let options = TaskOptions::new()
-            .with_ttl_ms(self.ttl_ms())
+            .with_ttl_ms(ttl.saturating_add(STOP_GRACE_MS))
             .with_poll_interval_ms(POLL_INTERVAL_MS)
-            .with_status_message(status);
-        let task = self.manager.spawn(options, work);
-        owners.insert(task.task_id.clone(), owner);
+            .with_status_message("working");
+        let (ended_tx, ended_rx) = tokio::sync::watch::channel(None);
+        let expired = Arc::new(AtomicBool::new(false));
+        let flag = expired.clone();
+        let mut task = self.manager.spawn(options, move |tctx| {
+            let work = work(tctx.clone());
+            Box::pin(run(
+                tctx,
+                work,
+                stop,
+                Duration::from_millis(ttl),
+                flag,
+                ended_tx,
+            ))
+        });
+        task.ttl_ms = Some(ttl);
+        let seq = entries.next;
+        entries.next += 1;
+        entries.by_id.insert(
+            task.task_id.clone(),
+            Entry {
+                owner,
+                ttl_ms: ttl,
+                seq,
+                expired,
+                ended: ended_rx,
+            },
+        );
         Ok(task)
     }
 
-    /// The task `id` as `owner` may see it; a task of another caller is as unknown as one that
-    /// never existed, so that its existence says nothing.
-    pub fn get(&self, owner: &[u8], id: &str) -> Result<DetailedTask, McpError> {
-        self.check(owner, id)?;
-        self.manager.get_task(id)
+    /// Whether task `id` was stopped by its TTL (its call's audit line then says `expired`).
+    pub fn expired(&self, id: &str) -> bool {
+        self.lock()
+            .by_id
+            .get(id)
+            .is_some_and(|e| e.expired.load(Ordering::Acquire))
     }
 
-    /// Asks the task `id` of `owner` to stop (cooperative: the running call closes its request
-    /// to Arcane and the task ends `cancelled`).
+    /// The task `id` as `owner` may see it (its TTL the one it was given); a task of another
+    /// caller is as unknown as one that never existed, so that its existence says nothing.
+    pub fn get(&self, owner: &[u8], id: &str) -> Result<DetailedTask, McpError> {
+        let ttl = self.check(owner, id)?;
+        let mut task = self.manager.get_task(id)?;
+        task.task.ttl_ms = Some(ttl);
+        Ok(task)
+    }
+
+    /// The tasks of `owner`, oldest first, a page from `cursor` on (the cursor of the next
+    /// page, when there is one).
+    pub fn list(
+        &self,
+        owner: &[u8],
+        cursor: Option<&str>,
+    ) -> Result<(Vec<DetailedTask>, Option<String>), McpError> {
+        let from = match cursor {
+            None => 0,
+            Some(c) => c.parse::<u64>().map_err(|_| {
+                McpError::invalid_params(
+                    format!(
+                        "invalid cursor {}: pass the nextCursor of the previous tasks/list \
+                         answer as it was, or none for the first page",
+                        serde_json::Value::from(arcane_markdown::clip(c, 100))
+                    ),
+                    None,
+                )
+            })?,
+        };
+        let mut mine: Vec<(u64, String, u64)> = self
+            .lock()
+            .by_id
+            .iter()
+            .filter(|(_, e)| e.owner == owner && e.seq >= from)
+            .map(|(id, e)| (e.seq, id.clone(), e.ttl_ms))
+            .collect();
+        mine.sort();
+        let next = mine.get(PAGE).map(|(seq, _, _)| seq.to_string());
+        let page = mine
+            .into_iter()
+            .take(PAGE)
+            .filter_map(|(_, id, ttl)| {
+                let mut t = self.manager.get_task(&id).ok()?;
+                t.task.ttl_ms = Some(ttl);
+                Some(t)
+            })
+            .collect();
+        Ok((page, next))
+    }
+
+    /// Waits until the task `id` of `owner` has ended, and how: what `tasks/result` answers.
+    pub async fn result(&self, owner: &[u8], id: &str) -> Result<Ended, McpError> {
+        self.check(owner, id)?;
+        let mut ended = match self.lock().by_id.get(id) {
+            Some(e) => e.ended.clone(),
+            None => return Err(unknown(id)),
+        };
+        let got = ended.wait_for(Option::is_some).await.map(|v| v.clone());
+        match got {
+            Ok(Some(how)) => Ok(how),
+            // The task's future was dropped unfinished (rmcp's sweep): its state says why.
+            _ => {
+                let t = self.manager.get_task(id)?;
+                let message = match &t.payload {
+                    rmcp::model::TaskPayload::Failed { error } => error
+                        .get("message")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or("the task ended without a result")
+                        .to_string(),
+                    _ => "the task ended without a result".to_string(),
+                };
+                Ok(Ended::Error(McpError::internal_error(message, None)))
+            }
+        }
+    }
+
+    /// Waits until the task `id` has ended (after a cancel), for at most `limit`.
+    pub async fn settled(&self, id: &str, limit: Duration) {
+        let ended = self.lock().by_id.get(id).map(|e| e.ended.clone());
+        if let Some(mut ended) = ended {
+            let _ = tokio::time::timeout(limit, ended.wait_for(Option::is_some)).await;
+        }
+    }
+
+    /// Asks the task `id` of `owner` to stop (the running call closes its request to Arcane
+    /// and the task ends `cancelled`).
     pub fn cancel(&self, owner: &[u8], id: &str) -> Result<(), McpError> {
         self.check(owner, id)?;
         self.manager.cancel_task(id)
@@ -139,49 +311,161 @@ impl Tasks {
         self.manager.update_task(id, responses)
     }
 
-    fn check(&self, owner: &[u8], id: &str) -> Result<(), McpError> {
-        let owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
-        match owners.get(id) {
-            Some(o) if o == owner => Ok(()),
-            // The words of rmcp's own answer for an unknown task (-32602).
-            _ => Err(McpError::invalid_params(
-                format!("unknown task: {}", arcane_markdown::clip(id, 100)),
-                None,
-            )),
+    /// The TTL of task `id` when it is `owner`'s.
+    fn check(&self, owner: &[u8], id: &str) -> Result<u64, McpError> {
+        match self.lock().by_id.get(id) {
+            Some(e) if e.owner == owner => Ok(e.ttl_ms),
+            _ => Err(unknown(id)),
         }
     }
+}
+
+/// rmcp's words for an unknown task (-32602).
+fn unknown(id: &str) -> McpError {
+    McpError::invalid_params(
+        format!("unknown task: {}", arcane_markdown::clip(id, 100)),
+        None,
+    )
+}
+
+/// A task's future: the call's work until it ends, `tasks/cancel` or the TTL stopping it (its
+/// request to Arcane closed, as a plain call's cancellation does); then how it ended, for both
+/// forms: `completed` with the very result a plain call returns; `cancelled` when cancelled
+/// (the status message says what may already have happened and how to check); `failed` with
+/// the result's text as the error's message (the whole result its data) when the call failed
+/// or the TTL stopped it.
+async fn run(
+    tctx: TaskContext,
+    work: Work,
+    stop: CancellationToken,
+    ttl: Duration,
+    expired: Arc<AtomicBool>,
+    ended: tokio::sync::watch::Sender<Option<Ended>>,
+) -> Result<CallToolResult, TaskExit> {
+    let _stop = StopOnDrop(stop.clone());
+    let deadline = tokio::time::sleep(ttl);
+    tokio::pin!(deadline, work);
+    let (mut cancelled, mut timed_out) = (false, false);
+    let done = loop {
+        tokio::select! {
+            done = &mut work => break done,
+            _ = tctx.cancelled(), if !cancelled => {
+                cancelled = true;
+                stop.cancel();
+            }
+            _ = &mut deadline, if !timed_out => {
+                timed_out = true;
+                expired.store(true, Ordering::Release);
+                stop.cancel();
+            }
+        }
+    };
+    let result = match done {
+        Ok(result) => result,
+        Err(e) => {
+            ended.send_replace(Some(Ended::Error(e.clone())));
+            return Err(TaskExit::Error(e));
+        }
+    };
+    let text = crate::present::result_text(&result);
+    if timed_out {
+        let message = format!(
+            "task expired: it ran longer than its TTL ({} s) and was stopped; its request to \
+             Arcane was closed. {text}",
+            ttl.as_secs()
+        );
+        let data = serde_json::to_value(&result).ok();
+        let error = McpError::internal_error(message, data);
+        tctx.set_status_message(error.message.to_string());
+        ended.send_replace(Some(Ended::Error(error.clone())));
+        return Err(TaskExit::Error(error));
+    }
+    ended.send_replace(Some(Ended::Result(result.clone())));
+    if cancelled || tctx.is_cancel_requested() {
+        tctx.set_status_message(if result.is_error == Some(true) {
+            text
+        } else {
+            format!(
+                "Cancelled after the call had finished; tasks/result has its result. {}",
+                arcane_markdown::clip(&text, 500)
+            )
+        });
+        return Err(TaskExit::Cancelled);
+    }
+    if result.is_error != Some(true) {
+        return Ok(result);
+    }
+    // The failure's text is the task's status message too (2025-11-25 `tasks/get` shows it).
+    tctx.set_status_message(text.clone());
+    let data = serde_json::to_value(&result).ok();
+    Err(TaskExit::Error(McpError::internal_error(text, data)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::model::CallToolResult;
 
-    fn forever(_: TaskContext) -> TaskFuture {
+    fn forever(_: TaskContext) -> Work {
         Box::pin(async {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             Ok(CallToolResult::success(vec![]))
         })
     }
 
+    fn start(tasks: &Tasks, owner: &[u8]) -> Result<Task, Refused> {
+        tasks.start(owner.to_vec(), None, CancellationToken::new(), forever)
+    }
+
     #[tokio::test]
     async fn limits_count_running_tasks_per_caller_and_in_all() {
         let tasks = Tasks::new(1, 2, Duration::from_secs(60));
-        let a = tasks
-            .start(b"a".to_vec(), "", forever)
-            .map_err(|(r, _)| r)
-            .unwrap();
-        let refused = tasks.start(b"a".to_vec(), "", forever).unwrap_err().0;
+        let a = start(&tasks, b"a").unwrap();
+        let refused = start(&tasks, b"a").unwrap_err();
         assert!(refused.0.contains("--max-tasks 1"), "{}", refused.0);
-        tasks
-            .start(b"b".to_vec(), "", forever)
-            .map_err(|(r, _)| r)
-            .unwrap();
-        let refused = tasks.start(b"c".to_vec(), "", forever).unwrap_err().0;
+        start(&tasks, b"b").unwrap();
+        let refused = start(&tasks, b"c").unwrap_err();
         assert!(refused.0.contains("--max-tasks-total 2"), "{}", refused.0);
-        // Another caller neither sees nor cancels a's task.
+        // Another caller neither sees, lists nor cancels a's task.
         assert!(tasks.get(b"b", &a.task_id).is_err());
         assert!(tasks.cancel(b"b", &a.task_id).is_err());
         assert!(tasks.get(b"a", &a.task_id).is_ok());
+        let (listed, next) = tasks.list(b"a", None).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].task.task_id, a.task_id);
+        assert!(next.is_none());
+        assert!(tasks.list(b"a", Some("nope")).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_requested_ttl_is_capped_and_floored() {
+        let tasks = Tasks::new(1, 2, Duration::from_secs(60));
+        assert_eq!(tasks.ttl_ms(None), 60_000);
+        assert_eq!(tasks.ttl_ms(Some(5_000)), 5_000);
+        assert_eq!(tasks.ttl_ms(Some(10_000_000)), 60_000);
+        assert_eq!(tasks.ttl_ms(Some(0)), MIN_TTL_MS);
+    }
+
+    #[tokio::test]
+    async fn the_ttl_stops_a_running_task_and_it_ends_failed() {
+        let tasks = Tasks::new(4, 4, Duration::from_millis(50));
+        let stop = CancellationToken::new();
+        let seen = stop.clone();
+        let t = tasks
+            .start(b"a".to_vec(), None, stop, move |_| {
+                Box::pin(async move {
+                    seen.cancelled().await;
+                    Ok(crate::present::error_result("the call was cancelled"))
+                })
+            })
+            .unwrap();
+        assert_eq!(t.ttl_ms, Some(50));
+        let ended = tasks.result(b"a", &t.task_id).await.unwrap();
+        let Ended::Error(e) = ended else {
+            panic!("expired: {ended:?}")
+        };
+        assert!(e.message.contains("task expired"), "{e:?}");
+        assert!(tasks.expired(&t.task_id));
+        let got = tasks.get(b"a", &t.task_id).unwrap();
+        assert_eq!(got.status(), rmcp::model::TaskStatus::Failed);
     }
 }

@@ -173,6 +173,20 @@ pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> 
     }
 }
 
+/// Whether `tool` takes a 2025-11-25 task (its `execution.taskSupport` is `optional`,
+/// docs/tasks.md): the execute tools of the dynamic and meta surfaces, whatever action they
+/// run, and on the individual surface the tool of an action that can run long
+/// (`longRunning`). Others (the search, instant actions' tools) take none.
+pub fn takes_task(surface: Surface, catalog: &Catalog, tool: &str) -> bool {
+    match surface {
+        Surface::Dynamic => tool == EXECUTE_TOOL,
+        Surface::Meta => tool
+            .strip_prefix("arcane_")
+            .is_some_and(|d| catalog.domain(d).is_some()),
+        Surface::Individual => catalog.resolve(tool).is_some_and(|a| a.long_running),
+    }
+}
+
 /// In the flat profile, the `params` object of a meta or dynamic tool is JSON text (a dynamic
 /// object is not mappable by such clients; `parse_wrapped` accepts both forms).
 fn flat_params(mut tool: Tool, policy: &Policy) -> Tool {

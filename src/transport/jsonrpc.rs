@@ -1,4 +1,4 @@
-//! The answer to a JSON-RPC message the server cannot decode, for both transports: stdio
+//! The JSON-RPC layer both transports share, for what rmcp's own decoding drops: stdio
 //! ([`Lines`], the server's own line transport) and Streamable HTTP (`serve_http`'s gate,
 //! which holds every request body before rmcp reads it).
 //!
@@ -10,6 +10,10 @@
 //! says what is wrong and what to send, with the request's `id` when it can still be read
 //! (the lone surrogates taken out), else `id: null` as JSON-RPC 2.0 says; a notification
 //! (no `id`) gets none. See docs/security.md ("Undecodable requests").
+//!
+//! rmcp's `tools/call` type also drops the 2025-11-25 `task` field of a task-augmented call:
+//! [`augmented`] reads it from the text, and the transport hands it on with the request
+//! (`crate::mcp::core_tasks::Augmented`, docs/tasks.md).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -17,6 +21,8 @@ use std::sync::Arc;
 use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+
+use crate::mcp::core_tasks::Augmented;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
@@ -352,6 +358,62 @@ impl<'de> serde::de::Visitor<'de> for Probe {
     }
 }
 
+/// What [`augmented`] reads of a message: its `id`, its `method` and its `params.task`,
+/// everything else skipped unread.
+#[derive(serde::Deserialize)]
+struct TaskProbe<'a> {
+    #[serde(default)]
+    id: Value,
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    params: Option<TaskParams>,
+}
+
+#[derive(serde::Deserialize)]
+struct TaskParams {
+    #[serde(default)]
+    task: Value,
+}
+
+/// The 2025-11-25 `task` field (`{"ttl": milliseconds}`) of a `tools/call` in `text`:
+/// `Ok(None)` for any other message or a call without one, `Err` with the JSON-RPC error to
+/// answer when the field is not such an object (nothing is run).
+pub fn augmented(text: &[u8]) -> Result<Option<Augmented>, Value> {
+    let Ok(probe) = serde_json::from_slice::<TaskProbe>(text) else {
+        return Ok(None);
+    };
+    if probe.method.as_deref() != Some("tools/call") {
+        return Ok(None);
+    }
+    let task = match probe.params.map(|p| p.task) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(task) => task,
+    };
+    let ttl = match task.as_object().map(|t| t.get("ttl")) {
+        Some(None | Some(Value::Null)) => Ok(None),
+        Some(Some(ttl)) => ttl.as_u64().map(Some).ok_or(()),
+        None => Err(()),
+    };
+    match ttl {
+        Ok(ttl_ms) => Ok(Some(Augmented { ttl_ms })),
+        Err(()) => {
+            let id = match probe.id {
+                id @ (Value::String(_) | Value::Number(_)) => id,
+                _ => Value::Null,
+            };
+            Err(error(
+                id,
+                INVALID_PARAMS,
+                "Invalid params: tools/call's `task` must be an object, {} or {\"ttl\": \
+                 milliseconds} with a whole number of milliseconds; nothing was run."
+                    .to_string(),
+                Value::Null,
+            ))
+        }
+    }
+}
+
 fn error(id: Value, code: i64, message: String, data: Value) -> Value {
     let mut error = json!({"code": code, "message": message});
     if !data.is_null() {
@@ -492,7 +554,23 @@ where
                 continue;
             }
             match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
-                Ok(message) => return Some(message),
+                Ok(mut message) => {
+                    if let rmcp::model::JsonRpcMessage::Request(r) = &mut message
+                        && let rmcp::model::ClientRequest::CallToolRequest(call) = &mut r.request
+                    {
+                        match augmented(text) {
+                            Ok(Some(task)) => {
+                                call.extensions.insert(task);
+                            }
+                            Ok(None) => {}
+                            Err(reply) => {
+                                self.answer(reply);
+                                continue;
+                            }
+                        }
+                    }
+                    return Some(message);
+                }
                 Err(e) => {
                     if let Some(reply) = undecodable(text) {
                         tracing::debug!("answered an undecodable stdio message: {e}");

@@ -135,7 +135,7 @@ impl Sim {
 pub type Client = RunningService<RoleClient, ()>;
 
 /// The arguments of an `arcane-mcp` run against the simulator, after the program name.
-fn serve_args(sim_base: &str, api_key: &str, args: &[&str]) -> Vec<std::ffi::OsString> {
+pub fn serve_args(sim_base: &str, api_key: &str, args: &[&str]) -> Vec<std::ffi::OsString> {
     let mut all: Vec<std::ffi::OsString> = vec![
         "--arcane-url".into(),
         sim_base.into(),
@@ -231,8 +231,11 @@ pub async fn serve_in_process(
     .expect("the build does not panic")
     .expect("the server builds");
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    // Through the stdio transport's own line reader, as the binary serves stdin and stdout.
+    let (read, write) = tokio::io::split(server_io);
+    let lines = arcane_mcp::transport::jsonrpc::Lines::new(read, write);
     tokio::spawn(async move {
-        if let Err(e) = app.serve_on(server_io, "an in-process pipe").await {
+        if let Err(e) = app.serve_on(lines, "an in-process pipe").await {
             panic!("in-process server: {e:#}");
         }
     });

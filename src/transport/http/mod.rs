@@ -385,7 +385,11 @@ async fn gate(
         let bytes = axum::body::to_bytes(body, usize::MAX)
             .await
             .unwrap_or_default();
-        if let Some(reply) = crate::transport::jsonrpc::undecodable(&bytes) {
+        // A 2025-11-25 call's `task` field, which rmcp drops, goes on beside the request.
+        let task = crate::transport::jsonrpc::augmented(&bytes);
+        if let Some(reply) =
+            crate::transport::jsonrpc::undecodable(&bytes).or_else(|| task.clone().err())
+        {
             let mut r = (StatusCode::BAD_REQUEST, reply.to_string()).into_response();
             r.headers_mut().insert(
                 header::CONTENT_TYPE,
@@ -394,6 +398,9 @@ async fn gate(
             return r;
         }
         req = Request::from_parts(parts, axum::body::Body::from(bytes));
+        if let Ok(Some(task)) = task {
+            req.extensions_mut().insert(task);
+        }
     }
     let caller = http_caller(&req, &admitted, shared.key_source);
     req.extensions_mut().insert(caller);

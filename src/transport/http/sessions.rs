@@ -2,7 +2,8 @@
 //! holds a task, channels and the client's details until it ends or idles out, so without a
 //! ceiling a client (or many) opening sessions in a loop grows the process without bound.
 //! Each session's transport is paced (`crate::mcp::pacing`): a session that does not read its
-//! answers holds its own calls, not the others'.
+//! answers holds its own calls, not the others', and speaks the 2025-11-25 form of tasks
+//! (`crate::mcp::core_tasks`).
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::WorkerTransport;
 
+use crate::mcp::core_tasks::CoreForm;
 use crate::mcp::pacing::{Paced, Pacing};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
@@ -53,7 +55,7 @@ impl Bounded {
 
 impl SessionManager for Bounded {
     type Error = BoundedError;
-    type Transport = Paced<WorkerTransport<LocalSessionWorker>>;
+    type Transport = CoreForm<Paced<WorkerTransport<LocalSessionWorker>>>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         let open = self.open().await;
@@ -62,7 +64,7 @@ impl SessionManager for Bounded {
         }
         let (id, transport) = self.inner.create_session().await?;
         let pacing = Pacing::new(self.max_calls_in_flight);
-        Ok((id, Paced::new(transport, pacing)))
+        Ok((id, CoreForm::new(Paced::new(transport, pacing))))
     }
 
     async fn initialize_session(
