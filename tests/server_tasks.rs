@@ -730,3 +730,174 @@ async fn python_sdk_2025_11_25_tasks_over_http() {
     server.stop().await;
     assert_core_audit(&log, &r);
 }
+
+/// A session whose protocol lines the test writes and reads itself (the 2025-11-25 form's
+/// requests, which rmcp's client cannot send): the server in-process behind the stdio
+/// transport's own line reader.
+struct RawSession {
+    reader: tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
+    writer: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+}
+
+impl RawSession {
+    async fn open(sim: &Sim, protocol: &str, args: &[&str]) -> (RawSession, Value) {
+        let io = server_support::serve_in_process(&sim.base(), sim.sim.api_key(), args).await;
+        let (r, w) = tokio::io::split(io);
+        let mut s = RawSession {
+            reader: tokio::io::BufReader::new(r),
+            writer: w,
+        };
+        let init = s
+            .request(
+                "init",
+                "initialize",
+                json!({"protocolVersion": protocol, "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"}}),
+            )
+            .await;
+        s.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        (s, serde_json::from_str(&init).unwrap())
+    }
+
+    async fn send(&mut self, message: Value) {
+        use tokio::io::AsyncWriteExt;
+        let mut line = message.to_string();
+        line.push('\n');
+        self.writer.write_all(line.as_bytes()).await.unwrap();
+        self.writer.flush().await.unwrap();
+    }
+
+    /// Sends a request and returns the line of its answer as written.
+    async fn request(&mut self, id: &str, method: &str, params: Value) -> String {
+        use tokio::io::AsyncBufReadExt;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        guarded(async {
+            loop {
+                let mut line = String::new();
+                assert!(self.reader.read_line(&mut line).await.unwrap() > 0, "EOF");
+                let v: Value = serde_json::from_str(&line).unwrap();
+                if v["id"] == id {
+                    return line.trim_end().to_string();
+                }
+            }
+        })
+        .await
+    }
+}
+
+/// The `result` of an answer's line, as its bytes were written.
+fn raw_result<'a>(line: &'a str, id: &str) -> &'a str {
+    let prefix = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{id}\",\"result\":");
+    line.strip_prefix(&prefix)
+        .and_then(|r| r.strip_suffix('}'))
+        .unwrap_or_else(|| panic!("a result: {line}"))
+}
+
+/// `tasks/result` answers the very bytes the plain call answers (on a simulator in the same
+/// state), with only the `io.modelcontextprotocol/related-task` `_meta` the 2025-11-25 spec
+/// requires added at the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_11_25_task_result_is_the_plain_calls_byte_for_byte() {
+    let call = json!({"name": "arcane_execute_action", "arguments": pull("redis:7.2-alpine")});
+    let plain_sim = Sim::start().await;
+    plain_sim.hooks().set_stream_pace_ms(50).await.unwrap();
+    let (mut plain, _) = RawSession::open(&plain_sim, "2025-11-25", &[]).await;
+    let line = plain.request("c", "tools/call", call.clone()).await;
+    let expected = raw_result(&line, "c").to_string();
+
+    let sim = Sim::start().await;
+    sim.hooks().set_stream_pace_ms(50).await.unwrap();
+    let (mut s, _) = RawSession::open(&sim, "2025-11-25", &[]).await;
+    let mut asked = call.clone();
+    asked["task"] = json!({"ttl": 30000});
+    let created: Value = serde_json::from_str(&s.request("c", "tools/call", asked).await).unwrap();
+    let task = &created["result"]["task"];
+    assert_eq!(task["status"], "working", "{created}");
+    assert_eq!(task["ttl"], 30000, "{created}");
+    let id = task["taskId"].as_str().unwrap();
+    let line = s.request("r", "tasks/result", json!({"taskId": id})).await;
+    let got = raw_result(&line, "r");
+    assert!(!expected.contains("\"_meta\""), "{expected}");
+    let related = format!(
+        ",\"_meta\":{{\"io.modelcontextprotocol/related-task\":{{\"taskId\":\"{id}\"}}}}}}"
+    );
+    assert_eq!(
+        got,
+        format!("{}{related}", &expected[..expected.len() - 1]),
+        "the plain call's bytes, the related task added"
+    );
+    // The same task through the 2025-11-25 tasks/get, completed.
+    let got: Value =
+        serde_json::from_str(&s.request("g", "tasks/get", json!({"taskId": id})).await).unwrap();
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+    assert_eq!(got["result"]["ttl"], 30000, "{got}");
+    // A `task` that is no object is refused before anything runs.
+    let bad = s
+        .request(
+            "b",
+            "tools/call",
+            json!({"name": "arcane_execute_action", "arguments": pull("x"), "task": 5}),
+        )
+        .await;
+    let bad: Value = serde_json::from_str(&bad).unwrap();
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+}
+
+/// A 2025-11-25 session sees the `tasks` capability and `execution.taskSupport: "optional"` on
+/// the tools that take a task (every execute tool of the dynamic and meta surfaces, the
+/// individual tools of long-running actions only); an older session sees neither, exactly as
+/// before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_support_is_declared_to_2025_11_25_sessions_only() {
+    let sim = Sim::start().await;
+    let cat = server_support::catalog();
+    for surface in ["dynamic", "meta", "individual"] {
+        let (mut s, init) =
+            RawSession::open(&sim, "2025-11-25", &["--tool-surface", surface]).await;
+        assert_eq!(
+            init["result"]["capabilities"]["tasks"],
+            json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+            "{init}"
+        );
+        let listed: Value =
+            serde_json::from_str(&s.request("l", "tools/list", json!({})).await).unwrap();
+        let tools = listed["result"]["tools"].as_array().unwrap();
+        assert!(listed["result"].get("resultType").is_none(), "{listed}");
+        for t in tools {
+            let name = t["name"].as_str().unwrap();
+            let takes = match surface {
+                "dynamic" => name == "arcane_execute_action",
+                "meta" => true,
+                _ => cat
+                    .actions
+                    .iter()
+                    .any(|a| a.long_running && a.individual_tool_name() == name),
+            };
+            let expected = if takes {
+                json!({"taskSupport": "optional"})
+            } else {
+                Value::Null
+            };
+            assert_eq!(t.get("execution").cloned().unwrap_or(Value::Null), expected, "{surface}: {name}");
+        }
+        assert!(
+            tools.iter().any(|t| t.get("execution").is_some()),
+            "{surface}: some tool takes a task"
+        );
+        let (mut old, init) =
+            RawSession::open(&sim, "2025-06-18", &["--tool-surface", surface]).await;
+        assert!(init["result"]["capabilities"].get("tasks").is_none(), "{init}");
+        let listed: Value =
+            serde_json::from_str(&old.request("l", "tools/list", json!({})).await).unwrap();
+        assert!(
+            listed["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|t| t.get("execution").is_none()),
+            "{surface}"
+        );
+    }
+}
