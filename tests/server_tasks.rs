@@ -518,7 +518,8 @@ async fn a_2026_07_28_destructive_task_is_asked_by_a_round_trip_first() {
 /// Runs `tests/python/tasks_client.py` with `args`; its report.
 async fn python_tasks(args: &[std::ffi::OsString]) -> Value {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/tasks_client.py");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/tasks_client.py");
     // A hang guard for the script's dozen tasks (some paced streams of a few seconds), not a
     // timing assertion.
     let out = tokio::time::timeout(
@@ -551,7 +552,10 @@ fn assert_core_tasks(r: &Value) {
         json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
         "{r}"
     );
-    assert_eq!(r["task_support"]["arcane_execute_action"], "optional", "{r}");
+    assert_eq!(
+        r["task_support"]["arcane_execute_action"], "optional",
+        "{r}"
+    );
     assert_eq!(r["task_support"]["arcane_find_action"], Value::Null, "{r}");
     // The task comes back while the pull still runs; it ends completed with the plain result.
     assert_eq!(r["created"]["status"], "working", "{r}");
@@ -880,7 +884,11 @@ async fn task_support_is_declared_to_2025_11_25_sessions_only() {
             } else {
                 Value::Null
             };
-            assert_eq!(t.get("execution").cloned().unwrap_or(Value::Null), expected, "{surface}: {name}");
+            assert_eq!(
+                t.get("execution").cloned().unwrap_or(Value::Null),
+                expected,
+                "{surface}: {name}"
+            );
         }
         assert!(
             tools.iter().any(|t| t.get("execution").is_some()),
@@ -888,7 +896,10 @@ async fn task_support_is_declared_to_2025_11_25_sessions_only() {
         );
         let (mut old, init) =
             RawSession::open(&sim, "2025-06-18", &["--tool-surface", surface]).await;
-        assert!(init["result"]["capabilities"].get("tasks").is_none(), "{init}");
+        assert!(
+            init["result"]["capabilities"].get("tasks").is_none(),
+            "{init}"
+        );
         let listed: Value =
             serde_json::from_str(&old.request("l", "tools/list", json!({})).await).unwrap();
         assert!(

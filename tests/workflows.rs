@@ -4,9 +4,11 @@
 //! results. Each job runs on all three surfaces (one simulator and one server per surface) and
 //! asserts on the simulator's state afterwards.
 //!
-//! The jobs that deploy and update run once more on every surface with a client that speaks
-//! MCP tasks (docs/tasks.md): each long-running action is answered with a task, polled to its
-//! end, and the dynamic surface's transcript is the same golden file, byte for byte.
+//! The jobs that deploy and update run again on every surface with a client of each form of MCP
+//! tasks (docs/tasks.md): with the 2026-07-28 extension each long-running action is answered
+//! with a task, polled to its end; with the 2025-11-25 form every call of a tool that takes a
+//! task asks for one and reads it with `tasks/result`. Either way the dynamic surface's
+//! transcript is the same golden file, byte for byte.
 //!
 //! The dynamic surface's transcript of each job is kept in `tests/golden/jobs/`, and
 //! `docs/jobs.md` is generated from those files; `UPDATE_GOLDEN=1 cargo test --test integration workflows::`
@@ -40,6 +42,9 @@ fn flat_value(v: Value) -> Value {
 
 /// A surface's name with this suffix runs the job with a client that speaks MCP tasks.
 const AS_TASKS: &str = "+tasks";
+/// A surface's name with this suffix runs the job with a client of the 2025-11-25 form of
+/// tasks: every call of a tool that takes a task (`execution.taskSupport`) is task-augmented.
+const AS_CORE_TASKS: &str = "+coretasks";
 
 /// The client of a job: one that declares the tasks extension, or one that declares nothing.
 #[derive(Clone, Copy)]
@@ -65,6 +70,8 @@ struct Story {
     surface: &'static str,
     /// Whether the client speaks tasks.
     tasks: bool,
+    /// Whether it speaks them in the 2025-11-25 form.
+    core: bool,
     sim: Sim,
     client: rmcp::service::RunningService<rmcp::RoleClient, Speaker>,
     catalog: arcane_catalog::Catalog,
@@ -73,9 +80,13 @@ struct Story {
 
 impl Story {
     async fn begin(surface: &'static str) -> Story {
-        let (surface, tasks) = match surface.strip_suffix(AS_TASKS) {
-            Some(s) => (s, true),
-            None => (surface, false),
+        let (surface, tasks, core) = match (
+            surface.strip_suffix(AS_TASKS),
+            surface.strip_suffix(AS_CORE_TASKS),
+        ) {
+            (Some(s), _) => (s, true, false),
+            (_, Some(s)) => (s, true, true),
+            _ => (surface, false, false),
         };
         let sim = Sim::start().await;
         let args: &[&str] = if surface == FLAT {
@@ -83,10 +94,14 @@ impl Story {
         } else {
             &["--tool-surface", surface]
         };
-        let client = spawn_with(Speaker { tasks }, &sim.base(), sim.sim.api_key(), args).await;
+        let speaker = Speaker {
+            tasks: tasks && !core,
+        };
+        let client = spawn_with(speaker, &sim.base(), sim.sim.api_key(), args).await;
         Story {
             surface,
             tasks,
+            core,
             sim,
             client,
             catalog: server_support::catalog(),
@@ -145,6 +160,52 @@ impl Story {
         serde_json::from_value(result).expect("a CallToolResult")
     }
 
+    /// A call as a 2025-11-25 client makes it: with a `task` field when the tool takes one
+    /// (any action of an execute tool), answered with a task at once; `tasks/result` waits for
+    /// its result, which is what the client reads. Other tools are called plainly.
+    async fn call_as_core_task(
+        &self,
+        id: &str,
+        tool: &str,
+        args: &Value,
+    ) -> rmcp::model::CallToolResult {
+        use rmcp::model::{ClientRequest, CustomRequest};
+        let takes = match self.surface {
+            "dynamic" => tool == "arcane_execute_action",
+            "meta" => true,
+            _ => self.catalog.resolve(id).is_some_and(|a| a.long_running),
+        };
+        if !takes {
+            return call(&self.client, tool, args.clone()).await;
+        }
+        let send = |method: &str, params: Value| {
+            let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+            async move {
+                let answer = crate::fixtures::guarded(self.client.send_request(request))
+                    .await
+                    .unwrap_or_else(|e| panic!("{id}: {e}"));
+                serde_json::to_value(answer).unwrap()
+            }
+        };
+        let created = send(
+            "tools/call",
+            json!({"name": tool, "arguments": args, "task": {"ttl": 60000}}),
+        )
+        .await;
+        let task = created["task"]["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{id} on {}: a task, got {created}", self.surface))
+            .to_string();
+        assert_eq!(created["task"]["status"], "working", "{created}");
+        let mut result = send("tasks/result", json!({"taskId": task})).await;
+        assert_eq!(
+            result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], task,
+            "{result}"
+        );
+        result.as_object_mut().unwrap().remove("_meta");
+        serde_json::from_value(result).expect("a CallToolResult")
+    }
+
     fn record(&mut self, tool: &str, args: &Value, text: &str) {
         if self.surface != "dynamic" {
             return;
@@ -197,7 +258,9 @@ impl Story {
         } else {
             shape(self.surface, id, params, confirm)
         };
-        let r = if self.tasks {
+        let r = if self.core {
+            self.call_as_core_task(id, &tool, &args).await
+        } else if self.tasks {
             self.call_as_task(id, &tool, &args).await
         } else {
             call(&self.client, &tool, args.clone()).await
@@ -799,12 +862,17 @@ macro_rules! on_every_surface_as_tasks {
     )*};
 }
 
-/// [`SURFACES`], with a client that speaks tasks.
-const SURFACES_AS_TASKS: [&str; 4] = [
+/// [`SURFACES`], with a client that speaks tasks: the 2026-07-28 extension, and the
+/// 2025-11-25 form.
+const SURFACES_AS_TASKS: [&str; 8] = [
     "dynamic+tasks",
     "meta+tasks",
     "individual+tasks",
     "individual-flat+tasks",
+    "dynamic+coretasks",
+    "meta+coretasks",
+    "individual+coretasks",
+    "individual-flat+coretasks",
 ];
 
 mod jobs {
@@ -848,8 +916,8 @@ fn assemble_docs() -> (String, usize) {
          (`UPDATE_GOLDEN=1 cargo test --test integration workflows::` rewrites it): each job as the calls a \
          model makes on the dynamic surface, with the text it reads at each step (long answers \
          cut after 30 lines). Every job also runs on the meta and individual surfaces, and on the individual surface in the flat client profile; \
-         the jobs that deploy and update (1, 3, 5, 8) run once more on every surface with a client that speaks MCP tasks \
-         ([tasks.md](tasks.md)), reading the same texts.\n\n",
+         the jobs that deploy and update (1, 3, 5, 8) run again on every surface with a client of each form of MCP tasks (2025-11-25 and the \
+         2026-07-28 extension, [tasks.md](tasks.md)), reading the same texts.\n\n",
     );
     for p in &names {
         let stem = p.file_stem().unwrap().to_string_lossy().to_string();

@@ -226,7 +226,9 @@ async fn execute(
     // A call whose cancellation fired and that ended in an error was cancelled (a stream's
     // error says so only in its text).
     // A task its TTL stopped expired (`crate::mcp::tasks`).
-    let expired = task_id.as_deref().is_some_and(|id| server.tasks.expired(id));
+    let expired = task_id
+        .as_deref()
+        .is_some_and(|id| server.tasks.expired(id));
     let disposition = match disposition(&answer) {
         Disposition::Error | Disposition::Cancelled if expired => Disposition::Expired,
         Disposition::Error if ctx.cancel.is_cancelled() => Disposition::Cancelled,

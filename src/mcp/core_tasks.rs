@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientJsonRpcMessage, ClientRequest, CustomRequest,
-    CustomResult, ErrorCode, Extensions, GetExtensions, GetMeta, JsonRpcMessage,
-    ListToolsResult, ProtocolVersion, ServerJsonRpcMessage, ServerResult, Task,
+    CustomResult, ErrorCode, Extensions, GetExtensions, GetMeta, JsonRpcMessage, ListToolsResult,
+    ProtocolVersion, ServerJsonRpcMessage, ServerResult, Task,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::Transport;
@@ -225,7 +225,9 @@ pub(crate) async fn handle(
             call_as_task(server, call, context, asked).await?
         }
         "tasks/get" => {
-            let t = server.tasks().get(&server.owner(&context), task_id(params)?)?;
+            let t = server
+                .tasks()
+                .get(&server.owner(&context), task_id(params)?)?;
             task_json(&t.task)
         }
         "tasks/cancel" => cancel(server, task_id(params)?, &context).await?,
@@ -405,10 +407,17 @@ mod tests {
             )
         };
         let out = serde_json::to_value(declared(init(VERSION))).unwrap();
-        assert_eq!(out["result"]["capabilities"]["tasks"], capability(), "{out}");
+        assert_eq!(
+            out["result"]["capabilities"]["tasks"],
+            capability(),
+            "{out}"
+        );
         assert_eq!(out["result"]["protocolVersion"], "2025-11-25");
         let older = serde_json::to_value(declared(init(ProtocolVersion::V_2025_06_18))).unwrap();
-        assert!(older["result"]["capabilities"].get("tasks").is_none(), "{older}");
+        assert!(
+            older["result"]["capabilities"].get("tasks").is_none(),
+            "{older}"
+        );
     }
 
     #[test]

@@ -328,9 +328,7 @@ impl ArcaneServer {
                         &request.name,
                         request.arguments.as_ref(),
                     )
-                    .is_some_and(|asks| {
-                        !(asks && round_trip && request.input_responses.is_none())
-                    }),
+                    .is_some_and(|asks| !(asks && round_trip && request.input_responses.is_none())),
                 None,
             ),
         };
