@@ -630,7 +630,7 @@ fn assert_core_tasks(r: &Value) {
         r["declined"]["message"]
             .as_str()
             .unwrap()
-            .contains("Not started as a task"),
+            .contains("No task was made"),
         "{r}"
     );
     assert_eq!(r["declined_asked"], 1, "{r}");
@@ -900,6 +900,21 @@ async fn task_support_is_declared_to_2025_11_25_sessions_only() {
             init["result"]["capabilities"].get("tasks").is_none(),
             "{init}"
         );
+        if surface == "dynamic" {
+            // A `task` field from such a session is ignored: the call is answered plainly.
+            let answered: Value = serde_json::from_str(
+                &old.request(
+                    "c",
+                    "tools/call",
+                    json!({"name": "arcane_execute_action",
+                        "arguments": {"action": "container.list"}, "task": {"ttl": 5000}}),
+                )
+                .await,
+            )
+            .unwrap();
+            assert_eq!(answered["result"]["isError"], false, "{answered}");
+            assert!(answered["result"].get("task").is_none(), "{answered}");
+        }
         let listed: Value =
             serde_json::from_str(&old.request("l", "tools/list", json!({})).await).unwrap();
         assert!(

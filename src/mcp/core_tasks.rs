@@ -20,9 +20,28 @@ use rmcp::transport::Transport;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Map, Value, json};
 
-use crate::mcp::handler::{ArcaneServer, Form, RELATED_TASK};
-use crate::mcp::tasks::Ended;
+use crate::load::snapshot::Snapshot;
+use crate::mcp::tasks::{Ended, RELATED_TASK, Tasks};
 use crate::surface;
+
+/// What this form needs of the handler (`crate::mcp::handler` implements it).
+pub(crate) trait Server: Send + Sync {
+    /// The live snapshot, as a call loads it.
+    fn snapshot(&self) -> std::sync::Arc<Snapshot>;
+    /// The one task store.
+    fn tasks(&self) -> &Tasks;
+    /// Whose the request's tasks are.
+    fn owner(&self, context: &RequestContext<RoleServer>) -> Vec<u8>;
+    /// The tools as `tools/list` answers them.
+    fn tools_listed(&self) -> ListToolsResult;
+    /// Runs a `tools/call` that asked for a task with the TTL `ttl_ms`.
+    fn call_as_task(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        ttl_ms: Option<u64>,
+    ) -> impl Future<Output = Result<CallToolResponse, McpError>> + Send;
+}
 
 /// The one protocol version that defines this form (its `tasks` capability and tools'
 /// `execution`).
@@ -40,6 +59,8 @@ const CANCEL_WAIT: Duration = Duration::from_secs(10);
 pub struct Augmented {
     /// The TTL asked for, in milliseconds.
     pub ttl_ms: Option<u64>,
+    /// The field is no `{"ttl": whole milliseconds}` object: refused (-32602), nothing run.
+    pub malformed: bool,
 }
 
 impl Augmented {
@@ -144,7 +165,12 @@ impl<T> CoreForm<T> {
             .client_capabilities()
             .map_or(self.extension, |c| c.supports_tasks());
         let method = match request {
-            ClientRequest::CallToolRequest(c) if Augmented::of(&c.extensions).is_some() => {
+            // Only a session that agreed on 2025-11-25 was told it may ask for a task; older
+            // ones have the field ignored, as the specification says.
+            ClientRequest::CallToolRequest(c)
+                if self.version.as_ref() == Some(&VERSION)
+                    && Augmented::of(&c.extensions).is_some() =>
+            {
                 "tools/call"
             }
             ClientRequest::GetTaskRequest(_) if !extension => "tasks/get",
@@ -204,14 +230,24 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for CoreForm<T> {
 
 /// Answers a custom request of this form (any other: method not found, as rmcp would).
 pub(crate) async fn handle(
-    server: &ArcaneServer,
+    server: &impl Server,
     request: CustomRequest,
     context: RequestContext<RoleServer>,
 ) -> Result<CustomResult, McpError> {
     let params = request.params.as_ref();
     let answered = match request.method.as_str() {
         "tools/call" => {
-            let asked = Augmented::of(&context.extensions).unwrap_or(Augmented { ttl_ms: None });
+            let asked = Augmented::of(&context.extensions).unwrap_or(Augmented {
+                ttl_ms: None,
+                malformed: false,
+            });
+            if asked.malformed {
+                return Err(McpError::invalid_params(
+                    "tools/call's `task` must be an object, {} or {\"ttl\": milliseconds} with a \
+                     whole number of milliseconds; nothing was run",
+                    None,
+                ));
+            }
             let call = request
                 .params_as::<CallToolRequestParams>()
                 .ok()
@@ -252,7 +288,7 @@ pub(crate) async fn handle(
 /// confirmed (before anything is sent). A call that ends before its task exists (invalid,
 /// refused by the person or by a limit) is an error with the plain call's text.
 async fn call_as_task(
-    server: &ArcaneServer,
+    server: &impl Server,
     params: CallToolRequestParams,
     context: RequestContext<RoleServer>,
     asked: Augmented,
@@ -270,15 +306,12 @@ async fn call_as_task(
         ));
     }
     drop(snap);
-    let form = Form::Core {
-        ttl_ms: asked.ttl_ms,
-    };
-    match server.call_tool_in(params, context, form).await? {
+    match server.call_as_task(params, context, asked.ttl_ms).await? {
         CallToolResponse::Task(created) => Ok(json!({"task": task_json(&created.task)})),
         CallToolResponse::Complete(result) => {
             let text = crate::present::result_text(&result);
             Err(McpError::invalid_request(
-                format!("Not started as a task: {text}"),
+                format!("No task was made: {text}"),
                 serde_json::to_value(&result).ok(),
             ))
         }
@@ -293,7 +326,7 @@ async fn call_as_task(
 /// session gets it (rmcp's own shaping of a `tools/call` result per protocol), with the task
 /// named in `_meta` as the spec asks; or the error its request would have answered.
 async fn result(
-    server: &ArcaneServer,
+    server: &impl Server,
     params: Option<&Value>,
     context: &RequestContext<RoleServer>,
 ) -> Result<Value, McpError> {
@@ -332,7 +365,7 @@ async fn result(
 
 /// `tasks/list`: the caller's own tasks, a page at a time.
 fn list(
-    server: &ArcaneServer,
+    server: &impl Server,
     params: Option<&Value>,
     context: &RequestContext<RoleServer>,
 ) -> Result<Value, McpError> {
@@ -348,7 +381,7 @@ fn list(
 /// `tasks/cancel`: refused for a task that has ended (-32602, as the spec says); else the call
 /// is stopped and the task answered once it is `cancelled`.
 async fn cancel(
-    server: &ArcaneServer,
+    server: &impl Server,
     id: &str,
     context: &RequestContext<RoleServer>,
 ) -> Result<Value, McpError> {
@@ -371,7 +404,7 @@ async fn cancel(
 
 /// A 2025-11-25 `tools/list`: every tool, with `execution.taskSupport: "optional"` on those
 /// that take a task.
-fn with_execution(server: &ArcaneServer, list: &ListToolsResult) -> Value {
+fn with_execution(server: &impl Server, list: &ListToolsResult) -> Value {
     let mut value = serde_json::to_value(list).unwrap_or_else(|_| json!({"tools": []}));
     let snap = server.snapshot();
     if let Some(tools) = value.get_mut("tools").and_then(Value::as_array_mut) {

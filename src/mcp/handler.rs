@@ -191,25 +191,10 @@ impl ArcaneServer {
         self
     }
 
-    /// The live snapshot, as a call loads it.
-    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
-        self.calls.live.load()
-    }
-
-    /// The MCP tasks of every session (both protocol forms read them).
-    pub(crate) fn tasks(&self) -> &crate::mcp::tasks::Tasks {
-        &self.calls.tasks
-    }
-
-    /// The tools of the live snapshot, as `tools/list` answers them.
-    pub(crate) fn tools_listed(&self) -> ListToolsResult {
-        ListToolsResult::with_all_items(self.calls.live.load().tools.clone())
-    }
-
     /// Whose a task is: over HTTP the caller as the gate authenticated it (the token and the
     /// caller's Arcane key; without tokens, the client's address) — the same in every session
     /// of that caller —, else the HTTP session; over stdio the one client of the process.
-    pub(crate) fn owner(&self, context: &RequestContext<RoleServer>) -> Vec<u8> {
+    fn owner(&self, context: &RequestContext<RoleServer>) -> Vec<u8> {
         match HttpCaller::of(&context.extensions) {
             Some(c) => match &c.quota_key {
                 Some(key) => confirm::binding([b"caller".as_slice(), key]),
@@ -288,7 +273,7 @@ impl ArcaneServer {
 
     /// Handles one `tools/call`: as a task when `form` makes it one (docs/tasks.md), else as
     /// it always is.
-    pub(crate) async fn call_tool_in(
+    async fn call_tool_in(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -596,7 +581,9 @@ impl ServerHandler for ArcaneServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(self.tools_listed())
+        Ok(ListToolsResult::with_all_items(
+            self.calls.live.load().tools.clone(),
+        ))
     }
 
     async fn on_custom_request(
@@ -894,6 +881,34 @@ fn subscribe_error(e: SubscribeError, uri: &str) -> McpError {
     }
 }
 
+impl crate::mcp::core_tasks::Server for ArcaneServer {
+    fn snapshot(&self) -> Arc<Snapshot> {
+        self.calls.live.load()
+    }
+
+    fn tasks(&self) -> &crate::mcp::tasks::Tasks {
+        &self.calls.tasks
+    }
+
+    fn owner(&self, context: &RequestContext<RoleServer>) -> Vec<u8> {
+        ArcaneServer::owner(self, context)
+    }
+
+    fn tools_listed(&self) -> ListToolsResult {
+        ListToolsResult::with_all_items(self.calls.live.load().tools.clone())
+    }
+
+    async fn call_as_task(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        ttl_ms: Option<u64>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.call_tool_in(params, context, Form::Core { ttl_ms })
+            .await
+    }
+}
+
 /// A call's work: spawned on a runtime, or (no calls' runtime, not a task) run where it is
 /// awaited.
 enum Work {
@@ -927,7 +942,7 @@ enum Started {
 
 /// How a `tools/call` may become an MCP task (docs/tasks.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Form {
+enum Form {
     /// The 2026-07-28 extension's: when the client declared it and the action can run long
     /// (the server's choice).
     Extension,
@@ -935,8 +950,7 @@ pub(crate) enum Form {
     Core { ttl_ms: Option<u64> },
 }
 
-/// The metadata that ties a notification to its task (`io.modelcontextprotocol/related-task`).
-pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+pub use crate::mcp::tasks::RELATED_TASK;
 
 /// Forwards a call's progress: to the client as `notifications/progress` when it sent a
 /// progress token (naming the task, when the call runs in one), and as the task's status

@@ -34,6 +34,9 @@ const MIN_TTL_MS: u64 = 1_000;
 /// is the time that stop has before rmcp's own sweep would drop it unfinished.
 const STOP_GRACE_MS: u64 = 10_000;
 
+/// The metadata that ties a message to its task (`io.modelcontextprotocol/related-task`).
+pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
 /// Tasks per page of `tasks/list`.
 const PAGE: usize = 50;
 
@@ -285,12 +288,23 @@ impl Tasks {
         }
     }
 
-    /// Waits until the task `id` has ended (after a cancel), for at most `limit`.
+    /// Waits until the task `id` has ended (after a cancel) and rmcp's state says so, for at
+    /// most `limit`.
     pub async fn settled(&self, id: &str, limit: Duration) {
         let ended = self.lock().by_id.get(id).map(|e| e.ended.clone());
-        if let Some(mut ended) = ended {
-            let _ = tokio::time::timeout(limit, ended.wait_for(Option::is_some)).await;
-        }
+        let Some(mut ended) = ended else { return };
+        let _ = tokio::time::timeout(limit, async {
+            let _ = ended.wait_for(Option::is_some).await;
+            // rmcp records the end once the task's future has returned, just after.
+            while self
+                .manager
+                .get_task(id)
+                .is_ok_and(|t| !t.status().is_terminal())
+            {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .await;
     }
 
     /// Asks the task `id` of `owner` to stop (the running call closes its request to Arcane

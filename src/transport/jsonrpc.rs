@@ -358,12 +358,10 @@ impl<'de> serde::de::Visitor<'de> for Probe {
     }
 }
 
-/// What [`augmented`] reads of a message: its `id`, its `method` and its `params.task`,
-/// everything else skipped unread.
+/// What [`augmented`] reads of a message: its `method` and its `params.task`, everything else
+/// skipped unread.
 #[derive(serde::Deserialize)]
 struct TaskProbe<'a> {
-    #[serde(default)]
-    id: Value,
     #[serde(borrow, default)]
     method: Option<std::borrow::Cow<'a, str>>,
     #[serde(default)]
@@ -376,42 +374,30 @@ struct TaskParams {
     task: Value,
 }
 
-/// The 2025-11-25 `task` field (`{"ttl": milliseconds}`) of a `tools/call` in `text`:
-/// `Ok(None)` for any other message or a call without one, `Err` with the JSON-RPC error to
-/// answer when the field is not such an object (nothing is run).
-pub fn augmented(text: &[u8]) -> Result<Option<Augmented>, Value> {
-    let Ok(probe) = serde_json::from_slice::<TaskProbe>(text) else {
-        return Ok(None);
-    };
+/// The 2025-11-25 `task` field (`{"ttl": milliseconds}`) of a `tools/call` in `text`, when it
+/// has one (`null` is none). One that is no such object is marked malformed: the session
+/// decides whether the field means anything (`crate::mcp::core_tasks::CoreForm`).
+pub fn augmented(text: &[u8]) -> Option<Augmented> {
+    let probe = serde_json::from_slice::<TaskProbe>(text).ok()?;
     if probe.method.as_deref() != Some("tools/call") {
-        return Ok(None);
+        return None;
     }
-    let task = match probe.params.map(|p| p.task) {
-        None | Some(Value::Null) => return Ok(None),
-        Some(task) => task,
-    };
+    let task = probe.params.map(|p| p.task).filter(|t| !t.is_null())?;
     let ttl = match task.as_object().map(|t| t.get("ttl")) {
         Some(None | Some(Value::Null)) => Ok(None),
         Some(Some(ttl)) => ttl.as_u64().map(Some).ok_or(()),
         None => Err(()),
     };
-    match ttl {
-        Ok(ttl_ms) => Ok(Some(Augmented { ttl_ms })),
-        Err(()) => {
-            let id = match probe.id {
-                id @ (Value::String(_) | Value::Number(_)) => id,
-                _ => Value::Null,
-            };
-            Err(error(
-                id,
-                INVALID_PARAMS,
-                "Invalid params: tools/call's `task` must be an object, {} or {\"ttl\": \
-                 milliseconds} with a whole number of milliseconds; nothing was run."
-                    .to_string(),
-                Value::Null,
-            ))
-        }
-    }
+    Some(match ttl {
+        Ok(ttl_ms) => Augmented {
+            ttl_ms,
+            malformed: false,
+        },
+        Err(()) => Augmented {
+            ttl_ms: None,
+            malformed: true,
+        },
+    })
 }
 
 fn error(id: Value, code: i64, message: String, data: Value) -> Value {
@@ -557,17 +543,9 @@ where
                 Ok(mut message) => {
                     if let rmcp::model::JsonRpcMessage::Request(r) = &mut message
                         && let rmcp::model::ClientRequest::CallToolRequest(call) = &mut r.request
+                        && let Some(task) = augmented(text)
                     {
-                        match augmented(text) {
-                            Ok(Some(task)) => {
-                                call.extensions.insert(task);
-                            }
-                            Ok(None) => {}
-                            Err(reply) => {
-                                self.answer(reply);
-                                continue;
-                            }
-                        }
+                        call.extensions.insert(task);
                     }
                     return Some(message);
                 }
@@ -626,6 +604,36 @@ fn invalid_request(text: &[u8], e: &serde_json::Error) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_calls_task_field_is_read_and_a_malformed_one_marked() {
+        let call = |task: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{{"x":[1,{{"y":2}}]}}{task}}}}}"#
+            )
+        };
+        let read = |text: String| augmented(text.as_bytes());
+        assert_eq!(read(call("")), None);
+        assert_eq!(read(call(r#","task":null"#)), None);
+        let ok = |ttl_ms| {
+            Some(Augmented {
+                ttl_ms,
+                malformed: false,
+            })
+        };
+        assert_eq!(read(call(r#","task":{}"#)), ok(None));
+        assert_eq!(read(call(r#","task":{"ttl":60000}"#)), ok(Some(60000)));
+        let bad = Some(Augmented {
+            ttl_ms: None,
+            malformed: true,
+        });
+        assert_eq!(read(call(r#","task":5"#)), bad);
+        assert_eq!(read(call(r#","task":{"ttl":-1}"#)), bad);
+        assert_eq!(read(call(r#","task":{"ttl":"1s"}"#)), bad);
+        // Only a tools/call has one.
+        let other = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"task":{}}}"#;
+        assert_eq!(augmented(other.as_bytes()), None);
+    }
 
     /// The input of tests/fixtures/fuzz-regressions/jsonrpc/: a method named with the server's
     /// credential inside, which rmcp's "method not found" echoes. Every line written is masked.

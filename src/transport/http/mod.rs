@@ -385,11 +385,7 @@ async fn gate(
         let bytes = axum::body::to_bytes(body, usize::MAX)
             .await
             .unwrap_or_default();
-        // A 2025-11-25 call's `task` field, which rmcp drops, goes on beside the request.
-        let task = crate::transport::jsonrpc::augmented(&bytes);
-        if let Some(reply) =
-            crate::transport::jsonrpc::undecodable(&bytes).or_else(|| task.clone().err())
-        {
+        if let Some(reply) = crate::transport::jsonrpc::undecodable(&bytes) {
             let mut r = (StatusCode::BAD_REQUEST, reply.to_string()).into_response();
             r.headers_mut().insert(
                 header::CONTENT_TYPE,
@@ -397,8 +393,10 @@ async fn gate(
             );
             return r;
         }
+        // A 2025-11-25 call's `task` field, which rmcp drops, goes on beside the request.
+        let task = crate::transport::jsonrpc::augmented(&bytes);
         req = Request::from_parts(parts, axum::body::Body::from(bytes));
-        if let Ok(Some(task)) = task {
+        if let Some(task) = task {
             req.extensions_mut().insert(task);
         }
     }
