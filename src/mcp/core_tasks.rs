@@ -269,10 +269,7 @@ pub(crate) async fn handle(
         "tasks/cancel" => cancel(server, task_id(params)?, &context).await?,
         "tasks/result" => result(server, params, &context).await?,
         "tasks/list" => list(server, params, &context)?,
-        "tools/list" => {
-            let list = server.tools_listed();
-            with_execution(server, &list)
-        }
+        "tools/list" => with_execution(server, server.tools_listed()),
         other => {
             return Err(McpError::new(
                 ErrorCode::METHOD_NOT_FOUND,
@@ -404,8 +401,12 @@ async fn cancel(
 
 /// A 2025-11-25 `tools/list`: every tool, with `execution.taskSupport: "optional"` on those
 /// that take a task.
-fn with_execution(server: &impl Server, list: &ListToolsResult) -> Value {
-    let mut value = serde_json::to_value(list).unwrap_or_else(|_| json!({"tools": []}));
+fn with_execution(server: &impl Server, list: ListToolsResult) -> Value {
+    // rmcp's own shaping of a `tools/list` answer to a 2025-11-25 peer, first.
+    let mut shaped = ServerResult::ListToolsResult(list);
+    shaped.strip_result_type_for_legacy_peer();
+    shaped.strip_non_object_output_for_legacy_peer();
+    let mut value = serde_json::to_value(&shaped).unwrap_or_else(|_| json!({"tools": []}));
     let snap = server.snapshot();
     if let Some(tools) = value.get_mut("tools").and_then(Value::as_array_mut) {
         for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
@@ -417,10 +418,6 @@ fn with_execution(server: &impl Server, list: &ListToolsResult) -> Value {
                 tool.insert("execution".into(), json!({"taskSupport": "optional"}));
             }
         }
-    }
-    if let Some(v) = value.as_object_mut() {
-        // The legacy shape, as rmcp writes a `tools/list` answer to a 2025-11-25 peer.
-        v.remove("resultType");
     }
     value
 }
