@@ -323,6 +323,7 @@ pub fn measure_results(_: &crate::config::ServeArgs) -> Result<ResultsAudit> {
     )
 }
 
+#[cfg(feature = "demo")]
 fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }

@@ -6,7 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+// The simulator side's (`use super::*`), which only builds with the `demo` feature.
+#[cfg(feature = "demo")]
 use crate::app::{self, App};
+#[cfg(feature = "demo")]
 use crate::cmd::call::call;
 use crate::cmd::find::find;
 use crate::cmd::find::snapshot;
