@@ -5,8 +5,7 @@
 # Needs Chromium (apt-get install chromium) and `npm ci --prefix tests/browser`. Not run by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --quiet -p arcane-mcp --bin arcane-mcp
-cargo build --quiet -p arcane-sim --bin arcane-sim
+cargo build --quiet --workspace --bin arcane-mcp --bin arcane-sim
 out=$(mktemp -d)
 target/debug/arcane-sim >"$out/sim.out" 2>"$out/sim.err" &
 sim=$!

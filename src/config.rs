@@ -516,7 +516,7 @@ pub struct ServeArgs {
     /// MCP Apps views (docs/apps.md): `on` links the tools of lists, the dashboard, stats, logs
     /// and objects to an interactive view (`ui://arcane/app`) for clients that negotiate the
     /// `io.modelcontextprotocol/ui` extension; `off` offers it to none. Results are the same.
-    #[arg(long, env = "ARCANE_MCP_APPS", value_name = "on|off", value_parser = parse_bool, default_value = "on")]
+    #[arg(long, env = "ARCANE_MCP_APPS", value_name = "on|off", value_parser = parse_bool, default_value = "on", action = clap::ArgAction::Set)]
     pub apps: bool,
     /// Declare output schemas on the individual surface (experimental).
     #[arg(long, env = "ARCANE_MCP_OUTPUT_SCHEMAS", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]

@@ -131,7 +131,10 @@ async fn the_view_renders_acts_and_stays_inert_in_a_real_browser() {
     }
     assert_eq!(report["linkedDynamic"], json!(["arcane_execute_action"]));
     let meta = report["linkedMeta"].to_string();
-    assert!(meta.contains("\"arcane_container\"") && !meta.contains("arcane_registry"), "{meta}");
+    assert!(
+        meta.contains("\"arcane_container\"") && !meta.contains("arcane_registry"),
+        "{meta}"
+    );
     assert_eq!(report["hostileChecked"], names.len());
     assert!(report["bundleBytes"].as_u64().unwrap() < 150 * 1024);
     assert!(report["views"]["statsRefreshes"].as_u64().unwrap() >= 2);
@@ -142,13 +145,24 @@ async fn the_view_renders_acts_and_stays_inert_in_a_real_browser() {
         log.iter().any(|r| {
             r["method"] == method
                 && r["path"].as_str().is_some_and(|p| {
-                    p.starts_with("/api/environments/0/containers/") && p.contains(id) && p.ends_with(tail)
+                    p.starts_with("/api/environments/0/containers/")
+                        && p.contains(id)
+                        && p.ends_with(tail)
                 })
         })
     };
     let ids = &report["ids"];
-    assert!(seen("POST", ids["restarted"].as_str().unwrap(), "/restart"), "{report:#}");
-    assert!(seen("DELETE", ids["removed"].as_str().unwrap(), ""), "{report:#}");
-    assert!(!seen("DELETE", ids["declined"].as_str().unwrap(), ""), "{report:#}");
+    assert!(
+        seen("POST", ids["restarted"].as_str().unwrap(), "/restart"),
+        "{report:#}"
+    );
+    assert!(
+        seen("DELETE", ids["removed"].as_str().unwrap(), ""),
+        "{report:#}"
+    );
+    assert!(
+        !seen("DELETE", ids["declined"].as_str().unwrap(), ""),
+        "{report:#}"
+    );
     sim.sim.shutdown().await;
 }

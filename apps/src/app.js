@@ -362,7 +362,7 @@
       if (!isObj(it)) continue;
       for (const [k, v] of Object.entries(it)) if (scalar(v) && !keys.includes(k)) keys.push(k);
     }
-    return keys.slice(0, 6).map((k) => [k, [k], /state|status/i.test(k) ? "badge" : ""]);
+    return keys.slice(0, 6).map((k) => [shown(k), [k], /state|status/i.test(k) ? "badge" : ""]);
   }
   function format(kind, v) {
     switch (kind) {
@@ -469,8 +469,8 @@
           if (rowActions.length) {
             const td = el("td", "actions");
             td.dataset.label = "Actions";
-            for (const [label, act, p, destructive, when] of rowActions) {
-              if (when && !when(r.it)) continue;
+            for (const [label, act, p, destructive, applies] of rowActions) {
+              if (applies && !applies(r.it)) continue;
               const b = button(label, () => {
                 const pp = p(r.it);
                 if (params.environmentId && !pp.environmentId && action !== "environment.list") pp.environmentId = params.environmentId;
@@ -570,7 +570,8 @@
       const d = ((cpu.cpu_usage || {}).total_usage || 0) - ((pre.cpu_usage || {}).total_usage || 0);
       const sys = (cpu.system_cpu_usage || 0) - (pre.system_cpu_usage || 0);
       const n = cpu.online_cpus || ((cpu.cpu_usage || {}).percpu_usage || []).length || 1;
-      if (sys > 0 && d >= 0) out.cpu = (d / sys) * n * 100;
+      // As `docker stats`: no time or no work in between reads as 0%.
+      out.cpu = sys > 0 && d > 0 ? (d / sys) * n * 100 : 0;
     } else if (typeof s.cpuUsage === "number") out.cpu = s.cpuUsage;
     if (isObj(s.memory_stats) && typeof s.memory_stats.usage === "number") {
       const cache = isObj(s.memory_stats.stats) ? (s.memory_stats.stats.inactive_file || s.memory_stats.stats.cache || 0) : 0;

@@ -191,8 +191,7 @@ impl ArcaneServer {
 
     /// Whether this request's client negotiated the MCP Apps extension (and `--apps` is on).
     fn apps_for(&self, context: &RequestContext<RoleServer>) -> bool {
-        self.apps
-            && crate::resources::app::negotiated(context.client_capabilities().as_ref())
+        self.apps && crate::resources::app::negotiated(context.client_capabilities().as_ref())
     }
 
     /// The same server writing mutating calls to an audit log.
@@ -574,16 +573,16 @@ impl ArcaneServer {
 impl ServerHandler for ArcaneServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder()
-                .enable_tasks()
-                .enable_completions()
-                .enable_prompts()
-                .enable_prompts_list_changed()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_resources()
-                .enable_resources_subscribe()
-                .enable_resources_list_changed()
-                .build();
+            .enable_tasks()
+            .enable_completions()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .build();
         if self.apps {
             capabilities.extensions.get_or_insert_default().insert(
                 crate::resources::app::EXTENSION.into(),
@@ -591,10 +590,10 @@ impl ServerHandler for ArcaneServer {
             );
         }
         ServerConfig::new(capabilities)
-        .with_server_info(
-            Implementation::new("arcane-mcp", env!("CARGO_PKG_VERSION")).with_title("Arcane"),
-        )
-        .with_instructions(self.instructions.clone())
+            .with_server_info(
+                Implementation::new("arcane-mcp", env!("CARGO_PKG_VERSION")).with_title("Arcane"),
+            )
+            .with_instructions(self.instructions.clone())
     }
 
     async fn list_tools(
@@ -603,11 +602,13 @@ impl ServerHandler for ArcaneServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let snap = self.calls.live.load();
-        Ok(ListToolsResult::with_all_items(if self.apps_for(&context) {
-            crate::resources::app::with_views(&snap)
-        } else {
-            snap.tools.clone()
-        }))
+        Ok(ListToolsResult::with_all_items(
+            if self.apps_for(&context) {
+                crate::resources::app::with_views(&snap)
+            } else {
+                snap.tools.clone()
+            },
+        ))
     }
 
     async fn on_custom_request(

@@ -163,7 +163,9 @@ mod tests {
         assert!(!negotiated(Some(&caps(
             json!({"extensions": {EXTENSION: {"mimeTypes": ["text/html"]}}})
         ))));
-        assert!(!negotiated(Some(&caps(json!({"extensions": {EXTENSION: {}}})))));
+        assert!(!negotiated(Some(&caps(
+            json!({"extensions": {EXTENSION: {}}})
+        ))));
         assert!(!negotiated(Some(&caps(json!({})))));
         assert!(!negotiated(None));
     }
@@ -172,7 +174,24 @@ mod tests {
     fn the_app_is_small_and_self_contained() {
         assert!(HTML.len() < 150 * 1024, "{} bytes", HTML.len());
         assert!(HTML.starts_with("<!DOCTYPE html>"));
-        for bad in ["<script src", "<link", "@import", "url(", "fetch(", "XMLHttpRequest", "WebSocket", "innerHTML", "eval("] {
+        for bad in [
+            "<script src",
+            "<link",
+            "@import",
+            "url(",
+            "fetch(",
+            "XMLHttpRequest",
+            "WebSocket",
+            "sendBeacon",
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "eval(",
+            "new Function",
+            "javascript:",
+            "ui/open-link",
+        ] {
             assert!(!HTML.contains(bad), "the app must load nothing: {bad}");
         }
     }

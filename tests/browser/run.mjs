@@ -47,6 +47,8 @@ async function connect(surface, { ui = true, apps = "on", answers = [] } = {}) {
     args: ["--arcane-url", SIM, "--api-key", KEY, "--spec", SPEC, "--tool-surface", surface, "--apps", apps,
       ...(process.env.ARCANE_CACHE_DIR ? ["--catalog-cache-dir", process.env.ARCANE_CACHE_DIR] : [])],
     env: { PATH: process.env.PATH ?? "", ARCANE_MCP_LOG: "error" },
+    // The repository's root: the catalog directory (catalog/) is found from it.
+    cwd: join(here, "..", ".."),
     stderr: "ignore",
   });
   const capabilities = { elicitation: { form: {} } };
@@ -474,8 +476,8 @@ try {
       objects(withUi, tools),
       dashboard(withUi, tools),
       dynamicSurface(dyn, dynTools),
+      destructive(tools),
     ]);
-    await destructive(tools);
     check(viewRequests.count > 0, "the view was loaded");
     report.viewLoads = viewRequests.count;
     report.simRequests = (await simRequests()).map((r) => `${r.method} ${r.path}`);
