@@ -1,6 +1,6 @@
 // arcane-mcp's MCP Apps view (docs/apps.md). Plain JavaScript, no dependencies, no build step
 // beyond apps/build.mjs inlining it. Every value from Arcane is untrusted: it reaches the page
-// only through textContent (never innerHTML), URLs are never made links, and nothing is loaded
+// only through textContent (never parsed as markup), URLs are never made links, nothing is loaded
 // or fetched: the only channel is JSON-RPC with the host over postMessage.
 "use strict";
 (() => {
