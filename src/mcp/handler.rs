@@ -189,6 +189,17 @@ impl ArcaneServer {
         self
     }
 
+    /// The snapshot's tools as this request's client lists them: linked to the MCP Apps view
+    /// when it negotiated the extension (every form of `tools/list` answers from here).
+    fn tools_for(&self, context: &RequestContext<RoleServer>) -> Vec<rmcp::model::Tool> {
+        let snap = self.calls.live.load();
+        if self.apps_for(context) {
+            crate::resources::app::with_views(&snap)
+        } else {
+            snap.tools.clone()
+        }
+    }
+
     /// Whether this request's client negotiated the MCP Apps extension (and `--apps` is on).
     fn apps_for(&self, context: &RequestContext<RoleServer>) -> bool {
         self.apps && crate::resources::app::negotiated(context.client_capabilities().as_ref())
@@ -601,14 +612,7 @@ impl ServerHandler for ArcaneServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let snap = self.calls.live.load();
-        Ok(ListToolsResult::with_all_items(
-            if self.apps_for(&context) {
-                crate::resources::app::with_views(&snap)
-            } else {
-                snap.tools.clone()
-            },
-        ))
+        Ok(ListToolsResult::with_all_items(self.tools_for(&context)))
     }
 
     async fn on_custom_request(
@@ -924,8 +928,8 @@ impl crate::mcp::core_tasks::Server for ArcaneServer {
         ArcaneServer::owner(self, context)
     }
 
-    fn tools_listed(&self) -> ListToolsResult {
-        ListToolsResult::with_all_items(self.calls.live.load().tools.clone())
+    fn tools_listed(&self, context: &RequestContext<RoleServer>) -> ListToolsResult {
+        ListToolsResult::with_all_items(self.tools_for(context))
     }
 
     async fn call_as_task(
