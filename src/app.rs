@@ -37,6 +37,8 @@ pub struct App {
     pub provenance: Provenance,
     /// Each session's limit of calls in flight (`--max-calls-in-flight`).
     max_calls_in_flight: usize,
+    /// Whether the MCP Apps view is offered (`--apps`).
+    apps: bool,
     /// The MCP tasks of every session (`--max-tasks`, `--max-tasks-total`, `--task-ttl-max`).
     tasks: Arc<crate::mcp::tasks::Tasks>,
     /// Resource subscriptions' poll interval and caps (`--subscription-poll-ms`,
@@ -133,6 +135,7 @@ impl App {
             cache,
             provenance,
             max_calls_in_flight: args.max_calls_in_flight,
+            apps: args.apps,
             tasks: Arc::new(crate::mcp::tasks::Tasks::new(
                 args.max_tasks,
                 args.max_tasks_total,
@@ -164,6 +167,7 @@ impl App {
             .with_audit(self.audit.clone())
             .with_tasks(self.tasks.clone())
             .with_subscriptions(self.subscriptions)
+            .with_apps(self.apps)
     }
 
     /// The one startup line: version, Arcane version, actions, surface, modes, masked URL; then

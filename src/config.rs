@@ -440,6 +440,18 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
     }
 }
 
+/// A switch that takes `on` or `off` (and, unlisted, the other spellings of [`parse_bool`]).
+fn on_off() -> impl clap::builder::TypedValueParser<Value = bool> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let hidden = ["true", "false", "1", "0", "yes", "no"].map(|v| PossibleValue::new(v).hide(true));
+    PossibleValuesParser::new(
+        [PossibleValue::new("on"), PossibleValue::new("off")]
+            .into_iter()
+            .chain(hidden),
+    )
+    .map(|v| parse_bool(&v).unwrap_or(false))
+}
+
 /// Settings of the MCP server.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -513,6 +525,11 @@ pub struct ServeArgs {
     /// minimal (overrides/presets.yaml), or an operator's own.
     #[arg(long, env = "ARCANE_MCP_PRESET", value_name = "NAME")]
     pub preset: Option<String>,
+    /// MCP Apps views (docs/apps.md): `on` links the tools of lists, the dashboard, stats, logs
+    /// and objects to an interactive view (`ui://arcane/app`) for clients that negotiate the
+    /// `io.modelcontextprotocol/ui` extension; `off` offers it to none. Results are the same.
+    #[arg(long, env = "ARCANE_MCP_APPS", value_name = "on|off", value_parser = on_off(), default_value = "on", action = clap::ArgAction::Set)]
+    pub apps: bool,
     /// Declare output schemas on the individual surface (experimental).
     #[arg(long, env = "ARCANE_MCP_OUTPUT_SCHEMAS", value_parser = parse_bool, default_value = "false", num_args = 0..=1, default_missing_value = "true")]
     pub output_schemas: bool,

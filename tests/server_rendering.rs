@@ -57,7 +57,7 @@ async fn each_result_kind_on_each_surface_matches_its_golden_text() {
 }
 
 /// Hostile values: each must come through without creating Markdown structure.
-const HOSTILE: &[&str] = &[
+pub(crate) const HOSTILE: &[&str] = &[
     "\u{1b}[31mred\u{1b}[0m",
     "\u{1b}]8;;http://evil\u{7}click\u{1b}]8;;\u{7}",
     "\u{202e}evil\u{2066}x\u{2069}",

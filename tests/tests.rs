@@ -18,6 +18,7 @@ mod report;
 mod server_support;
 
 // Tests.
+mod apps;
 mod bombs;
 mod catalog;
 mod catalog_cache;

@@ -32,8 +32,8 @@ pub(crate) trait Server: Send + Sync {
     fn tasks(&self) -> &Tasks;
     /// Whose the request's tasks are.
     fn owner(&self, context: &RequestContext<RoleServer>) -> Vec<u8>;
-    /// The tools as `tools/list` answers them.
-    fn tools_listed(&self) -> ListToolsResult;
+    /// The tools as `tools/list` answers them to this request's client.
+    fn tools_listed(&self, context: &RequestContext<RoleServer>) -> ListToolsResult;
     /// Runs a `tools/call` that asked for a task with the TTL `ttl_ms`.
     fn call_as_task(
         &self,
@@ -269,7 +269,7 @@ pub(crate) async fn handle(
         "tasks/cancel" => cancel(server, task_id(params)?, &context).await?,
         "tasks/result" => result(server, params, &context).await?,
         "tasks/list" => list(server, params, &context)?,
-        "tools/list" => with_execution(server, server.tools_listed()),
+        "tools/list" => with_execution(server, server.tools_listed(&context)),
         other => {
             return Err(McpError::new(
                 ErrorCode::METHOD_NOT_FOUND,

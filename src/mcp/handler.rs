@@ -45,6 +45,8 @@ pub struct ArcaneServer {
     subscriptions: Hub,
     /// Numbers the `subscriptions/listen` requests: each is an owner of its own.
     listens: Arc<std::sync::atomic::AtomicU64>,
+    /// Whether the MCP Apps view is offered to clients that negotiate it (`--apps`).
+    apps: bool,
 }
 
 /// Calls in flight, and the most at once since the server was last idle.
@@ -153,6 +155,7 @@ impl ArcaneServer {
             http: None,
             subscriptions,
             listens: Arc::default(),
+            apps: true,
         }
     }
 
@@ -177,6 +180,29 @@ impl ArcaneServer {
             ]),
             None => confirm::binding([b"stdio".as_slice()]),
         }
+    }
+
+    /// The same server offering the MCP Apps view (docs/apps.md) to clients that negotiate
+    /// the extension, or (`false`, `--apps off`) to none.
+    pub fn with_apps(mut self, apps: bool) -> ArcaneServer {
+        self.apps = apps;
+        self
+    }
+
+    /// The snapshot's tools as this request's client lists them: linked to the MCP Apps view
+    /// when it negotiated the extension (every form of `tools/list` answers from here).
+    fn tools_for(&self, context: &RequestContext<RoleServer>) -> Vec<rmcp::model::Tool> {
+        let snap = self.calls.live.load();
+        if self.apps_for(context) {
+            crate::resources::app::with_views(&snap)
+        } else {
+            snap.tools.clone()
+        }
+    }
+
+    /// Whether this request's client negotiated the MCP Apps extension (and `--apps` is on).
+    fn apps_for(&self, context: &RequestContext<RoleServer>) -> bool {
+        self.apps && crate::resources::app::negotiated(context.client_capabilities().as_ref())
     }
 
     /// The same server writing mutating calls to an audit log.
@@ -557,33 +583,36 @@ impl ArcaneServer {
 
 impl ServerHandler for ArcaneServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tasks()
-                .enable_completions()
-                .enable_prompts()
-                .enable_prompts_list_changed()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_resources()
-                .enable_resources_subscribe()
-                .enable_resources_list_changed()
-                .build(),
-        )
-        .with_server_info(
-            Implementation::new("arcane-mcp", env!("CARGO_PKG_VERSION")).with_title("Arcane"),
-        )
-        .with_instructions(self.instructions.clone())
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tasks()
+            .enable_completions()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .build();
+        if self.apps {
+            capabilities.extensions.get_or_insert_default().insert(
+                crate::resources::app::EXTENSION.into(),
+                crate::resources::app::server_settings(),
+            );
+        }
+        ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new("arcane-mcp", env!("CARGO_PKG_VERSION")).with_title("Arcane"),
+            )
+            .with_instructions(self.instructions.clone())
     }
 
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(
-            self.calls.live.load().tools.clone(),
-        ))
+        Ok(ListToolsResult::with_all_items(self.tools_for(&context)))
     }
 
     async fn on_custom_request(
@@ -599,12 +628,12 @@ impl ServerHandler for ArcaneServer {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let snap = self.calls.live.load();
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        let (items, next) =
-            crate::resources::page(&snap, cursor).map_err(|e| McpError::invalid_params(e, None))?;
+        let (items, next) = crate::resources::page(&snap, cursor, self.apps_for(&context))
+            .map_err(|e| McpError::invalid_params(e, None))?;
         let mut result = ListResourcesResult::with_all_items(items);
         result.next_cursor = next;
         Ok(result)
@@ -625,6 +654,11 @@ impl ServerHandler for ArcaneServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        // The view is the same for everyone and holds no Arcane value: read whenever offered
+        // (a host may prefetch it before it lists anything).
+        if self.apps && request.uri == crate::resources::app::URI {
+            return Ok(ReadResourceResult::new(vec![crate::resources::app::contents()]).into());
+        }
         let snap = self.calls.live.load();
         let ctx = self.read_context(&context);
         let _held = hold_credential(&ctx);
@@ -894,8 +928,8 @@ impl crate::mcp::core_tasks::Server for ArcaneServer {
         ArcaneServer::owner(self, context)
     }
 
-    fn tools_listed(&self) -> ListToolsResult {
-        ListToolsResult::with_all_items(self.calls.live.load().tools.clone())
+    fn tools_listed(&self, context: &RequestContext<RoleServer>) -> ListToolsResult {
+        ListToolsResult::with_all_items(self.tools_for(context))
     }
 
     async fn call_as_task(

@@ -13,6 +13,7 @@
 //! Which of them are live (subscribable) is [`live`]'s. Docker state is read through the executor (the same validation, policy and errors as a tool
 //! call), then redacted ([`arcane_redact::redact_for`]) with a note of what was masked.
 
+pub mod app;
 pub mod guides;
 pub mod links;
 pub mod live;
@@ -171,10 +172,12 @@ pub fn all_resources(snap: &Snapshot) -> Vec<Resource> {
     out
 }
 
-/// One page of [`all_resources`]; the cursor is the index of the next item.
+/// One page of [`all_resources`] (after the MCP Apps view, when `with_app`: only a client that
+/// negotiated the extension sees it); the cursor is the index of the next item.
 pub fn page(
     snap: &Snapshot,
     cursor: Option<&str>,
+    with_app: bool,
 ) -> Result<(Vec<Resource>, Option<String>), String> {
     let start: usize = match cursor {
         None => 0,
@@ -182,7 +185,10 @@ pub fn page(
             .parse()
             .map_err(|_| format!("invalid cursor {c:?}; start again without one"))?,
     };
-    let all = all_resources(snap);
+    let mut all = all_resources(snap);
+    if with_app {
+        all.insert(0, app::resource());
+    }
     let end = (start + PAGE_SIZE).min(all.len());
     let next = (end < all.len()).then(|| end.to_string());
     Ok((all.into_iter().skip(start).take(PAGE_SIZE).collect(), next))
