@@ -321,54 +321,55 @@ async fn a_call_s_span_tree_continues_the_client_s_trace_and_carries_no_secret()
     assert_eq!(sent["headers"]["tracestate"], "vendor=otel-test");
 
     // Only this project's spans, and nothing a caller sent or the server holds.
-    let received = collector.got.lock().unwrap();
-    for span in &received.spans {
+    {
+        let received = collector.got.lock().unwrap();
+        for span in &received.spans {
+            assert!(
+                span.name.starts_with("tools/call")
+                    || span.name.starts_with("initialize")
+                    || span.name.starts_with("notifications")
+                    || span.name.contains(" /api/")
+                    || ["resolve environmentId", "render", "search"].contains(&span.name.as_str())
+                    || span.name.starts_with("wait for a"),
+                "a span that is not ours: {}",
+                span.name
+            );
+        }
+        let everything: Vec<String> = received
+            .spans
+            .iter()
+            .flat_map(|s| {
+                s.attributes
+                    .iter()
+                    .map(|a| format!("{}={}", a.key, shown(&a.value)))
+                    .chain([s.name.clone()])
+                    .chain(s.events.iter().map(|e| e.name.clone()))
+            })
+            .chain(
+                received
+                    .resource
+                    .iter()
+                    .map(|a| format!("{}={}", a.key, shown(&a.value))),
+            )
+            .collect();
+        for secret in [
+            KEY,
+            TOKEN_ARG,
+            "staging-agent",
+            "worker-1",
+            "otel-1",
+            "nginx:1.27-alpine",
+        ] {
+            let hits: Vec<&String> = everything.iter().filter(|a| a.contains(secret)).collect();
+            assert!(hits.is_empty(), "{secret} in the export: {hits:?}");
+        }
         assert!(
-            span.name.starts_with("tools/call")
-                || span.name.starts_with("initialize")
-                || span.name.starts_with("notifications")
-                || span.name.contains(" /api/")
-                || ["resolve environmentId", "render", "search"].contains(&span.name.as_str())
-                || span.name.starts_with("wait for a"),
-            "a span that is not ours: {}",
-            span.name
-        );
-    }
-    let everything: Vec<String> = received
-        .spans
-        .iter()
-        .flat_map(|s| {
-            s.attributes
-                .iter()
-                .map(|a| format!("{}={}", a.key, shown(&a.value)))
-                .chain([s.name.clone()])
-                .chain(s.events.iter().map(|e| e.name.clone()))
-        })
-        .chain(
             received
                 .resource
                 .iter()
-                .map(|a| format!("{}={}", a.key, shown(&a.value))),
-        )
-        .collect();
-    for secret in [
-        KEY,
-        TOKEN_ARG,
-        "staging-agent",
-        "worker-1",
-        "otel-1",
-        "nginx:1.27-alpine",
-    ] {
-        let hits: Vec<&String> = everything.iter().filter(|a| a.contains(secret)).collect();
-        assert!(hits.is_empty(), "{secret} in the export: {hits:?}");
+                .any(|a| a.key == "service.name" && shown(&a.value) == "arcane-mcp-under-test")
+        );
     }
-    assert!(
-        received
-            .resource
-            .iter()
-            .any(|a| a.key == "service.name" && shown(&a.value) == "arcane-mcp-under-test")
-    );
-    drop(received);
 
     // And the metrics, from the same counters as /metrics.
     collector
