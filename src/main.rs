@@ -13,7 +13,7 @@ fn main() -> ExitCode {
     // The exporters, when an endpoint is configured, before the logs: their tracing layer is
     // part of the subscriber. They export on threads of their own, so they are made here,
     // before any runtime; dropped at the end, they send what is left.
-    let (telemetry, layer) = match telemetry::init(settings) {
+    let (telemetry, layer) = match telemetry::init(settings.otel_endpoint.as_deref()) {
         Ok(Some((t, layer))) => (Some(t), Some(layer)),
         Ok(None) => (None, None),
         Err(e) => {

@@ -24,7 +24,6 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::filter_fn;
 
-use crate::config::ServeArgs;
 use crate::metrics::Metrics;
 
 /// The instrumentation scope of every span and instrument.
@@ -91,14 +90,13 @@ pub struct Telemetry {
 /// The tracing layer that turns this project's spans into OpenTelemetry spans.
 pub type OtelLayer = Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>;
 
-/// Starts the exporters of `args` when an endpoint is configured: the providers, the W3C
+/// Starts the exporters when an endpoint is configured (`--otel-endpoint`, or the standard
+/// variables): the providers, the W3C
 /// Trace Context propagator (the `traceparent` read from `_meta` and sent to Arcane), and the
 /// tracing layer for [`crate::logging::init`]. `None` when export is off. Needs no async
 /// runtime: the SDK exports on threads of its own.
-pub fn init(args: &ServeArgs) -> Result<Option<(Telemetry, OtelLayer)>> {
-    let endpoints = Endpoints::resolve(args.otel_endpoint.as_deref(), |name| {
-        std::env::var(name).ok()
-    });
+pub fn init(otel_endpoint: Option<&str>) -> Result<Option<(Telemetry, OtelLayer)>> {
+    let endpoints = Endpoints::resolve(otel_endpoint, |name| std::env::var(name).ok());
     start(&endpoints)
 }
 
