@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+use opentelemetry_proto::tonic::metrics::v1::{Metric, metric, number_data_point};
 use opentelemetry_proto::tonic::trace::v1::{Span, span::SpanKind};
 use prost::Message;
 use rmcp::ServiceExt;
@@ -30,7 +31,7 @@ struct Received {
     spans: Vec<Span>,
     /// Resource attributes of every export (where a secret could hide too).
     resource: Vec<KeyValue>,
-    metrics: Vec<String>,
+    metrics: Vec<Metric>,
 }
 
 /// An OTLP/HTTP collector on loopback.
@@ -64,7 +65,7 @@ impl Collector {
             let mut got = g.lock().unwrap();
             for rm in req.resource_metrics {
                 for sm in rm.scope_metrics {
-                    got.metrics.extend(sm.metrics.into_iter().map(|m| m.name));
+                    got.metrics.extend(sm.metrics);
                 }
             }
             c.notify_waiters();
@@ -371,17 +372,34 @@ async fn a_call_s_span_tree_continues_the_client_s_trace_and_carries_no_secret()
         );
     }
 
-    // And the metrics, from the same counters as /metrics.
+    // And the metrics, from the same counters as /metrics: both calls, in the counter and in
+    // the latency histogram, and the gauge of calls in flight.
     collector
         .until(|r| {
-            [
-                "mcp.server.operation.duration",
-                "arcane_mcp.tool.calls",
-                "arcane_mcp.tool.calls_in_flight",
-            ]
-            .iter()
-            .all(|m| r.metrics.iter().any(|n| n == m))
-            .then_some(())
+            let last = |name: &str| r.metrics.iter().rev().find(|m| m.name == name);
+            let calls = last("arcane_mcp.tool.calls").and_then(|m| match &m.data {
+                Some(metric::Data::Sum(sum)) => sum
+                    .data_points
+                    .iter()
+                    .find(|p| {
+                        p.attributes
+                            .iter()
+                            .any(|a| a.key == "arcane.outcome" && shown(&a.value) == "ok")
+                    })
+                    .and_then(|p| match p.value {
+                        Some(number_data_point::Value::AsInt(n)) => Some(n),
+                        _ => None,
+                    }),
+                _ => None,
+            });
+            let timed = last("mcp.server.operation.duration").and_then(|m| match &m.data {
+                Some(metric::Data::Histogram(h)) => {
+                    Some(h.data_points.iter().map(|p| p.count).sum::<u64>())
+                }
+                _ => None,
+            });
+            let gauge = last("arcane_mcp.tool.calls_in_flight").is_some();
+            (calls == Some(2) && timed == Some(2) && gauge).then_some(())
         })
         .await;
     client.cancel().await.unwrap();
