@@ -500,3 +500,55 @@ fn names(spans: &[Span]) -> Vec<(String, String, String)> {
         .map(|s| (s.name.clone(), hex(&s.span_id), hex(&s.parent_span_id)))
         .collect()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_the_span_names_the_transport_and_only_a_hash_of_the_session() {
+    let sim = Sim::start().await;
+    let collector = Collector::start().await;
+    const TOKEN: &str = "otel-http-token-3b9d";
+    let server = crate::cli::HttpServer::start(
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--otel-endpoint", &collector.base],
+        &[
+            ("ARCANE_MCP_AUTH_TOKEN", TOKEN),
+            ("OTEL_BSP_SCHEDULE_DELAY", "50"),
+        ],
+    )
+    .await;
+    let client = crate::cli::http_client(&server.base, TOKEN, &[]).await;
+    let r = traced_call(&client, "container.list", json!({}), CLIENT_SPAN).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let trace = hex_decode(TRACE);
+    let call = collector
+        .until(|r| {
+            r.spans
+                .iter()
+                .find(|s| s.trace_id == trace && s.name.starts_with("tools/call"))
+                .cloned()
+        })
+        .await;
+    assert_eq!(attr(&call, "network.transport").as_deref(), Some("tcp"));
+    assert_eq!(
+        attr(&call, "network.protocol.name").as_deref(),
+        Some("http")
+    );
+    let session = attr(&call, "mcp.session.id").expect("the session's hash");
+    // The session's SHA-256, cut: rmcp's session IDs are longer, and never hex of 16.
+    assert_eq!(session.len(), 16, "{session}");
+    assert!(session.chars().all(|c| c.is_ascii_hexdigit()), "{session}");
+    let everything: Vec<String> = collector
+        .got
+        .lock()
+        .unwrap()
+        .spans
+        .iter()
+        .flat_map(|s| s.attributes.iter().map(|a| shown(&a.value)))
+        .collect();
+    assert!(
+        everything.iter().all(|v| !v.contains(TOKEN)),
+        "the bearer token in {everything:?}"
+    );
+    client.cancel().await.unwrap();
+    server.stop().await;
+}
