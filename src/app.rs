@@ -44,6 +44,8 @@ pub struct App {
     /// Resource subscriptions' poll interval and caps (`--subscription-poll-ms`,
     /// `--max-subscriptions`, `--max-subscriptions-total`).
     subscriptions: crate::resources::live::Settings,
+    /// The process's counters (`/metrics`, and the OTLP export when it is on).
+    pub metrics: Arc<crate::metrics::Metrics>,
     /// The configured credentials, masked by value wherever text leaves the server for as
     /// long as it serves (`arcane_redact::hold_secret`).
     _secrets: Vec<arcane_redact::SecretHold>,
@@ -146,6 +148,11 @@ impl App {
                 per_owner: args.max_subscriptions,
                 total: args.max_subscriptions_total,
             },
+            metrics: {
+                let metrics = Arc::new(crate::metrics::Metrics::default());
+                crate::telemetry::observe(&metrics);
+                metrics
+            },
             _secrets: secrets,
         })
     }
@@ -168,6 +175,7 @@ impl App {
             .with_tasks(self.tasks.clone())
             .with_subscriptions(self.subscriptions)
             .with_apps(self.apps)
+            .with_metrics(self.metrics.clone())
     }
 
     /// The one startup line: version, Arcane version, actions, surface, modes, masked URL; then
@@ -201,11 +209,14 @@ impl App {
         let surface = live.load().surface;
         let policy = self.policy.clone();
         let cache = self.cache.clone();
+        let metrics = self.metrics.clone();
         // A reload reads the files again: their new hash names another cache entry, so an
         // edit is never answered from the cache, and a broken file still fails the reload.
         reload::watch_sources(self.sources.clone(), live, move |s| {
-            let (catalog, _) = cache::load_or_build(s, cache.as_ref())?;
-            Snapshot::build(catalog, surface, policy.clone())
+            let built = cache::load_or_build(s, cache.as_ref())
+                .and_then(|(catalog, _)| Snapshot::build(catalog, surface, policy.clone()));
+            metrics.record_reload(built.is_ok());
+            built
         })
         .map_err(|e| tracing::warn!("hot reload is off: {e:#}"))
         .ok()
@@ -221,7 +232,8 @@ impl App {
     {
         self.announce();
         let _watch = self.watch();
-        let server = self.server();
+        let server =
+            crate::mcp::trace::Traced::new(self.server(), crate::mcp::trace::Transport::Pipe);
         // Every answer's write gives its call's slot back (`crate::mcp::pacing`).
         let transport = crate::mcp::core_tasks::CoreForm::new(crate::mcp::pacing::Paced::new(
             transport.into_transport(),

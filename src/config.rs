@@ -660,6 +660,12 @@ pub struct ServeArgs {
     /// Log format: text, or json (one object per line) for log collectors.
     #[arg(long, env = "ARCANE_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// Export traces and metrics over OTLP/HTTP to this collector (a base URL such as
+    /// http://localhost:4318: traces go to /v1/traces, metrics to /v1/metrics). Off by
+    /// default; the standard OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+    /// OTEL_EXPORTER_OTLP_HEADERS and OTEL_SERVICE_NAME are read too (docs/observability.md).
+    #[arg(long, env = "ARCANE_MCP_OTEL_ENDPOINT", value_name = "URL")]
+    pub otel_endpoint: Option<String>,
     /// Append a JSON line per mutating call or credential reveal (sent, failed, refused or
     /// previewed) to this file
     /// (docs/security.md#audit-log); secrets masked, the user by a key fingerprint.

@@ -7,7 +7,7 @@
 //! output-schema fitting, next steps) → [`mcp`] (the rmcp handler, confirmation, pacing, the
 //! audit log; [`resources`] beside it) → `transport` (stdio, Streamable HTTP). [`config`] is the
 //! command line, [`app`] turns it into the running parts, [`cmd`] holds one file per
-//! subcommand, [`logging`] writes to stderr. Nothing of the workspace's other crates is
+//! subcommand, [`logging`] writes to stderr, [`telemetry`] exports traces and metrics when asked. Nothing of the workspace's other crates is
 //! re-exported: code names `arcane_catalog::`, `arcane_markdown::` and `arcane_engine::`.
 
 pub mod app;
@@ -20,4 +20,5 @@ pub mod metrics;
 pub mod present;
 pub mod resources;
 pub mod surface;
+pub mod telemetry;
 pub mod transport;

@@ -11,7 +11,7 @@
 use std::io::IsTerminal;
 
 use tracing_subscriber::Layer;
-use tracing_subscriber::filter::{EnvFilter, FilterExt, LevelFilter, Targets};
+use tracing_subscriber::filter::{EnvFilter, FilterExt, LevelFilter, Targets, filter_fn};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
@@ -44,13 +44,16 @@ pub fn dependency_caps() -> Targets {
 /// Installs the global subscriber: the operator's filter, capped by [`dependency_caps`];
 /// colours only when stderr is a terminal. An invalid filter falls back to `info`, with a
 /// warning naming it.
-pub fn init(filter: &str, format: LogFormat) {
+///
+/// `otel` is the OpenTelemetry layer when traces are exported (`crate::telemetry`): it sees
+/// this project's spans, which the log lines leave out.
+pub fn init(filter: &str, format: LogFormat, otel: Option<crate::telemetry::OtelLayer>) {
     let (user, invalid) = match EnvFilter::try_new(filter) {
         Ok(f) => (f, None),
         Err(e) => (EnvFilter::new("info"), Some(e)),
     };
     let ansi = std::io::stderr().is_terminal();
-    let _ = subscriber(user, format, std::io::stderr, ansi).try_init();
+    let _ = subscriber(user, format, std::io::stderr, ansi, otel).try_init();
     if let Some(e) = invalid {
         tracing::warn!("ARCANE_MCP_LOG {filter:?} is not a valid log filter ({e}); using info");
     }
@@ -62,6 +65,7 @@ fn subscriber<W>(
     format: LogFormat,
     writer: W,
     ansi: bool,
+    otel: Option<crate::telemetry::OtelLayer>,
 ) -> impl tracing::Subscriber + Send + Sync
 where
     W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
@@ -81,7 +85,11 @@ where
             .with_span_list(false)
             .boxed(),
     };
-    tracing_subscriber::registry().with(layer.with_filter(user.and(dependency_caps())))
+    // Spans are for the trace exporter: a log line stays the event alone, as it always was.
+    let events = filter_fn(|meta| !meta.is_span());
+    tracing_subscriber::registry()
+        .with(otel)
+        .with(layer.with_filter(user.and(dependency_caps()).and(events)))
 }
 
 /// Log lines with the held credentials masked (`arcane_redact::mask_known`): whatever a
@@ -189,7 +197,13 @@ mod tests {
     fn written(filter: &str, format: LogFormat, emit: impl FnOnce()) -> String {
         let buf = Buf::default();
         let out = buf.clone();
-        let sub = subscriber(EnvFilter::new(filter), format, move || out.clone(), false);
+        let sub = subscriber(
+            EnvFilter::new(filter),
+            format,
+            move || out.clone(),
+            false,
+            None,
+        );
         tracing::subscriber::with_default(sub, emit);
         String::from_utf8(buf.0.lock().unwrap().clone()).unwrap()
     }

@@ -76,7 +76,8 @@ pub enum Disposition {
 }
 
 impl Disposition {
-    fn as_str(self) -> &'static str {
+    /// The word of the audit line's `outcome` (and the trace span's `arcane.outcome`).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Disposition::Ok => "ok",
             Disposition::Error => "error",

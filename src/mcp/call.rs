@@ -70,12 +70,18 @@ pub(crate) async fn run(
     // under it.
     let snap = server.live.load();
     let response = match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
-        Err(text) => error_result(text).into(),
+        Err(text) => {
+            tracing::Span::current().record("arcane.outcome", "invalid");
+            error_result(text).into()
+        }
         Ok(Call::Find { query, limit }) => {
             // The index may still be building on its thread (just after startup or a
             // reload): wait for it off the runtime's threads.
             let _ = snap.search_ready().await;
-            crate::present::find::find(&snap, &query, limit).into()
+            let span = tracing::info_span!(target: "arcane_mcp::mcp::call", "arcane.search", "otel.name" = "search");
+            let found = span.in_scope(|| crate::present::find::find(&snap, &query, limit));
+            tracing::Span::current().record("arcane.outcome", "ok");
+            found.into()
         }
         Ok(Call::Execute {
             action,
@@ -90,9 +96,23 @@ pub(crate) async fn run(
                 caller,
                 params: audited.as_ref(),
             });
+            // The request's span (`crate::mcp::trace`) names the action when the catalog has
+            // it: an ID the model made up is no attribute.
+            let span = tracing::Span::current();
+            if let Some(a) = snap.catalog.resolve(&action) {
+                span.record("arcane.action.id", a.id.as_str());
+            }
             match execute(server, &snap, &action, params, confirm, ctx, asking, task).await {
-                Err(question) => question,
+                Err(question) => {
+                    span.record("arcane.outcome", "input_required");
+                    question
+                }
                 Ok((result, disposition, confirmed, task)) => {
+                    let outcome = match disposition {
+                        Disposition::Ok if result.is_error == Some(true) => "error",
+                        d => d.as_str(),
+                    };
+                    span.record("arcane.outcome", outcome);
                     if let Some(params) = audited {
                         let done = Done {
                             disposition,
@@ -234,7 +254,8 @@ async fn execute(
         Disposition::Error if ctx.cancel.is_cancelled() => Disposition::Cancelled,
         d => d,
     };
-    let result = tool_result(snap, server.exec.config(), answer);
+    let span = tracing::info_span!(target: "arcane_mcp::mcp::call", "arcane.render", "otel.name" = "render");
+    let result = span.in_scope(|| tool_result(snap, server.exec.config(), answer));
     Ok((result, disposition, confirmed, task_id))
 }
 

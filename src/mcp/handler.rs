@@ -39,8 +39,10 @@ pub struct ArcaneServer {
     calls: Calls,
     instructions: String,
     in_flight: Arc<InFlight>,
-    /// Set when served over HTTP: call metrics, and a list-changed notifier per session.
-    http: Option<Arc<Metrics>>,
+    /// Where calls are counted (`/metrics` and the OTLP export).
+    metrics: Option<Arc<Metrics>>,
+    /// Served over HTTP: a list-changed notifier per session.
+    http: bool,
     /// Resource subscriptions and what feeds them (`crate::resources::live`).
     subscriptions: Hub,
     /// Numbers the `subscriptions/listen` requests: each is an owner of its own.
@@ -152,7 +154,8 @@ impl ArcaneServer {
             },
             instructions,
             in_flight: Arc::default(),
-            http: None,
+            metrics: None,
+            http: false,
             subscriptions,
             listens: Arc::default(),
             apps: true,
@@ -308,6 +311,7 @@ impl ArcaneServer {
         // Counted from here, waiting included: a burst held back by a small
         // `--max-calls-in-flight` is still a burst whose memory goes back once idle.
         let _counted = CallGuard::enter(&self.in_flight);
+        let _in_flight = self.metrics.as_ref().map(|m| m.call_started());
         // A call beyond the session's limit waits here, holding only its parsed request: the
         // call's work is a future of some 14 KB, and a thousand of them waiting would weigh as
         // much as their answers (crate::mcp::pacing, docs/measurements.md). A search never waits.
@@ -442,6 +446,9 @@ impl ArcaneServer {
             drop(ctx);
             (response, request)
         };
+        // The call's spans (the engine's requests, the rendering) are children of the
+        // request's, wherever the work runs.
+        let work = tracing::Instrument::in_current_span(work);
         let work = match calls_runtime() {
             Some(calls) => Work::Spawned(calls.spawn(work)),
             // A task's work must run while the request waits for it to reach its gate.
@@ -483,7 +490,7 @@ impl ArcaneServer {
             token = token.as_ref().map(|t| t.to_string()),
             "tools/call"
         );
-        if let Some(metrics) = &self.http {
+        if let Some(metrics) = &self.metrics {
             // Only served tool names become labels, so a client cannot grow the table.
             let known = self.calls.live.load().serves_tool(&request.name);
             metrics.record_call(
@@ -499,8 +506,19 @@ impl ArcaneServer {
     /// `metrics`, each session notified of list changes on its own. Who calls comes with each
     /// request ([`HttpCaller`]).
     pub fn with_http(mut self, metrics: Arc<Metrics>) -> ArcaneServer {
-        self.http = Some(metrics);
+        self.http = true;
+        self.with_metrics(metrics)
+    }
+
+    /// The same server counting its calls in `metrics`.
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> ArcaneServer {
+        self.metrics = Some(metrics);
         self
+    }
+
+    /// The live snapshot the server answers from.
+    pub(crate) fn live(&self) -> &Arc<Live<Snapshot>> {
+        &self.calls.live
     }
 
     /// The context of the reads behind a resource or completion: the client's cancellation
@@ -844,7 +862,7 @@ impl ServerHandler for ArcaneServer {
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
         // Over HTTP every session is its own peer; stdio starts its one notifier itself.
-        if self.http.is_some() {
+        if self.http {
             tokio::spawn(notify_legacy_session(context.peer, self.calls.live.clone()));
         }
     }

@@ -1,5 +1,6 @@
 //! The MCP side: rmcp's `ServerHandler` over the live snapshot, the person's confirmation,
-//! pacing of answers, the prompts, MCP tasks (both protocol forms), and the audit log of mutating calls.
+//! pacing of answers, the prompts, MCP tasks (both protocol forms), the audit log of mutating
+//! calls, and the trace span of each request.
 
 pub(crate) mod audit_log;
 pub(crate) mod call;
@@ -10,3 +11,4 @@ pub mod handler;
 pub mod pacing;
 pub mod prompts;
 pub mod tasks;
+pub mod trace;

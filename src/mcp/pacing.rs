@@ -113,11 +113,28 @@ pub struct Ticket {
 impl Ticket {
     /// Waits for a slot, holding nothing else; `None` when the call is cancelled first (or
     /// its entry is gone: cancelled while the slot was being given).
+    /// A call that has to wait does so in a span of its own (docs/observability.md).
     pub async fn admit(self, cancel: &CancellationToken) -> Option<CallSlot> {
-        let permit = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return None,
-            permit = self.pacing.slots.clone().acquire_owned() => permit.ok()?,
+        if cancel.is_cancelled() {
+            return None;
+        }
+        let permit = match self.pacing.slots.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                let wait = async {
+                    tokio::select! {
+                        biased;
+                        _ = cancel.cancelled() => None,
+                        permit = self.pacing.slots.clone().acquire_owned() => permit.ok(),
+                    }
+                };
+                let span = tracing::info_span!(
+                    target: "arcane_mcp::mcp::pacing",
+                    "mcp.slot.wait",
+                    "otel.name" = "wait for a call slot (--max-calls-in-flight)",
+                );
+                tracing::Instrument::instrument(wait, span).await?
+            }
         };
         let mut calls = self.pacing.calls();
         match calls.get_mut(&self.id) {

@@ -12,6 +12,8 @@ use arcane_catalog::{Action, ResultKind, catalog_exclusion};
 use arcane_markdown::{excerpt, quoted_name};
 use serde_json::{Map, Value};
 
+use tracing::Instrument;
+
 use crate::http::root_cause;
 use crate::{
     Auth, CallError, ChangeState, Outcome, Produced, Scope, Then, check_before_retrying, encode,
@@ -386,7 +388,7 @@ impl Executor {
             .collect();
         let prepared = request::build(read, &args, &self.config.base_url, &self.config.environment)
             .map_err(|e| excerpt(&e, 200))?;
-        let Ok(_slot) = self.slots.acquire().await else {
+        let Ok(_slot) = self.slot().await else {
             return Err("the server is shutting down".into());
         };
         match self.send(scope, read, prepared, ctx).await {
@@ -439,19 +441,25 @@ impl Executor {
         // 5. Send and read the answer (a WebSocket for handlers); the client may cancel.
         let work = async {
             // Waiting for a slot is part of the call, so the client can cancel it.
-            let Ok(_slot) = self.slots.acquire().await else {
+            let Ok(_slot) = self.slot().await else {
                 return Err(CallError::ShuttingDown);
             };
             if action.kind == ResultKind::Handler {
-                handlers::run(
+                let path = action.handler.as_ref().map_or("", |h| h.path.as_str());
+                let span = crate::trace::request(&prepared.method, path);
+                let done = handlers::run(
                     &self.config,
                     ctx.auth(&self.config.auth),
                     self.ws_tls.clone(),
                     action,
                     &sent,
                 )
-                .await
-                .map(Produced::Handler)
+                .instrument(span.clone())
+                .await;
+                if let Err(e) = &done {
+                    crate::trace::failed(&span, e.kind());
+                }
+                done.map(Produced::Handler)
             } else {
                 self.send(scope, action, prepared, ctx).await
             }
@@ -470,12 +478,49 @@ impl Executor {
         })
     }
 
+    /// One of the request slots (`--max-concurrent-requests`); a wait for one, when they are all
+    /// taken, is a span of its own.
+    pub(crate) async fn slot(
+        &self,
+    ) -> Result<tokio::sync::SemaphorePermit<'_>, tokio::sync::AcquireError> {
+        match self.slots.try_acquire() {
+            Ok(slot) => Ok(slot),
+            Err(_) => {
+                self.slots
+                    .acquire()
+                    .instrument(crate::trace::slot_wait())
+                    .await
+            }
+        }
+    }
+
+    /// Sends a prepared request and reads its answer, in a span of its own
+    /// (`crate::trace::request`).
     async fn send(
         &self,
         scope: &Scope<'_>,
         action: &Action,
         prepared: request::Prepared,
         ctx: &CallContext,
+    ) -> Result<Produced, CallError> {
+        let span = crate::trace::request(&prepared.method, &action.path);
+        let done = self
+            .send_traced(scope, action, prepared, ctx, &span)
+            .instrument(span.clone())
+            .await;
+        if let Err(e) = &done {
+            crate::trace::failed(&span, e.kind());
+        }
+        done
+    }
+
+    async fn send_traced(
+        &self,
+        scope: &Scope<'_>,
+        action: &Action,
+        prepared: request::Prepared,
+        ctx: &CallContext,
+        span: &tracing::Span,
     ) -> Result<Produced, CallError> {
         let timeout = match action.kind {
             ResultKind::Stream => self.config.timeout * STREAM_TIMEOUT_FACTOR,
@@ -515,12 +560,30 @@ impl Executor {
                 }
             },
         };
+        for (k, v) in crate::trace::context_headers(span) {
+            req = req.header(k, v);
+        }
         let env = prepared.environment.as_deref();
-        let resp = match req.send().await {
+        // Built, then sent (what `send` does), so that the span learns the body's size.
+        let (client, built) = req.build_split();
+        let sent = match built {
+            Ok(request) => {
+                if let Some(n) = request.body().and_then(|b| b.as_bytes()).map(<[u8]>::len) {
+                    span.record("http.request.body.size", n as i64);
+                }
+                client.execute(request).await
+            }
+            Err(e) => Err(e),
+        };
+        let resp = match sent {
             Ok(r) => r,
             Err(e) => return Err(self.transport_error(scope, action, &e, timeout)),
         };
         let status = resp.status();
+        crate::trace::status(span, status.as_u16());
+        if let Some(n) = resp.content_length() {
+            span.record("http.response.body.size", n as i64);
+        }
         if status.is_redirection() && status != reqwest::StatusCode::NOT_MODIFIED {
             let location = crate::http::redirect_location(&resp);
             tracing::warn!(
@@ -611,7 +674,10 @@ impl Executor {
             return Err(arcane_error(&err, env));
         }
         let bytes = match crate::http::read_capped(resp, self.config.max_response_bytes).await {
-            Ok(b) => b,
+            Ok(b) => {
+                span.record("http.response.body.size", b.len() as i64);
+                b
+            }
             Err(e @ crate::http::BodyError::TooLarge { .. }) => {
                 return Err(CallError::TooLarge {
                     action: action.id.clone(),

@@ -73,9 +73,12 @@ pub async fn run(
     let url = websocket::ws_url(&config.base_url, &path)
         .map_err(|e| CallError::Handler(e.to_string()))?;
     let (h, v) = auth.header();
+    // The WebSocket's upgrade request carries the trace context of its span as any request.
+    let mut headers = vec![(h.to_string(), v)];
+    headers.extend(crate::trace::context_headers(&tracing::Span::current()));
     let target = WsTarget {
         url,
-        headers: vec![(h.to_string(), v)],
+        headers,
         tls,
         max_message_bytes: config.max_response_bytes,
     };

@@ -22,6 +22,7 @@ mod path;
 mod request;
 mod resolve;
 mod scope;
+mod trace;
 mod transfer;
 mod websocket;
 

@@ -188,6 +188,35 @@ pub enum CallError {
     Handler(String),
 }
 
+impl CallError {
+    /// A short, fixed name of the failure, for the `error.type` of a trace span: never the
+    /// text, which quotes Arcane and the caller.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallError::UnknownAction(_) => "unknown_action",
+            CallError::Withdrawn { .. } => "withdrawn",
+            CallError::Invalid(_) => "invalid_params",
+            CallError::Resolve(_) => "resolve",
+            CallError::CancelledLookup { .. } | CallError::Cancelled { .. } => "cancelled",
+            CallError::NeedsConfirm { .. } => "needs_confirmation",
+            CallError::Unbuildable { .. } | CallError::Multipart { .. } => "unbuildable",
+            CallError::ShuttingDown => "shutting_down",
+            CallError::LocalResource { .. } => "local_resource",
+            CallError::Unsendable { .. } => "unsendable",
+            CallError::TimedOut { .. } | CallError::WriteTimedOut { .. } => "timeout",
+            CallError::Unreachable { .. } => "unreachable",
+            CallError::Broken { .. } => "broken",
+            CallError::Redirect(_) => "redirect",
+            CallError::Arcane(_) => "arcane_error",
+            CallError::TooLarge { .. } => "too_large",
+            CallError::BadJson { .. } => "bad_json",
+            CallError::Stream { .. } => "stream",
+            CallError::Download { .. } => "download",
+            CallError::Handler(_) => "handler",
+        }
+    }
+}
+
 /// How far a write that did not finish cleanly may have got; decides the sentence that asks the
 /// model to look before retrying.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

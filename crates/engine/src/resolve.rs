@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
+use tracing::Instrument;
 
 use crate::{Executor, Scope, errors, request};
 use arcane_catalog::{Action, ParamResolver};
@@ -117,7 +118,9 @@ pub async fn resolve_params(
             .and_then(Value::as_str)
             .unwrap_or(&exec.config.environment)
             .to_string();
-        let id = lookup(exec, auth, r, through, &environment, value, id_shaped).await?;
+        let id = lookup(exec, auth, r, through, &environment, value, id_shaped)
+            .instrument(crate::trace::lookup(&through.id, &r.param))
+            .await?;
         params.insert(r.param.clone(), Value::String(id));
     }
     Ok(())
@@ -184,7 +187,9 @@ async fn lookup(
         credential_digest(&auth.header().1),
     );
     let mut fresh = false;
-    let items = match exec.resolve_cache.get(&key) {
+    let cached = exec.resolve_cache.get(&key);
+    tracing::Span::current().record("arcane.resolve.cached", cached.is_some());
+    let items = match cached {
         Some(items) => items,
         None => {
             fresh = true;
@@ -437,24 +442,28 @@ async fn fetch_all(
         .map_err(|e| format!("Cannot build the lookup request of {}: {e}.", through.id))?;
         let (h, v) = auth.header();
         // Lookups count against the concurrency limit like any other request.
-        let Ok(_slot) = exec.slots.acquire().await else {
+        let Ok(_slot) = exec.slot().await else {
             return Err("The server is shutting down; nothing was sent.".into());
         };
-        let resp = exec
+        let span = crate::trace::request("GET", &through.path);
+        let mut req = exec
             .reads
             .get(&prepared.url)
             .timeout(exec.config.timeout)
-            .header(h, v)
-            .send()
-            .await
-            .map_err(|e| {
-                format!(
-                    "Cannot look up the ID through {}: the request to Arcane failed ({e}). \
+            .header(h, v);
+        for (k, v) in crate::trace::context_headers(&span) {
+            req = req.header(k, v);
+        }
+        let resp = req.send().instrument(span.clone()).await.map_err(|e| {
+            crate::trace::failed(&span, "transport");
+            format!(
+                "Cannot look up the ID through {}: the request to Arcane failed ({e}). \
                      Nothing was sent; retry, or pass the ID itself.",
-                    through.id
-                )
-            })?;
+                through.id
+            )
+        })?;
         let status = resp.status().as_u16();
+        crate::trace::status(&span, status);
         let content_type = resp
             .headers()
             .get("content-type")
@@ -462,14 +471,17 @@ async fn fetch_all(
             .unwrap_or_default()
             .to_string();
         let body = crate::http::read_capped(resp, exec.config.max_response_bytes)
+            .instrument(span.clone())
             .await
             .map_err(|e| {
+            crate::trace::failed(&span, "read");
             format!(
                 "Cannot look up the ID through {}: reading Arcane's answer failed ({e}). Retry, \
                  or pass the ID itself.",
                 through.id
             )
         })?;
+        span.record("http.response.body.size", body.len() as i64);
         if !(200..300).contains(&status) {
             let err = errors::error_detail(status, &content_type, &body);
             return Err(format!(

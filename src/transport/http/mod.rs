@@ -216,7 +216,10 @@ fn router(
     metrics: Arc<Metrics>,
     ct: CancellationToken,
 ) -> Router {
-    let server = app.server().with_http(metrics.clone());
+    let server = crate::mcp::trace::Traced::new(
+        app.server().with_http(metrics.clone()),
+        crate::mcp::trace::Transport::Tcp,
+    );
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(settings.idle);
     let (allowed_hosts, allowed_origins) = (
@@ -562,7 +565,7 @@ pub async fn serve(app: App, mut settings: Settings) -> Result<()> {
         overflow: Arc::new(tokio::sync::Semaphore::new(OVERFLOW)),
         overflow_per_address: PerKey::new(OVERFLOW_PER_ADDRESS),
     };
-    let metrics = Arc::new(Metrics::default());
+    let metrics = app.metrics.clone();
     let router = router(Arc::new(app), settings, metrics.clone(), ct.clone());
     let stop = ct.clone();
     tokio::spawn(async move {
