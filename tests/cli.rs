@@ -451,6 +451,31 @@ async fn json_logs_have_one_startup_line_with_a_masked_url() {
 /// The Python SDK pinned for this test (`.ci/run` installs it).
 const PY_MCP: &str = "mcp==1.26.0";
 
+/// Runs a script of `tests/typescript/` with the real binary (and `extra`) and reads the JSON
+/// report it prints, the way [`python_script`] does for the Python SDK.
+fn typescript_script(script: &str, extra: &[&std::ffi::OsStr]) -> Value {
+    let dir = repo().join("tests/typescript");
+    let install = "npm ci --prefix tests/typescript --no-audit --no-fund";
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
+        "this test needs the MCP TypeScript SDK: run `{install}` (Node.js 18 or later)"
+    );
+    let out = Command::new("node")
+        .arg(dir.join(script))
+        .arg(BIN)
+        .args(extra)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("this test needs Node.js ({e}); then `{install}`"));
+    assert!(
+        out.status.success(),
+        "the TypeScript client failed:\n{}",
+        stderr(&out)
+    );
+    serde_json::from_str(stdout(&out).trim()).unwrap()
+}
+
 /// Runs a script of `tests/python/` with the binary and `extra` arguments; its one JSON line.
 fn python_script(script: &str, extra: &[&std::ffi::OsStr]) -> Value {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
@@ -613,25 +638,7 @@ fn python_sdk_gets_prompts_on_every_surface() {
 /// Prompts with the TypeScript SDK over stdio.
 #[test]
 fn typescript_sdk_gets_prompts_on_every_surface() {
-    let dir = repo().join("tests/typescript");
-    let install = "npm ci --prefix tests/typescript --no-audit --no-fund";
-    assert!(
-        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
-        "this test needs the MCP TypeScript SDK: run `{install}` (Node.js 18 or later)"
-    );
-    let out = Command::new("node")
-        .arg(dir.join("prompts.mjs"))
-        .arg(BIN)
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("this test needs Node.js ({e}); then `{install}`"));
-    assert!(
-        out.status.success(),
-        "the TypeScript client failed:\n{}",
-        stderr(&out)
-    );
-    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let report = typescript_script("prompts.mjs", &[]);
     assert_prompts_report("TypeScript", &report);
 }
 
@@ -646,25 +653,7 @@ fn python_sdk_hears_live_resources_over_stdio() {
 /// The same with the TypeScript SDK over stdio (`tests/typescript/live.mjs`).
 #[test]
 fn typescript_sdk_hears_live_resources_over_stdio() {
-    let dir = repo().join("tests/typescript");
-    let install = "npm ci --prefix tests/typescript --no-audit --no-fund";
-    assert!(
-        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
-        "this test needs the MCP TypeScript SDK: run `{install}` (Node.js 18 or later)"
-    );
-    let out = Command::new("node")
-        .arg(dir.join("live.mjs"))
-        .arg(BIN)
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("this test needs Node.js ({e}); then `{install}`"));
-    assert!(
-        out.status.success(),
-        "the TypeScript client failed:\n{}",
-        stderr(&out)
-    );
-    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let report = typescript_script("live.mjs", &[]);
     assert_live_report("TypeScript", &report);
 }
 
@@ -780,26 +769,7 @@ fn python_sdk_accepts_every_flat_result() {
 /// installs it with `npm ci`), whose `callTool` validates every structuredContent too.
 #[test]
 fn typescript_sdk_accepts_every_flat_result() {
-    let dir = repo().join("tests/typescript");
-    let install = "npm ci --prefix tests/typescript --no-audit --no-fund";
-    assert!(
-        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
-        "this test needs the MCP TypeScript SDK: run `{install}` (Node.js 18 or later)"
-    );
-    let out = Command::new("node")
-        .arg(dir.join("flat_sweep.mjs"))
-        .arg(BIN)
-        .arg(spec_path())
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("this test needs Node.js ({e}); then `{install}`"));
-    assert!(
-        out.status.success(),
-        "the TypeScript client failed:\n{}",
-        stderr(&out)
-    );
-    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let report = typescript_script("flat_sweep.mjs", &[spec_path().as_os_str()]);
     let python = python_script("flat_sweep.py", &[spec_path().as_os_str()]);
     eprintln!("TypeScript SDK, flat profile: {report}");
     assert_eq!(report["rejected"], json!([]), "{report}");
