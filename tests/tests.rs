@@ -28,6 +28,7 @@ mod handlers_http;
 mod hostile;
 mod layout;
 mod model_texts;
+mod oauth;
 mod output_schema;
 mod packaging;
 mod readme;

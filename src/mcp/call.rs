@@ -90,19 +90,38 @@ pub(crate) async fn run(
                 caller,
                 params: audited.as_ref(),
             });
-            match execute(server, &snap, &action, params, confirm, ctx, asking, task).await {
-                Err(question) => question,
-                Ok((result, disposition, confirmed, task)) => {
-                    if let Some(params) = audited {
-                        let done = Done {
-                            disposition,
-                            confirmed,
-                            started,
-                        };
-                        let caller = in_task(caller, task);
-                        record(server, &snap, &action, params, &caller, &result, done);
+            // An OAuth caller's scopes and users-file rule, before anything is looked up or
+            // anyone is asked (docs/oauth.md).
+            let narrowed = caller.grant.as_ref().and_then(|g| {
+                let a = snap.catalog.resolve(&action)?;
+                g.refuses(a, &snap.catalog)
+            });
+            if let Some(why) = narrowed {
+                let result = error_result(why);
+                if let Some(params) = audited {
+                    let done = Done {
+                        disposition: Disposition::Refused,
+                        confirmed: None,
+                        started,
+                    };
+                    record(server, &snap, &action, params, caller, &result, done);
+                }
+                CallToolResponse::Complete(result)
+            } else {
+                match execute(server, &snap, &action, params, confirm, ctx, asking, task).await {
+                    Err(question) => question,
+                    Ok((result, disposition, confirmed, task)) => {
+                        if let Some(params) = audited {
+                            let done = Done {
+                                disposition,
+                                confirmed,
+                                started,
+                            };
+                            let caller = in_task(caller, task);
+                            record(server, &snap, &action, params, &caller, &result, done);
+                        }
+                        result.into()
                     }
-                    result.into()
                 }
             }
         }
