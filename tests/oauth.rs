@@ -173,11 +173,13 @@ async fn sim_with_users() -> Sim {
             name: "alice".into(),
             key: "alice-key".into(),
             role: SimRole::Admin,
+            password: None,
         },
         SimUser {
             name: "ops".into(),
             key: "ops-key".into(),
             role: SimRole::Admin,
+            password: None,
         },
     ])
     .await
