@@ -18,7 +18,7 @@ cd "$(dirname "$0")"
 
 seconds=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
 shift
-all=(escape error_text path_segment openapi overlay redact client_profile jsonlines websocket jsonrpc)
+all=(escape error_text path_segment openapi overlay redact client_profile jsonlines websocket jsonrpc oauth)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all[@]}"); fi
 sanitizer=${FUZZ_SANITIZER:-none}
 profile=${FUZZ_PROFILE:-release}
@@ -61,12 +61,13 @@ dicts() {
         redact) echo redact json ;;
         client_profile) echo json ;;
         jsonrpc) echo jsonrpc json ;;
+        oauth) echo json yaml ;;
     esac
 }
 max_len() {
     case $1 in
         openapi) echo 65536 ;;
-        overlay | jsonrpc) echo 16384 ;;
+        overlay | jsonrpc | oauth) echo 16384 ;;
         *) echo 4096 ;;
     esac
 }

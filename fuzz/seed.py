@@ -215,6 +215,34 @@ def jsonrpc():
             put("jsonrpc", bytes([which]) + c.encode() + b"\n")
 
 
+def oauth():
+    """Byte 0: an access token; 1: a JWKS document; 2: a users file (fuzz/fuzz_targets/oauth.rs)."""
+    import base64
+
+    def b64(v):
+        return base64.urlsafe_b64encode(json.dumps(v).encode()).rstrip(b"=").decode()
+
+    claims = {"iss": "https://idp.example", "aud": "https://mcp.example/mcp", "sub": "alice", "exp": 4102444800, "scope": "arcane:read"}
+    for header in [{"alg": "RS256", "kid": "2011-04-29"}, {"alg": "none"}, {"alg": "HS256"}, {"alg": "ES256", "typ": "at+jwt"}, {"alg": "PS512", "kid": "x"}]:
+        put("oauth", b"\0" + f"{b64(header)}.{b64(claims)}.c2lnbmF0dXJl".encode())
+    put("oauth", b"\0" + b"not.a.jwt")
+    jwks = {"keys": [
+        {"kty": "RSA", "kid": "a", "alg": "RS256", "use": "sig", "e": "AQAB", "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw"},
+        {"kty": "EC", "crv": "P-256", "kid": "b", "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},
+        {"kty": "OKP", "crv": "Ed25519", "kid": "c", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"},
+        {"kty": "oct", "k": "c2VjcmV0"},
+    ]}
+    put("oauth", b"\1" + json.dumps(jwks).encode())
+    put("oauth", b"\1" + b'{"keys": [{"kty": "RSA"}]}')
+    for users in [
+        "users:\n  - match: {sub: alice}\n    arcaneKeyEnv: KEY\n    preset: deploy\n  - match: {groups: ops}\n    arcaneKeyEnv: KEY\n    tools: [container]\n",
+        "users:\n  - match: {sub: a}\n    arcaneKeyFile: key\n",
+        "users: []\n",
+        "users:\n  - match: {sub: a}\n    match: {sub: b}\n",
+    ]:
+        put("oauth", b"\2" + users.encode())
+
+
 def main():
     openapi()
     overlay()
@@ -224,6 +252,7 @@ def main():
     jsonlines()
     websocket()
     jsonrpc()
+    oauth()
     for d in sorted(CORPUS.iterdir()):
         print(f"{d.name}: {len(list(d.iterdir()))} files", file=sys.stderr)
 

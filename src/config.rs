@@ -882,6 +882,40 @@ pub struct HttpArgs {
     /// (X-Arcane-API-Key header, so Arcane's own roles apply), or the caller's when sent.
     #[arg(long, env = "ARCANE_MCP_ARCANE_KEY_SOURCE", value_enum, default_value_t = KeySource::Server)]
     pub arcane_key_source: KeySource,
+    /// The address clients reach this server by (e.g. https://mcp.example.com), for OAuth:
+    /// the MCP endpoint's resource URI is {public-url}/mcp. https:// unless on loopback.
+    #[arg(long, env = "ARCANE_MCP_PUBLIC_URL", value_name = "URL")]
+    pub public_url: Option<String>,
+    /// Accept OAuth access tokens of this OpenID Connect / OAuth issuer (e.g.
+    /// https://auth.example.com/application/o/arcane/), beside any --auth-token (docs/oauth.md).
+    #[arg(long, env = "ARCANE_MCP_OAUTH_ISSUER", value_name = "URL")]
+    pub oauth_issuer: Option<String>,
+    /// The audience an access token must name. Default: {public-url}/mcp.
+    #[arg(long, env = "ARCANE_MCP_OAUTH_AUDIENCE", value_name = "URI")]
+    pub oauth_audience: Option<String>,
+    /// RFC 7662 introspection endpoint, for identity providers whose access tokens are opaque
+    /// (JWTs are always validated locally).
+    #[arg(long, env = "ARCANE_MCP_OAUTH_INTROSPECTION_URL", value_name = "URL")]
+    pub oauth_introspection_url: Option<String>,
+    /// The client ID this server introspects tokens as (client_secret_basic).
+    #[arg(
+        long,
+        env = "ARCANE_MCP_OAUTH_INTROSPECTION_CLIENT_ID",
+        value_name = "ID"
+    )]
+    pub oauth_introspection_client_id: Option<String>,
+    /// File holding that client's secret.
+    #[arg(
+        long,
+        env = "ARCANE_MCP_OAUTH_INTROSPECTION_SECRET_FILE",
+        value_name = "PATH"
+    )]
+    pub oauth_introspection_secret_file: Option<PathBuf>,
+    /// YAML file mapping token holders (by claim: sub, email, groups…) to Arcane API keys and
+    /// narrowing (schemas/oauth-users.schema.json); read again when it changes. Without it,
+    /// OAuth callers run with the server's key.
+    #[arg(long, env = "ARCANE_MCP_OAUTH_USERS", value_name = "FILE")]
+    pub oauth_users: Option<PathBuf>,
 }
 
 /// `arcane-mcp catalog`.

@@ -1327,7 +1327,17 @@ impl HttpServer {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> Self {
-        let port = free_port();
+        Self::start_at(free_port(), arcane, key, args, env).await
+    }
+
+    /// [`HttpServer::start`] on a port chosen beforehand (an OAuth public URL names it).
+    pub(crate) async fn start_at(
+        port: u16,
+        arcane: &str,
+        key: Option<&str>,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let listen = format!("127.0.0.1:{port}");
         let mut cmd = tokio::process::Command::new(BIN);
         cmd.current_dir(repo())

@@ -29,6 +29,7 @@ mod handlers_http;
 mod hostile;
 mod layout;
 mod model_texts;
+mod oauth;
 mod otel;
 mod output_schema;
 mod packaging;

@@ -21,6 +21,16 @@ pub struct SimUser {
     /// The role: `admin` (everything) or `viewer` (reads only: every other method is answered
     /// 403 `permission denied: …`, as Arcane's role check does).
     pub role: SimRole,
+    /// The password `POST /auth/login` takes for this user; `None`: the user cannot sign in.
+    pub password: Option<String>,
+}
+
+/// Who a request is from: the user, and whether through a signed-in session (an access token
+/// of `POST /auth/login`, `src/auth.rs`) rather than an API key.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub user: SimUser,
+    pub session: bool,
 }
 
 /// What a [`SimUser`] may do.
@@ -45,17 +55,31 @@ impl SimRole {
 
 impl std::str::FromStr for SimUser {
     type Err = String;
-    /// `NAME=KEY` or `NAME=KEY:ROLE` (role `admin`, the default, or `viewer`).
+    /// `NAME=KEY`, `NAME=KEY:ROLE` (role `admin`, the default, or `viewer`) or
+    /// `NAME=KEY:ROLE:PASSWORD` (the password of `POST /auth/login`; it may hold `:`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let usage = "write a user as NAME=KEY or NAME=KEY:ROLE (role admin or viewer)";
+        let usage = "write a user as NAME=KEY, NAME=KEY:ROLE or NAME=KEY:ROLE:PASSWORD (role \
+                     admin or viewer)";
         let (name, rest) = s
             .split_once('=')
             .ok_or_else(|| format!("`{}`: {usage}", s.split(':').next().unwrap_or("")))?;
-        let (key, role) = match rest.rsplit_once(':') {
-            Some((key, "admin")) => (key, SimRole::Admin),
-            Some((key, "viewer")) => (key, SimRole::Viewer),
-            _ => (rest, SimRole::Admin),
+        // A password comes after the role: the first `:admin:` or `:viewer:` ends the key.
+        let with_password = [(":admin:", SimRole::Admin), (":viewer:", SimRole::Viewer)]
+            .into_iter()
+            .filter_map(|(sep, role)| rest.find(sep).map(|at| (at, sep, role)))
+            .min_by_key(|(at, _, _)| *at);
+        let (key, role, password) = match (with_password, rest.rsplit_once(':')) {
+            (Some((at, sep, role)), _) => (&rest[..at], role, Some(&rest[at + sep.len()..])),
+            (None, Some((key, "admin"))) => (key, SimRole::Admin, None),
+            (None, Some((key, "viewer"))) => (key, SimRole::Viewer, None),
+            _ => (rest, SimRole::Admin, None),
         };
+        if password == Some("") {
+            return Err(format!(
+                "user `{}`: the password is empty; {usage}",
+                name.trim()
+            ));
+        }
         let name = name.trim();
         if name.is_empty() || key.is_empty() {
             return Err(format!("user `{name}`: {usage}"));
@@ -64,6 +88,7 @@ impl std::str::FromStr for SimUser {
             name: name.to_string(),
             key: key.to_string(),
             role,
+            password: password.map(str::to_string),
         })
     }
 }
@@ -159,6 +184,7 @@ pub(crate) fn users(config: &SimConfig) -> Vec<SimUser> {
             name: DEFAULT_USER.to_string(),
             key: config.api_key.clone(),
             role: SimRole::Admin,
+            password: None,
         });
     }
     all

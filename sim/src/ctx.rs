@@ -15,6 +15,8 @@ use crate::world::Shared;
 /// The context of one `/api` request.
 pub struct Ctx {
     pub sh: Arc<Shared>,
+    /// Who sent the request (`None` on a public route).
+    pub caller: Option<crate::config::Caller>,
     pub method: String,
     /// Full path, with `/api`.
     pub path: String,

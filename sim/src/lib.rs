@@ -26,6 +26,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+mod accounts;
+mod auth;
 mod builtin;
 mod config;
 mod ctx;

@@ -19,8 +19,9 @@ struct Cli {
     /// API key accepted in `X-API-Key` or `Authorization: Bearer`.
     #[arg(long, default_value = arcane_sim::DEFAULT_API_KEY, env = "ARCANE_SIM_API_KEY")]
     api_key: String,
-    /// Another user, `NAME=KEY` or `NAME=KEY:ROLE` (role `admin` or `viewer`); repeatable. The
-    /// request log names the user of each request (never its key).
+    /// Another user, `NAME=KEY`, `NAME=KEY:ROLE` (role `admin` or `viewer`) or
+    /// `NAME=KEY:ROLE:PASSWORD` (the password signs in at `POST /api/auth/login`); repeatable.
+    /// The request log names the user of each request (never its key).
     #[arg(long = "user", env = "ARCANE_SIM_USERS", value_delimiter = ',')]
     users: Vec<arcane_sim::SimUser>,
     /// State file (JSON or YAML); the built-in demo state otherwise.

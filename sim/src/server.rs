@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
 
-use crate::config::{ArcaneVersion, SimRole, SimUser};
+use crate::config::{ArcaneVersion, Caller, SimRole, SimUser};
 use crate::ctx::Ctx;
 use crate::faults::{FaultKind, FaultSpec};
 use crate::reply::{MAX_BODY, json_response, problem, proxy_error, unknown_route};
@@ -140,20 +140,36 @@ fn is_public(method: &Method, sub: &str) -> bool {
 }
 
 /// The authentication check of docs/arcane-wire.md#authentication: `X-API-Key` first, then
-/// `Authorization: Bearer`; the user whose key it is, or the 401 text.
-fn authenticate<'a>(sh: &'a Shared, headers: &HeaderMap) -> Result<&'a SimUser, &'static str> {
-    let user = |key: &[u8]| sh.user_with_key(key);
+/// `Authorization: Bearer` (an access token of `POST /auth/login`, or an API key); the caller,
+/// or the 401 text.
+fn authenticate(sh: &Shared, headers: &HeaderMap) -> Result<Caller, &'static str> {
+    let keyed = |user: SimUser| Caller {
+        user,
+        session: false,
+    };
     if let Some(k) = headers.get("x-api-key") {
-        return user(k.as_bytes()).ok_or("Unauthorized: invalid API key");
+        return sh
+            .user_with_key(k.as_bytes())
+            .map(keyed)
+            .ok_or("Unauthorized: invalid API key");
     }
-    headers
+    let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|a| {
             a.strip_prefix("Bearer ")
                 .or_else(|| a.strip_prefix("bearer "))
         })
-        .and_then(|tok| user(tok.trim().as_bytes()))
+        .map(str::trim)
+        .ok_or("Unauthorized: valid authentication required")?;
+    if let Some(user) = sh.user_with_session(token) {
+        return Ok(Caller {
+            user,
+            session: true,
+        });
+    }
+    sh.user_with_key(token.as_bytes())
+        .map(keyed)
         .ok_or("Unauthorized: valid authentication required")
 }
 
@@ -248,8 +264,9 @@ async fn entry(st: St, req: Request) -> Response {
     }
 
     // Authentication (docs/arcane-wire.md#authentication, docs/arcane-wire.md#websockets).
+    let mut caller = None;
     if !is_public(&parts.method, &sub) {
-        let user = match authenticate(&sh, &parts.headers) {
+        let who = match authenticate(&sh, &parts.headers) {
             Ok(u) => u,
             Err(msg) => {
                 if is_ws {
@@ -262,15 +279,20 @@ async fn entry(st: St, req: Request) -> Response {
             }
         };
         // The log names who made the request, never with the key.
+        let user = &who.user;
         sh.log_user(log_idx, user);
         let reads = parts.method == Method::GET || parts.method == Method::HEAD;
-        if user.role == SimRole::Viewer && !reads {
+        // A viewer manages its own personal keys (Arcane's self-service routes).
+        let own = sub.starts_with("/auth/me/");
+        if user.role == SimRole::Viewer && !reads && !own {
             let perm = permission(&parts.method, &sub);
             return problem(403, &format!("permission denied: {perm}"), None, &host);
         }
+        caller = Some(who);
     }
 
     let mut ctx = Ctx {
+        caller,
         sh: sh.clone(),
         method: parts.method.as_str().to_string(),
         path: path.clone(),

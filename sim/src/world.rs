@@ -17,6 +17,8 @@ pub struct Shared {
     pub spec: Spec,
     /// Every accepted key with its user.
     users: Vec<SimUser>,
+    /// Sign-ins and personal API keys (`src/accounts.rs`).
+    accounts: Mutex<crate::accounts::Accounts>,
     seed: Mutex<State>,
     state: Mutex<State>,
     log: Mutex<Vec<Value>>,
@@ -46,6 +48,7 @@ impl Shared {
         Shared {
             spec,
             users,
+            accounts: Mutex::default(),
             state: Mutex::new(seed.clone()),
             seed: Mutex::new(seed),
             log: Mutex::new(Vec::new()),
@@ -162,9 +165,33 @@ impl Shared {
         }
     }
 
-    /// The user whose API key is `key`.
-    pub fn user_with_key(&self, key: &[u8]) -> Option<&SimUser> {
-        self.users.iter().find(|u| u.key.as_bytes() == key)
+    /// The user whose API key is `key`: a configured one, or a personal key made through
+    /// `POST /auth/me/api-keys` and not deleted.
+    pub fn user_with_key(&self, key: &[u8]) -> Option<SimUser> {
+        if let Some(u) = self.users.iter().find(|u| u.key.as_bytes() == key) {
+            return Some(u.clone());
+        }
+        let key = std::str::from_utf8(key).ok()?;
+        let accounts = lock(&self.accounts);
+        let name = accounts.key_user(key)?;
+        self.users.iter().find(|u| u.name == name).cloned()
+    }
+
+    /// The user of a live access token of `POST /auth/login`.
+    pub fn user_with_session(&self, token: &str) -> Option<SimUser> {
+        let accounts = lock(&self.accounts);
+        let name = accounts.session_user(token)?;
+        self.users.iter().find(|u| u.name == name).cloned()
+    }
+
+    /// Every user.
+    pub fn users(&self) -> Vec<SimUser> {
+        self.users.clone()
+    }
+
+    /// Sign-ins and personal keys, locked.
+    pub fn accounts(&self) -> MutexGuard<'_, crate::accounts::Accounts> {
+        lock(&self.accounts)
     }
 
     /// Appends an entry to the request log; returns its index.

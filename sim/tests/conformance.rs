@@ -171,9 +171,27 @@ struct Report {
     failures: Vec<String>,
 }
 
+/// The user of the sign-in routes.
+const SIGNED_IN: &str = "conformance=conformance-key:admin:pw";
+
+/// A sign-in of [`SIGNED_IN`]: its access and refresh tokens.
+async fn sign_in(s: &crate::common::Sim) -> (String, String) {
+    let b = s
+        .post("/auth/login")
+        .anonymous()
+        .json(json!({"username": "conformance", "password": "pw"}))
+        .await
+        .expect(200);
+    let text = |k: &str| b["data"][k].as_str().unwrap_or_default().to_string();
+    (text("token"), text("refreshToken"))
+}
+
 async fn check_spec(path: &Path) -> Report {
     let spec = Spec::load(path).expect("spec loads");
-    let s = start_with(arcane_sim::SimConfig::new(path)).await;
+    let mut config = arcane_sim::SimConfig::new(path);
+    // A user who can sign in: the sign-in routes are answered for real (src/auth.rs).
+    config.users = vec![SIGNED_IN.parse().unwrap()];
+    let s = start_with(config).await;
     let mut validators: HashMap<String, jsonschema::Validator> = HashMap::new();
     let mut components = spec.doc.get("components").cloned().unwrap_or(json!({}));
     fix_refs(&mut components);
@@ -233,9 +251,37 @@ async fn check_spec(path: &Path) -> Report {
                 path = path.replace("/backups/sim-1", &format!("/backups/{id}"));
             }
         }
+        // Personal keys are made and deleted from a signed-in session; a refresh takes a
+        // refresh token of a sign-in; a sign-in the user's password.
+        let auth = op.template.starts_with("/auth/me/api-keys") && op.method != "GET";
+        let session = if auth || op.template == "/auth/refresh" {
+            Some(sign_in(&s).await)
+        } else {
+            None
+        };
+        if let (Some((token, _)), true) = (&session, op.method == "DELETE" && auth) {
+            let made = s
+                .post("/auth/me/api-keys")
+                .bearer(token)
+                .json(json!({"name": "conformance"}))
+                .await
+                .json();
+            let id = made
+                .pointer("/data/id")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            path = format!("/auth/me/api-keys/{id}");
+        }
         let method = Method::from_bytes(op.method.as_bytes()).unwrap();
         let mut req = s.request(method, &path).query(&query);
-        if op.method == "POST" && op.template == "/environments/{id}/projects" {
+        if let (Some((token, _)), true) = (&session, auth) {
+            req = req.bearer(token);
+        }
+        if op.template == "/auth/login" {
+            req = req.json(json!({"username": "conformance", "password": "pw"}));
+        } else if let (Some((_, refresh)), "/auth/refresh") = (&session, op.template.as_str()) {
+            req = req.json(json!({"refreshToken": refresh}));
+        } else if op.method == "POST" && op.template == "/environments/{id}/projects" {
             // A project is created from a JSON-encoded `project` part holding real compose text.
             let project = json!({"name": "conformance", "composeContent": "services:\n  app:\n    image: nginx:1.27-alpine\n"});
             let v2 = spec

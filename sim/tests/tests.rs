@@ -5,6 +5,7 @@
 
 mod common;
 
+mod auth;
 mod cli;
 mod client_stream;
 mod conformance;

@@ -159,7 +159,7 @@ pub(crate) mod simulator {
         banner(&app, &spec, args);
         let served = match args.http.transport {
             crate::config::Transport::Http => {
-                crate::transport::http::Settings::from_args(&args.http).and_then(|settings| {
+                crate::transport::http::Settings::from_args(&args.http, None).and_then(|settings| {
                     runtime.block_on(crate::transport::http::serve(app, settings))
                 })
             }

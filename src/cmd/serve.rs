@@ -14,7 +14,10 @@ pub fn run(args: config::ServeArgs) -> Result<()> {
     let (base_url, auth) = app::connection(&args)?;
     // The HTTP settings are checked before anything is built or fetched.
     let http = match args.http.transport {
-        config::Transport::Http => Some(transport::http::Settings::from_args(&args.http)?),
+        config::Transport::Http => Some(transport::http::Settings::from_args(
+            &args.http,
+            args.ca_cert.as_deref(),
+        )?),
         config::Transport::Stdio => None,
     };
     let sources = Sources::from_args(&args.source, Some(&base_url));

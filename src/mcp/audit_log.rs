@@ -54,6 +54,9 @@ pub struct Actor {
     pub protocol: Option<String>,
     /// The MCP task the call runs in (docs/tasks.md), when it runs in one.
     pub task: Option<String>,
+    /// The OAuth access token's holder (subject, issuer) and what it may do (docs/oauth.md);
+    /// the call is refused what its scopes or users-file rule do not allow.
+    pub grant: Option<std::sync::Arc<crate::mcp::caller::OAuthGrant>>,
 }
 
 /// What became of a mutating call.
@@ -245,6 +248,14 @@ fn line_of(e: &Entry<'_>) -> Value {
     });
     if let Some(task) = &e.caller.task {
         line["task"] = json!(task);
+    }
+    if let Some(g) = &e.caller.grant {
+        line["oauth"] = json!({
+            "subject": plain(&g.subject, 100),
+            "issuer": plain(&g.issuer, 200),
+            "client": g.client_id.as_deref().map(|c| plain(c, 100)),
+            "scope": if g.write { "arcane:write" } else { "arcane:read" },
+        });
     }
     // The server's own credentials, wherever in the line (a parameter, an error Arcane
     // echoed), by value.

@@ -102,27 +102,47 @@ pub(crate) async fn run(
             if let Some(a) = snap.catalog.resolve(&action) {
                 span.record("arcane.action.id", a.id.as_str());
             }
-            match execute(server, &snap, &action, params, confirm, ctx, asking, task).await {
-                Err(question) => {
-                    span.record("arcane.outcome", "input_required");
-                    question
-                }
-                Ok((result, disposition, confirmed, task)) => {
-                    let outcome = match disposition {
-                        Disposition::Ok if result.is_error == Some(true) => "error",
-                        d => d.as_str(),
+            // An OAuth caller's scopes and users-file rule, before anything is looked up or
+            // anyone is asked (docs/oauth.md).
+            let narrowed = caller.grant.as_ref().and_then(|g| {
+                let a = snap.catalog.resolve(&action)?;
+                g.refuses(a, &snap.catalog)
+            });
+            if let Some(why) = narrowed {
+                span.record("arcane.outcome", Disposition::Refused.as_str());
+                let result = error_result(why);
+                if let Some(params) = audited {
+                    let done = Done {
+                        disposition: Disposition::Refused,
+                        confirmed: None,
+                        started,
                     };
-                    span.record("arcane.outcome", outcome);
-                    if let Some(params) = audited {
-                        let done = Done {
-                            disposition,
-                            confirmed,
-                            started,
-                        };
-                        let caller = in_task(caller, task);
-                        record(server, &snap, &action, params, &caller, &result, done);
+                    record(server, &snap, &action, params, caller, &result, done);
+                }
+                CallToolResponse::Complete(result)
+            } else {
+                match execute(server, &snap, &action, params, confirm, ctx, asking, task).await {
+                    Err(question) => {
+                        span.record("arcane.outcome", "input_required");
+                        question
                     }
-                    result.into()
+                    Ok((result, disposition, confirmed, task)) => {
+                        let outcome = match disposition {
+                            Disposition::Ok if result.is_error == Some(true) => "error",
+                            d => d.as_str(),
+                        };
+                        span.record("arcane.outcome", outcome);
+                        if let Some(params) = audited {
+                            let done = Done {
+                                disposition,
+                                confirmed,
+                                started,
+                            };
+                            let caller = in_task(caller, task);
+                            record(server, &snap, &action, params, &caller, &result, done);
+                        }
+                        result.into()
+                    }
                 }
             }
         }

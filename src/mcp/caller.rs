@@ -23,6 +23,59 @@ pub struct HttpCaller {
     /// The bytes a 2026-07-28 question is bound to: the session ID, the `Authorization` and
     /// the caller's-key headers as sent, each after its length.
     pub binding: Vec<u8>,
+    /// Who the OAuth access token it came with names, and what it may do; `None` for a static
+    /// bearer token or none.
+    pub grant: Option<Arc<OAuthGrant>>,
+}
+
+/// What an OAuth access token lets its holder do (docs/oauth.md): its scopes and the users
+/// file's narrowing. Checked for each call before anything is prepared or asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthGrant {
+    /// The token's subject (`sub`, else `client_id`) and issuer, for the audit log.
+    pub subject: String,
+    pub issuer: String,
+    pub client_id: Option<String>,
+    /// Whether it holds `arcane:write`; with `arcane:read` alone, only reading actions run.
+    pub write: bool,
+    /// The users file's rule it matched, as the logs name it.
+    pub rule: Option<String>,
+    /// The rule's preset and allow-list, narrowing what it may run.
+    pub preset: Option<String>,
+    pub tools: Vec<String>,
+}
+
+impl OAuthGrant {
+    /// Why `action` may not run for this caller, or `None`. A reading action needs
+    /// `arcane:read` (which every admitted token holds), a change or a credential reveal
+    /// `arcane:write`; then the rule's preset and allow-list apply.
+    pub fn refuses(
+        &self,
+        action: &arcane_catalog::Action,
+        catalog: &arcane_catalog::Catalog,
+    ) -> Option<String> {
+        if !self.write && (action.mutating || action.reveals_secret.is_some()) {
+            return Some(format!(
+                "{} needs the scope arcane:write, and your access token grants only arcane:read: \
+                 sign in again granting arcane:write (or ask for a reading action)",
+                action.id
+            ));
+        }
+        if self.preset.is_none() && self.tools.is_empty() {
+            return None;
+        }
+        let policy = arcane_catalog::Policy::new(false, false, &[])
+            .with_allow(&self.tools, self.preset.as_deref());
+        let why = match policy.resolve_preset(catalog) {
+            Ok(p) => p.withdrawn(action),
+            Err(e) => Some(format!("{e:#}")),
+        }?;
+        Some(format!(
+            "{why} — for {:?}, by the OAuth users file's {}",
+            self.subject,
+            self.rule.as_deref().unwrap_or("rule")
+        ))
+    }
 }
 
 /// What the logs and the audit log say of an accepted token: its name, when it was given one,

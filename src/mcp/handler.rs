@@ -533,10 +533,15 @@ impl ArcaneServer {
 
     /// Who is calling, for the audit log (only worked out when there is one).
     fn caller(&self, context: &RequestContext<RoleServer>, ctx: &CallContext) -> Actor {
-        if self.calls.audit.is_none() {
-            return Actor::default();
-        }
         let http = HttpCaller::of(&context.extensions);
+        // What an OAuth caller may do is checked for every call, audit log or not.
+        let grant = http.and_then(|c| c.grant.clone());
+        if self.calls.audit.is_none() {
+            return Actor {
+                grant,
+                ..Actor::default()
+            };
+        }
         let session = http
             .and_then(|c| c.session.as_deref())
             .map(|s| audit_log::plain(s, 64));
@@ -560,6 +565,7 @@ impl ArcaneServer {
             token_fingerprint: token.map(|t| t.fingerprint.clone()),
             protocol: protocol.map(|v| v.to_string()),
             task: None,
+            grant,
             user: ctx
                 .credential
                 .as_ref()

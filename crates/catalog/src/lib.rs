@@ -29,7 +29,7 @@ pub use model::{
     Preset, ResultKind, UnmatchedOverlay, Widening,
 };
 pub use output_schema::{declared_types, output_schema, served_output_schema, unwrap_envelope};
-pub use overlay::{Layers, yaml_paths};
+pub use overlay::{Layers, parse_checked_file, yaml_paths};
 pub use policy::{ClientProfile, Confirmation, Policy, catalog_exclusion};
 pub use profile::{
     FlatOutput, JsonTextError, MAX_FIELDS as FLAT_MAX_FIELDS,

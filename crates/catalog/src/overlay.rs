@@ -433,6 +433,17 @@ pub fn parse_checked<T: serde::de::DeserializeOwned>(
     origin: &str,
     schema: &str,
 ) -> Result<(T, LineMap)> {
+    parse_checked_file(text, origin, schema, "docs/overlays.md")
+}
+
+/// [`parse_checked`] for any operator file and its schema; an error points to `guide` for the
+/// fields and their types.
+pub fn parse_checked_file<T: serde::de::DeserializeOwned>(
+    text: &str,
+    origin: &str,
+    schema: &str,
+    guide: &str,
+) -> Result<(T, LineMap)> {
     let lines = yaml::scan(text, origin).map_err(|e| anyhow!(e))?;
     let value: Value = if text.trim().is_empty() {
         Value::Object(Default::default())
@@ -492,7 +503,7 @@ pub fn parse_checked<T: serde::de::DeserializeOwned>(
         }
         errors.push((
             lines.line_of(&path),
-            format!("{err}{at} — see docs/overlays.md for the fields and their types"),
+            format!("{err}{at} — see {guide} for the fields and their types"),
         ));
     }
     if !errors.is_empty() {

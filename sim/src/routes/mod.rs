@@ -115,6 +115,13 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         ("GET", "/environments/{}/builds/browse") => builds::browse(ctx),
         ("POST", "/environments/{}/builds/browse/mkdir") => builds::change(ctx, true),
         ("DELETE", "/environments/{}/builds/browse") => builds::change(ctx, false),
+        // Signing in and personal API keys (src/auth.rs).
+        ("POST", "/auth/login") => crate::auth::login(ctx),
+        ("POST", "/auth/refresh") => crate::auth::refresh(ctx),
+        ("GET", "/auth/me") => crate::auth::me(ctx),
+        ("GET", "/auth/me/api-keys") => crate::auth::list_keys(ctx),
+        ("POST", "/auth/me/api-keys") => crate::auth::create_key(ctx),
+        ("DELETE", "/auth/me/api-keys/{}") => crate::auth::delete_key(ctx),
         // The multiplexed client stream (routes/stream.rs).
         ("GET", "/stream") => stream::client(ctx),
         // Environments.

@@ -1,6 +1,7 @@
 //! The gate in front of `/mcp` and `/metrics`: bearer tokens (compared in constant time), the
 //! caller's Arcane key policy, and a per-client rate limit (docs/security.md).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
@@ -11,8 +12,9 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use super::oauth::OAuth;
 use crate::config::{KeySource, split_named};
-use crate::mcp::caller::TokenLabel;
+use crate::mcp::caller::{OAuthGrant, TokenLabel};
 
 /// The header carrying a caller's own Arcane API key.
 pub const CLIENT_KEY_HEADER: &str = "x-arcane-api-key";
@@ -129,6 +131,18 @@ impl Identity {
         Identity(h.finalize().into())
     }
 
+    /// The identity of an OAuth caller: its issuer and subject, the same across the tokens it
+    /// is given (a refreshed token keeps its sessions). Tagged, so that no static token's
+    /// identity is one of these.
+    fn of_subject(issuer: &str, subject: &str) -> Identity {
+        let mut h = Sha256::new();
+        for part in [b"oauth".as_slice(), issuer.as_bytes(), subject.as_bytes()] {
+            h.update((part.len() as u64).to_be_bytes());
+            h.update(part);
+        }
+        Identity(h.finalize().into())
+    }
+
     fn same(&self, other: &Identity) -> bool {
         self.0.ct_eq(&other.0).into()
     }
@@ -158,18 +172,79 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 pub struct Admitted {
     pub identity: Identity,
     pub token: Option<Arc<TokenLabel>>,
+    /// An OAuth caller (docs/oauth.md): who, what it may do, the Arcane key its users-file
+    /// rule names, and the per-caller limits' key.
+    pub oauth: Option<OAuthCaller>,
 }
 
-/// Checks one request to a guarded path; `Err` is the answer to send instead. A refused token
-/// is also logged (WARN, with what to set; never the token).
-pub fn check(
+/// An OAuth access token's holder, as the gate admitted it.
+#[derive(Debug, Clone)]
+pub struct OAuthCaller {
+    pub grant: Arc<OAuthGrant>,
+    pub key: Option<String>,
+    /// What the per-token limits count it by: a place after every static token's.
+    pub limit_key: usize,
+}
+
+/// Who sends a request to a guarded path: a static bearer token ([`check`]), else, when the
+/// server runs in OAuth mode, an access token of its identity provider; `Err` is the answer to
+/// send instead. The one place that decides who is calling.
+pub async fn admit(
     tokens: &Tokens,
+    oauth: Option<&OAuth>,
     key_source: KeySource,
     headers: &HeaderMap,
     mcp: bool,
 ) -> Result<Admitted, Denied> {
-    // Two credentials in one request are ambiguous: a proxy that appends the user's header to
-    // one the client sent would otherwise let the client's (read first) win.
+    let Some(oauth) = oauth else {
+        return check(tokens, key_source, headers, mcp);
+    };
+    duplicates(headers)?;
+    let Some(presented) = bearer(headers) else {
+        return Err(Denied {
+            status: StatusCode::UNAUTHORIZED,
+            challenge: Some(oauth.challenge().into()),
+            text:
+                "Sign-in required: this server takes OAuth access tokens (its protected-resource \
+                   metadata says where to get one) in `Authorization: Bearer <token>`."
+                    .into(),
+        });
+    };
+    if tokens.matching(presented).is_some() {
+        return check(tokens, key_source, headers, mcp);
+    }
+    let admitted = oauth.admit(presented).await.map_err(|r| Denied {
+        status: r.status,
+        challenge: r.challenge.map(Cow::Owned),
+        text: r.text.into(),
+    })?;
+    let identity = Identity::of_subject(&admitted.grant.issuer, &admitted.grant.subject);
+    // With a users file the rule names the Arcane key: a second one in a header would be two
+    // answers to one question.
+    if mcp && admitted.key.is_some() && headers.contains_key(CLIENT_KEY_HEADER) {
+        return Err(bad_request(
+            "This server maps your sign-in to an Arcane key itself (--oauth-users) and does not \
+             accept X-Arcane-API-Key beside an OAuth token; remove the header.",
+        ));
+    }
+    let caller = OAuthCaller {
+        limit_key: tokens.len() + admitted.rule.unwrap_or(0),
+        grant: admitted.grant,
+        key: admitted.key,
+    };
+    if caller.key.is_some() || !mcp {
+        return Ok(Admitted {
+            identity,
+            token: None,
+            oauth: Some(caller),
+        });
+    }
+    key_policy(key_source, headers, Some(presented), None, Some(caller))
+}
+
+/// Two credentials in one request are ambiguous: a proxy that appends the user's header to one
+/// the client sent would otherwise let the client's (read first) win.
+fn duplicates(headers: &HeaderMap) -> Result<(), Denied> {
     if headers.get_all(header::AUTHORIZATION).iter().count() > 1 {
         return Err(bad_request(
             "More than one Authorization header; send one `Authorization: Bearer <token>`.",
@@ -181,6 +256,18 @@ pub fn check(
              adds it must replace the client's header, not append to it).",
         ));
     }
+    Ok(())
+}
+
+/// Checks one request to a guarded path; `Err` is the answer to send instead. A refused token
+/// is also logged (WARN, with what to set; never the token).
+pub fn check(
+    tokens: &Tokens,
+    key_source: KeySource,
+    headers: &HeaderMap,
+    mcp: bool,
+) -> Result<Admitted, Denied> {
+    duplicates(headers)?;
     let presented = bearer(headers);
     let mut token = None;
     if !tokens.is_empty() {
@@ -219,15 +306,36 @@ pub fn check(
         return Ok(Admitted {
             identity: Identity::of(presented, None),
             token,
+            oauth: None,
         });
     }
+    key_policy(key_source, headers, presented, token, None)
+}
+
+/// The caller's-key policy of `/mcp` for a caller whose bearer credential is accepted.
+fn key_policy(
+    key_source: KeySource,
+    headers: &HeaderMap,
+    presented: Option<&str>,
+    token: Option<Arc<TokenLabel>>,
+    oauth: Option<OAuthCaller>,
+) -> Result<Admitted, Denied> {
     let client_key = headers
         .get(CLIENT_KEY_HEADER)
         .map(|v| v.to_str().map(str::trim).unwrap_or(""));
-    let identity = Identity::of(
-        presented,
-        client_key.filter(|_| key_source != KeySource::Server),
-    );
+    let key = client_key.filter(|_| key_source != KeySource::Server);
+    let identity = match &oauth {
+        // An OAuth caller is its subject (and the key it sends), whatever token it holds now.
+        Some(o) => Identity::of(
+            Some(&hex(Identity::of_subject(
+                &o.grant.issuer,
+                &o.grant.subject,
+            )
+            .digest())),
+            key,
+        ),
+        None => Identity::of(presented, key),
+    };
     match (key_source, client_key) {
         (KeySource::Server, Some(_)) => Err(bad_request(
             "This server runs every call with its own Arcane key \
@@ -242,8 +350,16 @@ pub fn check(
         (_, Some("")) => Err(bad_request(
             "X-Arcane-API-Key is empty or not text; send your Arcane API key.",
         )),
-        _ => Ok(Admitted { identity, token }),
+        _ => Ok(Admitted {
+            identity,
+            token,
+            oauth,
+        }),
     }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// An untrusted header value as it may appear in a log line: control characters dropped, cut
@@ -402,20 +518,27 @@ pub fn client_key(key_source: KeySource, headers: &HeaderMap) -> Option<String> 
         .map(str::to_string)
 }
 
-/// A refused request: its status, the `WWW-Authenticate` challenge of a 401, what to do.
+/// A refused request: its status, the `WWW-Authenticate` challenge of a 401 (or an OAuth 403),
+/// what to do.
 #[derive(Debug)]
 pub struct Denied {
     pub status: StatusCode,
-    pub challenge: Option<&'static str>,
-    pub text: &'static str,
+    pub challenge: Option<Cow<'static, str>>,
+    pub text: Cow<'static, str>,
 }
 
 impl IntoResponse for Denied {
     fn into_response(self) -> Response {
-        let mut r = plain(self.status, self.text);
-        if let Some(c) = self.challenge {
-            r.headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(c));
+        let mut r = (
+            self.status,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            self.text.into_owned(),
+        )
+            .into_response();
+        if let Some(c) = self.challenge
+            && let Ok(v) = HeaderValue::from_str(&c)
+        {
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
         }
         r
     }
@@ -424,8 +547,8 @@ impl IntoResponse for Denied {
 fn unauthorized(challenge: &'static str, text: &'static str) -> Denied {
     Denied {
         status: StatusCode::UNAUTHORIZED,
-        challenge: Some(challenge),
-        text,
+        challenge: Some(challenge.into()),
+        text: text.into(),
     }
 }
 
@@ -433,7 +556,7 @@ fn bad_request(text: &'static str) -> Denied {
     Denied {
         status: StatusCode::BAD_REQUEST,
         challenge: None,
-        text,
+        text: text.into(),
     }
 }
 

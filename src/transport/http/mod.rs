@@ -5,6 +5,7 @@
 
 pub mod guard;
 mod limits;
+pub mod oauth;
 mod sessions;
 
 use std::net::SocketAddr;
@@ -35,7 +36,7 @@ use limits::PerKey;
 fn http_caller(req: &Request, admitted: &Admitted, key_source: KeySource) -> HttpCaller {
     let headers = req.headers();
     let header = |name: &str| headers.get(name).map_or(&b""[..], |v| v.as_bytes());
-    let quota_key = if admitted.token.is_some() {
+    let quota_key = if admitted.token.is_some() || admitted.oauth.is_some() {
         let mut key = b"token:".to_vec();
         key.extend_from_slice(admitted.identity.digest());
         Some(key)
@@ -49,13 +50,17 @@ fn http_caller(req: &Request, admitted: &Admitted, key_source: KeySource) -> Htt
             .get(guard::SESSION_HEADER)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
         token: admitted.token.clone(),
-        credential: guard::client_key(key_source, headers).map(Auth::ApiKey),
+        credential: match admitted.oauth.as_ref().and_then(|o| o.key.clone()) {
+            Some(key) => Some(Auth::ApiKey(key)),
+            None => guard::client_key(key_source, headers).map(Auth::ApiKey),
+        },
         quota_key,
         binding: crate::mcp::confirm::binding([
             header(guard::SESSION_HEADER),
             header("authorization"),
             header(guard::CLIENT_KEY_HEADER),
         ]),
+        grant: admitted.oauth.as_ref().map(|o| o.grant.clone()),
     }
 }
 
@@ -78,6 +83,8 @@ pub struct Settings {
     /// The bearer tokens (the command line's, the environment's and the token file's), masked
     /// by value wherever text leaves the server while it serves.
     pub secrets: Vec<arcane_redact::SecretHold>,
+    /// OAuth resource-server mode (`--oauth-issuer`, docs/oauth.md).
+    pub oauth: Option<Arc<oauth::OAuth>>,
 }
 
 /// The token of an `--auth-token` entry (`name=token` or a plain token).
@@ -87,7 +94,8 @@ pub(crate) fn token_secret(entry: &str) -> &str {
 
 impl Settings {
     /// The settings of the flags; refuses what would be unsafe on a network.
-    pub fn from_args(args: &HttpArgs) -> Result<Settings> {
+    /// `ca_cert` (`--ca-cert`) is trusted for the identity provider too.
+    pub fn from_args(args: &HttpArgs, ca_cert: Option<&std::path::Path>) -> Result<Settings> {
         let mut tokens: Vec<String> = args.auth_tokens.clone();
         if let Some(path) = &args.auth_token_file {
             let text = std::fs::read_to_string(path).with_context(|| {
@@ -119,12 +127,20 @@ impl Settings {
             );
         }
         let loopback = args.listen.ip().is_loopback();
-        if tokens.is_empty() {
+        let oauth = oauth_settings(args, ca_cert)?;
+        if oauth.is_some() && args.allow_unauthenticated {
+            bail!(
+                "--allow-unauthenticated and --oauth-issuer contradict each other: OAuth mode \
+                 always asks for a token; drop --allow-unauthenticated"
+            );
+        }
+        if tokens.is_empty() && oauth.is_none() {
             if !args.allow_unauthenticated {
                 bail!(
                     "HTTP transport refuses to start without authentication: set \
                      ARCANE_MCP_AUTH_TOKEN (one or more comma-separated tokens) or \
-                     --auth-token-file, or pass --allow-unauthenticated to serve loopback only"
+                     --auth-token-file, or --oauth-issuer with --public-url (OAuth, \
+                     docs/oauth.md), or pass --allow-unauthenticated to serve loopback only"
                 );
             }
             if !loopback {
@@ -175,8 +191,78 @@ impl Settings {
             request_body_timeout: Duration::from_secs(args.request_body_timeout),
             key_source: args.arcane_key_source,
             secrets,
+            oauth,
         })
     }
+}
+
+/// The OAuth settings of the flags (`--oauth-issuer` and the ones beside it), checked.
+fn oauth_settings(
+    args: &HttpArgs,
+    ca_cert: Option<&std::path::Path>,
+) -> Result<Option<Arc<oauth::OAuth>>> {
+    let Some(issuer) = args
+        .oauth_issuer
+        .as_deref()
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+    else {
+        let beside = [
+            ("--oauth-audience", args.oauth_audience.is_some()),
+            (
+                "--oauth-introspection-url",
+                args.oauth_introspection_url.is_some(),
+            ),
+            ("--oauth-users", args.oauth_users.is_some()),
+        ];
+        if let Some((flag, _)) = beside.iter().find(|(_, set)| *set) {
+            bail!("{flag} needs --oauth-issuer (the identity provider whose tokens to accept)");
+        }
+        return Ok(None);
+    };
+    let Some(public_url) = args.public_url.as_deref() else {
+        bail!(
+            "--oauth-issuer needs --public-url (ARCANE_MCP_PUBLIC_URL): the address clients \
+             reach this server by, e.g. https://mcp.example.com — the MCP endpoint's resource \
+             URI, {{public-url}}/mcp, is what access tokens must be issued for"
+        );
+    };
+    let client = match (
+        &args.oauth_introspection_client_id,
+        &args.oauth_introspection_secret_file,
+    ) {
+        (Some(id), Some(path)) => {
+            let secret = std::fs::read_to_string(path).with_context(|| {
+                format!(
+                    "reading --oauth-introspection-secret-file {}",
+                    path.display()
+                )
+            })?;
+            Some((id.clone(), secret.trim().to_string()))
+        }
+        (None, None) => None,
+        _ => bail!(
+            "--oauth-introspection-client-id and --oauth-introspection-secret-file go together \
+             (the credentials this server introspects tokens with)"
+        ),
+    };
+    let introspection = args.oauth_introspection_url.clone().map(|u| (u, client));
+    // The identity provider is reached with the platform's trust store (and --ca-cert, for a
+    // provider behind a private CA), never without verification.
+    let tls = arcane_engine::tls_config(ca_cert, false)?;
+    let http = arcane_engine::client_builder(&tls)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .context("building the HTTP client of the identity provider")?;
+    let o = oauth::OAuth::new(
+        public_url,
+        issuer,
+        args.oauth_audience.as_deref(),
+        introspection,
+        args.oauth_users.as_deref(),
+        http,
+    )?;
+    Ok(Some(Arc::new(o)))
 }
 
 fn trimmed(list: &[String]) -> Vec<String> {
@@ -189,6 +275,7 @@ fn trimmed(list: &[String]) -> Vec<String> {
 /// Shared by the middleware and the health routes.
 struct Shared {
     tokens: Tokens,
+    oauth: Option<Arc<oauth::OAuth>>,
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
     /// Which caller opened each session, and the service's own table of live sessions.
@@ -246,6 +333,7 @@ fn router(
     let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     let shared = Arc::new(Shared {
         tokens: settings.tokens,
+        oauth: settings.oauth,
         allowed_hosts,
         allowed_origins,
         sessions: guard::Sessions::default(),
@@ -267,6 +355,8 @@ fn router(
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready_route))
+        .route(oauth::METADATA_PATH, get(resource_metadata))
+        .route(oauth::METADATA_ROOT, get(resource_metadata))
         .merge(guarded)
         .layer(middleware::from_fn_with_state(shared.clone(), outer))
         .with_state(shared)
@@ -345,14 +435,21 @@ async fn gate(
 ) -> Response {
     let mcp = req.uri().path() == "/mcp";
     let checked = {
-        let _span = tracing::warn_span!("http", client = %peer.ip()).entered();
-        guard::check(&shared.tokens, shared.key_source, req.headers(), mcp)
+        use tracing::Instrument;
+        let span = tracing::warn_span!("http", client = %peer.ip());
+        let oauth = shared.oauth.as_deref();
+        guard::admit(&shared.tokens, oauth, shared.key_source, req.headers(), mcp)
+            .instrument(span)
+            .await
     };
     let admitted = match checked {
         Ok(admitted) => admitted,
         Err(refused) => return refused.into_response(),
     };
-    let token_key = admitted.token.as_ref().map(|t| t.index);
+    let token_key = match &admitted.oauth {
+        Some(o) => Some(o.limit_key),
+        None => admitted.token.as_ref().map(|t| t.index),
+    };
     let Some(in_flight) = shared.token_requests.try_take(token_key) else {
         limits::warn_throttled!(
             client = %peer.ip(),
@@ -488,11 +585,25 @@ async fn gate(
 /// How a log line names the token of a request: its name and fingerprint, or that the server
 /// runs without tokens.
 fn token_shown(admitted: &Admitted) -> String {
-    token_shown_of(admitted.token.as_deref())
+    match &admitted.oauth {
+        Some(o) => format!("OAuth {:?} of {}", o.grant.subject, o.grant.issuer),
+        None => token_shown_of(admitted.token.as_deref()),
+    }
 }
 
 fn token_shown_of(token: Option<&TokenLabel>) -> String {
     token.map_or_else(|| "none (unauthenticated)".into(), ToString::to_string)
+}
+
+/// The protected-resource metadata (RFC 9728) in OAuth mode; 404 otherwise.
+async fn resource_metadata(State(shared): State<Arc<Shared>>) -> Response {
+    match &shared.oauth {
+        Some(o) => axum::Json(o.metadata()).into_response(),
+        None => guard::plain(
+            StatusCode::NOT_FOUND,
+            "Not Found: this server runs without OAuth (--oauth-issuer)",
+        ),
+    }
 }
 
 async fn metrics_route(State(shared): State<Arc<Shared>>) -> Response {
@@ -531,7 +642,7 @@ async fn ready_route(State(shared): State<Arc<Shared>>) -> Response {
 pub async fn serve(app: App, mut settings: Settings) -> Result<()> {
     // Held for as long as the listener serves.
     let _secrets = std::mem::take(&mut settings.secrets);
-    if settings.tokens.is_empty() {
+    if settings.tokens.is_empty() && settings.oauth.is_none() {
         tracing::warn!(
             "HTTP transport WITHOUT AUTHENTICATION (--allow-unauthenticated) on {}: any local \
              program can operate Arcane through it",
@@ -552,6 +663,8 @@ pub async fn serve(app: App, mut settings: Settings) -> Result<()> {
         arcane_key_source = settings.key_source.as_str(),
         allowed_hosts = ?settings.allowed_hosts,
         allowed_origins = ?settings.allowed_origins,
+        oauth_issuer = settings.oauth.as_ref().map(|o| o.provider.issuer.as_str()),
+        oauth_resource = settings.oauth.as_ref().map(|o| o.resource.as_str()),
         max_connections = settings.max_connections,
         max_connections_per_address = settings.max_connections_per_address,
         max_connections_per_token = settings.max_connections_per_token,

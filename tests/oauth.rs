@@ -1,0 +1,680 @@
+//! OAuth resource-server mode (docs/oauth.md) against a real OpenID Provider: `oidc-provider`
+//! (tests/oidc/, pinned by its package-lock; `.ci/run` installs it) started by each test on
+//! loopback, the real binary in front of the simulator. Tokens the provider mints (client
+//! credentials, JWT access tokens for our resource) are accepted and run as the users file's
+//! Arcane user; tokens for another audience or issuer, expired, tampered, `alg: none`, HMAC
+//! with the public key, an unknown key are refused with 401; `arcane:read` cannot write; an
+//! unmapped subject gets 403; a rotated key is picked up; opaque tokens go through
+//! introspection.
+
+use std::process::Stdio;
+
+use base64::Engine;
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+
+use crate::cli::{HttpServer, INIT, free_port, http_client, raw_post, repo};
+use crate::server_support::{Sim, call, shape, text};
+
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+/// The OpenID Provider of tests/oidc/provider.mjs, killed when dropped.
+struct Idp {
+    _child: tokio::process::Child,
+    /// Its stdout, kept open: a closed pipe would end the provider at its next write.
+    _stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    issuer: String,
+    http: reqwest::Client,
+}
+
+impl Idp {
+    /// Starts the provider; `opaque` is the resource whose tokens are opaque.
+    async fn start(opaque: &str) -> Idp {
+        let dir = repo().join("tests/oidc");
+        assert!(
+            dir.join("node_modules/oidc-provider").is_dir(),
+            "this test needs oidc-provider: run `npm ci --prefix tests/oidc --no-audit --no-fund` \
+             (Node.js 20 or later)"
+        );
+        let mut child = tokio::process::Command::new("node")
+            .current_dir(&dir)
+            .args(["provider.mjs", "http://127.0.0.1:1/unused", opaque])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node runs");
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = tokio::time::timeout(crate::fixtures::GUARD, lines.next_line())
+            .await
+            .expect("the provider starts (hang guard)")
+            .unwrap()
+            .expect("the provider prints its issuer");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        Idp {
+            _child: child,
+            _stdout: lines,
+            issuer: v["issuer"].as_str().unwrap().to_string(),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// A client-credentials access token of `client` for `resource` with `scope`.
+    async fn token(&self, client: (&str, &str), scope: &str, resource: &str) -> String {
+        let r = self
+            .http
+            .post(format!("{}/token", self.issuer))
+            .basic_auth(client.0, Some(client.1))
+            .form(&[
+                ("grant_type", "client_credentials"),
+                ("scope", scope),
+                ("resource", resource),
+            ])
+            .send()
+            .await
+            .unwrap();
+        let v: Value = r.json().await.unwrap();
+        v["access_token"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a token: {v}"))
+            .to_string()
+    }
+
+    /// A JWS of `claims` signed by the provider's current key (or, `fresh`, by a key it never
+    /// published), with extra header fields.
+    async fn sign(&self, claims: Value, header: Value, fresh: bool) -> String {
+        let key = if fresh { "fresh" } else { "current" };
+        self.http
+            .post(format!("{}/__test/sign", self.issuer))
+            .json(&json!({"claims": claims, "header": header, "key": key}))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
+    async fn rotate(&self) {
+        let r = self
+            .http
+            .post(format!("{}/__test/rotate", self.issuer))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+    }
+
+    /// The provider's published keys.
+    async fn jwks(&self) -> Value {
+        self.http
+            .get(format!("{}/jwks", self.issuer))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// A 2026-07-28 `tools/call` of `action` with `token`: the status, the `WWW-Authenticate`
+/// header and the body.
+async fn call_with(base: &str, token: &str, action: &str, params: Value) -> (u16, String, String) {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {
+            "name": "arcane_execute_action",
+            "arguments": {"action": action, "params": params, "confirm": true},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "phone", "version": "1"}
+            }
+        }
+    });
+    let auth = format!("Bearer {token}");
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "arcane_execute_action"),
+        ("authorization", auth.as_str()),
+    ];
+    let (status, h, text) = raw_post(base, &headers, body.to_string()).await;
+    let challenge = h
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (status, challenge, text)
+}
+
+/// The users of the simulator and the users file that maps the provider's clients to them.
+fn users_file(dir: &std::path::Path, rules: &str) -> std::path::PathBuf {
+    std::fs::write(dir.join("alice.key"), "alice-key\n").unwrap();
+    let path = dir.join("users.yaml");
+    std::fs::write(&path, rules).unwrap();
+    path
+}
+
+const RULES: &str = "users:\n  - match: {sub: ci}\n    arcaneKeyFile: alice.key\n  - match: {groups: ops}\n    arcaneKeyEnv: OPS_ARCANE_KEY\n    tools: [container]\n";
+
+async fn sim_with_users() -> Sim {
+    use arcane_sim::{SimRole, SimUser};
+    Sim::start_with_users(vec![
+        SimUser {
+            name: "alice".into(),
+            key: "alice-key".into(),
+            role: SimRole::Admin,
+            password: None,
+        },
+        SimUser {
+            name: "ops".into(),
+            key: "ops-key".into(),
+            role: SimRole::Admin,
+            password: None,
+        },
+    ])
+    .await
+}
+
+/// Starts the server in OAuth mode on `port` for the provider, with `extra` arguments.
+async fn server(sim: &Sim, idp: &Idp, port: u16, extra: &[&str]) -> HttpServer {
+    let public = format!("http://127.0.0.1:{port}");
+    let mut args = vec![
+        "--public-url",
+        &public,
+        "--oauth-issuer",
+        &idp.issuer,
+        "--auth-token",
+        "ci-static-token",
+    ];
+    args.extend_from_slice(extra);
+    HttpServer::start_at(
+        port,
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &args,
+        &[("OPS_ARCANE_KEY", "ops-key")],
+    )
+    .await
+}
+
+/// The users of the requests that reached the simulator since the last reset.
+async fn users_seen(sim: &Sim) -> Vec<String> {
+    sim.requests()
+        .await
+        .iter()
+        .map(|r| r["user"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_of_a_real_openid_provider() {
+    let sim = sim_with_users().await;
+    let idp = Idp::start("http://127.0.0.1:1/opaque").await;
+    let dir = tempfile::tempdir().unwrap();
+    let users = users_file(dir.path(), RULES);
+    let audit = dir.path().join("audit.jsonl");
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let server = server(
+        &sim,
+        &idp,
+        port,
+        &[
+            "--oauth-users",
+            users.to_str().unwrap(),
+            "--audit-log",
+            audit.to_str().unwrap(),
+        ],
+    )
+    .await;
+    let base = server.base.clone();
+    let http = reqwest::Client::new();
+
+    // The protected-resource metadata, at both well-known paths.
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let m: Value = http
+            .get(format!("{base}{path}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(m["resource"], resource.as_str(), "{path}: {m}");
+        assert_eq!(m["authorization_servers"], json!([idp.issuer]), "{m}");
+        assert_eq!(
+            m["scopes_supported"],
+            json!(["arcane:read", "arcane:write"])
+        );
+        assert_eq!(m["bearer_methods_supported"], json!(["header"]));
+    }
+
+    // No token: the challenge points to the metadata.
+    let (status, h, _) = raw_post(&base, &[], INIT.to_string()).await;
+    assert_eq!(status, 401);
+    assert_eq!(
+        h["www-authenticate"].to_str().unwrap(),
+        format!(
+            r#"Bearer resource_metadata="http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp", scope="arcane:read arcane:write""#
+        )
+    );
+
+    // A token the provider minted for us: calls run as the users file's alice, in a session
+    // and in 2026-07-28 requests alike.
+    let full = idp
+        .token(("ci", "ci-secret"), "arcane:read arcane:write", &resource)
+        .await;
+    sim.reset().await;
+    let client = http_client(&base, &full, &[]).await;
+    let (tool, args) = shape("dynamic", "container.list", json!({}), false);
+    let listed = text(&call(&client, &tool, args).await);
+    assert!(listed.contains("web-1"), "{listed}");
+    client.cancel().await.unwrap();
+    let (status, _, body) = call_with(
+        &base,
+        &full,
+        "container.restart",
+        json!({"containerId": "web-1"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let seen = users_seen(&sim).await;
+    assert!(
+        !seen.is_empty() && seen.iter().all(|u| u == "alice"),
+        "{seen:?}"
+    );
+    assert!(
+        sim.requests()
+            .await
+            .iter()
+            .any(|r| r["method"] == "POST" && r["path"].as_str().unwrap().ends_with("/restart")),
+        "the restart reached Arcane"
+    );
+    // The audit log names the token's subject and issuer.
+    let line = std::fs::read_to_string(&audit).unwrap();
+    let line: Value = serde_json::from_str(line.lines().last().unwrap()).unwrap();
+    assert_eq!(line["oauth"]["subject"], "ci", "{line}");
+    assert_eq!(line["oauth"]["issuer"], idp.issuer.as_str(), "{line}");
+    assert_eq!(line["oauth"]["scope"], "arcane:write", "{line}");
+    assert!(!line.to_string().contains(&full), "never the token");
+
+    // A group claim maps ops-bot to the ops key; its rule's allow-list narrows it to containers.
+    let ops = idp
+        .token(
+            ("ops-bot", "ops-secret"),
+            "arcane:read arcane:write",
+            &resource,
+        )
+        .await;
+    sim.reset().await;
+    let (status, _, body) = call_with(
+        &base,
+        &ops,
+        "container.restart",
+        json!({"containerId": "web-1"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(users_seen(&sim).await, vec!["ops".to_string()]);
+    let (_, _, body) = call_with(&base, &ops, "image.list", json!({})).await;
+    assert!(
+        body.contains("not in the server's allow-list") && body.contains("rule 2"),
+        "{body}"
+    );
+
+    // arcane:read alone: reads run, a change is refused naming the scope, nothing is sent.
+    let read = idp
+        .token(("ci", "ci-secret"), "arcane:read", &resource)
+        .await;
+    sim.reset().await;
+    let (status, _, body) = call_with(&base, &read, "container.list", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("web-1"), "{body}");
+    let (status, _, body) = call_with(
+        &base,
+        &read,
+        "container.restart",
+        json!({"containerId": "web-1"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("needs the scope arcane:write"), "{body}");
+    assert!(
+        !sim.requests().await.iter().any(|r| r["method"] == "POST"),
+        "a refused change reaches nobody"
+    );
+
+    // Tokens that must not pass: 401 with invalid_token, and the reason in the body.
+    let (header, payload, _) = {
+        let mut p = full.split('.');
+        (
+            p.next().unwrap().to_string(),
+            p.next().unwrap().to_string(),
+            p.next().unwrap().to_string(),
+        )
+    };
+    let claims: Value = serde_json::from_slice(&B64.decode(&payload).unwrap()).unwrap();
+    let valid = |extra: Value| {
+        let mut c = claims.clone();
+        for (k, v) in extra.as_object().unwrap() {
+            c[k] = v.clone();
+        }
+        c
+    };
+    let other_audience = idp
+        .token(
+            ("ci", "ci-secret"),
+            "arcane:read arcane:write",
+            "https://other.example.com/mcp",
+        )
+        .await;
+    let other_issuer = idp
+        .sign(
+            valid(json!({"iss": "https://evil.example.com"})),
+            json!({}),
+            false,
+        )
+        .await;
+    let expired = idp
+        .sign(
+            valid(json!({"exp": now() - 3600, "iat": now() - 7200})),
+            json!({}),
+            false,
+        )
+        .await;
+    let not_yet = idp
+        .sign(valid(json!({"nbf": now() + 3600})), json!({}), false)
+        .await;
+    let tampered = {
+        let forged = B64.encode(serde_json::to_vec(&valid(json!({"sub": "admin"}))).unwrap());
+        let sig = full.rsplit('.').next().unwrap();
+        format!("{header}.{forged}.{sig}")
+    };
+    let none = format!(
+        "{}.{}.",
+        B64.encode(br#"{"alg":"none","typ":"at+jwt"}"#),
+        B64.encode(serde_json::to_vec(&claims).unwrap())
+    );
+    // HMAC confusion: HS256 keyed with the provider's public key, which anyone can read.
+    let hmac = {
+        let jwks = idp.jwks().await;
+        let public = serde_json::to_vec(&jwks["keys"][0]).unwrap();
+        let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
+        h.kid = jwks["keys"][0]["kid"].as_str().map(str::to_string);
+        jsonwebtoken::encode(
+            &h,
+            &claims,
+            &jsonwebtoken::EncodingKey::from_secret(&public),
+        )
+        .unwrap()
+    };
+    let unknown_kid = idp.sign(claims.clone(), json!({}), true).await;
+    for (name, token, says) in [
+        (
+            "another audience",
+            other_audience.as_str(),
+            "issued for another service",
+        ),
+        ("another issuer", &other_issuer, "another issuer"),
+        ("expired", &expired, "expired"),
+        ("not yet valid", &not_yet, "not valid yet"),
+        ("tampered", &tampered, "signature does not verify"),
+        ("alg none", &none, "never `none`"),
+        ("HMAC with the public key", &hmac, "HS256"),
+        ("an unknown key", &unknown_kid, "does not publish"),
+        ("not a JWT", "opaque-garbage", "not a JWT"),
+    ] {
+        let (status, challenge, body) = call_with(&base, token, "container.list", json!({})).await;
+        assert_eq!(status, 401, "{name}: {body}");
+        assert!(
+            challenge.contains(r#"error="invalid_token""#),
+            "{name}: {challenge}"
+        );
+        assert!(
+            challenge.contains("resource_metadata="),
+            "{name}: {challenge}"
+        );
+        assert!(body.contains(says), "{name}: {body}");
+    }
+
+    // A valid token without either scope: 403 insufficient_scope (step up).
+    let no_scope = idp
+        .sign(valid(json!({"scope": "openid"})), json!({}), false)
+        .await;
+    let (status, challenge, _) = call_with(&base, &no_scope, "container.list", json!({})).await;
+    assert_eq!(status, 403);
+    assert!(
+        challenge.contains(r#"error="insufficient_scope""#),
+        "{challenge}"
+    );
+    assert!(
+        challenge.contains(r#"scope="arcane:read arcane:write""#),
+        "{challenge}"
+    );
+
+    // A subject no rule maps: 403 saying so; the file, edited, is read again.
+    let mallory = idp
+        .sign(valid(json!({"sub": "mallory"})), json!({}), false)
+        .await;
+    let (status, _, body) = call_with(&base, &mallory, "container.list", json!({})).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body.contains("\"mallory\"") && body.contains("no rule"),
+        "{body}"
+    );
+    std::fs::write(
+        &users,
+        format!("{RULES}  - match: {{sub: mallory}}\n    arcaneKeyFile: alice.key\n    preset: read-only\n"),
+    )
+    .unwrap();
+    let (status, _, body) = call_with(&base, &mallory, "container.list", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let (_, _, body) = call_with(
+        &base,
+        &mallory,
+        "container.restart",
+        json!({"containerId": "web-1"}),
+    )
+    .await;
+    assert!(
+        body.contains("read-only") && body.contains("mallory"),
+        "{body}"
+    );
+    // A broken edit keeps the rules that were serving.
+    std::fs::write(&users, "users:\n  - match: {sub: mallory}\n").unwrap();
+    let (status, _, body) = call_with(&base, &mallory, "container.list", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+
+    // The static token still works beside OAuth.
+    let (status, _, body) = call_with(&base, "ci-static-token", "container.list", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+
+    let log = server.stop().await;
+    for secret in [&full, &ops, "alice-key", "ops-key"] {
+        assert!(!log.contains(secret), "a secret in the log:\n{log}");
+    }
+}
+
+/// The provider rotates its key: a token of the new key is accepted once the server fetches
+/// the keys again (its `kid` is unknown to the cached set), one of the old key is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_signing_key_is_picked_up() {
+    let sim = sim_with_users().await;
+    let idp = Idp::start("http://127.0.0.1:1/opaque").await;
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let server = server(&sim, &idp, port, &[]).await;
+    let old = idp
+        .token(("ci", "ci-secret"), "arcane:read", &resource)
+        .await;
+    let (status, _, body) = call_with(&server.base, &old, "container.list", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    // Without a users file, calls run with the server's key.
+    assert!(
+        users_seen(&sim).await.iter().all(|u| u == "arcane"),
+        "{:?}",
+        users_seen(&sim).await
+    );
+    idp.rotate().await;
+    let new = idp
+        .token(("ci", "ci-secret"), "arcane:read", &resource)
+        .await;
+    assert_ne!(
+        jsonwebtoken::decode_header(&new).unwrap().kid,
+        jsonwebtoken::decode_header(&old).unwrap().kid
+    );
+    let (status, _, body) = call_with(&server.base, &new, "container.list", json!({})).await;
+    assert_eq!(status, 200, "the new key is fetched: {body}");
+    let (status, _, body) = call_with(&server.base, &old, "container.list", json!({})).await;
+    assert_eq!(status, 401, "the old key is gone: {body}");
+}
+
+/// Opaque access tokens are validated by RFC 7662 introspection, as the resource server's own
+/// client; a token for another audience or an inactive one is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opaque_tokens_are_introspected() {
+    let sim = sim_with_users().await;
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let idp = Idp::start(&resource).await;
+    let dir = tempfile::tempdir().unwrap();
+    let users = users_file(dir.path(), RULES);
+    let secret = dir.path().join("rs-secret");
+    std::fs::write(&secret, "rs-secret\n").unwrap();
+    let introspection = format!("{}/token/introspection", idp.issuer);
+    let server = server(
+        &sim,
+        &idp,
+        port,
+        &[
+            "--oauth-users",
+            users.to_str().unwrap(),
+            "--oauth-introspection-url",
+            &introspection,
+            "--oauth-introspection-client-id",
+            "resource-server",
+            "--oauth-introspection-secret-file",
+            secret.to_str().unwrap(),
+        ],
+    )
+    .await;
+    let opaque = idp
+        .token(("ops-bot", "ops-secret"), "arcane:read", &resource)
+        .await;
+    assert_eq!(opaque.split('.').count(), 1, "an opaque token: {opaque}");
+    sim.reset().await;
+    let (status, _, body) = call_with(&server.base, &opaque, "container.list", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(users_seen(&sim).await, vec!["ops".to_string()]);
+    let (_, _, body) = call_with(
+        &server.base,
+        &opaque,
+        "container.restart",
+        json!({"containerId": "web-1"}),
+    )
+    .await;
+    assert!(body.contains("arcane:write"), "{body}");
+    let (status, _, body) = call_with(
+        &server.base,
+        "not-a-token-it-issued",
+        "container.list",
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("not active"), "{body}");
+}
+
+/// What OAuth mode refuses at startup, with what to set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_settings_are_checked_at_startup() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad_users = dir.path().join("users.yaml");
+    std::fs::write(
+        &bad_users,
+        "users:\n  - match: {sub: a}\n    arcaneKeyEnv: K\n    colour: red\n",
+    )
+    .unwrap();
+    let bad_users = bad_users.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["--oauth-issuer", "https://idp.example.com"],
+            "--oauth-issuer needs --public-url",
+        ),
+        (
+            vec![
+                "--oauth-issuer",
+                "https://idp.example.com",
+                "--public-url",
+                "http://mcp.example.com",
+            ],
+            "must be https://",
+        ),
+        (
+            vec![
+                "--oauth-issuer",
+                "http://idp.example.com",
+                "--public-url",
+                "https://mcp.example.com",
+            ],
+            "--oauth-issuer http://idp.example.com must be an https:// URL",
+        ),
+        (
+            vec!["--oauth-users", bad_users],
+            "--oauth-users needs --oauth-issuer",
+        ),
+        (
+            vec![
+                "--oauth-issuer",
+                "https://idp.example.com",
+                "--public-url",
+                "https://mcp.example.com",
+                "--oauth-users",
+                bad_users,
+            ],
+            "users.yaml:4:",
+        ),
+        (
+            vec![
+                "--oauth-issuer",
+                "self",
+                "--public-url",
+                "https://mcp.example.com",
+            ],
+            "not available in this version",
+        ),
+    ] {
+        let out = std::process::Command::new(crate::cli::BIN)
+            .current_dir(repo())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .args([
+                "--arcane-url",
+                "http://127.0.0.1:9",
+                "--api-key",
+                "k",
+                "--spec",
+            ])
+            .arg(crate::server_support::spec_path())
+            .args(["--transport", "http", "--listen", "127.0.0.1:0"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} started");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
