@@ -1437,6 +1437,37 @@ pub(crate) async fn http_client_with<H: rmcp::ClientHandler>(
 
 pub(crate) const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
+/// One sessionless `tools/call` of `arcane_execute_action` in the 2026-07-28 protocol (the
+/// client named `client` in `_meta`, `confirm: true`) with `token`: status, headers and body.
+pub(crate) async fn post_call_2026(
+    base: &str,
+    token: &str,
+    client: &str,
+    action: &str,
+    params: Value,
+) -> (u16, reqwest::header::HeaderMap, String) {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {
+            "name": "arcane_execute_action",
+            "arguments": {"action": action, "params": params, "confirm": true},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1"}
+            }
+        }
+    });
+    let auth = format!("Bearer {token}");
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "arcane_execute_action"),
+        ("authorization", auth.as_str()),
+    ];
+    raw_post(base, &headers, body.to_string()).await
+}
+
 /// A raw `initialize` POST to `/mcp` with extra headers; its status, headers and body.
 pub(crate) async fn raw_post(
     base: &str,

@@ -13,7 +13,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use crate::cli::{HttpServer, INIT, free_port, http_client, raw_post, repo};
+use crate::cli::{HttpServer, INIT, free_port, http_client, post_call_2026, raw_post, repo};
 use crate::server_support::{Sim, call, shape, text};
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -129,26 +129,7 @@ fn now() -> i64 {
 /// A 2026-07-28 `tools/call` of `action` with `token`: the status, the `WWW-Authenticate`
 /// header and the body.
 async fn call_with(base: &str, token: &str, action: &str, params: Value) -> (u16, String, String) {
-    let body = json!({
-        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
-        "params": {
-            "name": "arcane_execute_action",
-            "arguments": {"action": action, "params": params, "confirm": true},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": {"name": "phone", "version": "1"}
-            }
-        }
-    });
-    let auth = format!("Bearer {token}");
-    let headers = [
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "arcane_execute_action"),
-        ("authorization", auth.as_str()),
-    ];
-    let (status, h, text) = raw_post(base, &headers, body.to_string()).await;
+    let (status, h, text) = post_call_2026(base, token, "phone", action, params).await;
     let challenge = h
         .get("www-authenticate")
         .map(|v| v.to_str().unwrap().to_string())

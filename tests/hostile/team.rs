@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::cli::{HttpServer, INIT, http_client, raw_post};
+use crate::cli::{HttpServer, INIT, http_client, post_call_2026, raw_post};
 use crate::fixtures::GUARD;
 use crate::server_support::{Sim, call, shape, text};
 
@@ -364,26 +364,7 @@ fn fingerprint(secret: &str) -> String {
 
 /// One sessionless tools/call of the 2026-07-28 protocol, naming its client in `_meta`.
 async fn call_2026(base: &str, token: &str, action: &str, params: Value) -> Value {
-    let body = json!({
-        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
-        "params": {
-            "name": "arcane_execute_action",
-            "arguments": {"action": action, "params": params, "confirm": true},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": {"name": "field-laptop", "version": "2.1"}
-            }
-        }
-    });
-    let auth = format!("Bearer {token}");
-    let headers = [
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "arcane_execute_action"),
-        ("authorization", auth.as_str()),
-    ];
-    let (status, _, text) = raw_post(base, &headers, body.to_string()).await;
+    let (status, _, text) = post_call_2026(base, token, "field-laptop", action, params).await;
     assert_eq!(status, 200, "{text}");
     Value::String(text)
 }
