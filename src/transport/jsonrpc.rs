@@ -87,6 +87,25 @@ fn all_lone_surrogates(text: &[u8]) -> Vec<(usize, String)> {
 /// is a notification, which JSON-RPC never answers.
 pub fn undecodable(text: &[u8]) -> Option<Value> {
     let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+    // JSON text is UTF-8 (RFC 8259). The shape probe below skips the strings it does not read
+    // without checking them, and rmcp drops a line that is not UTF-8 without a word: the
+    // client would wait for an answer that never comes (found by the jsonrpc fuzz target).
+    if let Err(bad) = std::str::from_utf8(text) {
+        let lossy = String::from_utf8_lossy(text);
+        let id = match serde_json::from_str::<Value>(&lossy) {
+            Ok(Value::Object(m)) => match m.get("id") {
+                Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+                _ => Value::Null,
+            },
+            _ => Value::Null,
+        };
+        let message = format!(
+            "Parse error: the message is not valid UTF-8 (byte {} is not); nothing was run. \
+             Send one JSON-RPC 2.0 request as valid JSON text (UTF-8).",
+            bad.valid_up_to()
+        );
+        return Some(error(id, PARSE_ERROR, message, Value::Null));
+    }
     let lone = all_lone_surrogates(text);
     if lone.is_empty() {
         // Only syntax is judged here (and the two shapes rmcp would answer with a plain-text
@@ -633,6 +652,32 @@ mod tests {
         // Only a tools/call has one.
         let other = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"task":{}}}"#;
         assert_eq!(augmented(other.as_bytes()), None);
+    }
+
+    /// tests/fixtures/fuzz-regressions/jsonrpc/not-utf8-in-a-string (the fuzz target's input without
+    /// its surface byte): bytes that are not UTF-8 inside a string rmcp would have dropped.
+    #[test]
+    fn a_line_that_is_not_utf8_is_answered_with_a_parse_error() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/fuzz-regressions/jsonrpc/not-utf8-in-a-string"
+        );
+        let line = std::fs::read(path).unwrap();
+        assert!(std::str::from_utf8(&line).is_err());
+        let reply = undecodable(line.trim_ascii_end()).expect("answered");
+        assert_eq!(reply["id"], 5, "{reply}");
+        assert_eq!(reply["error"]["code"], PARSE_ERROR, "{reply}");
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not valid UTF-8")
+        );
+        // Valid UTF-8 is still judged as before.
+        assert_eq!(
+            undecodable(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            None
+        );
     }
 
     /// The input of tests/fixtures/fuzz-regressions/jsonrpc/: a method named with the server's
