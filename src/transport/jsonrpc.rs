@@ -91,14 +91,7 @@ pub fn undecodable(text: &[u8]) -> Option<Value> {
     // without checking them, and rmcp drops a line that is not UTF-8 without a word: the
     // client would wait for an answer that never comes (found by the jsonrpc fuzz target).
     if let Err(bad) = std::str::from_utf8(text) {
-        let lossy = String::from_utf8_lossy(text);
-        let id = match serde_json::from_str::<Value>(&lossy) {
-            Ok(Value::Object(m)) => match m.get("id") {
-                Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
-                _ => Value::Null,
-            },
-            _ => Value::Null,
-        };
+        let id = id_in(String::from_utf8_lossy(text).as_bytes());
         let message = format!(
             "Parse error: the message is not valid UTF-8 (byte {} is not); nothing was run. \
              Send one JSON-RPC 2.0 request as valid JSON text (UTF-8).",
@@ -192,13 +185,7 @@ fn beyond_rmcp(text: &[u8], shape: Shape) -> Option<Value> {
     if !(shape.tools_call && shape.arguments_not_object) {
         return None;
     }
-    let id = match serde_json::from_slice::<Value>(text) {
-        Ok(Value::Object(m)) => match m.get("id") {
-            Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
-            _ => Value::Null,
-        },
-        _ => Value::Null,
-    };
+    let id = id_in(text);
     Some(error(
         id,
         INVALID_PARAMS,
@@ -594,6 +581,18 @@ fn masked_line(bytes: Vec<u8>) -> Vec<u8> {
     match std::str::from_utf8(&bytes).map(arcane_redact::mask_known) {
         Ok(std::borrow::Cow::Owned(masked)) => masked.into_bytes(),
         _ => bytes,
+    }
+}
+
+/// The id to answer a request's text with: its own when it is one JSON-RPC allows (a string or
+/// a number), else null.
+fn id_in(text: &[u8]) -> Value {
+    match serde_json::from_slice::<Value>(text) {
+        Ok(Value::Object(m)) => match m.get("id") {
+            Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+            _ => Value::Null,
+        },
+        _ => Value::Null,
     }
 }
 
