@@ -802,7 +802,14 @@ async fn reloader(
     timeout: Duration,
 ) {
     let guard = Duration::from_secs(30);
-    while !stop.load(Ordering::Relaxed) {
+    loop {
+        // A round ends on a good overlay. A server whose rebuild is slower than the probe's
+        // (a stdio server on a starved CPU) may read a good overlay and the broken one after
+        // it in one rebuild, and rightly keep an older good catalog; after a last good
+        // overlay every server must serve that one.
+        if stop.load(Ordering::Relaxed) && step.load(Ordering::Relaxed).is_multiple_of(2) {
+            break;
+        }
         let i = step.fetch_add(1, Ordering::Relaxed);
         let last = *served.lock().unwrap_or_else(|p| p.into_inner());
         if i.is_multiple_of(2) {

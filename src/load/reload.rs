@@ -194,13 +194,19 @@ where
         Duration::from_millis(60),
         None,
         move |res: DebounceEventResult| {
-            let events = match res {
-                Ok(events) => events,
+            let (events, lost) = match res {
+                // The kernel's queue overflowed: which files changed is unknown.
+                Ok(events) => {
+                    let lost = events.iter().any(|e| e.need_rescan());
+                    (events, lost)
+                }
                 Err(errors) => {
                     for e in errors {
                         tracing::warn!(error = %e, "file watcher error");
                     }
-                    return;
+                    // Events may have been lost with the error: read the sources again
+                    // rather than keep a catalog that may be stale.
+                    (Vec::new(), true)
                 }
             };
             let touched: Vec<PathBuf> = events
@@ -238,6 +244,7 @@ where
             let changed = match (relevant, dir_event) {
                 (Some(p), _) => p,
                 (None, true) => watched[0].clone(),
+                (None, false) if lost => watched[0].clone(),
                 (None, false) => return,
             };
             let started = Instant::now();
