@@ -718,3 +718,119 @@ async fn attack_pass() {
     let (status, v) = token(&base, &[("grant_type", "authorization_code")]).await;
     assert_eq!((status, v["error"].as_str()), (401, Some("invalid_client")));
 }
+
+/// The TypeScript SDK's OAuth client with the sign-in page in Chromium (tests/browser/oauth.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_signs_in_through_chromium() {
+    let dir = crate::cli::repo().join("tests/browser");
+    assert!(
+        dir.join("node_modules/puppeteer-core").is_dir(),
+        "this test needs puppeteer-core and the MCP TypeScript SDK: run `npm ci --prefix \
+         tests/browser --no-audit --no-fund`, and Chromium (apt-get install chromium)"
+    );
+    let sim = sim_with_people().await;
+    let port = free_port();
+    let server = server_at(&sim, port, &[]).await;
+    sim.reset().await;
+    let out = tokio::process::Command::new("node")
+        .arg("oauth.mjs")
+        .current_dir(&dir)
+        .env("ARCANE_MCP_URL", &server.base)
+        .env("ARCANE_SIM_URL", sim.base())
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("this test needs Node.js: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
+        panic!(
+            "no report:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(report["problems"], json!([]), "{report:#}");
+    assert_eq!(
+        report["steps"],
+        json!(["alice", "refreshed", "deleted", "bob", "revoked"]),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["deleted"],
+        json!(["arcane-mcp: Claude"]),
+        "{report:#}"
+    );
+    // The refresh after the deletion said why, and what to do.
+    let answers = report["tokenAnswers"].as_array().unwrap();
+    assert!(
+        answers.iter().any(|a| a["grant"] == "refresh_token"
+            && a["error"] == "invalid_grant"
+            && a["description"]
+                .as_str()
+                .unwrap()
+                .contains("no longer accepts the API key")
+            && a["description"].as_str().unwrap().contains("sign in again")),
+        "{answers:#?}"
+    );
+    // Calls ran as the person who signed in, each with their own key.
+    let seen = users_seen(&sim).await;
+    assert!(
+        seen.iter().any(|u| u == "alice") && seen.iter().any(|u| u == "bob"),
+        "{seen:?}"
+    );
+    assert!(seen.iter().all(|u| u == "alice" || u == "bob"), "{seen:?}");
+}
+
+/// A client ID metadata document (an URL as `client_id`), served on loopback (allowed only
+/// because the server's own public URL is on loopback).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_id_metadata_document() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let at = listener.local_addr().unwrap();
+    let good = format!("http://{at}/client.json");
+    let liar = format!("http://{at}/liar.json");
+    let (g, l) = (good.clone(), liar.clone());
+    let docs = axum::Router::new()
+        .route(
+            "/client.json",
+            axum::routing::get(move || async move {
+                axum::Json(json!({"client_id": g, "client_name": "Doc client", "redirect_uris": [REDIRECT]}))
+            }),
+        )
+        .route(
+            "/liar.json",
+            axum::routing::get(move || async move {
+                let _ = l;
+                axum::Json(json!({"client_id": "http://elsewhere.example/c.json", "redirect_uris": [REDIRECT]}))
+            }),
+        )
+        .route(
+            "/huge.json",
+            axum::routing::get(|| async { "x".repeat(100_000) }),
+        );
+    tokio::spawn(async move { axum::serve(listener, docs).await.unwrap() });
+    let sim = sim_with_people().await;
+    let server = server_at(&sim, free_port(), &[]).await;
+    let (verifier, challenge) = pkce();
+    let page = authorize(&server.base, &request(&good, &challenge, "d")).await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    assert!(page.html.contains("Doc client"));
+    let (status, location, _) = answer(&server.base, &page, &PASSWORD).await;
+    assert_eq!(status, 303);
+    let (status, tokens) =
+        exchange(&server.base, &good, &query_of(&location)["code"], &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    for bad in [
+        liar,
+        format!("http://{at}/huge.json"),
+        format!("http://{at}/missing.json"),
+    ] {
+        let page = authorize(&server.base, &request(&bad, &challenge, "d")).await;
+        assert_eq!(page.status, 400, "{bad}");
+        assert!(
+            page.html.contains("metadata document"),
+            "{bad}: {}",
+            page.html
+        );
+    }
+}

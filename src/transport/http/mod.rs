@@ -380,7 +380,8 @@ fn router(
         .route(oauth::METADATA_PATH, get(resource_metadata))
         .route(oauth::METADATA_ROOT, get(resource_metadata));
     if let Some(own) = shared.oauth.as_ref().and_then(|o| o.own.clone()) {
-        own.set_arcane(&shared.app.executor.config().base_url);
+        let executor = &shared.app.executor;
+        own.set_arcane(&executor.config().base_url, executor.client().clone());
         open = open.merge(oauth::routes::routes(own));
     }
     open.merge(guarded)

@@ -108,8 +108,9 @@ pub struct Issuer {
     /// Whether cookies are marked `Secure` (an https public URL).
     secure: bool,
     http: reqwest::Client,
-    /// Arcane's base URL, known once the app is built.
-    arcane: OnceLock<String>,
+    /// Arcane's base URL and the client of the server's requests to it (its TLS settings,
+    /// `--ca-cert` and `--insecure-skip-verify` included), known once the app is built.
+    arcane: OnceLock<(String, reqwest::Client)>,
     state: Mutex<State>,
 }
 
@@ -275,16 +276,21 @@ impl Issuer {
         }
     }
 
-    /// Tells the issuer where Arcane is (once the app is built).
-    pub fn set_arcane(&self, base_url: &str) {
-        let _ = self.arcane.set(base_url.trim_end_matches('/').to_string());
+    /// Tells the issuer where Arcane is and how to reach it (once the app is built).
+    pub fn set_arcane(&self, base_url: &str, client: reqwest::Client) {
+        let _ = self
+            .arcane
+            .set((base_url.trim_end_matches('/').to_string(), client));
     }
 
     fn arcane(&self, path: &str) -> String {
-        format!(
-            "{}/api{path}",
-            self.arcane.get().map(String::as_str).unwrap_or("")
-        )
+        let base = self.arcane.get().map_or("", |(b, _)| b.as_str());
+        format!("{base}/api{path}")
+    }
+
+    /// The client to Arcane (the identity provider's until the app has set its own).
+    fn to_arcane(&self) -> &reqwest::Client {
+        self.arcane.get().map_or(&self.http, |(_, c)| c)
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -581,7 +587,7 @@ impl Issuer {
             SignIn::Failed("Arcane could not be reached to sign you in; try again later.".into())
         };
         let r = self
-            .http
+            .to_arcane()
             .post(self.arcane("/auth/login"))
             .json(&json!({"username": user, "password": password}))
             .timeout(Duration::from_secs(15))
@@ -626,7 +632,7 @@ impl Issuer {
             .take(100)
             .collect();
         let r = self
-            .http
+            .to_arcane()
             .post(self.arcane("/auth/me/api-keys"))
             .bearer_auth(token)
             .json(&json!({"name": label, "description": format!("Made by arcane-mcp when you let {} use Arcane as you; delete it to end that access.", client.name)}))
@@ -671,7 +677,7 @@ impl Issuer {
     /// answer.
     async fn whoami(&self, key: &str) -> Result<Option<String>, ()> {
         let r = self
-            .http
+            .to_arcane()
             .get(self.arcane("/auth/me"))
             .header("x-api-key", key)
             .timeout(Duration::from_secs(10))
@@ -694,11 +700,13 @@ impl Issuer {
         ))
     }
 
-    /// Whether Arcane still takes `key` (a positive answer is trusted for a minute; Arcane
-    /// unreachable counts as yes: the call will say so itself).
-    async fn key_alive(&self, key: &str) -> bool {
+    /// Whether Arcane still takes `key`. For an access token a positive answer is trusted for
+    /// a minute (each call would otherwise cost Arcane a second request); a refresh asks
+    /// afresh (`fresh`). Arcane unreachable counts as yes: the call will say so itself.
+    async fn key_alive(&self, key: &str, fresh: bool) -> bool {
         let d: [u8; 32] = Sha256::digest(key.as_bytes()).into();
-        if let Some(at) = self.state().alive.get(&d)
+        if !fresh
+            && let Some(at) = self.state().alive.get(&d)
             && at.elapsed() < KEY_CHECK_TTL
         {
             return true;
@@ -875,7 +883,7 @@ impl Issuer {
                         "the refresh token was used already (the grant is now revoked)",
                     );
                 }
-                if !self.key_alive(&rt.k).await {
+                if !self.key_alive(&rt.k, true).await {
                     self.revoke_grant(&rt.g);
                     return sign_in_again(
                         "Arcane no longer accepts the API key of this sign-in (it was deleted or expired in Arcane)",
@@ -943,7 +951,7 @@ impl Issuer {
         if self.revoked(&g.g) {
             return Err("its grant was revoked".into());
         }
-        if !self.key_alive(&g.k).await {
+        if !self.key_alive(&g.k, false).await {
             return Err(
                 "Arcane no longer accepts the API key of this sign-in (it was deleted or \
                         expired in Arcane)"

@@ -94,6 +94,13 @@ pub struct Admitted {
     pub rule: Option<usize>,
 }
 
+/// A person's place among the per-caller limits' keys in `--oauth-issuer self` mode.
+fn person_place(user: &str) -> usize {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(user.as_bytes());
+    (u32::from_be_bytes([d[0], d[1], d[2], d[3]]) & 0x00ff_ffff) as usize
+}
+
 fn scopes_of(claims: &Map<String, Value>) -> Vec<String> {
     // `scope` is RFC 9068's (a space-separated string); `scp` is what Entra ID and Okta send
     // (a string or an array).
@@ -322,6 +329,7 @@ impl OAuth {
     pub async fn admit(&self, token: &str) -> Result<Admitted, Refusal> {
         if let Some(own) = &self.own {
             let a = own.admit(token).await.map_err(|why| self.invalid(&why))?;
+            let place = person_place(&a.user);
             return Ok(Admitted {
                 grant: Arc::new(OAuthGrant {
                     subject: a.user,
@@ -333,7 +341,9 @@ impl OAuth {
                     tools: Vec::new(),
                 }),
                 key: Some(a.key),
-                rule: None,
+                // Each person is counted apart by the per-caller limits (a place derived
+                // from the name: there is no rule to number them by).
+                rule: Some(place),
             });
         }
         let claims = if token.split('.').count() == 3 {
