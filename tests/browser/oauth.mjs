@@ -32,6 +32,8 @@ const codes = [];
 let waiting = null;
 const callback = http.createServer((req, res) => {
   const u = new URL(req.url, "http://127.0.0.1");
+  // Only the redirect itself (the browser asks for /favicon.ico too).
+  if (u.pathname !== "/callback") { res.writeHead(404).end(); return; }
   codes.push(Object.fromEntries(u.searchParams));
   res.writeHead(200, { "content-type": "text/plain" }).end("signed in; you can close this");
   waiting?.();
@@ -42,7 +44,8 @@ const REDIRECT = `http://127.0.0.1:${callback.address().port}/callback`;
 // Every answer of the token endpoint is kept (their error descriptions are what a person
 // would be told).
 const fetchLogged = async (url, init) => {
-  const res = await fetch(url, init);
+  report.phase = `fetch ${String(url).replace(BASE, "")}`;
+  const res = await fetch(url, { ...init, signal: init?.signal ?? AbortSignal.timeout(WAIT) });
   if (String(url).endsWith("/token")) {
     const body = await res.clone().json().catch(() => null);
     const grant = new URLSearchParams(String(init?.body ?? "")).get("grant_type");
@@ -90,15 +93,20 @@ async function signIn(browser, p, fill) {
   const url = new URL(p.pending);
   check(url.searchParams.get("code_challenge_method") === "S256", "PKCE S256");
   check(url.searchParams.get("client_id")?.startsWith("amcp_c_"), "a registered client");
+  report.phase = `${p.clientMetadata.client_name}: the page`;
   const page = await browser.newPage();
   const got = new Promise((r) => { waiting = r; });
   await page.goto(url.href, { waitUntil: "domcontentloaded", timeout: WAIT });
   const shown = await page.$eval("#client", (e) => e.textContent);
   check(shown === p.clientMetadata.client_name, `the page names the client (${shown})`);
+  report.phase = `${p.clientMetadata.client_name}: filling the page`;
   await fill(page);
+  report.phase = `${p.clientMetadata.client_name}: waiting for the redirect`;
   await Promise.race([got, new Promise((_, no) => setTimeout(() => no(new Error("no redirect")), WAIT))]);
+  report.phase = `${p.clientMetadata.client_name}: redirected`;
   const answer = codes.at(-1);
-  await page.close();
+  // Not awaited: the browser goes away at the end anyway.
+  page.close().catch(() => {});
   check(answer.state === `state-${p.clientMetadata.client_name}`, "the state comes back");
   check(answer.iss === BASE, "the issuer comes back (RFC 9207)");
   p.pending = undefined;
@@ -123,6 +131,7 @@ async function deleteAlicesKeys() {
   return keys.map((k) => k.name);
 }
 
+report.phase = "launching Chromium";
 const browser = await puppeteer.launch({
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
   headless: true,
@@ -135,7 +144,8 @@ try {
     await page.type("#username", "alice");
     await page.type("#password", "wrong-password");
     await Promise.all([page.waitForNavigation({ timeout: WAIT }), page.click("#sign-in")]);
-    const message = await page.$eval("#message", (e) => e.textContent);
+    const message = await page.$eval("#message", (e) => e.textContent)
+      .catch(async () => `no message on: ${(await page.content()).slice(0, 400)}`);
     check(message.includes("did not accept"), `a wrong password is told (${message})`);
     check((await page.$eval("#username", (e) => e.value)) === "alice", "the username is kept");
     await page.type("#password", "alice-password");
@@ -160,7 +170,7 @@ try {
     let refused = false;
     try { await connect(alice); } catch (e) { refused = e instanceof UnauthorizedError; report.deletedError = String(e); }
     check(refused, "after the key's deletion the SDK must sign in again");
-    check(alice.pending?.startsWith(`${BASE}/authorize`), "back to the sign-in page");
+    check(String(alice.pending ?? "").startsWith(`${BASE}/authorize`), "back to the sign-in page");
     report.steps.push("deleted");
     await a.client.close();
   }

@@ -58,9 +58,11 @@ pub fn headers(r: &mut Response, nonce: &str, form_target: Option<&str>) {
         h.insert(header::CONTENT_SECURITY_POLICY, v);
     }
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    // `same-origin`, not `no-referrer`: under the latter a browser posts the form with
+    // `Origin: null`, and the origin check could not tell the page from a sandboxed frame.
     h.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(
