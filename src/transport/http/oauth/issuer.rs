@@ -18,8 +18,8 @@ use sha2::{Digest, Sha256};
 
 use super::clients::{Client, Clients};
 use super::page;
+use super::scopes::{SCOPE_READ, SCOPE_WRITE};
 use super::seal::{Kind, Sealer};
-use super::{SCOPE_READ, SCOPE_WRITE};
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
 

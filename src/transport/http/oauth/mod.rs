@@ -10,6 +10,7 @@ pub mod issuer;
 pub mod page;
 pub mod provider;
 pub mod routes;
+pub mod scopes;
 pub mod seal;
 pub mod users;
 
@@ -22,10 +23,7 @@ use crate::mcp::caller::OAuthGrant;
 use provider::Provider;
 use users::Users;
 
-/// The scope of reading actions, resources and search.
-pub const SCOPE_READ: &str = "arcane:read";
-/// The scope of every action (destructive ones still need the person's confirmation).
-pub const SCOPE_WRITE: &str = "arcane:write";
+pub use scopes::{SCOPE_READ, SCOPE_WRITE};
 
 /// The signature algorithms accepted: asymmetric only. `none` is no algorithm, and an HMAC
 /// (`HS*`) token would be checked with a secret the provider never shares with us — or, by a
