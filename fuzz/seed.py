@@ -251,7 +251,7 @@ def oauth():
     put("oauth", b"\4" + b"amcp_at_" + base64.urlsafe_b64encode(bytes(64)).rstrip(b"="))
     put("oauth", b"\4" + b"amcp_rt_AAAA")
     put("oauth", b"\5" + b"response_type=code&client_id=a&redirect_uri=x&redirect_uri=y")
-    put("oauth", b"\5" + b"dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXkE9Melhoa2OwvFrEMTJguCQaoWQ1vq7lw8pCFAOEnlD0")
+    put("oauth", b"\5" + b"dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXkE9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
 
 
 def main():

@@ -588,6 +588,12 @@ async fn attack_pass() {
         assert_eq!(q["error"], "invalid_request");
         assert!(!q.contains_key("code"));
     }
+    // No redirect URI at all: a page (the code would be bound to none).
+    let mut q = request(&client, &challenge, "s");
+    q.remove(2);
+    let page = authorize(&base, &q).await;
+    assert_eq!(page.status, 400);
+    assert!(page.html.contains("redirect_uri"), "{}", page.html);
     // A parameter given twice is refused.
     let mut q = request(&client, &challenge, "s");
     q.push(("redirect_uri", "https://evil.example/cb"));
@@ -833,4 +839,100 @@ async fn a_client_id_metadata_document() {
             page.html
         );
     }
+}
+
+/// HAProxy (Debian's) in front of two replicas sharing a key file, round-robin per request,
+/// naming the replica that answered in `x-served-by`; killed when dropped.
+struct Balancer {
+    _child: tokio::process::Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Balancer {
+    async fn start(port: u16, replicas: [u16; 2]) -> Balancer {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("haproxy.cfg");
+        std::fs::write(
+            &config,
+            format!(
+                "global\n  maxconn 256\ndefaults\n  mode http\n  timeout connect 5s\n  \
+                 timeout client 60s\n  timeout server 60s\nfrontend mcp\n  bind 127.0.0.1:{port}\n  \
+                 default_backend replicas\nbackend replicas\n  balance roundrobin\n  \
+                 http-response set-header x-served-by %s\n  server one 127.0.0.1:{}\n  \
+                 server two 127.0.0.1:{}\n",
+                replicas[0], replicas[1]
+            ),
+        )
+        .unwrap();
+        let child = tokio::process::Command::new("haproxy")
+            .arg("-f")
+            .arg(&config)
+            .arg("-db")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("this test needs HAProxy (apt-get install haproxy): {e}"));
+        for _ in 0..200 {
+            if reqwest::get(format!("http://127.0.0.1:{port}/healthz"))
+                .await
+                .is_ok_and(|r| r.status().is_success())
+            {
+                return Balancer {
+                    _child: child,
+                    _dir: dir,
+                };
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("HAProxy did not forward /healthz within 10 s");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_behind_haproxy() {
+    let sim = sim_with_people().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("state.key");
+    std::fs::write(&key, "c3".repeat(32)).unwrap();
+    let (front, p1, p2) = (free_port(), free_port(), free_port());
+    let public = format!("http://127.0.0.1:{front}");
+    let args = [
+        "--public-url",
+        &public,
+        "--oauth-issuer",
+        "self",
+        "--state-key-file",
+        key.to_str().unwrap(),
+    ];
+    let start = |port| HttpServer::start_at(port, &sim.base(), Some(sim.sim.api_key()), &args, &[]);
+    let (_one, _two) = (start(p1).await, start(p2).await);
+    let _lb = Balancer::start(front, [p1, p2]).await;
+
+    // The whole flow through the balancer: each step may land on either replica.
+    let client = client_id(&public, "Claude").await;
+    let (code, verifier) = code_for(&public, &client, &PASSWORD).await;
+    let (status, tokens) = exchange(&public, &client, &code, &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    let mut served = Vec::new();
+    for _ in 0..4 {
+        let (status, h, body) =
+            post_call_2026(&public, &access, "phone", "container.list", json!({})).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("web-1"), "{body}");
+        served.push(h["x-served-by"].to_str().unwrap().to_string());
+    }
+    assert!(
+        served.iter().any(|s| s == "one") && served.iter().any(|s| s == "two"),
+        "the calls alternate replicas: {served:?}"
+    );
+    let mut rt = tokens["refresh_token"].as_str().unwrap().to_string();
+    for _ in 0..2 {
+        let (status, next) = refresh(&public, &client, &rt).await;
+        assert_eq!(status, 200, "{next}");
+        rt = next["refresh_token"].as_str().unwrap().to_string();
+    }
+    assert!(users_seen(&sim).await.iter().all(|u| u == "alice"));
 }

@@ -353,9 +353,17 @@ impl Issuer {
                 );
             }
         };
+        // Required even when the client has one (OAuth 2.1 §4.1.1): the token request must
+        // then repeat it, and the code is bound to it.
         let redirect = match p.get("redirect_uri") {
             Some(r) if client.redirect_uris.iter().any(|u| u == r) => r.clone(),
-            None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
+            None => {
+                return page::error(
+                    &nonce,
+                    StatusCode::BAD_REQUEST,
+                    "The request names no redirect URI (redirect_uri).",
+                );
+            }
             _ => {
                 return page::error(
                     &nonce,
@@ -994,12 +1002,12 @@ mod tests {
     fn pkce_takes_s256_of_a_well_formed_verifier_only() {
         // RFC 7636 appendix B.
         let v = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
-        assert!(pkce_ok(v, "E9Melhoa2OwvFrEMTJguCQaoWQ1vq7lw8pCFAOEnlD0"));
+        assert!(pkce_ok(v, "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"));
         // `plain` (the verifier as its own challenge) is not S256.
         assert!(!pkce_ok(v, v));
         assert!(!pkce_ok(
             "short",
-            "E9Melhoa2OwvFrEMTJguCQaoWQ1vq7lw8pCFAOEnlD0"
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
         ));
         assert!(!pkce_ok("", ""));
     }
