@@ -906,7 +906,8 @@ async fn two_replicas_behind_haproxy() {
         "--state-key-file",
         key.to_str().unwrap(),
     ];
-    let start = |port| HttpServer::start_at(port, &sim.base(), Some(sim.sim.api_key()), &args, &[]);
+    let arcane = sim.base();
+    let start = |port| HttpServer::start_at(port, &arcane, Some(sim.sim.api_key()), &args, &[]);
     let (_one, _two) = (start(p1).await, start(p2).await);
     let _lb = Balancer::start(front, [p1, p2]).await;
 
