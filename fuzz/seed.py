@@ -216,7 +216,8 @@ def jsonrpc():
 
 
 def oauth():
-    """Byte 0: an access token; 1: a JWKS document; 2: a users file (fuzz/fuzz_targets/oauth.rs)."""
+    """Byte 0: an access token; 1: a JWKS document; 2: a users file; 3: a client registration;
+    4: a sealed token; 5: a query or form (fuzz/fuzz_targets/oauth.rs)."""
     import base64
 
     def b64(v):
@@ -241,6 +242,16 @@ def oauth():
         "users:\n  - match: {sub: a}\n    match: {sub: b}\n",
     ]:
         put("oauth", b"\2" + users.encode())
+    for reg in [
+        {"client_name": "claude.ai", "redirect_uris": ["https://claude.ai/api/mcp/auth_callback"]},
+        {"redirect_uris": ["http://127.0.0.1:3000/cb", "cursor://x/cb"], "grant_types": ["authorization_code"]},
+        {"redirect_uris": ["javascript:alert(1)"]},
+    ]:
+        put("oauth", b"\3" + json.dumps(reg).encode())
+    put("oauth", b"\4" + b"amcp_at_" + base64.urlsafe_b64encode(bytes(64)).rstrip(b"="))
+    put("oauth", b"\4" + b"amcp_rt_AAAA")
+    put("oauth", b"\5" + b"response_type=code&client_id=a&redirect_uri=x&redirect_uri=y")
+    put("oauth", b"\5" + b"dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXkE9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
 
 
 def main():

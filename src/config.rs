@@ -887,7 +887,8 @@ pub struct HttpArgs {
     #[arg(long, env = "ARCANE_MCP_PUBLIC_URL", value_name = "URL")]
     pub public_url: Option<String>,
     /// Accept OAuth access tokens of this OpenID Connect / OAuth issuer (e.g.
-    /// https://auth.example.com/application/o/arcane/), beside any --auth-token (docs/oauth.md).
+    /// https://auth.example.com/application/o/arcane/), beside any --auth-token; `self`: be
+    /// the authorization server, people signing in with their Arcane account (docs/oauth.md).
     #[arg(long, env = "ARCANE_MCP_OAUTH_ISSUER", value_name = "URL")]
     pub oauth_issuer: Option<String>,
     /// The audience an access token must name. Default: {public-url}/mcp.
@@ -916,6 +917,11 @@ pub struct HttpArgs {
     /// OAuth callers run with the server's key.
     #[arg(long, env = "ARCANE_MCP_OAUTH_USERS", value_name = "FILE")]
     pub oauth_users: Option<PathBuf>,
+    /// With --oauth-issuer self: file of the 32-byte key (64 hex digits or base64) that seals
+    /// registrations, codes and tokens; replicas sharing it serve the same sign-ins. Without
+    /// it a random key is made at start and sign-ins end with the process.
+    #[arg(long, env = "ARCANE_MCP_STATE_KEY_FILE", value_name = "PATH")]
+    pub state_key_file: Option<PathBuf>,
 }
 
 /// `arcane-mcp catalog`.

@@ -634,8 +634,25 @@ async fn oauth_settings_are_checked_at_startup() {
                 "self",
                 "--public-url",
                 "https://mcp.example.com",
+                "--state-key-file",
+                bad_users,
             ],
-            "not available in this version",
+            "holds neither 64 hexadecimal digits nor base64",
+        ),
+        (
+            vec![
+                "--oauth-issuer",
+                "self",
+                "--public-url",
+                "https://mcp.example.com",
+                "--oauth-users",
+                bad_users,
+            ],
+            "are for an outside identity provider",
+        ),
+        (
+            vec!["--state-key-file", bad_users],
+            "--state-key-file needs --oauth-issuer",
         ),
     ] {
         let out = std::process::Command::new(crate::cli::BIN)

@@ -30,6 +30,7 @@ mod hostile;
 mod layout;
 mod model_texts;
 mod oauth;
+mod oauth_self;
 mod otel;
 mod output_schema;
 mod packaging;

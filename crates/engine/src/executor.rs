@@ -167,6 +167,12 @@ impl Executor {
         &self.config
     }
 
+    /// The HTTP client of writes (no redirects, the server's TLS settings), for the server's
+    /// own requests to Arcane beside the catalog's actions (signing a person in).
+    pub fn client(&self) -> &reqwest::Client {
+        &self.writes
+    }
+
     /// Whether Arcane answers its public health endpoint (for `/readyz`; no credential is
     /// sent). The error says what failed without the URL, which may carry a password.
     pub async fn probe(&self) -> Result<(), ProbeError> {

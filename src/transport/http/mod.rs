@@ -214,6 +214,7 @@ fn oauth_settings(
                 args.oauth_introspection_url.is_some(),
             ),
             ("--oauth-users", args.oauth_users.is_some()),
+            ("--state-key-file", args.state_key_file.is_some()),
         ];
         if let Some((flag, _)) = beside.iter().find(|(_, set)| *set) {
             bail!("{flag} needs --oauth-issuer (the identity provider whose tokens to accept)");
@@ -254,6 +255,17 @@ fn oauth_settings(
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .context("building the HTTP client of the identity provider")?;
+    let own = issuer
+        .eq_ignore_ascii_case("self")
+        .then(|| oauth::SelfSettings {
+            state_key: args.state_key_file.clone(),
+            tls: tls.clone(),
+        });
+    if own.is_none() && args.state_key_file.is_some() {
+        bail!(
+            "--state-key-file is the key of --oauth-issuer self; drop it or set --oauth-issuer self"
+        );
+    }
     let o = oauth::OAuth::new(
         public_url,
         issuer,
@@ -261,7 +273,17 @@ fn oauth_settings(
         introspection,
         args.oauth_users.as_deref(),
         http,
+        own,
     )?;
+    if let Some(own) = &o.own
+        && !own.sealer.from_file
+    {
+        tracing::warn!(
+            "--oauth-issuer self without --state-key-file: a random key seals the sign-ins, so \
+             they end when this process does and no second replica can read them; set \
+             ARCANE_MCP_STATE_KEY_FILE to keep them"
+        );
+    }
     Ok(Some(Arc::new(o)))
 }
 
@@ -352,12 +374,17 @@ fn router(
         .route_service("/mcp", mcp)
         .route("/metrics", get(metrics_route))
         .route_layer(middleware::from_fn_with_state(shared.clone(), gate));
-    Router::new()
+    let mut open = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready_route))
         .route(oauth::METADATA_PATH, get(resource_metadata))
-        .route(oauth::METADATA_ROOT, get(resource_metadata))
-        .merge(guarded)
+        .route(oauth::METADATA_ROOT, get(resource_metadata));
+    if let Some(own) = shared.oauth.as_ref().and_then(|o| o.own.clone()) {
+        let executor = &shared.app.executor;
+        own.set_arcane(&executor.config().base_url, executor.client().clone());
+        open = open.merge(oauth::routes::routes(own));
+    }
+    open.merge(guarded)
         .layer(middleware::from_fn_with_state(shared.clone(), outer))
         .with_state(shared)
 }
@@ -391,7 +418,10 @@ async fn outer(
                 "Forbidden: Host header is not allowed (--allowed-hosts)",
             )
         }
-        Ok(()) if !guard::origin_allowed(&shared.allowed_origins, req.headers()) => {
+        Ok(())
+            if !guard::origin_allowed(&shared.allowed_origins, req.headers())
+                && !own_page(&shared, &req) =>
+        {
             let origin = req
                 .headers()
                 .get(header::ORIGIN)
@@ -421,6 +451,22 @@ async fn outer(
     };
     shared.metrics.record_http(response.status().as_u16());
     response
+}
+
+/// Whether a request is the sign-in page's own form, posted from this server's public origin
+/// (the built-in authorization server's page; a browser sends its Origin with a POST).
+fn own_page(shared: &Shared, req: &Request) -> bool {
+    let Some(own) = shared.oauth.as_ref().and_then(|o| o.own.as_ref()) else {
+        return false;
+    };
+    let ours = url::Url::parse(&own.issuer).map(|u| u.origin().ascii_serialization());
+    req.uri().path() == "/authorize"
+        && req
+            .headers()
+            .get(header::ORIGIN)
+            .and_then(|o| o.to_str().ok())
+            .zip(ours.ok())
+            .is_some_and(|(o, ours)| o.eq_ignore_ascii_case(&ours))
 }
 
 /// Bearer token and the caller's-key policy of `/mcp` and `/metrics`; a session serves only

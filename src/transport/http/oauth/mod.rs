@@ -5,7 +5,13 @@
 //! token's holder to an Arcane key. The gate (`guard.rs`) calls [`OAuth::admit`] for a bearer
 //! credential that is none of the static tokens.
 
+pub mod clients;
+pub mod issuer;
+pub mod page;
 pub mod provider;
+pub mod routes;
+pub mod scopes;
+pub mod seal;
 pub mod users;
 
 use std::sync::Arc;
@@ -17,10 +23,7 @@ use crate::mcp::caller::OAuthGrant;
 use provider::Provider;
 use users::Users;
 
-/// The scope of reading actions, resources and search.
-pub const SCOPE_READ: &str = "arcane:read";
-/// The scope of every action (destructive ones still need the person's confirmation).
-pub const SCOPE_WRITE: &str = "arcane:write";
+pub use scopes::{SCOPE_READ, SCOPE_WRITE};
 
 /// The signature algorithms accepted: asymmetric only. `none` is no algorithm, and an HMAC
 /// (`HS*`) token would be checked with a secret the provider never shares with us — or, by a
@@ -60,6 +63,17 @@ pub struct OAuth {
     /// `--oauth-users`: without it, calls run with the server's key (or the caller's own, as
     /// the key policy says).
     pub users: Option<Users>,
+    /// `--oauth-issuer self`: the built-in authorization server, whose tokens carry the
+    /// person's own Arcane key (the provider is then this server itself).
+    pub own: Option<Arc<issuer::Issuer>>,
+}
+
+/// What `--oauth-issuer self` needs beside the common settings.
+pub struct SelfSettings {
+    /// `--state-key-file`: the key that seals registrations, codes and tokens.
+    pub state_key: Option<std::path::PathBuf>,
+    /// The TLS settings of client ID metadata document fetches.
+    pub tls: Arc<rustls::ClientConfig>,
 }
 
 /// A refusal of a token: its status, the challenge's `error`, and what to tell the client.
@@ -76,6 +90,13 @@ pub struct Admitted {
     pub key: Option<String>,
     /// The users-file rule's place, for the per-caller limits.
     pub rule: Option<usize>,
+}
+
+/// A person's place among the per-caller limits' keys in `--oauth-issuer self` mode.
+fn person_place(user: &str) -> usize {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(user.as_bytes());
+    (u32::from_be_bytes([d[0], d[1], d[2], d[3]]) & 0x00ff_ffff) as usize
 }
 
 fn scopes_of(claims: &Map<String, Value>) -> Vec<String> {
@@ -176,6 +197,7 @@ impl OAuth {
         introspection: Option<(String, Option<(String, String)>)>,
         users: Option<&std::path::Path>,
         http: reqwest::Client,
+        own: Option<SelfSettings>,
     ) -> anyhow::Result<OAuth> {
         use anyhow::bail;
         let public = url::Url::parse(public_url).map_err(|e| {
@@ -192,13 +214,42 @@ impl OAuth {
         if public.query().is_some() || public.fragment().is_some() {
             bail!("--public-url {public_url} must have no query or fragment");
         }
-        if issuer.eq_ignore_ascii_case("self") {
-            bail!(
-                "--oauth-issuer self (the server as its own authorization server) is not \
-                 available in this version: give your identity provider's issuer URL"
-            );
-        }
-        if !provider::fetchable(issuer) {
+        let public_trimmed = public_url.trim_end_matches('/').to_string();
+        let own = if issuer.eq_ignore_ascii_case("self") {
+            if introspection.is_some() || users.is_some() || audience.is_some() {
+                bail!(
+                    "--oauth-issuer self issues its own tokens, each carrying the person's own \
+                     Arcane key: --oauth-introspection-url, --oauth-users and --oauth-audience \
+                     are for an outside identity provider; drop them"
+                );
+            }
+            let Some(s) = own else {
+                bail!("--oauth-issuer self is not available here");
+            };
+            let sealer = match &s.state_key {
+                Some(path) => {
+                    let text = std::fs::read_to_string(path).map_err(|e| {
+                        anyhow::anyhow!("reading --state-key-file {}: {e}", path.display())
+                    })?;
+                    let key = seal::parse_key(&text).map_err(|why| {
+                        anyhow::anyhow!("--state-key-file {}: {why}", path.display())
+                    })?;
+                    seal::Sealer::new(key, true)
+                }
+                None => seal::Sealer::random()?,
+            };
+            Some(Arc::new(issuer::Issuer::new(
+                &public_trimmed,
+                &format!("{public_trimmed}/mcp"),
+                sealer,
+                provider::is_loopback(&public),
+                s.tls,
+                http.clone(),
+            )))
+        } else {
+            None
+        };
+        if own.is_none() && !provider::fetchable(issuer) {
             bail!(
                 "--oauth-issuer {issuer} must be an https:// URL (http:// only on loopback): \
                  its keys decide who may operate Arcane"
@@ -209,9 +260,14 @@ impl OAuth {
         {
             bail!("--oauth-introspection-url {url} must be https:// (http:// only on loopback)");
         }
-        let public_url = public_url.trim_end_matches('/').to_string();
+        let public_url = public_trimmed;
         let resource = format!("{public_url}/mcp");
         let users = users.map(Users::load).transpose()?;
+        let issuer = if own.is_some() {
+            public_url.clone()
+        } else {
+            issuer.to_string()
+        };
         Ok(OAuth {
             audience: audience
                 .map(str::trim)
@@ -219,9 +275,10 @@ impl OAuth {
                 .map_or_else(|| resource.clone(), str::to_string),
             resource,
             public_url,
-            provider: Provider::new(issuer.to_string(), http),
+            provider: Provider::new(issuer, http),
             introspection,
             users,
+            own,
         })
     }
 
@@ -268,6 +325,25 @@ impl OAuth {
 
     /// Validates a bearer credential that is none of the static tokens, and maps its holder.
     pub async fn admit(&self, token: &str) -> Result<Admitted, Refusal> {
+        if let Some(own) = &self.own {
+            let a = own.admit(token).await.map_err(|why| self.invalid(&why))?;
+            let place = person_place(&a.user);
+            return Ok(Admitted {
+                grant: Arc::new(OAuthGrant {
+                    subject: a.user,
+                    issuer: self.provider.issuer.clone(),
+                    client_id: Some(a.client),
+                    write: a.write,
+                    rule: None,
+                    preset: None,
+                    tools: Vec::new(),
+                }),
+                key: Some(a.key),
+                // Each person is counted apart by the per-caller limits (a place derived
+                // from the name: there is no rule to number them by).
+                rule: Some(place),
+            });
+        }
         let claims = if token.split('.').count() == 3 {
             self.verify_jwt(token).await?
         } else if let Some((url, client)) = &self.introspection {
@@ -445,6 +521,7 @@ mod tests {
             None,
             None,
             client(),
+            None,
         )
     }
 
@@ -466,15 +543,38 @@ mod tests {
         ] {
             assert!(oauth(bad).is_err(), "{bad}");
         }
+        let own = || {
+            Some(SelfSettings {
+                state_key: None,
+                tls: arcane_engine::tls_config(None, false).unwrap(),
+            })
+        };
         let self_issuer = OAuth::new(
-            "https://mcp.example.com",
+            "https://mcp.example.com/",
             "self",
             None,
             None,
             None,
             client(),
+            own(),
+        )
+        .unwrap();
+        assert_eq!(self_issuer.provider.issuer, "https://mcp.example.com");
+        let issuer = self_issuer.own.as_ref().unwrap();
+        assert_eq!(issuer.metadata()["issuer"], "https://mcp.example.com");
+        assert!(!issuer.sealer.from_file);
+        // On a network, metadata documents come from public addresses only.
+        assert!(!issuer.clients.allow_private);
+        let with_users = OAuth::new(
+            "https://mcp.example.com",
+            "self",
+            Some("aud"),
+            None,
+            None,
+            client(),
+            own(),
         );
-        assert!(self_issuer.is_err());
+        assert!(with_users.err().unwrap().to_string().contains("drop them"));
         let http_issuer = OAuth::new(
             "https://mcp.example.com",
             "http://idp.example.com",
@@ -482,6 +582,7 @@ mod tests {
             None,
             None,
             client(),
+            None,
         );
         assert!(http_issuer.err().unwrap().to_string().contains("https://"));
     }

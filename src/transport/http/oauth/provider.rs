@@ -45,6 +45,12 @@ pub struct Provider {
 
 /// Reads an answer's body up to [`MAX_DOCUMENT_BYTES`] as JSON.
 async fn json_capped(resp: reqwest::Response, what: &str) -> Result<Value> {
+    json_capped_at(resp, what, MAX_DOCUMENT_BYTES).await
+}
+
+/// Reads an answer's body up to `max` bytes as JSON (refused beyond: a document that never
+/// ends costs nothing but `max`).
+pub async fn json_capped_at(resp: reqwest::Response, what: &str, max: usize) -> Result<Value> {
     use futures::StreamExt;
     let status = resp.status();
     if !status.is_success() {
@@ -54,8 +60,8 @@ async fn json_capped(resp: reqwest::Response, what: &str) -> Result<Value> {
     let mut stream = resp.bytes_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.with_context(|| format!("reading {what}"))?;
-        if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
-            bail!("{what} is larger than {MAX_DOCUMENT_BYTES} bytes");
+        if body.len() + chunk.len() > max {
+            bail!("{what} is larger than {max} bytes");
         }
         body.extend_from_slice(&chunk);
     }

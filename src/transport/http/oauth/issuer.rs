@@ -1,0 +1,1024 @@
+//! The server as its own authorization server (`--oauth-issuer self`, docs/oauth.md): RFC 8414
+//! metadata, registration (`clients.rs`), the sign-in page (`page.rs`) where a person signs in
+//! with their Arcane account or pastes an Arcane API key, the code flow with PKCE S256, the
+//! token endpoint with rotating refresh tokens, and revocation (RFC 7009). Codes and tokens are
+//! sealed (`seal.rs`) and carry the person's Arcane key; what is kept in memory is only what
+//! cannot be sealed — spent codes, revoked grants, the refresh generation of each grant.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::clients::{Client, Clients};
+use super::page;
+use super::scopes::{SCOPE_READ, SCOPE_WRITE};
+use super::seal::{Kind, Sealer};
+
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+/// The path of the authorization-server metadata (RFC 8414 §3).
+pub const METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
+
+/// How long things live: the sign-in form, a code (single use), an access token, a refresh
+/// token (each use gives a new one; the grant lasts as long as it is used within this).
+pub const FORM_TTL: i64 = 600;
+pub const CODE_TTL: i64 = 60;
+pub const ACCESS_TTL: i64 = 900;
+pub const REFRESH_TTL: i64 = 30 * 24 * 3600;
+/// How long Arcane's word that a key works is trusted before it is asked again.
+const KEY_CHECK_TTL: Duration = Duration::from_secs(60);
+/// Most entries of each in-memory table; beyond, the expired ones go, then the oldest.
+const MAX_STATE: usize = 100_000;
+
+/// The cookie of the sign-in form's CSRF token.
+const CSRF_COOKIE: &str = "arcane_mcp_csrf";
+
+/// What a sign-in form carries from the GET that showed it to the POST that answers it.
+#[derive(Serialize, Deserialize)]
+struct Form {
+    c: String,
+    r: String,
+    ch: String,
+    st: Option<String>,
+    w: bool,
+    x: String,
+    e: i64,
+}
+
+/// A grant as a code, an access token or a refresh token carries it.
+#[derive(Serialize, Deserialize, Clone)]
+struct Grant {
+    /// The grant's ID (random): what revocation and refresh rotation follow.
+    g: String,
+    /// The client's ID, digested (the client ID of a registration is long).
+    c: String,
+    /// The client's name, for the audit log.
+    n: String,
+    /// The Arcane username (or, for a pasted key, the name Arcane gives its owner).
+    u: String,
+    /// The Arcane API key calls run with.
+    k: String,
+    w: bool,
+    e: i64,
+    /// The redirect URI and PKCE challenge (codes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    r: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ch: Option<String>,
+    /// The refresh generation (refresh tokens only): each refresh spends one.
+    #[serde(default)]
+    i: u64,
+}
+
+#[derive(Default)]
+struct State {
+    /// Codes spent, by grant ID, until they expire.
+    spent: HashMap<String, i64>,
+    /// Revoked grants, until their longest token would expire.
+    revoked: HashMap<String, i64>,
+    /// The next refresh generation of each grant refreshed in this process.
+    generation: HashMap<String, (u64, i64)>,
+    /// Digests of keys Arcane accepted lately.
+    alive: HashMap<[u8; 32], Instant>,
+}
+
+fn prune<V>(map: &mut HashMap<String, V>, exp: impl Fn(&V) -> i64, now: i64) {
+    if map.len() >= MAX_STATE {
+        map.retain(|_, v| exp(v) > now);
+        if map.len() >= MAX_STATE {
+            map.clear();
+        }
+    }
+}
+
+/// The built-in authorization server.
+pub struct Issuer {
+    /// `--public-url`: the issuer identifier and the base of every endpoint.
+    pub issuer: String,
+    pub resource: String,
+    pub sealer: Sealer,
+    pub clients: Clients,
+    /// Whether cookies are marked `Secure` (an https public URL).
+    secure: bool,
+    http: reqwest::Client,
+    /// Arcane's base URL and the client of the server's requests to it (its TLS settings,
+    /// `--ca-cert` and `--insecure-skip-verify` included), known once the app is built.
+    arcane: OnceLock<(String, reqwest::Client)>,
+    state: Mutex<State>,
+}
+
+/// A grant the gate admitted: who, which client, what it may do, the key.
+pub struct Admitted {
+    pub user: String,
+    pub client: String,
+    pub write: bool,
+    pub key: String,
+}
+
+/// An OAuth error answer (RFC 6749 §5.2) with `Cache-Control: no-store`.
+fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
+    no_store(
+        (
+            status,
+            axum::Json(json!({"error": error, "error_description": description})),
+        )
+            .into_response(),
+    )
+}
+
+fn no_store(mut r: Response) -> Response {
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r.headers_mut()
+        .insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    r
+}
+
+fn random_hex(n: usize) -> String {
+    let mut b = vec![0u8; n];
+    if getrandom::fill(&mut b).is_err() {
+        // Without randomness nothing may be issued: an empty ID is refused everywhere.
+        return String::new();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn digest_hex(s: &str) -> String {
+    Sha256::digest(s.as_bytes())[..16]
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
+}
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// The parameters of a query or a form body; a parameter given twice is refused (RFC 6749
+/// §3.1: which one counts would be anyone's guess).
+pub fn params(raw: &[u8]) -> Result<HashMap<String, String>, String> {
+    let mut out = HashMap::new();
+    for (k, v) in url::form_urlencoded::parse(raw) {
+        if out.insert(k.to_string(), v.to_string()).is_some() {
+            return Err(format!("the parameter {k} is given more than once"));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `verifier` is a PKCE code verifier (RFC 7636 §4.1) whose S256 digest is
+/// `challenge`, compared in constant time.
+pub fn pkce_ok(verifier: &str, challenge: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    let shaped = (43..=128).contains(&verifier.len())
+        && verifier
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b));
+    let made = B64.encode(Sha256::digest(verifier.as_bytes()));
+    shaped && bool::from(made.as_bytes().ct_eq(challenge.as_bytes()))
+}
+
+/// Where a redirect URI sends the person, as the page names it (its origin, or its scheme).
+fn returns_to(uri: &str) -> (String, String) {
+    match url::Url::parse(uri) {
+        Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
+            let o = u.origin().ascii_serialization();
+            (u.host_str().unwrap_or("").to_string(), o)
+        }
+        Ok(u) => (
+            format!("the app ({}:)", u.scheme()),
+            format!("{}:", u.scheme()),
+        ),
+        Err(_) => (String::new(), String::new()),
+    }
+}
+
+/// `uri` with `params` added to its query.
+fn with_query(uri: &str, params: &[(&str, &str)]) -> String {
+    match url::Url::parse(uri) {
+        Ok(mut u) => {
+            {
+                let mut q = u.query_pairs_mut();
+                for (k, v) in params {
+                    q.append_pair(k, v);
+                }
+            }
+            u.to_string()
+        }
+        Err(_) => uri.to_string(),
+    }
+}
+
+fn see_other(location: &str) -> Response {
+    let mut r = StatusCode::SEE_OTHER.into_response();
+    if let Ok(v) = HeaderValue::from_str(location) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r.headers_mut().insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    r
+}
+
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|p| p.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+}
+
+/// A member of an Arcane answer: inside its `data` envelope, or (as some of Arcane's sign-in
+/// answers are) beside it.
+fn pick<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    v.get("data")
+        .and_then(|d| d.get(key))
+        .or_else(|| v.get(key))
+}
+
+/// How a sign-in went wrong, for the page.
+enum SignIn {
+    Again(String),
+    Failed(String),
+}
+
+impl Issuer {
+    pub fn new(
+        public_url: &str,
+        resource: &str,
+        sealer: Sealer,
+        allow_private: bool,
+        tls: std::sync::Arc<rustls::ClientConfig>,
+        http: reqwest::Client,
+    ) -> Issuer {
+        Issuer {
+            issuer: public_url.to_string(),
+            resource: resource.to_string(),
+            sealer,
+            clients: Clients::new(allow_private, tls),
+            secure: public_url.starts_with("https://"),
+            http,
+            arcane: OnceLock::new(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Tells the issuer where Arcane is and how to reach it (once the app is built).
+    pub fn set_arcane(&self, base_url: &str, client: reqwest::Client) {
+        let _ = self
+            .arcane
+            .set((base_url.trim_end_matches('/').to_string(), client));
+    }
+
+    fn arcane(&self, path: &str) -> String {
+        let base = self.arcane.get().map_or("", |(b, _)| b.as_str());
+        format!("{base}/api{path}")
+    }
+
+    /// The client to Arcane (the identity provider's until the app has set its own).
+    fn to_arcane(&self) -> &reqwest::Client {
+        self.arcane.get().map_or(&self.http, |(_, c)| c)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The authorization-server metadata (RFC 8414 §2).
+    pub fn metadata(&self) -> Value {
+        let at = |p: &str| format!("{}/{p}", self.issuer);
+        json!({
+            "issuer": self.issuer,
+            "authorization_endpoint": at("authorize"),
+            "token_endpoint": at("token"),
+            "registration_endpoint": at("register"),
+            "revocation_endpoint": at("revoke"),
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["none"],
+            "revocation_endpoint_auth_methods_supported": ["none"],
+            "scopes_supported": [SCOPE_READ, SCOPE_WRITE],
+            "authorization_response_iss_parameter_supported": true,
+            "client_id_metadata_document_supported": true,
+            "service_documentation": "https://github.com/arcane-mcp/arcane-mcp/blob/main/docs/oauth.md",
+        })
+    }
+
+    /// `POST /register` (RFC 7591).
+    pub fn register(&self, body: &[u8]) -> Response {
+        match super::clients::register(&self.sealer, body) {
+            Ok(v) => no_store((StatusCode::CREATED, axum::Json(v)).into_response()),
+            Err(e) => oauth_error(StatusCode::BAD_REQUEST, e.error, &e.description),
+        }
+    }
+
+    /// `GET /authorize`: the request checked, then the sign-in page. Until the client and its
+    /// redirect URI are known good, errors end here on a page (RFC 6749 §4.1.2.1); after,
+    /// they go back to the client.
+    pub async fn authorize(&self, query: Option<&str>, headers: &HeaderMap) -> Response {
+        let nonce = random_hex(16);
+        let p = match params(query.unwrap_or("").as_bytes()) {
+            Ok(p) => p,
+            Err(why) => return page::error(&nonce, StatusCode::BAD_REQUEST, &why),
+        };
+        let Some(client_id) = p.get("client_id") else {
+            return page::error(
+                &nonce,
+                StatusCode::BAD_REQUEST,
+                "The request names no client (client_id).",
+            );
+        };
+        let client = match self.clients.find(&self.sealer, client_id).await {
+            Ok(c) => c,
+            Err(why) => {
+                return page::error(
+                    &nonce,
+                    StatusCode::BAD_REQUEST,
+                    &format!("The client is unknown: {why}."),
+                );
+            }
+        };
+        // Required even when the client has one (OAuth 2.1 §4.1.1): the token request must
+        // then repeat it, and the code is bound to it.
+        let redirect = match p.get("redirect_uri") {
+            Some(r) if client.redirect_uris.iter().any(|u| u == r) => r.clone(),
+            None => {
+                return page::error(
+                    &nonce,
+                    StatusCode::BAD_REQUEST,
+                    "The request names no redirect URI (redirect_uri).",
+                );
+            }
+            _ => {
+                return page::error(
+                    &nonce,
+                    StatusCode::BAD_REQUEST,
+                    "The redirect URI is not one this client registered (it must match exactly).",
+                );
+            }
+        };
+        let state = p.get("state").cloned();
+        let back = |error: &str, description: &str| {
+            let mut q = vec![("error", error), ("error_description", description)];
+            if let Some(s) = &state {
+                q.push(("state", s));
+            }
+            q.push(("iss", &self.issuer));
+            see_other(&with_query(&redirect, &q))
+        };
+        if p.get("response_type").map(String::as_str) != Some("code") {
+            return back(
+                "unsupported_response_type",
+                "only response_type=code is supported",
+            );
+        }
+        let Some(challenge) = p.get("code_challenge") else {
+            return back(
+                "invalid_request",
+                "PKCE is required: send code_challenge with code_challenge_method=S256",
+            );
+        };
+        if p.get("code_challenge_method").map(String::as_str) != Some("S256") {
+            return back(
+                "invalid_request",
+                "only code_challenge_method=S256 is supported (never plain)",
+            );
+        }
+        if challenge.len() != 43 || B64.decode(challenge).map_or(true, |d| d.len() != 32) {
+            return back(
+                "invalid_request",
+                "code_challenge is not the base64url of a SHA-256 digest",
+            );
+        }
+        if let Some(res) = p.get("resource")
+            && res.trim_end_matches('/') != self.resource
+        {
+            return back(
+                "invalid_target",
+                &format!("this server issues tokens for {} only", self.resource),
+            );
+        }
+        // Without a scope the client gets what it may ask for; `arcane:read` alone reads.
+        let scopes: Vec<&str> = p
+            .get("scope")
+            .map_or(vec![], |s| s.split_whitespace().collect());
+        let write = scopes.is_empty() || scopes.contains(&SCOPE_WRITE);
+        if !scopes.is_empty() && !write && !scopes.contains(&SCOPE_READ) {
+            return back(
+                "invalid_scope",
+                &format!("ask for {SCOPE_READ} or {SCOPE_WRITE}"),
+            );
+        }
+        let csrf = cookie(headers, CSRF_COOKIE)
+            .filter(|c| c.len() == 32 && c.bytes().all(|b| b.is_ascii_hexdigit()))
+            .unwrap_or_else(|| random_hex(16));
+        let form = Form {
+            c: client.id.clone(),
+            r: redirect.clone(),
+            ch: challenge.clone(),
+            st: state.clone(),
+            w: write,
+            x: csrf.clone(),
+            e: now() + FORM_TTL,
+        };
+        let Ok(sealed) = self.sealer.seal(Kind::Form, &form) else {
+            return page::error(
+                &nonce,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The sign-in form could not be made.",
+            );
+        };
+        let (returns, target) = returns_to(&redirect);
+        let mut r = page::render(
+            &page::Page {
+                client: &client.name,
+                returns_to: &returns,
+                write,
+                form: &sealed,
+                csrf: &csrf,
+                message: None,
+                username: "",
+            },
+            &nonce,
+            StatusCode::OK,
+            &target,
+        );
+        let secure = if self.secure { "; Secure" } else { "" };
+        if let Ok(v) = HeaderValue::from_str(&format!(
+            "{CSRF_COOKIE}={csrf}; Path=/; HttpOnly; SameSite=Strict; Max-Age={FORM_TTL}{secure}"
+        )) {
+            r.headers_mut().insert(header::SET_COOKIE, v);
+        }
+        r
+    }
+
+    /// `POST /authorize`: the person's answer to the sign-in page.
+    pub async fn authorize_answer(&self, body: &[u8], headers: &HeaderMap) -> Response {
+        let nonce = random_hex(16);
+        let p = match params(body) {
+            Ok(p) => p,
+            Err(why) => return page::error(&nonce, StatusCode::BAD_REQUEST, &why),
+        };
+        let get = |k: &str| p.get(k).map(String::as_str).unwrap_or("");
+        let Some(form) = self.sealer.open::<Form>(Kind::Form, get("form")) else {
+            return page::error(
+                &nonce,
+                StatusCode::BAD_REQUEST,
+                "This sign-in form was not made by this server.",
+            );
+        };
+        if form.e < now() {
+            return page::error(
+                &nonce,
+                StatusCode::BAD_REQUEST,
+                "This sign-in form has expired (10 minutes).",
+            );
+        }
+        // The CSRF token: in the sealed form, in the page's field and in the cookie only this
+        // server's page set. A page elsewhere can post neither the cookie nor a form whose
+        // sealed token matches the person's cookie.
+        use subtle::ConstantTimeEq;
+        let cookie = cookie(headers, CSRF_COOKIE).unwrap_or_default();
+        let field = get("csrf");
+        let same = |a: &str, b: &str| bool::from(a.as_bytes().ct_eq(b.as_bytes()));
+        if form.x.is_empty() || !same(&form.x, field) || !same(&form.x, &cookie) {
+            return page::error(
+                &nonce,
+                StatusCode::FORBIDDEN,
+                "This sign-in was not sent from this server's page (its CSRF token does not match). Connect again from the application.",
+            );
+        }
+        let client = match self.clients.find(&self.sealer, &form.c).await {
+            Ok(c) => c,
+            Err(why) => return page::error(&nonce, StatusCode::BAD_REQUEST, &why),
+        };
+        let (returns, target) = returns_to(&form.r);
+        let back = |q: &[(&str, &str)]| {
+            let mut q = q.to_vec();
+            if let Some(s) = &form.st {
+                q.push(("state", s));
+            }
+            q.push(("iss", &self.issuer));
+            see_other(&with_query(&form.r, &q))
+        };
+        let write = form.w && get("access") != "read";
+        let signed = match get("method") {
+            "deny" => {
+                return back(&[
+                    ("error", "access_denied"),
+                    ("error_description", "the person cancelled the sign-in"),
+                ]);
+            }
+            "password" => {
+                self.sign_in(get("username").trim(), get("password"), &client)
+                    .await
+            }
+            "key" => self.with_key(get("api_key").trim()).await,
+            _ => Err(SignIn::Again("Choose how to sign in.".into())),
+        };
+        let (user, key) = match signed {
+            Ok(x) => x,
+            Err(SignIn::Again(message)) => {
+                return page::render(
+                    &page::Page {
+                        client: &client.name,
+                        returns_to: &returns,
+                        write: form.w,
+                        form: get("form"),
+                        csrf: &form.x,
+                        message: Some(&message),
+                        username: get("username"),
+                    },
+                    &nonce,
+                    StatusCode::OK,
+                    &target,
+                );
+            }
+            Err(SignIn::Failed(why)) => {
+                return page::error(&nonce, StatusCode::BAD_GATEWAY, &why);
+            }
+        };
+        let grant = Grant {
+            g: random_hex(16),
+            c: digest_hex(&client.id),
+            n: client.name.clone(),
+            u: user,
+            k: key,
+            w: write,
+            e: now() + CODE_TTL,
+            r: Some(form.r.clone()),
+            ch: Some(form.ch.clone()),
+            i: 0,
+        };
+        match self.sealer.seal(Kind::Code, &grant) {
+            Ok(code) if !grant.g.is_empty() => {
+                tracing::info!(user = %grant.u, client = %grant.n, write, "OAuth sign-in: code issued");
+                back(&[("code", &code)])
+            }
+            _ => page::error(
+                &nonce,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The sign-in could not be completed.",
+            ),
+        }
+    }
+
+    /// Signs in to Arcane with a username and password and makes a personal API key named
+    /// after the client; the user's name and the key.
+    async fn sign_in(
+        &self,
+        user: &str,
+        password: &str,
+        client: &Client,
+    ) -> Result<(String, String), SignIn> {
+        if user.is_empty() || password.is_empty() {
+            return Err(SignIn::Again(
+                "Enter your Arcane username and password, or paste an API key below.".into(),
+            ));
+        }
+        let unreachable = |_| {
+            SignIn::Failed("Arcane could not be reached to sign you in; try again later.".into())
+        };
+        let r = self
+            .to_arcane()
+            .post(self.arcane("/auth/login"))
+            .json(&json!({"username": user, "password": password}))
+            .timeout(Duration::from_secs(15))
+            .send()
+            .await
+            .map_err(unreachable)?;
+        let status = r.status();
+        let v: Value = r.json().await.unwrap_or(Value::Null);
+        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+            return Err(SignIn::Again(
+                "Arcane did not accept this username and password.".into(),
+            ));
+        }
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            return Err(SignIn::Again(
+                "Arcane refuses more sign-in attempts for now; wait a minute and try again.".into(),
+            ));
+        }
+        let token = pick(&v, "token")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty());
+        let authenticated = pick(&v, "status")
+            .and_then(Value::as_str)
+            .is_none_or(|s| s == "authenticated");
+        let Some(token) = token.filter(|_| status.is_success() && authenticated) else {
+            if status.is_success() {
+                return Err(SignIn::Again(
+                    "Arcane asks this account for a further step (a passkey or a one-time code) that this page cannot do. Create an API key in Arcane (Settings → API Keys) and paste it in the API key field below.".into(),
+                ));
+            }
+            return Err(SignIn::Failed(format!(
+                "Arcane answered the sign-in with HTTP {status}; try again later."
+            )));
+        };
+        let name = pick(&v, "user")
+            .and_then(|u| u.get("username"))
+            .and_then(Value::as_str)
+            .unwrap_or(user)
+            .to_string();
+        let label: String = format!("arcane-mcp: {}", client.name)
+            .chars()
+            .take(100)
+            .collect();
+        let r = self
+            .to_arcane()
+            .post(self.arcane("/auth/me/api-keys"))
+            .bearer_auth(token)
+            .json(&json!({"name": label, "description": format!("Made by arcane-mcp when you let {} use Arcane as you; delete it to end that access.", client.name)}))
+            .timeout(Duration::from_secs(15))
+            .send()
+            .await
+            .map_err(unreachable)?;
+        let status = r.status();
+        let v: Value = r.json().await.unwrap_or(Value::Null);
+        match pick(&v, "key").and_then(Value::as_str) {
+            Some(k) if status.is_success() && !k.is_empty() => {
+                tracing::info!(user = %name, key_name = %label, "OAuth sign-in: Arcane API key created");
+                Ok((name, k.to_string()))
+            }
+            _ => Err(SignIn::Failed(format!(
+                "You are signed in, but Arcane refused to make an API key for this client (HTTP {status}). Paste an API key of yours instead, or ask Arcane's administrator."
+            ))),
+        }
+    }
+
+    /// Checks a pasted key with Arcane (`GET /auth/me`); its owner's name and the key.
+    /// Arcane lets only a signed-in session make personal keys, so the pasted key itself is
+    /// the one calls run with.
+    async fn with_key(&self, key: &str) -> Result<(String, String), SignIn> {
+        if key.is_empty() {
+            return Err(SignIn::Again(
+                "Paste an Arcane API key, or sign in with your username and password.".into(),
+            ));
+        }
+        match self.whoami(key).await {
+            Ok(Some(name)) => Ok((name, key.to_string())),
+            Ok(None) => Err(SignIn::Again(
+                "Arcane did not accept this API key (it may be deleted or expired).".into(),
+            )),
+            Err(()) => Err(SignIn::Failed(
+                "Arcane could not be reached to check the key; try again later.".into(),
+            )),
+        }
+    }
+
+    /// Whose `key` is: `Some(name)`, `None` when Arcane refuses it, `Err` when Arcane did not
+    /// answer.
+    async fn whoami(&self, key: &str) -> Result<Option<String>, ()> {
+        let r = self
+            .to_arcane()
+            .get(self.arcane("/auth/me"))
+            .header("x-api-key", key)
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await
+            .map_err(|_| ())?;
+        let status = r.status();
+        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            return Err(());
+        }
+        let v: Value = r.json().await.unwrap_or(Value::Null);
+        Ok(Some(
+            pick(&v, "username")
+                .and_then(Value::as_str)
+                .unwrap_or("an Arcane user")
+                .to_string(),
+        ))
+    }
+
+    /// Whether Arcane still takes `key`. For an access token a positive answer is trusted for
+    /// a minute (each call would otherwise cost Arcane a second request); a refresh asks
+    /// afresh (`fresh`). Arcane unreachable counts as yes: the call will say so itself.
+    async fn key_alive(&self, key: &str, fresh: bool) -> bool {
+        let d: [u8; 32] = Sha256::digest(key.as_bytes()).into();
+        if !fresh
+            && let Some(at) = self.state().alive.get(&d)
+            && at.elapsed() < KEY_CHECK_TTL
+        {
+            return true;
+        }
+        let alive = !matches!(self.whoami(key).await, Ok(None));
+        let mut st = self.state();
+        if alive {
+            if st.alive.len() >= MAX_STATE {
+                st.alive.clear();
+            }
+            st.alive.insert(d, Instant::now());
+        } else {
+            st.alive.remove(&d);
+        }
+        alive
+    }
+
+    fn revoke_grant(&self, g: &str) {
+        let n = now();
+        let mut st = self.state();
+        prune(&mut st.revoked, |e| *e, n);
+        st.revoked.insert(g.to_string(), n + REFRESH_TTL);
+    }
+
+    fn revoked(&self, g: &str) -> bool {
+        self.state().revoked.contains_key(g)
+    }
+
+    /// Access and refresh tokens for `grant` (its refresh generation `next`).
+    fn tokens(&self, grant: &Grant, next: u64) -> Response {
+        let access = Grant {
+            e: now() + ACCESS_TTL,
+            r: None,
+            ch: None,
+            i: 0,
+            ..grant.clone()
+        };
+        let refresh = Grant {
+            e: now() + REFRESH_TTL,
+            r: None,
+            ch: None,
+            i: next,
+            ..grant.clone()
+        };
+        let (Ok(a), Ok(r)) = (
+            self.sealer.seal(Kind::Access, &access),
+            self.sealer.seal(Kind::Refresh, &refresh),
+        ) else {
+            return oauth_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                "the tokens could not be sealed",
+            );
+        };
+        let scope = if grant.w {
+            format!("{SCOPE_READ} {SCOPE_WRITE}")
+        } else {
+            SCOPE_READ.to_string()
+        };
+        no_store(
+            axum::Json(json!({
+                "access_token": a,
+                "token_type": "Bearer",
+                "expires_in": ACCESS_TTL,
+                "refresh_token": r,
+                "scope": scope,
+            }))
+            .into_response(),
+        )
+    }
+
+    /// `POST /token`: a code or a refresh token for new tokens.
+    pub async fn token(&self, body: &[u8], headers: &HeaderMap) -> Response {
+        let bad = |e: &str, d: &str| oauth_error(StatusCode::BAD_REQUEST, e, d);
+        let p = match params(body) {
+            Ok(p) => p,
+            Err(why) => return bad("invalid_request", &why),
+        };
+        let get = |k: &str| p.get(k).map(String::as_str).unwrap_or("");
+        // A public client names itself in the body; one that sends HTTP Basic names itself
+        // there (its secret, having been issued none, is not checked).
+        let basic = basic_client(headers);
+        let client_id = match (get("client_id"), basic.as_deref()) {
+            ("", Some(b)) => b.to_string(),
+            (c, Some(b)) if c != b => {
+                return bad(
+                    "invalid_request",
+                    "client_id differs from the client of the Authorization header",
+                );
+            }
+            (c, _) => c.to_string(),
+        };
+        if client_id.is_empty() {
+            return oauth_error(
+                StatusCode::UNAUTHORIZED,
+                "invalid_client",
+                "client_id is required",
+            );
+        }
+        let sign_in_again = |d: &str| bad("invalid_grant", &format!("{d}: sign in again"));
+        match get("grant_type") {
+            "authorization_code" => {
+                let Some(code) = self.sealer.open::<Grant>(Kind::Code, get("code")) else {
+                    return sign_in_again("the code is not one this server issued");
+                };
+                if code.c != digest_hex(&client_id) {
+                    return sign_in_again("the code was issued to another client");
+                }
+                if code.e < now() {
+                    return sign_in_again("the code has expired");
+                }
+                if code.r.as_deref() != Some(get("redirect_uri")) {
+                    return sign_in_again(
+                        "redirect_uri is not the one of the authorization request",
+                    );
+                }
+                if !pkce_ok(get("code_verifier"), code.ch.as_deref().unwrap_or("")) {
+                    return sign_in_again(
+                        "the PKCE code_verifier does not match the code_challenge",
+                    );
+                }
+                let first = {
+                    let n = now();
+                    let mut st = self.state();
+                    prune(&mut st.spent, |e| *e, n);
+                    st.spent.insert(code.g.clone(), code.e).is_none()
+                };
+                if !first {
+                    // RFC 6749 §4.1.2: a code used twice is stolen; what it gave is revoked.
+                    tracing::warn!(client = %code.n, user = %code.u, "OAuth code used twice: its grant is revoked");
+                    self.revoke_grant(&code.g);
+                    return sign_in_again("the code was used already (its tokens are now revoked)");
+                }
+                if self.revoked(&code.g) {
+                    return sign_in_again("this grant was revoked");
+                }
+                self.tokens(&code, 1)
+            }
+            "refresh_token" => {
+                let Some(rt) = self
+                    .sealer
+                    .open::<Grant>(Kind::Refresh, get("refresh_token"))
+                else {
+                    return sign_in_again("the refresh token is not one this server issued");
+                };
+                if rt.c != digest_hex(&client_id) {
+                    return sign_in_again("the refresh token was issued to another client");
+                }
+                if rt.e < now() {
+                    return sign_in_again("the refresh token has expired");
+                }
+                if self.revoked(&rt.g) {
+                    return sign_in_again("this grant was revoked");
+                }
+                let reuse = {
+                    let n = now();
+                    let mut st = self.state();
+                    prune(&mut st.generation, |(_, e)| *e, n);
+                    let current = st.generation.get(&rt.g).map_or(rt.i, |(g, _)| *g);
+                    if rt.i < current {
+                        true
+                    } else {
+                        st.generation
+                            .insert(rt.g.clone(), (rt.i + 1, n + REFRESH_TTL));
+                        false
+                    }
+                };
+                if reuse {
+                    // A spent refresh token presented again: one of its two holders is not the
+                    // client; the grant ends for both (OAuth 2.1 §4.3.1).
+                    tracing::warn!(client = %rt.n, user = %rt.u, "OAuth refresh token reused: its grant is revoked");
+                    self.revoke_grant(&rt.g);
+                    return sign_in_again(
+                        "the refresh token was used already (the grant is now revoked)",
+                    );
+                }
+                if !self.key_alive(&rt.k, true).await {
+                    self.revoke_grant(&rt.g);
+                    return sign_in_again(
+                        "Arcane no longer accepts the API key of this sign-in (it was deleted or expired in Arcane)",
+                    );
+                }
+                // A refresh may narrow the grant to reading (RFC 6749 §6), never widen it.
+                let scope: Vec<&str> = get("scope").split_whitespace().collect();
+                let write = rt.w && (scope.is_empty() || scope.contains(&SCOPE_WRITE));
+                let next = rt.i + 1;
+                self.tokens(&Grant { w: write, ..rt }, next)
+            }
+            "" => bad("invalid_request", "grant_type is required"),
+            other => bad(
+                "unsupported_grant_type",
+                &format!(
+                    "grant_type {other} is not supported: use authorization_code or refresh_token"
+                ),
+            ),
+        }
+    }
+
+    /// `POST /revoke` (RFC 7009): the grant of an access or refresh token ends. The answer
+    /// is 200 whatever the token (§2.2: an invalid token is no error).
+    pub fn revoke(&self, body: &[u8], headers: &HeaderMap) -> Response {
+        let Ok(p) = params(body) else {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "a parameter is given twice",
+            );
+        };
+        let token = p.get("token").map(String::as_str).unwrap_or("");
+        let client = p
+            .get("client_id")
+            .cloned()
+            .or_else(|| basic_client(headers));
+        let grant = self
+            .sealer
+            .open::<Grant>(Kind::Refresh, token)
+            .or_else(|| self.sealer.open::<Grant>(Kind::Access, token));
+        // Only the client a token was issued to may revoke it (§2.1).
+        if let (Some(g), Some(c)) = (grant, client)
+            && g.c == digest_hex(&c)
+        {
+            tracing::info!(client = %g.n, user = %g.u, "OAuth grant revoked by its client");
+            self.revoke_grant(&g.g);
+        }
+        no_store(StatusCode::OK.into_response())
+    }
+
+    /// Opens an access token: the grant it carries, or why it is refused.
+    pub async fn admit(&self, token: &str) -> Result<Admitted, String> {
+        let Some(g) = self.sealer.open::<Grant>(Kind::Access, token) else {
+            return Err(if token.starts_with(Kind::Access.prefix()) {
+                "it was not issued by this server's current key (a restart without \
+                 --state-key-file, or another key file)"
+                    .into()
+            } else {
+                "it is not an access token of this server".into()
+            });
+        };
+        if g.e < now() {
+            return Err("it has expired".into());
+        }
+        if self.revoked(&g.g) {
+            return Err("its grant was revoked".into());
+        }
+        if !self.key_alive(&g.k, false).await {
+            return Err(
+                "Arcane no longer accepts the API key of this sign-in (it was deleted or \
+                        expired in Arcane)"
+                    .into(),
+            );
+        }
+        Ok(Admitted {
+            user: g.u,
+            client: g.n,
+            write: g.w,
+            key: g.k,
+        })
+    }
+}
+
+/// The client ID of an HTTP Basic `Authorization` header (RFC 6749 §2.3.1), if any.
+fn basic_client(headers: &HeaderMap) -> Option<String> {
+    let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, rest) = v.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(rest.trim())
+        .ok()?;
+    let text = String::from_utf8(raw).ok()?;
+    let id = text.split_once(':').map_or(text.as_str(), |(a, _)| a);
+    Some(
+        percent_encoding::percent_decode_str(id)
+            .decode_utf8_lossy()
+            .into_owned(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pkce_takes_s256_of_a_well_formed_verifier_only() {
+        // RFC 7636 appendix B.
+        let v = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        assert!(pkce_ok(v, "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"));
+        // `plain` (the verifier as its own challenge) is not S256.
+        assert!(!pkce_ok(v, v));
+        assert!(!pkce_ok(
+            "short",
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        ));
+        assert!(!pkce_ok("", ""));
+    }
+
+    #[test]
+    fn a_parameter_given_twice_is_refused() {
+        assert!(params(b"a=1&b=2").is_ok());
+        assert!(
+            params(b"redirect_uri=x&redirect_uri=y")
+                .unwrap_err()
+                .contains("redirect_uri")
+        );
+    }
+}

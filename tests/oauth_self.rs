@@ -1,0 +1,939 @@
+//! The server as its own authorization server (`--oauth-issuer self`, docs/oauth.md): the real
+//! binary in front of the simulator, driven over HTTP as a client and a browser would (the
+//! browser and the TypeScript SDK's OAuth client drive it too, in tests/apps.rs's
+//! `oauth_sign_in_in_chromium`). Metadata, registration, the sign-in page with a password and
+//! with a pasted key, PKCE, tokens, calls as the person, refresh rotation and reuse detection,
+//! revocation, a key deleted in Arcane, two replicas sharing a key file, and the attack pass:
+//! open redirects, code reuse, PKCE downgrade, redirect URI tricks, CSRF, tokens of one
+//! client used by another, oversized registrations.
+
+use base64::Engine;
+use serde_json::{Value, json};
+use sha2::Digest;
+
+use crate::cli::{HttpServer, free_port, post_call_2026};
+use crate::server_support::Sim;
+
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+const REDIRECT: &str = "http://127.0.0.1:9/callback";
+
+async fn sim_with_people() -> Sim {
+    use arcane_sim::{SimRole, SimUser};
+    Sim::start_with_users(vec![
+        SimUser {
+            name: "alice".into(),
+            key: "alice-key".into(),
+            role: SimRole::Admin,
+            password: Some("alice-password".into()),
+        },
+        SimUser {
+            name: "bob".into(),
+            key: "bob-key".into(),
+            role: SimRole::Viewer,
+            password: None,
+        },
+    ])
+    .await
+}
+
+async fn server_at(sim: &Sim, port: u16, extra: &[&str]) -> HttpServer {
+    let public = format!("http://127.0.0.1:{port}");
+    let mut args = vec!["--public-url", &public, "--oauth-issuer", "self"];
+    args.extend_from_slice(extra);
+    HttpServer::start_at(port, &sim.base(), Some(sim.sim.api_key()), &args, &[]).await
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// A PKCE verifier and its S256 challenge.
+fn pkce() -> (String, String) {
+    let mut b = [0u8; 32];
+    getrandom::fill(&mut b).unwrap();
+    let verifier = B64.encode(b);
+    let challenge = B64.encode(sha2::Sha256::digest(verifier.as_bytes()));
+    (verifier, challenge)
+}
+
+async fn register(base: &str, body: Value) -> (u16, Value) {
+    let r = http()
+        .post(format!("{base}/register"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+async fn client_id(base: &str, name: &str) -> String {
+    let (status, v) = register(
+        base,
+        json!({"client_name": name, "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{v}");
+    v["client_id"].as_str().unwrap().to_string()
+}
+
+/// The value of the hidden field `name` of the sign-in page.
+fn field(html: &str, name: &str) -> String {
+    let at = html
+        .find(&format!("name=\"{name}\" value=\""))
+        .unwrap_or_else(|| panic!("no field {name}: {html}"));
+    let rest = &html[at + name.len() + 15..];
+    rest[..rest.find('"').unwrap()].to_string()
+}
+
+/// The sign-in page of an authorization request: its status, its HTML, its CSRF cookie and
+/// the answer's headers (a redirect's `location`).
+struct Page {
+    status: u16,
+    html: String,
+    cookie: String,
+    headers: reqwest::header::HeaderMap,
+}
+
+async fn authorize(base: &str, query: &[(&str, &str)]) -> Page {
+    let r = http()
+        .get(format!("{base}/authorize"))
+        .query(query)
+        .send()
+        .await
+        .unwrap();
+    let headers = r.headers().clone();
+    let cookie = headers
+        .get("set-cookie")
+        .map(|c| c.to_str().unwrap().split(';').next().unwrap().to_string())
+        .unwrap_or_default();
+    Page {
+        status: r.status().as_u16(),
+        html: r.text().await.unwrap(),
+        cookie,
+        headers,
+    }
+}
+
+fn request<'a>(client: &'a str, challenge: &'a str, state: &'a str) -> Vec<(&'a str, &'a str)> {
+    vec![
+        ("response_type", "code"),
+        ("client_id", client),
+        ("redirect_uri", REDIRECT),
+        ("code_challenge", challenge),
+        ("code_challenge_method", "S256"),
+        ("state", state),
+        ("scope", "arcane:read arcane:write"),
+    ]
+}
+
+/// Posts the page's form with `fields`; the answer's status, `location` and body.
+async fn answer(base: &str, page: &Page, fields: &[(&str, &str)]) -> (u16, String, String) {
+    let mut form = vec![
+        ("form".to_string(), field(&page.html, "form")),
+        ("csrf".to_string(), field(&page.html, "csrf")),
+    ];
+    form.extend(fields.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let r = http()
+        .post(format!("{base}/authorize"))
+        .header("cookie", &page.cookie)
+        .header("origin", base)
+        .form(&form)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let location = r
+        .headers()
+        .get("location")
+        .map(|l| l.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (status, location, r.text().await.unwrap())
+}
+
+fn query_of(location: &str) -> std::collections::HashMap<String, String> {
+    url::Url::parse(location)
+        .unwrap()
+        .query_pairs()
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+async fn token(base: &str, form: &[(&str, &str)]) -> (u16, Value) {
+    let r = http()
+        .post(format!("{base}/token"))
+        .form(form)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    assert_eq!(
+        r.headers()
+            .get("cache-control")
+            .map(|v| v.to_str().unwrap()),
+        Some("no-store")
+    );
+    (status, r.json().await.unwrap())
+}
+
+/// A whole sign-in of `client` with `fields`: the code and the verifier.
+async fn code_for(base: &str, client: &str, fields: &[(&str, &str)]) -> (String, String) {
+    let (verifier, challenge) = pkce();
+    let page = authorize(base, &request(client, &challenge, "st-1")).await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    let (status, location, body) = answer(base, &page, fields).await;
+    assert_eq!(status, 303, "{body}");
+    let q = query_of(&location);
+    assert_eq!(q["state"], "st-1");
+    (q["code"].clone(), verifier)
+}
+
+async fn exchange(base: &str, client: &str, code: &str, verifier: &str) -> (u16, Value) {
+    token(
+        base,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", client),
+            ("code_verifier", verifier),
+        ],
+    )
+    .await
+}
+
+async fn refresh(base: &str, client: &str, rt: &str) -> (u16, Value) {
+    token(
+        base,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", rt),
+            ("client_id", client),
+        ],
+    )
+    .await
+}
+
+const PASSWORD: [(&str, &str); 4] = [
+    ("method", "password"),
+    ("username", "alice"),
+    ("password", "alice-password"),
+    ("access", "write"),
+];
+
+async fn users_seen(sim: &Sim) -> Vec<String> {
+    sim.requests()
+        .await
+        .iter()
+        .filter(|r| !r["path"].as_str().unwrap_or("").starts_with("/api/auth/"))
+        .map(|r| r["user"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Alice's personal keys in the simulator, through a signed-in session of hers.
+async fn alice_keys(sim: &Sim) -> (String, Vec<Value>) {
+    let h = reqwest::Client::new();
+    let login: Value = h
+        .post(format!("{}/api/auth/login", sim.base()))
+        .json(&json!({"username": "alice", "password": "alice-password"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let session = login["data"]["token"].as_str().unwrap().to_string();
+    let keys: Value = h
+        .get(format!("{}/api/auth/me/api-keys", sim.base()))
+        .bearer_auth(&session)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    (session, keys["data"].as_array().unwrap().clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_with_an_arcane_account() {
+    let sim = sim_with_people().await;
+    let port = free_port();
+    let server = server_at(&sim, port, &[]).await;
+    let base = server.base.clone();
+
+    // Discovery: the resource points at this server, whose metadata is RFC 8414's.
+    let pr: Value = reqwest::get(format!("{base}/.well-known/oauth-protected-resource/mcp"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(pr["authorization_servers"], json!([base]));
+    let m: Value = reqwest::get(format!("{base}/.well-known/oauth-authorization-server"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(m["issuer"], base.as_str());
+    assert_eq!(m["token_endpoint"], format!("{base}/token"));
+    assert_eq!(m["code_challenge_methods_supported"], json!(["S256"]));
+    assert_eq!(m["client_id_metadata_document_supported"], true);
+
+    let client = client_id(&base, "Claude <b>").await;
+    // The page names the client (escaped) and what it may do, under a strict CSP.
+    let (verifier, challenge) = pkce();
+    let page = authorize(&base, &request(&client, &challenge, "xyz")).await;
+    assert_eq!(page.status, 200);
+    assert!(page.html.contains("Claude &lt;b&gt;"), "{}", page.html);
+    assert!(page.html.contains("and change them"));
+    let csp = page.headers["content-security-policy"].to_str().unwrap();
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"),
+        "{csp}"
+    );
+    assert!(!page.html.contains("<script"), "no script on the page");
+    assert!(
+        page.cookie.starts_with("arcane_mcp_csrf="),
+        "{}",
+        page.cookie
+    );
+    let set = page.headers["set-cookie"].to_str().unwrap();
+    assert!(
+        set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+        "{set}"
+    );
+
+    // A wrong password: the page again, with Arcane's verdict; nothing issued.
+    let (status, location, body) = answer(
+        &base,
+        &page,
+        &[
+            ("method", "password"),
+            ("username", "alice"),
+            ("password", "wrong"),
+        ],
+    )
+    .await;
+    assert_eq!((status, location.as_str()), (200, ""));
+    assert!(
+        body.contains("did not accept this username and password"),
+        "{body}"
+    );
+
+    // The right one: a code for the redirect URI, with the state and the issuer.
+    let (status, location, _) = answer(&base, &page, &PASSWORD).await;
+    assert_eq!(status, 303);
+    assert!(location.starts_with(REDIRECT), "{location}");
+    let q = query_of(&location);
+    assert_eq!(
+        (q["state"].as_str(), q["iss"].as_str()),
+        ("xyz", base.as_str())
+    );
+    // Arcane made a key named after the client, which the calls run with.
+    let (_, keys) = alice_keys(&sim).await;
+    assert!(
+        keys.iter().any(|k| k["name"] == "arcane-mcp: Claude <b>"),
+        "{keys:?}"
+    );
+    let (status, tokens) = exchange(&base, &client, &q["code"], &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    assert_eq!(tokens["token_type"], "Bearer");
+    assert_eq!(tokens["scope"], "arcane:read arcane:write");
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    let rt = tokens["refresh_token"].as_str().unwrap().to_string();
+    assert!(access.starts_with("amcp_at_") && rt.starts_with("amcp_rt_"));
+
+    // The code is single-use: a second exchange fails and revokes what the first gave.
+    let (status, again) = exchange(&base, &client, &q["code"], &verifier).await;
+    assert_eq!(
+        (status, again["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
+    assert!(
+        again["error_description"]
+            .as_str()
+            .unwrap()
+            .contains("sign in again")
+    );
+    let (status, _, body) =
+        post_call_2026(&base, &access, "phone", "container.list", json!({})).await;
+    assert_eq!(status, 401, "the first exchange's token is revoked: {body}");
+
+    // A fresh sign-in: calls run as alice with the key made for this client.
+    let (code, verifier) = code_for(&base, &client, &PASSWORD).await;
+    let (_, tokens) = exchange(&base, &client, &code, &verifier).await;
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    let rt = tokens["refresh_token"].as_str().unwrap().to_string();
+    sim.reset().await;
+    let (status, _, body) = post_call_2026(
+        &base,
+        &access,
+        "phone",
+        "container.restart",
+        json!({"containerId": "web-1"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let seen = users_seen(&sim).await;
+    assert!(
+        !seen.is_empty() && seen.iter().all(|u| u == "alice"),
+        "{seen:?}"
+    );
+
+    // Refresh rotates; the spent refresh token presented again ends the grant for both.
+    let (status, second) = refresh(&base, &client, &rt).await;
+    assert_eq!(status, 200, "{second}");
+    let rt2 = second["refresh_token"].as_str().unwrap().to_string();
+    assert_ne!(rt2, rt);
+    let (status, third) = refresh(&base, &client, &rt2).await;
+    assert_eq!(status, 200, "{third}");
+    let (status, reused) = refresh(&base, &client, &rt2).await;
+    assert_eq!(status, 400);
+    assert!(
+        reused["error_description"]
+            .as_str()
+            .unwrap()
+            .contains("used already"),
+        "{reused}"
+    );
+    let (status, _) = refresh(&base, &client, third["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(status, 400, "the whole grant ended");
+
+    // Revocation (RFC 7009): the access token is refused at once; another client cannot revoke.
+    let (code, verifier) = code_for(&base, &client, &PASSWORD).await;
+    let (_, tokens) = exchange(&base, &client, &code, &verifier).await;
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    let other = client_id(&base, "other").await;
+    let r = http()
+        .post(format!("{base}/revoke"))
+        .form(&[("token", access.as_str()), ("client_id", other.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let (status, _, _) = post_call_2026(&base, &access, "phone", "container.list", json!({})).await;
+    assert_eq!(status, 200, "another client's revocation does nothing");
+    let r = http()
+        .post(format!("{base}/revoke"))
+        .form(&[("token", access.as_str()), ("client_id", client.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let (status, h, body) =
+        post_call_2026(&base, &access, "phone", "container.list", json!({})).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(
+        h["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .contains("invalid_token")
+    );
+
+    // Without --state-key-file the key is the process's: a restart ends the sign-ins.
+    drop(server);
+    let server = server_at(&sim, port, &[]).await;
+    let (status, h, _) =
+        post_call_2026(&server.base, &access, "phone", "container.list", json!({})).await;
+    assert_eq!(status, 401);
+    assert!(
+        h["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .contains("current key")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_key_and_a_pasted_key_and_replicas() {
+    let sim = sim_with_people().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("state.key");
+    std::fs::write(&key, format!("{}\n", "5a".repeat(32))).unwrap();
+    let key = key.to_str().unwrap();
+    let (p1, p2) = (free_port(), free_port());
+    // Two replicas sharing the key file, each with its own public URL (a balancer in front
+    // would give them one; here each names itself so the issuer checks hold).
+    let one = server_at(&sim, p1, &["--state-key-file", key]).await;
+    let two = server_at(&sim, p2, &["--state-key-file", key]).await;
+
+    // Bob has no password (as an account with a passkey): he pastes his API key.
+    let client = client_id(&one.base, "ChatGPT").await;
+    let (code, verifier) = code_for(
+        &one.base,
+        &client,
+        &[
+            ("method", "key"),
+            ("api_key", "bob-key"),
+            ("access", "read"),
+        ],
+    )
+    .await;
+    let (status, tokens) = exchange(&one.base, &client, &code, &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    assert_eq!(tokens["scope"], "arcane:read", "read only was chosen");
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    sim.reset().await;
+    // The other replica opens the same token.
+    let (status, _, body) =
+        post_call_2026(&two.base, &access, "phone", "container.list", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(users_seen(&sim).await.iter().all(|u| u == "bob"));
+    let (_, _, body) = post_call_2026(
+        &two.base,
+        &access,
+        "phone",
+        "container.restart",
+        json!({"containerId": "web-1"}),
+    )
+    .await;
+    assert!(
+        body.contains("arcane:write"),
+        "read only cannot write: {body}"
+    );
+    // A pasted key Arcane refuses: the page says so.
+    let (_, challenge) = pkce();
+    let page = authorize(&one.base, &request(&client, &challenge, "s")).await;
+    let (status, _, body) =
+        answer(&one.base, &page, &[("method", "key"), ("api_key", "nope")]).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("did not accept this API key"), "{body}");
+
+    // Alice signs in at replica one, refreshes at replica two.
+    let (code, verifier) = code_for(&one.base, &client, &PASSWORD).await;
+    let (_, tokens) = exchange(&two.base, &client, &code, &verifier).await;
+    let rt = tokens["refresh_token"].as_str().unwrap().to_string();
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    let (status, t2) = refresh(&two.base, &client, &rt).await;
+    assert_eq!(status, 200, "{t2}");
+    // Her key deleted in Arcane: replica one (which never checked it) refuses the token,
+    // and the refresh says to sign in again.
+    let (session, keys) = alice_keys(&sim).await;
+    for k in &keys {
+        reqwest::Client::new()
+            .delete(format!(
+                "{}/api/auth/me/api-keys/{}",
+                sim.base(),
+                k["id"].as_str().unwrap()
+            ))
+            .bearer_auth(&session)
+            .send()
+            .await
+            .unwrap();
+    }
+    let (status, h, body) =
+        post_call_2026(&one.base, &access, "phone", "container.list", json!({})).await;
+    assert_eq!(status, 401, "{body}");
+    let challenge = h["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.contains("deleted or expired in Arcane"),
+        "{challenge}"
+    );
+    let (status, v) = refresh(&one.base, &client, t2["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(status, 400);
+    let d = v["error_description"].as_str().unwrap();
+    assert!(
+        d.contains("no longer accepts the API key") && d.contains("sign in again"),
+        "{d}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_pass() {
+    let sim = sim_with_people().await;
+    let port = free_port();
+    let server = server_at(&sim, port, &[]).await;
+    let base = server.base.clone();
+    let client = client_id(&base, "victim").await;
+    let (verifier, challenge) = pkce();
+
+    // Open redirect: an unregistered redirect URI (or a near miss) ends on a page, never a
+    // redirect to it.
+    for bad in [
+        "https://evil.example/cb",
+        "http://127.0.0.1:9/callback/../evil",
+        "http://127.0.0.1:9/callback?x=1",
+        "http://127.0.0.1:9/Callback",
+        "http://127.0.0.1:99/callback",
+    ] {
+        let mut q = request(&client, &challenge, "s");
+        q[2] = ("redirect_uri", bad);
+        let page = authorize(&base, &q).await;
+        assert_eq!(page.status, 400, "{bad}");
+        assert!(page.headers.get("location").is_none(), "{bad}");
+        assert!(
+            page.html.contains("not one this client registered"),
+            "{bad}"
+        );
+    }
+    // An unknown or forged client: a page too.
+    for forged in ["amcp_c_AAAA", "https://127.0.0.1/c.json", "client"] {
+        let mut q = request(forged, &challenge, "s");
+        q[1] = ("client_id", forged);
+        let page = authorize(&base, &q).await;
+        assert_eq!(page.status, 400, "{forged}: {}", page.html);
+        assert!(page.headers.get("location").is_none());
+    }
+    // PKCE downgrade: no challenge, or `plain`, goes back to the client as an error.
+    for (method, ch) in [("plain", verifier.as_str()), ("", challenge.as_str())] {
+        let mut q = request(&client, ch, "s");
+        q[4] = ("code_challenge_method", method);
+        let page = authorize(&base, &q).await;
+        assert_eq!(page.status, 303);
+        let q = query_of(page.headers["location"].to_str().unwrap());
+        assert_eq!(q["error"], "invalid_request");
+        assert!(!q.contains_key("code"));
+    }
+    // No redirect URI at all: a page (the code would be bound to none).
+    let mut q = request(&client, &challenge, "s");
+    q.remove(2);
+    let page = authorize(&base, &q).await;
+    assert_eq!(page.status, 400);
+    assert!(page.html.contains("redirect_uri"), "{}", page.html);
+    // A parameter given twice is refused.
+    let mut q = request(&client, &challenge, "s");
+    q.push(("redirect_uri", "https://evil.example/cb"));
+    assert_eq!(authorize(&base, &q).await.status, 400);
+
+    // CSRF: the form without the cookie, with another cookie, or from another origin.
+    let page = authorize(&base, &request(&client, &challenge, "s")).await;
+    for cookie in ["", "arcane_mcp_csrf=00000000000000000000000000000000"] {
+        let forged = Page {
+            status: 200,
+            html: page.html.clone(),
+            cookie: cookie.into(),
+            headers: page.headers.clone(),
+        };
+        let (status, location, body) = answer(&base, &forged, &PASSWORD).await;
+        assert_eq!((status, location.as_str()), (403, ""), "{body}");
+        assert!(body.contains("CSRF"), "{body}");
+    }
+    let r = http()
+        .post(format!("{base}/authorize"))
+        .header("cookie", &page.cookie)
+        .header("origin", "https://evil.example")
+        .form(&[
+            ("form", field(&page.html, "form")),
+            ("csrf", field(&page.html, "csrf")),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403, "a post from another origin");
+
+    // Code substitution: a code of one client, or for another redirect URI, or with another
+    // verifier, gives nothing.
+    let (code, verifier) = code_for(&base, &client, &PASSWORD).await;
+    let attacker = client_id(&base, "attacker").await;
+    let (status, v) = exchange(&base, &attacker, &code, &verifier).await;
+    assert_eq!(status, 400);
+    assert!(
+        v["error_description"]
+            .as_str()
+            .unwrap()
+            .contains("another client"),
+        "{v}"
+    );
+    let (other_verifier, _) = pkce();
+    let (status, v) = exchange(&base, &client, &code, &other_verifier).await;
+    assert_eq!(status, 400);
+    assert!(
+        v["error_description"].as_str().unwrap().contains("PKCE"),
+        "{v}"
+    );
+    let (status, v) = exchange(&base, &client, &code, &verifier[..42]).await;
+    assert_eq!((status, v["error"].as_str()), (400, Some("invalid_grant")));
+    let (status, v) = token(
+        &base,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", "http://127.0.0.1:9/other"),
+            ("client_id", &client),
+            ("code_verifier", &verifier),
+        ],
+    )
+    .await;
+    assert_eq!(status, 400, "{v}");
+    // None of those spent it: the right exchange works.
+    let (status, tokens) = exchange(&base, &client, &code, &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    // Token substitution: a refresh token of one client refused to another; an access token
+    // is not a refresh token, nor a code.
+    let rt = tokens["refresh_token"].as_str().unwrap();
+    let access = tokens["access_token"].as_str().unwrap();
+    let (status, _) = refresh(&base, &attacker, rt).await;
+    assert_eq!(status, 400);
+    let (status, _) = refresh(&base, &client, access).await;
+    assert_eq!(status, 400);
+    let swapped = access.replacen("amcp_at_", "amcp_rt_", 1);
+    assert_eq!(refresh(&base, &client, &swapped).await.0, 400);
+    let (status, _, _) = post_call_2026(&base, rt, "phone", "container.list", json!({})).await;
+    assert_eq!(status, 401, "a refresh token is no access token");
+    let (status, _, _) = post_call_2026(&base, &code, "phone", "container.list", json!({})).await;
+    assert_eq!(status, 401, "a code is no access token");
+    // A tampered access token.
+    let mut t = access.as_bytes().to_vec();
+    let at = t.len() - 5;
+    t[at] = if t[at] == b'A' { b'B' } else { b'A' };
+    let (status, _, _) = post_call_2026(
+        &base,
+        std::str::from_utf8(&t).unwrap(),
+        "phone",
+        "container.list",
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 401);
+
+    // Registrations: oversized, too many redirect URIs, a javascript: or remote http redirect.
+    let r = http()
+        .post(format!("{base}/register"))
+        .header("content-type", "application/json")
+        .body(format!(
+            r#"{{"redirect_uris":["{REDIRECT}"],"client_name":"{}"}}"#,
+            "x".repeat(20_000)
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let many: Vec<String> = (0..20).map(|i| format!("https://a.example/{i}")).collect();
+    for body in [
+        json!({"redirect_uris": many}),
+        json!({"redirect_uris": ["javascript:alert(1)"]}),
+        json!({"redirect_uris": ["http://evil.example/cb"]}),
+        json!({"redirect_uris": ["https://a.example/cb#x"]}),
+        json!({"redirect_uris": ["https://a.example/cb"], "grant_types": ["password"]}),
+        json!({"client_name": "no redirect"}),
+    ] {
+        let (status, v) = register(&base, body.clone()).await;
+        assert_eq!(status, 400, "{body}: {v}");
+        assert!(v["error"].as_str().unwrap().starts_with("invalid_"), "{v}");
+    }
+    // The token endpoint: unknown grant types, no client.
+    let (status, v) = token(&base, &[("grant_type", "password"), ("client_id", &client)]).await;
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (400, Some("unsupported_grant_type"))
+    );
+    let (status, v) = token(&base, &[("grant_type", "authorization_code")]).await;
+    assert_eq!((status, v["error"].as_str()), (401, Some("invalid_client")));
+}
+
+/// The TypeScript SDK's OAuth client with the sign-in page in Chromium (tests/browser/oauth.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_signs_in_through_chromium() {
+    let dir = crate::cli::repo().join("tests/browser");
+    assert!(
+        dir.join("node_modules/puppeteer-core").is_dir(),
+        "this test needs puppeteer-core and the MCP TypeScript SDK: run `npm ci --prefix \
+         tests/browser --no-audit --no-fund`, and Chromium (apt-get install chromium)"
+    );
+    let sim = sim_with_people().await;
+    let port = free_port();
+    let server = server_at(&sim, port, &[]).await;
+    sim.reset().await;
+    let out = tokio::process::Command::new("node")
+        .arg("oauth.mjs")
+        .current_dir(&dir)
+        .env("ARCANE_MCP_URL", &server.base)
+        .env("ARCANE_SIM_URL", sim.base())
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("this test needs Node.js: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
+        panic!(
+            "no report:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(report["problems"], json!([]), "{report:#}");
+    assert_eq!(
+        report["steps"],
+        json!(["alice", "refreshed", "deleted", "bob", "revoked"]),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["deleted"],
+        json!(["arcane-mcp: Claude"]),
+        "{report:#}"
+    );
+    // The refresh after the deletion said why, and what to do.
+    let answers = report["tokenAnswers"].as_array().unwrap();
+    assert!(
+        answers.iter().any(|a| a["grant"] == "refresh_token"
+            && a["error"] == "invalid_grant"
+            && a["description"]
+                .as_str()
+                .unwrap()
+                .contains("no longer accepts the API key")
+            && a["description"].as_str().unwrap().contains("sign in again")),
+        "{answers:#?}"
+    );
+    // Calls ran as the person who signed in, each with their own key.
+    let seen = users_seen(&sim).await;
+    assert!(
+        seen.iter().any(|u| u == "alice") && seen.iter().any(|u| u == "bob"),
+        "{seen:?}"
+    );
+    assert!(seen.iter().all(|u| u == "alice" || u == "bob"), "{seen:?}");
+}
+
+/// A client ID metadata document (an URL as `client_id`), served on loopback (allowed only
+/// because the server's own public URL is on loopback).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_id_metadata_document() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let at = listener.local_addr().unwrap();
+    let good = format!("http://{at}/client.json");
+    let liar = format!("http://{at}/liar.json");
+    let (g, l) = (good.clone(), liar.clone());
+    let docs = axum::Router::new()
+        .route(
+            "/client.json",
+            axum::routing::get(move || async move {
+                axum::Json(json!({"client_id": g, "client_name": "Doc client", "redirect_uris": [REDIRECT]}))
+            }),
+        )
+        .route(
+            "/liar.json",
+            axum::routing::get(move || async move {
+                let _ = l;
+                axum::Json(json!({"client_id": "http://elsewhere.example/c.json", "redirect_uris": [REDIRECT]}))
+            }),
+        )
+        .route(
+            "/huge.json",
+            axum::routing::get(|| async { "x".repeat(100_000) }),
+        );
+    tokio::spawn(async move { axum::serve(listener, docs).await.unwrap() });
+    let sim = sim_with_people().await;
+    let server = server_at(&sim, free_port(), &[]).await;
+    let (verifier, challenge) = pkce();
+    let page = authorize(&server.base, &request(&good, &challenge, "d")).await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    assert!(page.html.contains("Doc client"));
+    let (status, location, _) = answer(&server.base, &page, &PASSWORD).await;
+    assert_eq!(status, 303);
+    let (status, tokens) =
+        exchange(&server.base, &good, &query_of(&location)["code"], &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    for bad in [
+        liar,
+        format!("http://{at}/huge.json"),
+        format!("http://{at}/missing.json"),
+    ] {
+        let page = authorize(&server.base, &request(&bad, &challenge, "d")).await;
+        assert_eq!(page.status, 400, "{bad}");
+        assert!(
+            page.html.contains("metadata document"),
+            "{bad}: {}",
+            page.html
+        );
+    }
+}
+
+/// HAProxy (Debian's) in front of two replicas sharing a key file, round-robin per request,
+/// naming the replica that answered in `x-served-by`; killed when dropped.
+struct Balancer {
+    _child: tokio::process::Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Balancer {
+    async fn start(port: u16, replicas: [u16; 2]) -> Balancer {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("haproxy.cfg");
+        std::fs::write(
+            &config,
+            format!(
+                "global\n  maxconn 256\ndefaults\n  mode http\n  timeout connect 5s\n  \
+                 timeout client 60s\n  timeout server 60s\nfrontend mcp\n  bind 127.0.0.1:{port}\n  \
+                 default_backend replicas\nbackend replicas\n  balance roundrobin\n  \
+                 http-response set-header x-served-by %s\n  server one 127.0.0.1:{}\n  \
+                 server two 127.0.0.1:{}\n",
+                replicas[0], replicas[1]
+            ),
+        )
+        .unwrap();
+        let child = tokio::process::Command::new("haproxy")
+            .arg("-f")
+            .arg(&config)
+            .arg("-db")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("this test needs HAProxy (apt-get install haproxy): {e}"));
+        for _ in 0..200 {
+            if reqwest::get(format!("http://127.0.0.1:{port}/healthz"))
+                .await
+                .is_ok_and(|r| r.status().is_success())
+            {
+                return Balancer {
+                    _child: child,
+                    _dir: dir,
+                };
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("HAProxy did not forward /healthz within 10 s");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_behind_haproxy() {
+    let sim = sim_with_people().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("state.key");
+    std::fs::write(&key, "c3".repeat(32)).unwrap();
+    let (front, p1, p2) = (free_port(), free_port(), free_port());
+    let public = format!("http://127.0.0.1:{front}");
+    let args = [
+        "--public-url",
+        &public,
+        "--oauth-issuer",
+        "self",
+        "--state-key-file",
+        key.to_str().unwrap(),
+    ];
+    let arcane = sim.base();
+    let start = |port| HttpServer::start_at(port, &arcane, Some(sim.sim.api_key()), &args, &[]);
+    let (_one, _two) = (start(p1).await, start(p2).await);
+    let _lb = Balancer::start(front, [p1, p2]).await;
+
+    // The whole flow through the balancer: each step may land on either replica.
+    let client = client_id(&public, "Claude").await;
+    let (code, verifier) = code_for(&public, &client, &PASSWORD).await;
+    let (status, tokens) = exchange(&public, &client, &code, &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    let mut served = Vec::new();
+    for _ in 0..4 {
+        let (status, h, body) =
+            post_call_2026(&public, &access, "phone", "container.list", json!({})).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("web-1"), "{body}");
+        served.push(h["x-served-by"].to_str().unwrap().to_string());
+    }
+    assert!(
+        served.iter().any(|s| s == "one") && served.iter().any(|s| s == "two"),
+        "the calls alternate replicas: {served:?}"
+    );
+    let mut rt = tokens["refresh_token"].as_str().unwrap().to_string();
+    for _ in 0..2 {
+        let (status, next) = refresh(&public, &client, &rt).await;
+        assert_eq!(status, 200, "{next}");
+        rt = next["refresh_token"].as_str().unwrap().to_string();
+    }
+    assert!(users_seen(&sim).await.iter().all(|u| u == "alice"));
+}
