@@ -456,10 +456,25 @@ async fn a_deleted_key_and_a_pasted_key_and_replicas() {
     std::fs::write(&key, format!("{}\n", "5a".repeat(32))).unwrap();
     let key = key.to_str().unwrap();
     let (p1, p2) = (free_port(), free_port());
-    // Two replicas sharing the key file, each with its own public URL (a balancer in front
-    // would give them one; here each names itself so the issuer checks hold).
+    // Two replicas sharing the key file and one public URL (as behind a balancer; sealed
+    // data is bound to the issuer, so a replica under another URL would open nothing).
     let one = server_at(&sim, p1, &["--state-key-file", key]).await;
-    let two = server_at(&sim, p2, &["--state-key-file", key]).await;
+    let two = crate::cli::HttpServer::start_at(
+        p2,
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &[
+            "--public-url",
+            &one.base,
+            "--oauth-issuer",
+            "self",
+            "--state-key-file",
+            key,
+        ],
+        &[],
+    )
+    .await;
+    let elsewhere = server_at(&sim, free_port(), &["--state-key-file", key]).await;
 
     // Bob has no password (as an account with a passkey): he pastes his API key.
     let client = client_id(&one.base, "ChatGPT").await;
@@ -482,6 +497,10 @@ async fn a_deleted_key_and_a_pasted_key_and_replicas() {
     let (status, _, body) =
         post_call_2026(&two.base, &access, "phone", "container.list", json!({})).await;
     assert_eq!(status, 200, "{body}");
+    // A server under another public URL, even with the same key file, does not.
+    let (status, _, _) =
+        post_call_2026(&elsewhere.base, &access, "phone", "container.list", json!({})).await;
+    assert_eq!(status, 401);
     assert!(users_seen(&sim).await.iter().all(|u| u == "bob"));
     let (_, _, body) = post_call_2026(
         &two.base,
@@ -970,7 +989,8 @@ async fn two_replicas_behind_haproxy() {
         "--state-key-file",
         key.to_str().unwrap(),
     ];
-    let start = |port| HttpServer::start_at(port, &sim.base(), Some(sim.sim.api_key()), &args, &[]);
+    let sim_base = sim.base();
+    let start = |port| HttpServer::start_at(port, &sim_base, Some(sim.sim.api_key()), &args, &[]);
     let (_one, _two) = (start(p1).await, start(p2).await);
     let _lb = Balancer::start(front, [p1, p2]).await;
 
