@@ -498,8 +498,14 @@ async fn a_deleted_key_and_a_pasted_key_and_replicas() {
         post_call_2026(&two.base, &access, "phone", "container.list", json!({})).await;
     assert_eq!(status, 200, "{body}");
     // A server under another public URL, even with the same key file, does not.
-    let (status, _, _) =
-        post_call_2026(&elsewhere.base, &access, "phone", "container.list", json!({})).await;
+    let (status, _, _) = post_call_2026(
+        &elsewhere.base,
+        &access,
+        "phone",
+        "container.list",
+        json!({}),
+    )
+    .await;
     assert_eq!(status, 401);
     assert!(users_seen(&sim).await.iter().all(|u| u == "bob"));
     let (_, _, body) = post_call_2026(
@@ -623,7 +629,11 @@ async fn attack_pass() {
         let page = authorize(&base, &q).await;
         assert_eq!(page.status, 400, "{q:?}: {}", page.html);
         assert!(page.headers.get("location").is_none(), "{q:?}");
-        assert!(page.html.contains("Return to evil.example"), "{}", page.html);
+        assert!(
+            page.html.contains("Return to evil.example"),
+            "{}",
+            page.html
+        );
         assert!(page.html.contains(expected), "{expected}: {}", page.html);
         assert!(!page.html.contains("code="));
     }
@@ -662,14 +672,21 @@ async fn attack_pass() {
         json!({"client_name": "claude.ai\u{202e}\u{200b}", "redirect_uris": [REDIRECT]}),
     )
     .await;
-    assert_eq!((status, v["client_name"].as_str()), (201, Some("claude.ai")));
+    assert_eq!(
+        (status, v["client_name"].as_str()),
+        (201, Some("claude.ai"))
+    );
     let page = authorize(
         &base,
         &request(v["client_id"].as_str().unwrap(), &challenge, "s"),
     )
     .await;
     assert!(!page.html.contains('\u{202e}') && !page.html.contains('\u{200b}'));
-    assert!(page.html.contains("<b id=\"client\">claude.ai</b>"), "{}", page.html);
+    assert!(
+        page.html.contains("<b id=\"client\">claude.ai</b>"),
+        "{}",
+        page.html
+    );
     assert!(page.html.contains("a name the client gave itself"));
     // No redirect URI at all: a page (the code would be bound to none).
     let mut q = request(&client, &challenge, "s");
@@ -1039,10 +1056,16 @@ async fn sign_in_forms_are_single_use_and_guessing_is_limited() {
     assert_eq!((status, location.as_str()), (400, ""), "{body}");
     assert!(body.contains("already used"), "{body}");
     let (_, after) = alice_keys(&sim).await;
-    assert_eq!(after.len(), before.len() + 1, "exactly one new key: {after:?}");
+    assert_eq!(
+        after.len(),
+        before.len() + 1,
+        "exactly one new key: {after:?}"
+    );
     let made = after.last().unwrap();
     let expires = made["expiresAt"].as_str().expect("the key has an expiry");
-    let expires = chrono::DateTime::parse_from_rfc3339(expires).unwrap().timestamp();
+    let expires = chrono::DateTime::parse_from_rfc3339(expires)
+        .unwrap()
+        .timestamp();
     let in_days = (expires - chrono::Utc::now().timestamp()) / 86_400;
     assert!((29..=30).contains(&in_days), "{made}");
 
@@ -1066,7 +1089,11 @@ async fn sign_in_forms_are_single_use_and_guessing_is_limited() {
         last = (status, body);
     }
     assert_eq!(last.0, 429, "{}", last.1);
-    assert!(last.1.contains("Wait") || last.1.contains("wait"), "{}", last.1);
+    assert!(
+        last.1.contains("Wait") || last.1.contains("wait"),
+        "{}",
+        last.1
+    );
     let tried = logins(&sim.requests().await) - asked;
     assert!((1..=5).contains(&tried), "{tried} logins");
     // A new form does not reset the username's count: even the right password waits.
@@ -1093,7 +1120,11 @@ async fn registration_sizes_and_refresh_when_arcane_fails() {
             .collect()
     };
     let (status, v) = register(&base, json!({"redirect_uris": long(7, 968)})).await;
-    assert_eq!((status, v["error"].as_str()), (400, Some("invalid_redirect_uri")), "{v}");
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (400, Some("invalid_redirect_uri")),
+        "{v}"
+    );
     let uris = long(5, 900);
     let (status, v) = register(&base, json!({"redirect_uris": uris})).await;
     assert_eq!(status, 201, "{v}");
@@ -1122,10 +1153,16 @@ async fn registration_sizes_and_refresh_when_arcane_fails() {
 
     // Arcane answers /auth/me with 500: no new tokens (503), and the refresh token still works
     // once Arcane answers again.
-    sim.fault(json!({"method": "GET", "path": "/auth/me$", "kind": "status", "status": 500, "times": 1}))
-        .await;
+    sim.fault(
+        json!({"method": "GET", "path": "/auth/me$", "kind": "status", "status": 500, "times": 1}),
+    )
+    .await;
     let (status, v) = refresh(&base, &client, &rt).await;
-    assert_eq!((status, v["error"].as_str()), (503, Some("temporarily_unavailable")), "{v}");
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (503, Some("temporarily_unavailable")),
+        "{v}"
+    );
     let (status, v) = refresh(&base, &client, &rt).await;
     assert_eq!(status, 200, "{v}");
 }
@@ -1141,7 +1178,9 @@ async fn metadata_documents_are_not_fetched_through_a_proxy() {
     let app = axum::Router::new().route(
         "/client.json",
         axum::routing::get(move || async move {
-            axum::Json(json!({"client_id": d, "client_name": "Direct", "redirect_uris": [REDIRECT]}))
+            axum::Json(
+                json!({"client_id": d, "client_name": "Direct", "redirect_uris": [REDIRECT]}),
+            )
         }),
     );
     tokio::spawn(async move { axum::serve(docs, app).await.unwrap() });
@@ -1156,7 +1195,9 @@ async fn metadata_documents_are_not_fetched_through_a_proxy() {
             tokio::spawn(async move {
                 let mut b = [0u8; 512];
                 let n = c.read(&mut b).await.unwrap_or(0);
-                s.lock().unwrap().push(String::from_utf8_lossy(&b[..n]).into_owned());
+                s.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&b[..n]).into_owned());
             });
         }
     });

@@ -535,7 +535,10 @@ mod tests {
             let uris: Vec<String> = (0..n)
                 .map(|i| format!("https://a.example/{i}{}", "x".repeat(900)))
                 .collect();
-            let body = serde_json::to_vec(&json!({"redirect_uris": uris, "client_name": "é".repeat(MAX_NAME)})).unwrap();
+            let body = serde_json::to_vec(
+                &json!({"redirect_uris": uris, "client_name": "é".repeat(MAX_NAME)}),
+            )
+            .unwrap();
             match register(&s, &body) {
                 Ok(v) => largest = Some(v["client_id"].as_str().unwrap().to_string()),
                 Err(e) => {
@@ -614,10 +617,7 @@ mod tests {
             assert!(why.contains("private, loopback"), "{id}: {why}");
             // The page does not tell what the host resolved to.
             for addr in ["127.0.0.1", "::1", "169.254"] {
-                assert!(
-                    !why.replace(id, "").contains(addr),
-                    "{id}: {why}"
-                );
+                assert!(!why.replace(id, "").contains(addr), "{id}: {why}");
             }
         }
         // Plain http is not a document's scheme on a network.

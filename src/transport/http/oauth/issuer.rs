@@ -175,8 +175,7 @@ impl State {
         let max = self.max;
         room(&mut self.revoked, |e| *e, now, max)
             && room(&mut self.live, |l| l.exp, now, max)
-            && self.live.values().filter(|l| l.user == user).count()
-                < MAX_GRANTS_PER_USER.min(max)
+            && self.live.values().filter(|l| l.user == user).count() < MAX_GRANTS_PER_USER.min(max)
     }
 
     /// Spends the code of grant `g` (expiring at `exp`): `Some(true)` the first time,
@@ -284,8 +283,7 @@ impl State {
     /// How long `user` must wait before their password is tried again, if at all.
     fn locked(&mut self, user: &str, now: i64) -> Option<i64> {
         let key = user.to_lowercase();
-        if !self.failures.contains_key(&key) && !room(&mut self.failures, |f| f.2, now, self.max)
-        {
+        if !self.failures.contains_key(&key) && !room(&mut self.failures, |f| f.2, now, self.max) {
             // No room to count this username's failures: no password is tried (fail closed).
             return Some(LOCK_BASE);
         }
@@ -297,8 +295,7 @@ impl State {
 
     fn password_failed(&mut self, user: &str, now: i64) {
         let key = user.to_lowercase();
-        if !self.failures.contains_key(&key) && !room(&mut self.failures, |f| f.2, now, self.max)
-        {
+        if !self.failures.contains_key(&key) && !room(&mut self.failures, |f| f.2, now, self.max) {
             return;
         }
         let f = self.failures.entry(key).or_insert((0, 0, 0));
@@ -813,7 +810,9 @@ impl Issuer {
             };
             return page::error(&nonce, status, text);
         }
-        let answered = self.answer(&form, &client, &p, &nonce, &returns, &target).await;
+        let answered = self
+            .answer(&form, &client, &p, &nonce, &returns, &target)
+            .await;
         let (attempted, used) = (answered.1, answered.2);
         self.state().release_form(&form.f, attempted, used);
         answered.0

@@ -163,7 +163,10 @@ impl Sealer {
         out.extend_from_slice(&sealed);
         let text = format!("{}{}", kind.prefix(), B64.encode(out));
         // What could not be opened is not handed out.
-        anyhow::ensure!(text.len() <= MAX_SEALED, "the sealed text would be too long");
+        anyhow::ensure!(
+            text.len() <= MAX_SEALED,
+            "the sealed text would be too long"
+        );
         Ok(text)
     }
 
