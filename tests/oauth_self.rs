@@ -456,10 +456,25 @@ async fn a_deleted_key_and_a_pasted_key_and_replicas() {
     std::fs::write(&key, format!("{}\n", "5a".repeat(32))).unwrap();
     let key = key.to_str().unwrap();
     let (p1, p2) = (free_port(), free_port());
-    // Two replicas sharing the key file, each with its own public URL (a balancer in front
-    // would give them one; here each names itself so the issuer checks hold).
+    // Two replicas sharing the key file and one public URL (as behind a balancer; sealed
+    // data is bound to the issuer, so a replica under another URL would open nothing).
     let one = server_at(&sim, p1, &["--state-key-file", key]).await;
-    let two = server_at(&sim, p2, &["--state-key-file", key]).await;
+    let two = crate::cli::HttpServer::start_at(
+        p2,
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &[
+            "--public-url",
+            &one.base,
+            "--oauth-issuer",
+            "self",
+            "--state-key-file",
+            key,
+        ],
+        &[],
+    )
+    .await;
+    let elsewhere = server_at(&sim, free_port(), &["--state-key-file", key]).await;
 
     // Bob has no password (as an account with a passkey): he pastes his API key.
     let client = client_id(&one.base, "ChatGPT").await;
@@ -482,6 +497,16 @@ async fn a_deleted_key_and_a_pasted_key_and_replicas() {
     let (status, _, body) =
         post_call_2026(&two.base, &access, "phone", "container.list", json!({})).await;
     assert_eq!(status, 200, "{body}");
+    // A server under another public URL, even with the same key file, does not.
+    let (status, _, _) = post_call_2026(
+        &elsewhere.base,
+        &access,
+        "phone",
+        "container.list",
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 401);
     assert!(users_seen(&sim).await.iter().all(|u| u == "bob"));
     let (_, _, body) = post_call_2026(
         &two.base,
@@ -578,16 +603,91 @@ async fn attack_pass() {
         assert_eq!(page.status, 400, "{forged}: {}", page.html);
         assert!(page.headers.get("location").is_none());
     }
-    // PKCE downgrade: no challenge, or `plain`, goes back to the client as an error.
-    for (method, ch) in [("plain", verifier.as_str()), ("", challenge.as_str())] {
-        let mut q = request(&client, ch, "s");
-        q[4] = ("code_challenge_method", method);
+    // PKCE downgrade (no challenge, or `plain`), no response_type, another resource, an
+    // unknown scope: registration is open, so even a registered redirect URI is not trusted
+    // with an automatic error redirect (RFC 9700 §4.11.2). The error shows here, with a link.
+    let evil = "https://evil.example/phish";
+    let (status, v) = register(&base, json!({"redirect_uris": [evil]})).await;
+    assert_eq!(status, 201, "{v}");
+    let phisher = v["client_id"].as_str().unwrap().to_string();
+    for (i, value, expected) in [
+        (4, "plain", "invalid_request"),
+        (4, "", "invalid_request"),
+        (0, "", "unsupported_response_type"),
+        (6, "arcane:admin", "invalid_scope"),
+    ] {
+        let mut q = request(&phisher, &challenge, "s");
+        q[2] = ("redirect_uri", evil);
+        if value.is_empty() {
+            q.remove(i);
+        } else {
+            q[i].1 = value;
+        }
+        if i == 4 && value == "plain" {
+            q[3].1 = &verifier;
+        }
         let page = authorize(&base, &q).await;
-        assert_eq!(page.status, 303);
-        let q = query_of(page.headers["location"].to_str().unwrap());
-        assert_eq!(q["error"], "invalid_request");
-        assert!(!q.contains_key("code"));
+        assert_eq!(page.status, 400, "{q:?}: {}", page.html);
+        assert!(page.headers.get("location").is_none(), "{q:?}");
+        assert!(
+            page.html.contains("Return to evil.example"),
+            "{}",
+            page.html
+        );
+        assert!(page.html.contains(expected), "{expected}: {}", page.html);
+        assert!(!page.html.contains("code="));
     }
+    let mut q = request(&phisher, &challenge, "s");
+    q[2] = ("redirect_uri", evil);
+    q.push(("resource", "x"));
+    let page = authorize(&base, &q).await;
+    assert_eq!(page.status, 400);
+    assert!(page.headers.get("location").is_none());
+    assert!(page.html.contains("invalid_target"), "{}", page.html);
+    // A state that is not printable ASCII, or too long: a page, without a link.
+    let long = "s".repeat(600);
+    for state in ["a\u{202e}b", long.as_str()] {
+        let page = authorize(&base, &request(&client, &challenge, state)).await;
+        assert_eq!(page.status, 400);
+        assert!(page.html.contains("state parameter"), "{}", page.html);
+    }
+    // A CSRF cookie the browser brings is never adopted: each page sets a new one.
+    let chosen = "0123456789abcdef0123456789abcdef";
+    let r = http()
+        .get(format!("{base}/authorize"))
+        .query(&request(&client, &challenge, "s"))
+        .header("cookie", format!("arcane_mcp_csrf={chosen}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let set = r.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(set.starts_with("arcane_mcp_csrf="), "{set}");
+    assert!(!set.contains(chosen), "{set}");
+    assert!(!r.text().await.unwrap().contains(chosen));
+    // A name with bidirectional and zero-width characters: kept without them, and marked as
+    // the client's own word.
+    let (status, v) = register(
+        &base,
+        json!({"client_name": "claude.ai\u{202e}\u{200b}", "redirect_uris": [REDIRECT]}),
+    )
+    .await;
+    assert_eq!(
+        (status, v["client_name"].as_str()),
+        (201, Some("claude.ai"))
+    );
+    let page = authorize(
+        &base,
+        &request(v["client_id"].as_str().unwrap(), &challenge, "s"),
+    )
+    .await;
+    assert!(!page.html.contains('\u{202e}') && !page.html.contains('\u{200b}'));
+    assert!(
+        page.html.contains("<b id=\"client\">claude.ai</b>"),
+        "{}",
+        page.html
+    );
+    assert!(page.html.contains("a name the client gave itself"));
     // No redirect URI at all: a page (the code would be bound to none).
     let mut q = request(&client, &challenge, "s");
     q.remove(2);
@@ -936,4 +1036,196 @@ async fn two_replicas_behind_haproxy() {
         rt = next["refresh_token"].as_str().unwrap().to_string();
     }
     assert!(users_seen(&sim).await.iter().all(|u| u == "alice"));
+}
+
+/// A sign-in form answers once; its key expires; wrong passwords are limited per form and per
+/// username.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_forms_are_single_use_and_guessing_is_limited() {
+    let sim = sim_with_people().await;
+    let server = server_at(&sim, free_port(), &[]).await;
+    let base = server.base.clone();
+    let client = client_id(&base, "replayer").await;
+    let (_, challenge) = pkce();
+    let (_, before) = alice_keys(&sim).await;
+    let page = authorize(&base, &request(&client, &challenge, "st-1")).await;
+    let (status, location, body) = answer(&base, &page, &PASSWORD).await;
+    assert_eq!(status, 303, "{body}");
+    assert!(query_of(&location).contains_key("code"));
+    let (status, location, body) = answer(&base, &page, &PASSWORD).await;
+    assert_eq!((status, location.as_str()), (400, ""), "{body}");
+    assert!(body.contains("already used"), "{body}");
+    let (_, after) = alice_keys(&sim).await;
+    assert_eq!(
+        after.len(),
+        before.len() + 1,
+        "exactly one new key: {after:?}"
+    );
+    let made = after.last().unwrap();
+    let expires = made["expiresAt"].as_str().expect("the key has an expiry");
+    let expires = chrono::DateTime::parse_from_rfc3339(expires)
+        .unwrap()
+        .timestamp();
+    let in_days = (expires - chrono::Utc::now().timestamp()) / 86_400;
+    assert!((29..=30).contains(&in_days), "{made}");
+
+    // Ten wrong passwords through one form: Arcane is asked five times at most, then the
+    // page says to wait.
+    let logins = |reqs: &[Value]| {
+        reqs.iter()
+            .filter(|r| r["path"] == "/api/auth/login")
+            .count()
+    };
+    let asked = logins(&sim.requests().await);
+    let page = authorize(&base, &request(&client, &challenge, "st-1")).await;
+    let wrong = [
+        ("method", "password"),
+        ("username", "alice"),
+        ("password", "guess"),
+    ];
+    let mut last = (0, String::new());
+    for _ in 0..10 {
+        let (status, _, body) = answer(&base, &page, &wrong).await;
+        last = (status, body);
+    }
+    assert_eq!(last.0, 429, "{}", last.1);
+    assert!(
+        last.1.contains("Wait") || last.1.contains("wait"),
+        "{}",
+        last.1
+    );
+    let tried = logins(&sim.requests().await) - asked;
+    assert!((1..=5).contains(&tried), "{tried} logins");
+    // A new form does not reset the username's count: even the right password waits.
+    let page = authorize(&base, &request(&client, &challenge, "st-1")).await;
+    let (status, _, body) = answer(&base, &page, &PASSWORD).await;
+    assert_eq!(status, 429, "{body}");
+    assert!(body.contains("seconds"), "{body}");
+    assert_eq!(logins(&sim.requests().await) - asked, tried);
+}
+
+/// Registrations are capped so that their sign-in forms fit what the server opens; a refresh
+/// fails closed when Arcane cannot say the key still works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registration_sizes_and_refresh_when_arcane_fails() {
+    let sim = sim_with_people().await;
+    let server = server_at(&sim, free_port(), &[]).await;
+    let base = server.base.clone();
+    let long = |n: usize, len: usize| -> Vec<String> {
+        (0..n)
+            .map(|i| {
+                let head = format!("{REDIRECT}?n={i}&p=");
+                format!("{head}{}", "x".repeat(len - head.len()))
+            })
+            .collect()
+    };
+    let (status, v) = register(&base, json!({"redirect_uris": long(7, 968)})).await;
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (400, Some("invalid_redirect_uri")),
+        "{v}"
+    );
+    let uris = long(5, 900);
+    let (status, v) = register(&base, json!({"redirect_uris": uris})).await;
+    assert_eq!(status, 201, "{v}");
+    let client = v["client_id"].as_str().unwrap().to_string();
+    let (verifier, challenge) = pkce();
+    let mut q = request(&client, &challenge, "st-1");
+    q[2] = ("redirect_uri", &uris[4]);
+    let page = authorize(&base, &q).await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    let (status, location, body) = answer(&base, &page, &PASSWORD).await;
+    assert_eq!(status, 303, "{body}");
+    let code = query_of(&location)["code"].clone();
+    let (status, tokens) = token(
+        &base,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", &uris[4]),
+            ("client_id", &client),
+            ("code_verifier", &verifier),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{tokens}");
+    let rt = tokens["refresh_token"].as_str().unwrap().to_string();
+
+    // Arcane answers /auth/me with 500: no new tokens (503), and the refresh token still works
+    // once Arcane answers again.
+    sim.fault(
+        json!({"method": "GET", "path": "/auth/me$", "kind": "status", "status": 500, "times": 1}),
+    )
+    .await;
+    let (status, v) = refresh(&base, &client, &rt).await;
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (503, Some("temporarily_unavailable")),
+        "{v}"
+    );
+    let (status, v) = refresh(&base, &client, &rt).await;
+    assert_eq!(status, 200, "{v}");
+}
+
+/// Client ID metadata documents are fetched directly, never through HTTP(S)_PROXY / ALL_PROXY
+/// (a proxy would resolve the name itself, past the address check).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_documents_are_not_fetched_through_a_proxy() {
+    use tokio::io::AsyncReadExt;
+    let docs = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let doc_url = format!("http://{}/client.json", docs.local_addr().unwrap());
+    let d = doc_url.clone();
+    let app = axum::Router::new().route(
+        "/client.json",
+        axum::routing::get(move || async move {
+            axum::Json(
+                json!({"client_id": d, "client_name": "Direct", "redirect_uris": [REDIRECT]}),
+            )
+        }),
+    );
+    tokio::spawn(async move { axum::serve(docs, app).await.unwrap() });
+    // The "proxy" keeps the first bytes of each request it gets, and answers nothing.
+    let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let s = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut c, _)) = proxy.accept().await {
+            let s = s.clone();
+            tokio::spawn(async move {
+                let mut b = [0u8; 512];
+                let n = c.read(&mut b).await.unwrap_or(0);
+                s.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&b[..n]).into_owned());
+            });
+        }
+    });
+    let sim = sim_with_people().await;
+    let port = free_port();
+    let public = format!("http://127.0.0.1:{port}");
+    let server = crate::cli::HttpServer::start_at(
+        port,
+        &sim.base(),
+        Some(sim.sim.api_key()),
+        &["--public-url", &public, "--oauth-issuer", "self"],
+        &[
+            ("HTTP_PROXY", &proxy_url),
+            ("HTTPS_PROXY", &proxy_url),
+            ("ALL_PROXY", &proxy_url),
+            ("http_proxy", &proxy_url),
+            ("all_proxy", &proxy_url),
+        ],
+    )
+    .await;
+    let (_, challenge) = pkce();
+    let page = authorize(&server.base, &request(&doc_url, &challenge, "d")).await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    assert!(page.html.contains("Direct"));
+    let path = doc_url.trim_start_matches("http://");
+    assert!(
+        !seen.lock().unwrap().iter().any(|r| r.contains(path)),
+        "{:?}",
+        seen.lock().unwrap()
+    );
 }

@@ -20,6 +20,11 @@ pub const MAX_DOCUMENT_BYTES: usize = 16 * 1024;
 /// Most redirect URIs of one client, and the longest one.
 pub const MAX_REDIRECTS: usize = 8;
 pub const MAX_REDIRECT_LEN: usize = 1000;
+/// The longest client ID taken: a registration whose sealed ID would be longer is refused at
+/// `/register` (about 5,000 characters of redirect URIs in all), and a longer metadata document
+/// URL is not fetched; so that a sign-in form (which carries the ID) always fits in
+/// `seal::MAX_SEALED`.
+pub const MAX_CLIENT_ID: usize = 7 * 1024;
 /// The longest client name kept (longer ones are cut: it is shown on the sign-in page).
 pub const MAX_NAME: usize = 80;
 /// How long a fetched metadata document is reused, and how many are kept.
@@ -102,11 +107,21 @@ pub fn redirect_ok(uri: &str) -> Result<(), String> {
     }
 }
 
+/// Whether `c` is a format character that changes how text around it reads without showing
+/// itself: bidirectional controls (U+202E turns "claude.ai" around), zero-width characters,
+/// invisible operators, tags (Unicode's Cf category, as far as a name ever holds it).
+pub fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{110BD}' | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E007F}')
+}
+
 fn name_of(v: Option<&Value>, fallback: &str) -> String {
     let raw = v.and_then(Value::as_str).unwrap_or("");
     let clean: String = raw
         .chars()
-        .filter(|c| !c.is_control())
+        .filter(|c| !c.is_control() && !invisible(*c))
         .collect::<String>()
         .trim()
         .to_string();
@@ -204,10 +219,15 @@ pub fn register(sealer: &Sealer, body: &[u8]) -> Result<Value, Invalid> {
                 t: now,
             },
         )
-        .map_err(|_| {
+        .ok()
+        .filter(|id| id.len() <= MAX_CLIENT_ID)
+        .ok_or_else(|| {
             invalid(
-                "invalid_client_metadata",
-                "the registration could not be sealed",
+                "invalid_redirect_uri",
+                format!(
+                    "the registration is too large to seal into a client_id of at most \
+                     {MAX_CLIENT_ID} characters: register fewer or shorter redirect URIs"
+                ),
             )
         })?;
     Ok(json!({
@@ -236,6 +256,7 @@ pub fn public_address(ip: IpAddr) -> bool {
                 || a.is_multicast()
                 || a.is_documentation()
                 || o[0] == 0
+                || (o[0] == 192 && o[1] == 88 && o[2] == 99)
                 || (o[0] == 100 && (o[1] & 0xc0) == 64)
                 || (o[0] == 192 && o[1] == 0 && o[2] == 0)
                 || (o[0] == 198 && (o[1] & 0xfe) == 18)
@@ -246,11 +267,21 @@ pub fn public_address(ip: IpAddr) -> bool {
                 return public_address(IpAddr::V4(v4));
             }
             let s = a.segments();
+            // 6to4 (2002::/16) and Teredo (2001::/32) carry an IPv4 address a relay reaches;
+            // ::ffff:0:a.b.c.d is IPv4-translated (RFC 2765).
+            if s[0] == 0x2002 || (s[0] == 0x2001 && s[1] == 0) {
+                return false;
+            }
+            if s[..4] == [0, 0, 0, 0] && s[4] == 0xffff && s[5] == 0 {
+                return false;
+            }
             !(a.is_loopback()
                 || a.is_unspecified()
                 || a.is_multicast()
                 || (s[0] & 0xfe00) == 0xfc00
                 || (s[0] & 0xffc0) == 0xfe80
+                || (s[0] & 0xffc0) == 0xfec0
+                || s[..4] == [0x100, 0, 0, 0]
                 || (s[0] == 0x2001 && s[1] == 0x0db8)
                 || (s[0] == 0x64 && s[1] == 0xff9b)
                 || s[..6] == [0, 0, 0, 0, 0, 0])
@@ -307,6 +338,11 @@ impl Clients {
 
     /// The client `id` names, or why there is none (a sentence for the error page).
     pub async fn find(&self, sealer: &Sealer, id: &str) -> Result<Client, String> {
+        if id.len() > MAX_CLIENT_ID {
+            return Err(format!(
+                "its client_id is longer than {MAX_CLIENT_ID} characters"
+            ));
+        }
         if let Some(r) = sealer.open::<Registered>(Kind::Client, id) {
             return Ok(Client {
                 id: id.to_string(),
@@ -373,16 +409,18 @@ impl Clients {
         if addrs.is_empty() {
             return Err("its host does not resolve".into());
         }
-        if !self.allow_private
-            && let Some(a) = addrs.iter().find(|a| !public_address(a.ip()))
-        {
-            return Err(format!(
-                "its host resolves to {}, a private, loopback or reserved address",
-                a.ip()
-            ));
+        // One message whatever the address, and without it: the page is shown to anyone,
+        // and naming what internal names resolve to would make it a scanner.
+        if !self.allow_private && addrs.iter().any(|a| !public_address(a.ip())) {
+            return Err(
+                "its host is, or resolves to, a private, loopback or reserved address".into(),
+            );
         }
         let mut b = arcane_engine::client_builder(&self.tls)
             .redirect(reqwest::redirect::Policy::none())
+            // Never through HTTPS_PROXY / ALL_PROXY: a proxy would resolve the name itself and
+            // reach what the check above refused.
+            .no_proxy()
             .timeout(FETCH_TIMEOUT)
             .user_agent(concat!("arcane-mcp/", env!("CARGO_PKG_VERSION")));
         if bare.parse::<IpAddr>().is_err() {
@@ -441,6 +479,12 @@ mod tests {
         .unwrap();
         assert_eq!(r["client_name"], "claude.ai");
         assert_eq!(r["token_endpoint_auth_method"], "none");
+        let bidi = serde_json::to_vec(&json!({
+            "client_name": "claude.ai\u{202e}\u{200b}\u{2066}",
+            "redirect_uris": ["https://claude.ai/cb"],
+        }))
+        .unwrap();
+        assert_eq!(register(&s, &bidi).unwrap()["client_name"], "claude.ai");
         let id = r["client_id"].as_str().unwrap();
         let opened: Registered = s.open(Kind::Client, id).unwrap();
         assert_eq!(opened.r, vec!["https://claude.ai/cb"]);
@@ -481,6 +525,39 @@ mod tests {
     }
 
     #[test]
+    fn the_largest_registration_fits_a_sign_in_form() {
+        // The largest registration accepted, and a sign-in form carrying its ID with a
+        // redirect URI and a state at their caps: sealed, it fits what is opened.
+        let s = Sealer::new([1; 32], true).bound_to("https://mcp.example.com");
+        let mut n = 1;
+        let mut largest = None;
+        loop {
+            let uris: Vec<String> = (0..n)
+                .map(|i| format!("https://a.example/{i}{}", "x".repeat(900)))
+                .collect();
+            let body = serde_json::to_vec(
+                &json!({"redirect_uris": uris, "client_name": "é".repeat(MAX_NAME)}),
+            )
+            .unwrap();
+            match register(&s, &body) {
+                Ok(v) => largest = Some(v["client_id"].as_str().unwrap().to_string()),
+                Err(e) => {
+                    assert_eq!(e.error, "invalid_redirect_uri", "{}", e.description);
+                    break;
+                }
+            }
+            n += 1;
+        }
+        assert!((5..MAX_REDIRECTS).contains(&(n - 1)), "{n}");
+        let id = largest.unwrap();
+        assert!(id.len() <= MAX_CLIENT_ID);
+        let form = json!({"c": id, "r": "x".repeat(MAX_REDIRECT_LEN), "ch": "c".repeat(43),
+            "st": "\"".repeat(512), "w": true, "x": "f".repeat(32), "e": i64::MAX, "f": "f".repeat(32)});
+        let sealed = s.seal(Kind::Form, &form).unwrap();
+        assert!(s.open::<Value>(Kind::Form, &sealed).is_some());
+    }
+
+    #[test]
     fn metadata_documents_come_only_from_public_addresses() {
         for private in [
             "127.0.0.1",
@@ -496,6 +573,12 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
             "224.0.0.1",
+            "192.88.99.1",
+            "2002:7f00:1::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "fec0::1",
+            "::ffff:0:127.0.0.1",
+            "100::1",
         ] {
             assert!(!public_address(private.parse().unwrap()), "{private}");
         }
@@ -532,6 +615,10 @@ mod tests {
         ] {
             let why = clients.find(&s, id).await.unwrap_err();
             assert!(why.contains("private, loopback"), "{id}: {why}");
+            // The page does not tell what the host resolved to.
+            for addr in ["127.0.0.1", "::1", "169.254"] {
+                assert!(!why.replace(id, "").contains(addr), "{id}: {why}");
+            }
         }
         // Plain http is not a document's scheme on a network.
         assert!(

@@ -34,11 +34,28 @@ pub const ACCESS_TTL: i64 = 900;
 pub const REFRESH_TTL: i64 = 30 * 24 * 3600;
 /// How long Arcane's word that a key works is trusted before it is asked again.
 const KEY_CHECK_TTL: Duration = Duration::from_secs(60);
-/// Most entries of each in-memory table; beyond, the expired ones go, then the oldest.
+/// Most entries of each in-memory table. Unexpired entries are never dropped to make room
+/// (that would undo a revocation or a reuse detection): when a table is full, new grants,
+/// sign-in forms or attempts are refused until entries expire.
 const MAX_STATE: usize = 100_000;
+/// Most live grants of one Arcane user in this process (a person signing in again and again
+/// fills only their own share).
+const MAX_GRANTS_PER_USER: usize = 1000;
+/// Sign-in attempts (password or key) one form may make, and the failed passwords of one
+/// username after which it waits, first `LOCK_BASE` seconds, doubling with each further
+/// failure up to `LOCK_MAX`; failures are forgotten `FAILURE_TTL` after the last one.
+const MAX_FORM_ATTEMPTS: u32 = 5;
+const MAX_USER_FAILURES: u32 = 5;
+const LOCK_BASE: i64 = 60;
+const LOCK_MAX: i64 = 900;
+const FAILURE_TTL: i64 = 900;
+/// The longest `state` parameter carried (it is sealed into the form and the code).
+const MAX_STATE_PARAM: usize = 512;
 
-/// The cookie of the sign-in form's CSRF token.
+/// The cookie of the sign-in form's CSRF token; under https with the `__Host-` prefix, so that
+/// no sibling host can set it (RFC 6265bis §4.1.3.2).
 const CSRF_COOKIE: &str = "arcane_mcp_csrf";
+const CSRF_COOKIE_HOST: &str = "__Host-arcane_mcp_csrf";
 
 /// What a sign-in form carries from the GET that showed it to the POST that answers it.
 #[derive(Serialize, Deserialize)]
@@ -50,6 +67,9 @@ struct Form {
     w: bool,
     x: String,
     e: i64,
+    /// The form's ID (random): what makes it single-use and counts its attempts.
+    #[serde(default)]
+    f: String,
 }
 
 /// A grant as a code, an access token or a refresh token carries it.
@@ -77,24 +97,221 @@ struct Grant {
     i: u64,
 }
 
+/// A grant this process issued or saw refreshed: whose, its next refresh generation, until when.
+struct Live {
+    user: String,
+    next: u64,
+    exp: i64,
+}
+
+/// How a sign-in form stands.
 #[derive(Default)]
+struct FormUse {
+    attempts: u32,
+    /// An answer of it is being handled (a second one at once is refused).
+    busy: bool,
+    /// It gave a code or was cancelled: it is spent.
+    used: bool,
+    exp: i64,
+}
+
+/// Why a form's answer is not taken.
+#[derive(Debug, PartialEq, Eq)]
+enum FormRefusal {
+    Used,
+    Busy,
+    Attempts,
+    Full,
+}
+
+/// What a refresh finds.
+#[derive(Debug, PartialEq, Eq)]
+enum Rotation {
+    Ok,
+    Reused,
+    Full,
+}
+
 struct State {
+    max: usize,
     /// Codes spent, by grant ID, until they expire.
     spent: HashMap<String, i64>,
     /// Revoked grants, until their longest token would expire.
     revoked: HashMap<String, i64>,
-    /// The next refresh generation of each grant refreshed in this process.
-    generation: HashMap<String, (u64, i64)>,
-    /// Digests of keys Arcane accepted lately.
+    /// The live grants of this process, by grant ID.
+    live: HashMap<String, Live>,
+    /// Sign-in forms answered, by form ID, until they expire.
+    forms: HashMap<String, FormUse>,
+    /// Failed passwords by username (lowercase): how many, locked until, forgotten at.
+    failures: HashMap<String, (u32, i64, i64)>,
+    /// Digests of keys Arcane accepted lately (a cache: emptied when full).
     alive: HashMap<[u8; 32], Instant>,
 }
 
-fn prune<V>(map: &mut HashMap<String, V>, exp: impl Fn(&V) -> i64, now: i64) {
-    if map.len() >= MAX_STATE {
+/// Whether `map` has room for one more entry once its expired entries are gone.
+fn room<V>(map: &mut HashMap<String, V>, exp: impl Fn(&V) -> i64, now: i64, max: usize) -> bool {
+    if map.len() >= max {
         map.retain(|_, v| exp(v) > now);
-        if map.len() >= MAX_STATE {
-            map.clear();
+    }
+    map.len() < max
+}
+
+impl State {
+    fn new(max: usize) -> State {
+        State {
+            max,
+            spent: HashMap::new(),
+            revoked: HashMap::new(),
+            live: HashMap::new(),
+            forms: HashMap::new(),
+            failures: HashMap::new(),
+            alive: HashMap::new(),
         }
+    }
+
+    /// Whether a new grant of `user` may begin: room in the tables, and the user under their
+    /// share.
+    fn grant_room(&mut self, user: &str, now: i64) -> bool {
+        let max = self.max;
+        room(&mut self.revoked, |e| *e, now, max)
+            && room(&mut self.live, |l| l.exp, now, max)
+            && self.live.values().filter(|l| l.user == user).count() < MAX_GRANTS_PER_USER.min(max)
+    }
+
+    /// Spends the code of grant `g` (expiring at `exp`): `Some(true)` the first time,
+    /// `Some(false)` when it was spent already, `None` when there is no room to remember it.
+    fn spend(&mut self, g: &str, exp: i64, now: i64) -> Option<bool> {
+        if self.spent.contains_key(g) {
+            return Some(false);
+        }
+        if !room(&mut self.spent, |e| *e, now, self.max) {
+            return None;
+        }
+        self.spent.insert(g.to_string(), exp);
+        Some(true)
+    }
+
+    /// Records grant `g` of `user` as begun (its first refresh token is generation 1).
+    fn begin(&mut self, g: &str, user: &str, now: i64) -> bool {
+        if !self.grant_room(user, now) {
+            return false;
+        }
+        self.live.insert(
+            g.to_string(),
+            Live {
+                user: user.to_string(),
+                next: 1,
+                exp: now + REFRESH_TTL,
+            },
+        );
+        true
+    }
+
+    /// A refresh of grant `g` with its token of generation `i`.
+    fn rotate(&mut self, g: &str, user: &str, i: u64, now: i64) -> Rotation {
+        if let Some(l) = self.live.get_mut(g) {
+            if i < l.next {
+                return Rotation::Reused;
+            }
+            l.next = i + 1;
+            l.exp = now + REFRESH_TTL;
+            return Rotation::Ok;
+        }
+        // A grant of another process (a restart with the key file, another replica).
+        if !self.grant_room(user, now) {
+            return Rotation::Full;
+        }
+        self.live.insert(
+            g.to_string(),
+            Live {
+                user: user.to_string(),
+                next: i + 1,
+                exp: now + REFRESH_TTL,
+            },
+        );
+        Rotation::Ok
+    }
+
+    /// Undoes the rotation of grant `g` from generation `i` (its new tokens were not given).
+    fn unrotate(&mut self, g: &str, i: u64) {
+        if let Some(l) = self.live.get_mut(g)
+            && l.next == i + 1
+        {
+            l.next = i;
+        }
+    }
+
+    /// Revokes grant `g`. Always recorded, whatever the table's size: the revoked table grows
+    /// past its cap only by grants that exist, and no new grant begins while it is full.
+    fn revoke(&mut self, g: &str, now: i64) {
+        if self.revoked.len() >= self.max {
+            self.revoked.retain(|_, e| *e > now);
+        }
+        self.live.remove(g);
+        self.revoked.insert(g.to_string(), now + REFRESH_TTL);
+    }
+
+    /// Takes up form `f` (expiring at `exp`) for one answer.
+    fn claim_form(&mut self, f: &str, exp: i64, now: i64) -> Result<(), FormRefusal> {
+        if !self.forms.contains_key(f) && !room(&mut self.forms, |u| u.exp, now, self.max) {
+            return Err(FormRefusal::Full);
+        }
+        let u = self.forms.entry(f.to_string()).or_default();
+        u.exp = exp;
+        if u.used {
+            return Err(FormRefusal::Used);
+        }
+        if u.busy {
+            return Err(FormRefusal::Busy);
+        }
+        if u.attempts >= MAX_FORM_ATTEMPTS {
+            return Err(FormRefusal::Attempts);
+        }
+        u.busy = true;
+        Ok(())
+    }
+
+    /// Ends an answer of form `f`: `attempted` when it asked Arcane, `used` when it is spent.
+    fn release_form(&mut self, f: &str, attempted: bool, used: bool) {
+        if let Some(u) = self.forms.get_mut(f) {
+            u.busy = false;
+            u.attempts += u32::from(attempted);
+            u.used |= used;
+        }
+    }
+
+    /// How long `user` must wait before their password is tried again, if at all.
+    fn locked(&mut self, user: &str, now: i64) -> Option<i64> {
+        let key = user.to_lowercase();
+        if !self.failures.contains_key(&key) && !room(&mut self.failures, |f| f.2, now, self.max) {
+            // No room to count this username's failures: no password is tried (fail closed).
+            return Some(LOCK_BASE);
+        }
+        match self.failures.get(&key) {
+            Some((_, until, _)) if *until > now => Some(until - now),
+            _ => None,
+        }
+    }
+
+    fn password_failed(&mut self, user: &str, now: i64) {
+        let key = user.to_lowercase();
+        if !self.failures.contains_key(&key) && !room(&mut self.failures, |f| f.2, now, self.max) {
+            return;
+        }
+        let f = self.failures.entry(key).or_insert((0, 0, 0));
+        if f.2 <= now {
+            *f = (0, 0, 0);
+        }
+        f.0 += 1;
+        if f.0 >= MAX_USER_FAILURES {
+            let wait = (LOCK_BASE << (f.0 - MAX_USER_FAILURES).min(4)).min(LOCK_MAX);
+            f.1 = now + wait;
+        }
+        f.2 = now + FAILURE_TTL;
+    }
+
+    fn password_worked(&mut self, user: &str) {
+        self.failures.remove(&user.to_lowercase());
     }
 }
 
@@ -159,6 +376,13 @@ fn digest_hex(s: &str) -> String {
 
 fn now() -> i64 {
     chrono::Utc::now().timestamp()
+}
+
+/// When a key made at `now` expires in Arcane (RFC 3339).
+fn key_expiry(now: i64) -> String {
+    chrono::DateTime::from_timestamp(now + REFRESH_TTL, 0)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// The parameters of a query or a form body; a parameter given twice is refused (RFC 6749
@@ -252,7 +476,20 @@ fn pick<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
 /// How a sign-in went wrong, for the page.
 enum SignIn {
     Again(String),
+    /// Arcane refused the username and password (counted against the username).
+    Wrong(String),
     Failed(String),
+}
+
+/// Who vouches for the client's name, as the page says: a registration names itself (anyone
+/// may register any name), a metadata document is vouched for by its URL's host.
+fn name_note(client: &Client) -> String {
+    match url::Url::parse(&client.id) {
+        Ok(u) if client.id.starts_with("http") => {
+            format!("its metadata is at {}", u.host_str().unwrap_or(""))
+        }
+        _ => "a name the client gave itself, not checked".to_string(),
+    }
 }
 
 impl Issuer {
@@ -267,12 +504,14 @@ impl Issuer {
         Issuer {
             issuer: public_url.to_string(),
             resource: resource.to_string(),
-            sealer,
+            // Sealed data opens only at this issuer: a key file shared by two deployments does
+            // not make one's tokens good at the other.
+            sealer: sealer.bound_to(public_url),
             clients: Clients::new(allow_private, tls),
             secure: public_url.starts_with("https://"),
             http,
             arcane: OnceLock::new(),
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State::new(MAX_STATE)),
         }
     }
 
@@ -291,6 +530,14 @@ impl Issuer {
     /// The client to Arcane (the identity provider's until the app has set its own).
     fn to_arcane(&self) -> &reqwest::Client {
         self.arcane.get().map_or(&self.http, |(_, c)| c)
+    }
+
+    fn csrf_cookie(&self) -> &'static str {
+        if self.secure {
+            CSRF_COOKIE_HOST
+        } else {
+            CSRF_COOKIE
+        }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -373,14 +620,36 @@ impl Issuer {
             }
         };
         let state = p.get("state").cloned();
+        let (returns, target) = returns_to(&redirect);
+        // Registration is open, so a registered redirect URI proves nothing about who gets the
+        // person: an error is shown here, never redirected to automatically (RFC 9700
+        // §4.11.2); the page links back with the error for the person to follow.
         let back = |error: &str, description: &str| {
             let mut q = vec![("error", error), ("error_description", description)];
             if let Some(s) = &state {
                 q.push(("state", s));
             }
             q.push(("iss", &self.issuer));
-            see_other(&with_query(&redirect, &q))
+            page::error_back(
+                &nonce,
+                StatusCode::BAD_REQUEST,
+                description,
+                &with_query(&redirect, &q),
+                &returns,
+            )
         };
+        if let Some(s) = &state
+            && (s.len() > MAX_STATE_PARAM || !s.bytes().all(|b| (0x20..=0x7e).contains(&b)))
+        {
+            return page::error(
+                &nonce,
+                StatusCode::BAD_REQUEST,
+                &format!(
+                    "The state parameter is longer than {MAX_STATE_PARAM} characters or holds \
+                     characters other than printable ASCII (RFC 6749 appendix A.5)."
+                ),
+            );
+        }
         if p.get("response_type").map(String::as_str) != Some("code") {
             return back(
                 "unsupported_response_type",
@@ -424,9 +693,10 @@ impl Issuer {
                 &format!("ask for {SCOPE_READ} or {SCOPE_WRITE}"),
             );
         }
-        let csrf = cookie(headers, CSRF_COOKIE)
-            .filter(|c| c.len() == 32 && c.bytes().all(|b| b.is_ascii_hexdigit()))
-            .unwrap_or_else(|| random_hex(16));
+        // Always a new value: one chosen by whoever could set the cookie (a sibling host, a
+        // script on another page of this origin) is never adopted.
+        let _ = headers;
+        let csrf = random_hex(16);
         let form = Form {
             c: client.id.clone(),
             r: redirect.clone(),
@@ -435,6 +705,7 @@ impl Issuer {
             w: write,
             x: csrf.clone(),
             e: now() + FORM_TTL,
+            f: random_hex(16),
         };
         let Ok(sealed) = self.sealer.seal(Kind::Form, &form) else {
             return page::error(
@@ -443,10 +714,11 @@ impl Issuer {
                 "The sign-in form could not be made.",
             );
         };
-        let (returns, target) = returns_to(&redirect);
+        let note = name_note(&client);
         let mut r = page::render(
             &page::Page {
                 client: &client.name,
+                name_note: &note,
                 returns_to: &returns,
                 write,
                 form: &sealed,
@@ -460,7 +732,8 @@ impl Issuer {
         );
         let secure = if self.secure { "; Secure" } else { "" };
         if let Ok(v) = HeaderValue::from_str(&format!(
-            "{CSRF_COOKIE}={csrf}; Path=/; HttpOnly; SameSite=Strict; Max-Age={FORM_TTL}{secure}"
+            "{}={csrf}; Path=/; HttpOnly; SameSite=Strict; Max-Age={FORM_TTL}{secure}",
+            self.csrf_cookie()
         )) {
             r.headers_mut().insert(header::SET_COOKIE, v);
         }
@@ -489,11 +762,18 @@ impl Issuer {
                 "This sign-in form has expired (10 minutes).",
             );
         }
+        if form.f.is_empty() {
+            return page::error(
+                &nonce,
+                StatusCode::BAD_REQUEST,
+                "This sign-in form was not made by this server.",
+            );
+        }
         // The CSRF token: in the sealed form, in the page's field and in the cookie only this
         // server's page set. A page elsewhere can post neither the cookie nor a form whose
         // sealed token matches the person's cookie.
         use subtle::ConstantTimeEq;
-        let cookie = cookie(headers, CSRF_COOKIE).unwrap_or_default();
+        let cookie = cookie(headers, self.csrf_cookie()).unwrap_or_default();
         let field = get("csrf");
         let same = |a: &str, b: &str| bool::from(a.as_bytes().ct_eq(b.as_bytes()));
         if form.x.is_empty() || !same(&form.x, field) || !same(&form.x, &cookie) {
@@ -508,6 +788,48 @@ impl Issuer {
             Err(why) => return page::error(&nonce, StatusCode::BAD_REQUEST, &why),
         };
         let (returns, target) = returns_to(&form.r);
+        let claimed = self.state().claim_form(&form.f, form.e, now());
+        if let Err(why) = claimed {
+            let (status, text) = match why {
+                FormRefusal::Used => (
+                    StatusCode::BAD_REQUEST,
+                    "This sign-in form was already used. Connect again from the application.",
+                ),
+                FormRefusal::Busy => (
+                    StatusCode::CONFLICT,
+                    "This sign-in form is being answered already; wait for that answer.",
+                ),
+                FormRefusal::Attempts => (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "This sign-in form was tried too many times. Wait a minute, then connect again from the application.",
+                ),
+                FormRefusal::Full => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "This server has too many sign-ins under way; wait a few minutes and connect again.",
+                ),
+            };
+            return page::error(&nonce, status, text);
+        }
+        let answered = self
+            .answer(&form, &client, &p, &nonce, &returns, &target)
+            .await;
+        let (attempted, used) = (answered.1, answered.2);
+        self.state().release_form(&form.f, attempted, used);
+        answered.0
+    }
+
+    /// The answer to a claimed form; whether it asked Arcane, and whether the form is spent.
+    async fn answer(
+        &self,
+        form: &Form,
+        client: &Client,
+        p: &HashMap<String, String>,
+        nonce: &str,
+        returns: &str,
+        target: &str,
+    ) -> (Response, bool, bool) {
+        let nonce = nonce.to_string();
+        let get = |k: &str| p.get(k).map(String::as_str).unwrap_or("");
         let back = |q: &[(&str, &str)]| {
             let mut q = q.to_vec();
             if let Some(s) = &form.st {
@@ -517,27 +839,54 @@ impl Issuer {
             see_other(&with_query(&form.r, &q))
         };
         let write = form.w && get("access") != "read";
+        let username = get("username").trim();
         let signed = match get("method") {
             "deny" => {
-                return back(&[
+                let r = back(&[
                     ("error", "access_denied"),
                     ("error_description", "the person cancelled the sign-in"),
                 ]);
+                return (r, false, true);
             }
-            "password" => {
-                self.sign_in(get("username").trim(), get("password"), &client)
-                    .await
+            "password" if !username.is_empty() && !get("password").is_empty() => {
+                let locked = self.state().locked(username, now());
+                if let Some(wait) = locked {
+                    let text = format!(
+                        "Too many wrong passwords for this username: wait {wait} seconds, then try again (or paste an API key)."
+                    );
+                    return (
+                        page::error(&nonce, StatusCode::TOO_MANY_REQUESTS, &text),
+                        false,
+                        false,
+                    );
+                }
+                let r = self.sign_in(username, get("password"), client).await;
+                let mut st = self.state();
+                match &r {
+                    Err(SignIn::Wrong(_)) => st.password_failed(username, now()),
+                    Ok(_) => st.password_worked(username),
+                    _ => {}
+                }
+                drop(st);
+                (r, true)
             }
-            "key" => self.with_key(get("api_key").trim()).await,
-            _ => Err(SignIn::Again("Choose how to sign in.".into())),
+            "password" => (self.sign_in(username, "", client).await, false),
+            "key" => {
+                let key = get("api_key").trim();
+                (self.with_key(key).await, !key.is_empty())
+            }
+            _ => (Err(SignIn::Again("Choose how to sign in.".into())), false),
         };
+        let (signed, attempted) = signed;
         let (user, key) = match signed {
             Ok(x) => x,
-            Err(SignIn::Again(message)) => {
-                return page::render(
+            Err(SignIn::Again(message) | SignIn::Wrong(message)) => {
+                let note = name_note(client);
+                let r = page::render(
                     &page::Page {
                         client: &client.name,
-                        returns_to: &returns,
+                        name_note: &note,
+                        returns_to: returns,
                         write: form.w,
                         form: get("form"),
                         csrf: &form.x,
@@ -546,11 +895,16 @@ impl Issuer {
                     },
                     &nonce,
                     StatusCode::OK,
-                    &target,
+                    target,
                 );
+                return (r, attempted, false);
             }
             Err(SignIn::Failed(why)) => {
-                return page::error(&nonce, StatusCode::BAD_GATEWAY, &why);
+                return (
+                    page::error(&nonce, StatusCode::BAD_GATEWAY, &why),
+                    attempted,
+                    false,
+                );
             }
         };
         let grant = Grant {
@@ -567,13 +921,17 @@ impl Issuer {
         };
         match self.sealer.seal(Kind::Code, &grant) {
             Ok(code) if !grant.g.is_empty() => {
-                tracing::info!(user = %grant.u, client = %grant.n, write, "OAuth sign-in: code issued");
-                back(&[("code", &code)])
+                tracing::info!(user = %grant.u, client = %grant.c, client_name = %grant.n, write, "OAuth sign-in: code issued");
+                (back(&[("code", &code)]), attempted, true)
             }
-            _ => page::error(
-                &nonce,
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "The sign-in could not be completed.",
+            _ => (
+                page::error(
+                    &nonce,
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "The sign-in could not be completed.",
+                ),
+                attempted,
+                true,
             ),
         }
     }
@@ -605,7 +963,7 @@ impl Issuer {
         let status = r.status();
         let v: Value = r.json().await.unwrap_or(Value::Null);
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
-            return Err(SignIn::Again(
+            return Err(SignIn::Wrong(
                 "Arcane did not accept this username and password.".into(),
             ));
         }
@@ -643,7 +1001,13 @@ impl Issuer {
             .to_arcane()
             .post(self.arcane("/auth/me/api-keys"))
             .bearer_auth(token)
-            .json(&json!({"name": label, "description": format!("Made by arcane-mcp when you let {} use Arcane as you; delete it to end that access.", client.name)}))
+            // The key ends when the longest refresh token of this sign-in would: a grant left
+            // behind does not leave a key that works for ever.
+            .json(&json!({
+                "name": label,
+                "description": format!("Made by arcane-mcp when you let {} use Arcane as you; delete it to end that access.", client.name),
+                "expiresAt": key_expiry(now()),
+            }))
             .timeout(Duration::from_secs(15))
             .send()
             .await
@@ -711,32 +1075,30 @@ impl Issuer {
     /// Whether Arcane still takes `key`. For an access token a positive answer is trusted for
     /// a minute (each call would otherwise cost Arcane a second request); a refresh asks
     /// afresh (`fresh`). Arcane unreachable counts as yes: the call will say so itself.
-    async fn key_alive(&self, key: &str, fresh: bool) -> bool {
+    /// `Err` when Arcane did not say (unreachable, an error): only a yes is cached.
+    async fn key_alive(&self, key: &str, fresh: bool) -> Result<bool, ()> {
         let d: [u8; 32] = Sha256::digest(key.as_bytes()).into();
         if !fresh
             && let Some(at) = self.state().alive.get(&d)
             && at.elapsed() < KEY_CHECK_TTL
         {
-            return true;
+            return Ok(true);
         }
-        let alive = !matches!(self.whoami(key).await, Ok(None));
+        let answer = self.whoami(key).await.map(|w| w.is_some());
         let mut st = self.state();
-        if alive {
-            if st.alive.len() >= MAX_STATE {
+        if answer == Ok(true) {
+            if st.alive.len() >= st.max {
                 st.alive.clear();
             }
             st.alive.insert(d, Instant::now());
         } else {
             st.alive.remove(&d);
         }
-        alive
+        answer
     }
 
     fn revoke_grant(&self, g: &str) {
-        let n = now();
-        let mut st = self.state();
-        prune(&mut st.revoked, |e| *e, n);
-        st.revoked.insert(g.to_string(), n + REFRESH_TTL);
+        self.state().revoke(g, now());
     }
 
     fn revoked(&self, g: &str) -> bool {
@@ -815,6 +1177,13 @@ impl Issuer {
             );
         }
         let sign_in_again = |d: &str| bad("invalid_grant", &format!("{d}: sign in again"));
+        let busy = || {
+            oauth_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "temporarily_unavailable",
+                "this server holds as many grants as it can (or this user holds their share); retry later, or revoke unused sign-ins",
+            )
+        };
         match get("grant_type") {
             "authorization_code" => {
                 let Some(code) = self.sealer.open::<Grant>(Kind::Code, get("code")) else {
@@ -836,11 +1205,9 @@ impl Issuer {
                         "the PKCE code_verifier does not match the code_challenge",
                     );
                 }
-                let first = {
-                    let n = now();
-                    let mut st = self.state();
-                    prune(&mut st.spent, |e| *e, n);
-                    st.spent.insert(code.g.clone(), code.e).is_none()
+                let spent = self.state().spend(&code.g, code.e, now());
+                let Some(first) = spent else {
+                    return busy();
                 };
                 if !first {
                     // RFC 6749 §4.1.2: a code used twice is stolen; what it gave is revoked.
@@ -850,6 +1217,9 @@ impl Issuer {
                 }
                 if self.revoked(&code.g) {
                     return sign_in_again("this grant was revoked");
+                }
+                if !self.state().begin(&code.g, &code.u, now()) {
+                    return busy();
                 }
                 self.tokens(&code, 1)
             }
@@ -869,20 +1239,11 @@ impl Issuer {
                 if self.revoked(&rt.g) {
                     return sign_in_again("this grant was revoked");
                 }
-                let reuse = {
-                    let n = now();
-                    let mut st = self.state();
-                    prune(&mut st.generation, |(_, e)| *e, n);
-                    let current = st.generation.get(&rt.g).map_or(rt.i, |(g, _)| *g);
-                    if rt.i < current {
-                        true
-                    } else {
-                        st.generation
-                            .insert(rt.g.clone(), (rt.i + 1, n + REFRESH_TTL));
-                        false
-                    }
-                };
-                if reuse {
+                let rotation = self.state().rotate(&rt.g, &rt.u, rt.i, now());
+                if rotation == Rotation::Full {
+                    return busy();
+                }
+                if rotation == Rotation::Reused {
                     // A spent refresh token presented again: one of its two holders is not the
                     // client; the grant ends for both (OAuth 2.1 §4.3.1).
                     tracing::warn!(client = %rt.n, user = %rt.u, "OAuth refresh token reused: its grant is revoked");
@@ -891,7 +1252,18 @@ impl Issuer {
                         "the refresh token was used already (the grant is now revoked)",
                     );
                 }
-                if !self.key_alive(&rt.k, true).await {
+                let alive = self.key_alive(&rt.k, true).await;
+                let Ok(alive) = alive else {
+                    // Arcane did not say the key works: no new tokens on that (the refresh
+                    // token stays good for a retry).
+                    self.state().unrotate(&rt.g, rt.i);
+                    return oauth_error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "temporarily_unavailable",
+                        "Arcane could not be asked whether the API key of this sign-in still works; retry the refresh later",
+                    );
+                };
+                if !alive {
                     self.revoke_grant(&rt.g);
                     return sign_in_again(
                         "Arcane no longer accepts the API key of this sign-in (it was deleted or expired in Arcane)",
@@ -936,7 +1308,7 @@ impl Issuer {
         if let (Some(g), Some(c)) = (grant, client)
             && g.c == digest_hex(&c)
         {
-            tracing::info!(client = %g.n, user = %g.u, "OAuth grant revoked by its client");
+            tracing::info!(client = %g.c, client_name = %g.n, user = %g.u, "OAuth grant revoked by its client");
             self.revoke_grant(&g.g);
         }
         no_store(StatusCode::OK.into_response())
@@ -959,7 +1331,9 @@ impl Issuer {
         if self.revoked(&g.g) {
             return Err("its grant was revoked".into());
         }
-        if !self.key_alive(&g.k, false).await {
+        // An access token lives 15 minutes: when Arcane cannot be asked, the call goes on and
+        // Arcane itself refuses a dead key.
+        if self.key_alive(&g.k, false).await == Ok(false) {
             return Err(
                 "Arcane no longer accepts the API key of this sign-in (it was deleted or \
                         expired in Arcane)"
@@ -968,7 +1342,9 @@ impl Issuer {
         }
         Ok(Admitted {
             user: g.u,
-            client: g.n,
+            // The audit log names the client by its ID's digest first: the name is only what
+            // the client calls itself.
+            client: format!("{} ({})", g.c, g.n),
             write: g.w,
             key: g.k,
         })
@@ -1010,6 +1386,69 @@ mod tests {
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
         ));
         assert!(!pkce_ok("", ""));
+    }
+
+    #[test]
+    fn a_full_table_refuses_new_grants_and_forgets_no_revocation() {
+        let mut st = State::new(4);
+        let n = 1_000;
+        for i in 0..4 {
+            assert!(st.begin(&format!("g{i}"), "alice", n), "g{i}");
+        }
+        // Full: a new grant (and a foreign grant's first refresh) waits; none is dropped.
+        assert!(!st.begin("g4", "alice", n));
+        assert_eq!(st.rotate("g9", "bob", 3, n), Rotation::Full);
+        assert_eq!(st.rotate("g0", "alice", 1, n), Rotation::Ok);
+        assert_eq!(st.rotate("g0", "alice", 1, n), Rotation::Reused);
+        for i in 0..6 {
+            st.revoke(&format!("r{i}"), n);
+        }
+        for i in 0..6 {
+            assert!(st.revoked.contains_key(&format!("r{i}")), "r{i}");
+        }
+        assert!(!st.begin("g5", "carol", n), "the revoked table is full");
+        // Once the entries expire, there is room again.
+        let later = n + REFRESH_TTL + 1;
+        assert!(st.begin("g5", "carol", later));
+        assert!(st.spend("c", later + 60, later).unwrap());
+        assert!(!st.spend("c", later + 60, later).unwrap());
+    }
+
+    #[test]
+    fn one_user_holds_only_their_share_of_grants() {
+        let mut st = State::new(MAX_GRANTS_PER_USER + 10);
+        for i in 0..MAX_GRANTS_PER_USER {
+            assert!(st.begin(&format!("g{i}"), "alice", 0));
+        }
+        assert!(!st.begin("more", "alice", 0));
+        assert!(st.begin("more", "bob", 0));
+    }
+
+    #[test]
+    fn a_form_is_answered_once_and_tried_a_few_times() {
+        let mut st = State::new(16);
+        assert_eq!(st.claim_form("f", 100, 0), Ok(()));
+        assert_eq!(st.claim_form("f", 100, 0), Err(FormRefusal::Busy));
+        st.release_form("f", true, false);
+        for _ in 1..MAX_FORM_ATTEMPTS {
+            assert_eq!(st.claim_form("f", 100, 0), Ok(()));
+            st.release_form("f", true, false);
+        }
+        assert_eq!(st.claim_form("f", 100, 0), Err(FormRefusal::Attempts));
+        assert_eq!(st.claim_form("g", 100, 0), Ok(()));
+        st.release_form("g", true, true);
+        assert_eq!(st.claim_form("g", 100, 0), Err(FormRefusal::Used));
+        // A username waits after five wrong passwords, longer after more.
+        for _ in 0..MAX_USER_FAILURES {
+            assert_eq!(st.locked("Alice", 0), None);
+            st.password_failed("Alice", 0);
+        }
+        assert_eq!(st.locked("alice", 0), Some(LOCK_BASE));
+        st.password_failed("alice", 0);
+        assert_eq!(st.locked("alice", 0), Some(2 * LOCK_BASE));
+        assert_eq!(st.locked("bob", 0), None);
+        st.password_worked("alice");
+        assert_eq!(st.locked("alice", 0), None);
     }
 
     #[test]

@@ -234,6 +234,9 @@ impl OAuth {
                     let key = seal::parse_key(&text).map_err(|why| {
                         anyhow::anyhow!("--state-key-file {}: {why}", path.display())
                     })?;
+                    if let Some(w) = seal::key_file_warning(path) {
+                        tracing::warn!("{w}");
+                    }
                     seal::Sealer::new(key, true)
                 }
                 None => seal::Sealer::random()?,

@@ -16,7 +16,7 @@ pub fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            c if c.is_control() => {}
+            c if c.is_control() || super::clients::invisible(c) => {}
             c => out.push(c),
         }
     }
@@ -26,6 +26,8 @@ pub fn esc(s: &str) -> String {
 /// What the page shows.
 pub struct Page<'a> {
     pub client: &'a str,
+    /// Who vouches for the client's name, shown after it (a registration names itself).
+    pub name_note: &'a str,
     /// Where the person goes back to (the redirect URI's origin, or its scheme).
     pub returns_to: &'a str,
     /// Whether the client asked to change things too (else it reads only).
@@ -106,7 +108,7 @@ pub fn render(p: &Page<'_>, nonce: &str, status: StatusCode, form_target: &str) 
     };
     let body = format!(
         "<h1>Sign in to Arcane</h1>\
-         <p class=\"who\"><b id=\"client\">{client}</b> asks to use arcane-mcp as you. It will be able to {can}.\
+         <p class=\"who\"><b id=\"client\">{client}</b> <small id=\"name-note\">({note})</small> asks to use arcane-mcp as you. It will be able to {can}.\
          <br><small>After you sign in you go back to <span id=\"returns\">{returns}</span>.</small></p>\
          {message}\
          <form method=\"post\" action=\"authorize\">\
@@ -125,6 +127,7 @@ pub fn render(p: &Page<'_>, nonce: &str, status: StatusCode, form_target: &str) 
          <button type=\"submit\" name=\"method\" value=\"deny\" id=\"deny\">Cancel</button>\
          </form>",
         client = esc(p.client),
+        note = esc(p.name_note),
         returns = esc(p.returns_to),
         form = esc(p.form),
         csrf = esc(p.csrf),
@@ -147,6 +150,26 @@ pub fn error(nonce: &str, status: StatusCode, text: &str) -> Response {
         "<h1>This sign-in cannot go on</h1><p class=\"msg\" id=\"message\">{}</p>\
          <p><small>Go back to the application and connect again.</small></p>",
         esc(text)
+    );
+    let mut r = (
+        status,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        document(nonce, "Sign-in error", &body),
+    )
+        .into_response();
+    headers(&mut r, nonce, None);
+    r
+}
+
+/// An error of a request whose redirect URI is registered but proves nothing (registration
+/// is open: RFC 9700 §4.11.2): shown here, with a link back that the person may follow.
+pub fn error_back(nonce: &str, status: StatusCode, text: &str, link: &str, to: &str) -> Response {
+    let body = format!(
+        "<h1>This sign-in cannot go on</h1><p class=\"msg\" id=\"message\">{}</p>\
+         <p><a id=\"back\" href=\"{}\">Return to {}</a></p>",
+        esc(text),
+        esc(link),
+        esc(to)
     );
     let mut r = (
         status,

@@ -12,9 +12,11 @@ use serde::de::DeserializeOwned;
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-/// The longest sealed text opened: the largest thing sealed (a registration with its redirect
-/// URIs at their caps) is well below it, and a longer one is refused before any decoding.
-pub const MAX_SEALED: usize = 8 * 1024;
+/// The longest sealed text opened, and made: the largest thing sealed, a sign-in form holding
+/// a client ID at its cap (`clients::MAX_CLIENT_ID`), a redirect URI at its cap and a `state`
+/// at its cap, stays below it (a test in clients.rs checks); a longer text is refused before
+/// any decoding.
+pub const MAX_SEALED: usize = 16 * 1024;
 
 /// What a sealed text is; its prefix names it, so that a token's kind shows (and a secret
 /// scanner can find one) without opening it.
@@ -42,6 +44,9 @@ impl Kind {
 /// The key of every sealed text (never logged, never shown).
 pub struct Sealer {
     cipher: XChaCha20Poly1305,
+    /// What the associated data adds to the kind's prefix: the issuer (`bound_to`), so that
+    /// two deployments sharing a key file do not open each other's tokens.
+    context: String,
     /// Whether the key came from `--state-key-file` (else grants end with the process).
     pub from_file: bool,
 }
@@ -81,12 +86,53 @@ pub fn parse_key(text: &str) -> Result<[u8; 32], String> {
     })
 }
 
+/// A warning when the key file at `path` may be read by others than its owner (its group or
+/// everyone): whoever reads it can make tokens for any Arcane key they hold and open every
+/// token and registration.
+pub fn key_file_warning(path: &std::path::Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).ok()?.permissions().mode();
+        (mode & 0o077 != 0).then(|| {
+            format!(
+                "--state-key-file {} may be read by its group or by everyone (mode {:o}): \
+                 chmod 600 it",
+                path.display(),
+                mode & 0o777
+            )
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 impl Sealer {
     pub fn new(key: [u8; 32], from_file: bool) -> Sealer {
         Sealer {
             cipher: XChaCha20Poly1305::new(&key.into()),
+            context: String::new(),
             from_file,
         }
+    }
+
+    /// This sealer with its texts bound to `issuer`: what another issuer sealed does not open.
+    pub fn bound_to(mut self, issuer: &str) -> Sealer {
+        self.context = issuer.to_string();
+        self
+    }
+
+    /// The associated data of `kind`: its prefix, a NUL, the issuer.
+    fn aad(&self, kind: Kind) -> Vec<u8> {
+        let mut a = kind.prefix().as_bytes().to_vec();
+        if !self.context.is_empty() {
+            a.push(0);
+            a.extend_from_slice(self.context.as_bytes());
+        }
+        a
     }
 
     /// A sealer with a key from the system's randomness.
@@ -109,13 +155,19 @@ impl Sealer {
                 XNonce::from_slice(&nonce),
                 Payload {
                     msg: &plain,
-                    aad: kind.prefix().as_bytes(),
+                    aad: &self.aad(kind),
                 },
             )
             .map_err(|_| anyhow::anyhow!("sealing failed"))?;
         let mut out = nonce.to_vec();
         out.extend_from_slice(&sealed);
-        Ok(format!("{}{}", kind.prefix(), B64.encode(out)))
+        let text = format!("{}{}", kind.prefix(), B64.encode(out));
+        // What could not be opened is not handed out.
+        anyhow::ensure!(
+            text.len() <= MAX_SEALED,
+            "the sealed text would be too long"
+        );
+        Ok(text)
     }
 
     /// What `text` holds, when it is a `kind` this key sealed and reads as `T`; `None` for
@@ -136,7 +188,7 @@ impl Sealer {
                 XNonce::from_slice(nonce),
                 Payload {
                     msg: sealed,
-                    aad: kind.prefix().as_bytes(),
+                    aad: &self.aad(kind),
                 },
             )
             .ok()?;
@@ -179,6 +231,37 @@ mod tests {
         );
         // Two seals of one value differ (a fresh nonce each).
         assert_ne!(t, s.seal(Kind::Refresh, &json!({"u": "alice"})).unwrap());
+    }
+
+    #[test]
+    fn a_sealed_text_opens_only_at_its_issuer() {
+        let a = Sealer::new([7; 32], true).bound_to("https://a.example");
+        let b = Sealer::new([7; 32], true).bound_to("https://b.example");
+        let t = a.seal(Kind::Access, &json!({"u": "alice"})).unwrap();
+        assert!(a.open::<Value>(Kind::Access, &t).is_some());
+        assert!(b.open::<Value>(Kind::Access, &t).is_none());
+        assert!(
+            Sealer::new([7; 32], true)
+                .open::<Value>(Kind::Access, &t)
+                .is_none()
+        );
+        assert!(
+            a.seal(Kind::Form, &json!({"x": "y".repeat(MAX_SEALED)}))
+                .is_err()
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_key_file_others_may_read_is_warned_of() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.key");
+        std::fs::write(&path, "ab".repeat(32)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(key_file_warning(&path).unwrap().contains("chmod 600"));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(key_file_warning(&path), None);
     }
 
     #[test]
