@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use arcane_catalog::Policy;
-use arcane_catalog::SearchIndex;
+use arcane_catalog::{SearchIndex, Weights, is_weak};
 use arcane_catalog::{Action, Catalog};
 use arcane_mcp::load::snapshot::Snapshot;
 use arcane_mcp::load::sources::Sources;
@@ -110,7 +110,35 @@ fn catalog() -> &'static Catalog {
 
 fn index() -> &'static SearchIndex {
     static INDEX: OnceLock<SearchIndex> = OnceLock::new();
-    INDEX.get_or_init(|| SearchIndex::build(catalog()).expect("the index builds"))
+    INDEX.get_or_init(|| {
+        SearchIndex::build_with(catalog(), weights_to_measure()).expect("the index builds")
+    })
+}
+
+/// The measured weights, or others to measure: `SEARCH_WEIGHTS="semantic=0.5,rrf_k=60"` sets
+/// the semantic side's knobs for one run of the harness (docs/search.md, "Semantic retrieval").
+fn weights_to_measure() -> Weights {
+    let mut w = Weights::default();
+    let Ok(spec) = std::env::var("SEARCH_WEIGHTS") else {
+        return w;
+    };
+    for pair in spec.split(',').filter(|p| !p.trim().is_empty()) {
+        let (k, v) = pair
+            .split_once('=')
+            .unwrap_or_else(|| panic!("SEARCH_WEIGHTS: {pair:?} is not name=value"));
+        let v: f32 = v
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("SEARCH_WEIGHTS: {v:?} is not a number"));
+        match k.trim() {
+            "semantic" => w.semantic = v,
+            "rrf_k" => w.rrf_k = v,
+            "semantic_pool" => w.semantic_pool = v as usize,
+            "unknown_word" => w.unknown_word = v,
+            other => panic!("SEARCH_WEIGHTS: unknown weight {other:?}"),
+        }
+    }
+    w
 }
 
 fn all(_: &Action) -> bool {
@@ -794,6 +822,8 @@ fn independent_set_quality() {
     let mut all = Score::default();
     let mut misses = String::new();
     let mut dump = String::new();
+    // notice[weak][first right]: how the weak-match notice lines up with a wrong first result.
+    let mut notice = [[0usize; 2]; 2];
     for e in &set {
         let got = ids(&e.query, 50);
         let rank = got
@@ -801,6 +831,8 @@ fn independent_set_quality() {
             .take(10)
             .position(|id| *id == e.expect || e.also.contains(id));
         all.add(rank);
+        let weak = is_weak(&index().search(catalog(), &e.query, 10, &|_: &Action| true));
+        notice[usize::from(weak)][usize::from(rank == Some(0))] += 1;
         match styles.iter_mut().find(|(s, _)| *s == e.style) {
             Some((_, s)) => s.add(rank),
             None => {
@@ -831,10 +863,17 @@ fn independent_set_quality() {
         std::fs::write(&out, dump).expect("SEARCH_EVAL_DUMP is writable");
     }
     let table = style_table(&styles, &all);
+    let (flagged_wrong, flagged_right) = (notice[1][0], notice[1][1]);
+    let wrong = notice[0][0] + notice[1][0];
     println!(
-        "independent evaluation: {} ({} queries)\n{table}{misses}",
+        "independent evaluation: {} ({} queries)\n{table}weak-match notice: precision {:.1}% \
+         ({flagged_wrong} of {} flagged have a wrong first result), recall {:.1}% ({flagged_wrong} \
+         of {wrong} wrong first results flagged)\n{misses}",
         path.display(),
-        set.len()
+        set.len(),
+        100.0 * flagged_wrong as f64 / (flagged_wrong + flagged_right).max(1) as f64,
+        flagged_wrong + flagged_right,
+        100.0 * flagged_wrong as f64 / wrong.max(1) as f64,
     );
     if !is_a {
         return;
