@@ -140,10 +140,10 @@ impl Default for Weights {
             idf: 0.5,
             negated: 0.25,
             verb: 0.5,
-            semantic: 1.0,
+            semantic: 3.0,
             rrf_k: 0.0,
             semantic_pool: 24,
-            unknown_word: 0.7,
+            unknown_word: 1.0,
         }
     }
 }
@@ -159,6 +159,11 @@ pub const CLEAR_LEAD: f32 = 0.08;
 /// clearly better than the best hit of another domain (siblings of one domain are told apart
 /// by the guided lines; a near tie across domains means the query was not understood).
 pub fn is_weak(hits: &[Hit]) -> bool {
+    is_weak_with(hits, CLEAR_LEAD)
+}
+
+/// [`is_weak`] with another lead (for calibrating [`CLEAR_LEAD`]).
+pub fn is_weak_with(hits: &[Hit], lead: f32) -> bool {
     let Some(first) = hits.first() else {
         return true;
     };
@@ -168,7 +173,7 @@ pub fn is_weak(hits: &[Hit]) -> bool {
     let domain = |h: &Hit| h.id.split('.').next().unwrap_or_default().to_string();
     let d = domain(first);
     match hits.iter().skip(1).find(|h| domain(h) != d) {
-        Some(next) => first.score - next.score < CLEAR_LEAD * first.score.abs(),
+        Some(next) => first.score - next.score < lead * first.score.abs(),
         None => false,
     }
 }
