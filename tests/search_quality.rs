@@ -831,6 +831,8 @@ fn independent_set_quality() {
     // The same for other leads than CLEAR_LEAD: how it was calibrated.
     const LEADS: [f32; 6] = [0.0, 0.02, 0.05, 0.08, 0.12, 0.2];
     let mut calibration = [[[0usize; 2]; 2]; LEADS.len()];
+    // Milliseconds per search (this build's profile: a debug build is several times slower).
+    let mut times: Vec<f64> = Vec::new();
     for e in &set {
         let got = ids(&e.query, 50);
         let rank = got
@@ -838,7 +840,9 @@ fn independent_set_quality() {
             .take(10)
             .position(|id| *id == e.expect || e.also.contains(id));
         all.add(rank);
+        let started = std::time::Instant::now();
         let hits = index().search(catalog(), &e.query, 10, &|_: &Action| true);
+        times.push(started.elapsed().as_secs_f64() * 1e3);
         notice[usize::from(is_weak(&hits))][usize::from(rank == Some(0))] += 1;
         for (i, lead) in LEADS.iter().enumerate() {
             calibration[i][usize::from(is_weak_with(&hits, *lead))][usize::from(rank == Some(0))] +=
@@ -885,6 +889,14 @@ fn independent_set_quality() {
         100.0 * flagged_wrong as f64 / (flagged_wrong + flagged_right).max(1) as f64,
         flagged_wrong + flagged_right,
         100.0 * flagged_wrong as f64 / wrong.max(1) as f64,
+    );
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    println!(
+        "search latency over the set: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        at(0.5),
+        at(0.99),
+        at(1.0)
     );
     for (lead, n) in LEADS.iter().zip(&calibration) {
         let wrong = n[0][0] + n[1][0];

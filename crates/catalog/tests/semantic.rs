@@ -178,9 +178,11 @@ fn confidence_says_when_the_first_is_not_clearly_meant() {
         hit("container.start_stopped", 4.99, 1.0),
         hit("project.up", 2.0, 1.0),
     ]));
-    // Over the real catalog: a plain request is confident, a vague one is not.
+    // Over the real catalog: a plain request is confident; a verb with no resource ("remove
+    // it", "status") nearly ties across domains.
     assert!(!is_weak(&index().search(catalog(), "restart container", 5, &all)));
-    assert!(is_weak(&index().search(catalog(), "logs", 5, &all)));
+    assert!(is_weak(&index().search(catalog(), "remove it", 5, &all)));
+    assert!(is_weak(&index().search(catalog(), "status", 5, &all)));
 }
 
 /// A reload (a new catalog, one action's text changed) re-embeds that action only; the same
@@ -226,8 +228,11 @@ fn operator_words_reach_the_semantic_side() {
         .iter_mut()
         .find(|a| a.id == "volume.sizes")
         .expect("volume.sizes exists");
-    a.keywords.push("quibblefritz".into());
+    a.keywords.push("treasure chest".into());
     let ix = SearchIndex::build(&keyed).expect("the index builds");
-    let got = ix.semantic_ranking("quibblefritz", 3);
-    assert_eq!(got.first().map(String::as_str), Some("volume.sizes"), "{got:?}");
+    let n = catalog().actions.len();
+    let before = rank(&index().semantic_ranking("treasure chest", n), "volume.sizes");
+    let after = rank(&ix.semantic_ranking("treasure chest", n), "volume.sizes");
+    assert!(after < before, "{after:?} vs {before:?}");
+    assert!(after.is_some_and(|r| r < 10), "{after:?} (before: {before:?})");
 }
