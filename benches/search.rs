@@ -9,8 +9,8 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use arcane_catalog::semantic::EmbeddingCache;
-use arcane_catalog::{SearchIndex, Weights};
 use arcane_catalog::{Action, Catalog};
+use arcane_catalog::{SearchIndex, Weights};
 use arcane_mcp::load::sources::Sources;
 use criterion::{Criterion, criterion_group, criterion_main};
 

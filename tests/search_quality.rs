@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use arcane_catalog::Policy;
-use arcane_catalog::{SearchIndex, Weights, is_weak, is_weak_with};
 use arcane_catalog::{Action, Catalog};
+use arcane_catalog::{SearchIndex, Weights, is_weak, is_weak_with};
 use arcane_mcp::load::snapshot::Snapshot;
 use arcane_mcp::load::sources::Sources;
 use arcane_mcp::load::spec::SpecSource;
@@ -845,8 +845,8 @@ fn independent_set_quality() {
         times.push(started.elapsed().as_secs_f64() * 1e3);
         notice[usize::from(is_weak(&hits))][usize::from(rank == Some(0))] += 1;
         for (i, lead) in LEADS.iter().enumerate() {
-            calibration[i][usize::from(is_weak_with(&hits, *lead))][usize::from(rank == Some(0))] +=
-                1;
+            calibration[i][usize::from(is_weak_with(&hits, *lead))]
+                [usize::from(rank == Some(0))] += 1;
         }
         match styles.iter_mut().find(|(s, _)| *s == e.style) {
             Some((_, s)) => s.add(rank),

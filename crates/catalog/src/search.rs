@@ -732,7 +732,10 @@ impl SearchIndex {
             let Some(s) = stem(&mut analyzer, &word) else {
                 continue;
             };
-            if covered.contains(&s) || self.lexicon.function.contains(&s) || self.vocabulary.contains(&s) {
+            if covered.contains(&s)
+                || self.lexicon.function.contains(&s)
+                || self.vocabulary.contains(&s)
+            {
                 continue;
             }
             covered.insert(word.clone());
@@ -1833,6 +1836,32 @@ mod tests {
         assert!(!participle("stop") && !participle("run") && !participle("red"));
     }
 
+    /// A negation covers its clause (up to a punctuation mark, five words at most); words in
+    /// parentheses are an aside; a word also said outside stays wanted.
+    #[test]
+    fn negations_cover_their_clause() {
+        let (lex, _) = lexicon("negations: [not, instead of, don t]");
+        let n = |q: &str| {
+            let mut v: Vec<String> = lex.negated(q).into_iter().collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            n("a normal stop does not work, kill the container"),
+            ["work"]
+        );
+        assert_eq!(n("don't delete it, just stop it"), ["delete"]);
+        assert_eq!(
+            n("restart the web container instead of the db container"),
+            ["db"]
+        );
+        assert_eq!(
+            n("list images (the old ones too)"),
+            ["old", "ones", "the", "too"]
+        );
+        assert!(n("restart the web container").is_empty());
+    }
+
     #[test]
     fn qualifiers_and_plural_synonyms_compile() {
         let (lex, _) = lexicon("synonyms: {cve: [vulnerability]}\nqualifiers: [On, from]");
@@ -1862,6 +1891,7 @@ mod tests {
             function,
             listed: false,
             context: false,
+            lead: false,
         }
     }
 

@@ -243,7 +243,6 @@ impl EmbeddingCache {
     pub fn computed(&self) -> usize {
         self.computed.load(std::sync::atomic::Ordering::Relaxed)
     }
-
 }
 
 /// A hash of weighted words: the whole input of one action vector (the table is fixed at
@@ -269,7 +268,11 @@ mod tests {
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        assert_eq!(got, TABLE_SHA256.trim(), "minilm-static.bin changed: run scripts/distill_embeddings.py and record its SHA-256");
+        assert_eq!(
+            got,
+            TABLE_SHA256.trim(),
+            "minilm-static.bin changed: run scripts/distill_embeddings.py and record its SHA-256"
+        );
     }
 
     #[test]
@@ -280,7 +283,10 @@ mod tests {
         // An unknown whole word falls into known pieces.
         assert!(e.pieces("kubectl").len() > 1);
         assert!(e.pieces("").is_empty());
-        assert_eq!(words("containerId of my-app"), ["container", "id", "of", "my", "app"]);
+        assert_eq!(
+            words("containerId of my-app"),
+            ["container", "id", "of", "my", "app"]
+        );
     }
 
     #[test]

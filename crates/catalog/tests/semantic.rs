@@ -8,8 +8,7 @@ use std::sync::OnceLock;
 
 use arcane_catalog::semantic::EmbeddingCache;
 use arcane_catalog::{
-    Action, BuildInput, Catalog, Hit, Layers, SearchIndex, SpecDoc, Weights, build_catalog,
-    is_weak,
+    Action, BuildInput, Catalog, Hit, Layers, SearchIndex, SpecDoc, Weights, build_catalog, is_weak,
 };
 
 fn catalog() -> &'static Catalog {
@@ -94,7 +93,11 @@ fn fusion_keeps_plain_answers_and_adds_meaning() {
     ] {
         for (name, ix) in [("weighted", index()), ("rrf", &rrf), ("lexical", &lex)] {
             let got = ids_with(ix, q, 3);
-            assert_eq!(got.first().map(String::as_str), Some(want), "{name}: {q}: {got:?}");
+            assert_eq!(
+                got.first().map(String::as_str),
+                Some(want),
+                "{name}: {q}: {got:?}"
+            );
         }
     }
     // The semantic side moves something: over a handful of queries with words the catalog
@@ -115,7 +118,10 @@ fn fusion_keeps_plain_answers_and_adds_meaning() {
 #[test]
 fn the_request_verb_decides_within_a_resource() {
     assert_eq!(ids_with(index(), "make a network", 3)[0], "network.create");
-    assert_eq!(ids_with(index(), "provision a new volume", 3)[0], "volume.create");
+    assert_eq!(
+        ids_with(index(), "provision a new volume", 3)[0],
+        "volume.create"
+    );
     let got = ids_with(index(), "halt the web container", 3);
     assert_eq!(got[0], "container.stop", "{got:?}");
 }
@@ -142,7 +148,10 @@ fn negated_words_count_less() {
     let with_rule = ids_with(index(), q, 5);
     let without = ids_with(&lex, q, 5);
     let delete = |ids: &[String]| rank(ids, "project.delete").unwrap_or(99);
-    assert!(delete(&with_rule) >= delete(&without), "{with_rule:?} vs {without:?}");
+    assert!(
+        delete(&with_rule) >= delete(&without),
+        "{with_rule:?} vs {without:?}"
+    );
     assert_eq!(with_rule[0], "project.down", "{with_rule:?}");
 }
 
@@ -180,7 +189,12 @@ fn confidence_says_when_the_first_is_not_clearly_meant() {
     ]));
     // Over the real catalog: a plain request is confident; a verb with no resource ("remove
     // it", "status") nearly ties across domains.
-    assert!(!is_weak(&index().search(catalog(), "restart container", 5, &all)));
+    assert!(!is_weak(&index().search(
+        catalog(),
+        "restart container",
+        5,
+        &all
+    )));
     assert!(is_weak(&index().search(catalog(), "remove it", 5, &all)));
     assert!(is_weak(&index().search(catalog(), "status", 5, &all)));
 }
@@ -195,9 +209,15 @@ fn a_reload_re_embeds_only_what_changed() {
     let first = cache.computed();
     assert_eq!(first, catalog().actions.len());
     SearchIndex::build_cached(catalog(), w, &cache).expect("the index builds");
-    assert_eq!(cache.computed(), first, "nothing changed, nothing re-embedded");
+    assert_eq!(
+        cache.computed(),
+        first,
+        "nothing changed, nothing re-embedded"
+    );
     let mut changed = catalog().clone();
-    changed.actions[0].description.push_str(" Also answers about ephemeral sandboxes.");
+    changed.actions[0]
+        .description
+        .push_str(" Also answers about ephemeral sandboxes.");
     SearchIndex::build_cached(&changed, w, &cache).expect("the index builds");
     assert_eq!(cache.computed(), first + 1, "one action changed");
 }
@@ -231,8 +251,14 @@ fn operator_words_reach_the_semantic_side() {
     a.keywords.push("treasure chest".into());
     let ix = SearchIndex::build(&keyed).expect("the index builds");
     let n = catalog().actions.len();
-    let before = rank(&index().semantic_ranking("treasure chest", n), "volume.sizes");
+    let before = rank(
+        &index().semantic_ranking("treasure chest", n),
+        "volume.sizes",
+    );
     let after = rank(&ix.semantic_ranking("treasure chest", n), "volume.sizes");
     assert!(after < before, "{after:?} vs {before:?}");
-    assert!(after.is_some_and(|r| r < 10), "{after:?} (before: {before:?})");
+    assert!(
+        after.is_some_and(|r| r < 10),
+        "{after:?} (before: {before:?})"
+    );
 }
