@@ -8,8 +8,9 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use arcane_catalog::SearchIndex;
+use arcane_catalog::semantic::EmbeddingCache;
 use arcane_catalog::{Action, Catalog};
+use arcane_catalog::{SearchIndex, Weights};
 use arcane_mcp::load::sources::Sources;
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -55,8 +56,32 @@ fn bench(c: &mut Criterion) {
     c.bench_function("search/build", |b| {
         b.iter(|| SearchIndex::build(black_box(&catalog)).expect("builds"))
     });
+    // A first build (or one after every action changed): every action is embedded.
+    c.bench_function("search/build (cold: every action embedded)", |b| {
+        b.iter(|| {
+            let cache = EmbeddingCache::default();
+            SearchIndex::build_cached(black_box(&catalog), Weights::default(), &cache)
+                .expect("builds")
+        })
+    });
     let index = SearchIndex::build(&catalog).expect("builds");
+    let lexical = SearchIndex::build_with(
+        &catalog,
+        Weights {
+            semantic: 0.0,
+            ..Weights::default()
+        },
+    )
+    .expect("builds");
     let all = |_: &Action| true;
+    // Each retriever alone, on the longest query: what the semantic side costs.
+    let long = QUERIES[QUERIES.len() - 1];
+    c.bench_function("search/lexical only/30-word request", |b| {
+        b.iter(|| lexical.search(&catalog, black_box(long), 10, &all))
+    });
+    c.bench_function("search/semantic only/30-word request", |b| {
+        b.iter(|| index.semantic_ranking(black_box(long), 10))
+    });
     let read_only = |a: &Action| !a.mutating;
     for q in QUERIES {
         let name: String = q.chars().take(60).collect();

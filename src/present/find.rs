@@ -31,7 +31,10 @@ const OPTIONAL_SHOWN: usize = 4;
 const USAGE_CHARS: usize = 200;
 
 /// Below this share of the query's words explained by the best match, the match is weak.
-pub const WEAK_COVERAGE: f32 = 0.5;
+pub use arcane_catalog::WEAK_COVERAGE;
+
+/// Domains the weak-match notice names, each with an example action.
+const CLOSEST_DOMAINS: usize = 3;
 
 const REPHRASE: &str = "Use plain words: a resource and a verb (list containers, pull image, \
                         restart project).";
@@ -60,9 +63,8 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
         .collect();
     // The query is the client's text: written as a code span, it cannot add structure.
     let echo = code_span(query);
-    let weak = served
-        .first()
-        .is_none_or(|(_, h)| h.coverage < WEAK_COVERAGE);
+    let served_hits: Vec<arcane_catalog::Hit> = served.iter().map(|(_, h)| (*h).clone()).collect();
+    let weak = arcane_catalog::is_weak(&served_hits);
     let mut text = String::new();
     if results.is_empty() {
         text.push_str(&format!("No action matches {echo}. {REPHRASE}\n"));
@@ -112,10 +114,10 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
         }
         if weak {
             text.push_str(&format!(
-                "\nWeak match: even the first result explains few of the words of the query. \
-                 {REPHRASE} Or name a domain:\n"
+                "\nWeak match: the first result is not clearly the one meant. {REPHRASE} \
+                 The closest domains: {}.\n",
+                closest_domains(&served_hits)
             ));
-            text.push_str(&domains_line(snap));
         }
         text.push_str(
             "\nRun one with arcane_execute_action {\"action\": \"<id>\", \"params\": {...}}.",
@@ -214,6 +216,25 @@ fn sentences(text: &str, max: usize) -> String {
 }
 
 /// `Domains: container, image, …` — the domains with at least one served action.
+/// The first [`CLOSEST_DOMAINS`] domains among the hits, best first, each with its best action:
+/// where the query probably belongs, with a call to start from.
+fn closest_domains(hits: &[arcane_catalog::Hit]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out: Vec<String> = Vec::new();
+    for h in hits {
+        let domain = h.id.split('.').next().unwrap_or_default();
+        if seen.contains(&domain) {
+            continue;
+        }
+        seen.push(domain);
+        out.push(format!("{domain} (e.g. {})", h.id));
+        if out.len() == CLOSEST_DOMAINS {
+            break;
+        }
+    }
+    out.join(", ")
+}
+
 fn domains_line(snap: &Snapshot) -> String {
     let names: Vec<&str> = snap
         .catalog

@@ -17,6 +17,7 @@ mod profile;
 mod prompt;
 mod prompt_layers;
 mod search;
+pub mod semantic;
 mod spec;
 mod vocabulary;
 mod yaml;
@@ -40,7 +41,7 @@ pub use prompt::{
     ArgumentError, CompletionSource, MAX_ARGUMENT_CHARS, Part as PromptPart, Prompt,
     PromptArgument, PromptOverlay, parse_template,
 };
-pub use search::{Hit, SearchIndex};
+pub use search::{CLEAR_LEAD, Hit, SearchIndex, WEAK_COVERAGE, Weights, is_weak, is_weak_with};
 pub use spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES, RefResolver, SpecDoc, SpecFormat};
 pub use vocabulary::Vocabulary;
 pub use yaml::{

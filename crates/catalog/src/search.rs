@@ -27,6 +27,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
 use crate::model::{Action, Catalog};
+use crate::semantic;
 use crate::vocabulary::Vocabulary;
 
 /// Query words kept (after phrases, function words and repeats); the rest are ignored.
@@ -47,6 +48,9 @@ const ENUMERATION: usize = 3;
 /// Words a query needs before the words told ahead of its request ("…, can you show me…")
 /// count as the situation rather than the request.
 const CONTEXT_WORDS: usize = 12;
+
+/// Words after a negation that it covers at most (within its clause).
+const NEGATION_SPAN: usize = 5;
 
 /// Function words that may lead a question's interrogative ("can you tell me which…", "I
 /// want to know how much…").
@@ -92,6 +96,23 @@ pub struct Weights {
     /// How much a word's spread counts (0: not at all, 1: fully): a word that names one action
     /// ("overloaded", "kill") says more than one that names thirty ("container", "server").
     pub idf: f32,
+    /// A word negated or told aside ("does not work", "(it is the db)") counts this much.
+    pub negated: f32,
+    /// The verb of the request naming the action's name word: how much it adds (× its share of
+    /// the query), so it decides between the actions of one resource.
+    pub verb: f32,
+    /// How much the semantic side counts against the lexical one. With [`Weights::rrf_k`] 0,
+    /// the fused score is the lexical score plus this × the cosine of query and action; with a
+    /// positive `rrf_k`, reciprocal rank fusion: `1/(k + lexical rank) + semantic/(k + semantic
+    /// rank)`. 0 turns the semantic side off.
+    pub semantic: f32,
+    /// The `k` of reciprocal rank fusion; 0 for the weighted sum.
+    pub rrf_k: f32,
+    /// Actions the semantic side adds to the lexical candidates (its best ones).
+    pub semantic_pool: usize,
+    /// A query word no field of the index knows ("pods", "slack"): dropped by the lexical side,
+    /// it counts this much on the semantic side.
+    pub unknown_word: f32,
 }
 
 impl Default for Weights {
@@ -117,7 +138,43 @@ impl Default for Weights {
             qualifier: 0.5,
             weak_word: 0.5,
             idf: 0.5,
+            negated: 0.25,
+            verb: 0.5,
+            semantic: 3.0,
+            rrf_k: 0.0,
+            semantic_pool: 24,
+            unknown_word: 1.0,
         }
+    }
+}
+
+/// Below this share of the query's words explained by the best hit, the match is weak.
+pub const WEAK_COVERAGE: f32 = 0.5;
+
+/// The lead (share of its score) the best hit needs over the next one of another domain to be
+/// clearly the one meant; calibrated on the tuning set A (docs/search.md, "Confidence").
+pub const CLEAR_LEAD: f32 = 0.08;
+
+/// Whether the best hit is a weak match: it explains few of the query's words, or it is not
+/// clearly better than the best hit of another domain (siblings of one domain are told apart
+/// by the guided lines; a near tie across domains means the query was not understood).
+pub fn is_weak(hits: &[Hit]) -> bool {
+    is_weak_with(hits, CLEAR_LEAD)
+}
+
+/// [`is_weak`] with another lead (for calibrating [`CLEAR_LEAD`]).
+pub fn is_weak_with(hits: &[Hit], lead: f32) -> bool {
+    let Some(first) = hits.first() else {
+        return true;
+    };
+    if first.coverage < WEAK_COVERAGE {
+        return true;
+    }
+    let domain = |h: &Hit| h.id.split('.').next().unwrap_or_default().to_string();
+    let d = domain(first);
+    match hits.iter().skip(1).find(|h| domain(h) != d) {
+        Some(next) => first.score - next.score < lead * first.score.abs(),
+        None => false,
     }
 }
 
@@ -218,6 +275,10 @@ struct Lexicon {
     interrogatives: HashSet<String>,
     /// Phrases (lower-cased words) that ask how or whether to do something: "how do i".
     procedures: Vec<Vec<String>>,
+    /// Phrases (lower-cased words) that negate what follows: "not", "instead of".
+    negations: Vec<Vec<String>>,
+    /// Stem of a request verb → (stem, form) of the action-name words it asks for.
+    verbs: HashMap<String, Vec<(String, String)>>,
 }
 
 /// The search index of one catalog: immutable, `Send + Sync`, rebuilt with the catalog.
@@ -246,6 +307,8 @@ pub struct SearchIndex {
     resources: HashSet<String>,
     /// Stem → how many actions it names (ID words, keywords, domain keywords).
     spread: HashMap<String, u32>,
+    /// Each entry's semantic vector (normalised), in entry order.
+    vectors: Vec<std::sync::Arc<[f32]>>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -286,8 +349,12 @@ struct Group {
     /// it; the text (descriptions that name them together) decides.
     listed: bool,
     /// Told as the situation before the request ("the backend container restarts…, can you
-    /// show me what it printed"): it counts less, and names an ID word by half.
+    /// show me what it printed"), negated ("does not work") or aside: it counts less, and
+    /// names an ID word by half.
     context: bool,
+    /// The verb of the request: the first word, outside the situation and negations, that
+    /// names an action-name word (itself, a synonym or a `verbs` kind).
+    lead: bool,
 }
 
 impl Group {
@@ -326,6 +393,16 @@ impl SearchIndex {
 
     /// Builds an index with other weights (for measuring them).
     pub fn build_with(catalog: &Catalog, weights: Weights) -> Result<SearchIndex> {
+        Self::build_cached(catalog, weights, semantic::EmbeddingCache::global())
+    }
+
+    /// Builds an index taking the action vectors an earlier build computed from `cache` (the
+    /// process-wide one for [`SearchIndex::build`]): a reload re-embeds only what changed.
+    pub fn build_cached(
+        catalog: &Catalog,
+        weights: Weights,
+        cache: &semantic::EmbeddingCache,
+    ) -> Result<SearchIndex> {
         let mut sb = Schema::builder();
         let text = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
@@ -499,6 +576,7 @@ impl SearchIndex {
             .map(|s| (s.clone(), s.chars().count()))
             .collect();
         corrections.sort();
+        let vectors = embed_actions(catalog, cache);
         Ok(SearchIndex {
             index,
             reader,
@@ -515,6 +593,7 @@ impl SearchIndex {
             verbs,
             spread,
             resources,
+            vectors,
         })
     }
 
@@ -545,7 +624,19 @@ impl SearchIndex {
             }
         };
         let best = candidates.iter().map(|c| c.1).fold(0.0_f32, f32::max);
-        let mut scored: Vec<(usize, f32)> = candidates
+        let w = &self.weights;
+        let cosines = self.cosines(query, &groups);
+        let mut text_of: HashMap<usize, f32> = candidates.into_iter().collect();
+        // The semantic side's best actions join the lexical candidates: an action the query
+        // names in no word of its own ("pods" for containers) is found by meaning alone.
+        if let Some(cos) = &cosines {
+            let mut by_meaning: Vec<usize> = (0..self.entries.len()).collect();
+            by_meaning.sort_by(|a, b| cos[*b].total_cmp(&cos[*a]));
+            for e in by_meaning.into_iter().take(w.semantic_pool) {
+                text_of.entry(e).or_insert(0.0);
+            }
+        }
+        let mut scored: Vec<(usize, f32)> = text_of
             .into_iter()
             .filter_map(|(entry, text)| {
                 let e = &self.entries[entry];
@@ -553,14 +644,36 @@ impl SearchIndex {
                     return None;
                 }
                 let text = if best > 0.0 { text / best } else { 0.0 };
-                let score = self.weights.text * text + self.fit(e, &groups).score;
+                let score = w.text * text + self.fit(e, &groups).score;
                 Some((entry, score))
             })
             .collect();
-        scored.sort_by(|a, b| {
-            b.1.total_cmp(&a.1)
-                .then_with(|| self.entries[a.0].id.cmp(&self.entries[b.0].id))
-        });
+        let by_score = |v: &mut Vec<(usize, f32)>| {
+            v.sort_by(|a, b| {
+                b.1.total_cmp(&a.1)
+                    .then_with(|| self.entries[a.0].id.cmp(&self.entries[b.0].id))
+            })
+        };
+        if let Some(cos) = &cosines {
+            if w.rrf_k > 0.0 {
+                by_score(&mut scored);
+                let mut sem: Vec<(usize, f32)> = scored.iter().map(|&(e, _)| (e, cos[e])).collect();
+                by_score(&mut sem);
+                let mut fused: HashMap<usize, f32> = HashMap::new();
+                for (rank, (e, _)) in scored.iter().enumerate() {
+                    *fused.entry(*e).or_default() += 1.0 / (w.rrf_k + rank as f32 + 1.0);
+                }
+                for (rank, (e, _)) in sem.iter().enumerate() {
+                    *fused.entry(*e).or_default() += w.semantic / (w.rrf_k + rank as f32 + 1.0);
+                }
+                scored = fused.into_iter().collect();
+            } else {
+                for (e, score) in &mut scored {
+                    *score += w.semantic * cos[*e];
+                }
+            }
+        }
+        by_score(&mut scored);
         // A question ("why does my container keep exiting", "how much disk is used") is
         // answered by reading: no changing action ranks above the best read action. Every
         // action before the first read one changes something, so that one moves to the top.
@@ -588,6 +701,71 @@ impl SearchIndex {
             .collect()
     }
 
+    /// The cosine of the query's meaning with every action's (entry order), or `None` when the
+    /// semantic side is off or knows none of the query's words. The query's words weigh what
+    /// the lexical side weighs them (function words, qualifiers and the situation less; a
+    /// synonym of the vocabulary — the operator's too — beside the word typed); a word the
+    /// index does not know, which the lexical side drops, is what the meaning is for.
+    fn cosines(&self, query: &str, groups: &[Group]) -> Option<Vec<f32>> {
+        let w = &self.weights;
+        if w.semantic <= 0.0 {
+            return None;
+        }
+        let mut words: Vec<(String, f32)> = Vec::new();
+        let mut covered: HashSet<String> = HashSet::new();
+        for g in groups {
+            for (i, a) in g.alts.iter().enumerate() {
+                let form = if a.raw.is_empty() { &a.stem } else { &a.raw };
+                let weight = g.weight * if i == 0 { 1.0 } else { a.weight * w.synonym };
+                for part in semantic::words(form) {
+                    words.push((part, weight));
+                }
+            }
+            covered.extend(semantic::words(&g.typed));
+            covered.extend(g.origin.iter().cloned());
+        }
+        let mut analyzer = self.analyzer.clone();
+        for word in plain_words(query).into_iter().take(2 * MAX_WORDS) {
+            if covered.contains(&word) {
+                continue;
+            }
+            let Some(s) = stem(&mut analyzer, &word) else {
+                continue;
+            };
+            if covered.contains(&s)
+                || self.lexicon.function.contains(&s)
+                || self.vocabulary.contains(&s)
+            {
+                continue;
+            }
+            covered.insert(word.clone());
+            words.push((word, w.unknown_word));
+        }
+        let e = semantic::embedder();
+        let q = e.embed(&words, &|id| e.rarity(id));
+        if q.iter().all(|x| *x == 0.0) {
+            return None;
+        }
+        Some(self.vectors.iter().map(|v| semantic::dot(&q, v)).collect())
+    }
+
+    /// The semantic side's ranking alone (best first, at most `limit` action IDs): for tests,
+    /// benchmarks and measuring the fusion. Empty when the semantic side knows none of the
+    /// query's words or is off.
+    pub fn semantic_ranking(&self, query: &str, limit: usize) -> Vec<String> {
+        let groups = self.parse(query);
+        let Some(cos) = self.cosines(query, &groups) else {
+            return Vec::new();
+        };
+        let mut order: Vec<usize> = (0..self.entries.len()).collect();
+        order.sort_by(|a, b| cos[*b].total_cmp(&cos[*a]));
+        order
+            .into_iter()
+            .take(limit)
+            .map(|e| self.entries[e].id.clone())
+            .collect()
+    }
+
     /// Whether a query asks a question (what is, rather than what to do): then no changing
     /// action ranks above the best read action (`docs/search.md`, "Questions lead to reads").
     pub fn is_question(&self, query: &str) -> bool {
@@ -607,6 +785,7 @@ impl SearchIndex {
             .and_then(|w| Some((w.clone(), self.lexicon.questions.get(w)?)))
             .filter(|_| words.len() > 1);
         let context = self.lexicon.context(&words);
+        let negated = self.lexicon.negated(query);
         let mut tokens: Vec<Token> = words
             .into_iter()
             .filter_map(|word| stem(&mut analyzer, &word).map(|s| (word, s, None)))
@@ -689,6 +868,12 @@ impl SearchIndex {
             if situation {
                 weight *= w.qualifier;
             }
+            // "a normal stop does not work": what is negated or aside is not what is wanted.
+            let aside = !function && negated.contains(first);
+            if aside {
+                weight *= w.negated;
+            }
+            let situation = situation || aside;
             let qualifier = !function && qualifying > 0;
             if qualifier {
                 weight *= w.qualifier;
@@ -704,6 +889,7 @@ impl SearchIndex {
                 function,
                 listed: false,
                 context: situation,
+                lead: false,
             });
             if !function {
                 content += 1;
@@ -728,8 +914,31 @@ impl SearchIndex {
                         function: true,
                         listed: false,
                         context: false,
+                        lead: false,
                     });
                 }
+            }
+        }
+        // The verb of the request decides between the actions of one resource: its kinds
+        // (`verbs`) join its alternatives.
+        if let Some(g) = groups.iter_mut().find(|g| {
+            !g.function
+                && !g.context
+                && !g.qualifier
+                && g.alts.iter().any(|a| {
+                    self.verbs.contains(&a.stem) || self.lexicon.verbs.contains_key(&a.stem)
+                })
+        }) {
+            g.lead = true;
+            let kinds: Vec<(String, String)> = g
+                .alts
+                .iter()
+                .filter_map(|a| self.lexicon.verbs.get(&a.stem))
+                .flatten()
+                .cloned()
+                .collect();
+            for (stem, raw) in kinds {
+                push_alt(&mut g.alts, stem, raw, w.synonym);
             }
         }
         // A qualifier says where only when something else says what: with no other resource
@@ -833,6 +1042,7 @@ impl SearchIndex {
         let mut name_match = 0.0_f32;
         // Name matches by an order, not a participle ("deployed" in "stacks that are deployed").
         let mut ordered = false;
+        let mut lead = 0.0_f32;
         let mut name_words = 0.0_f32;
         let d_len = e.domain_words.len().max(1) as f32;
         let n_len = e.name_words.len().max(1) as f32;
@@ -857,6 +1067,9 @@ impl SearchIndex {
                 let state = participle(&groups[i].typed) && !participle(&word.raw);
                 let aw = if state { aw * 0.5 } else { aw };
                 ordered |= !state;
+                if groups[i].lead && !state {
+                    lead += aw * groups[i].weight;
+                }
                 role[i] = Role::Name;
                 cover += aw * groups[i].weight;
                 name_match += aw * groups[i].weight;
@@ -914,7 +1127,8 @@ impl SearchIndex {
         let mut score = w.cover * cover / n
             + w.precision * (domain_words + name_words) / (d_len + n_len)
             + w.domain_hit * domain_match / d_len
-            + w.surface * surface / n;
+            + w.surface * surface / n
+            + w.verb * lead / n;
         // The query names the resource and no verb (no content word left is the name of any
         // action, a state such as "running" aside): the list action is what is meant.
         let noun_only = !ordered
@@ -1028,8 +1242,91 @@ impl Lexicon {
             .collect()
     }
 
+    /// Words (lower-cased) negated or told aside: those after a negation up to the end of its
+    /// clause (a punctuation mark, or [`NEGATION_SPAN`] words), and those in parentheses —
+    /// unless the same word is also said outside one ("not the web container, the db
+    /// container": *container* is still wanted).
+    fn negated(&self, query: &str) -> HashSet<String> {
+        // Words with the index of their clause; parentheses are clauses of their own.
+        let mut items: Vec<(String, usize, bool)> = Vec::new();
+        let mut clause = 0;
+        let mut depth = 0usize;
+        let mut cur = String::new();
+        for c in query.chars().chain(std::iter::once(' ')) {
+            if c.is_alphanumeric() {
+                cur.extend(c.to_lowercase());
+                continue;
+            }
+            if !cur.is_empty() {
+                items.push((std::mem::take(&mut cur), clause, depth > 0));
+            }
+            match c {
+                '(' | '[' => {
+                    depth += 1;
+                    clause += 1;
+                }
+                ')' | ']' => {
+                    depth = depth.saturating_sub(1);
+                    clause += 1;
+                }
+                ',' | ';' | '.' | ':' | '!' | '?' => clause += 1,
+                _ => {}
+            }
+        }
+        let words: Vec<&str> = items.iter().map(|i| i.0.as_str()).collect();
+        let mut out = vec![false; items.len()];
+        for (i, item) in items.iter().enumerate() {
+            if item.2 {
+                out[i] = true;
+            }
+            for n in &self.negations {
+                if words[i..].starts_with(&n.iter().map(String::as_str).collect::<Vec<_>>()) {
+                    let from = i + n.len();
+                    for j in from..(from + NEGATION_SPAN).min(items.len()) {
+                        if items[j].1 != item.1 {
+                            break;
+                        }
+                        out[j] = true;
+                    }
+                }
+            }
+        }
+        let said: HashSet<&str> = items
+            .iter()
+            .zip(&out)
+            .filter(|(_, n)| !**n)
+            .map(|(i, _)| i.0.as_str())
+            .collect();
+        items
+            .iter()
+            .zip(&out)
+            .filter(|(i, n)| **n && !said.contains(i.0.as_str()))
+            .map(|(i, _)| i.0.clone())
+            .collect()
+    }
+
     fn compile(v: &Vocabulary, analyzer: &mut TextAnalyzer) -> Lexicon {
         let mut lex = Lexicon::default();
+        lex.negations = v
+            .negations
+            .iter()
+            .map(|p| plain_words(p))
+            .filter(|p| !p.is_empty())
+            .collect();
+        for (verb, kinds) in &v.verbs {
+            let Some(key) = stem(analyzer, &verb.to_lowercase()) else {
+                continue;
+            };
+            let list = lex.verbs.entry(key).or_default();
+            for k in kinds {
+                let raw = k.to_lowercase();
+                if let Some(s) = stem(analyzer, &raw)
+                    && !list.iter().any(|(e, _)| *e == s)
+                {
+                    list.push((s, raw));
+                }
+            }
+        }
         for (word, alts) in &v.synonyms {
             let word = word.to_lowercase();
             let Some(key) = stem(analyzer, &word) else {
@@ -1292,6 +1589,48 @@ fn match_phrase(
 /// Text as indexed: the original words, plus the parts of camelCase words (`environmentId`
 /// → `environmentId environment Id`). `_` and `.` already split (`en_stem` splits on every
 /// non-alphanumeric character).
+/// Each action's semantic vector: its ID words and title weigh most, then its keywords (the
+/// operator's too) and its domain's, its description, usage note and parameter names. Each field
+/// weighs its share whatever its length (a long description does not drown the title). Taken
+/// from [`semantic::EmbeddingCache`] when an earlier build embedded the same text, so a reload
+/// re-embeds only the actions that changed.
+fn embed_actions(
+    catalog: &Catalog,
+    cache: &semantic::EmbeddingCache,
+) -> Vec<std::sync::Arc<[f32]>> {
+    let e = semantic::embedder();
+    catalog
+        .actions
+        .iter()
+        .map(|a| {
+            let domain_keywords = catalog
+                .vocabulary
+                .domain_keywords
+                .get(&a.domain)
+                .map(|k| k.join(" "))
+                .unwrap_or_default();
+            let params: Vec<&str> = a.params.iter().map(|p| p.name.as_str()).collect();
+            let fields: [(&str, f32); 7] = [
+                (&format!("{} {}", a.domain, a.name), 2.0),
+                (&a.title, 2.0),
+                (&a.keywords.join(" "), 1.5),
+                (&domain_keywords, 0.5),
+                (&a.description, 1.0),
+                (&a.usage, 0.5),
+                (&params.join(" "), 0.3),
+            ];
+            let mut words: Vec<(String, f32)> = Vec::new();
+            for (text, weight) in fields {
+                let ws = semantic::words(text);
+                let share = weight / (ws.len().max(1) as f32).sqrt();
+                words.extend(ws.into_iter().map(|w| (w, share)));
+            }
+            let key = semantic::key_of(&words);
+            cache.get_or(key, || e.embed(&words, &|id| e.rarity(id)))
+        })
+        .collect()
+}
+
 fn index_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     out.push_str(text);
@@ -1497,6 +1836,32 @@ mod tests {
         assert!(!participle("stop") && !participle("run") && !participle("red"));
     }
 
+    /// A negation covers its clause (up to a punctuation mark, five words at most); words in
+    /// parentheses are an aside; a word also said outside stays wanted.
+    #[test]
+    fn negations_cover_their_clause() {
+        let (lex, _) = lexicon("negations: [not, instead of, don t]");
+        let n = |q: &str| {
+            let mut v: Vec<String> = lex.negated(q).into_iter().collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            n("a normal stop does not work, kill the container"),
+            ["work"]
+        );
+        assert_eq!(n("don't delete it, just stop it"), ["delete"]);
+        assert_eq!(
+            n("restart the web container instead of the db container"),
+            ["db"]
+        );
+        assert_eq!(
+            n("list images (the old ones too)"),
+            ["old", "ones", "the", "too"]
+        );
+        assert!(n("restart the web container").is_empty());
+    }
+
     #[test]
     fn qualifiers_and_plural_synonyms_compile() {
         let (lex, _) = lexicon("synonyms: {cve: [vulnerability]}\nqualifiers: [On, from]");
@@ -1526,6 +1891,7 @@ mod tests {
             function,
             listed: false,
             context: false,
+            lead: false,
         }
     }
 

@@ -44,6 +44,17 @@ pub struct Vocabulary {
     /// request is to do it, so a query they open is not a question.
     #[serde(default)]
     pub procedures: Vec<String>,
+    /// Words that negate what follows (`not`, `without`, `instead of`…): up to the end of the
+    /// clause (a punctuation mark or at most [`Vocabulary::negations`]' span of words), what
+    /// follows is not wanted ("a normal stop does not work, kill it") and counts less. Words in
+    /// parentheses are an aside and count less too.
+    #[serde(default)]
+    pub negations: Vec<String>,
+    /// The verb of the request → the action-name words (kinds of action) it asks for
+    /// (`make: [create]`, `see: [get, list]`): the first such verb of the request decides
+    /// between the actions of one resource (docs/search.md, "The verb decides").
+    #[serde(default)]
+    pub verbs: BTreeMap<String, Vec<String>>,
     /// Keywords of each domain (filled from `domains.<name>.keywords`, after renames).
     #[serde(skip)]
     pub domain_keywords: BTreeMap<String, Vec<String>>,
@@ -68,6 +79,14 @@ impl Vocabulary {
                 }
             }
         }
+        for (word, kinds) in &later.verbs {
+            let e = self.verbs.entry(word.to_lowercase()).or_default();
+            for k in kinds {
+                if !e.contains(k) {
+                    e.push(k.clone());
+                }
+            }
+        }
         for (phrase, to) in &later.phrases {
             self.phrases.insert(phrase.to_lowercase(), to.clone());
         }
@@ -77,6 +96,7 @@ impl Vocabulary {
             (&mut self.requests, &later.requests),
             (&mut self.interrogatives, &later.interrogatives),
             (&mut self.procedures, &later.procedures),
+            (&mut self.negations, &later.negations),
         ] {
             for w in theirs {
                 let w = w.to_lowercase();

@@ -5,3 +5,4 @@
 mod borders;
 mod derivation;
 mod questions;
+mod semantic;

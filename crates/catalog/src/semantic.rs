@@ -1,0 +1,301 @@
+//! The semantic side of the search (docs/search.md, "Semantic retrieval"): a static
+//! token-embedding table distilled from the sentence-transformer all-MiniLM-L6-v2
+//! (`scripts/distill_embeddings.py`, licence and checksum in `crates/catalog/data/`). A text is
+//! split as the model splits it (BERT's lower-cased basic tokenizer, then WordPiece), its
+//! token vectors are mean-pooled with a weight per token, and texts are compared by cosine.
+//! Microseconds per query, no model run at all at query time: the transformer's knowledge that
+//! "pods" are like containers or "slack" like notifications is in the table.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The distilled table: `ARCSEMB1`, token count, dimensions, byte length of the token names,
+/// the names (newline-separated), one f32 scale per token, then int8 vectors.
+static TABLE: &[u8] = include_bytes!("../data/minilm-static.bin");
+
+/// SHA-256 of [`TABLE`] as `crates/catalog/data/README.md` records it (a test checks it).
+pub const TABLE_SHA256: &str = include_str!("../data/minilm-static.sha256");
+
+/// The longest word WordPiece splits (BERT's limit); a longer one is unknown.
+const MAX_WORD_CHARS: usize = 100;
+
+/// The token-embedding table, parsed once (off the startup path: the first index build).
+pub struct Embedder {
+    ids: HashMap<&'static str, u32>,
+    /// Table index of the first ordinary word ("the"): the table keeps the model's vocabulary
+    /// order, roughly by frequency after the single characters, so a token's place says how
+    /// common it is.
+    first_word: u32,
+    dims: usize,
+    scales: &'static [u8],
+    vectors: &'static [u8],
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder")
+            .field("tokens", &self.ids.len())
+            .field("dims", &self.dims)
+            .finish()
+    }
+}
+
+/// The embedder of the committed table.
+pub fn embedder() -> &'static Embedder {
+    static E: OnceLock<Embedder> = OnceLock::new();
+    E.get_or_init(|| Embedder::parse(TABLE).expect("the committed embedding table parses"))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+impl Embedder {
+    fn parse(b: &'static [u8]) -> Option<Embedder> {
+        if b.get(..8)? != b"ARCSEMB1" {
+            return None;
+        }
+        let n = u32_at(b, 8)? as usize;
+        let dims = u32_at(b, 12)? as usize;
+        let names_len = u32_at(b, 16)? as usize;
+        let names = std::str::from_utf8(b.get(20..20 + names_len)?).ok()?;
+        let scales_at = 20 + names_len;
+        let vectors_at = scales_at + 4 * n;
+        let scales = b.get(scales_at..vectors_at)?;
+        let vectors = b.get(vectors_at..vectors_at + n * dims)?;
+        let ids: HashMap<&'static str, u32> = names
+            .split('\n')
+            .enumerate()
+            .map(|(i, t)| (t, i as u32))
+            .collect();
+        let first_word = *ids.get("the")?;
+        (ids.len() == n).then_some(Embedder {
+            first_word,
+            ids,
+            dims,
+            scales,
+            vectors,
+        })
+    }
+
+    /// How much a token says, from its place in the frequency-ordered vocabulary (a Zipf
+    /// estimate, as model2vec weighs its tables): "the" and the single characters little, a
+    /// rare word fully. Depends on the token alone, so an action's vector depends on its text
+    /// alone and a reload can reuse it.
+    pub fn rarity(&self, id: u32) -> f32 {
+        let n = (self.ids.len() as u32).saturating_sub(self.first_word) as f32 + 2.0;
+        let rank = id.saturating_sub(self.first_word) as f32 + 2.0;
+        (rank.ln() / n.ln()).clamp(0.05, 1.0)
+    }
+
+    /// Vector dimensions.
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// Adds `weight` × the token's vector to `acc`.
+    fn add(&self, id: u32, weight: f32, acc: &mut [f32]) {
+        let i = id as usize;
+        let s = f32::from_le_bytes(
+            self.scales[4 * i..4 * i + 4]
+                .try_into()
+                .expect("four bytes"),
+        ) * weight;
+        let row = &self.vectors[i * self.dims..(i + 1) * self.dims];
+        for (a, &q) in acc.iter_mut().zip(row) {
+            *a += s * f32::from(q as i8);
+        }
+    }
+
+    /// The WordPiece tokens of one lower-cased word (greedy longest match, as BERT), or none
+    /// when a piece is not in the table.
+    pub fn pieces(&self, word: &str) -> Vec<u32> {
+        let chars: Vec<(usize, char)> = word.char_indices().collect();
+        if chars.is_empty() || chars.len() > MAX_WORD_CHARS {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let mut start = 0;
+        let mut buf = String::new();
+        while start < chars.len() {
+            let mut end = chars.len();
+            let mut found = None;
+            while end > start {
+                let from = chars[start].0;
+                let to = chars.get(end).map_or(word.len(), |c| c.0);
+                buf.clear();
+                if start > 0 {
+                    buf.push_str("##");
+                }
+                buf.push_str(&word[from..to]);
+                if let Some(&id) = self.ids.get(buf.as_str()) {
+                    found = Some(id);
+                    break;
+                }
+                end -= 1;
+            }
+            match found {
+                Some(id) => out.push(id),
+                None => return Vec::new(),
+            }
+            start = end;
+        }
+        out
+    }
+
+    /// Whether the table knows the word as one whole token (an English word, not pieces).
+    pub fn knows(&self, word: &str) -> bool {
+        self.ids.contains_key(word)
+    }
+
+    /// The normalised, weighted mean of the tokens of weighted words (`(word, weight)`, words
+    /// lower-cased and split as [`words`] splits). A word of several pieces spreads its weight
+    /// over them. `rarity` weighs a token by how much it says (its inverse document frequency
+    /// over the catalog). All-zero when no word is known.
+    pub fn embed(&self, words: &[(String, f32)], rarity: &dyn Fn(u32) -> f32) -> Vec<f32> {
+        let mut acc = vec![0.0_f32; self.dims];
+        for (w, weight) in words {
+            let pieces = self.pieces(w);
+            let share = *weight / pieces.len().max(1) as f32;
+            for id in pieces {
+                self.add(id, share * rarity(id), &mut acc);
+            }
+        }
+        normalise(&mut acc);
+        acc
+    }
+}
+
+/// Scales a vector to length 1 (a zero vector stays zero).
+pub fn normalise(v: &mut [f32]) {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        for x in v.iter_mut() {
+            *x /= n;
+        }
+    }
+}
+
+/// Dot product (cosine of two normalised vectors).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// BERT's basic tokenization, lower-cased: runs of letters and digits are words, every other
+/// visible character is a word of its own (punctuation says little and is dropped here), and
+/// a camelCase word is split at its humps first (parameter names: `containerId`).
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for run in text.split(|c: char| !c.is_alphanumeric()) {
+        if run.is_empty() {
+            continue;
+        }
+        let mut cur = String::new();
+        let mut prev_lower = false;
+        for c in run.chars() {
+            if c.is_uppercase() && prev_lower && !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            cur.extend(c.to_lowercase());
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+    }
+    out
+}
+
+/// Action vectors already computed, by a hash of the text they were computed from: a reload
+/// re-embeds only the actions whose text (or the catalog-wide token weights) changed.
+#[derive(Debug, Default)]
+pub struct EmbeddingCache {
+    map: Mutex<HashMap<u64, Arc<[f32]>>>,
+    computed: std::sync::atomic::AtomicUsize,
+}
+
+impl EmbeddingCache {
+    /// The process-wide cache the index builds share.
+    pub fn global() -> &'static EmbeddingCache {
+        static C: OnceLock<EmbeddingCache> = OnceLock::new();
+        C.get_or_init(EmbeddingCache::default)
+    }
+
+    /// The vector for `key`, computed by `make` only when no earlier build computed it.
+    pub fn get_or(&self, key: u64, make: impl FnOnce() -> Vec<f32>) -> Arc<[f32]> {
+        if let Some(v) = self.map.lock().expect("cache lock").get(&key) {
+            return v.clone();
+        }
+        let v: Arc<[f32]> = make().into();
+        self.computed
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut m = self.map.lock().expect("cache lock");
+        // Bounded: a long-running server reloading many times keeps at most a few catalogs.
+        if m.len() > 8192 {
+            m.clear();
+        }
+        m.insert(key, v.clone());
+        v
+    }
+
+    /// Vectors computed so far (not taken from the cache): what a reload cost.
+    pub fn computed(&self) -> usize {
+        self.computed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// A hash of weighted words: the whole input of one action vector (the table is fixed at
+/// build time, and a token's weight depends on the token alone).
+pub fn key_of(words: &[(String, f32)]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for (w, weight) in words {
+        w.hash(&mut h);
+        weight.to_bits().hash(&mut h);
+    }
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed table is the one its record names (`crates/catalog/data/README.md`).
+    #[test]
+    fn the_table_is_the_recorded_one() {
+        use sha2::Digest;
+        let got: String = sha2::Sha256::digest(TABLE)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(
+            got,
+            TABLE_SHA256.trim(),
+            "minilm-static.bin changed: run scripts/distill_embeddings.py and record its SHA-256"
+        );
+    }
+
+    #[test]
+    fn the_table_parses_and_splits_words_as_wordpiece() {
+        let e = embedder();
+        assert!(e.dims() >= 64);
+        assert_eq!(e.pieces("container").len(), 1);
+        // An unknown whole word falls into known pieces.
+        assert!(e.pieces("kubectl").len() > 1);
+        assert!(e.pieces("").is_empty());
+        assert_eq!(
+            words("containerId of my-app"),
+            ["container", "id", "of", "my", "app"]
+        );
+    }
+
+    #[test]
+    fn related_words_are_closer_than_unrelated_ones() {
+        let e = embedder();
+        let v = |s: &str| e.embed(&[(s.to_string(), 1.0)], &|_| 1.0);
+        let pods = v("pods");
+        assert!(dot(&pods, &v("containers")) > dot(&pods, &v("password")));
+        let slack = v("slack");
+        assert!(dot(&slack, &v("notification")) > dot(&slack, &v("volume")));
+    }
+}

@@ -1,0 +1,264 @@
+//! The hybrid search over the real catalog (docs/search.md, "Semantic retrieval"): the
+//! semantic side finds what no word of the query names, the fusion keeps the lexical side's
+//! answers, the verb of the request decides within a resource, negated words count less, the
+//! confidence says when the first result is not clearly the one meant, a reload re-embeds only
+//! what changed, and the operator's words reach the semantic side.
+
+use std::sync::OnceLock;
+
+use arcane_catalog::semantic::EmbeddingCache;
+use arcane_catalog::{
+    Action, BuildInput, Catalog, Hit, Layers, SearchIndex, SpecDoc, Weights, build_catalog, is_weak,
+};
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        let spec = SpecDoc::from_file(&arcane_test_support::spec_v2())
+            .expect("Arcane's 2.8.0 document reads");
+        let layers = Layers::builtin().expect("the built-in layers load");
+        build_catalog(BuildInput {
+            spec: &spec,
+            layers: &layers,
+        })
+        .expect("the catalog builds")
+    })
+}
+
+fn index() -> &'static SearchIndex {
+    static INDEX: OnceLock<SearchIndex> = OnceLock::new();
+    INDEX.get_or_init(|| SearchIndex::build(catalog()).expect("the index builds"))
+}
+
+fn all(_: &Action) -> bool {
+    true
+}
+
+fn ids_with(index: &SearchIndex, query: &str, limit: usize) -> Vec<String> {
+    index
+        .search(catalog(), query, limit, &all)
+        .into_iter()
+        .map(|h| h.id)
+        .collect()
+}
+
+fn rank(ids: &[String], id: &str) -> Option<usize> {
+    ids.iter().position(|x| x == id)
+}
+
+fn lexical_only() -> SearchIndex {
+    let w = Weights {
+        semantic: 0.0,
+        ..Weights::default()
+    };
+    SearchIndex::build_with(catalog(), w).expect("the index builds")
+}
+
+/// A word no field of the catalog holds ("pods", a chat service) is understood by meaning:
+/// the semantic side ranks the action it means high where the lexical side cannot.
+#[test]
+fn meaning_finds_what_no_word_names() {
+    let sem = index().semantic_ranking("show the pods", 10);
+    assert!(
+        sem.iter().take(10).any(|id| id.starts_with("container.")),
+        "{sem:?}"
+    );
+    let sem = index().semantic_ranking("send alerts to slack", 10);
+    assert!(
+        sem.iter().take(10).any(|id| id.starts_with("notification")),
+        "{sem:?}"
+    );
+}
+
+/// Fusion: both sides count. Plain requests keep their lexical answer first, with either fusion
+/// (the weighted sum and reciprocal rank fusion), and the semantic side turned off changes the
+/// ranking of a query the lexical side reads badly.
+#[test]
+fn fusion_keeps_plain_answers_and_adds_meaning() {
+    let rrf = SearchIndex::build_with(
+        catalog(),
+        Weights {
+            rrf_k: 60.0,
+            semantic: 1.0,
+            ..Weights::default()
+        },
+    )
+    .expect("the index builds");
+    let lex = lexical_only();
+    for (q, want) in [
+        ("restart container", "container.restart"),
+        ("list images", "image.list"),
+        ("prune volumes", "volume.prune"),
+        ("pull image", "image.pull"),
+    ] {
+        for (name, ix) in [("weighted", index()), ("rrf", &rrf), ("lexical", &lex)] {
+            let got = ids_with(ix, q, 3);
+            assert_eq!(
+                got.first().map(String::as_str),
+                Some(want),
+                "{name}: {q}: {got:?}"
+            );
+        }
+    }
+    // The semantic side moves something: over a handful of queries with words the catalog
+    // does not hold, the fused ranking differs from the lexical one.
+    let queries = [
+        "notify the team on slack when a deploy fails",
+        "which pods are eating memory",
+        "wipe out the leftover junk from old builds",
+    ];
+    let differs = queries
+        .iter()
+        .any(|q| ids_with(index(), q, 5) != ids_with(&lex, q, 5));
+    assert!(differs, "the semantic side changed no ranking");
+}
+
+/// The verb of the request decides between the actions of one resource ("make a network" is a
+/// create, not the list), and a verb of the `verbs` map counts as the kinds it names.
+#[test]
+fn the_request_verb_decides_within_a_resource() {
+    assert_eq!(ids_with(index(), "make a network", 3)[0], "network.create");
+    assert_eq!(
+        ids_with(index(), "provision a new volume", 3)[0],
+        "volume.create"
+    );
+    let got = ids_with(index(), "halt the web container", 3);
+    assert_eq!(got[0], "container.stop", "{got:?}");
+}
+
+/// A negated clause counts less: "stop does not work, kill it" asks for kill; "without
+/// deleting the volumes" does not ask for a delete.
+#[test]
+fn negated_words_count_less() {
+    let got = ids_with(
+        index(),
+        "a normal stop does not work on the api container, kill it",
+        3,
+    );
+    assert_eq!(got[0], "container.kill", "{got:?}");
+    let lex = SearchIndex::build_with(
+        catalog(),
+        Weights {
+            negated: 1.0,
+            ..Weights::default()
+        },
+    )
+    .expect("the index builds");
+    let q = "take the project down without deleting volumes";
+    let with_rule = ids_with(index(), q, 5);
+    let without = ids_with(&lex, q, 5);
+    let delete = |ids: &[String]| rank(ids, "project.delete").unwrap_or(99);
+    assert!(
+        delete(&with_rule) >= delete(&without),
+        "{with_rule:?} vs {without:?}"
+    );
+    assert_eq!(with_rule[0], "project.down", "{with_rule:?}");
+}
+
+fn hit(id: &str, score: f32, coverage: f32) -> Hit {
+    Hit {
+        id: id.to_string(),
+        score,
+        matched: Vec::new(),
+        coverage,
+    }
+}
+
+/// The confidence: weak when the best hit explains little, or leads the best hit of another
+/// domain by too little; siblings of one domain close together are not a weak match.
+#[test]
+fn confidence_says_when_the_first_is_not_clearly_meant() {
+    assert!(is_weak(&[]));
+    assert!(is_weak(&[hit("container.list", 5.0, 0.3)]));
+    assert!(!is_weak(&[hit("container.list", 5.0, 1.0)]));
+    // A near tie across domains.
+    assert!(is_weak(&[
+        hit("container.logs", 5.0, 1.0),
+        hit("project.logs", 4.95, 1.0),
+    ]));
+    // A clear lead.
+    assert!(!is_weak(&[
+        hit("container.logs", 5.0, 1.0),
+        hit("project.logs", 3.0, 1.0),
+    ]));
+    // Siblings close together, another domain far below.
+    assert!(!is_weak(&[
+        hit("container.start", 5.0, 1.0),
+        hit("container.start_stopped", 4.99, 1.0),
+        hit("project.up", 2.0, 1.0),
+    ]));
+    // Over the real catalog: a plain request is confident; a verb with no resource ("remove
+    // it", "status") nearly ties across domains.
+    assert!(!is_weak(&index().search(
+        catalog(),
+        "restart container",
+        5,
+        &all
+    )));
+    assert!(is_weak(&index().search(catalog(), "remove it", 5, &all)));
+    assert!(is_weak(&index().search(catalog(), "status", 5, &all)));
+}
+
+/// A reload (a new catalog, one action's text changed) re-embeds that action only; the same
+/// catalog again re-embeds nothing.
+#[test]
+fn a_reload_re_embeds_only_what_changed() {
+    let cache = EmbeddingCache::default();
+    let w = Weights::default();
+    SearchIndex::build_cached(catalog(), w, &cache).expect("the index builds");
+    let first = cache.computed();
+    assert_eq!(first, catalog().actions.len());
+    SearchIndex::build_cached(catalog(), w, &cache).expect("the index builds");
+    assert_eq!(
+        cache.computed(),
+        first,
+        "nothing changed, nothing re-embedded"
+    );
+    let mut changed = catalog().clone();
+    changed.actions[0]
+        .description
+        .push_str(" Also answers about ephemeral sandboxes.");
+    SearchIndex::build_cached(&changed, w, &cache).expect("the index builds");
+    assert_eq!(cache.computed(), first + 1, "one action changed");
+}
+
+/// The operator's words reach the semantic side: a synonym of an overlay changes the query's
+/// meaning, a keyword the action's.
+#[test]
+fn operator_words_reach_the_semantic_side() {
+    let q = "zorblat the gadget";
+    let before = index().semantic_ranking(q, 5);
+    let mut taught = catalog().clone();
+    taught
+        .vocabulary
+        .synonyms
+        .insert("zorblat".into(), vec!["restart".into()]);
+    taught
+        .vocabulary
+        .synonyms
+        .insert("gadget".into(), vec!["container".into()]);
+    let ix = SearchIndex::build(&taught).expect("the index builds");
+    let after = ix.semantic_ranking(q, 5);
+    assert_ne!(before, after);
+    assert!(rank(&after, "container.restart").is_some(), "{after:?}");
+
+    let mut keyed = catalog().clone();
+    let a = keyed
+        .actions
+        .iter_mut()
+        .find(|a| a.id == "volume.sizes")
+        .expect("volume.sizes exists");
+    a.keywords.push("treasure chest".into());
+    let ix = SearchIndex::build(&keyed).expect("the index builds");
+    let n = catalog().actions.len();
+    let before = rank(
+        &index().semantic_ranking("treasure chest", n),
+        "volume.sizes",
+    );
+    let after = rank(&ix.semantic_ranking("treasure chest", n), "volume.sizes");
+    assert!(after < before, "{after:?} vs {before:?}");
+    assert!(
+        after.is_some_and(|r| r < 10),
+        "{after:?} (before: {before:?})"
+    );
+}
