@@ -1304,7 +1304,27 @@ fn a_fatal_error_never_prints_the_password_in_arcane_url() {
 // ---- Streamable HTTP transport ----------------------------------------------------------------
 
 /// A free loopback port (bound and released; the server binds it right after).
+///
+/// Chosen below Linux's ephemeral range (32768–60999): a port the kernel hands out for
+/// `:0` is also what it hands out as the source port of the tests' many outgoing
+/// connections, so between release and bind another test's connection could take it
+/// ("Address already in use" in a run of the whole suite). Ports here are never given out
+/// that way; a per-process start and a counter keep parallel tests apart.
 pub(crate) fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let start = std::process::id().wrapping_mul(7919)
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+    for _ in 0..200 {
+        let n = start.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed).wrapping_mul(97));
+        let port = 20_000 + (n % 12_000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

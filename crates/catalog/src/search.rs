@@ -1306,13 +1306,15 @@ impl Lexicon {
     }
 
     fn compile(v: &Vocabulary, analyzer: &mut TextAnalyzer) -> Lexicon {
-        let mut lex = Lexicon::default();
-        lex.negations = v
-            .negations
-            .iter()
-            .map(|p| plain_words(p))
-            .filter(|p| !p.is_empty())
-            .collect();
+        let mut lex = Lexicon {
+            negations: v
+                .negations
+                .iter()
+                .map(|p| plain_words(p))
+                .filter(|p| !p.is_empty())
+                .collect(),
+            ..Lexicon::default()
+        };
         for (verb, kinds) in &v.verbs {
             let Some(key) = stem(analyzer, &verb.to_lowercase()) else {
                 continue;

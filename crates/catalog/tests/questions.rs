@@ -2,32 +2,9 @@
 //! (Arcane 2.8.0's document and the built-in layers), a query in question form never gets a
 //! changing action first, and a request still gets the action that does it.
 
-use std::sync::OnceLock;
+use arcane_catalog::Action;
 
-use arcane_catalog::{Action, BuildInput, Catalog, Layers, SearchIndex, SpecDoc, build_catalog};
-
-fn catalog() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| {
-        let spec = SpecDoc::from_file(&arcane_test_support::spec_v2())
-            .expect("Arcane's 2.8.0 document reads");
-        let layers = Layers::builtin().expect("the built-in layers load");
-        build_catalog(BuildInput {
-            spec: &spec,
-            layers: &layers,
-        })
-        .expect("the catalog builds")
-    })
-}
-
-fn index() -> &'static SearchIndex {
-    static INDEX: OnceLock<SearchIndex> = OnceLock::new();
-    INDEX.get_or_init(|| SearchIndex::build(catalog()).expect("the index builds"))
-}
-
-fn all(_: &Action) -> bool {
-    true
-}
+use crate::{all, catalog, index};
 
 fn first(query: &str) -> &'static Action {
     let hits = index().search(catalog(), query, 10, &all);

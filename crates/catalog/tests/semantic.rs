@@ -4,35 +4,10 @@
 //! confidence says when the first result is not clearly the one meant, a reload re-embeds only
 //! what changed, and the operator's words reach the semantic side.
 
-use std::sync::OnceLock;
-
 use arcane_catalog::semantic::EmbeddingCache;
-use arcane_catalog::{
-    Action, BuildInput, Catalog, Hit, Layers, SearchIndex, SpecDoc, Weights, build_catalog, is_weak,
-};
+use arcane_catalog::{Hit, SearchIndex, Weights, is_weak};
 
-fn catalog() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| {
-        let spec = SpecDoc::from_file(&arcane_test_support::spec_v2())
-            .expect("Arcane's 2.8.0 document reads");
-        let layers = Layers::builtin().expect("the built-in layers load");
-        build_catalog(BuildInput {
-            spec: &spec,
-            layers: &layers,
-        })
-        .expect("the catalog builds")
-    })
-}
-
-fn index() -> &'static SearchIndex {
-    static INDEX: OnceLock<SearchIndex> = OnceLock::new();
-    INDEX.get_or_init(|| SearchIndex::build(catalog()).expect("the index builds"))
-}
-
-fn all(_: &Action) -> bool {
-    true
-}
+use crate::{all, catalog, index};
 
 fn ids_with(index: &SearchIndex, query: &str, limit: usize) -> Vec<String> {
     index

@@ -6,3 +6,32 @@ mod borders;
 mod derivation;
 mod questions;
 mod semantic;
+
+use std::sync::OnceLock;
+
+use arcane_catalog::{Action, BuildInput, Catalog, Layers, SearchIndex, SpecDoc, build_catalog};
+
+// The real catalog (Arcane 2.8.0's document and the built-in layers) and its search index,
+// built once for the modules that search it.
+pub(crate) fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        let spec = SpecDoc::from_file(&arcane_test_support::spec_v2())
+            .expect("Arcane's 2.8.0 document reads");
+        let layers = Layers::builtin().expect("the built-in layers load");
+        build_catalog(BuildInput {
+            spec: &spec,
+            layers: &layers,
+        })
+        .expect("the catalog builds")
+    })
+}
+
+pub(crate) fn index() -> &'static SearchIndex {
+    static INDEX: OnceLock<SearchIndex> = OnceLock::new();
+    INDEX.get_or_init(|| SearchIndex::build(catalog()).expect("the index builds"))
+}
+
+pub(crate) fn all(_: &Action) -> bool {
+    true
+}
