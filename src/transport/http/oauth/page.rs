@@ -151,10 +151,15 @@ pub fn error(nonce: &str, status: StatusCode, text: &str) -> Response {
          <p><small>Go back to the application and connect again.</small></p>",
         esc(text)
     );
+    error_page(nonce, status, &body)
+}
+
+/// The error page around `body`, with the page's headers.
+fn error_page(nonce: &str, status: StatusCode, body: &str) -> Response {
     let mut r = (
         status,
         [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        document(nonce, "Sign-in error", &body),
+        document(nonce, "Sign-in error", body),
     )
         .into_response();
     headers(&mut r, nonce, None);
@@ -171,14 +176,7 @@ pub fn error_back(nonce: &str, status: StatusCode, text: &str, link: &str, to: &
         esc(link),
         esc(to)
     );
-    let mut r = (
-        status,
-        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        document(nonce, "Sign-in error", &body),
-    )
-        .into_response();
-    headers(&mut r, nonce, None);
-    r
+    error_page(nonce, status, &body)
 }
 
 #[cfg(test)]
