@@ -917,9 +917,10 @@ pub struct HttpArgs {
     /// OAuth callers run with the server's key.
     #[arg(long, env = "ARCANE_MCP_OAUTH_USERS", value_name = "FILE")]
     pub oauth_users: Option<PathBuf>,
-    /// With --oauth-issuer self: file of the 32-byte key (64 hex digits or base64) that seals
-    /// registrations, codes and tokens; replicas sharing it serve the same sign-ins. Without
-    /// it a random key is made at start and sign-ins end with the process.
+    /// File of the 32-byte key (64 hex digits or base64: `openssl rand -hex 32`) that seals
+    /// the confirmations' request states and, with --oauth-issuer self, registrations, codes
+    /// and tokens; replicas sharing it take over each other's round trips and sign-ins.
+    /// Without it a random key is made at start and both end with the process.
     #[arg(long, env = "ARCANE_MCP_STATE_KEY_FILE", value_name = "PATH")]
     pub state_key_file: Option<PathBuf>,
 }

@@ -2391,7 +2391,7 @@ async fn http_2026_07_28_client_hears_list_changes_through_subscriptions() {
 }
 
 /// The JSON-RPC answer of a POST to `/mcp`, whether sent as JSON or as an event stream.
-fn rpc_answer(text: &str) -> Value {
+pub(crate) fn rpc_answer(text: &str) -> Value {
     if let Ok(v) = serde_json::from_str::<Value>(text) {
         return v;
     }

@@ -651,8 +651,9 @@ async fn oauth_settings_are_checked_at_startup() {
             "are for an outside identity provider",
         ),
         (
+            // Read in every HTTP mode (it seals the confirmations' request states too).
             vec!["--state-key-file", bad_users],
-            "--state-key-file needs --oauth-issuer",
+            "holds neither 64 hexadecimal digits nor base64",
         ),
     ] {
         let out = std::process::Command::new(crate::cli::BIN)

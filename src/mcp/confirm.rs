@@ -217,6 +217,11 @@ struct Sealed {
 /// action and parameters) and its caller (session, bearer token, Arcane key), valid for
 /// [`ANSWER_WITHIN`] and for one answer. A state that was altered, made for another call or
 /// caller, expired or already used is refused; the client cannot forge one.
+///
+/// With `--state-key-file` ([`RoundTrips::with_key`]) replicas sharing the key open each
+/// other's states: the answer may reach another replica than the question. One yes then runs
+/// the call once per replica at most — each remembers the states answered through it until
+/// they expire, and no state is shared (docs/security.md#confirmation).
 pub struct RoundTrips {
     /// `None` without system randomness: then nobody is asked this way.
     codec: Option<RequestStateCodec>,
@@ -224,7 +229,23 @@ pub struct RoundTrips {
     open: Mutex<HashMap<Key, (Instant, [u8; 32])>>,
     /// The number of the next question asked through a session.
     next_held: AtomicU64,
+    /// With a shared key: the nonces of states answered here, and when, until they expire —
+    /// what makes a state another replica sealed single-use here.
+    answered: Option<Mutex<HashMap<String, Instant>>>,
 }
+
+/// The most states answered through one replica remembered at once (a state a replica cannot
+/// remember is refused, never run unremembered): each was asked within [`ANSWER_WITHIN`], at
+/// most [`MAX_OPEN`] open per replica at a time, so this leaves room for a few replicas.
+const MAX_ANSWERED: usize = 4 * MAX_OPEN;
+
+/// How long an answered state is remembered beyond its life: for replicas whose clocks
+/// disagree by up to this much (the expiry is sealed in the state, in the asker's time).
+const CLOCK_SKEW: Duration = Duration::from_secs(60);
+
+/// The label of the confirmation states' key derived from `--state-key-file`: the key file's
+/// bytes seal the OAuth state directly, never the confirmations.
+const DERIVED_LABEL: &[u8] = b"arcane-mcp confirmation request states v1";
 
 /// An open question in the table.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -274,6 +295,26 @@ impl RoundTrips {
             codec,
             open: Mutex::new(HashMap::new()),
             next_held: AtomicU64::new(0),
+            answered: None,
+        }
+    }
+
+    /// A set whose states are sealed under a key derived (HMAC-SHA-256) from `key`, the
+    /// `--state-key-file` every replica behind one address shares: a state sealed by one opens
+    /// at the others.
+    pub fn with_key(key: [u8; 32]) -> RoundTrips {
+        use hmac::{KeyInit, Mac};
+        let derived = hmac::Hmac::<sha2::Sha256>::new_from_slice(&key)
+            .map(|mut m| {
+                m.update(DERIVED_LABEL);
+                m.finalize().into_bytes().to_vec()
+            })
+            .ok();
+        RoundTrips {
+            codec: derived.and_then(|k| RequestStateCodec::try_new(k).ok()),
+            open: Mutex::new(HashMap::new()),
+            next_held: AtomicU64::new(0),
+            answered: Some(Mutex::new(HashMap::new())),
         }
     }
 
@@ -345,8 +386,11 @@ impl RoundTrips {
         let Ok(sealed) = codec.open_json_with::<Sealed>(state, binding) else {
             return Step::Answered(stale());
         };
-        if self.take(&sealed.nonce).is_none() {
-            return Step::Answered(stale());
+        let asked_here = self.take(&sealed.nonce).is_some();
+        match self.answer_once(&sealed.nonce, asked_here) {
+            Ok(true) => {}
+            Ok(false) => return Step::Answered(stale()),
+            Err(full) => return Step::Answered(Answer::No(full.text(action))),
         }
         let answer = responses
             .and_then(|r| r.get(QUESTION))
@@ -386,6 +430,27 @@ impl RoundTrips {
             Some(questions.into_iter().collect()),
             Some(state),
         ))
+    }
+
+    /// Whether the state with `nonce` (opened: sealed by this key, for this call and caller,
+    /// not expired) may be answered now. Without a shared key: when this process asked it and
+    /// it was still open. With one: when it was not answered through this replica before,
+    /// whichever replica asked it; then it is remembered until it expires.
+    fn answer_once(&self, nonce: &str, asked_here: bool) -> Result<bool, Full> {
+        let Some(answered) = &self.answered else {
+            return Ok(asked_here);
+        };
+        let mut answered = answered.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        answered.retain(|_, at| now.duration_since(*at) < ANSWER_WITHIN + CLOCK_SKEW);
+        if answered.contains_key(nonce) {
+            return Ok(false);
+        }
+        if answered.len() >= MAX_ANSWERED {
+            return Err(Full::Everyone);
+        }
+        answered.insert(nonce.to_string(), now);
+        Ok(true)
     }
 
     /// Forgets an open question; `None` when it was not open (answered already, or expired).
@@ -589,6 +654,64 @@ mod tests {
             "{refused}"
         );
         asks(&trips, b"token-b").expect("another caller is still asked");
+    }
+
+    /// The state of a question asked, and the answer of a yes with it, at `trips`.
+    fn ask_state(trips: &RoundTrips) -> String {
+        let (a, effect) = kill();
+        match trips.step(&a, &effect, b"caller", b"call", None, None) {
+            Step::Ask(q) => q.request_state.expect("a state"),
+            _ => panic!("not asked"),
+        }
+    }
+
+    fn yes(trips: &RoundTrips, state: &str, binding: &[u8]) -> Answer {
+        let (a, effect) = kill();
+        let responses: InputResponses = serde_json::from_value(json!({
+            QUESTION: {"action": "accept", "content": {"confirm": true}}
+        }))
+        .unwrap();
+        match trips.step(
+            &a,
+            &effect,
+            b"caller",
+            binding,
+            Some(state),
+            Some(&responses),
+        ) {
+            Step::Answered(answer) => answer,
+            Step::Ask(_) => panic!("asked again"),
+        }
+    }
+
+    /// Replicas sharing `--state-key-file`: a question asked at one is answered at another,
+    /// once there; a replica with its own key, or another key file, refuses the state; the
+    /// binding to the call still holds.
+    #[test]
+    fn replicas_sharing_a_key_answer_each_others_questions() {
+        let (one, two) = (RoundTrips::with_key([7; 32]), RoundTrips::with_key([7; 32]));
+        let state = ask_state(&one);
+        assert!(matches!(yes(&two, &state, b"another call"), Answer::No(_)));
+        assert_eq!(yes(&two, &state, b"call"), Answer::Yes);
+        assert!(
+            matches!(yes(&two, &state, b"call"), Answer::No(ref t) if t.contains("already used")),
+            "one yes runs once at a replica"
+        );
+        for other in [RoundTrips::new(), RoundTrips::with_key([8; 32])] {
+            assert!(matches!(yes(&other, &state, b"call"), Answer::No(_)));
+        }
+        // Asked and answered at the same replica: once, as without a shared key.
+        let state = ask_state(&two);
+        assert_eq!(yes(&two, &state, b"call"), Answer::Yes);
+        assert!(matches!(yes(&two, &state, b"call"), Answer::No(_)));
+        // Without a shared key, only the process that asked opens its state.
+        let alone = RoundTrips::new();
+        let state = ask_state(&alone);
+        assert!(matches!(
+            yes(&RoundTrips::new(), &state, b"call"),
+            Answer::No(_)
+        ));
+        assert_eq!(yes(&alone, &state, b"call"), Answer::Yes);
     }
 
     /// The question names the target and says why it is asked.

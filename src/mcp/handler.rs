@@ -208,6 +208,13 @@ impl ArcaneServer {
         self.apps && crate::resources::app::negotiated(context.client_capabilities().as_ref())
     }
 
+    /// The same server confirming 2026-07-28 round trips with `trips` (`--state-key-file`'s,
+    /// shared with the other replicas, instead of a key of its own).
+    pub fn with_round_trips(mut self, trips: Arc<crate::mcp::confirm::RoundTrips>) -> ArcaneServer {
+        self.calls.round_trips = trips;
+        self
+    }
+
     /// The same server writing mutating calls to an audit log.
     pub fn with_audit(mut self, audit: Option<Arc<audit_log::AuditLog>>) -> ArcaneServer {
         self.calls.audit = audit;

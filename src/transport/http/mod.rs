@@ -85,6 +85,9 @@ pub struct Settings {
     pub secrets: Vec<arcane_redact::SecretHold>,
     /// OAuth resource-server mode (`--oauth-issuer`, docs/oauth.md).
     pub oauth: Option<Arc<oauth::OAuth>>,
+    /// `--state-key-file`'s key: replicas sharing it open each other's confirmation request
+    /// states (and, with `--oauth-issuer self`, sign-ins).
+    pub state_key: Option<[u8; 32]>,
 }
 
 /// The token of an `--auth-token` entry (`name=token` or a plain token).
@@ -127,7 +130,12 @@ impl Settings {
             );
         }
         let loopback = args.listen.ip().is_loopback();
-        let oauth = oauth_settings(args, ca_cert)?;
+        let state_key = args
+            .state_key_file
+            .as_deref()
+            .map(oauth::seal::read_key_file)
+            .transpose()?;
+        let oauth = oauth_settings(args, ca_cert, state_key)?;
         if oauth.is_some() && args.allow_unauthenticated {
             bail!(
                 "--allow-unauthenticated and --oauth-issuer contradict each other: OAuth mode \
@@ -192,6 +200,7 @@ impl Settings {
             key_source: args.arcane_key_source,
             secrets,
             oauth,
+            state_key,
         })
     }
 }
@@ -200,6 +209,7 @@ impl Settings {
 fn oauth_settings(
     args: &HttpArgs,
     ca_cert: Option<&std::path::Path>,
+    state_key: Option<[u8; 32]>,
 ) -> Result<Option<Arc<oauth::OAuth>>> {
     let Some(issuer) = args
         .oauth_issuer
@@ -214,7 +224,6 @@ fn oauth_settings(
                 args.oauth_introspection_url.is_some(),
             ),
             ("--oauth-users", args.oauth_users.is_some()),
-            ("--state-key-file", args.state_key_file.is_some()),
         ];
         if let Some((flag, _)) = beside.iter().find(|(_, set)| *set) {
             bail!("{flag} needs --oauth-issuer (the identity provider whose tokens to accept)");
@@ -258,14 +267,9 @@ fn oauth_settings(
     let own = issuer
         .eq_ignore_ascii_case("self")
         .then(|| oauth::SelfSettings {
-            state_key: args.state_key_file.clone(),
+            state_key,
             tls: tls.clone(),
         });
-    if own.is_none() && args.state_key_file.is_some() {
-        bail!(
-            "--state-key-file is the key of --oauth-issuer self; drop it or set --oauth-issuer self"
-        );
-    }
     let o = oauth::OAuth::new(
         public_url,
         issuer,
@@ -325,10 +329,11 @@ fn router(
     metrics: Arc<Metrics>,
     ct: CancellationToken,
 ) -> Router {
-    let server = crate::mcp::trace::Traced::new(
-        app.server().with_http(metrics.clone()),
-        crate::mcp::trace::Transport::Tcp,
-    );
+    let mut server = app.server().with_http(metrics.clone());
+    if let Some(key) = settings.state_key {
+        server = server.with_round_trips(Arc::new(crate::mcp::confirm::RoundTrips::with_key(key)));
+    }
+    let server = crate::mcp::trace::Traced::new(server, crate::mcp::trace::Transport::Tcp);
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(settings.idle);
     let (allowed_hosts, allowed_origins) = (

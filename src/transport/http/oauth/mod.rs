@@ -70,8 +70,8 @@ pub struct OAuth {
 
 /// What `--oauth-issuer self` needs beside the common settings.
 pub struct SelfSettings {
-    /// `--state-key-file`: the key that seals registrations, codes and tokens.
-    pub state_key: Option<std::path::PathBuf>,
+    /// `--state-key-file`'s key, which seals registrations, codes and tokens.
+    pub state_key: Option<[u8; 32]>,
     /// The TLS settings of client ID metadata document fetches.
     pub tls: Arc<rustls::ClientConfig>,
 }
@@ -226,19 +226,8 @@ impl OAuth {
             let Some(s) = own else {
                 bail!("--oauth-issuer self is not available here");
             };
-            let sealer = match &s.state_key {
-                Some(path) => {
-                    let text = std::fs::read_to_string(path).map_err(|e| {
-                        anyhow::anyhow!("reading --state-key-file {}: {e}", path.display())
-                    })?;
-                    let key = seal::parse_key(&text).map_err(|why| {
-                        anyhow::anyhow!("--state-key-file {}: {why}", path.display())
-                    })?;
-                    if let Some(w) = seal::key_file_warning(path) {
-                        tracing::warn!("{w}");
-                    }
-                    seal::Sealer::new(key, true)
-                }
+            let sealer = match s.state_key {
+                Some(key) => seal::Sealer::new(key, true),
                 None => seal::Sealer::random()?,
             };
             Some(Arc::new(issuer::Issuer::new(

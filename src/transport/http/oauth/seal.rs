@@ -110,6 +110,20 @@ pub fn key_file_warning(path: &std::path::Path) -> Option<String> {
     }
 }
 
+/// The key of `--state-key-file`: read, parsed, and a warning logged when others may read the
+/// file. One key seals the built-in authorization server's state and (through a key derived
+/// from it, `crate::mcp::confirm::RoundTrips::with_key`) the confirmations' request states.
+pub fn read_key_file(path: &std::path::Path) -> anyhow::Result<[u8; 32]> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("reading --state-key-file {}: {e}", path.display()))?;
+    let key = parse_key(&text)
+        .map_err(|why| anyhow::anyhow!("--state-key-file {}: {why}", path.display()))?;
+    if let Some(w) = key_file_warning(path) {
+        tracing::warn!("{w}");
+    }
+    Ok(key)
+}
+
 impl Sealer {
     pub fn new(key: [u8; 32], from_file: bool) -> Sealer {
         Sealer {
