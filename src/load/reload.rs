@@ -292,6 +292,8 @@ where
                     live.record_failure(format!("{e:#}"));
                 }
             }
+            // What the build (or the old snapshot, when nothing holds it any more) freed.
+            crate::load::snapshot::return_freed_memory();
         },
     )
     .context("cannot start the file watcher")?;

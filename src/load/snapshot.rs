@@ -131,6 +131,8 @@ impl Search {
                     let _ = target.set(build_index(&catalog));
                 }
                 built.notify_waiters();
+                drop(catalog);
+                return_freed_memory();
             });
         if let Err(e) = started {
             tracing::debug!(error = %e, "the search index is built on first use");
@@ -187,6 +189,21 @@ impl Search {
             let _ = search.get(&catalog);
         })
         .await;
+    }
+}
+
+/// Hands the memory a catalog or index build freed back to the system. A build allocates tens
+/// of megabytes on its own thread and frees them; glibc keeps what a thread's arena freed for
+/// later use by that arena, so over reloads an idle server's resident memory grew from 80 to
+/// 183 MiB in eight reloads, and a busy one's stayed about 90 MiB above its first level
+/// (docs/measurements.md, "Reloads cost memory"). `malloc_trim` releases the free pages of
+/// every arena; it runs after a reload and after an index build, never on a call's path.
+pub(crate) fn return_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes no pointer and only returns free pages of the allocator's own
+    // arenas to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
