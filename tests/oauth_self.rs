@@ -1229,3 +1229,127 @@ async fn metadata_documents_are_not_fetched_through_a_proxy() {
         seen.lock().unwrap()
     );
 }
+
+/// An access token of a sign-in for `client` that granted `access` ("read" or "write").
+async fn signed_in(base: &str, client: &str, access: &str) -> String {
+    let fields = [
+        ("method", "password"),
+        ("username", "alice"),
+        ("password", "alice-password"),
+        ("access", access),
+    ];
+    let (code, verifier) = code_for(base, client, &fields).await;
+    let (status, tokens) = exchange(base, client, &code, &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    tokens["access_token"].as_str().unwrap().to_string()
+}
+
+/// The IDs `arcane_find_action` offers for `query`, and its text.
+async fn found(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    query: &str,
+) -> (Vec<String>, String) {
+    let r = crate::server_support::call(
+        client,
+        "arcane_find_action",
+        json!({"query": query, "limit": 20}),
+    )
+    .await;
+    let text = crate::server_support::text(&r);
+    let ids = r
+        .structured_content
+        .as_ref()
+        .and_then(|v| v["results"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| e["id"].as_str().map(String::from))
+        .collect();
+    (ids, text)
+}
+
+/// A sign-in that granted reading only is shown only reading actions (docs/oauth.md#scopes):
+/// the search never offers `container.restart`, the execute tool is annotated read-only, and
+/// calling the change anyway names the scope. A sign-in granting changes, and the static token,
+/// see everything, the same list as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_sign_in_is_shown_only_what_it_may_run() {
+    let sim = sim_with_people().await;
+    let port = free_port();
+    let server = server_at(&sim, port, &["--auth-token", "static-token"]).await;
+    let base = server.base.clone();
+    let client = client_id(&base, "reader").await;
+    let read = signed_in(&base, &client, "read").await;
+    let write = signed_in(&base, &client, "write").await;
+
+    let everyone = crate::cli::http_client(&base, "static-token", &[]).await;
+    let reader = crate::cli::http_client(&base, &read, &[]).await;
+    let writer = crate::cli::http_client(&base, &write, &[]).await;
+
+    let query = "restart a container";
+    let (all, text) = found(&everyone, query).await;
+    assert!(all.iter().any(|id| id == "container.restart"), "{text}");
+    let (mine, _) = found(&writer, query).await;
+    assert_eq!(mine, all, "a write sign-in sees what the server serves");
+    let (reads, text_read) = found(&reader, query).await;
+    assert!(!reads.is_empty(), "{text_read}");
+    assert!(
+        !reads.iter().any(|id| id == "container.restart")
+            && !text_read.contains("container.restart"),
+        "{text_read}"
+    );
+    let catalog = crate::server_support::catalog();
+    for id in &reads {
+        let a = catalog.get(id).unwrap();
+        assert!(
+            !a.mutating && a.reveals_secret.is_none(),
+            "{id} offered: {text_read}"
+        );
+    }
+
+    // The dynamic surface's two tools: only the execute tool's annotation differs.
+    let tools = |c: &rmcp::service::RunningService<rmcp::RoleClient, ()>| {
+        let c = c.peer().clone();
+        async move { serde_json::to_value(c.list_all_tools().await.unwrap()).unwrap() }
+    };
+    let (all_tools, write_tools, read_tools) = (
+        tools(&everyone).await,
+        tools(&writer).await,
+        tools(&reader).await,
+    );
+    assert_eq!(write_tools, all_tools);
+    let execute = |v: &Value| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "arcane_execute_action")
+            .unwrap()["annotations"]
+            .clone()
+    };
+    assert_eq!(execute(&all_tools)["readOnlyHint"], false);
+    assert_eq!(execute(&read_tools)["readOnlyHint"], true);
+    assert_eq!(execute(&read_tools)["destructiveHint"], false);
+
+    // Calling the change anyway: refused naming the scope, nothing sent.
+    sim.reset().await;
+    let (tool, args) = crate::server_support::shape(
+        "dynamic",
+        "container.restart",
+        json!({"containerId": "web-1"}),
+        true,
+    );
+    let r = crate::server_support::call(&reader, &tool, args).await;
+    let refused = crate::server_support::text(&r);
+    assert_eq!(r.is_error, Some(true), "{refused}");
+    assert!(refused.contains("arcane:write"), "{refused}");
+    assert!(
+        !sim.requests()
+            .await
+            .iter()
+            .any(|r| r["path"].as_str().unwrap_or("").ends_with("/restart")),
+        "nothing reached Arcane"
+    );
+    for c in [everyone, reader, writer] {
+        c.cancel().await.ok();
+    }
+    server.stop().await;
+}
