@@ -312,7 +312,7 @@ async fn tokens_of_a_real_openid_provider() {
     assert_eq!(users_seen(&sim).await, vec!["ops".to_string()]);
     let (_, _, body) = call_with(&base, &ops, "image.list", json!({})).await;
     assert!(
-        body.contains("not in the server's allow-list") && body.contains("rule 2"),
+        body.contains("not in your allow-list") && body.contains("rule 2"),
         "{body}"
     );
 
@@ -676,4 +676,150 @@ async fn oauth_settings_are_checked_at_startup() {
         assert!(!out.status.success(), "{args:?} started");
         assert!(err.contains(says), "{args:?}: {err}");
     }
+}
+
+/// The tools `token`'s caller lists, as JSON.
+async fn tools_of(base: &str, token: &str) -> Vec<Value> {
+    let client = http_client(base, token, &[]).await;
+    let tools = client.peer().list_all_tools().await.unwrap();
+    client.cancel().await.ok();
+    tools
+        .iter()
+        .map(|t| serde_json::to_value(t).unwrap())
+        .collect()
+}
+
+fn names(tools: &[Value]) -> Vec<&str> {
+    tools.iter().map(|t| t["name"].as_str().unwrap()).collect()
+}
+
+/// Each OAuth caller's tool list shows only what it may run (docs/oauth.md#scopes), on the
+/// individual surface where each tool is one action: an `arcane:read` token lists no tool that
+/// changes anything, a rule's preset lists only the preset, an `arcane:write` token with no
+/// narrowing lists exactly what the static token lists. A withdrawn tool called anyway is
+/// refused naming the scope.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_oauth_caller_lists_only_what_it_may_run() {
+    let sim = sim_with_users().await;
+    let idp = Idp::start("http://127.0.0.1:1/opaque").await;
+    let dir = tempfile::tempdir().unwrap();
+    let users = users_file(
+        dir.path(),
+        "users:\n  - match: {sub: ci}\n    arcaneKeyFile: alice.key\n  - match: {groups: ops}\n    arcaneKeyEnv: OPS_ARCANE_KEY\n    preset: minimal\n",
+    );
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let server = server(
+        &sim,
+        &idp,
+        port,
+        &[
+            "--oauth-users",
+            users.to_str().unwrap(),
+            "--tool-surface",
+            "individual",
+        ],
+    )
+    .await;
+    let base = server.base.clone();
+    let write = idp
+        .token(("ci", "ci-secret"), "arcane:read arcane:write", &resource)
+        .await;
+    let read = idp
+        .token(("ci", "ci-secret"), "arcane:read", &resource)
+        .await;
+    let ops = idp
+        .token(
+            ("ops-bot", "ops-secret"),
+            "arcane:read arcane:write",
+            &resource,
+        )
+        .await;
+
+    let everything = tools_of(&base, "ci-static-token").await;
+    assert!(names(&everything).contains(&"arcane_container_restart"));
+    assert_eq!(
+        tools_of(&base, &write).await,
+        everything,
+        "a write token with no rule narrowing it lists what the server serves"
+    );
+
+    let reads = tools_of(&base, &read).await;
+    assert!(
+        names(&reads).contains(&"arcane_container_list"),
+        "{:?}",
+        names(&reads)
+    );
+    assert!(!names(&reads).contains(&"arcane_container_restart"));
+    assert!(reads.len() < everything.len());
+    let catalog = crate::server_support::catalog();
+    for t in &reads {
+        let name = t["name"].as_str().unwrap();
+        let a = catalog.resolve(name).unwrap();
+        assert!(
+            !a.mutating && a.reveals_secret.is_none(),
+            "{name} is listed for an arcane:read token"
+        );
+        assert_eq!(t["annotations"]["readOnlyHint"], true, "{name}");
+    }
+    // Every reading tool the server lists is still listed, unchanged.
+    let readable: Vec<&Value> = everything
+        .iter()
+        .filter(|t| {
+            let a = catalog.resolve(t["name"].as_str().unwrap()).unwrap();
+            !a.mutating && a.reveals_secret.is_none()
+        })
+        .collect();
+    assert_eq!(reads.iter().collect::<Vec<_>>(), readable);
+
+    // The users file's preset: exactly the preset's actions (overrides/presets.yaml).
+    let mut preset = names(&tools_of(&base, &ops).await)
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+    preset.sort();
+    assert_eq!(
+        preset,
+        [
+            "arcane_container_get",
+            "arcane_container_list",
+            "arcane_container_logs",
+            "arcane_container_restart",
+            "arcane_environment_list",
+            "arcane_project_down",
+            "arcane_project_get",
+            "arcane_project_list",
+            "arcane_project_up",
+        ]
+    );
+
+    // Called anyway: the scope is named, nothing is sent.
+    sim.reset().await;
+    let client = http_client(&base, &read, &[]).await;
+    let r = call(
+        &client,
+        "arcane_container_restart",
+        json!({"containerId": "web-1", "confirm": true}),
+    )
+    .await;
+    let refused = text(&r);
+    assert_eq!(r.is_error, Some(true), "{refused}");
+    assert!(refused.contains("arcane:write"), "{refused}");
+    client.cancel().await.ok();
+    let client = http_client(&base, &ops, &[]).await;
+    let r = call(&client, "arcane_image_list", json!({})).await;
+    let refused = text(&r);
+    assert!(
+        refused.contains("not part of your preset \"minimal\"") && refused.contains("rule 2"),
+        "{refused}"
+    );
+    client.cancel().await.ok();
+    assert!(
+        !sim.requests()
+            .await
+            .iter()
+            .any(|r| r["path"].as_str().unwrap_or("").ends_with("/restart")),
+        "nothing reached Arcane"
+    );
+    server.stop().await;
 }

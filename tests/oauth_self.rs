@@ -583,7 +583,6 @@ async fn attack_pass() {
         "http://127.0.0.1:9/callback/../evil",
         "http://127.0.0.1:9/callback?x=1",
         "http://127.0.0.1:9/Callback",
-        "http://127.0.0.1:99/callback",
     ] {
         let mut q = request(&client, &challenge, "s");
         q[2] = ("redirect_uri", bad);
@@ -1284,4 +1283,250 @@ async fn metadata_documents_are_not_fetched_through_a_proxy() {
         "{:?}",
         seen.lock().unwrap()
     );
+}
+
+/// An access token of a sign-in for `client` that granted `access` ("read" or "write").
+async fn signed_in(base: &str, client: &str, access: &str) -> String {
+    let fields = [
+        ("method", "password"),
+        ("username", "alice"),
+        ("password", "alice-password"),
+        ("access", access),
+    ];
+    let (code, verifier) = code_for(base, client, &fields).await;
+    let (status, tokens) = exchange(base, client, &code, &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    tokens["access_token"].as_str().unwrap().to_string()
+}
+
+/// The IDs `arcane_find_action` offers for `query`, and its text.
+async fn found(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    query: &str,
+) -> (Vec<String>, String) {
+    let r = crate::server_support::call(
+        client,
+        "arcane_find_action",
+        json!({"query": query, "limit": 20}),
+    )
+    .await;
+    let text = crate::server_support::text(&r);
+    let ids = r
+        .structured_content
+        .as_ref()
+        .and_then(|v| v["results"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| e["id"].as_str().map(String::from))
+        .collect();
+    (ids, text)
+}
+
+/// A sign-in that granted reading only is shown only reading actions (docs/oauth.md#scopes):
+/// the search never offers `container.restart`, the execute tool is annotated read-only, and
+/// calling the change anyway names the scope. A sign-in granting changes, and the static token,
+/// see everything, the same list as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_sign_in_is_shown_only_what_it_may_run() {
+    let sim = sim_with_people().await;
+    let port = free_port();
+    let server = server_at(&sim, port, &["--auth-token", "static-token"]).await;
+    let base = server.base.clone();
+    let client = client_id(&base, "reader").await;
+    let read = signed_in(&base, &client, "read").await;
+    let write = signed_in(&base, &client, "write").await;
+
+    let everyone = crate::cli::http_client(&base, "static-token", &[]).await;
+    let reader = crate::cli::http_client(&base, &read, &[]).await;
+    let writer = crate::cli::http_client(&base, &write, &[]).await;
+
+    let query = "restart a container";
+    let (all, text) = found(&everyone, query).await;
+    assert!(all.iter().any(|id| id == "container.restart"), "{text}");
+    let (mine, _) = found(&writer, query).await;
+    assert_eq!(mine, all, "a write sign-in sees what the server serves");
+    let (reads, text_read) = found(&reader, query).await;
+    assert!(!reads.is_empty(), "{text_read}");
+    assert!(
+        !reads.iter().any(|id| id == "container.restart")
+            && !text_read.contains("container.restart"),
+        "{text_read}"
+    );
+    let catalog = crate::server_support::catalog();
+    for id in &reads {
+        let a = catalog.get(id).unwrap();
+        assert!(
+            !a.mutating && a.reveals_secret.is_none(),
+            "{id} offered: {text_read}"
+        );
+    }
+
+    // The dynamic surface's two tools: only the execute tool's annotation differs.
+    let tools = |c: &rmcp::service::RunningService<rmcp::RoleClient, ()>| {
+        let c = c.peer().clone();
+        async move { serde_json::to_value(c.list_all_tools().await.unwrap()).unwrap() }
+    };
+    let (all_tools, write_tools, read_tools) = (
+        tools(&everyone).await,
+        tools(&writer).await,
+        tools(&reader).await,
+    );
+    assert_eq!(write_tools, all_tools);
+    let execute = |v: &Value| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "arcane_execute_action")
+            .unwrap()["annotations"]
+            .clone()
+    };
+    assert_eq!(execute(&all_tools)["readOnlyHint"], false);
+    assert_eq!(execute(&read_tools)["readOnlyHint"], true);
+    assert_eq!(execute(&read_tools)["destructiveHint"], false);
+
+    // Calling the change anyway: refused naming the scope, nothing sent.
+    sim.reset().await;
+    let (tool, args) = crate::server_support::shape(
+        "dynamic",
+        "container.restart",
+        json!({"containerId": "web-1"}),
+        true,
+    );
+    let r = crate::server_support::call(&reader, &tool, args).await;
+    let refused = crate::server_support::text(&r);
+    assert_eq!(r.is_error, Some(true), "{refused}");
+    assert!(refused.contains("arcane:write"), "{refused}");
+    assert!(
+        !sim.requests()
+            .await
+            .iter()
+            .any(|r| r["path"].as_str().unwrap_or("").ends_with("/restart")),
+        "nothing reached Arcane"
+    );
+    for c in [everyone, reader, writer] {
+        c.cancel().await.ok();
+    }
+    server.stop().await;
+}
+
+/// [`exchange`] naming `redirect` as the authorization request's redirect URI.
+async fn exchange_to(
+    base: &str,
+    client: &str,
+    code: &str,
+    verifier: &str,
+    redirect: &str,
+) -> (u16, Value) {
+    token(
+        base,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", redirect),
+            ("client_id", client),
+            ("code_verifier", verifier),
+        ],
+    )
+    .await
+}
+
+/// RFC 8252 §7.3: a redirect URI registered on a loopback IP literal matches at /authorize
+/// with any port (a native app listens where the system lets it); the code then goes to that
+/// port, and /token wants that very URI. Any other difference — host, path, query, scheme,
+/// user information, a look-alike name — is still not this client's (docs/oauth.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loopback_redirect_uri_matches_with_any_port_and_nothing_else() {
+    let sim = sim_with_people().await;
+    let port = free_port();
+    let server = server_at(&sim, port, &[]).await;
+    let base = server.base.clone();
+    let client = client_id(&base, "native app").await;
+    let elsewhere = "http://127.0.0.1:54321/callback";
+
+    // Another port: the page, a code sent to that port, exchanged with that URI only.
+    let (verifier, challenge) = pkce();
+    let mut q = request(&client, &challenge, "st-2");
+    q[2] = ("redirect_uri", elsewhere);
+    let page = authorize(&base, &q).await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    let csp = page.headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("http://127.0.0.1:54321"), "{csp}");
+    let (status, location, body) = answer(&base, &page, &PASSWORD).await;
+    assert_eq!(status, 303, "{body}");
+    assert!(location.starts_with(&format!("{elsewhere}?")), "{location}");
+    let code = query_of(&location)["code"].clone();
+    // The registered port is not the authorization request's: refused (the code is bound).
+    let (status, v) = exchange_to(&base, &client, &code, &verifier, REDIRECT).await;
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{v}"
+    );
+    let (verifier, challenge) = pkce();
+    let mut q = request(&client, &challenge, "st-3");
+    q[2] = ("redirect_uri", elsewhere);
+    let page = authorize(&base, &q).await;
+    let (_, location, _) = answer(&base, &page, &PASSWORD).await;
+    let code = query_of(&location)["code"].clone();
+    let (status, v) = exchange_to(&base, &client, &code, &verifier, elsewhere).await;
+    assert_eq!(status, 200, "{v}");
+    assert!(v["access_token"].as_str().unwrap().starts_with("amcp_at_"));
+
+    // No port at all, and IPv6's loopback literal, match too.
+    let (status, v) = register(
+        &base,
+        json!({"redirect_uris": ["http://[::1]/cb"], "token_endpoint_auth_method": "none"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{v}");
+    let v6 = v["client_id"].as_str().unwrap().to_string();
+    for (who, uri) in [
+        (client.as_str(), "http://127.0.0.1/callback"),
+        (v6.as_str(), "http://[::1]:40000/cb"),
+    ] {
+        let mut q = request(who, &challenge, "s");
+        q[2] = ("redirect_uri", uri);
+        let page = authorize(&base, &q).await;
+        assert_eq!(page.status, 200, "{uri}: {}", page.html);
+    }
+
+    // Near misses: a page, never a redirect.
+    for bad in [
+        "http://127.0.0.1:54321/callback/../evil",
+        "http://127.0.0.1:54321/callback?x=1",
+        "http://127.0.0.1:54321/Callback",
+        "http://127.0.0.1:54321/",
+        "https://127.0.0.1:54321/callback",
+        "http://127.0.0.2:54321/callback",
+        "http://127.0.0.1.evil.example:54321/callback",
+        "http://127.0.0.1@evil.example/callback",
+        "http://127.0.0.1:54321@evil.example/callback",
+        "http://evil.example@127.0.0.1:54321/callback",
+        "http://0x7f.0.0.1:54321/callback",
+        "http://localhost:54321/callback",
+        "http://[::1]:54321/callback",
+        "http://127.0.0.1:654321/callback",
+    ] {
+        let mut q = request(&client, &challenge, "s");
+        q[2] = ("redirect_uri", bad);
+        let page = authorize(&base, &q).await;
+        assert_eq!(page.status, 400, "{bad}: {}", page.html);
+        assert!(page.headers.get("location").is_none(), "{bad}");
+        assert!(
+            page.html.contains("not one this client registered"),
+            "{bad}: {}",
+            page.html
+        );
+    }
+    // Not on loopback: exact, port included.
+    let (status, v) = register(
+        &base,
+        json!({"redirect_uris": ["https://app.example/cb"], "token_endpoint_auth_method": "none"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{v}");
+    let mut q = request(v["client_id"].as_str().unwrap(), &challenge, "s");
+    q[2] = ("redirect_uri", "https://app.example:8443/cb");
+    assert_eq!(authorize(&base, &q).await.status, 400);
+    server.stop().await;
 }

@@ -7,11 +7,16 @@ use anyhow::Result;
 use rmcp::model::Tool;
 
 use crate::surface::{self, Surface};
-use arcane_catalog::Policy;
 use arcane_catalog::SearchIndex;
 use arcane_catalog::{Action, Catalog};
+use arcane_catalog::{Narrowing, Policy};
 
 /// Catalog + search index + tool list + validators + the active policy.
+///
+/// A caller whose rights are narrower than the server's (an OAuth grant) is served a *view*
+/// ([`Snapshot::view`]): the same catalog, search index and validators under the server's
+/// policy narrowed for it, with its own tool list; everything shown (tools, search, resources,
+/// prompts, next steps) follows the view's policy as it follows the server's.
 pub struct Snapshot {
     /// Shared with the thread that builds the search index (see [`Search`]).
     pub catalog: Arc<Catalog>,
@@ -21,12 +26,20 @@ pub struct Snapshot {
     /// The tool definitions of the active surface (computed once per snapshot).
     pub tools: Vec<Tool>,
     /// Output-schema fitting, when output schemas are declared (individual surface, flag on).
-    pub fitter: Option<crate::present::output_schema::OutputFitter>,
-    /// The compiled validators of the actions' input schemas.
-    pub validators: arcane_engine::Validators,
+    pub fitter: Option<Arc<crate::present::output_schema::OutputFitter>>,
+    /// The compiled validators of the actions' input schemas (shared with the views).
+    pub validators: Arc<arcane_engine::Validators>,
     /// The names of `tools`, for a lookup per call.
     tool_names: std::collections::HashSet<String>,
+    /// The views made of this snapshot, by narrowing, most recently made last; a reload makes
+    /// a new snapshot, and with it new views.
+    views: std::sync::Mutex<Vec<(Narrowing, Arc<Snapshot>)>>,
 }
+
+/// How many views a snapshot keeps. Each distinct narrowing (a users-file rule's preset and
+/// allow-list, with or without `arcane:write`) is one; past the bound the oldest is dropped
+/// and made again when asked for, so a file of many rules costs time, never unbounded memory.
+const VIEWS: usize = 16;
 
 impl Snapshot {
     /// Builds a snapshot of a catalog for a surface and policy.
@@ -62,9 +75,12 @@ impl Snapshot {
         }
         let tools = surface::tools(surface, &catalog, &policy);
         let tool_names = tools.iter().map(|t| t.name.to_string()).collect();
-        let validators = arcane_engine::Validators::for_catalog(&catalog);
+        let validators = Arc::new(arcane_engine::Validators::for_catalog(&catalog));
         let fitter = (policy.output_schemas && surface == Surface::Individual).then(|| {
-            crate::present::output_schema::OutputFitter::for_profile(&catalog, policy.profile)
+            Arc::new(crate::present::output_schema::OutputFitter::for_profile(
+                &catalog,
+                policy.profile,
+            ))
         });
         Ok(Snapshot {
             fitter,
@@ -75,7 +91,49 @@ impl Snapshot {
             tools,
             validators,
             tool_names,
+            views: Default::default(),
         })
+    }
+
+    /// This snapshot as a caller with `narrowing` sees it: itself when nothing is narrowed,
+    /// else its view for that narrowing, made once (its tool list is the only part built anew;
+    /// the catalog, search index and validators are shared).
+    pub fn view(self: &Arc<Self>, narrowing: &Narrowing) -> Arc<Snapshot> {
+        if !narrowing.narrows() {
+            return self.clone();
+        }
+        let known = |views: &[(Narrowing, Arc<Snapshot>)]| {
+            views
+                .iter()
+                .find(|(n, _)| n == narrowing)
+                .map(|(_, v)| v.clone())
+        };
+        if let Some(v) = known(&self.views.lock().unwrap_or_else(|e| e.into_inner())) {
+            return v;
+        }
+        // Made outside the lock: two first requests may both make it; the first kept wins.
+        let policy = self.policy.narrowed(narrowing, &self.catalog);
+        let tools = surface::tools(self.surface, &self.catalog, &policy);
+        let view = Arc::new(Snapshot {
+            catalog: self.catalog.clone(),
+            search: self.search.clone(),
+            surface: self.surface,
+            tool_names: tools.iter().map(|t| t.name.to_string()).collect(),
+            tools,
+            policy,
+            fitter: self.fitter.clone(),
+            validators: self.validators.clone(),
+            views: Default::default(),
+        });
+        let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = known(&views) {
+            return v;
+        }
+        if views.len() >= VIEWS {
+            views.remove(0);
+        }
+        views.push((narrowing.clone(), view.clone()));
+        view
     }
 
     /// Whether `name` is a tool of this snapshot's list.
@@ -108,7 +166,9 @@ impl Snapshot {
 /// The background thread runs at the lowest priority, so on a saturated machine it may not
 /// run at all for a long while (the chaos suite saw searches wait over 40 s while reloads came
 /// every second or two). A search therefore waits for it at most [`SELF_BUILD_AFTER`], then
-/// builds the index itself at its own priority; whichever build ends first is kept.
+/// builds the index itself at its own priority; whichever build ends first is kept. A clone is
+/// the same index (a snapshot's views share it).
+#[derive(Clone)]
 pub struct Search {
     cell: Arc<OnceLock<Result<SearchIndex, String>>>,
     built: Arc<tokio::sync::Notify>,
@@ -248,6 +308,104 @@ impl arcane_engine::Caller for Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn catalog() -> Catalog {
+        crate::load::sources::Sources::of_spec(arcane_test_support::spec_v2())
+            .build()
+            .expect("the 2.8.0 catalog")
+    }
+
+    /// A narrowed caller's view: made once per narrowing and shared, its domain tools listing
+    /// only what it may run; a caller narrowing nothing gets the snapshot itself; the views
+    /// kept are bounded.
+    #[test]
+    fn views_are_made_once_per_narrowing_and_bounded() {
+        let snap = Arc::new(Snapshot::build(catalog(), Surface::Meta, Policy::default()).unwrap());
+        assert!(Arc::ptr_eq(&snap.view(&Narrowing::default()), &snap));
+        let reader = Narrowing {
+            read_only: true,
+            ..Narrowing::default()
+        };
+        let view = snap.view(&reader);
+        assert!(Arc::ptr_eq(&view, &snap.view(&reader)), "made once");
+        assert!(Arc::ptr_eq(&view.catalog, &snap.catalog));
+        assert!(Arc::ptr_eq(&view.validators, &snap.validators));
+        // The actions a meta tool's description names: "<Title> actions: a, b!, c. …".
+        let actions = |s: &Snapshot| -> Vec<String> {
+            let tool = s
+                .tools
+                .iter()
+                .find(|t| t.name == "arcane_container")
+                .unwrap();
+            let desc = tool.description.as_deref().unwrap();
+            let list = desc.split_once("actions:").unwrap().1;
+            let list = &list[..list.find(". ").unwrap()];
+            list.split(',')
+                .map(|a| a.trim().trim_end_matches('!').to_string())
+                .collect()
+        };
+        let everything = actions(&snap);
+        assert!(everything.iter().any(|a| a == "restart"), "{everything:?}");
+        let reads = actions(&view);
+        assert!(reads.iter().any(|a| a == "list"), "{reads:?}");
+        assert!(!reads.iter().any(|a| a == "restart"), "{reads:?}");
+        for name in &reads {
+            let a = view.catalog.get(&format!("container.{name}")).unwrap();
+            assert!(!a.mutating && a.reveals_secret.is_none(), "{name}");
+        }
+        assert!(
+            view.tools
+                .iter()
+                .all(|t| { t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true) })
+        );
+        // A domain without one action it may run has no tool.
+        let minimal = Narrowing {
+            preset: Some("minimal".into()),
+            ..Narrowing::default()
+        };
+        let mut names: Vec<String> = snap
+            .view(&minimal)
+            .tools
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["arcane_container", "arcane_environment", "arcane_project"]
+        );
+        // The server's own list is untouched.
+        let full = Snapshot::build(catalog(), Surface::Meta, Policy::default()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&snap.tools).unwrap(),
+            serde_json::to_value(&full.tools).unwrap()
+        );
+        for i in 0..VIEWS + 4 {
+            snap.view(&Narrowing {
+                tools: vec![format!("container.list"), format!("x{i}")],
+                ..Narrowing::default()
+            });
+        }
+        assert_eq!(snap.views.lock().unwrap().len(), VIEWS);
+    }
+
+    /// A preset the overlays do not define serves nothing, and says so.
+    #[test]
+    fn an_unknown_preset_withdraws_everything() {
+        let snap =
+            Arc::new(Snapshot::build(catalog(), Surface::Individual, Policy::default()).unwrap());
+        let view = snap.view(&Narrowing {
+            preset: Some("no-such-preset".into()),
+            ..Narrowing::default()
+        });
+        assert!(view.tools.is_empty());
+        let list = view.catalog.get("container.list").unwrap();
+        let why = view.policy.withdrawn(list).unwrap();
+        assert!(
+            why.contains("\"no-such-preset\"") && why.contains("minimal"),
+            "{why}"
+        );
+    }
 
     /// A background build that never ends (a starved thread) does not hold a search: after the
     /// bounded wait the search builds the index itself.

@@ -67,8 +67,11 @@ pub(crate) async fn run(
     gate: Option<tokio::sync::oneshot::Sender<Go>>,
 ) -> CallToolResponse {
     // The snapshot is loaded once for the whole call, so a reload never changes the catalog
-    // under it.
-    let snap = server.live.load();
+    // under it; an OAuth caller's is the view of what it may run.
+    let snap = match &caller.grant {
+        Some(g) => server.live.load().view(&g.narrowing()),
+        None => server.live.load(),
+    };
     let response = match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
         Err(text) => {
             tracing::Span::current().record("arcane.outcome", "invalid");
@@ -106,7 +109,7 @@ pub(crate) async fn run(
             // anyone is asked (docs/oauth.md).
             let narrowed = caller.grant.as_ref().and_then(|g| {
                 let a = snap.catalog.resolve(&action)?;
-                g.refuses(a, &snap.catalog)
+                g.refuses(a, &snap.policy)
             });
             if let Some(why) = narrowed {
                 span.record("arcane.outcome", Disposition::Refused.as_str());

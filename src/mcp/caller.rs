@@ -46,30 +46,31 @@ pub struct OAuthGrant {
 }
 
 impl OAuthGrant {
-    /// Why `action` may not run for this caller, or `None`. A reading action needs
-    /// `arcane:read` (which every admitted token holds), a change or a credential reveal
-    /// `arcane:write`; then the rule's preset and allow-list apply.
+    /// What it narrows: its scope and its users-file rule's preset and allow-list. Callers
+    /// with equal narrowings see the same view of the snapshot (`Snapshot::view`).
+    pub fn narrowing(&self) -> arcane_catalog::Narrowing {
+        arcane_catalog::Narrowing {
+            read_only: !self.write,
+            preset: self.preset.clone(),
+            tools: self.tools.clone(),
+        }
+    }
+
+    /// Why `action` may not run for this caller, or `None`, by `view`'s policy (the view of
+    /// its [`narrowing`](Self::narrowing)): a reading action needs `arcane:read` (which every
+    /// admitted token holds), a change or a credential reveal `arcane:write`; then the rule's
+    /// preset and allow-list apply. The same rules take what it may not run out of its tool
+    /// list and search.
     pub fn refuses(
         &self,
         action: &arcane_catalog::Action,
-        catalog: &arcane_catalog::Catalog,
+        view: &arcane_catalog::Policy,
     ) -> Option<String> {
+        let why = view.by_caller(action)?;
         if !self.write && (action.mutating || action.reveals_secret.is_some()) {
-            return Some(format!(
-                "{} needs the scope arcane:write, and your access token grants only arcane:read: \
-                 sign in again granting arcane:write (or ask for a reading action)",
-                action.id
-            ));
+            // The scope, not the rule: what to do is to sign in again.
+            return Some(why);
         }
-        if self.preset.is_none() && self.tools.is_empty() {
-            return None;
-        }
-        let policy = arcane_catalog::Policy::new(false, false, &[])
-            .with_allow(&self.tools, self.preset.as_deref());
-        let why = match policy.resolve_preset(catalog) {
-            Ok(p) => p.withdrawn(action),
-            Err(e) => Some(format!("{e:#}")),
-        }?;
         Some(format!(
             "{why} — for {:?}, by the OAuth users file's {}",
             self.subject,

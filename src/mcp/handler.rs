@@ -192,10 +192,22 @@ impl ArcaneServer {
         self
     }
 
-    /// The snapshot's tools as this request's client lists them: linked to the MCP Apps view
-    /// when it negotiated the extension (every form of `tools/list` answers from here).
-    fn tools_for(&self, context: &RequestContext<RoleServer>) -> Vec<rmcp::model::Tool> {
+    /// The live snapshot as the caller behind `extensions` sees it: an OAuth caller whose
+    /// grant narrows what it may run sees the view of what it may (`Snapshot::view`), everyone
+    /// else the snapshot itself.
+    fn snapshot_for(&self, extensions: &rmcp::model::Extensions) -> Arc<Snapshot> {
         let snap = self.calls.live.load();
+        match HttpCaller::of(extensions).and_then(|c| c.grant.as_ref()) {
+            Some(grant) => snap.view(&grant.narrowing()),
+            None => snap,
+        }
+    }
+
+    /// The snapshot's tools as this request's client lists them: what its caller may run,
+    /// linked to the MCP Apps view when it negotiated the extension (every form of
+    /// `tools/list` answers from here).
+    fn tools_for(&self, context: &RequestContext<RoleServer>) -> Vec<rmcp::model::Tool> {
+        let snap = self.snapshot_for(&context.extensions);
         if self.apps_for(context) {
             crate::resources::app::with_views(&snap)
         } else {
@@ -661,7 +673,7 @@ impl ServerHandler for ArcaneServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let snap = self.calls.live.load();
+        let snap = self.snapshot_for(&context.extensions);
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let (items, next) = crate::resources::page(&snap, cursor, self.apps_for(&context))
             .map_err(|e| McpError::invalid_params(e, None))?;
@@ -690,7 +702,7 @@ impl ServerHandler for ArcaneServer {
         if self.apps && request.uri == crate::resources::app::URI {
             return Ok(ReadResourceResult::new(vec![crate::resources::app::contents()]).into());
         }
-        let snap = self.calls.live.load();
+        let snap = self.snapshot_for(&context.extensions);
         let ctx = self.read_context(&context);
         let _held = hold_credential(&ctx);
         // Boxed, as every read's work: rmcp's task for each request is as large as the largest
@@ -730,6 +742,7 @@ impl ServerHandler for ArcaneServer {
                 &mailbox,
                 &request.uri,
                 self.credential(&context.extensions),
+                &self.snapshot_for(&context.extensions),
             )
             .map_err(|e| subscribe_error(e, &request.uri))?;
         // Answered once the state a change is measured against is known (bounded), so a
@@ -756,7 +769,7 @@ impl ServerHandler for ArcaneServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let snap = self.calls.live.load();
+        let snap = self.snapshot_for(&context.extensions);
         let ctx = self.read_context(&context);
         let _held = hold_credential(&ctx);
         // Boxed: see `read_resource`.
@@ -786,20 +799,20 @@ impl ServerHandler for ArcaneServer {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         Ok(ListPromptsResult::with_all_items(
-            crate::mcp::prompts::list(&self.calls.live.load()),
+            crate::mcp::prompts::list(&self.snapshot_for(&context.extensions)),
         ))
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         crate::mcp::prompts::get(
-            &self.calls.live.load(),
+            &self.snapshot_for(&context.extensions),
             &request.name,
             request.arguments.as_ref(),
         )
@@ -890,9 +903,10 @@ impl ServerHandler for ArcaneServer {
         let _end = EndSubscriptions(self.subscriptions.clone(), owner.clone());
         let mailbox = Arc::new(Mailbox::default());
         let credential = self.credential(&context.request_context().extensions);
+        let view = self.snapshot_for(&context.request_context().extensions);
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
             self.subscriptions
-                .subscribe(&owner, &mailbox, uri, credential.clone())
+                .subscribe(&owner, &mailbox, uri, credential.clone(), &view)
                 .map_err(|e| subscribe_error(e, uri))?;
         }
         loop {

@@ -281,19 +281,21 @@ impl Hub {
     }
 
     /// Subscribes `owner` (whose changes go to `mailbox`) to `uri`, read with `credential`
-    /// (else the configured one). Subscribing again to the same URI changes nothing.
+    /// (else the configured one), unless `view` (the caller's view of the live snapshot)
+    /// withdraws its reading action. Subscribing again to the same URI changes nothing.
     pub fn subscribe(
         &self,
         owner: &[u8],
         mailbox: &Arc<Mailbox>,
         uri: &str,
         credential: Option<Auth>,
+        view: &Snapshot,
     ) -> Result<(), SubscribeError> {
         let default_env = self.shared.exec.config().environment.clone();
         let shown = || quoted_name(uri, 200);
         let topic = Topic::of(uri, &default_env).ok_or_else(|| SubscribeError::NotLive(shown()))?;
         {
-            let snap = self.shared.live.load();
+            let snap = view;
             let reason = match snap.catalog.get(topic.action()) {
                 None => Some("Arcane's document has no such action".to_string()),
                 Some(a) => snap.policy.withdrawn(a).map(|r| r.to_string()),

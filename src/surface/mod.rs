@@ -134,7 +134,7 @@ pub fn instructions(
 /// The tool list of a surface: only served actions and domains appear.
 pub fn tools(surface: Surface, catalog: &Catalog, policy: &Policy) -> Vec<Tool> {
     match surface {
-        Surface::Dynamic => dynamic_tools(policy.read_only, policy.confirmation)
+        Surface::Dynamic => dynamic_tools(policy.only_reads(), policy.confirmation)
             .into_iter()
             .map(|t| flat_params(t, policy))
             .collect(),
@@ -248,7 +248,8 @@ fn dynamic_tools(read_only: bool, confirmation: Confirmation) -> Vec<Tool> {
         })),
     )
     .with_title("Run an Arcane action")
-    // In read-only mode every action it can run only reads.
+    // In read-only mode (or a caller's view that may only read) every action it can run
+    // only reads.
     .with_annotations(
         ToolAnnotations::new()
             .read_only(read_only)

@@ -31,7 +31,7 @@ pub use model::{
 };
 pub use output_schema::{declared_types, output_schema, served_output_schema, unwrap_envelope};
 pub use overlay::{Layers, parse_checked_file, yaml_paths};
-pub use policy::{ClientProfile, Confirmation, Policy, catalog_exclusion};
+pub use policy::{ClientProfile, Confirmation, Narrowing, Policy, catalog_exclusion};
 pub use profile::{
     FlatOutput, JsonTextError, MAX_FIELDS as FLAT_MAX_FIELDS,
     MAX_LIFT_DEPTH as FLAT_MAX_LIFT_DEPTH, Side, input_schema as flat_input_schema,

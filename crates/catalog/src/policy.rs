@@ -62,6 +62,46 @@ pub struct Policy {
     pub confirmation: Confirmation,
     /// `--preset`: its name, and its rules once looked up in the catalog's overlays.
     pub preset: Option<(String, Option<crate::model::Preset>)>,
+    /// One caller's narrowing beyond the server's rules (an OAuth grant), when this policy is
+    /// that caller's view ([`Policy::narrowed`]).
+    caller: Option<CallerRules>,
+}
+
+/// What one caller may run, narrower than what the server serves: an OAuth access token
+/// without `arcane:write`, and the users file's `preset` and `tools` of the rule it matched
+/// (docs/oauth.md). Compared and hashed as a whole: callers with equal narrowings share one
+/// view of a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Narrowing {
+    /// Only reading actions: no change and no credential reveal (`arcane:read` alone).
+    pub read_only: bool,
+    /// A preset of the overlays, by name.
+    pub preset: Option<String>,
+    /// Allow-list entries (action IDs, tool names, domains); none means no allow-list.
+    pub tools: Vec<String>,
+}
+
+impl Narrowing {
+    /// Whether it withdraws anything the server serves.
+    pub fn narrows(&self) -> bool {
+        self.read_only || self.preset.is_some() || !self.tools.is_empty()
+    }
+}
+
+/// A [`Narrowing`] looked up in a catalog: its preset's rules, or why there are none (a name
+/// the overlays do not define withdraws every action: a typo must not serve more).
+#[derive(Debug, Clone)]
+struct CallerRules {
+    read_only: bool,
+    allow: Vec<String>,
+    preset: Option<(String, Result<crate::model::Preset, String>)>,
+}
+
+/// Whose rules withdraw an action: the words of the refusal.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Whose {
+    Server,
+    Caller,
 }
 
 impl Policy {
@@ -80,7 +120,51 @@ impl Policy {
             allow: Vec::new(),
             preset: None,
             confirmation: Confirmation::default(),
+            caller: None,
         }
+    }
+
+    /// This policy as one caller's view: what the server serves and `narrowing` allows. The
+    /// tool lists, search, resources, prompts and next steps of that view follow it as they
+    /// follow the server's rules.
+    pub fn narrowed(&self, narrowing: &Narrowing, catalog: &Catalog) -> Policy {
+        let trimmed = |entries: &[String]| -> Vec<String> {
+            entries
+                .iter()
+                .map(|e| e.trim().to_string())
+                .filter(|e| !e.is_empty())
+                .collect()
+        };
+        let preset = narrowing
+            .preset
+            .as_deref()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|name| {
+                let rules = catalog.presets.get(name).cloned().ok_or_else(|| {
+                    let known: Vec<&str> = catalog.presets.keys().map(String::as_str).collect();
+                    format!(
+                        "the preset {name:?} of the OAuth users file (--oauth-users) is not \
+                         defined, so nothing is served to this caller; the overlays define: {}",
+                        known.join(", ")
+                    )
+                });
+                (name.to_string(), rules)
+            });
+        Policy {
+            caller: Some(CallerRules {
+                read_only: narrowing.read_only,
+                allow: trimmed(&narrowing.tools),
+                preset,
+            }),
+            ..self.clone()
+        }
+    }
+
+    /// Whether every action this policy serves only reads: read-only mode, or a caller's view
+    /// that may only read.
+    pub fn only_reads(&self) -> bool {
+        self.read_only || self.caller.as_ref().is_some_and(|c| c.read_only)
     }
 
     /// The same policy with an allow-list (`--tools`) and a preset name (`--preset`).
@@ -174,8 +258,38 @@ impl Policy {
         self.output_schemas && !(self.safe_mode && a.mutating)
     }
 
-    /// Why an action is withdrawn, or `None` when it is served.
+    /// Why an action is withdrawn, or `None` when it is served: the server's rules, then (in
+    /// a caller's view) the caller's narrowing.
     pub fn withdrawn(&self, a: &Action) -> Option<String> {
+        self.by_server(a).or_else(|| self.by_caller(a))
+    }
+
+    /// Why the caller's narrowing alone withdraws an action (`None` outside a caller's view,
+    /// and for every action it allows).
+    pub fn by_caller(&self, a: &Action) -> Option<String> {
+        let c = self.caller.as_ref()?;
+        if c.read_only && (a.mutating || a.reveals_secret.is_some()) {
+            return Some(format!(
+                "{} needs the scope arcane:write, and your access token grants only arcane:read: \
+                 sign in again granting arcane:write (or ask for a reading action)",
+                a.id
+            ));
+        }
+        if !c.allow.is_empty() && !c.allow.iter().any(|e| matches_entry(e, a)) {
+            return Some(format!(
+                "{} is not in your allow-list (the `tools` of your OAuth users file rule)",
+                a.id
+            ));
+        }
+        match &c.preset {
+            Some((_, Err(unknown))) => Some(format!("{} is not served: {unknown}", a.id)),
+            Some((name, Ok(p))) => preset_withdraws(Whose::Caller, name, p, a),
+            None => None,
+        }
+    }
+
+    /// Why the server's own rules withdraw an action.
+    fn by_server(&self, a: &Action) -> Option<String> {
         if self.read_only && a.mutating {
             return Some(format!(
                 "{} changes state and the server runs in read-only mode (ARCANE_MCP_READ_ONLY); \
@@ -202,37 +316,10 @@ impl Policy {
                 a.id
             ));
         }
-        if let Some((name, Some(p))) = &self.preset {
-            if p.read_only && a.mutating {
-                return Some(format!(
-                    "{} changes state and the server's preset {name:?} ({}) serves only reading                      actions",
-                    a.id, p.description
-                ));
-            }
-            // A credential is handed out only by a preset that names the action itself (not
-            // its domain, not "every read").
-            if a.reveals_secret.is_some() && !p.tools.iter().any(|e| names_action(e, a)) {
-                return Some(format!(
-                    "{} hands out a credential and the server's preset {name:?} ({}) does not \
-                     name it (ARCANE_MCP_PRESET)",
-                    a.id, p.description
-                ));
-            }
-            let allowed = (!p.reads && p.tools.is_empty())
-                || (p.reads && !a.mutating)
-                || p.tools.iter().any(|e| matches_entry(e, a));
-            if !allowed {
-                return Some(format!(
-                    "{} is not part of the server's preset {name:?} ({}; ARCANE_MCP_PRESET)",
-                    a.id, p.description
-                ));
-            }
-            if let Some(entry) = p.exclude.iter().find(|e| matches_entry(e, a)) {
-                return Some(format!(
-                    "{} is excluded by the server's preset {name:?} (entry {entry:?})",
-                    a.id
-                ));
-            }
+        if let Some((name, Some(p))) = &self.preset
+            && let Some(why) = preset_withdraws(Whose::Server, name, p, a)
+        {
+            return Some(why);
         }
         let entry = self.exclude.iter().find(|e| matches_entry(e, a))?;
         Some(format!(
@@ -279,6 +366,59 @@ impl Policy {
             .map(String::as_str)
             .collect()
     }
+}
+
+/// Why preset `name` (the server's, or a caller's) withdraws an action, or `None`.
+fn preset_withdraws(
+    whose: Whose,
+    name: &str,
+    p: &crate::model::Preset,
+    a: &Action,
+) -> Option<String> {
+    let (id, about) = (&a.id, &p.description);
+    let server = whose == Whose::Server;
+    if p.read_only && a.mutating {
+        return Some(if server {
+            format!(
+                "{id} changes state and the server's preset {name:?} ({about}) serves only \
+                 reading actions"
+            )
+        } else {
+            format!(
+                "{id} changes state and your preset {name:?} ({about}) serves only reading actions"
+            )
+        });
+    }
+    // A credential is handed out only by a preset that names the action itself (not its
+    // domain, not "every read").
+    if a.reveals_secret.is_some() && !p.tools.iter().any(|e| names_action(e, a)) {
+        return Some(if server {
+            format!(
+                "{id} hands out a credential and the server's preset {name:?} ({about}) does not \
+                 name it (ARCANE_MCP_PRESET)"
+            )
+        } else {
+            format!(
+                "{id} hands out a credential and your preset {name:?} ({about}) does not name it"
+            )
+        });
+    }
+    let allowed = (!p.reads && p.tools.is_empty())
+        || (p.reads && !a.mutating)
+        || p.tools.iter().any(|e| matches_entry(e, a));
+    if !allowed {
+        return Some(if server {
+            format!("{id} is not part of the server's preset {name:?} ({about}; ARCANE_MCP_PRESET)")
+        } else {
+            format!("{id} is not part of your preset {name:?} ({about})")
+        });
+    }
+    let entry = p.exclude.iter().find(|e| matches_entry(e, a))?;
+    Some(if server {
+        format!("{id} is excluded by the server's preset {name:?} (entry {entry:?})")
+    } else {
+        format!("{id} is excluded by your preset {name:?} (entry {entry:?})")
+    })
 }
 
 /// An exclusion entry names an action (ID, tool names, operationId) or its whole domain

@@ -107,6 +107,65 @@ pub fn redirect_ok(uri: &str) -> Result<(), String> {
     }
 }
 
+impl Client {
+    /// Whether `given` (an authorization request's `redirect_uri`) is one this client
+    /// registered: the same string, or — for a registered `http://` URI on a loopback host
+    /// (`127.0.0.1`, `[::1]`, `localhost`) — the same with another port: a native app listens
+    /// on a port the system gives it at run time (RFC 8252 §7.3, docs/oauth.md). Nothing else
+    /// is relaxed: scheme, host, path and query match as written, byte for byte.
+    pub fn redirects_to(&self, given: &str) -> bool {
+        self.redirect_uris.iter().any(|r| {
+            r == given
+                || matches!(
+                    (loopback_parts(r), loopback_parts(given)),
+                    (Some(registered), Some(asked)) if registered == asked
+                )
+        })
+    }
+}
+
+/// An `http://` URI on a loopback host as (host, the rest after the port), as written, or
+/// `None` for any other. Taken apart as text, never through a URL parser that would
+/// normalise it (`0x7f.1` is `127.0.0.1` to one): whatever is not exactly a loopback IP
+/// literal or `localhost`, an optional `:port` of digits, then a path or query, keeps the
+/// exact match. User information (`127.0.0.1@evil.example`) and look-alike names
+/// (`127.0.0.1.evil.example`) are not a loopback host here.
+fn loopback_parts(uri: &str) -> Option<(&str, &str)> {
+    let rest = uri.strip_prefix("http://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (inner, port) = v6.split_once(']')?;
+            inner
+                .parse::<std::net::Ipv6Addr>()
+                .ok()?
+                .is_loopback()
+                .then_some(())?;
+            (&authority[..inner.len() + 2], port)
+        }
+        None => {
+            let host = authority.split(':').next().unwrap_or_default();
+            let port = &authority[host.len()..];
+            let loopback = host == "localhost"
+                || host
+                    .parse::<std::net::Ipv4Addr>()
+                    .is_ok_and(|a| a.is_loopback());
+            loopback.then_some(())?;
+            (host, port)
+        }
+    };
+    let port_ok = match port.strip_prefix(':') {
+        None => port.is_empty(),
+        Some(digits) => {
+            (1..=5).contains(&digits.len())
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && digits.parse::<u16>().is_ok()
+        }
+    };
+    port_ok.then_some((host, tail))
+}
+
 /// Whether `c` is a format character that changes how text around it reads without showing
 /// itself: bidirectional controls (U+202E turns "claude.ai" around), zero-width characters,
 /// invisible operators, tags (Unicode's Cf category, as far as a name ever holds it).
@@ -467,6 +526,70 @@ mod tests {
             assert!(redirect_ok(bad).is_err(), "{bad}");
         }
         assert!(redirect_ok(&format!("https://a.example/{}", "x".repeat(1000))).is_err());
+    }
+
+    /// RFC 8252 §7.3: a loopback redirect URI matches with any port; nothing else about it,
+    /// and nothing about any other URI, is relaxed.
+    #[test]
+    fn a_loopback_redirect_matches_with_any_port_and_nothing_else() {
+        let client = |uri: &str| Client {
+            id: "c".into(),
+            name: "n".into(),
+            redirect_uris: vec![uri.to_string()],
+        };
+        let v4 = client("http://127.0.0.1:3000/cb?x=1");
+        for ok in [
+            "http://127.0.0.1:3000/cb?x=1",
+            "http://127.0.0.1:49152/cb?x=1",
+            "http://127.0.0.1/cb?x=1",
+        ] {
+            assert!(v4.redirects_to(ok), "{ok}");
+        }
+        for bad in [
+            "http://127.0.0.1:49152/cb",
+            "http://127.0.0.1:49152/cb?x=2",
+            "http://127.0.0.1:49152/cb/../evil?x=1",
+            "http://127.0.0.1:49152/CB?x=1",
+            "https://127.0.0.1:49152/cb?x=1",
+            "http://127.0.0.1.evil.example:49152/cb?x=1",
+            "http://127.0.0.1@evil.example:49152/cb?x=1",
+            "http://evil.example@127.0.0.1:49152/cb?x=1",
+            "http://127.0.0.1:49152@evil.example/cb?x=1",
+            "http://127.0.0.2:49152/cb?x=1",
+            "http://0x7f.0.0.1:49152/cb?x=1",
+            "http://2130706433:49152/cb?x=1",
+            "http://localhost:49152/cb?x=1",
+            "http://127.0.0.1:99999/cb?x=1",
+            "http://127.0.0.1:/cb?x=1",
+            "http://127.0.0.1:+80/cb?x=1",
+            "http://127.0.0.1:49152/cb?x=1#f",
+            "http://127.0.0.1:49152\\@evil.example/cb?x=1",
+        ] {
+            assert!(!v4.redirects_to(bad), "{bad}");
+        }
+        let v6 = client("http://[::1]:8/cb");
+        assert!(v6.redirects_to("http://[::1]:61000/cb"));
+        assert!(v6.redirects_to("http://[::1]/cb"));
+        for bad in [
+            "http://[::2]:61000/cb",
+            "http://[0:0:0:0:0:0:0:1]:61000/cb",
+            "http://[::1]evil:61000/cb",
+            "http://127.0.0.1:61000/cb",
+        ] {
+            assert!(!v6.redirects_to(bad), "{bad}");
+        }
+        let named = client("http://localhost:3030/callback");
+        assert!(named.redirects_to("http://localhost:51234/callback"));
+        assert!(!named.redirects_to("http://localhost.evil.example:51234/callback"));
+        assert!(!named.redirects_to("http://127.0.0.1:51234/callback"));
+        // Not loopback: exact, port included.
+        let https = client("https://claude.ai/api/mcp/auth_callback");
+        assert!(https.redirects_to("https://claude.ai/api/mcp/auth_callback"));
+        assert!(!https.redirects_to("https://claude.ai:8443/api/mcp/auth_callback"));
+        let lan = client("http://192.168.1.5:3000/cb");
+        assert!(!lan.redirects_to("http://192.168.1.5:3001/cb"));
+        let app = client("cursor://anysphere.cursor/oauth");
+        assert!(!app.redirects_to("cursor://anysphere.cursor:1/oauth"));
     }
 
     #[test]

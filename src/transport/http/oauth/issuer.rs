@@ -603,7 +603,7 @@ impl Issuer {
         // Required even when the client has one (OAuth 2.1 §4.1.1): the token request must
         // then repeat it, and the code is bound to it.
         let redirect = match p.get("redirect_uri") {
-            Some(r) if client.redirect_uris.iter().any(|u| u == r) => r.clone(),
+            Some(r) if client.redirects_to(r) => r.clone(),
             None => {
                 return page::error(
                     &nonce,
@@ -615,7 +615,8 @@ impl Issuer {
                 return page::error(
                     &nonce,
                     StatusCode::BAD_REQUEST,
-                    "The redirect URI is not one this client registered (it must match exactly).",
+                    "The redirect URI is not one this client registered (it must match exactly; \
+                     only a loopback http:// one may name another port).",
                 );
             }
         };
