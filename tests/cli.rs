@@ -1309,19 +1309,20 @@ fn a_fatal_error_never_prints_the_password_in_arcane_url() {
 /// `:0` is also what it hands out as the source port of the tests' many outgoing
 /// connections, so between release and bind another test's connection could take it
 /// ("Address already in use" in a run of the whole suite). Ports here are never given out
-/// that way; a per-process start and a counter keep parallel tests apart.
+/// that way. A port is handed out once per process: a port checked free but not yet bound by
+/// its test's server is still free to the next check, and two parallel tests once got the same
+/// one this way.
 pub(crate) fn free_port() -> u16 {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    let start = std::process::id().wrapping_mul(7919)
-        ^ std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-    for _ in 0..200 {
+    static HANDED: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let start = std::process::id().wrapping_mul(7919);
+    for _ in 0..2_000 {
         let n = start.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed).wrapping_mul(97));
         let port = 20_000 + (n % 12_000) as u16;
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+        let mut handed = HANDED.lock().unwrap_or_else(|e| e.into_inner());
+        if !handed.contains(&port) && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            handed.push(port);
             return port;
         }
     }
