@@ -1,7 +1,8 @@
 //! The server as its own authorization server (`--oauth-issuer self`, docs/oauth.md): the real
 //! binary in front of the simulator, driven over HTTP as a client and a browser would (the
-//! browser and the TypeScript SDK's OAuth client drive it too, in tests/apps.rs's
-//! `oauth_sign_in_in_chromium`). Metadata, registration, the sign-in page with a password and
+//! TypeScript SDK's OAuth client with Chromium drives it too, in
+//! `the_typescript_sdk_signs_in_through_chromium`, and the Python SDK's in
+//! `the_python_sdk_signs_in`). Metadata, registration, the sign-in page with a password and
 //! with a pasted key, PKCE, tokens, calls as the person, refresh rotation and reuse detection,
 //! revocation, a key deleted in Arcane, two replicas sharing a key file, and the attack pass:
 //! open redirects, code reuse, PKCE downgrade, redirect URI tricks, CSRF, tokens of one
@@ -885,6 +886,77 @@ async fn the_typescript_sdk_signs_in_through_chromium() {
         "{seen:?}"
     );
     assert!(seen.iter().all(|u| u == "alice" || u == "bob"), "{seen:?}");
+}
+
+/// The MCP Python SDK's OAuth client (`mcp.client.auth.OAuthClientProvider`, through its
+/// Streamable HTTP client; tests/python/oauth_client.py): from the first 401 it finds our
+/// metadata, registers, is sent to the page (its form posted as a browser would, alice's
+/// password), exchanges the code with PKCE, calls as alice, and refreshes when its access token
+/// lapses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_signs_in() {
+    let sim = sim_with_people().await;
+    let port = free_port();
+    let server = server_at(&sim, port, &[]).await;
+    let base = server.base.clone();
+    sim.reset().await;
+    let report = crate::oauth::sdk_report("python", &["self", &base]).await;
+    assert_eq!(report["problems"], json!([]), "{report:#}");
+    assert_eq!(
+        report["steps"],
+        json!(["alice", "alice refreshed"]),
+        "{report:#}"
+    );
+    assert_eq!(report["pages"], 1, "one sign-in page: {report:#}");
+    assert_eq!(
+        report["alice_resource"],
+        format!("{base}/mcp"),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["alice_authorization"]["resource"],
+        format!("{base}/mcp"),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["alice_authorization"]["scope"], "arcane:read arcane:write",
+        "{report:#}"
+    );
+    assert_eq!(report["alice_refresh_rotated"], true, "{report:#}");
+    let asked: Vec<String> = report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{} {} {}", r["method"], r["path"], r["status"]).replace('"', ""))
+        .collect();
+    for want in [
+        "POST /mcp 401",
+        "GET /.well-known/oauth-protected-resource/mcp 200",
+        "GET /.well-known/oauth-authorization-server 200",
+        "POST /register 201",
+    ] {
+        assert!(asked.iter().any(|a| a == want), "{want}: {asked:#?}");
+    }
+    // The code exchange and the refresh.
+    assert_eq!(
+        asked.iter().filter(|a| *a == "POST /token 200").count(),
+        2,
+        "{asked:#?}"
+    );
+    // Calls ran as alice, with the key the sign-in made for her in Arcane.
+    let seen = users_seen(&sim).await;
+    assert!(
+        !seen.is_empty() && seen.iter().all(|u| u == "alice"),
+        "{seen:?}"
+    );
+    let (_, keys) = alice_keys(&sim).await;
+    assert_eq!(
+        keys.iter()
+            .map(|k| k["name"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        vec!["arcane-mcp: python-sdk-alice"]
+    );
+    server.stop().await;
 }
 
 /// A client ID metadata document (an URL as `client_id`), served on loopback (allowed only

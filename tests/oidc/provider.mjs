@@ -8,7 +8,11 @@
 // be presented to the server under test.
 //
 // Clients (client_secret_basic): `ci` (client credentials), `ops-bot` (client credentials; its
-// tokens carry `groups: [ops]`), `resource-server` (introspection only).
+// tokens carry `groups: [ops]`), `resource-server` (introspection only). Any other client
+// registers itself (RFC 7591, open registration, as the MCP SDKs do) for the authorization-code
+// flow; its sign-in is the provider's own development pages (devInteractions: a form whose
+// login name becomes the token's `sub`, any password, then a consent form), which the tests
+// post as a browser would. Such a client gets a refresh token whenever it may use the grant.
 //
 // Test hooks, beside the provider's own routes:
 //   POST /__test/sign   {"claims": {...}, "header": {...}, "key": "current" | "fresh"}
@@ -67,7 +71,8 @@ function configuration(jwk) {
     jwks: { keys: [jwk] },
     scopes: ['openid', 'arcane:read', 'arcane:write'],
     features: {
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: true },
+      registration: { enabled: true },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       resourceIndicators: {
@@ -83,6 +88,9 @@ function configuration(jwk) {
         }),
       },
     },
+    // The default issues one only for `offline_access`, which an MCP client has no reason to
+    // ask of a resource server's scopes.
+    issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
     extraTokenClaims: (ctx, token) =>
       token.clientId === 'ops-bot' ? { groups: ['ops'] } : undefined,
   };
