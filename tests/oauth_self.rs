@@ -888,6 +888,73 @@ async fn the_typescript_sdk_signs_in_through_chromium() {
     assert!(seen.iter().all(|u| u == "alice" || u == "bob"), "{seen:?}");
 }
 
+/// RFC 8707 at the token endpoint: the MCP SDKs send `resource` with the code exchange and
+/// each refresh; a token asked for another resource is refused with `invalid_target` (it was
+/// once issued for this server's resource all the same), ours — with or without a trailing
+/// slash — is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_are_issued_for_this_resource_only() {
+    let sim = sim_with_people().await;
+    let port = free_port();
+    let server = server_at(&sim, port, &[]).await;
+    let base = server.base.clone();
+    let ours = format!("{base}/mcp");
+    let client = client_id(&base, "Resource").await;
+    let (code, verifier) = code_for(&base, &client, &PASSWORD).await;
+    let exchange = |resource: &str| {
+        [
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", REDIRECT),
+            ("client_id", client.as_str()),
+            ("code_verifier", verifier.as_str()),
+            ("resource", resource),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+    };
+    let (status, v) = token_of(&base, exchange("https://other.example.com/mcp")).await;
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (400, Some("invalid_target")),
+        "{v}"
+    );
+    assert!(
+        v["error_description"].as_str().unwrap().contains(&ours),
+        "{v}"
+    );
+    // The refused request did not spend the code.
+    let (status, v) = token_of(&base, exchange(&format!("{ours}/"))).await;
+    assert_eq!(status, 200, "{v}");
+    let rt = v["refresh_token"].as_str().unwrap().to_string();
+    let refresh = |resource: &str| {
+        [
+            ("grant_type", "refresh_token"),
+            ("refresh_token", rt.as_str()),
+            ("client_id", client.as_str()),
+            ("resource", resource),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+    };
+    let (status, v) = token_of(&base, refresh(&format!("{base}/other"))).await;
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (400, Some("invalid_target")),
+        "{v}"
+    );
+    let (status, v) = token_of(&base, refresh(&ours)).await;
+    assert_eq!(
+        status, 200,
+        "the refused refresh did not spend the token: {v}"
+    );
+    server.stop().await;
+}
+
+/// [`token`] with an owned form.
+async fn token_of<const N: usize>(base: &str, form: [(String, String); N]) -> (u16, Value) {
+    let form = form.each_ref().map(|(k, v)| (k.as_str(), v.as_str()));
+    token(base, &form).await
+}
+
 /// The MCP Python SDK's OAuth client (`mcp.client.auth.OAuthClientProvider`, through its
 /// Streamable HTTP client; tests/python/oauth_client.py): from the first 401 it finds our
 /// metadata, registers, is sent to the page (its form posted as a browser would, alice's
