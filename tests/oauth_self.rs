@@ -959,7 +959,8 @@ async fn token_of<const N: usize>(base: &str, form: [(String, String); N]) -> (u
 /// Streamable HTTP client; tests/python/oauth_client.py): from the first 401 it finds our
 /// metadata, registers, is sent to the page (its form posted as a browser would, alice's
 /// password), exchanges the code with PKCE, calls as alice, and refreshes when its access token
-/// lapses.
+/// lapses; once her key is deleted in Arcane the refresh is refused and the SDK signs her in
+/// again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_signs_in() {
     let sim = sim_with_people().await;
@@ -967,14 +968,22 @@ async fn the_python_sdk_signs_in() {
     let server = server_at(&sim, port, &[]).await;
     let base = server.base.clone();
     sim.reset().await;
-    let report = crate::oauth::sdk_report("python", &["self", &base]).await;
+    let report = crate::oauth::sdk_report("python", &["self", &base, &sim.base()]).await;
     assert_eq!(report["problems"], json!([]), "{report:#}");
     assert_eq!(
         report["steps"],
-        json!(["alice", "alice refreshed"]),
+        json!(["alice", "alice refreshed", "alice signed in again"]),
         "{report:#}"
     );
-    assert_eq!(report["pages"], 1, "one sign-in page: {report:#}");
+    assert_eq!(
+        report["pages"], 2,
+        "a sign-in page, and one after the key's deletion: {report:#}"
+    );
+    assert_eq!(
+        report["deleted"],
+        json!(["arcane-mcp: python-sdk-alice"]),
+        "{report:#}"
+    );
     assert_eq!(
         report["alice_resource"],
         format!("{base}/mcp"),
@@ -1004,13 +1013,43 @@ async fn the_python_sdk_signs_in() {
     ] {
         assert!(asked.iter().any(|a| a == want), "{want}: {asked:#?}");
     }
-    // The code exchange and the refresh.
+    // The code exchange, the refresh, the refresh refused once the key was deleted (saying
+    // why and what to do), and the exchange of the second sign-in.
+    let tokens: Vec<&str> = asked
+        .iter()
+        .filter(|a| a.starts_with("POST /token"))
+        .map(String::as_str)
+        .collect();
     assert_eq!(
-        asked.iter().filter(|a| *a == "POST /token 200").count(),
-        2,
+        tokens,
+        [
+            "POST /token 200",
+            "POST /token 200",
+            "POST /token 400",
+            "POST /token 200"
+        ],
         "{asked:#?}"
     );
-    // Calls ran as alice, with the key the sign-in made for her in Arcane.
+    let refused = report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == "/token" && r["status"] == 400)
+        .unwrap();
+    assert_eq!(refused["error"], "invalid_grant", "{refused}");
+    assert!(
+        refused["description"]
+            .as_str()
+            .unwrap()
+            .contains("no longer accepts the API key")
+            && refused["description"]
+                .as_str()
+                .unwrap()
+                .ends_with("sign in again"),
+        "{refused}"
+    );
+    // Calls ran as alice, with the key the sign-in made for her in Arcane (the second one,
+    // the first deleted).
     let seen = users_seen(&sim).await;
     assert!(
         !seen.is_empty() && seen.iter().all(|u| u == "alice"),

@@ -5,9 +5,11 @@ discovery), registers (RFC 7591), sends the person to sign in, exchanges the cod
 calls, and refreshes.
 
 Usage:
-  python3 oauth_client.py self URL
+  python3 oauth_client.py self URL SIM_URL
       `--oauth-issuer self` at URL (the server's base): alice signs in with her password on the
       server's own page (its form posted as a browser would: hidden fields, CSRF cookie, Origin).
+      Then her key is deleted in Arcane (the simulator at SIM_URL): the next refresh is refused
+      and the SDK sends her to sign in again.
   python3 oauth_client.py idp URL ISSUER
       resource-server mode at URL with oidc-provider (tests/oidc/provider.mjs) at ISSUER: the
       client-credentials provider of the SDK (client `ci`), then the authorization-code flow,
@@ -74,15 +76,19 @@ def http_with(auth, who):
     async def logged(response):
         u = response.request.url
         origin = f"{u.scheme}://{u.netloc.decode()}"
-        report["requests"].append(
-            {
-                "who": who,
-                "origin": ORIGINS.get(origin, origin),
-                "method": response.request.method,
-                "path": u.path,
-                "status": response.status_code,
-            }
-        )
+        seen = {
+            "who": who,
+            "origin": ORIGINS.get(origin, origin),
+            "method": response.request.method,
+            "path": u.path,
+            "status": response.status_code,
+        }
+        if u.path.endswith("/token") and response.status_code != 200:
+            # What the person would be told.
+            await response.aread()
+            body = response.json()
+            seen["error"], seen["description"] = body.get("error"), body.get("error_description")
+        report["requests"].append(seen)
 
     return httpx.AsyncClient(auth=auth, timeout=30, event_hooks={"response": [logged]})
 
@@ -214,9 +220,10 @@ async def auth_code_flow(url, who, answer, issuer):
     report[f"{who}_refresh_rotated"] = storage.tokens.refresh_token != before
     check(len(sent_to) == 1, f"{who}: the refresh did not send the person to sign in again")
     report["steps"].append(f"{who} refreshed")
+    return provider, storage, sent_to
 
 
-async def self_mode(base):
+async def self_mode(base, sim):
     def answer(page):
         if hidden(page, "form") is None:
             return None
@@ -231,7 +238,24 @@ async def self_mode(base):
             "access": "write",
         }
 
-    await auth_code_flow(f"{base}/mcp", "alice", answer, base)
+    url = f"{base}/mcp"
+    provider, storage, sent_to = await auth_code_flow(url, "alice", answer, base)
+
+    # Her key deleted in Arcane, from a signed-in session of hers (as she would in its UI).
+    async with httpx.AsyncClient(timeout=30) as sim_http:
+        login = (await sim_http.post(f"{sim}/api/auth/login", json={"username": "alice", "password": "alice-password"})).json()
+        auth = {"authorization": f"Bearer {login['data']['token']}"}
+        keys = (await sim_http.get(f"{sim}/api/auth/me/api-keys", headers=auth)).json()["data"]
+        for k in keys:
+            await sim_http.delete(f"{sim}/api/auth/me/api-keys/{k['id']}", headers=auth)
+    report["deleted"] = [k["name"] for k in keys]
+    # At the next refresh the server asks Arcane, which refuses the key: the refresh says to
+    # sign in again, and the SDK does (a new page, a new key), then calls go on.
+    provider.context.token_expiry_time = time.time() - 1
+    _, text = await session_calls(url, http_with(provider, "alice again"))
+    check(len(sent_to) == 2, f"alice: sent to sign in again after the key's deletion ({len(sent_to)})")
+    check("web-1" in text, f"alice: calls go on after signing in again: {text[:300]}")
+    report["steps"].append("alice signed in again")
 
 
 async def idp_mode(base, issuer):
@@ -276,7 +300,7 @@ async def main():
         ORIGINS[sys.argv[3]] = "provider"
     try:
         if mode == "self":
-            await asyncio.wait_for(self_mode(sys.argv[2]), GUARD)
+            await asyncio.wait_for(self_mode(sys.argv[2], sys.argv[3]), GUARD)
         else:
             await asyncio.wait_for(idp_mode(sys.argv[2], sys.argv[3]), GUARD)
     except BaseException as e:  # noqa: BLE001 - everything goes into the report
