@@ -33,6 +33,11 @@ struct Idp {
 impl Idp {
     /// Starts the provider; `opaque` is the resource whose tokens are opaque.
     async fn start(opaque: &str) -> Idp {
+        Idp::start_with(opaque, &[]).await
+    }
+
+    /// Starts the provider with `env` (provider.mjs's `OIDC_ISSUER_PATH`, `OIDC_DISCOVERY`).
+    async fn start_with(opaque: &str, env: &[(&str, &str)]) -> Idp {
         let dir = repo().join("tests/oidc");
         assert!(
             dir.join("node_modules/oidc-provider").is_dir(),
@@ -42,6 +47,7 @@ impl Idp {
         let mut child = tokio::process::Command::new("node")
             .current_dir(&dir)
             .args(["provider.mjs", "http://127.0.0.1:1/unused", opaque])
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -725,9 +731,15 @@ const SDK_RULES: &str = "users:\n  - match: {sub: ci}\n    arcaneKeyEnv: OPS_ARC
 /// client-credentials token for our resource, then registers at the provider, signs alice in
 /// on its pages, exchanges the code with PKCE and refreshes; every call runs as the users
 /// file's Arcane user of each token.
-async fn an_sdk_against_the_provider(sdk: &str) {
+async fn an_sdk_against_the_provider(sdk: &str, idp_env: &[(&str, &str)]) {
     let sim = sim_with_users().await;
-    let idp = Idp::start("http://127.0.0.1:1/opaque").await;
+    let idp = Idp::start_with("http://127.0.0.1:1/opaque", idp_env).await;
+    // The provider's endpoints are below its issuer's path, when it has one.
+    let at = url::Url::parse(&idp.issuer)
+        .unwrap()
+        .path()
+        .trim_end_matches('/')
+        .to_string();
     let dir = tempfile::tempdir().unwrap();
     let users = users_file(dir.path(), SDK_RULES);
     let port = free_port();
@@ -776,12 +788,12 @@ async fn an_sdk_against_the_provider(sdk: &str) {
         })
         .collect();
     for want in [
-        "server POST /mcp 401",
-        "server GET /.well-known/oauth-protected-resource/mcp 200",
-        "provider POST /reg 201",
-        "provider POST /token 200",
+        "server POST /mcp 401".to_string(),
+        "server GET /.well-known/oauth-protected-resource/mcp 200".to_string(),
+        format!("provider POST {at}/reg 201"),
+        format!("provider POST {at}/token 200"),
     ] {
-        assert!(asked.iter().any(|a| a == want), "{want}: {asked:#?}");
+        assert!(asked.contains(&want), "{want}: {asked:#?}");
     }
     // Each token ran as its own Arcane user: ops for the client, then alice.
     let seen = users_seen(&sim).await;
@@ -797,10 +809,26 @@ async fn an_sdk_against_the_provider(sdk: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_against_a_real_openid_provider() {
-    an_sdk_against_the_provider("python").await;
+    an_sdk_against_the_provider("python", &[]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typescript_sdk_against_a_real_openid_provider() {
-    an_sdk_against_the_provider("typescript").await;
+    an_sdk_against_the_provider("typescript", &[]).await;
+}
+
+/// An issuer with a path (as Keycloak's `/realms/…` and Authentik's `/application/o/…/` have)
+/// whose metadata is only where RFC 8414 §3.1 puts it, between the host and the path: the
+/// server finds the keys there (it once looked only at the two names appended to the issuer,
+/// so every token was refused), and the SDK's discovery finds the provider there too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_issuer_with_a_path_and_only_rfc8414_metadata() {
+    an_sdk_against_the_provider(
+        "python",
+        &[
+            ("OIDC_ISSUER_PATH", "/realms/arcane"),
+            ("OIDC_DISCOVERY", "rfc8414"),
+        ],
+    )
+    .await;
 }

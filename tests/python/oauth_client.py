@@ -297,7 +297,7 @@ async def main():
     mode = sys.argv[1]
     ORIGINS[sys.argv[2]] = "server"
     if len(sys.argv) > 3:
-        ORIGINS[sys.argv[3]] = "provider"
+        ORIGINS["{0.scheme}://{0.netloc}".format(urlparse(sys.argv[3]))] = "provider"
     try:
         if mode == "self":
             await asyncio.wait_for(self_mode(sys.argv[2], sys.argv[3]), GUARD)
