@@ -449,7 +449,7 @@ async fn json_logs_have_one_startup_line_with_a_masked_url() {
 // ---- another language's MCP client ----------------------------------------------------------
 
 /// The Python SDK pinned for this test (`.ci/run` installs it).
-const PY_MCP: &str = "mcp==1.26.0";
+pub(crate) const PY_MCP: &str = "mcp==1.26.0";
 
 /// Runs a script of `tests/typescript/` with the real binary (and `extra`) and reads the JSON
 /// report it prints, the way [`python_script`] does for the Python SDK.

@@ -5,7 +5,10 @@
 //! Arcane user; tokens for another audience or issuer, expired, tampered, `alg: none`, HMAC
 //! with the public key, an unknown key are refused with 401; `arcane:read` cannot write; an
 //! unmapped subject gets 403; a rotated key is picked up; opaque tokens go through
-//! introspection.
+//! introspection. The MCP Python and TypeScript SDKs' own OAuth clients (tests/python/
+//! oauth_client.py, tests/typescript/oauth_idp.mjs) discover, get tokens from the provider —
+//! client credentials, and the authorization-code flow with registration and its sign-in
+//! pages — and call as the mapped users.
 
 use std::process::Stdio;
 
@@ -30,6 +33,11 @@ struct Idp {
 impl Idp {
     /// Starts the provider; `opaque` is the resource whose tokens are opaque.
     async fn start(opaque: &str) -> Idp {
+        Idp::start_with(opaque, &[]).await
+    }
+
+    /// Starts the provider with `env` (provider.mjs's `OIDC_ISSUER_PATH`, `OIDC_DISCOVERY`).
+    async fn start_with(opaque: &str, env: &[(&str, &str)]) -> Idp {
         let dir = repo().join("tests/oidc");
         assert!(
             dir.join("node_modules/oidc-provider").is_dir(),
@@ -39,6 +47,7 @@ impl Idp {
         let mut child = tokio::process::Command::new("node")
             .current_dir(&dir)
             .args(["provider.mjs", "http://127.0.0.1:1/unused", opaque])
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -822,4 +831,150 @@ async fn each_oauth_caller_lists_only_what_it_may_run() {
         "nothing reached Arcane"
     );
     server.stop().await;
+}
+
+/// Runs an MCP SDK's OAuth script — `python` (tests/python/oauth_client.py, the Python SDK) or
+/// `typescript` (tests/typescript/oauth_idp.mjs) — with `args`; the JSON report it prints.
+pub(crate) async fn sdk_report(sdk: &str, args: &[&str]) -> Value {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let (program, script, install) = match sdk {
+        "python" => (
+            python.clone(),
+            repo().join("tests/python/oauth_client.py"),
+            format!("`{python} -m pip install '{}'`", crate::cli::PY_MCP),
+        ),
+        _ => (
+            "node".to_string(),
+            repo().join("tests/typescript/oauth_idp.mjs"),
+            "`npm ci --prefix tests/typescript --no-audit --no-fund`".to_string(),
+        ),
+    };
+    let out = tokio::process::Command::new(&program)
+        .arg(&script)
+        .args(args)
+        .current_dir(script.parent().unwrap())
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("this test needs {program} ({e}); then {install}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
+        panic!(
+            "no report from {} (does it need {install}?):\n{stdout}\n{}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// The rules for the SDKs' tokens: the client-credentials client `ci` runs as Arcane's `ops`,
+/// the person signed in at the provider as `alice` (her login is the token's `sub`) as `alice`.
+const SDK_RULES: &str = "users:\n  - match: {sub: ci}\n    arcaneKeyEnv: OPS_ARCANE_KEY\n  - match: {sub: alice}\n    arcaneKeyFile: alice.key\n";
+
+/// An MCP SDK's own OAuth client against the server in resource-server mode with the real
+/// provider: from the 401 it reads our protected-resource metadata and the provider's, gets a
+/// client-credentials token for our resource, then registers at the provider, signs alice in
+/// on its pages, exchanges the code with PKCE and refreshes; every call runs as the users
+/// file's Arcane user of each token.
+async fn an_sdk_against_the_provider(sdk: &str, idp_env: &[(&str, &str)]) {
+    let sim = sim_with_users().await;
+    let idp = Idp::start_with("http://127.0.0.1:1/opaque", idp_env).await;
+    // The provider's endpoints are below its issuer's path, when it has one.
+    let at = url::Url::parse(&idp.issuer)
+        .unwrap()
+        .path()
+        .trim_end_matches('/')
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let users = users_file(dir.path(), SDK_RULES);
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let server = server(
+        &sim,
+        &idp,
+        port,
+        &["--oauth-users", users.to_str().unwrap()],
+    )
+    .await;
+    sim.reset().await;
+    let report = sdk_report(sdk, &["idp", &server.base, &idp.issuer]).await;
+    assert_eq!(report["problems"], json!([]), "{report:#}");
+    assert_eq!(
+        report["steps"],
+        json!(["ci", "alice", "alice refreshed"]),
+        "{report:#}"
+    );
+    // The token was asked for our resource, with the scopes our challenge names.
+    assert_eq!(
+        report["alice_authorization"]["resource"],
+        resource.as_str(),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["alice_authorization"]["scope"], "arcane:read arcane:write",
+        "{report:#}"
+    );
+    assert_eq!(
+        report["provider_pages"],
+        json!(["login", "consent"]),
+        "{report:#}"
+    );
+    // What the SDK asked of whom: our metadata, then the provider's registration and tokens.
+    let asked: Vec<String> = report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {} {}",
+                r["origin"], r["method"], r["path"], r["status"]
+            )
+            .replace('"', "")
+        })
+        .collect();
+    for want in [
+        "server POST /mcp 401".to_string(),
+        "server GET /.well-known/oauth-protected-resource/mcp 200".to_string(),
+        format!("provider POST {at}/reg 201"),
+        format!("provider POST {at}/token 200"),
+    ] {
+        assert!(asked.contains(&want), "{want}: {asked:#?}");
+    }
+    // Each token ran as its own Arcane user: ops for the client, then alice.
+    let seen = users_seen(&sim).await;
+    assert!(
+        seen.first().map(String::as_str) == Some("ops")
+            && seen.last().map(String::as_str) == Some("alice")
+            && seen.iter().all(|u| u == "ops" || u == "alice"),
+        "{seen:?}"
+    );
+    let log = server.stop().await;
+    assert!(!log.contains("alice-key"), "a secret in the log:\n{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_against_a_real_openid_provider() {
+    an_sdk_against_the_provider("python", &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_against_a_real_openid_provider() {
+    an_sdk_against_the_provider("typescript", &[]).await;
+}
+
+/// An issuer with a path (as Keycloak's `/realms/…` and Authentik's `/application/o/…/` have)
+/// whose metadata is only where RFC 8414 §3.1 puts it, between the host and the path: the
+/// server finds the keys there (it once looked only at the two names appended to the issuer,
+/// so every token was refused), and the SDK's discovery finds the provider there too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_issuer_with_a_path_and_only_rfc8414_metadata() {
+    an_sdk_against_the_provider(
+        "python",
+        &[
+            ("OIDC_ISSUER_PATH", "/realms/arcane"),
+            ("OIDC_DISCOVERY", "rfc8414"),
+        ],
+    )
+    .await;
 }

@@ -1,7 +1,8 @@
 //! The server as its own authorization server (`--oauth-issuer self`, docs/oauth.md): the real
 //! binary in front of the simulator, driven over HTTP as a client and a browser would (the
-//! browser and the TypeScript SDK's OAuth client drive it too, in tests/apps.rs's
-//! `oauth_sign_in_in_chromium`). Metadata, registration, the sign-in page with a password and
+//! TypeScript SDK's OAuth client with Chromium drives it too, in
+//! `the_typescript_sdk_signs_in_through_chromium`, and the Python SDK's in
+//! `the_python_sdk_signs_in`). Metadata, registration, the sign-in page with a password and
 //! with a pasted key, PKCE, tokens, calls as the person, refresh rotation and reuse detection,
 //! revocation, a key deleted in Arcane, two replicas sharing a key file, and the attack pass:
 //! open redirects, code reuse, PKCE downgrade, redirect URI tricks, CSRF, tokens of one
@@ -884,6 +885,183 @@ async fn the_typescript_sdk_signs_in_through_chromium() {
         "{seen:?}"
     );
     assert!(seen.iter().all(|u| u == "alice" || u == "bob"), "{seen:?}");
+}
+
+/// RFC 8707 at the token endpoint: the MCP SDKs send `resource` with the code exchange and
+/// each refresh; a token asked for another resource is refused with `invalid_target` (it was
+/// once issued for this server's resource all the same), ours — with or without a trailing
+/// slash — is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_are_issued_for_this_resource_only() {
+    let sim = sim_with_people().await;
+    let port = free_port();
+    let server = server_at(&sim, port, &[]).await;
+    let base = server.base.clone();
+    let ours = format!("{base}/mcp");
+    let client = client_id(&base, "Resource").await;
+    let (code, verifier) = code_for(&base, &client, &PASSWORD).await;
+    let exchange = |resource: &str| {
+        [
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", REDIRECT),
+            ("client_id", client.as_str()),
+            ("code_verifier", verifier.as_str()),
+            ("resource", resource),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+    };
+    let (status, v) = token_of(&base, exchange("https://other.example.com/mcp")).await;
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (400, Some("invalid_target")),
+        "{v}"
+    );
+    assert!(
+        v["error_description"].as_str().unwrap().contains(&ours),
+        "{v}"
+    );
+    // The refused request did not spend the code.
+    let (status, v) = token_of(&base, exchange(&format!("{ours}/"))).await;
+    assert_eq!(status, 200, "{v}");
+    let rt = v["refresh_token"].as_str().unwrap().to_string();
+    let refresh = |resource: &str| {
+        [
+            ("grant_type", "refresh_token"),
+            ("refresh_token", rt.as_str()),
+            ("client_id", client.as_str()),
+            ("resource", resource),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+    };
+    let (status, v) = token_of(&base, refresh(&format!("{base}/other"))).await;
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (400, Some("invalid_target")),
+        "{v}"
+    );
+    let (status, v) = token_of(&base, refresh(&ours)).await;
+    assert_eq!(
+        status, 200,
+        "the refused refresh did not spend the token: {v}"
+    );
+    server.stop().await;
+}
+
+/// [`token`] with an owned form.
+async fn token_of<const N: usize>(base: &str, form: [(String, String); N]) -> (u16, Value) {
+    let form = form.each_ref().map(|(k, v)| (k.as_str(), v.as_str()));
+    token(base, &form).await
+}
+
+/// The MCP Python SDK's OAuth client (`mcp.client.auth.OAuthClientProvider`, through its
+/// Streamable HTTP client; tests/python/oauth_client.py): from the first 401 it finds our
+/// metadata, registers, is sent to the page (its form posted as a browser would, alice's
+/// password), exchanges the code with PKCE, calls as alice, and refreshes when its access token
+/// lapses; once her key is deleted in Arcane the refresh is refused and the SDK signs her in
+/// again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_signs_in() {
+    let sim = sim_with_people().await;
+    let port = free_port();
+    let server = server_at(&sim, port, &[]).await;
+    let base = server.base.clone();
+    sim.reset().await;
+    let report = crate::oauth::sdk_report("python", &["self", &base, &sim.base()]).await;
+    assert_eq!(report["problems"], json!([]), "{report:#}");
+    assert_eq!(
+        report["steps"],
+        json!(["alice", "alice refreshed", "alice signed in again"]),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["pages"], 2,
+        "a sign-in page, and one after the key's deletion: {report:#}"
+    );
+    assert_eq!(
+        report["deleted"],
+        json!(["arcane-mcp: python-sdk-alice"]),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["alice_resource"],
+        format!("{base}/mcp"),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["alice_authorization"]["resource"],
+        format!("{base}/mcp"),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["alice_authorization"]["scope"], "arcane:read arcane:write",
+        "{report:#}"
+    );
+    assert_eq!(report["alice_refresh_rotated"], true, "{report:#}");
+    let asked: Vec<String> = report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{} {} {}", r["method"], r["path"], r["status"]).replace('"', ""))
+        .collect();
+    for want in [
+        "POST /mcp 401",
+        "GET /.well-known/oauth-protected-resource/mcp 200",
+        "GET /.well-known/oauth-authorization-server 200",
+        "POST /register 201",
+    ] {
+        assert!(asked.iter().any(|a| a == want), "{want}: {asked:#?}");
+    }
+    // The code exchange, the refresh, the refresh refused once the key was deleted (saying
+    // why and what to do), and the exchange of the second sign-in.
+    let tokens: Vec<&str> = asked
+        .iter()
+        .filter(|a| a.starts_with("POST /token"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        tokens,
+        [
+            "POST /token 200",
+            "POST /token 200",
+            "POST /token 400",
+            "POST /token 200"
+        ],
+        "{asked:#?}"
+    );
+    let refused = report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == "/token" && r["status"] == 400)
+        .unwrap();
+    assert_eq!(refused["error"], "invalid_grant", "{refused}");
+    assert!(
+        refused["description"]
+            .as_str()
+            .unwrap()
+            .contains("no longer accepts the API key")
+            && refused["description"]
+                .as_str()
+                .unwrap()
+                .ends_with("sign in again"),
+        "{refused}"
+    );
+    // Calls ran as alice, with the key the sign-in made for her in Arcane (the second one,
+    // the first deleted).
+    let seen = users_seen(&sim).await;
+    assert!(
+        !seen.is_empty() && seen.iter().all(|u| u == "alice"),
+        "{seen:?}"
+    );
+    let (_, keys) = alice_keys(&sim).await;
+    assert_eq!(
+        keys.iter()
+            .map(|k| k["name"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        vec!["arcane-mcp: python-sdk-alice"]
+    );
+    server.stop().await;
 }
 
 /// A client ID metadata document (an URL as `client_id`), served on loopback (allowed only

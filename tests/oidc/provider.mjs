@@ -8,14 +8,26 @@
 // be presented to the server under test.
 //
 // Clients (client_secret_basic): `ci` (client credentials), `ops-bot` (client credentials; its
-// tokens carry `groups: [ops]`), `resource-server` (introspection only).
+// tokens carry `groups: [ops]`), `resource-server` (introspection only). Any other client
+// registers itself (RFC 7591, open registration, as the MCP SDKs do) for the authorization-code
+// flow; its sign-in is the provider's own development pages (devInteractions: a form whose
+// login name becomes the token's `sub`, any password, then a consent form), which the tests
+// post as a browser would. Such a client gets a refresh token whenever it may use the grant.
+//
+// Environment, for a provider shaped as Keycloak's or Authentik's are:
+//   OIDC_ISSUER_PATH=/realms/arcane  the issuer has this path; the provider is mounted under it
+//                                    (requests below it reach it with the path stripped, as a
+//                                    proxy or an Express mount would pass them)
+//   OIDC_DISCOVERY=rfc8414           the metadata is served where RFC 8414 §3.1 puts it for an
+//                                    issuer with a path (`/.well-known/oauth-authorization-server
+//                                    {path}`), and not at `{issuer}/.well-known/openid-configuration`
 //
 // Test hooks, beside the provider's own routes:
-//   POST /__test/sign   {"claims": {...}, "header": {...}, "key": "current" | "fresh"}
+//   POST {issuer}/__test/sign   {"claims": {...}, "header": {...}, "key": "current" | "fresh"}
 //                       → a JWS of the claims, signed with the provider's current key (or a key
 //                       it never published); for tokens the provider would not mint (expired,
 //                       another issuer).
-//   POST /__test/rotate → a new signing key: the provider restarts on the same port with it
+//   POST {issuer}/__test/rotate → a new signing key: the provider restarts on the same port with it
 //                       alone, so tokens of the old key are no longer valid.
 import http from 'node:http';
 import Provider from 'oidc-provider';
@@ -67,7 +79,8 @@ function configuration(jwk) {
     jwks: { keys: [jwk] },
     scopes: ['openid', 'arcane:read', 'arcane:write'],
     features: {
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: true },
+      registration: { enabled: true },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       resourceIndicators: {
@@ -83,6 +96,9 @@ function configuration(jwk) {
         }),
       },
     },
+    // The default issues one only for `offline_access`, which an MCP client has no reason to
+    // ask of a resource server's scopes.
+    issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
     extraTokenClaims: (ctx, token) =>
       token.clientId === 'ops-bot' ? { groups: ['ops'] } : undefined,
   };
@@ -107,8 +123,9 @@ async function readJson(req) {
 }
 
 const server = http.createServer(async (req, res) => {
+  const mount = process.env.OIDC_ISSUER_PATH ?? '';
   try {
-    if (req.method === 'POST' && req.url === '/__test/sign') {
+    if (req.method === 'POST' && req.url === `${mount}/__test/sign`) {
       const { claims, header = {}, key = 'current' } = await readJson(req);
       const jwk = key === 'fresh' ? await newKey() : signing;
       const privateKey = await jose.importJWK(jwk, 'RS256');
@@ -119,13 +136,28 @@ const server = http.createServer(async (req, res) => {
       res.end(jws);
       return;
     }
-    if (req.method === 'POST' && req.url === '/__test/rotate') {
+    if (req.method === 'POST' && req.url === `${mount}/__test/rotate`) {
       signing = await newKey();
       await build();
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end(signing.kid);
       return;
     }
+    const rfc8414 = process.env.OIDC_DISCOVERY === 'rfc8414';
+    if (rfc8414 && req.url === `/.well-known/oauth-authorization-server${mount}`) {
+      req.url = `${mount}/.well-known/openid-configuration`;
+    } else if (rfc8414 && req.url.startsWith(`${mount}/.well-known/`)) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    if (!req.url.startsWith(`${mount}/`) && req.url !== mount) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    req.originalUrl = req.url;
+    req.url = req.url.slice(mount.length) || '/';
     current(req, res);
   } catch (e) {
     res.writeHead(500);
@@ -134,7 +166,7 @@ const server = http.createServer(async (req, res) => {
 });
 
 server.listen(0, '127.0.0.1', async () => {
-  issuer = `http://127.0.0.1:${server.address().port}`;
+  issuer = `http://127.0.0.1:${server.address().port}${process.env.OIDC_ISSUER_PATH ?? ''}`;
   signing = await newKey();
   await build();
   process.stdout.write(`${JSON.stringify({ issuer })}\n`);

@@ -1177,6 +1177,16 @@ impl Issuer {
                 "client_id is required",
             );
         }
+        // RFC 8707 §2.2: a token asked for another resource is refused, not handed out for
+        // this one — the client would take it for a token of the resource it named.
+        if let Some(res) = p.get("resource")
+            && res.trim_end_matches('/') != self.resource
+        {
+            return bad(
+                "invalid_target",
+                &format!("this server issues tokens for {} only", self.resource),
+            );
+        }
         let sign_in_again = |d: &str| bad("invalid_grant", &format!("{d}: sign in again"));
         let busy = || {
             oauth_error(

@@ -80,6 +80,25 @@ pub fn keys_of(doc: &Value) -> Option<JwkSet> {
     Some(JwkSet { keys })
 }
 
+/// Where an issuer's metadata may be, in the order tried: OpenID Connect Discovery §4
+/// (`{issuer}/.well-known/openid-configuration`), RFC 8414 §3.1 (the well-known part between
+/// the host and the issuer's path), and, for an issuer with a path, RFC 8414's name appended to
+/// the issuer as the OpenID one is (some providers publish it there). For an issuer without a
+/// path the last two are one.
+pub fn discovery_urls(issuer: &str) -> Vec<String> {
+    let base = issuer.trim_end_matches('/');
+    let mut urls = vec![format!("{base}/.well-known/openid-configuration")];
+    let inserted = url::Url::parse(base).ok().map(|u| {
+        let path = u.path().trim_end_matches('/');
+        let origin = u.origin().ascii_serialization();
+        format!("{origin}/.well-known/oauth-authorization-server{path}")
+    });
+    let appended = format!("{base}/.well-known/oauth-authorization-server");
+    urls.extend(inserted.filter(|i| *i != appended));
+    urls.push(appended);
+    urls
+}
+
 /// Whether a URL may be fetched: `https://`, or `http://` on a loopback host (a provider on the
 /// same machine, as in the tests).
 pub fn fetchable(url: &str) -> bool {
@@ -133,13 +152,8 @@ impl Provider {
     async fn endpoints(&self) -> Result<&Endpoints> {
         self.endpoints
             .get_or_try_init(|| async {
-                let base = self.issuer.trim_end_matches('/');
                 let mut last = None;
-                for path in [
-                    "/.well-known/openid-configuration",
-                    "/.well-known/oauth-authorization-server",
-                ] {
-                    let url = format!("{base}{path}");
+                for url in discovery_urls(&self.issuer) {
                     match self.get(&url, "the discovery document").await {
                         Ok(doc) => {
                             let said = doc.get("issuer").and_then(Value::as_str);
@@ -252,6 +266,29 @@ impl Provider {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_is_looked_for_where_each_standard_puts_it() {
+        assert_eq!(
+            discovery_urls("https://idp.example.com"),
+            [
+                "https://idp.example.com/.well-known/openid-configuration",
+                "https://idp.example.com/.well-known/oauth-authorization-server",
+            ]
+        );
+        assert_eq!(
+            discovery_urls("https://idp.example.com/"),
+            discovery_urls("https://idp.example.com")
+        );
+        assert_eq!(
+            discovery_urls("https://auth.example.com/application/o/arcane/"),
+            [
+                "https://auth.example.com/application/o/arcane/.well-known/openid-configuration",
+                "https://auth.example.com/.well-known/oauth-authorization-server/application/o/arcane",
+                "https://auth.example.com/application/o/arcane/.well-known/oauth-authorization-server",
+            ]
+        );
+    }
 
     #[test]
     fn only_https_or_loopback_is_fetched() {
