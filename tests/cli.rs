@@ -2391,8 +2391,48 @@ async fn http_2026_07_28_client_hears_list_changes_through_subscriptions() {
     server.stop().await;
 }
 
+/// A sessionless 2026-07-28 `container.kill` of `container` with `token`, by a client that
+/// shows forms (`forms`) or not, with `extra` (`requestState`, `inputResponses` of a retry) in
+/// its params; the call's result and the response's headers.
+pub(crate) async fn kill_2026(
+    base: &str,
+    token: &str,
+    container: &str,
+    forms: bool,
+    extra: Value,
+) -> (Value, reqwest::header::HeaderMap) {
+    let caps = if forms {
+        json!({"elicitation": {"form": {}}})
+    } else {
+        json!({})
+    };
+    let mut params = json!({
+        "name": "arcane_execute_action",
+        "arguments": {"action": "container.kill", "params": {"containerId": container}},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": caps,
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
+        }
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        params[k] = v.clone();
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let auth = format!("Bearer {token}");
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "arcane_execute_action"),
+        ("authorization", auth.as_str()),
+    ];
+    let (status, h, text) = raw_post(base, &headers, body.to_string()).await;
+    assert_eq!(status, 200, "{text}");
+    (rpc_answer(&text)["result"].clone(), h)
+}
+
 /// The JSON-RPC answer of a POST to `/mcp`, whether sent as JSON or as an event stream.
-pub(crate) fn rpc_answer(text: &str) -> Value {
+fn rpc_answer(text: &str) -> Value {
     if let Ok(v) = serde_json::from_str::<Value>(text) {
         return v;
     }
@@ -2423,36 +2463,7 @@ async fn http_2026_07_28_confirmation_takes_a_round_trip() {
     // One sessionless tools/call; `extra` holds requestState / inputResponses of a retry.
     let post = |token: &'static str, container: &'static str, forms: bool, extra: Value| {
         let base = base.clone();
-        async move {
-            let caps = if forms {
-                json!({"elicitation": {"form": {}}})
-            } else {
-                json!({})
-            };
-            let mut params = json!({
-                "name": "arcane_execute_action",
-                "arguments": {"action": "container.kill", "params": {"containerId": container}},
-                "_meta": {
-                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                    "io.modelcontextprotocol/clientCapabilities": caps,
-                    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
-                }
-            });
-            for (k, v) in extra.as_object().unwrap() {
-                params[k] = v.clone();
-            }
-            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-            let auth = format!("Bearer {token}");
-            let headers = [
-                ("mcp-protocol-version", "2026-07-28"),
-                ("mcp-method", "tools/call"),
-                ("mcp-name", "arcane_execute_action"),
-                ("authorization", auth.as_str()),
-            ];
-            let (status, _, text) = raw_post(&base, &headers, body.to_string()).await;
-            assert_eq!(status, 200, "{text}");
-            rpc_answer(&text)["result"].clone()
-        }
+        async move { kill_2026(&base, token, container, forms, extra).await.0 }
     };
     let answer = |action: &str, tick: bool, state: &Value| {
         json!({

@@ -1217,13 +1217,13 @@ async fn two_replicas_behind_haproxy() {
     // land on alternating replicas, and each yes runs its kill once.
     let mut hops = 0;
     for round in 1..=4 {
-        let (asked, at) = kill_2026(&public, &access, json!({})).await;
+        let (asked, at) = kill_at(&public, &access, json!({})).await;
         assert_eq!(asked["resultType"], "input_required", "{asked}");
         let yes = json!({
             "requestState": asked["requestState"],
             "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}
         });
-        let (done, answered_at) = kill_2026(&public, &access, yes).await;
+        let (done, answered_at) = kill_at(&public, &access, yes).await;
         assert_ne!(done["isError"], true, "{done}");
         assert_ne!(done["resultType"], "input_required", "{done}");
         assert_eq!(sim.kills().await, round);
@@ -1242,33 +1242,10 @@ async fn two_replicas_behind_haproxy() {
     assert!(users_seen(&sim).await.iter().all(|u| u == "alice"));
 }
 
-/// A sessionless `container.kill` of web-1 by a client that shows forms, with `extra`
-/// (`requestState`, `inputResponses`) in its params; the result and the replica that answered.
-async fn kill_2026(base: &str, token: &str, extra: Value) -> (Value, String) {
-    let mut params = json!({
-        "name": "arcane_execute_action",
-        "arguments": {"action": "container.kill", "params": {"containerId": "web-1"}},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-            "io.modelcontextprotocol/clientInfo": {"name": "phone", "version": "1"}
-        }
-    });
-    for (k, v) in extra.as_object().unwrap() {
-        params[k] = v.clone();
-    }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    let auth = format!("Bearer {token}");
-    let headers = [
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "arcane_execute_action"),
-        ("authorization", auth.as_str()),
-    ];
-    let (status, h, text) = crate::cli::raw_post(base, &headers, body.to_string()).await;
-    assert_eq!(status, 200, "{text}");
-    let served = h["x-served-by"].to_str().unwrap().to_string();
-    (crate::cli::rpc_answer(&text)["result"].clone(), served)
+/// A sessionless kill of web-1 through the balancer; its result and the replica that answered.
+async fn kill_at(base: &str, token: &str, extra: Value) -> (Value, String) {
+    let (result, h) = crate::cli::kill_2026(base, token, "web-1", true, extra).await;
+    (result, h["x-served-by"].to_str().unwrap().to_string())
 }
 
 /// A sign-in form answers once; its key expires; wrong passwords are limited per form and per
