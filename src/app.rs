@@ -163,6 +163,13 @@ impl App {
         crate::mcp::pacing::Pacing::new(self.max_calls_in_flight)
     }
 
+    /// What a confirmation state sealed under a shared key is bound to beside its call: the
+    /// Arcane this server serves and its default environment.
+    pub fn deployment(&self) -> String {
+        let config = self.executor.config();
+        format!("{}\n{}", config.base_url, config.environment)
+    }
+
     /// Each session's limit of calls in flight (`--max-calls-in-flight`).
     pub fn max_calls_in_flight(&self) -> usize {
         self.max_calls_in_flight

@@ -435,8 +435,9 @@ async fn sign_in_with_an_arcane_account() {
             .contains("invalid_token")
     );
 
-    // Without --state-key-file the key is the process's: a restart ends the sign-ins.
-    drop(server);
+    // Without --state-key-file the key is the process's: a restart ends the sign-ins. (Stopped
+    // and waited for: a process killed but not yet gone still holds the port.)
+    server.stop().await;
     let server = server_at(&sim, port, &[]).await;
     let (status, h, _) =
         post_call_2026(&server.base, &access, "phone", "container.list", json!({})).await;

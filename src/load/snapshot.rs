@@ -31,13 +31,13 @@ pub struct Snapshot {
     pub validators: Arc<arcane_engine::Validators>,
     /// The names of `tools`, for a lookup per call.
     tool_names: std::collections::HashSet<String>,
-    /// The views made of this snapshot, by narrowing, most recently made last; a reload makes
+    /// The views made of this snapshot, by narrowing, most recently used last; a reload makes
     /// a new snapshot, and with it new views.
     views: std::sync::Mutex<Vec<(Narrowing, Arc<Snapshot>)>>,
 }
 
 /// How many views a snapshot keeps. Each distinct narrowing (a users-file rule's preset and
-/// allow-list, with or without `arcane:write`) is one; past the bound the oldest is dropped
+/// allow-list, with or without `arcane:write`) is one; past the bound the least recently used is dropped
 /// and made again when asked for, so a file of many rules costs time, never unbounded memory.
 const VIEWS: usize = 16;
 
@@ -102,13 +102,15 @@ impl Snapshot {
         if !narrowing.narrows() {
             return self.clone();
         }
-        let known = |views: &[(Narrowing, Arc<Snapshot>)]| {
-            views
-                .iter()
-                .find(|(n, _)| n == narrowing)
-                .map(|(_, v)| v.clone())
+        // Found: moved to the end, so that the least recently used view is the one dropped.
+        let known = |views: &mut Vec<(Narrowing, Arc<Snapshot>)>| {
+            let at = views.iter().position(|(n, _)| n == narrowing)?;
+            let found = views.remove(at);
+            let view = found.1.clone();
+            views.push(found);
+            Some(view)
         };
-        if let Some(v) = known(&self.views.lock().unwrap_or_else(|e| e.into_inner())) {
+        if let Some(v) = known(&mut self.views.lock().unwrap_or_else(|e| e.into_inner())) {
             return v;
         }
         // Made outside the lock: two first requests may both make it; the first kept wins.
@@ -126,7 +128,7 @@ impl Snapshot {
             views: Default::default(),
         });
         let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(v) = known(&views) {
+        if let Some(v) = known(&mut views) {
             return v;
         }
         if views.len() >= VIEWS {

@@ -220,7 +220,7 @@ struct Sealed {
 ///
 /// With `--state-key-file` ([`RoundTrips::with_key`]) replicas sharing the key open each
 /// other's states: the answer may reach another replica than the question. One yes then runs
-/// the call once per replica at most — each remembers the states answered through it until
+/// the call once per process at most — each remembers the states answered through it until
 /// they expire, and no state is shared (docs/security.md#confirmation).
 pub struct RoundTrips {
     /// `None` without system randomness: then nobody is asked this way.
@@ -229,15 +229,21 @@ pub struct RoundTrips {
     open: Mutex<HashMap<Key, (Instant, [u8; 32])>>,
     /// The number of the next question asked through a session.
     next_held: AtomicU64,
-    /// With a shared key: the nonces of states answered here, and when, until they expire —
-    /// what makes a state another replica sealed single-use here.
-    answered: Option<Mutex<HashMap<String, Instant>>>,
+    /// With a shared key: the nonces of states answered here, when, and the digest of who
+    /// answered, until they expire — what makes a state another replica sealed single-use here.
+    answered: Option<Mutex<HashMap<String, (Instant, [u8; 32])>>>,
 }
 
 /// The most states answered through one replica remembered at once (a state a replica cannot
 /// remember is refused, never run unremembered): each was asked within [`ANSWER_WITHIN`], at
 /// most [`MAX_OPEN`] open per replica at a time, so this leaves room for a few replicas.
 const MAX_ANSWERED: usize = 4 * MAX_OPEN;
+
+/// The most of them from one caller: asking and answering at once frees the caller's place
+/// among the open questions, so without this one caller could fill the whole table in a few
+/// minutes and have everyone's answers refused.
+const MAX_ANSWERED_PER_CALLER: usize = 4 * MAX_OPEN_PER_CALLER;
+const _: () = assert!(MAX_ANSWERED_PER_CALLER < MAX_ANSWERED);
 
 /// How long an answered state is remembered beyond its life: for replicas whose clocks
 /// disagree by up to this much (the expiry is sealed in the state, in the asker's time).
@@ -300,13 +306,14 @@ impl RoundTrips {
     }
 
     /// A set whose states are sealed under a key derived (HMAC-SHA-256) from `key`, the
-    /// `--state-key-file` every replica behind one address shares: a state sealed by one opens
-    /// at the others.
-    pub fn with_key(key: [u8; 32]) -> RoundTrips {
+    /// `--state-key-file` every replica behind one address shares, and `deployment` (the
+    /// Arcane URL and default environment it serves): a state sealed by one replica opens at
+    /// the others, never at a deployment serving another Arcane with the same key file.
+    pub fn with_key(key: [u8; 32], deployment: &str) -> RoundTrips {
         use hmac::{KeyInit, Mac};
         let derived = hmac::Hmac::<sha2::Sha256>::new_from_slice(&key)
             .map(|mut m| {
-                m.update(DERIVED_LABEL);
+                m.update(&binding([DERIVED_LABEL, deployment.as_bytes()]));
                 m.finalize().into_bytes().to_vec()
             })
             .ok();
@@ -387,7 +394,7 @@ impl RoundTrips {
             return Step::Answered(stale());
         };
         let asked_here = self.take(&sealed.nonce).is_some();
-        match self.answer_once(&sealed.nonce, asked_here) {
+        match self.answer_once(&sealed.nonce, asked_here, caller) {
             Ok(true) => {}
             Ok(false) => return Step::Answered(stale()),
             Err(full) => return Step::Answered(Answer::No(full.text(action))),
@@ -436,20 +443,27 @@ impl RoundTrips {
     /// not expired) may be answered now. Without a shared key: when this process asked it and
     /// it was still open. With one: when it was not answered through this replica before,
     /// whichever replica asked it; then it is remembered until it expires.
-    fn answer_once(&self, nonce: &str, asked_here: bool) -> Result<bool, Full> {
+    fn answer_once(&self, nonce: &str, asked_here: bool, caller: &[u8]) -> Result<bool, Full> {
         let Some(answered) = &self.answered else {
             return Ok(asked_here);
         };
+        let who: [u8; 32] = {
+            use sha2::Digest;
+            sha2::Sha256::digest(caller).into()
+        };
         let mut answered = answered.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
-        answered.retain(|_, at| now.duration_since(*at) < ANSWER_WITHIN + CLOCK_SKEW);
+        answered.retain(|_, (at, _)| now.duration_since(*at) < ANSWER_WITHIN + CLOCK_SKEW);
         if answered.contains_key(nonce) {
             return Ok(false);
         }
-        if answered.len() >= MAX_ANSWERED {
-            return Err(Full::Everyone);
+        if answered.values().filter(|(_, w)| *w == who).count() >= MAX_ANSWERED_PER_CALLER {
+            return Err(Full::AnsweredCaller);
         }
-        answered.insert(nonce.to_string(), now);
+        if answered.len() >= MAX_ANSWERED {
+            return Err(Full::Answered);
+        }
+        answered.insert(nonce.to_string(), (now, who));
         Ok(true)
     }
 
@@ -470,6 +484,10 @@ enum Full {
     Caller,
     /// The form or its sealed state could not be made.
     Unsealable,
+    /// The table of recently answered states (shared key) is full.
+    Answered,
+    /// This caller answered [`MAX_ANSWERED_PER_CALLER`] of them within their life.
+    AnsweredCaller,
 }
 
 impl Full {
@@ -486,6 +504,18 @@ impl Full {
                  nothing was sent. Have the user answer them (or wait {} minutes for them to \
                  expire), then call {} again.",
                 ANSWER_WITHIN.as_secs() / 60,
+                action.id
+            ),
+            Full::Answered => format!(
+                "Too many confirmations were answered in the last {} minutes; nothing was sent. \
+                 Call {} again in a few minutes to be asked anew.",
+                (ANSWER_WITHIN + CLOCK_SKEW).as_secs() / 60,
+                action.id
+            ),
+            Full::AnsweredCaller => format!(
+                "You answered {MAX_ANSWERED_PER_CALLER} confirmations in the last {} minutes; \
+                 nothing was sent. Call {} again in a few minutes to be asked anew.",
+                (ANSWER_WITHIN + CLOCK_SKEW).as_secs() / 60,
                 action.id
             ),
             Full::Unsealable => format!(
@@ -656,32 +686,58 @@ mod tests {
         asks(&trips, b"token-b").expect("another caller is still asked");
     }
 
-    /// The state of a question asked, and the answer of a yes with it, at `trips`.
-    fn ask_state(trips: &RoundTrips) -> String {
+    /// The state of a question asked, and the answer of a yes with it, at `trips`, by `caller`.
+    fn ask_as(trips: &RoundTrips, caller: &[u8]) -> String {
         let (a, effect) = kill();
-        match trips.step(&a, &effect, b"caller", b"call", None, None) {
+        match trips.step(&a, &effect, caller, b"call", None, None) {
             Step::Ask(q) => q.request_state.expect("a state"),
             _ => panic!("not asked"),
         }
     }
 
-    fn yes(trips: &RoundTrips, state: &str, binding: &[u8]) -> Answer {
+    fn ask_state(trips: &RoundTrips) -> String {
+        ask_as(trips, b"caller")
+    }
+
+    fn yes_as(trips: &RoundTrips, state: &str, binding: &[u8], caller: &[u8]) -> Answer {
         let (a, effect) = kill();
         let responses: InputResponses = serde_json::from_value(json!({
             QUESTION: {"action": "accept", "content": {"confirm": true}}
         }))
         .unwrap();
-        match trips.step(
-            &a,
-            &effect,
-            b"caller",
-            binding,
-            Some(state),
-            Some(&responses),
-        ) {
+        match trips.step(&a, &effect, caller, binding, Some(state), Some(&responses)) {
             Step::Answered(answer) => answer,
             Step::Ask(_) => panic!("asked again"),
         }
+    }
+
+    fn yes(trips: &RoundTrips, state: &str, binding: &[u8]) -> Answer {
+        yes_as(trips, state, binding, b"caller")
+    }
+
+    /// With a shared key, the states answered through a replica are remembered per caller: one
+    /// caller asking and answering without end is refused past its share, and another
+    /// caller's yes still runs.
+    #[test]
+    fn one_caller_cannot_fill_the_answered_states() {
+        let trips = RoundTrips::with_key([7; 32], "arcane");
+        for _ in 0..MAX_ANSWERED_PER_CALLER {
+            let state = ask_as(&trips, b"flood");
+            assert_eq!(yes_as(&trips, &state, b"call", b"flood"), Answer::Yes);
+        }
+        let state = ask_as(&trips, b"flood");
+        match yes_as(&trips, &state, b"call", b"flood") {
+            Answer::No(text) => assert!(
+                text.contains("You answered") && text.contains("nothing was sent"),
+                "{text}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let state = ask_as(&trips, b"someone else");
+        assert_eq!(
+            yes_as(&trips, &state, b"call", b"someone else"),
+            Answer::Yes
+        );
     }
 
     /// Replicas sharing `--state-key-file`: a question asked at one is answered at another,
@@ -689,7 +745,10 @@ mod tests {
     /// binding to the call still holds.
     #[test]
     fn replicas_sharing_a_key_answer_each_others_questions() {
-        let (one, two) = (RoundTrips::with_key([7; 32]), RoundTrips::with_key([7; 32]));
+        let (one, two) = (
+            RoundTrips::with_key([7; 32], "arcane"),
+            RoundTrips::with_key([7; 32], "arcane"),
+        );
         let state = ask_state(&one);
         assert!(matches!(yes(&two, &state, b"another call"), Answer::No(_)));
         assert_eq!(yes(&two, &state, b"call"), Answer::Yes);
@@ -697,7 +756,11 @@ mod tests {
             matches!(yes(&two, &state, b"call"), Answer::No(ref t) if t.contains("already used")),
             "one yes runs once at a replica"
         );
-        for other in [RoundTrips::new(), RoundTrips::with_key([8; 32])] {
+        for other in [
+            RoundTrips::new(),
+            RoundTrips::with_key([8; 32], "arcane"),
+            RoundTrips::with_key([7; 32], "another arcane"),
+        ] {
             assert!(matches!(yes(&other, &state, b"call"), Answer::No(_)));
         }
         // Asked and answered at the same replica: once, as without a shared key.

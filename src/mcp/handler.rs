@@ -903,11 +903,15 @@ impl ServerHandler for ArcaneServer {
         let _end = EndSubscriptions(self.subscriptions.clone(), owner.clone());
         let mailbox = Arc::new(Mailbox::default());
         let credential = self.credential(&context.request_context().extensions);
-        let view = self.snapshot_for(&context.request_context().extensions);
-        for uri in context.accepted().resource_subscriptions.iter().flatten() {
-            self.subscriptions
-                .subscribe(&owner, &mailbox, uri, credential.clone(), &view)
-                .map_err(|e| subscribe_error(e, uri))?;
+        {
+            // Dropped before the wait: a long listen must not keep its snapshot's catalog alive
+            // through later reloads.
+            let view = self.snapshot_for(&context.request_context().extensions);
+            for uri in context.accepted().resource_subscriptions.iter().flatten() {
+                self.subscriptions
+                    .subscribe(&owner, &mailbox, uri, credential.clone(), &view)
+                    .map_err(|e| subscribe_error(e, uri))?;
+            }
         }
         loop {
             tokio::select! {

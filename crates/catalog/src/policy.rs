@@ -128,29 +128,22 @@ impl Policy {
     /// tool lists, search, resources, prompts and next steps of that view follow it as they
     /// follow the server's rules.
     pub fn narrowed(&self, narrowing: &Narrowing, catalog: &Catalog) -> Policy {
+        // A blank entry is not dropped: it names nothing, so an allow-list or preset of blanks
+        // serves nothing rather than everything (the users file refuses blanks at load).
         let trimmed = |entries: &[String]| -> Vec<String> {
-            entries
-                .iter()
-                .map(|e| e.trim().to_string())
-                .filter(|e| !e.is_empty())
-                .collect()
+            entries.iter().map(|e| e.trim().to_string()).collect()
         };
-        let preset = narrowing
-            .preset
-            .as_deref()
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(|name| {
-                let rules = catalog.presets.get(name).cloned().ok_or_else(|| {
-                    let known: Vec<&str> = catalog.presets.keys().map(String::as_str).collect();
-                    format!(
-                        "the preset {name:?} of the OAuth users file (--oauth-users) is not \
+        let preset = narrowing.preset.as_deref().map(str::trim).map(|name| {
+            let rules = catalog.presets.get(name).cloned().ok_or_else(|| {
+                let known: Vec<&str> = catalog.presets.keys().map(String::as_str).collect();
+                format!(
+                    "the preset {name:?} of the OAuth users file (--oauth-users) is not \
                          defined, so nothing is served to this caller; the overlays define: {}",
-                        known.join(", ")
-                    )
-                });
-                (name.to_string(), rules)
+                    known.join(", ")
+                )
             });
+            (name.to_string(), rules)
+        });
         Policy {
             caller: Some(CallerRules {
                 read_only: narrowing.read_only,

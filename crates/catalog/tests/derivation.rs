@@ -679,3 +679,38 @@ fn an_exclusion_that_names_nothing_is_reported() {
     let fine = arcane_catalog::Policy::new(false, false, &["container.delete".to_string()]);
     assert!(fine.unknown_exclusions(&cat).is_empty());
 }
+
+/// A caller's narrowing whose preset or allow-list entries are blank serves nothing: a blank
+/// must never read as "no narrowing" (an OAuth users-file typo would serve everything).
+#[test]
+fn a_blank_narrowing_serves_nothing() {
+    use arcane_catalog::{Narrowing, Policy};
+    let cat = build(&fixtures::spec_v2());
+    let list = cat.get("container.list").expect("container.list");
+    let server = Policy::new(false, false, &[]);
+    for narrowing in [
+        Narrowing {
+            preset: Some(" ".into()),
+            ..Narrowing::default()
+        },
+        Narrowing {
+            tools: vec![" ".into()],
+            ..Narrowing::default()
+        },
+    ] {
+        assert!(narrowing.narrows(), "{narrowing:?}");
+        let view = server.narrowed(&narrowing, &cat);
+        assert!(
+            cat.actions.iter().all(|a| !view.serves(a)),
+            "{narrowing:?} serves something"
+        );
+    }
+    let named = Narrowing {
+        tools: vec![" container.list ".into()],
+        ..Narrowing::default()
+    };
+    assert!(
+        server.narrowed(&named, &cat).serves(list),
+        "entries are trimmed"
+    );
+}

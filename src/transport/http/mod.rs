@@ -331,7 +331,8 @@ fn router(
 ) -> Router {
     let mut server = app.server().with_http(metrics.clone());
     if let Some(key) = settings.state_key {
-        server = server.with_round_trips(Arc::new(crate::mcp::confirm::RoundTrips::with_key(key)));
+        let trips = crate::mcp::confirm::RoundTrips::with_key(key, &app.deployment());
+        server = server.with_round_trips(Arc::new(trips));
     }
     let server = crate::mcp::trace::Traced::new(server, crate::mcp::trace::Transport::Tcp);
     let mut sessions = LocalSessionManager::default();

@@ -112,7 +112,15 @@ pub fn parse(
                 "{origin}:{line}: a rule needs arcaneKeyFile or arcaneKeyEnv"
             )),
         };
+        // A blank preset or allow-list entry would read as no narrowing at all: a typo must
+        // not serve more.
+        let blank = r.preset.as_deref().is_some_and(|p| p.trim().is_empty())
+            || r.tools.iter().flatten().any(|t| t.trim().is_empty());
         match key {
+            _ if blank => errors.push(format!(
+                "{origin}:{line}: a blank preset or tools entry — name a preset of the overlays \
+                 and action IDs, tool names or domains, or leave the field out"
+            )),
             Ok(k) if k.is_empty() => errors.push(format!(
                 "{origin}:{line}: the Arcane API key of this rule is empty — put the user's key \
                  there (an empty key never means the server's own)"
@@ -290,6 +298,20 @@ mod tests {
         );
         let e = err("users:\n  - match: {}\n    arcaneKeyEnv: OPS_KEY\n");
         assert!(e.contains("users.yaml:2:"), "{e}");
+        // A blank narrowing would serve everything: refused.
+        for blank in [
+            "preset: \" \"",
+            "tools: [\" \"]",
+            "tools: [container.list, \"\\t\"]",
+        ] {
+            let e = err(&format!(
+                "users:\n  - match: {{sub: a}}\n    arcaneKeyEnv: OPS_KEY\n    {blank}\n"
+            ));
+            assert!(
+                e.contains("users.yaml:2:") && e.contains("blank"),
+                "{blank}: {e}"
+            );
+        }
         let e = err("users:\n  - match: {sub: a}\n    arcaneKeyFile: /nonexistent/key\n");
         assert!(
             e.contains("cannot read arcaneKeyFile \"/nonexistent/key\""),
