@@ -231,8 +231,11 @@ pub struct RoundTrips {
     next_held: AtomicU64,
     /// With a shared key: the nonces of states answered here, when, and the digest of who
     /// answered, until they expire — what makes a state another replica sealed single-use here.
-    answered: Option<Mutex<HashMap<String, (Instant, [u8; 32])>>>,
+    answered: Option<Mutex<HashMap<String, Answered>>>,
 }
+
+/// When a state was answered here, and the digest of who answered it.
+type Answered = (Instant, [u8; 32]);
 
 /// The most states answered through one replica remembered at once (a state a replica cannot
 /// remember is refused, never run unremembered): each was asked within [`ANSWER_WITHIN`], at
