@@ -27,7 +27,13 @@ pub fn find(snap: &Snapshot, words: &[String], limit: usize) -> CallToolResult {
     let mut args = Map::new();
     args.insert("query".into(), Value::String(words.join(" ")));
     args.insert("limit".into(), Value::from(limit));
-    match surface::parse_call(Surface::Dynamic, &snap.catalog, FIND_TOOL, Some(&args)) {
+    match surface::parse_call(
+        Surface::Dynamic,
+        &snap.catalog,
+        &snap.policy,
+        FIND_TOOL,
+        Some(&args),
+    ) {
         Ok(Call::Find { query, limit }) => crate::present::find::find(snap, &query, limit),
         Ok(Call::Execute { .. }) => error_result(format!("{FIND_TOOL} did not parse as a search")),
         Err(text) => error_result(text),

@@ -42,7 +42,7 @@ pub(crate) fn long_running(
 ) -> Option<bool> {
     let snap = server.live.load();
     let Ok(Call::Execute { action, .. }) =
-        surface::parse_call(snap.surface, &snap.catalog, tool, args)
+        surface::parse_call(snap.surface, &snap.catalog, &snap.policy, tool, args)
     else {
         return None;
     };
@@ -72,7 +72,8 @@ pub(crate) async fn run(
         Some(g) => server.live.load().view(&g.narrowing()),
         None => server.live.load(),
     };
-    let response = match surface::parse_call(snap.surface, &snap.catalog, tool, args) {
+    let response = match surface::parse_call(snap.surface, &snap.catalog, &snap.policy, tool, args)
+    {
         Err(text) => {
             tracing::Span::current().record("arcane.outcome", "invalid");
             error_result(text).into()

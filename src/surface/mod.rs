@@ -553,6 +553,7 @@ pub enum Call {
 pub fn parse_call(
     surface: Surface,
     catalog: &Catalog,
+    policy: &Policy,
     tool: &str,
     args: Option<&Map<String, Value>>,
 ) -> Result<Call, String> {
@@ -566,9 +567,16 @@ pub fn parse_call(
         },
         Surface::Meta => {
             let Some(domain) = tool.strip_prefix("arcane_").and_then(|d| catalog.domain(d)) else {
+                // The domains this policy serves something of: a withdrawn one is no suggestion.
                 let names: Vec<String> = catalog
                     .domains
                     .iter()
+                    .filter(|d| {
+                        catalog
+                            .actions
+                            .iter()
+                            .any(|a| a.domain == d.name && policy.serves(a))
+                    })
                     .map(|d| format!("arcane_{}", d.name))
                     .collect();
                 let names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -584,7 +592,13 @@ pub fn parse_call(
                         quoted_name(tool, 100)
                     ));
                 }
-                let closest = catalog.closest(tool, 5);
+                // Only actions this policy serves: a withdrawn one is no suggestion.
+                let closest: Vec<&str> = catalog
+                    .closest(tool, catalog.actions.len())
+                    .into_iter()
+                    .filter(|id| catalog.get(id).is_some_and(|a| policy.serves(a)))
+                    .take(5)
+                    .collect();
                 return Err(format!(
                     "Unknown tool {}. Closest actions: {}. Their tools are `arcane_<domain>_<action>`.",
                     quoted_name(tool, 100),
@@ -735,6 +749,7 @@ mod tests {
         let call = parse_call(
             Surface::Dynamic,
             &cat,
+            &Policy::default(),
             EXECUTE_TOOL,
             Some(&args(json!({"action": "container.restart", "params": {"containerId": "w"}, "confirm": true}))),
         )
@@ -751,6 +766,7 @@ mod tests {
         let call = parse_call(
             Surface::Dynamic,
             &cat,
+            &Policy::default(),
             EXECUTE_TOOL,
             Some(&args(
                 json!({"action": "x.y", "params": "{\"a\":1}", "confirm": "false"}),
@@ -762,6 +778,7 @@ mod tests {
             parse_call(
                 Surface::Dynamic,
                 &cat,
+                &Policy::default(),
                 EXECUTE_TOOL,
                 Some(&args(json!({"action": "x.y", "a": 1})))
             )
@@ -769,14 +786,21 @@ mod tests {
             .contains("inside \"params\"")
         );
         assert!(
-            parse_call(Surface::Dynamic, &cat, EXECUTE_TOOL, None)
-                .unwrap_err()
-                .contains("Missing \"action\"")
+            parse_call(
+                Surface::Dynamic,
+                &cat,
+                &Policy::default(),
+                EXECUTE_TOOL,
+                None
+            )
+            .unwrap_err()
+            .contains("Missing \"action\"")
         );
         assert!(
             parse_call(
                 Surface::Dynamic,
                 &cat,
+                &Policy::default(),
                 FIND_TOOL,
                 Some(&args(json!({"query": "q", "limit": 0})))
             )
@@ -786,6 +810,7 @@ mod tests {
             parse_call(
                 Surface::Dynamic,
                 &cat,
+                &Policy::default(),
                 FIND_TOOL,
                 Some(&args(json!({"query": " list containers "})))
             )
@@ -796,9 +821,35 @@ mod tests {
             }
         );
         assert!(
-            parse_call(Surface::Dynamic, &cat, "nope", None)
+            parse_call(Surface::Dynamic, &cat, &Policy::default(), "nope", None)
                 .unwrap_err()
                 .contains("Unknown tool")
+        );
+    }
+
+    /// An unknown tool's suggestions name only what the policy serves: a read-only server (or
+    /// an OAuth caller's read-only view) is not offered a restart it would refuse.
+    #[test]
+    fn unknown_tools_suggest_only_what_is_served() {
+        let cat = crate::load::sources::Sources::of_spec(arcane_test_support::spec_v2())
+            .build()
+            .expect("the 2.8.0 catalog");
+        let err = |policy: &Policy| {
+            parse_call(
+                Surface::Individual,
+                &cat,
+                policy,
+                "arcane_containr_restart",
+                None,
+            )
+            .unwrap_err()
+        };
+        let all = err(&Policy::default());
+        assert!(all.contains("container.restart"), "{all}");
+        let reads = err(&Policy::new(true, false, &[]));
+        assert!(
+            !reads.contains("container.restart") && reads.contains("Closest actions: container."),
+            "{reads}"
         );
     }
 
