@@ -166,7 +166,7 @@ impl Sealer {
         let sealed = self
             .cipher
             .encrypt(
-                XNonce::from_slice(&nonce),
+                &XNonce::from(nonce),
                 Payload {
                     msg: &plain,
                     aad: &self.aad(kind),
@@ -196,10 +196,11 @@ impl Sealer {
             return None;
         }
         let (nonce, sealed) = raw.split_at(24);
+        let nonce: [u8; 24] = nonce.try_into().ok()?;
         let plain = self
             .cipher
             .decrypt(
-                XNonce::from_slice(nonce),
+                &XNonce::from(nonce),
                 Payload {
                     msg: sealed,
                     aad: &self.aad(kind),
