@@ -507,10 +507,14 @@ pub fn excerpt(text: &str, max_chars: usize) -> String {
         // Nothing at all would leave `- ` alone on a line: a heading underline.
         return "(empty)".into();
     }
+    // `|` escaped as in a table cell: an excerpt's line with a pipe, followed by a line that
+    // reads as a delimiter row (`- --- |`, the next item of a list of excerpts), made a table
+    // (found by fuzzing, `tests/fixtures/fuzz-regressions/`).
     escape(
         &cut,
         Slot {
             block_start: true,
+            table: true,
             ..Slot::default()
         },
     )

@@ -417,6 +417,19 @@ fn fuzz_regressions_stay_fixed() {
             .char_indices()
             .nth(s.chars().count() / 2)
             .map_or(s.len(), |(i, _)| i);
+        // An error's excerpt, then a list item of another: no table across the two lines.
+        let two = format!(
+            "x.y failed: Arcane answered 500 — {}\n- {}",
+            arcane_markdown::excerpt(&s[..mid], 300),
+            arcane_markdown::excerpt(&s[mid..], 300)
+        );
+        assert!(
+            !support::parse(&two).iter().any(|e| matches!(
+                e,
+                pulldown_cmark::Event::Start(pulldown_cmark::Tag::Table(_))
+            )),
+            "{two:?} is a table"
+        );
         for v in [&s[..mid], &s[mid..], &s[..]] {
             for md in [
                 format!("- {}", list_item_value(v)),
