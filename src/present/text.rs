@@ -114,4 +114,24 @@ mod tests {
         assert!(exec_text(&exec(Some(3))).ends_with("Exit code: 3"));
         assert!(exec_text(&exec(Some(3))).contains("hello world"));
     }
+
+    /// A lone backtick in a stream's error does not pair with the activity ID's code span
+    /// after it: the ID stays code, not a link (found by fuzzing the jsonlines target, input
+    /// in tests/fixtures/fuzz-regressions/jsonlines).
+    #[test]
+    fn an_errors_backtick_does_not_pair_with_the_activity_id() {
+        let summary = StreamSummary {
+            error: Some("pull ` failed".into()),
+            activity_id: Some("ftp://Created".into()),
+            ..StreamSummary::default()
+        };
+        let text = stream_text(&summary);
+        let events: Vec<_> = pulldown_cmark::Parser::new(&text).collect();
+        assert!(
+            events.iter().any(
+                |e| matches!(e, pulldown_cmark::Event::Code(c) if c.as_ref() == "ftp://Created")
+            ),
+            "{text:?}: {events:?}"
+        );
+    }
 }

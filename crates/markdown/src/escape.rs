@@ -286,6 +286,10 @@ pub struct Slot {
     pub block_start: bool,
     /// ATX heading content: a trailing run of `#` would be dropped.
     pub heading: bool,
+    /// Every backtick is escaped, paired or not: the text shares its paragraph with code
+    /// spans of ours (an error's excerpt, then an activity ID), and a lone backtick would pair
+    /// with one of theirs and turn the text between into code and the code into text.
+    pub ticks: bool,
 }
 
 /// Escapes a value for running text, where it is the only untrusted value of
@@ -508,13 +512,15 @@ pub fn excerpt(text: &str, max_chars: usize) -> String {
         return "(empty)".into();
     }
     // `|` escaped as in a table cell: an excerpt's line with a pipe, followed by a line that
-    // reads as a delimiter row (`- --- |`, the next item of a list of excerpts), made a table
-    // (found by fuzzing, `tests/fixtures/fuzz-regressions/`).
+    // reads as a delimiter row (`- --- |`, the next item of a list of excerpts), made a table;
+    // every backtick escaped: a stream's "Failed: {excerpt} … Activity: `id`" paired a lone one
+    // with the ID's (both found by fuzzing, `tests/fixtures/fuzz-regressions/`).
     escape(
         &cut,
         Slot {
             block_start: true,
             table: true,
+            ticks: true,
             ..Slot::default()
         },
     )
@@ -853,7 +859,7 @@ fn marks(c: &[char], slot: Slot) -> Vec<bool> {
         }
     }
 
-    if slot.strict {
+    if slot.strict || slot.ticks {
         for &(start, end) in &tick_runs {
             m[start..end].iter_mut().for_each(|x| *x = true);
         }
@@ -1017,30 +1023,35 @@ mod tests {
             table: false,
             block_start: false,
             heading: false,
+            ticks: false,
         },
         Slot {
             strict: true,
             table: false,
             block_start: false,
             heading: false,
+            ticks: false,
         },
         Slot {
             strict: false,
             table: true,
             block_start: false,
             heading: false,
+            ticks: false,
         },
         Slot {
             strict: true,
             table: false,
             block_start: true,
             heading: false,
+            ticks: false,
         },
         Slot {
             strict: false,
             table: false,
             block_start: false,
             heading: true,
+            ticks: false,
         },
     ];
 

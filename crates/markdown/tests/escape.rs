@@ -193,6 +193,7 @@ fn escaping_examples() {
         table: true,
         block_start: false,
         heading: false,
+        ticks: false,
     };
     assert_eq!(escape("x|y", slot), table_cell_strict("x|y"));
 }
