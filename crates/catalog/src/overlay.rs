@@ -553,17 +553,25 @@ fn known_fields(schema: &Value, keyword_path: &str) -> Vec<String> {
 }
 
 /// "unknown field `relatd` in actions.x — did you mean `related`?"
-fn unknown_field(field: &str, parent: &[String], known: &[String]) -> String {
+fn unknown_field(raw: &str, parent: &[String], known: &[String]) -> String {
+    // The key as written, with line breaks and control characters shown as escapes (a key of
+    // line breaks split the message over lines that named no file; found by fuzzing), and cut.
+    let shown: String = raw.escape_debug().collect();
+    let field = match shown.char_indices().nth(80) {
+        Some((at, _)) => format!("{}…", &shown[..at]),
+        None => shown,
+    };
+    let field = field.as_str();
     let place = if parent.is_empty() {
         "at the top level".to_string()
     } else {
-        format!("in {}", parent.join("."))
+        format!("in {}", parent.join(".").escape_debug())
     };
     let best = known
         .iter()
         .map(|k| {
             (
-                strsim::jaro_winkler(&field.to_ascii_lowercase(), &k.to_ascii_lowercase()),
+                strsim::jaro_winkler(&raw.to_ascii_lowercase(), &k.to_ascii_lowercase()),
                 k,
             )
         })

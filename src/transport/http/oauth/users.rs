@@ -281,6 +281,26 @@ mod tests {
         assert_eq!(rules[1].tools, vec!["container.list".to_string()]);
     }
 
+    /// Every line of an error names the file and the line, whatever the text (found by
+    /// fuzzing the oauth target: a YAML error with a blank line in it; the input is in
+    /// tests/fixtures/fuzz-regressions/oauth).
+    #[test]
+    fn every_error_line_names_file_and_line() {
+        let text = include_str!(
+            "../../../../tests/fixtures/fuzz-regressions/oauth/users-error-with-a-blank-line.yaml"
+        );
+        let Err(e) = parse(text, "users.yaml", Path::new("/nonexistent"), &env) else {
+            panic!("accepted");
+        };
+        for line in e.to_string().lines() {
+            let rest = line.strip_prefix("users.yaml:");
+            assert!(
+                rest.is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit())),
+                "{line:?} in {e:#}"
+            );
+        }
+    }
+
     #[test]
     fn errors_name_file_and_line() {
         let err = |text: &str| match parse(text, "users.yaml", Path::new("."), &env) {
