@@ -1479,6 +1479,16 @@ pub(crate) async fn post_call_2026(
             }
         }
     });
+    post_execute(base, token, &body).await
+}
+
+/// A sessionless 2026-07-28 `tools/call` of `arcane_execute_action` (`body`, the whole
+/// JSON-RPC request) with `token`: its status, headers and body.
+async fn post_execute(
+    base: &str,
+    token: &str,
+    body: &Value,
+) -> (u16, reqwest::header::HeaderMap, String) {
     let auth = format!("Bearer {token}");
     let headers = [
         ("mcp-protocol-version", "2026-07-28"),
@@ -2419,14 +2429,7 @@ pub(crate) async fn kill_2026(
         params[k] = v.clone();
     }
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    let auth = format!("Bearer {token}");
-    let headers = [
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "arcane_execute_action"),
-        ("authorization", auth.as_str()),
-    ];
-    let (status, h, text) = raw_post(base, &headers, body.to_string()).await;
+    let (status, h, text) = post_execute(base, token, &body).await;
     assert_eq!(status, 200, "{text}");
     (rpc_answer(&text)["result"].clone(), h)
 }
