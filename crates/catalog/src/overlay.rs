@@ -509,9 +509,24 @@ pub fn parse_checked_file<T: serde::de::DeserializeOwned>(
     if !errors.is_empty() {
         errors.sort();
         errors.dedup();
+        // One line per error, each naming file and line: a key or value of the file holding
+        // line breaks or other control characters (found by fuzzing) shows them escaped.
         let text: Vec<String> = errors
             .into_iter()
-            .map(|(line, what)| format!("{origin}:{line}: {what}"))
+            .map(|(line, what)| {
+                let what: String = what
+                    .chars()
+                    .flat_map(|c| {
+                        let shown: Vec<char> = if c.is_control() {
+                            c.escape_debug().collect()
+                        } else {
+                            vec![c]
+                        };
+                        shown
+                    })
+                    .collect();
+                format!("{origin}:{line}: {what}")
+            })
             .collect();
         return Err(anyhow!(text.join("\n")));
     }

@@ -382,7 +382,9 @@ impl State {
                         })
                         .unwrap_or_default();
                     let id = sanitize(&id).into_owned();
-                    message = Some(format!("activity {id}"));
+                    // Arcane's ID, whatever its length: the progress message stays within its
+                    // bound (found by fuzzing).
+                    message = Some(format!("activity {}", shorten(&id, MAX_MESSAGE)));
                     self.summary.activity_id = Some(id);
                 } else {
                     self.malformed(shorten(&sanitize(text), MAX_MESSAGE));
@@ -566,5 +568,31 @@ mod tests {
         assert!(s.done);
         assert_eq!(s.final_status, None);
         assert_eq!(s.items[0].status, "Pull complete");
+    }
+
+    /// A long activity ID's progress message is cut to its bound (found by fuzzing the
+    /// jsonlines target; input in tests/fixtures/fuzz-regressions/jsonlines).
+    #[tokio::test]
+    async fn a_long_activity_id_keeps_the_progress_message_short() {
+        let line = format!(
+            "{{\"type\":\"activity\",\"activityId\":\"{}\"}}\n",
+            "A".repeat(500)
+        );
+        let mut messages = Vec::new();
+        read_stream_within(
+            futures::stream::iter(vec![Ok::<_, String>(Bytes::from(line))]),
+            |p| messages.extend(p.message),
+            &CancellationToken::new(),
+            None,
+        )
+        .await
+        .ok();
+        assert!(!messages.is_empty());
+        assert!(
+            messages
+                .iter()
+                .all(|m| m.chars().count() <= MAX_MESSAGE + 10),
+            "{messages:?}"
+        );
     }
 }
