@@ -444,13 +444,16 @@ pub fn parse_checked_file<T: serde::de::DeserializeOwned>(
     schema: &str,
     guide: &str,
 ) -> Result<(T, LineMap)> {
-    let lines = yaml::scan(text, origin).map_err(|e| anyhow!(e))?;
+    let lines = yaml::scan(text, origin).map_err(|e| anyhow!(one_line(&e.to_string())))?;
     let value: Value = if text.trim().is_empty() {
         Value::Object(Default::default())
     } else {
         yaml_serde::from_str(text).map_err(|e| {
             let line = e.location().map(|l| l.line()).unwrap_or(1);
-            anyhow!("{origin}:{line}: invalid YAML: {e}")
+            anyhow!(
+                "{origin}:{line}: invalid YAML: {}",
+                one_line(&e.to_string())
+            )
         })?
     };
     let value = if value.is_null() {
@@ -513,20 +516,7 @@ pub fn parse_checked_file<T: serde::de::DeserializeOwned>(
         // line breaks or other control characters (found by fuzzing) shows them escaped.
         let text: Vec<String> = errors
             .into_iter()
-            .map(|(line, what)| {
-                let what: String = what
-                    .chars()
-                    .flat_map(|c| {
-                        let shown: Vec<char> = if c.is_control() {
-                            c.escape_debug().collect()
-                        } else {
-                            vec![c]
-                        };
-                        shown
-                    })
-                    .collect();
-                format!("{origin}:{line}: {what}")
-            })
+            .map(|(line, what)| format!("{origin}:{line}: {}", one_line(&what)))
             .collect();
         return Err(anyhow!(text.join("\n")));
     }
@@ -568,6 +558,21 @@ fn known_fields(schema: &Value, keyword_path: &str) -> Vec<String> {
 }
 
 /// "unknown field `relatd` in actions.x — did you mean `related`?"
+/// An error's words on one line: a key or value of the file holding line breaks or other
+/// control characters (found by fuzzing) shows them escaped, so that every line of an error
+/// names its file and line.
+fn one_line(what: &str) -> String {
+    let mut out = String::with_capacity(what.len());
+    for c in what.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn unknown_field(raw: &str, parent: &[String], known: &[String]) -> String {
     // The key as written, with line breaks and control characters shown as escapes (a key of
     // line breaks split the message over lines that named no file; found by fuzzing), and cut.
