@@ -68,10 +68,7 @@ pub(crate) async fn run(
 ) -> CallToolResponse {
     // The snapshot is loaded once for the whole call, so a reload never changes the catalog
     // under it; an OAuth caller's is the view of what it may run.
-    let snap = match &caller.grant {
-        Some(g) => server.live.load().view(&g.narrowing()),
-        None => server.live.load(),
-    };
+    let snap = crate::mcp::caller::view_of(server.live.load(), caller.grant.as_deref());
     let response = match surface::parse_call(snap.surface, &snap.catalog, &snap.policy, tool, args)
     {
         Err(text) => {

@@ -45,6 +45,18 @@ pub struct OAuthGrant {
     pub tools: Vec<String>,
 }
 
+/// `snap` as a caller with `grant` sees it: an OAuth caller whose grant narrows what it may
+/// run sees the view of what it may (`Snapshot::view`), everyone else the snapshot itself.
+pub fn view_of(
+    snap: Arc<crate::load::snapshot::Snapshot>,
+    grant: Option<&OAuthGrant>,
+) -> Arc<crate::load::snapshot::Snapshot> {
+    match grant {
+        Some(g) => snap.view(&g.narrowing()),
+        None => snap,
+    }
+}
+
 impl OAuthGrant {
     /// What it narrows: its scope and its users-file rule's preset and allow-list. Callers
     /// with equal narrowings see the same view of the snapshot (`Snapshot::view`).

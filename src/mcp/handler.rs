@@ -192,15 +192,11 @@ impl ArcaneServer {
         self
     }
 
-    /// The live snapshot as the caller behind `extensions` sees it: an OAuth caller whose
-    /// grant narrows what it may run sees the view of what it may (`Snapshot::view`), everyone
-    /// else the snapshot itself.
+    /// The live snapshot as the caller behind `extensions` sees it
+    /// ([`view_of`](crate::mcp::caller::view_of)).
     fn snapshot_for(&self, extensions: &rmcp::model::Extensions) -> Arc<Snapshot> {
-        let snap = self.calls.live.load();
-        match HttpCaller::of(extensions).and_then(|c| c.grant.as_ref()) {
-            Some(grant) => snap.view(&grant.narrowing()),
-            None => snap,
-        }
+        let grant = HttpCaller::of(extensions).and_then(|c| c.grant.as_deref());
+        crate::mcp::caller::view_of(self.calls.live.load(), grant)
     }
 
     /// The snapshot's tools as this request's client lists them: what its caller may run,
