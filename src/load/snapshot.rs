@@ -312,9 +312,7 @@ mod tests {
     use super::*;
 
     fn catalog() -> Catalog {
-        crate::load::sources::Sources::of_spec(arcane_test_support::spec_v2())
-            .build()
-            .expect("the 2.8.0 catalog")
+        crate::load::sources::Sources::test_catalog()
     }
 
     /// A narrowed caller's view: made once per narrowing and shared, its domain tools listing
@@ -413,11 +411,7 @@ mod tests {
     /// bounded wait the search builds the index itself.
     #[tokio::test]
     async fn a_search_does_not_wait_for_a_starved_background_build() {
-        let catalog = Arc::new(
-            crate::load::sources::Sources::of_spec(arcane_test_support::spec_v2())
-                .build()
-                .expect("the 2.8.0 catalog"),
-        );
+        let catalog = Arc::new(catalog());
         let search = Search::unbuilt();
         assert!(!search.is_ready());
         tokio::time::timeout(std::time::Duration::from_secs(60), search.ready(&catalog))

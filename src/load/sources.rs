@@ -21,6 +21,14 @@ pub struct Sources {
 }
 
 impl Sources {
+    /// The catalog of Arcane 2.8.0's document with the built-in layers: the unit tests' catalog.
+    #[cfg(test)]
+    pub(crate) fn test_catalog() -> arcane_catalog::Catalog {
+        Sources::of_spec(arcane_test_support::spec_v2())
+            .build()
+            .expect("the 2.8.0 catalog")
+    }
+
     /// The built-in layers over the OpenAPI document at `spec`, and nothing else: no operator
     /// directories, nothing fetched. Add them with [`Sources::with_overrides`] and
     /// [`Sources::with_catalog_dir`].

@@ -831,9 +831,7 @@ mod tests {
     /// an OAuth caller's read-only view) is not offered a restart it would refuse.
     #[test]
     fn unknown_tools_suggest_only_what_is_served() {
-        let cat = crate::load::sources::Sources::of_spec(arcane_test_support::spec_v2())
-            .build()
-            .expect("the 2.8.0 catalog");
+        let cat = crate::load::sources::Sources::test_catalog();
         let err = |policy: &Policy| {
             parse_call(
                 Surface::Individual,
