@@ -66,7 +66,7 @@ fn served(cat: &Catalog) -> serde_json::Value {
     let internals: Vec<_> = cat
         .actions
         .iter()
-        .map(|a| (&a.derived_id, &a.keywords, &a.response_schema))
+        .map(|a| (&a.derived_id, &a.keywords, &a.asks, &a.response_schema))
         .collect();
     serde_json::json!({
         "tools": tools,

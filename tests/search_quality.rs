@@ -137,6 +137,8 @@ fn weights_to_measure() -> Weights {
             "unknown_word" => w.unknown_word = v,
             "verb" => w.verb = v,
             "negated" => w.negated = v,
+            "asks" => w.asks = v,
+            "ask_top" => w.ask_top = v as usize,
             other => panic!("SEARCH_WEIGHTS: unknown weight {other:?}"),
         }
     }
@@ -628,7 +630,7 @@ fn operator_vocabulary_teaches_words() {
     std::fs::write(
         dir.path().join("my-words.yaml"),
         "vocabulary:\n  synonyms:\n    box: [container]\n  phrases:\n    zap: kill\n\
-         actions:\n  container.logs:\n    keywords: [what it said]\n",
+         actions:\n  container.logs:\n    keywords: [what it said]\n    asks: [what did the box mumble overnight]\n",
     )
     .unwrap();
     let sources = Sources {
@@ -660,6 +662,12 @@ fn operator_vocabulary_teaches_words() {
     );
     let got = idx.search(&taught, "what it said in the web container", 3, &all);
     assert_eq!(got[0].id, "container.logs", "{got:?}");
+    // An ask of the operator's file reaches the action, after the built-in ones.
+    let logs = taught.get("container.logs").unwrap();
+    assert_eq!(
+        logs.asks.last().map(String::as_str),
+        Some("what did the box mumble overnight")
+    );
 
     // A broken vocabulary names file and line.
     std::fs::write(

@@ -411,6 +411,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) -> Vec<(String, String)> {
     if let Some(k) = &ov.keywords {
         a.keywords.extend(k.iter().cloned());
     }
+    if let Some(k) = &ov.asks {
+        a.asks.extend(k.iter().cloned());
+    }
     if ov.no_effect.is_some() {
         a.no_effect = ov.no_effect.clone();
     }
@@ -681,6 +684,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         source: "openapi".into(),
         derived_id: String::new(),
         keywords: Vec::new(),
+        asks: Vec::new(),
     }
 }
 
@@ -1017,6 +1021,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         source: origin.to_string(),
         derived_id: d.id.clone(),
         keywords: Vec::new(),
+        asks: Vec::new(),
     })
 }
 

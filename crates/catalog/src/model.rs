@@ -380,6 +380,9 @@ pub struct Action {
     /// Search keywords from overlays: words and phrases people use for this action.
     #[serde(skip)]
     pub keywords: Vec<String>,
+    /// Search: whole requests people make for this action, from overlays (`asks`).
+    #[serde(skip)]
+    pub asks: Vec<String>,
 }
 
 impl Action {
@@ -668,6 +671,8 @@ fn index(actions: &[Action]) -> (HashMap<String, usize>, HashMap<String, usize>)
 struct ActionInternals {
     derived_id: String,
     keywords: Vec<String>,
+    #[serde(default)]
+    asks: Vec<String>,
 }
 
 /// An action's response schema in the stored form: about half its bytes, so it is a document
@@ -718,6 +723,7 @@ impl Catalog {
                         ActionInternals {
                             derived_id: a.derived_id.clone(),
                             keywords: a.keywords.clone(),
+                            asks: a.asks.clone(),
                         },
                     )
                 })
@@ -791,6 +797,7 @@ impl Catalog {
                 a.response_schema = response.schema;
                 a.derived_id = internals.derived_id;
                 a.keywords = internals.keywords;
+                a.asks = internals.asks;
                 a
             })
             .collect();

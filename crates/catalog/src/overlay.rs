@@ -72,6 +72,9 @@ pub struct ActionOverlay {
     pub no_effect: Option<NoEffect>,
     /// Search: words and phrases people use for this action (added to earlier layers').
     pub keywords: Option<Vec<String>>,
+    /// Search: whole requests people make when they want this action ("why did my app
+    /// crash"), compared with a query by meaning (added to earlier layers').
+    pub asks: Option<Vec<String>>,
     /// String or multipart parameters that carry JSON text: their inner fields become ordinary
     /// parameters and the executor encodes them back (docs/encoded-parameters.md). A later
     /// file's list replaces an earlier one; an empty list turns the encoding off.

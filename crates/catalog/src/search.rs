@@ -55,6 +55,9 @@ const NEGATION_SPAN: usize = 5;
 /// Function words that may lead a question's interrogative ("can you tell me which…", "I
 /// want to know how much…").
 const QUESTION_LEAD_IN: usize = 5;
+/// Mixed into an ask's cache key: an ask and an action text of the same words are embedded
+/// with different weights and must not share a vector.
+const ASK_KEY: u64 = 0x6173_6b73_2d76_3031;
 
 /// The weights of the ranking. [`Weights::default`] holds the measured values; see
 /// `docs/search.md` for how they were measured.
@@ -113,6 +116,11 @@ pub struct Weights {
     /// A query word no field of the index knows ("pods", "slack"): dropped by the lexical side,
     /// it counts this much on the semantic side.
     pub unknown_word: f32,
+    /// How much an action's best-matching ask (overlay `asks`: a whole request people make for
+    /// it) counts in its cosine against the action's own text: `(1 − asks) × text + asks × ask`.
+    pub asks: f32,
+    /// How many of an action's closest asks are averaged for its ask cosine (1: the closest).
+    pub ask_top: usize,
 }
 
 impl Default for Weights {
@@ -140,10 +148,12 @@ impl Default for Weights {
             idf: 0.5,
             negated: 0.25,
             verb: 0.5,
-            semantic: 3.0,
+            semantic: 8.0,
             rrf_k: 0.0,
             semantic_pool: 24,
             unknown_word: 1.0,
+            asks: 0.8,
+            ask_top: 1,
         }
     }
 }
@@ -309,6 +319,8 @@ pub struct SearchIndex {
     spread: HashMap<String, u32>,
     /// Each entry's semantic vector (normalised), in entry order.
     vectors: Vec<std::sync::Arc<[f32]>>,
+    /// The vectors of the entries' asks, embedded as a query is: `(entry, vector)`.
+    ask_vectors: Vec<(usize, std::sync::Arc<[f32]>)>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -577,7 +589,7 @@ impl SearchIndex {
             .collect();
         corrections.sort();
         let vectors = embed_actions(catalog, cache);
-        Ok(SearchIndex {
+        let mut built = SearchIndex {
             index,
             reader,
             fields,
@@ -594,7 +606,37 @@ impl SearchIndex {
             spread,
             resources,
             vectors,
-        })
+            ask_vectors: Vec::new(),
+        };
+        built.ask_vectors = built.embed_asks(catalog, cache);
+        Ok(built)
+    }
+
+    /// Every ask's vector, embedded as a query is (its words weighed as a query's are, with
+    /// the vocabulary's synonyms beside them), so an ask and a query that say the same thing
+    /// in the same words meet. Taken from `cache` when an earlier build embedded the same words.
+    fn embed_asks(
+        &self,
+        catalog: &Catalog,
+        cache: &semantic::EmbeddingCache,
+    ) -> Vec<(usize, std::sync::Arc<[f32]>)> {
+        let e = semantic::embedder();
+        let mut out = Vec::new();
+        for (entry, a) in catalog.actions.iter().enumerate() {
+            // An action keyword (the operator's too) is a short request of its own.
+            for ask in a.asks.iter().chain(&a.keywords) {
+                let words = self.query_words(ask, &self.parse(ask));
+                if words.is_empty() {
+                    continue;
+                }
+                let key = semantic::key_of(&words) ^ ASK_KEY;
+                let v = cache.get_or(key, || e.embed(&words, &|id| e.rarity(id)));
+                if v.iter().any(|x| *x != 0.0) {
+                    out.push((entry, v));
+                }
+            }
+        }
+        out
     }
 
     /// Best matches for plain words, best first, at most `limit`, skipping actions for which
@@ -702,15 +744,50 @@ impl SearchIndex {
     }
 
     /// The cosine of the query's meaning with every action's (entry order), or `None` when the
-    /// semantic side is off or knows none of the query's words. The query's words weigh what
-    /// the lexical side weighs them (function words, qualifiers and the situation less; a
-    /// synonym of the vocabulary — the operator's too — beside the word typed); a word the
-    /// index does not know, which the lexical side drops, is what the meaning is for.
+    /// semantic side is off or knows none of the query's words ([`SearchIndex::query_words`]).
+    /// An action with asks mixes in the cosine of its closest ask ([`Weights::asks`]).
     fn cosines(&self, query: &str, groups: &[Group]) -> Option<Vec<f32>> {
         let w = &self.weights;
         if w.semantic <= 0.0 {
             return None;
         }
+        let words = self.query_words(query, groups);
+        let e = semantic::embedder();
+        let q = e.embed(&words, &|id| e.rarity(id));
+        if q.iter().all(|x| *x == 0.0) {
+            return None;
+        }
+        let mut cos: Vec<f32> = self.vectors.iter().map(|v| semantic::dot(&q, v)).collect();
+        if w.asks > 0.0 && !self.ask_vectors.is_empty() {
+            let top = w.ask_top.max(1);
+            let mut best: Vec<Vec<f32>> = vec![Vec::new(); cos.len()];
+            for (entry, v) in &self.ask_vectors {
+                let c = semantic::dot(&q, v);
+                let b = &mut best[*entry];
+                // The `top` largest, kept in descending order.
+                let at = b.partition_point(|x| *x >= c);
+                if at < top {
+                    b.insert(at, c);
+                    b.truncate(top);
+                }
+            }
+            for (c, b) in cos.iter_mut().zip(best) {
+                // An action without asks keeps its text's cosine.
+                if !b.is_empty() {
+                    let ask = b.iter().sum::<f32>() / b.len() as f32;
+                    *c = (1.0 - w.asks) * *c + w.asks * ask;
+                }
+            }
+        }
+        Some(cos)
+    }
+
+    /// A query's words for the semantic side, weighted as the lexical side weighs them
+    /// (function words, qualifiers and the situation less; a synonym of the vocabulary — the
+    /// operator's too — beside the word typed); a word the index does not know, which the
+    /// lexical side drops, is what the meaning is for and counts [`Weights::unknown_word`].
+    fn query_words(&self, query: &str, groups: &[Group]) -> Vec<(String, f32)> {
+        let w = &self.weights;
         let mut words: Vec<(String, f32)> = Vec::new();
         let mut covered: HashSet<String> = HashSet::new();
         for g in groups {
@@ -741,12 +818,7 @@ impl SearchIndex {
             covered.insert(word.clone());
             words.push((word, w.unknown_word));
         }
-        let e = semantic::embedder();
-        let q = e.embed(&words, &|id| e.rarity(id));
-        if q.iter().all(|x| *x == 0.0) {
-            return None;
-        }
-        Some(self.vectors.iter().map(|v| semantic::dot(&q, v)).collect())
+        words
     }
 
     /// The semantic side's ranking alone (best first, at most `limit` action IDs): for tests,
@@ -829,7 +901,12 @@ impl SearchIndex {
                     push_alt(&mut alts, stem.clone(), raw.clone(), w.synonym);
                 }
                 let len = word.chars().count();
-                if len >= FUZZY_MIN_CHARS && !self.vocabulary.contains(&s) {
+                // A word the language model knows whole ("blog", "pods") is a word of its own,
+                // not a misspelling of one the index knows ("logs"): the semantic side reads it.
+                if len >= FUZZY_MIN_CHARS
+                    && !self.vocabulary.contains(&s)
+                    && !semantic::embedder().knows(&word)
+                {
                     let stem_len = s.chars().count();
                     // A three-letter word is corrected only to a four-letter one ("pul").
                     let fixes = self

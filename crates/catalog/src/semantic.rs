@@ -207,8 +207,9 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
-/// Action vectors already computed, by a hash of the text they were computed from: a reload
-/// re-embeds only the actions whose text (or the catalog-wide token weights) changed.
+/// Action and ask vectors already computed, by a hash of the text they were computed from: a
+/// reload re-embeds only the actions whose text (or the catalog-wide token weights) changed,
+/// and only the asks that are new.
 #[derive(Debug, Default)]
 pub struct EmbeddingCache {
     map: Mutex<HashMap<u64, Arc<[f32]>>>,
@@ -231,8 +232,9 @@ impl EmbeddingCache {
         self.computed
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut m = self.map.lock().expect("cache lock");
-        // Bounded: a long-running server reloading many times keeps at most a few catalogs.
-        if m.len() > 8192 {
+        // Bounded: a long-running server reloading many times keeps at most a few catalogs
+        // (each: an action vector per action and one per ask, ~3,500 for the 2.8 catalog).
+        if m.len() > 16384 {
             m.clear();
         }
         m.insert(key, v.clone());

@@ -174,15 +174,26 @@ fn confidence_says_when_the_first_is_not_clearly_meant() {
     assert!(is_weak(&index().search(catalog(), "status", 5, &all)));
 }
 
-/// A reload (a new catalog, one action's text changed) re-embeds that action only; the same
-/// catalog again re-embeds nothing.
+/// A reload (a new catalog, one action's text changed, one ask added) re-embeds that action
+/// and that ask only; the same catalog again re-embeds nothing.
 #[test]
 fn a_reload_re_embeds_only_what_changed() {
     let cache = EmbeddingCache::default();
     let w = Weights::default();
     SearchIndex::build_cached(catalog(), w, &cache).expect("the index builds");
     let first = cache.computed();
-    assert_eq!(first, catalog().actions.len());
+    let actions = catalog().actions.len();
+    let asks: usize = catalog()
+        .actions
+        .iter()
+        .map(|a| a.asks.len() + a.keywords.len())
+        .sum();
+    // Every action's text once, every ask and action keyword once (two of the same words share
+    // a vector).
+    assert!(
+        first > actions && first <= actions + asks,
+        "{first} vectors for {actions} actions and {asks} asks"
+    );
     SearchIndex::build_cached(catalog(), w, &cache).expect("the index builds");
     assert_eq!(
         cache.computed(),
@@ -190,11 +201,18 @@ fn a_reload_re_embeds_only_what_changed() {
         "nothing changed, nothing re-embedded"
     );
     let mut changed = catalog().clone();
+    // Words the index knows already: new words would change how every ask holding them is
+    // weighed (a word no field knows counts more), and re-embed those asks too.
     changed.actions[0]
         .description
-        .push_str(" Also answers about ephemeral sandboxes.");
+        .push_str(" Also lists the container images.");
     SearchIndex::build_cached(&changed, w, &cache).expect("the index builds");
     assert_eq!(cache.computed(), first + 1, "one action changed");
+    changed.actions[1]
+        .asks
+        .push("what about the container images".into());
+    SearchIndex::build_cached(&changed, w, &cache).expect("the index builds");
+    assert_eq!(cache.computed(), first + 2, "one ask added");
 }
 
 /// The operator's words reach the semantic side: a synonym of an overlay changes the query's
@@ -235,5 +253,41 @@ fn operator_words_reach_the_semantic_side() {
     assert!(
         after.is_some_and(|r| r < 10),
         "{after:?} (before: {before:?})"
+    );
+}
+
+/// An operator's `asks` (whole requests people make for an action) reach the search: a request
+/// in words no field of the action holds finds it first once it is one of its asks, and the
+/// same request does not before.
+#[test]
+fn an_operators_asks_reach_the_search() {
+    let q = "how much room is the treasure chest hogging";
+    let before = ids_with(index(), q, 10);
+    assert_ne!(
+        before.first().map(String::as_str),
+        Some("volume.sizes"),
+        "{before:?}"
+    );
+    let mut taught = catalog().clone();
+    let a = taught
+        .actions
+        .iter_mut()
+        .find(|a| a.id == "volume.sizes")
+        .expect("volume.sizes exists");
+    a.asks
+        .push("how much room is the treasure chest hogging".into());
+    let ix = SearchIndex::build(&taught).expect("the index builds");
+    let after = ids_with(&ix, q, 10);
+    assert_eq!(
+        after.first().map(String::as_str),
+        Some("volume.sizes"),
+        "{after:?}"
+    );
+    // Close wording finds it too: the ask is compared by meaning, not by its exact text.
+    let near = ids_with(&ix, "treasure chest hogging room", 10);
+    assert_eq!(
+        near.first().map(String::as_str),
+        Some("volume.sizes"),
+        "{near:?}"
     );
 }

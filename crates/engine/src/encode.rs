@@ -177,6 +177,7 @@ mod tests {
             confirm_diff: Vec::new(),
             no_effect: None,
             keywords: vec![],
+            asks: vec![],
             response_schema: None,
             widenings: vec![],
             handler: None,
