@@ -139,6 +139,7 @@ fn weights_to_measure() -> Weights {
             "negated" => w.negated = v,
             "asks" => w.asks = v,
             "ask_top" => w.ask_top = v as usize,
+            "ask_resource" => w.ask_resource = v,
             other => panic!("SEARCH_WEIGHTS: unknown weight {other:?}"),
         }
     }

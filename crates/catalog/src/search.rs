@@ -121,6 +121,11 @@ pub struct Weights {
     pub asks: f32,
     /// How many of an action's closest asks are averaged for its ask cosine (1: the closest).
     pub ask_top: usize,
+    /// How much a word that names a resource ("swarm", "service", "image") counts when a query
+    /// is compared with asks, and in the asks themselves: the resource is told by the lexical
+    /// side and the action's text; the asks tell its actions apart by what is asked ("remove
+    /// swarm service" is not near "swarm service details" for sharing two words of three).
+    pub ask_resource: f32,
 }
 
 impl Default for Weights {
@@ -154,6 +159,7 @@ impl Default for Weights {
             unknown_word: 1.0,
             asks: 0.8,
             ask_top: 1,
+            ask_resource: 0.5,
         }
     }
 }
@@ -625,7 +631,7 @@ impl SearchIndex {
         for (entry, a) in catalog.actions.iter().enumerate() {
             // An action keyword (the operator's too) is a short request of its own.
             for ask in a.asks.iter().chain(&a.keywords) {
-                let words = self.query_words(ask, &self.parse(ask));
+                let words = self.query_words(ask, &self.parse(ask), self.weights.ask_resource);
                 if words.is_empty() {
                     continue;
                 }
@@ -751,14 +757,32 @@ impl SearchIndex {
         if w.semantic <= 0.0 {
             return None;
         }
-        let words = self.query_words(query, groups);
+        let words = self.query_words(query, groups, 1.0);
         let e = semantic::embedder();
         let q = e.embed(&words, &|id| e.rarity(id));
         if q.iter().all(|x| *x == 0.0) {
             return None;
         }
         let mut cos: Vec<f32> = self.vectors.iter().map(|v| semantic::dot(&q, v)).collect();
-        if w.asks > 0.0 && !self.ask_vectors.is_empty() {
+        // A query that only names a resource ("volume backup", "gitops sync") asks nothing the
+        // asks could tell its actions apart by: the lexical side's rule (a resource alone is
+        // its list) decides.
+        let asks_something = groups.iter().any(|g| {
+            !g.function
+                && !g
+                    .alts
+                    .first()
+                    .is_some_and(|a| self.resources.contains(&a.stem))
+        });
+        if w.asks > 0.0 && asks_something && !self.ask_vectors.is_empty() {
+            // The query as asks are embedded: its resource words weigh `ask_resource`.
+            let q = if w.ask_resource == 1.0 {
+                q
+            } else {
+                e.embed(&self.query_words(query, groups, w.ask_resource), &|id| {
+                    e.rarity(id)
+                })
+            };
             let top = w.ask_top.max(1);
             let mut best: Vec<Vec<f32>> = vec![Vec::new(); cos.len()];
             for (entry, v) in &self.ask_vectors {
@@ -786,14 +810,21 @@ impl SearchIndex {
     /// (function words, qualifiers and the situation less; a synonym of the vocabulary — the
     /// operator's too — beside the word typed); a word the index does not know, which the
     /// lexical side drops, is what the meaning is for and counts [`Weights::unknown_word`].
-    fn query_words(&self, query: &str, groups: &[Group]) -> Vec<(String, f32)> {
+    /// A word naming a resource counts `resource` (1 for the action texts, [`Weights::ask_resource`]
+    /// against the asks).
+    fn query_words(&self, query: &str, groups: &[Group], resource: f32) -> Vec<(String, f32)> {
         let w = &self.weights;
         let mut words: Vec<(String, f32)> = Vec::new();
         let mut covered: HashSet<String> = HashSet::new();
         for g in groups {
+            let names_resource = g
+                .alts
+                .first()
+                .is_some_and(|a| self.resources.contains(&a.stem));
+            let gw = g.weight * if names_resource { resource } else { 1.0 };
             for (i, a) in g.alts.iter().enumerate() {
                 let form = if a.raw.is_empty() { &a.stem } else { &a.raw };
-                let weight = g.weight * if i == 0 { 1.0 } else { a.weight * w.synonym };
+                let weight = gw * if i == 0 { 1.0 } else { a.weight * w.synonym };
                 for part in semantic::words(form) {
                     words.push((part, weight));
                 }
