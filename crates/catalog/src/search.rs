@@ -767,13 +767,9 @@ impl SearchIndex {
         // A query that only names a resource ("volume backup", "gitops sync") asks nothing the
         // asks could tell its actions apart by: the lexical side's rule (a resource alone is
         // its list) decides.
-        let asks_something = groups.iter().any(|g| {
-            !g.function
-                && !g
-                    .alts
-                    .first()
-                    .is_some_and(|a| self.resources.contains(&a.stem))
-        });
+        let asks_something = groups
+            .iter()
+            .any(|g| !g.function && !self.typed_names_resource(g));
         if w.asks > 0.0 && asks_something && !self.ask_vectors.is_empty() {
             // The query as asks are embedded: its resource words weigh `ask_resource`.
             let q = if w.ask_resource == 1.0 {
@@ -817,11 +813,12 @@ impl SearchIndex {
         let mut words: Vec<(String, f32)> = Vec::new();
         let mut covered: HashSet<String> = HashSet::new();
         for g in groups {
-            let names_resource = g
-                .alts
-                .first()
-                .is_some_and(|a| self.resources.contains(&a.stem));
-            let gw = g.weight * if names_resource { resource } else { 1.0 };
+            let gw = g.weight
+                * if self.typed_names_resource(g) {
+                    resource
+                } else {
+                    1.0
+                };
             for (i, a) in g.alts.iter().enumerate() {
                 let form = if a.raw.is_empty() { &a.stem } else { &a.raw };
                 let weight = gw * if i == 0 { 1.0 } else { a.weight * w.synonym };
@@ -850,6 +847,13 @@ impl SearchIndex {
             words.push((word, w.unknown_word));
         }
         words
+    }
+
+    /// The word typed (not a synonym of it) names a resource: "swarm", "service", "images".
+    fn typed_names_resource(&self, g: &Group) -> bool {
+        g.alts
+            .first()
+            .is_some_and(|a| self.resources.contains(&a.stem))
     }
 
     /// The semantic side's ranking alone (best first, at most `limit` action IDs): for tests,
