@@ -139,7 +139,8 @@ fn weights_to_measure() -> Weights {
             "negated" => w.negated = v,
             "asks" => w.asks = v,
             "ask_top" => w.ask_top = v as usize,
-            "ask_resource" => w.ask_resource = v,
+            "sure_semantic" => w.sure_semantic = v,
+            "sure_asks" => w.sure_asks = v,
             other => panic!("SEARCH_WEIGHTS: unknown weight {other:?}"),
         }
     }

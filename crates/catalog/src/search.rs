@@ -121,11 +121,14 @@ pub struct Weights {
     pub asks: f32,
     /// How many of an action's closest asks are averaged for its ask cosine (1: the closest).
     pub ask_top: usize,
-    /// How much a word that names a resource ("swarm", "service", "image") counts when a query
-    /// is compared with asks, and in the asks themselves: the resource is told by the lexical
-    /// side and the action's text; the asks tell its actions apart by what is asked ("remove
-    /// swarm service" is not near "swarm service details" for sharing two words of three).
-    pub ask_resource: f32,
+    /// The semantic weight when the lexical side's best action explains every word of the
+    /// query ("gitops sync", "inspect container details"): between it and [`Weights::semantic`]
+    /// by the share of the query that best action leaves unexplained. The meaning decides where
+    /// the words did not.
+    pub sure_semantic: f32,
+    /// The asks' weight ([`Weights::asks`]) when the lexical side's best action explains every
+    /// word of the query; between it and `asks` as for [`Weights::sure_semantic`].
+    pub sure_asks: f32,
 }
 
 impl Default for Weights {
@@ -159,7 +162,8 @@ impl Default for Weights {
             unknown_word: 1.0,
             asks: 0.8,
             ask_top: 1,
-            ask_resource: 0.5,
+            sure_semantic: 7.0,
+            sure_asks: 0.6,
         }
     }
 }
@@ -393,6 +397,27 @@ impl Group {
             .filter(|a| a.stem == stem)
             .map(|a| (a.weight, a.raw == raw))
             .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+    }
+}
+
+/// A query's cosines with every action (entry order): with the action's text, and with its
+/// closest asks (`None` for an action without asks).
+struct Meaning {
+    text: Vec<f32>,
+    asks: Vec<Option<f32>>,
+    /// How many of the query's words no field of the index knows (the lexical side drops them).
+    unknown: f32,
+}
+
+impl Meaning {
+    /// Per action `(1 − asks) × text + asks × ask` ([`Weights::asks`]); an action without asks
+    /// keeps its text's cosine.
+    fn mixed(&self, asks: f32) -> Vec<f32> {
+        self.text
+            .iter()
+            .zip(&self.asks)
+            .map(|(t, a)| a.map_or(*t, |a| (1.0 - asks) * t + asks * a))
+            .collect()
     }
 }
 
@@ -631,7 +656,7 @@ impl SearchIndex {
         for (entry, a) in catalog.actions.iter().enumerate() {
             // An action keyword (the operator's too) is a short request of its own.
             for ask in a.asks.iter().chain(&a.keywords) {
-                let words = self.query_words(ask, &self.parse(ask), self.weights.ask_resource);
+                let (words, _) = self.query_words(ask, &self.parse(ask));
                 if words.is_empty() {
                     continue;
                 }
@@ -673,11 +698,12 @@ impl SearchIndex {
         };
         let best = candidates.iter().map(|c| c.1).fold(0.0_f32, f32::max);
         let w = &self.weights;
-        let cosines = self.cosines(query, &groups);
+        let meaning = self.meaning(query, &groups);
         let mut text_of: HashMap<usize, f32> = candidates.into_iter().collect();
         // The semantic side's best actions join the lexical candidates: an action the query
         // names in no word of its own ("pods" for containers) is found by meaning alone.
-        if let Some(cos) = &cosines {
+        if let Some(m) = &meaning {
+            let cos = m.mixed(w.asks);
             let mut by_meaning: Vec<usize> = (0..self.entries.len()).collect();
             by_meaning.sort_by(|a, b| cos[*b].total_cmp(&cos[*a]));
             for e in by_meaning.into_iter().take(w.semantic_pool) {
@@ -702,9 +728,24 @@ impl SearchIndex {
                     .then_with(|| self.entries[a.0].id.cmp(&self.entries[b.0].id))
             })
         };
-        if let Some(cos) = &cosines {
+        if let Some(m) = &meaning {
+            by_score(&mut scored);
+            // How much of the query the words alone leave unexplained (a word no field knows,
+            // which the lexical side drops, is unexplained): where the lexical leader explains
+            // every word, the meaning only reorders near ties.
+            let total: f32 = groups
+                .iter()
+                .filter(|g| !g.function)
+                .map(|g| g.weight)
+                .sum();
+            let unsure = scored.first().map_or(1.0, |(entry, _)| {
+                let covered = self.explain(&self.entries[*entry], &groups).1 * total;
+                let all = total + m.unknown;
+                if all > 0.0 { 1.0 - covered / all } else { 1.0 }
+            });
+            let semantic = w.sure_semantic + (w.semantic - w.sure_semantic) * unsure;
+            let cos = m.mixed(w.sure_asks + (w.asks - w.sure_asks) * unsure);
             if w.rrf_k > 0.0 {
-                by_score(&mut scored);
                 let mut sem: Vec<(usize, f32)> = scored.iter().map(|&(e, _)| (e, cos[e])).collect();
                 by_score(&mut sem);
                 let mut fused: HashMap<usize, f32> = HashMap::new();
@@ -712,12 +753,12 @@ impl SearchIndex {
                     *fused.entry(*e).or_default() += 1.0 / (w.rrf_k + rank as f32 + 1.0);
                 }
                 for (rank, (e, _)) in sem.iter().enumerate() {
-                    *fused.entry(*e).or_default() += w.semantic / (w.rrf_k + rank as f32 + 1.0);
+                    *fused.entry(*e).or_default() += semantic / (w.rrf_k + rank as f32 + 1.0);
                 }
                 scored = fused.into_iter().collect();
             } else {
                 for (e, score) in &mut scored {
-                    *score += w.semantic * cos[*e];
+                    *score += semantic * cos[*e];
                 }
             }
         }
@@ -749,38 +790,24 @@ impl SearchIndex {
             .collect()
     }
 
-    /// The cosine of the query's meaning with every action's (entry order), or `None` when the
-    /// semantic side is off or knows none of the query's words ([`SearchIndex::query_words`]).
-    /// An action with asks mixes in the cosine of its closest ask ([`Weights::asks`]).
-    fn cosines(&self, query: &str, groups: &[Group]) -> Option<Vec<f32>> {
+    /// The query's meaning against every action's, or `None` when the semantic side is off or
+    /// knows none of the query's words ([`SearchIndex::query_words`]).
+    fn meaning(&self, query: &str, groups: &[Group]) -> Option<Meaning> {
         let w = &self.weights;
         if w.semantic <= 0.0 {
             return None;
         }
-        let words = self.query_words(query, groups, 1.0);
+        let (words, unknown) = self.query_words(query, groups);
         let e = semantic::embedder();
         let q = e.embed(&words, &|id| e.rarity(id));
         if q.iter().all(|x| *x == 0.0) {
             return None;
         }
-        let mut cos: Vec<f32> = self.vectors.iter().map(|v| semantic::dot(&q, v)).collect();
-        // A query that only names a resource ("volume backup", "gitops sync") asks nothing the
-        // asks could tell its actions apart by: the lexical side's rule (a resource alone is
-        // its list) decides.
-        let asks_something = groups
-            .iter()
-            .any(|g| !g.function && !self.typed_names_resource(g));
-        if w.asks > 0.0 && asks_something && !self.ask_vectors.is_empty() {
-            // The query as asks are embedded: its resource words weigh `ask_resource`.
-            let q = if w.ask_resource == 1.0 {
-                q
-            } else {
-                e.embed(&self.query_words(query, groups, w.ask_resource), &|id| {
-                    e.rarity(id)
-                })
-            };
+        let text: Vec<f32> = self.vectors.iter().map(|v| semantic::dot(&q, v)).collect();
+        let mut asks: Vec<Option<f32>> = vec![None; text.len()];
+        if !self.ask_vectors.is_empty() {
             let top = w.ask_top.max(1);
-            let mut best: Vec<Vec<f32>> = vec![Vec::new(); cos.len()];
+            let mut best: Vec<Vec<f32>> = vec![Vec::new(); text.len()];
             for (entry, v) in &self.ask_vectors {
                 let c = semantic::dot(&q, v);
                 let b = &mut best[*entry];
@@ -791,37 +818,33 @@ impl SearchIndex {
                     b.truncate(top);
                 }
             }
-            for (c, b) in cos.iter_mut().zip(best) {
-                // An action without asks keeps its text's cosine.
+            for (a, b) in asks.iter_mut().zip(best) {
                 if !b.is_empty() {
-                    let ask = b.iter().sum::<f32>() / b.len() as f32;
-                    *c = (1.0 - w.asks) * *c + w.asks * ask;
+                    *a = Some(b.iter().sum::<f32>() / b.len() as f32);
                 }
             }
         }
-        Some(cos)
+        Some(Meaning {
+            text,
+            asks,
+            unknown: unknown as f32,
+        })
     }
 
     /// A query's words for the semantic side, weighted as the lexical side weighs them
     /// (function words, qualifiers and the situation less; a synonym of the vocabulary — the
     /// operator's too — beside the word typed); a word the index does not know, which the
     /// lexical side drops, is what the meaning is for and counts [`Weights::unknown_word`].
-    /// A word naming a resource counts `resource` (1 for the action texts, [`Weights::ask_resource`]
-    /// against the asks).
-    fn query_words(&self, query: &str, groups: &[Group], resource: f32) -> Vec<(String, f32)> {
+    /// Also how many such words the query has.
+    fn query_words(&self, query: &str, groups: &[Group]) -> (Vec<(String, f32)>, usize) {
         let w = &self.weights;
+        let mut unknown = 0;
         let mut words: Vec<(String, f32)> = Vec::new();
         let mut covered: HashSet<String> = HashSet::new();
         for g in groups {
-            let gw = g.weight
-                * if self.typed_names_resource(g) {
-                    resource
-                } else {
-                    1.0
-                };
             for (i, a) in g.alts.iter().enumerate() {
                 let form = if a.raw.is_empty() { &a.stem } else { &a.raw };
-                let weight = gw * if i == 0 { 1.0 } else { a.weight * w.synonym };
+                let weight = g.weight * if i == 0 { 1.0 } else { a.weight * w.synonym };
                 for part in semantic::words(form) {
                     words.push((part, weight));
                 }
@@ -845,15 +868,9 @@ impl SearchIndex {
             }
             covered.insert(word.clone());
             words.push((word, w.unknown_word));
+            unknown += 1;
         }
-        words
-    }
-
-    /// The word typed (not a synonym of it) names a resource: "swarm", "service", "images".
-    fn typed_names_resource(&self, g: &Group) -> bool {
-        g.alts
-            .first()
-            .is_some_and(|a| self.resources.contains(&a.stem))
+        (words, unknown)
     }
 
     /// The semantic side's ranking alone (best first, at most `limit` action IDs): for tests,
@@ -861,9 +878,10 @@ impl SearchIndex {
     /// query's words or is off.
     pub fn semantic_ranking(&self, query: &str, limit: usize) -> Vec<String> {
         let groups = self.parse(query);
-        let Some(cos) = self.cosines(query, &groups) else {
+        let Some(meaning) = self.meaning(query, &groups) else {
             return Vec::new();
         };
+        let cos = meaning.mixed(self.weights.asks);
         let mut order: Vec<usize> = (0..self.entries.len()).collect();
         order.sort_by(|a, b| cos[*b].total_cmp(&cos[*a]));
         order

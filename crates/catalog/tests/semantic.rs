@@ -2,7 +2,8 @@
 //! semantic side finds what no word of the query names, the fusion keeps the lexical side's
 //! answers, the verb of the request decides within a resource, negated words count less, the
 //! confidence says when the first result is not clearly the one meant, a reload re-embeds only
-//! what changed, and the operator's words reach the semantic side.
+//! what changed, the operator's words reach the semantic side, and the meaning decides where
+//! the words leave the query unexplained.
 
 use arcane_catalog::semantic::EmbeddingCache;
 use arcane_catalog::{Hit, SearchIndex, Weights, is_weak};
@@ -259,6 +260,50 @@ fn operator_words_reach_the_semantic_side() {
 /// An operator's `asks` (whole requests people make for an action) reach the search: a request
 /// in words no field of the action holds finds it first once it is one of its asks, and the
 /// same request does not before.
+/// Where the lexical side's best action explains every word of the query, the meaning counts
+/// its `sure_` weights ([`Weights::sure_semantic`], [`Weights::sure_asks`]): at 0 the ranking
+/// is the lexical side's own. Where words are left unexplained, the meaning counts fully.
+#[test]
+fn meaning_decides_where_the_words_do_not() {
+    let sure_off = SearchIndex::build_with(
+        catalog(),
+        Weights {
+            sure_semantic: 0.0,
+            sure_asks: 0.0,
+            ..Weights::default()
+        },
+    )
+    .expect("the index builds");
+    let lex = lexical_only();
+    for q in [
+        "gitops sync",
+        "list swarm services",
+        "inspect container details",
+        "deploy stack",
+    ] {
+        assert_eq!(ids_with(&sure_off, q, 3), ids_with(&lex, q, 3), "{q}");
+    }
+    let unexplained = [
+        "notify the team on slack when a deploy fails",
+        "which pods are eating memory",
+        "wipe out the leftover junk from old builds",
+    ];
+    assert!(
+        unexplained
+            .iter()
+            .any(|q| ids_with(&sure_off, q, 5) != ids_with(&lex, q, 5)),
+        "the meaning changed no ranking of a query the words leave unexplained"
+    );
+    // With the adopted weights too, a plain request keeps its lexical answer first.
+    for q in [
+        "list swarm services",
+        "inspect container details",
+        "deploy stack",
+    ] {
+        assert_eq!(ids_with(index(), q, 1), ids_with(&lex, q, 1), "{q}");
+    }
+}
+
 #[test]
 fn an_operators_asks_reach_the_search() {
     let q = "how much room is the treasure chest hogging";
