@@ -141,6 +141,7 @@ fn weights_to_measure() -> Weights {
             "ask_top" => w.ask_top = v as usize,
             "sure_semantic" => w.sure_semantic = v,
             "sure_asks" => w.sure_asks = v,
+            "ask_idf" => w.ask_idf = v,
             other => panic!("SEARCH_WEIGHTS: unknown weight {other:?}"),
         }
     }
@@ -651,7 +652,7 @@ fn operator_vocabulary_teaches_words() {
         taught.vocabulary.synonyms.contains_key("remove"),
         "built-in words stay"
     );
-    let idx = SearchIndex::build(&taught).unwrap();
+    let idx = SearchIndex::build_with(&taught, weights_to_measure()).unwrap();
     let got: Vec<String> = idx
         .search(&taught, "zap the box", 3, &all)
         .into_iter()

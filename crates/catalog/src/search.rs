@@ -129,6 +129,9 @@ pub struct Weights {
     /// The asks' weight ([`Weights::asks`]) when the lexical side's best action explains every
     /// word of the query; between it and `asks` as for [`Weights::sure_semantic`].
     pub sure_asks: f32,
+    /// How much a query's word counts against the asks by how few actions' asks hold it
+    /// (0: not at all, its rarity alone; 1: its rarity × its ask IDF).
+    pub ask_idf: f32,
 }
 
 impl Default for Weights {
@@ -162,8 +165,9 @@ impl Default for Weights {
             unknown_word: 1.0,
             asks: 0.8,
             ask_top: 1,
-            sure_semantic: 7.0,
+            sure_semantic: 6.0,
             sure_asks: 0.6,
+            ask_idf: 0.5,
         }
     }
 }
@@ -331,6 +335,9 @@ pub struct SearchIndex {
     vectors: Vec<std::sync::Arc<[f32]>>,
     /// The vectors of the entries' asks, embedded as a query is: `(entry, vector)`.
     ask_vectors: Vec<(usize, std::sync::Arc<[f32]>)>,
+    /// Token → how much it tells the asks of one action from those of others (0..1: 0 when
+    /// every action's asks hold it, 1 when one action's do or none).
+    ask_idf: HashMap<u32, f32>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -638,8 +645,9 @@ impl SearchIndex {
             resources,
             vectors,
             ask_vectors: Vec::new(),
+            ask_idf: HashMap::new(),
         };
-        built.ask_vectors = built.embed_asks(catalog, cache);
+        (built.ask_vectors, built.ask_idf) = built.embed_asks(catalog, cache);
         Ok(built)
     }
 
@@ -650,15 +658,27 @@ impl SearchIndex {
         &self,
         catalog: &Catalog,
         cache: &semantic::EmbeddingCache,
-    ) -> Vec<(usize, std::sync::Arc<[f32]>)> {
+    ) -> (Vec<(usize, std::sync::Arc<[f32]>)>, HashMap<u32, f32>) {
         let e = semantic::embedder();
         let mut out = Vec::new();
+        // Token → the last entry counted, and how many entries' asks hold it.
+        let mut df: HashMap<u32, (usize, u32)> = HashMap::new();
+        let mut with_asks = 0_u32;
         for (entry, a) in catalog.actions.iter().enumerate() {
+            let before = out.len();
             // An action keyword (the operator's too) is a short request of its own.
             for ask in a.asks.iter().chain(&a.keywords) {
                 let (words, _) = self.query_words(ask, &self.parse(ask));
                 if words.is_empty() {
                     continue;
+                }
+                for (w, _) in &words {
+                    for id in e.pieces(w) {
+                        let d = df.entry(id).or_insert((usize::MAX, 0));
+                        if d.0 != entry {
+                            *d = (entry, d.1 + 1);
+                        }
+                    }
                 }
                 let key = semantic::key_of(&words) ^ ASK_KEY;
                 let v = cache.get_or(key, || e.embed(&words, &|id| e.rarity(id)));
@@ -666,8 +686,16 @@ impl SearchIndex {
                     out.push((entry, v));
                 }
             }
+            if out.len() > before {
+                with_asks += 1;
+            }
         }
-        out
+        let n = (with_asks as f32).max(2.0);
+        let idf = df
+            .into_iter()
+            .map(|(id, (_, d))| (id, ((n / d.max(1) as f32).ln() / n.ln()).clamp(0.0, 1.0)))
+            .collect();
+        (out, idf)
     }
 
     /// Best matches for plain words, best first, at most `limit`, skipping actions for which
@@ -806,6 +834,16 @@ impl SearchIndex {
         let text: Vec<f32> = self.vectors.iter().map(|v| semantic::dot(&q, v)).collect();
         let mut asks: Vec<Option<f32>> = vec![None; text.len()];
         if !self.ask_vectors.is_empty() {
+            // Against the asks, a word that many actions' asks hold ("container", or "web"
+            // as the name in examples) says little about which action is asked for.
+            let q = if w.ask_idf > 0.0 {
+                e.embed(&words, &|id| {
+                    let idf = self.ask_idf.get(&id).copied().unwrap_or(1.0);
+                    e.rarity(id) * (1.0 - w.ask_idf + w.ask_idf * idf)
+                })
+            } else {
+                q
+            };
             let top = w.ask_top.max(1);
             let mut best: Vec<Vec<f32>> = vec![Vec::new(); text.len()];
             for (entry, v) in &self.ask_vectors {
