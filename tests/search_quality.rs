@@ -466,13 +466,14 @@ fn eval_set_quality() {
     // These floors are what the hybrid ranking reaches (rounded down), on the whole set and on
     // the held-out half, so a change that loses ground fails. The semantic side traded 1.4
     // points of top-1 and 0.9 of top-3 here (a set written by the vocabulary's authors) for
-    // 6 points on the independent set A (docs/search.md, "Semantic retrieval").
+    // 6 points on the independent set A (docs/search.md, "Semantic retrieval"); the asks won
+    // it back and more (docs/search.md, "Asks").
     let held = halves[1];
     let floors = [
-        ("top-1", all.pct(all.top1), 90.5),
-        ("top-3", all.pct(all.top3), 97.5),
-        ("top-10", all.pct(all.top10), 99.0),
-        ("intents top-3", intents.pct(intents.top3), 90.5),
+        ("top-1", all.pct(all.top1), 93.5),
+        ("top-3", all.pct(all.top3), 98.5),
+        ("top-10", all.pct(all.top10), 99.5),
+        ("intents top-3", intents.pct(intents.top3), 95.0),
         ("held-out top-1", held.pct(held.top1), 89.0),
         ("held-out top-3", held.pct(held.top3), 97.5),
         ("held-out top-10", held.pct(held.top10), 99.0),
@@ -921,15 +922,15 @@ fn independent_set_quality() {
     if !is_a {
         return;
     }
-    // Set A's figures with the hybrid ranking (docs/search.md, "Semantic retrieval"), less one
+    // Set A's figures with the hybrid ranking and the asks (docs/search.md, "Asks"), less one
     // query of the style (2.5 points of 40) or one point overall.
     let floors: &[(&str, f64, f64, f64)] = &[
-        ("terse", 65.0, 87.5, 97.5),
-        ("typo", 67.5, 77.5, 82.5),
-        ("sentence", 60.0, 70.0, 92.5),
-        ("synonym", 47.5, 62.5, 85.0),
-        ("intent", 20.0, 50.0, 72.5),
-        ("long", 27.5, 57.5, 77.5),
+        ("terse", 75.0, 92.5, 97.5),
+        ("typo", 72.5, 85.0, 87.5),
+        ("sentence", 77.5, 90.0, 97.5),
+        ("synonym", 57.5, 80.0, 92.5),
+        ("intent", 37.5, 57.5, 82.5),
+        ("long", 40.0, 75.0, 95.0),
     ];
     let mut low = Vec::new();
     for (style, f1, f3, f10) in floors {
@@ -949,9 +950,9 @@ fn independent_set_quality() {
         }
     }
     for (k, got, floor) in [
-        ("top-1", all.pct(all.top1), 49.0),
-        ("top-3", all.pct(all.top3), 69.0),
-        ("top-10", all.pct(all.top10), 86.0),
+        ("top-1", all.pct(all.top1), 61.5),
+        ("top-3", all.pct(all.top3), 81.5),
+        ("top-10", all.pct(all.top10), 93.5),
     ] {
         if got < floor {
             low.push(format!("all {k} {got:.1}% < {floor}%"));

@@ -18,6 +18,7 @@
 //! words and the vocabulary of the overlays (`overrides/vocabulary.yaml`, `overrides/search.yaml`).
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 use anyhow::{Context, Result, ensure};
 use tantivy::collector::TopDocs;
@@ -653,13 +654,16 @@ impl SearchIndex {
 
     /// Every ask's vector, embedded as a query is (its words weighed as a query's are, with
     /// the vocabulary's synonyms beside them), so an ask and a query that say the same thing
-    /// in the same words meet. Taken from `cache` when an earlier build embedded the same words.
+    /// in the same words meet. Taken from `cache` when an earlier build embedded the same text
+    /// with the same vocabulary: reading an ask as a query costs more than the rest of a build.
+    /// Also each token's ask IDF ([`Weights::ask_idf`]), over the asks' plain words.
     fn embed_asks(
         &self,
         catalog: &Catalog,
         cache: &semantic::EmbeddingCache,
     ) -> (Vec<(usize, std::sync::Arc<[f32]>)>, HashMap<u32, f32>) {
         let e = semantic::embedder();
+        let reading = self.reading_key(catalog);
         let mut out = Vec::new();
         // Token → the last entry counted, and how many entries' asks hold it.
         let mut df: HashMap<u32, (usize, u32)> = HashMap::new();
@@ -668,23 +672,25 @@ impl SearchIndex {
             let before = out.len();
             // An action keyword (the operator's too) is a short request of its own.
             for ask in a.asks.iter().chain(&a.keywords) {
-                let (words, _) = self.query_words(ask, &self.parse(ask));
-                if words.is_empty() {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                ask.hash(&mut h);
+                let key = h.finish() ^ reading ^ ASK_KEY;
+                let v = cache.get_or(key, || {
+                    let (words, _) = self.query_words(ask, &self.parse(ask));
+                    e.embed(&words, &|id| e.rarity(id))
+                });
+                if v.iter().all(|x| *x == 0.0) {
                     continue;
                 }
-                for (w, _) in &words {
-                    for id in e.pieces(w) {
+                for w in semantic::words(ask) {
+                    for id in e.pieces(&w) {
                         let d = df.entry(id).or_insert((usize::MAX, 0));
                         if d.0 != entry {
                             *d = (entry, d.1 + 1);
                         }
                     }
                 }
-                let key = semantic::key_of(&words) ^ ASK_KEY;
-                let v = cache.get_or(key, || e.embed(&words, &|id| e.rarity(id)));
-                if v.iter().any(|x| *x != 0.0) {
-                    out.push((entry, v));
-                }
+                out.push((entry, v));
             }
             if out.len() > before {
                 with_asks += 1;
@@ -696,6 +702,25 @@ impl SearchIndex {
             .map(|(id, (_, d))| (id, ((n / d.max(1) as f32).ln() / n.ln()).clamp(0.0, 1.0)))
             .collect();
         (out, idf)
+    }
+
+    /// A hash of everything reading a text as a query depends on besides the text: the
+    /// vocabulary, the words the index knows, its resource and verb words, how many actions
+    /// name each word, and the weights.
+    fn reading_key(&self, catalog: &Catalog) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        format!("{:?}", catalog.vocabulary).hash(&mut h);
+        format!("{:?}", self.weights).hash(&mut h);
+        for set in [&self.vocabulary, &self.strong, &self.verbs, &self.resources] {
+            let mut words: Vec<&String> = set.iter().collect();
+            words.sort();
+            words.hash(&mut h);
+        }
+        let mut spread: Vec<(&String, &u32)> = self.spread.iter().collect();
+        spread.sort();
+        spread.hash(&mut h);
+        self.entries.len().hash(&mut h);
+        h.finish()
     }
 
     /// Best matches for plain words, best first, at most `limit`, skipping actions for which
