@@ -655,7 +655,8 @@ impl SearchIndex {
     /// Every ask's vector, embedded as a query is (its words weighed as a query's are, with
     /// the vocabulary's synonyms beside them), so an ask and a query that say the same thing
     /// in the same words meet. Taken from `cache` when an earlier build embedded the same text
-    /// with the same vocabulary: reading an ask as a query costs more than the rest of a build.
+    /// with the same vocabulary ([`SearchIndex::reading_key`]): reading an ask as a query costs
+    /// more than the rest of a build.
     /// Also each token's ask IDF ([`Weights::ask_idf`]), over the asks' plain words.
     fn embed_asks(
         &self,
@@ -704,22 +705,16 @@ impl SearchIndex {
         (out, idf)
     }
 
-    /// A hash of everything reading a text as a query depends on besides the text: the
-    /// vocabulary, the words the index knows, its resource and verb words, how many actions
-    /// name each word, and the weights.
+    /// A hash of what reading an ask as a query depends on that an operator sets: the
+    /// vocabulary and the weights. The words the index knows and how many actions name each
+    /// change a reading only at its margins (a typo corrected, a word's weight) and change with
+    /// every action withdrawn or described anew: keyed by them, every reload would read all the
+    /// asks again (a second in a debug build), so an ask keeps the reading of the first build
+    /// with its vocabulary.
     fn reading_key(&self, catalog: &Catalog) -> u64 {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         format!("{:?}", catalog.vocabulary).hash(&mut h);
         format!("{:?}", self.weights).hash(&mut h);
-        for set in [&self.vocabulary, &self.strong, &self.verbs, &self.resources] {
-            let mut words: Vec<&String> = set.iter().collect();
-            words.sort();
-            words.hash(&mut h);
-        }
-        let mut spread: Vec<(&String, &u32)> = self.spread.iter().collect();
-        spread.sort();
-        spread.hash(&mut h);
-        self.entries.len().hash(&mut h);
         h.finish()
     }
 
