@@ -56,6 +56,9 @@ const NEGATION_SPAN: usize = 5;
 /// Function words that may lead a question's interrogative ("can you tell me which…", "I
 /// want to know how much…").
 const QUESTION_LEAD_IN: usize = 5;
+/// The vectors of the entries' asks: `(entry, vector)`.
+type AskVectors = Vec<(usize, std::sync::Arc<[f32]>)>;
+
 /// Mixed into an ask's cache key: an ask and an action text of the same words are embedded
 /// with different weights and must not share a vector.
 const ASK_KEY: u64 = 0x6173_6b73_2d76_3031;
@@ -335,7 +338,7 @@ pub struct SearchIndex {
     /// Each entry's semantic vector (normalised), in entry order.
     vectors: Vec<std::sync::Arc<[f32]>>,
     /// The vectors of the entries' asks, embedded as a query is: `(entry, vector)`.
-    ask_vectors: Vec<(usize, std::sync::Arc<[f32]>)>,
+    ask_vectors: AskVectors,
     /// Token → how much it tells the asks of one action from those of others (0..1: 0 when
     /// every action's asks hold it, 1 when one action's do or none).
     ask_idf: HashMap<u32, f32>,
@@ -662,7 +665,7 @@ impl SearchIndex {
         &self,
         catalog: &Catalog,
         cache: &semantic::EmbeddingCache,
-    ) -> (Vec<(usize, std::sync::Arc<[f32]>)>, HashMap<u32, f32>) {
+    ) -> (AskVectors, HashMap<u32, f32>) {
         let e = semantic::embedder();
         let reading = self.reading_key(catalog);
         let mut out = Vec::new();
