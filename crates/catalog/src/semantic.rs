@@ -233,7 +233,8 @@ impl EmbeddingCache {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut m = self.map.lock().expect("cache lock");
         // Bounded: a long-running server reloading many times keeps at most a few catalogs
-        // (each: an action vector per action and one per ask, ~3,500 for the 2.8 catalog).
+        // (each: an action vector per action and one per ask or keyword, ~6,300 for the 2.8
+        // catalog).
         if m.len() > 16384 {
             m.clear();
         }
