@@ -179,7 +179,21 @@ pub fn normalise(v: &mut [f32]) {
 
 /// Dot product (cosine of two normalised vectors).
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    // Eight running sums: a single one is a chain of dependent additions the compiler may not
+    // reorder, so it does not vectorise; eight independent ones it does (about 4× faster over
+    // the ~6,000 ask vectors a query is compared with, docs/search.md "Asks").
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0_f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let tail: f32 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    acc.iter().sum::<f32>() + tail
 }
 
 /// BERT's basic tokenization, lower-cased: runs of letters and digits are words, every other
