@@ -517,8 +517,8 @@ fn upgrade_preview_names_renames_and_flag_changes() {
         .unwrap();
     assert_eq!(get.changes, ["new required parameter `view`"]);
     // The operator's entry keyed by the old operationId, the built-in search keywords of the
-    // removed `version.get`, and the built-in asks (both rounds) of `version.get` and of the renamed
-    // `customize.search` (keyed by the old ID).
+    // removed `version.get`, and the built-in asks (both rounds) of `version.get` and of the
+    // renamed `customize.search` (keyed by the old ID).
     let stopped: Vec<(&str, &str, usize)> = d
         .overlays_stop_matching
         .iter()

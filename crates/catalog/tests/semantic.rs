@@ -22,12 +22,15 @@ fn rank(ids: &[String], id: &str) -> Option<usize> {
     ids.iter().position(|x| x == id)
 }
 
+fn index_with(w: Weights) -> SearchIndex {
+    SearchIndex::build_with(catalog(), w).expect("the index builds")
+}
+
 fn lexical_only() -> SearchIndex {
-    let w = Weights {
+    index_with(Weights {
         semantic: 0.0,
         ..Weights::default()
-    };
-    SearchIndex::build_with(catalog(), w).expect("the index builds")
+    })
 }
 
 /// A word no field of the catalog holds ("pods", a chat service) is understood by meaning:
@@ -51,15 +54,11 @@ fn meaning_finds_what_no_word_names() {
 /// ranking of a query the lexical side reads badly.
 #[test]
 fn fusion_keeps_plain_answers_and_adds_meaning() {
-    let rrf = SearchIndex::build_with(
-        catalog(),
-        Weights {
-            rrf_k: 60.0,
-            semantic: 1.0,
-            ..Weights::default()
-        },
-    )
-    .expect("the index builds");
+    let rrf = index_with(Weights {
+        rrf_k: 60.0,
+        semantic: 1.0,
+        ..Weights::default()
+    });
     let lex = lexical_only();
     for (q, want) in [
         ("restart container", "container.restart"),
@@ -112,14 +111,10 @@ fn negated_words_count_less() {
         3,
     );
     assert_eq!(got[0], "container.kill", "{got:?}");
-    let lex = SearchIndex::build_with(
-        catalog(),
-        Weights {
-            negated: 1.0,
-            ..Weights::default()
-        },
-    )
-    .expect("the index builds");
+    let lex = index_with(Weights {
+        negated: 1.0,
+        ..Weights::default()
+    });
     let q = "take the project down without deleting volumes";
     let with_rule = ids_with(index(), q, 5);
     let without = ids_with(&lex, q, 5);
@@ -257,23 +252,16 @@ fn operator_words_reach_the_semantic_side() {
     );
 }
 
-/// An operator's `asks` (whole requests people make for an action) reach the search: a request
-/// in words no field of the action holds finds it first once it is one of its asks, and the
-/// same request does not before.
 /// Where the lexical side's best action explains every word of the query, the meaning counts
 /// its `sure_` weights ([`Weights::sure_semantic`], [`Weights::sure_asks`]): at 0 the ranking
 /// is the lexical side's own. Where words are left unexplained, the meaning counts fully.
 #[test]
 fn meaning_decides_where_the_words_do_not() {
-    let sure_off = SearchIndex::build_with(
-        catalog(),
-        Weights {
-            sure_semantic: 0.0,
-            sure_asks: 0.0,
-            ..Weights::default()
-        },
-    )
-    .expect("the index builds");
+    let sure_off = index_with(Weights {
+        sure_semantic: 0.0,
+        sure_asks: 0.0,
+        ..Weights::default()
+    });
     let lex = lexical_only();
     for q in [
         "gitops sync",
@@ -304,6 +292,9 @@ fn meaning_decides_where_the_words_do_not() {
     }
 }
 
+/// An operator's `asks` (whole requests people make for an action) reach the search: a request
+/// in words no field of the action holds finds it first once it is one of its asks, and the
+/// same request does not before.
 #[test]
 fn an_operators_asks_reach_the_search() {
     let q = "how much room is the treasure chest hogging";
