@@ -329,6 +329,8 @@ pub struct SearchIndex {
     strong: HashSet<String>,
     /// The same, sorted: what a typo is corrected to.
     corrections: Vec<(String, usize)>,
+    /// The same by their consonants (`skeleton`): what a word typed without vowels expands to.
+    skeletons: Vec<(String, String)>,
     /// Stems of every action name's words: what a query word must be to count as a verb.
     verbs: HashSet<String>,
     /// Stems that name a resource: domain words and one-word domain keywords.
@@ -630,6 +632,12 @@ impl SearchIndex {
             .map(|s| (s.clone(), s.chars().count()))
             .collect();
         corrections.sort();
+        let mut skeletons: Vec<(String, String)> = strong
+            .iter()
+            .map(|s| (skeleton(s), s.clone()))
+            .filter(|(k, _)| k.chars().count() >= 2)
+            .collect();
+        skeletons.sort();
         let vectors = embed_actions(catalog, cache);
         let mut built = SearchIndex {
             index,
@@ -644,6 +652,7 @@ impl SearchIndex {
             vocabulary,
             strong,
             corrections,
+            skeletons,
             verbs,
             spread,
             resources,
@@ -960,6 +969,34 @@ impl SearchIndex {
             .is_question(query, &plain_words(query), &mut analyzer)
     }
 
+    /// The known stems a word typed without vowels stands for: those whose consonants
+    /// ([`skeleton`]) are the longest start of the word's, leaving at most two letters over
+    /// (a plural, "-ty"). Nothing for a word with a vowel after its first letter.
+    fn expand_vowelless(&self, word: &str) -> Vec<&String> {
+        let vowel = |c: char| matches!(c, 'a' | 'e' | 'i' | 'o' | 'u');
+        if !word.chars().all(|c| c.is_ascii_lowercase()) || word.chars().skip(1).any(vowel) {
+            return Vec::new();
+        }
+        let typed = skeleton(word);
+        let n = typed.len();
+        (2..=n)
+            .rev()
+            .filter(|k| n - k <= 2)
+            .map(|k| {
+                let start = &typed[..k];
+                let from = self
+                    .skeletons
+                    .partition_point(|(sk, _)| sk.as_str() < start);
+                self.skeletons[from..]
+                    .iter()
+                    .take_while(|(sk, _)| sk == start)
+                    .map(|(_, stem)| stem)
+                    .collect::<Vec<_>>()
+            })
+            .find(|found| !found.is_empty())
+            .unwrap_or_default()
+    }
+
     /// The query as groups of alternatives: plain words only, so no query syntax exists.
     fn parse(&self, query: &str) -> Vec<Group> {
         let mut analyzer = self.analyzer.clone();
@@ -1033,6 +1070,16 @@ impl SearchIndex {
                         .map(|(c, _)| c)
                         .filter(|c| one_edit(&s, c) || one_edit(&word, c));
                     for c in fixes {
+                        push_alt(&mut alts, c.clone(), String::new(), w.typo);
+                        for (stem, raw) in self.lexicon.synonyms_of(c, c) {
+                            push_alt(&mut alts, stem.clone(), raw.clone(), w.typo * w.synonym);
+                        }
+                    }
+                }
+                // "swrm scrts", "actvty lst": a word typed without its vowels is the known
+                // word with the longest matching consonants (and up to two letters of ending).
+                if len >= FUZZY_MIN_CHARS && !self.vocabulary.contains(&s) {
+                    for c in self.expand_vowelless(&word) {
                         push_alt(&mut alts, c.clone(), String::new(), w.typo);
                         for (stem, raw) in self.lexicon.synonyms_of(c, c) {
                             push_alt(&mut alts, stem.clone(), raw.clone(), w.typo * w.synonym);
@@ -1935,6 +1982,19 @@ fn stems(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
     out
 }
 
+/// A word's consonants: its first letter, then its other letters but vowels, a doubled letter
+/// once ("secret" → "scrt", "address" → "adrs"). Lower-case ASCII in, ASCII out.
+fn skeleton(word: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in word.chars().enumerate() {
+        if (i > 0 && matches!(c, 'a' | 'e' | 'i' | 'o' | 'u')) || out.ends_with(c) {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Whether two words are one edit apart (insertion, deletion, substitution or transposition).
 fn one_edit(a: &str, b: &str) -> bool {
     let (la, lb) = (a.chars().count(), b.chars().count());
@@ -2207,6 +2267,15 @@ mod tests {
         ] {
             assert!(!q(request, &mut a), "{request:?} is a request");
         }
+    }
+
+    #[test]
+    fn skeletons_drop_vowels_and_doubles() {
+        assert_eq!(skeleton("secret"), "scrt");
+        assert_eq!(skeleton("activ"), "actv");
+        assert_eq!(skeleton("address"), "adrs");
+        assert_eq!(skeleton("network"), "ntwrk");
+        assert_eq!(skeleton("lst"), "lst");
     }
 
     #[test]
