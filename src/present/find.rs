@@ -30,9 +30,6 @@ const OPTIONAL_SHOWN: usize = 4;
 /// Characters of a usage note kept in the text.
 const USAGE_CHARS: usize = 200;
 
-/// Below this share of the query's words explained by the best match, the match is weak.
-pub use arcane_catalog::WEAK_COVERAGE;
-
 /// Domains the weak-match notice names, each with an example action.
 const CLOSEST_DOMAINS: usize = 3;
 
@@ -113,11 +110,7 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
             }
         }
         if weak {
-            text.push_str(&format!(
-                "\nWeak match: the first result is not clearly the one meant. {REPHRASE} \
-                 The closest domains: {}.\n",
-                closest_domains(&served_hits)
-            ));
+            text.push_str(&weak_notice(&served_hits));
         }
         text.push_str(
             "\nRun one with arcane_execute_action {\"action\": \"<id>\", \"params\": {...}}.",
@@ -218,6 +211,38 @@ fn sentences(text: &str, max: usize) -> String {
 /// `Domains: container, image, …` — the domains with at least one served action.
 /// The first [`CLOSEST_DOMAINS`] domains among the hits, best first, each with its best action:
 /// where the query probably belongs, with a call to start from.
+/// The weak-match notice: between siblings of one domain close together, which ones to tell
+/// apart; across domains, the closest domains with an example action each.
+fn weak_notice(hits: &[arcane_catalog::Hit]) -> String {
+    let domain = |h: &arcane_catalog::Hit| h.id.split('.').next().unwrap_or_default().to_string();
+    if let [first, next, ..] = hits
+        && domain(first) == domain(next)
+    {
+        let d = domain(first);
+        let close: Vec<&str> = hits
+            .iter()
+            .take(CLOSEST_DOMAINS)
+            .filter(|h| domain(h) == d)
+            .map(|h| h.id.as_str())
+            .collect();
+        return format!(
+            "\nWeak match: {} are close; pick by their titles and usage, or say more of what \
+             is wanted. {}\n",
+            close.join(", "),
+            match hits.iter().find(|h| domain(h) != d) {
+                Some(other) => format!("The next domain: {} (e.g. {}).", domain(other), other.id),
+                None => String::new(),
+            }
+        )
+        .replace(" \n", "\n");
+    }
+    format!(
+        "\nWeak match: the first result is not clearly the one meant. {REPHRASE} \
+         The closest domains: {}.\n",
+        closest_domains(hits)
+    )
+}
+
 fn closest_domains(hits: &[arcane_catalog::Hit]) -> String {
     let mut seen: Vec<&str> = Vec::new();
     let mut out: Vec<String> = Vec::new();
