@@ -101,7 +101,7 @@ const QUERIES: &[(&str, &str)] = &[
     // Words typed without their vowels are the known word with those consonants.
     ("rstrt cntnr", "container.restart"),
     ("lst ntwrks", "network.list"),
-    ("swrm nds", "swarm_node.list"),
+    ("swrm srvcs", "swarm_service.list"),
     ("dlt vlm bckp", "volume_backup.delete"),
     ("shw prjct lgs", "project.logs"),
 ];
@@ -624,6 +624,21 @@ fn weak_notice_names_what_is_close() {
     let notice = text.split("Weak match: ").nth(1).expect("a weak notice");
     assert!(notice.contains("The closest domains: "), "{text}");
     assert!(notice.matches(" (e.g. ").count() >= 2, "{text}");
+
+    // One result asked for: still weak, the next hit decides.
+    let r = arcane_mcp::present::find::find(&snap, "delete", 1);
+    assert_eq!(r.structured_content.as_ref().unwrap()["count"], 1);
+    assert_eq!(r.structured_content.unwrap()["weak"], true);
+    // A sibling that explains less of the query is not offered as close ("swarm service
+    // details": the delete and create actions match two words of three).
+    let text = text_of(&arcane_mcp::present::find::find(
+        &snap,
+        "swarm service details",
+        5,
+    ));
+    assert!(text.contains("- swarm_service.get — "), "{text}");
+    assert!(!text.contains("swarm_service.delete are close"), "{text}");
+    assert!(!text.contains("swarm_service.delete, "), "{text}");
 
     let hits = index().search(catalog(), "gitops sync", 5, &|_: &Action| true);
     assert!(

@@ -5,9 +5,9 @@
 //! the first [`FULL_SCHEMAS`] include their full input schema, the rest one line per
 //! parameter. Many clients give the model only the text, so the text carries what a call
 //! needs: every result's ID, flags and required parameters, and for the first [`GUIDED`]
-//! their usage note, example call and main optional parameters. When even the best match
-//! explains few of the query's words, the text says so and lists the domains, so that a model
-//! rephrases instead of guessing (`docs/search.md`).
+//! their usage note, example call and main optional parameters. When the best match is not
+//! clearly better than the next, the text says so and names what is close (siblings, or the
+//! closest domains), so that a model looks or rephrases instead of guessing (`docs/search.md`).
 
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
@@ -43,11 +43,23 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
         Ok(index) => index,
         Err(text) => return crate::present::blocks::error_result(text.to_string()),
     };
-    let hits = index.search(&snap.catalog, query, limit, &allow);
-    let served: Vec<(&Action, &arcane_catalog::Hit)> = hits
+    // One hit more than asked when one is asked: whether the first is clearly the one meant
+    // depends on the next.
+    let hits = index.search(&snap.catalog, query, limit.max(2), &allow);
+    let served_hits: Vec<arcane_catalog::Hit> = hits
         .iter()
+        .filter(|h| {
+            snap.catalog
+                .get(&h.id)
+                .is_some_and(|a| snap.policy.serves(a))
+        })
+        .cloned()
+        .collect();
+    let weak = arcane_catalog::is_weak(&served_hits);
+    let served: Vec<(&Action, &arcane_catalog::Hit)> = served_hits
+        .iter()
+        .take(limit)
         .filter_map(|h| snap.catalog.get(&h.id).map(|a| (a, h)))
-        .filter(|(a, _)| snap.policy.serves(a))
         .collect();
     let results: Vec<Value> = served
         .iter()
@@ -60,8 +72,6 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
         .collect();
     // The query is the client's text: written as a code span, it cannot add structure.
     let echo = code_span(query);
-    let served_hits: Vec<arcane_catalog::Hit> = served.iter().map(|(_, h)| (*h).clone()).collect();
-    let weak = arcane_catalog::is_weak(&served_hits);
     let mut text = String::new();
     if results.is_empty() {
         text.push_str(&format!("No action matches {echo}. {REPHRASE}\n"));
@@ -208,33 +218,40 @@ fn sentences(text: &str, max: usize) -> String {
     out.trim_end().to_string()
 }
 
-/// `Domains: container, image, …` — the domains with at least one served action.
-/// The first [`CLOSEST_DOMAINS`] domains among the hits, best first, each with its best action:
-/// where the query probably belongs, with a call to start from.
-/// The weak-match notice: between siblings of one domain close together, which ones to tell
-/// apart; across domains, the closest domains with an example action each.
+/// The weak-match notice. When the hit the first does not clearly lead is a sibling of one
+/// domain explaining as much of the query, which siblings to tell apart (only those: a sibling
+/// that explains less, or a changing action a question ruled out, is not offered as close);
+/// otherwise the closest domains with an example action each.
 fn weak_notice(hits: &[arcane_catalog::Hit]) -> String {
     let domain = |h: &arcane_catalog::Hit| h.id.split('.').next().unwrap_or_default().to_string();
-    if let [first, next, ..] = hits
-        && domain(first) == domain(next)
+    let sibling = |first: &arcane_catalog::Hit, h: &arcane_catalog::Hit| {
+        !h.passed_over && domain(h) == domain(first) && h.coverage >= first.coverage
+    };
+    if let Some((first, rest)) = hits.split_first()
+        && let Some(rival) = rest.iter().find(|h| !h.passed_over)
+        && sibling(first, rival)
     {
         let d = domain(first);
-        let close: Vec<&str> = hits
-            .iter()
-            .take(CLOSEST_DOMAINS)
-            .filter(|h| domain(h) == d)
+        // A third sibling as near the first as twice the lead.
+        let near = first.score - 2.0 * arcane_catalog::CLEAR_LEAD * first.score.abs();
+        let close: Vec<&str> = std::iter::once(first)
+            .chain(std::iter::once(rival))
+            .chain(
+                rest.iter()
+                    .filter(|h| h.id != rival.id && sibling(first, h) && h.score >= near)
+                    .take(CLOSEST_DOMAINS - 2),
+            )
             .map(|h| h.id.as_str())
             .collect();
+        let next = match hits.iter().find(|h| domain(h) != d) {
+            Some(other) => format!(" The next domain: {} (e.g. {}).", domain(other), other.id),
+            None => String::new(),
+        };
         return format!(
             "\nWeak match: {} are close; pick by their titles and usage, or say more of what \
-             is wanted. {}\n",
+             is wanted.{next}\n",
             close.join(", "),
-            match hits.iter().find(|h| domain(h) != d) {
-                Some(other) => format!("The next domain: {} (e.g. {}).", domain(other), other.id),
-                None => String::new(),
-            }
-        )
-        .replace(" \n", "\n");
+        );
     }
     format!(
         "\nWeak match: the first result is not clearly the one meant. {REPHRASE} \
@@ -243,6 +260,8 @@ fn weak_notice(hits: &[arcane_catalog::Hit]) -> String {
     )
 }
 
+/// The first [`CLOSEST_DOMAINS`] domains among the hits, best first, each with its best action:
+/// where the query probably belongs, with a call to start from.
 fn closest_domains(hits: &[arcane_catalog::Hit]) -> String {
     let mut seen: Vec<&str> = Vec::new();
     let mut out: Vec<String> = Vec::new();
@@ -260,6 +279,7 @@ fn closest_domains(hits: &[arcane_catalog::Hit]) -> String {
     out.join(", ")
 }
 
+/// `Domains: container, image, …` — the domains with at least one served action.
 fn domains_line(snap: &Snapshot) -> String {
     let names: Vec<&str> = snap
         .catalog

@@ -181,7 +181,7 @@ impl Default for Weights {
 pub const CLEAR_LEAD: f32 = 0.06;
 
 /// Whether the best hit is a weak match: there is none, or it is not clearly better than the
-/// next one. How much of the query it explains is not asked: with the semantic side, a request
+/// next one (a changing action a question ruled out is no rival: [`Hit::passed_over`]). How much of the query it explains is not asked: with the semantic side, a request
 /// whose words name no action is found as often as one whose words do, and counting coverage
 /// flagged more right first results than wrong ones (docs/search.md, "Confidence").
 pub fn is_weak(hits: &[Hit]) -> bool {
@@ -190,11 +190,12 @@ pub fn is_weak(hits: &[Hit]) -> bool {
 
 /// [`is_weak`] with another lead (for calibrating [`CLEAR_LEAD`]).
 pub fn is_weak_with(hits: &[Hit], lead: f32) -> bool {
-    match hits {
-        [] => true,
-        [_] => false,
-        [first, next, ..] => first.score - next.score < lead * first.score.abs(),
-    }
+    let Some((first, rest)) = hits.split_first() else {
+        return true;
+    };
+    rest.iter()
+        .find(|h| !h.passed_over)
+        .is_some_and(|next| first.score - next.score < lead * first.score.abs())
 }
 
 /// One search result.
@@ -210,6 +211,9 @@ pub struct Hit {
     /// Share (0..1) of the query's meaningful words that the action's ID, keywords or title
     /// match. A low value on the best hit means the query was not understood well.
     pub coverage: f32,
+    /// A changing action a question's best read action was moved above ("Questions lead to
+    /// reads"): ruled out by the question, so not a rival the first result must lead.
+    pub passed_over: bool,
 }
 
 /// A word of an action's ID: its stem and the form in the ID.
@@ -320,8 +324,9 @@ pub struct SearchIndex {
     strong: HashSet<String>,
     /// The same, sorted: what a typo is corrected to.
     corrections: Vec<(String, usize)>,
-    /// The same by their consonants (`skeleton`): what a word typed without vowels expands to.
-    skeletons: Vec<(String, String)>,
+    /// The same by their consonants (`skeleton`), with the function words (marked `true`):
+    /// what a word typed without vowels expands to.
+    skeletons: Vec<(String, String, bool)>,
     /// Stems of every action name's words: what a query word must be to count as a verb.
     verbs: HashSet<String>,
     /// Stems that name a resource: domain words and one-word domain keywords.
@@ -623,10 +628,18 @@ impl SearchIndex {
             .map(|s| (s.clone(), s.chars().count()))
             .collect();
         corrections.sort();
-        let mut skeletons: Vec<(String, String)> = strong
+        // Function words are in it too, marked: "pls", "shw" are please and show, not pull and
+        // ssh, and stand for nothing.
+        let mut skeletons: Vec<(String, String, bool)> = strong
             .iter()
-            .map(|s| (skeleton(s), s.clone()))
-            .filter(|(k, _)| k.chars().count() >= 2)
+            .map(|s| (skeleton(s), s.clone(), false))
+            .chain(
+                lexicon
+                    .function
+                    .iter()
+                    .map(|s| (skeleton(s), s.clone(), true)),
+            )
+            .filter(|(k, _, _)| k.chars().count() >= 2)
             .collect();
         skeletons.sort();
         let vectors = embed_actions(catalog, cache);
@@ -817,6 +830,7 @@ impl SearchIndex {
         // A question ("why does my container keep exiting", "how much disk is used") is
         // answered by reading: no changing action ranks above the best read action. Every
         // action before the first read one changes something, so that one moves to the top.
+        let mut passed = 0;
         if self.is_question(query)
             && let Some(pos) = scored.iter().position(|(e, _)| !self.entries[*e].changes)
             && pos > 0
@@ -824,11 +838,13 @@ impl SearchIndex {
             let (entry, _) = scored.remove(pos);
             let top = scored[0].1;
             scored.insert(0, (entry, top));
+            passed = pos;
         }
         scored.truncate(limit);
         scored
             .into_iter()
-            .map(|(entry, score)| {
+            .enumerate()
+            .map(|(i, (entry, score))| {
                 let e = &self.entries[entry];
                 let (matched, coverage) = self.explain(e, &groups);
                 Hit {
@@ -836,6 +852,7 @@ impl SearchIndex {
                     score,
                     matched,
                     coverage,
+                    passed_over: (1..=passed).contains(&i),
                 }
             })
             .collect()
@@ -961,31 +978,42 @@ impl SearchIndex {
     }
 
     /// The known stems a word typed without vowels stands for: those whose consonants
-    /// ([`skeleton`]) are the longest start of the word's, leaving at most two letters over
-    /// (a plural, "-ty"). Nothing for a word with a vowel after its first letter.
+    /// ([`skeleton`]) are the longest start of the word's, what is left over an ending (a
+    /// plural, "-ty", "-r"). Nothing for a word with a vowel after its first letter, a word the
+    /// language model knows whole ("try"), or one whose longest match is a function word
+    /// ("pls", "shw").
     fn expand_vowelless(&self, word: &str) -> Vec<&String> {
+        const ENDINGS: [&str; 9] = ["", "s", "d", "r", "y", "ty", "ts", "ds", "rs"];
         let vowel = |c: char| matches!(c, 'a' | 'e' | 'i' | 'o' | 'u');
-        if !word.chars().all(|c| c.is_ascii_lowercase()) || word.chars().skip(1).any(vowel) {
+        if !word.chars().all(|c| c.is_ascii_lowercase())
+            || word.chars().skip(1).any(vowel)
+            || semantic::embedder().knows(word)
+        {
             return Vec::new();
         }
         let typed = skeleton(word);
         let n = typed.len();
-        (2..=n)
+        let Some(found) = (2..=n)
             .rev()
-            .filter(|k| n - k <= 2)
+            .filter(|k| ENDINGS.contains(&&typed[*k..]))
             .map(|k| {
                 let start = &typed[..k];
                 let from = self
                     .skeletons
-                    .partition_point(|(sk, _)| sk.as_str() < start);
+                    .partition_point(|(sk, _, _)| sk.as_str() < start);
                 self.skeletons[from..]
                     .iter()
-                    .take_while(|(sk, _)| sk == start)
-                    .map(|(_, stem)| stem)
+                    .take_while(|(sk, _, _)| sk == start)
                     .collect::<Vec<_>>()
             })
             .find(|found| !found.is_empty())
-            .unwrap_or_default()
+        else {
+            return Vec::new();
+        };
+        if found.iter().any(|(_, _, function)| *function) {
+            return Vec::new();
+        }
+        found.into_iter().map(|(_, stem, _)| stem).collect()
     }
 
     /// The query as groups of alternatives: plain words only, so no query syntax exists.
@@ -1973,8 +2001,9 @@ fn stems(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
     out
 }
 
-/// A word's consonants: its first letter, then its other letters but vowels, a doubled letter
-/// once ("secret" → "scrt", "address" → "adrs"). Lower-case ASCII in, ASCII out.
+/// A word's consonants: its first letter, then its other letters but vowels, a letter that
+/// repeats once the vowels are gone counted once ("secret" → "scrt", "address" → "adrs",
+/// "status" → "sts", as "stts" typed is). Lower-case ASCII in, ASCII out.
 fn skeleton(word: &str) -> String {
     let mut out = String::new();
     for (i, c) in word.chars().enumerate() {

@@ -126,12 +126,42 @@ fn negated_words_count_less() {
     assert_eq!(with_rule[0], "project.down", "{with_rule:?}");
 }
 
+/// A word typed without vowels stands for the known word with its consonants ("prjct lgs"),
+/// but a word the language model knows whole ("try") or a function word's consonants ("pls",
+/// "shw": please, show) stands for nothing.
+#[test]
+fn words_without_vowels_expand_unless_they_are_words() {
+    let matched = |q: &str| {
+        index()
+            .search(catalog(), q, 5, &all)
+            .into_iter()
+            .flat_map(|h| h.matched)
+            .collect::<Vec<_>>()
+    };
+    let m = matched("shw prjct lgs");
+    assert!(
+        m.contains(&"prjct".to_string()) && m.contains(&"lgs".to_string()),
+        "{m:?}"
+    );
+    for (q, word) in [
+        ("shw prjct lgs", "shw"),
+        ("pls restart web container", "pls"),
+        ("try to restart the web container", "try"),
+    ] {
+        assert!(
+            !matched(q).contains(&word.to_string()),
+            "{q:?} expanded {word:?}"
+        );
+    }
+}
+
 fn hit(id: &str, score: f32, coverage: f32) -> Hit {
     Hit {
         id: id.to_string(),
         score,
         matched: Vec::new(),
         coverage,
+        passed_over: false,
     }
 }
 
@@ -156,6 +186,16 @@ fn confidence_says_when_the_first_is_not_clearly_meant() {
         hit("container.start_stopped", 4.99, 1.0),
         hit("project.up", 2.0, 1.0),
     ]));
+    // A changing action a question ruled out (moved below the read answer with its score) is
+    // no rival: the lead is over the next hit that is not.
+    let mut ruled_out = hit("container.restart", 5.0, 1.0);
+    ruled_out.passed_over = true;
+    assert!(!is_weak(&[
+        hit("container.logs", 5.0, 1.0),
+        ruled_out.clone(),
+        hit("container.list", 3.0, 1.0),
+    ]));
+    assert!(!is_weak(&[hit("container.logs", 5.0, 1.0), ruled_out]));
     // The lead is a share of the best score.
     assert!(is_weak(&[
         hit("container.start", 10.0, 1.0),
@@ -175,6 +215,11 @@ fn confidence_says_when_the_first_is_not_clearly_meant() {
     )));
     assert!(is_weak(&index().search(catalog(), "remove it", 5, &all)));
     assert!(is_weak(&index().search(catalog(), "delete", 5, &all)));
+    // A question whose words lead to a changing action gets the read answer first, and the
+    // action it passed over is marked.
+    let h = index().search(catalog(), "why does my container keep restarting", 5, &all);
+    assert!(h.iter().any(|h| h.passed_over), "{h:?}");
+    assert!(!h[0].passed_over, "{h:?}");
 }
 
 /// A reload (a new catalog, one action's text changed, one ask added) re-embeds that action
