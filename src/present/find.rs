@@ -223,15 +223,14 @@ fn sentences(text: &str, max: usize) -> String {
 /// that explains less, or a changing action a question ruled out, is not offered as close);
 /// otherwise the closest domains with an example action each.
 fn weak_notice(hits: &[arcane_catalog::Hit]) -> String {
-    let domain = |h: &arcane_catalog::Hit| h.id.split('.').next().unwrap_or_default().to_string();
     let sibling = |first: &arcane_catalog::Hit, h: &arcane_catalog::Hit| {
-        !h.passed_over && domain(h) == domain(first) && h.coverage >= first.coverage
+        !h.passed_over && domain_of(h) == domain_of(first) && h.coverage >= first.coverage
     };
     if let Some((first, rest)) = hits.split_first()
         && let Some(rival) = rest.iter().find(|h| !h.passed_over)
         && sibling(first, rival)
     {
-        let d = domain(first);
+        let d = domain_of(first);
         // A third sibling as near the first as twice the lead.
         let near = first.score - 2.0 * arcane_catalog::CLEAR_LEAD * first.score.abs();
         let close: Vec<&str> = std::iter::once(first)
@@ -243,8 +242,12 @@ fn weak_notice(hits: &[arcane_catalog::Hit]) -> String {
             )
             .map(|h| h.id.as_str())
             .collect();
-        let next = match hits.iter().find(|h| domain(h) != d) {
-            Some(other) => format!(" The next domain: {} (e.g. {}).", domain(other), other.id),
+        let next = match hits.iter().find(|h| domain_of(h) != d) {
+            Some(other) => format!(
+                " The next domain: {} (e.g. {}).",
+                domain_of(other),
+                other.id
+            ),
             None => String::new(),
         };
         return format!(
@@ -260,13 +263,18 @@ fn weak_notice(hits: &[arcane_catalog::Hit]) -> String {
     )
 }
 
+/// A hit's domain: its ID up to the dot.
+fn domain_of(h: &arcane_catalog::Hit) -> &str {
+    h.id.split('.').next().unwrap_or_default()
+}
+
 /// The first [`CLOSEST_DOMAINS`] domains among the hits, best first, each with its best action:
 /// where the query probably belongs, with a call to start from.
 fn closest_domains(hits: &[arcane_catalog::Hit]) -> String {
     let mut seen: Vec<&str> = Vec::new();
     let mut out: Vec<String> = Vec::new();
     for h in hits {
-        let domain = h.id.split('.').next().unwrap_or_default();
+        let domain = domain_of(h);
         if seen.contains(&domain) {
             continue;
         }

@@ -181,9 +181,10 @@ impl Default for Weights {
 pub const CLEAR_LEAD: f32 = 0.06;
 
 /// Whether the best hit is a weak match: there is none, or it is not clearly better than the
-/// next one (a changing action a question ruled out is no rival: [`Hit::passed_over`]). How much of the query it explains is not asked: with the semantic side, a request
-/// whose words name no action is found as often as one whose words do, and counting coverage
-/// flagged more right first results than wrong ones (docs/search.md, "Confidence").
+/// next one (a changing action a question ruled out is no rival: [`Hit::passed_over`]). How
+/// much of the query it explains is not asked: with the semantic side, a request whose words
+/// name no action is found as often as one whose words do, and counting coverage flagged more
+/// right first results than wrong ones (docs/search.md, "Confidence").
 pub fn is_weak(hits: &[Hit]) -> bool {
     is_weak_with(hits, CLEAR_LEAD)
 }
@@ -979,16 +980,12 @@ impl SearchIndex {
 
     /// The known stems a word typed without vowels stands for: those whose consonants
     /// ([`skeleton`]) are the longest start of the word's, what is left over an ending (a
-    /// plural, "-ty", "-r"). Nothing for a word with a vowel after its first letter, a word the
-    /// language model knows whole ("try"), or one whose longest match is a function word
-    /// ("pls", "shw").
+    /// plural, "-ty", "-r"). Nothing for a word with a vowel after its first letter or one
+    /// whose longest match is a function word ("pls", "shw"). Asked, as a typo's correction
+    /// is, only for a word neither the index nor the language model knows ("try" is a word).
     fn expand_vowelless(&self, word: &str) -> Vec<&String> {
         const ENDINGS: [&str; 9] = ["", "s", "d", "r", "y", "ty", "ts", "ds", "rs"];
-        let vowel = |c: char| matches!(c, 'a' | 'e' | 'i' | 'o' | 'u');
-        if !word.chars().all(|c| c.is_ascii_lowercase())
-            || word.chars().skip(1).any(vowel)
-            || semantic::embedder().knows(word)
-        {
+        if !word.chars().all(|c| c.is_ascii_lowercase()) || word.chars().skip(1).any(is_vowel) {
             return Vec::new();
         }
         let typed = skeleton(word);
@@ -1087,18 +1084,10 @@ impl SearchIndex {
                                 && (cl.abs_diff(len) <= 1 || cl.abs_diff(stem_len) <= 1)
                         })
                         .map(|(c, _)| c)
-                        .filter(|c| one_edit(&s, c) || one_edit(&word, c));
+                        .filter(|c| one_edit(&s, c) || one_edit(&word, c))
+                        // "swrm scrts", "actvty lst": typed without vowels.
+                        .chain(self.expand_vowelless(&word));
                     for c in fixes {
-                        push_alt(&mut alts, c.clone(), String::new(), w.typo);
-                        for (stem, raw) in self.lexicon.synonyms_of(c, c) {
-                            push_alt(&mut alts, stem.clone(), raw.clone(), w.typo * w.synonym);
-                        }
-                    }
-                }
-                // "swrm scrts", "actvty lst": a word typed without its vowels is the known
-                // word with the longest matching consonants (and up to two letters of ending).
-                if len >= FUZZY_MIN_CHARS && !self.vocabulary.contains(&s) {
-                    for c in self.expand_vowelless(&word) {
                         push_alt(&mut alts, c.clone(), String::new(), w.typo);
                         for (stem, raw) in self.lexicon.synonyms_of(c, c) {
                             push_alt(&mut alts, stem.clone(), raw.clone(), w.typo * w.synonym);
@@ -2001,13 +1990,18 @@ fn stems(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
     out
 }
 
+/// Whether a letter is one a word typed in short drops (y stays: "actvty").
+fn is_vowel(c: char) -> bool {
+    matches!(c, 'a' | 'e' | 'i' | 'o' | 'u')
+}
+
 /// A word's consonants: its first letter, then its other letters but vowels, a letter that
 /// repeats once the vowels are gone counted once ("secret" → "scrt", "address" → "adrs",
 /// "status" → "sts", as "stts" typed is). Lower-case ASCII in, ASCII out.
 fn skeleton(word: &str) -> String {
     let mut out = String::new();
     for (i, c) in word.chars().enumerate() {
-        if (i > 0 && matches!(c, 'a' | 'e' | 'i' | 'o' | 'u')) || out.ends_with(c) {
+        if (i > 0 && is_vowel(c)) || out.ends_with(c) {
             continue;
         }
         out.push(c);
