@@ -1114,7 +1114,13 @@ fn value_like(key: &str, v: &str) -> bool {
 /// Masks the value after a secret word in prose ([`KEYWORD_VALUE`]): always after `is:` or
 /// when quoted, else when it looks like a value ([`value_like`]).
 fn mask_keyword_values(t: &str) -> Cow<'_, str> {
-    KEYWORD_VALUE.replace_all(t, |c: &regex::Captures<'_>| {
+    // Not `replace_all`: a word passed over as no value may be the next secret word
+    // (`login apwd password hunter2`, `secret token hunter2`), so the search goes on from the
+    // end of the key rather than the end of the match.
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut at = 0;
+    while let Some(c) = KEYWORD_VALUE.captures_at(t, at) {
         let whole = c.get(0).expect("match");
         let val = c.name("val").expect("group");
         let raw = val.as_str();
@@ -1132,17 +1138,27 @@ fn mask_keyword_values(t: &str) -> Cow<'_, str> {
             // `token is` / `password was`: the verb itself is no value.
             && !(c.name("is").is_none() && matches!(inner.to_ascii_lowercase().as_str(), "is" | "was"));
         if !wanted {
-            return whole.as_str().to_string();
+            at = c.name("key").expect("group").end();
+            continue;
         }
-        let head = &t[whole.start()..val.start()];
-        let tail = if quoted { "" } else { &raw[bare.len()..] };
+        out.push_str(&t[copied..val.start()]);
         if quoted {
             let q = &raw[..1];
-            format!("{head}{q}{MASK}{q}")
+            out.push_str(q);
+            out.push_str(MASK);
+            out.push_str(q);
         } else {
-            format!("{head}{MASK}{tail}")
+            out.push_str(MASK);
+            out.push_str(&raw[bare.len()..]);
         }
-    })
+        copied = whole.end();
+        at = whole.end();
+    }
+    if copied == 0 {
+        return Cow::Borrowed(t);
+    }
+    out.push_str(&t[copied..]);
+    Cow::Owned(out)
 }
 
 /// A pair percent-encoded once more (a URL inside a query string, a logged form body):

@@ -3,7 +3,7 @@
 //! like, and one property test per shape of secret written in text — the secret masked, what
 //! is around it kept.
 
-use arcane_redact::{MASK, mask_text, redact_for, redacted};
+use arcane_redact::{MASK, is_secret_name, mask_text, redact_for, redacted};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -170,8 +170,11 @@ fn a_pem_private_key_keeps_its_frame_and_loses_its_body() {
 
 /// Checks one shape of secret in text: for random secrets and neighbours, the secret is
 /// masked and every neighbour kept. `shape` writes the text and the parts that must stay.
+/// A neighbour that is itself a secret word ("pwd", "token") is no neighbour: what follows it
+/// is rightly masked as its value (CI drew `pwd: your token was …`).
 fn check_shape(shape: impl Fn(&str, &str) -> (String, Vec<String>)) {
     proptest!(ProptestConfig::with_cases(200), |(s in "[A-Za-z0-9]{6,20}", n in "[a-z]{3,8}")| {
+        prop_assume!(!is_secret_name(&n));
         // The secret starts with capitals no neighbour holds.
         let secret = format!("QZ{s}");
         let (text, kept) = shape(&secret, &n);
@@ -347,6 +350,21 @@ fn shape_tokens_under_neutral_names() {
 
 #[test]
 fn shape_a_secret_word_then_its_value_after_a_blank() {
+    // A secret word passed over as no value may itself be the word before the value.
+    for (text, kept) in [
+        (
+            "login apwd password QZAaAAA0 accepted",
+            "login apwd password ",
+        ),
+        (
+            "the api secret token QZhunter2 expired",
+            "the api secret token ",
+        ),
+    ] {
+        let masked = mask_text(text);
+        assert!(!masked.contains("QZ"), "{text} -> {masked}");
+        assert!(masked.starts_with(kept), "{text} -> {masked}");
+    }
     check_shape(|s, n| {
         (
             format!("login {n} password {s} accepted"),
