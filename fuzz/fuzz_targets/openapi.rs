@@ -12,13 +12,7 @@ use std::sync::LazyLock;
 use arcane_catalog::{BuildInput, Layers, SpecDoc, build_catalog};
 use libfuzzer_sys::fuzz_target;
 
-/// The built-in overlays without the declarations: a declaration may replace a derived
-/// action, which the "no operation dropped" check cannot tell from a loss.
-static LAYERS: LazyLock<Layers> = LazyLock::new(|| {
-    let mut l = Layers::builtin().expect("the built-in files parse");
-    l.declarations.clear();
-    l
-});
+static LAYERS: LazyLock<Layers> = LazyLock::new(|| catalog_checks::builtin_layers(None));
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

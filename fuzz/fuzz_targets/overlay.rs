@@ -36,11 +36,7 @@ static SPEC: LazyLock<SpecDoc> = LazyLock::new(|| {
     doc
 });
 
-static BUILTIN: LazyLock<Layers> = LazyLock::new(|| {
-    let mut l = Layers::builtin().expect("the built-in files parse");
-    l.declarations.clear();
-    l
-});
+static BUILTIN: LazyLock<Layers> = LazyLock::new(|| catalog_checks::builtin_layers(Some(&SPEC)));
 
 fn nodes(v: &Value) -> u64 {
     1 + match v {
