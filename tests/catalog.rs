@@ -239,6 +239,62 @@ fn a_mistyped_overlay_key_is_reported_by_catalog_json_and_check() {
     assert!(out.contains("check ok: 0 error(s), 0 unmatched"), "{out}");
 }
 
+/// On an Arcane the built-in files were not written for (1.11.2: a thousand of their entries
+/// name actions it lacks), `check` and the startup log are about the operator's files: the
+/// built-in entries are one note, never a failure, and carry no closest-ID guess; an operator's
+/// mistyped key still fails with its suggestion.
+#[test]
+fn built_in_entries_for_another_arcane_are_a_note_not_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = fixtures::spec_v1();
+    let base = [
+        "--spec",
+        path_str(&spec),
+        "--overrides",
+        path_str(dir.path()),
+    ];
+    let (ok, out, err) = cli(&[&["check"][..], &base].concat());
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("check ok: 0 error(s), 0 unmatched"), "{out}");
+    let note = out
+        .lines()
+        .find(|l| l.contains("built-in overlay entries are for actions this Arcane spec lacks"))
+        .unwrap_or_else(|| panic!("no note on the built-in entries:\n{out}"));
+    let counted: usize = note
+        .trim_start_matches("note: ")
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{note}"));
+    assert!(counted > 100, "{note}");
+    assert!(!out.contains("did you mean"), "{out}");
+
+    // `catalog --json` still lists them, marked by their file, without a guess.
+    let (ok, json_out, err) = cli(&[&["catalog", "--json"][..], &base].concat());
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&json_out).unwrap();
+    let unmatched = v["unmatchedOverlays"].as_array().unwrap();
+    assert_eq!(unmatched.len(), counted);
+    assert!(unmatched.iter().all(|u| {
+        u["file"].as_str().unwrap().ends_with(" (built in)")
+            && u["closest"].as_array().unwrap().is_empty()
+    }));
+
+    // The operator's own typo on the same spec fails as ever, with its closest ID.
+    std::fs::write(
+        dir.path().join("mine.yaml"),
+        "actions:\n  container.restartt:\n    usage: Restart it gently.\n",
+    )
+    .unwrap();
+    let (ok, out, _) = cli(&[&["check"][..], &base].concat());
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("check FAILED: 0 error(s), 1 unmatched overlay entry")
+            && out.contains("did you mean `container.restart`"),
+        "{out}"
+    );
+}
+
 #[test]
 fn check_reports_every_broken_file_with_its_line() {
     let dir = tempfile::tempdir().unwrap();

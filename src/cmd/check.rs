@@ -12,8 +12,11 @@ use arcane_catalog::{BuildInput, UnmatchedOverlay, build_catalog};
 pub struct CheckReport {
     /// Errors: the server would refuse to start (or a reload would be refused).
     pub errors: Vec<String>,
-    /// Overlay entries that match nothing in this spec.
+    /// The operator's overlay entries that match nothing in this spec.
     pub unmatched: Vec<UnmatchedOverlay>,
+    /// How many built-in entries match nothing: written for another Arcane version, not the
+    /// operator's to fix, so they never fail a check (`catalog` lists them).
+    pub built_in_unmatched: usize,
     /// `Arcane VERSION: N actions, M overlay entries applied` when the catalog was built.
     pub summary: Option<String>,
     /// What the catalog directory adds (`note: …`), so that files found in the working
@@ -110,7 +113,19 @@ pub fn check(sources: &Sources) -> CheckReport {
                 cat.actions.len(),
                 cat.applied_overlays
             ));
-            report.unmatched = cat.unmatched_overlays;
+            let (built_in, own): (Vec<_>, Vec<_>) = cat
+                .unmatched_overlays
+                .into_iter()
+                .partition(UnmatchedOverlay::is_built_in);
+            report.unmatched = own;
+            report.built_in_unmatched = built_in.len();
+            if !built_in.is_empty() {
+                report.notes.push(format!(
+                    "{} built-in overlay entr{} for actions this Arcane spec lacks (written for another Arcane version; nothing to fix, not counted) — `arcane-mcp catalog` lists them",
+                    built_in.len(),
+                    if built_in.len() == 1 { "y is" } else { "ies are" }
+                ));
+            }
         }
         Err(e) => report.errors.extend(lines(e)),
     }

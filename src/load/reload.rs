@@ -101,9 +101,23 @@ impl Reloadable for crate::load::snapshot::Snapshot {
 }
 
 /// Logs one warning per overlay entry that matches nothing (at startup and every reload).
+/// Built-in entries (for actions another Arcane version has) are one line at info level: a
+/// server on Arcane 1.11.2 would otherwise open with a thousand warnings nobody can act on.
 pub fn warn_unmatched(catalog: &Catalog) {
+    let mut built_in = 0;
     for u in &catalog.unmatched_overlays {
-        tracing::warn!("{u}");
+        if u.is_built_in() {
+            built_in += 1;
+        } else {
+            tracing::warn!("{u}");
+        }
+    }
+    if built_in > 0 {
+        tracing::info!(
+            entries = built_in,
+            arcane_version = %catalog.arcane_version,
+            "built-in overlay entries for actions this Arcane spec lacks (written for another Arcane version; nothing to fix) — `arcane-mcp catalog` lists them"
+        );
     }
 }
 
@@ -115,6 +129,7 @@ pub struct Change {
     pub added: Vec<String>,
     pub removed: Vec<String>,
     pub overlays_applied: usize,
+    /// The operator's entries matching nothing (built-in ones may be for another version).
     pub unmatched: usize,
     /// Prompts (`prompts:` of the overlays) new in this catalog, and gone from it.
     pub prompts_added: Vec<String>,
@@ -140,7 +155,11 @@ impl Change {
             added: new.difference(&old).map(|s| s.to_string()).collect(),
             removed: old.difference(&new).map(|s| s.to_string()).collect(),
             overlays_applied: next.applied_overlays,
-            unmatched: next.unmatched_overlays.len(),
+            unmatched: next
+                .unmatched_overlays
+                .iter()
+                .filter(|u| !u.is_built_in())
+                .count(),
         }
     }
 

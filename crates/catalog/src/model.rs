@@ -458,6 +458,17 @@ pub struct UnmatchedOverlay {
     pub reason: Option<String>,
 }
 
+/// Why a built-in entry matching nothing needs no fix.
+const BUILT_IN_NOTE: &str =
+    " (built in, written for another Arcane version: nothing to fix; check does not count it)";
+
+impl UnmatchedOverlay {
+    /// Whether the entry is in one of the built-in files (not the operator's to fix).
+    pub fn is_built_in(&self) -> bool {
+        crate::overlay::is_built_in(&self.file)
+    }
+}
+
 impl std::fmt::Display for UnmatchedOverlay {
     /// `FILE:LINE: overlay entry `key` matches no action of this spec — did you mean …?`
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -467,10 +478,25 @@ impl std::fmt::Display for UnmatchedOverlay {
             "action"
         };
         if let Some(reason) = &self.reason {
-            return write!(
+            write!(
                 f,
                 "{}:{}: {} entry `{}`: {reason}",
                 self.file, self.line, self.section, self.key
+            )?;
+            if self.is_built_in() {
+                write!(f, "{BUILT_IN_NOTE}")?;
+            }
+            return Ok(());
+        }
+        if self.is_built_in() {
+            return write!(
+                f,
+                "{}:{}: {} entry `{}` is for a{} {what} this Arcane spec lacks{BUILT_IN_NOTE}",
+                self.file,
+                self.line,
+                self.section,
+                self.key,
+                if what == "action" { "n" } else { "" }
             );
         }
         write!(
