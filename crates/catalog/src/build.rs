@@ -292,7 +292,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             // Built-in entries are written for the Arcane version we ship against: on another
             // version many match nothing (1,022 on 1.11.2) and a closest name is no fix for a
             // file the operator cannot edit; the search for one was most of such a build.
-            let closest = if crate::overlay::is_built_in(&file.origin) {
+            let closest = if crate::model::is_built_in(&file.origin) {
                 Vec::new()
             } else if section == "domains" {
                 closest_domains(&catalog, key, 3)

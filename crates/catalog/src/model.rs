@@ -458,6 +458,16 @@ pub struct UnmatchedOverlay {
     pub reason: Option<String>,
 }
 
+/// What a built-in file's origin ends with (`overrides/NAME (built in)`): the one mark that tells
+/// an operator's file from ours, in messages and in [`is_built_in`].
+pub const BUILT_IN: &str = " (built in)";
+
+/// Whether a file's origin names one of the files compiled into the binary (an operator cannot
+/// edit those: an entry of theirs that matches nothing is for another Arcane version).
+pub fn is_built_in(origin: &str) -> bool {
+    origin.ends_with(BUILT_IN)
+}
+
 /// Why a built-in entry matching nothing needs no fix.
 const BUILT_IN_NOTE: &str =
     " (built in, written for another Arcane version: nothing to fix; check does not count it)";
@@ -465,7 +475,7 @@ const BUILT_IN_NOTE: &str =
 impl UnmatchedOverlay {
     /// Whether the entry is in one of the built-in files (not the operator's to fix).
     pub fn is_built_in(&self) -> bool {
-        crate::overlay::is_built_in(&self.file)
+        is_built_in(&self.file)
     }
 }
 

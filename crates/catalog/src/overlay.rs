@@ -240,16 +240,6 @@ impl<T: serde::de::DeserializeOwned> Loaded<T> {
     }
 }
 
-/// What a built-in file's origin ends with (`overrides/NAME (built in)`): the one mark that tells
-/// an operator's file from ours, in messages and in [`is_built_in`].
-pub const BUILT_IN: &str = " (built in)";
-
-/// Whether a file's origin names one of the files compiled into the binary (an operator cannot
-/// edit those: an entry of theirs that matches nothing is for another Arcane version).
-pub fn is_built_in(origin: &str) -> bool {
-    origin.ends_with(BUILT_IN)
-}
-
 /// All overlay and declaration files, in the order they apply (built-in first).
 #[derive(Debug, Clone, Default)]
 pub struct Layers {
@@ -269,7 +259,7 @@ impl Layers {
         ) -> Result<Vec<Loaded<T>>> {
             let parse = |name: &str, text: &str| -> Result<Loaded<T>> {
                 let mut file = Loaded::parse(text, &format!("{folder}/{name}"), schema)?;
-                file.origin = format!("{folder}/{name}{BUILT_IN}");
+                file.origin = format!("{folder}/{name}{}", crate::model::BUILT_IN);
                 Ok(file)
             };
             let files = yaml_files_in(dir);

@@ -138,6 +138,42 @@ pub struct Weights {
     pub ask_idf: f32,
 }
 
+impl Weights {
+    /// The defaults with the knobs `SEARCH_WEIGHTS` names changed (`"semantic=12,asks=0.8"`):
+    /// how the search tests and benchmarks measure other weights without a rebuild. Panics on
+    /// a malformed value or an unknown name (only tests call it).
+    pub fn from_env() -> Weights {
+        let mut w = Weights::default();
+        let Ok(spec) = std::env::var("SEARCH_WEIGHTS") else {
+            return w;
+        };
+        for pair in spec.split(',').filter(|p| !p.trim().is_empty()) {
+            let (k, v) = pair
+                .split_once('=')
+                .unwrap_or_else(|| panic!("SEARCH_WEIGHTS: {pair:?} is not name=value"));
+            let v: f32 = v
+                .trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("SEARCH_WEIGHTS: {v:?} is not a number"));
+            match k.trim() {
+                "semantic" => w.semantic = v,
+                "rrf_k" => w.rrf_k = v,
+                "semantic_pool" => w.semantic_pool = v as usize,
+                "unknown_word" => w.unknown_word = v,
+                "verb" => w.verb = v,
+                "negated" => w.negated = v,
+                "asks" => w.asks = v,
+                "ask_top" => w.ask_top = v as usize,
+                "sure_semantic" => w.sure_semantic = v,
+                "sure_asks" => w.sure_asks = v,
+                "ask_idf" => w.ask_idf = v,
+                other => panic!("SEARCH_WEIGHTS: unknown weight {other:?}"),
+            }
+        }
+        w
+    }
+}
+
 impl Default for Weights {
     fn default() -> Self {
         Weights {
@@ -163,7 +199,7 @@ impl Default for Weights {
             idf: 0.5,
             negated: 0.25,
             verb: 0.5,
-            semantic: 10.0,
+            semantic: 16.0,
             rrf_k: 0.0,
             semantic_pool: 24,
             unknown_word: 1.0,
@@ -171,7 +207,7 @@ impl Default for Weights {
             ask_top: 1,
             sure_semantic: 6.0,
             sure_asks: 0.7,
-            ask_idf: 0.5,
+            ask_idf: 0.65,
         }
     }
 }

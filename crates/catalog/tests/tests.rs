@@ -29,7 +29,11 @@ pub(crate) fn catalog() -> &'static Catalog {
 
 pub(crate) fn index() -> &'static SearchIndex {
     static INDEX: OnceLock<SearchIndex> = OnceLock::new();
-    INDEX.get_or_init(|| SearchIndex::build(catalog()).expect("the index builds"))
+    // `SEARCH_WEIGHTS` measures other weights on these tests too (docs/search.md).
+    INDEX.get_or_init(|| {
+        SearchIndex::build_with(catalog(), arcane_catalog::Weights::from_env())
+            .expect("the index builds")
+    })
 }
 
 pub(crate) fn all(_: &Action) -> bool {
