@@ -41,7 +41,9 @@ pub use prompt::{
     ArgumentError, CompletionSource, MAX_ARGUMENT_CHARS, Part as PromptPart, Prompt,
     PromptArgument, PromptOverlay, parse_template,
 };
-pub use search::{CLEAR_LEAD, Hit, SearchIndex, Weights, is_weak, is_weak_with};
+pub use search::{
+    CLEAR_LEAD, Hit, SearchIndex, Weights, action_words, implicit_asks, is_weak, is_weak_with,
+};
 pub use spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES, RefResolver, SpecDoc, SpecFormat};
 pub use vocabulary::Vocabulary;
 pub use yaml::{

@@ -41,6 +41,9 @@ const FUZZY_MIN_CHARS: usize = 3;
 const CANDIDATES: usize = 96;
 /// Query words a vocabulary phrase may skip between its own words (function words only).
 const PHRASE_GAP: usize = 2;
+/// How deep in the lexical ranking a bare resource's list action is looked for (it ranks near
+/// the top: the query names its resource and nothing else).
+const CONVENTION_DEPTH: usize = 8;
 
 /// Resources named in one enumeration ("containers, images and networks") from which the
 /// request is about all of them rather than one.
@@ -123,13 +126,27 @@ pub struct Weights {
     /// How much an action's best-matching ask (overlay `asks`: a whole request people make for
     /// it) counts in its cosine against the action's own text: `(1 − asks) × text + asks × ask`.
     pub asks: f32,
-    /// How many of an action's closest asks are averaged for its ask cosine (1: the closest).
-    pub ask_top: usize,
+    /// How much the centre of an action's asks counts against its closest ask in its ask
+    /// cosine: `(1 − ask_centroid) × closest + ask_centroid × centre`, the centre being the
+    /// normalised mean of the action's ask vectors. The closest ask finds a request worded as
+    /// one of them; the centre is what they have in common, which a request worded like none
+    /// of them still shares (docs/search.md, "Asks").
+    pub ask_centroid: f32,
+    /// The least an action's ask cosine is, as a share of its closest ask's: a request worded
+    /// nearly as one of its asks (an operator's taught request, say) is found by that ask
+    /// alone, however far the action's other asks are from it. Below about 0.8 cosine, the
+    /// mix with the centre is the larger and this changes nothing (docs/search.md, "Asks").
+    pub ask_alone: f32,
     /// The semantic weight when the lexical side's best action explains every word of the
     /// query ("gitops sync", "inspect container details"): between it and [`Weights::semantic`]
     /// by the share of the query that best action leaves unexplained. The meaning decides where
     /// the words did not.
     pub sure_semantic: f32,
+    /// How the semantic weight grows with the unexplained share `u`: `sure_semantic +
+    /// (semantic − sure_semantic) × u^unsure_power`. Above 1, a query the words explain
+    /// mostly ("what it said in the web container", an operator's keyword matched) keeps
+    /// close to the sure weight, and the meaning takes over as the words explain less.
+    pub unsure_power: f32,
     /// The asks' weight ([`Weights::asks`]) when the lexical side's best action explains every
     /// word of the query; between it and `asks` as for [`Weights::sure_semantic`].
     pub sure_asks: f32,
@@ -163,8 +180,10 @@ impl Weights {
                 "verb" => w.verb = v,
                 "negated" => w.negated = v,
                 "asks" => w.asks = v,
-                "ask_top" => w.ask_top = v as usize,
+                "ask_centroid" => w.ask_centroid = v,
+                "ask_alone" => w.ask_alone = v,
                 "sure_semantic" => w.sure_semantic = v,
+                "unsure_power" => w.unsure_power = v,
                 "sure_asks" => w.sure_asks = v,
                 "ask_idf" => w.ask_idf = v,
                 other => panic!("SEARCH_WEIGHTS: unknown weight {other:?}"),
@@ -199,22 +218,25 @@ impl Default for Weights {
             idf: 0.5,
             negated: 0.25,
             verb: 0.5,
-            semantic: 16.0,
+            semantic: 64.0,
             rrf_k: 0.0,
             semantic_pool: 24,
             unknown_word: 1.0,
             asks: 0.9,
-            ask_top: 1,
-            sure_semantic: 6.0,
+            ask_centroid: 0.67,
+            ask_alone: 0.5,
+            sure_semantic: 8.0,
+            unsure_power: 2.0,
             sure_asks: 0.7,
-            ask_idf: 0.65,
+            ask_idf: 0.0,
         }
     }
 }
 
 /// The lead (share of its score) the best hit needs over the next one to be clearly the one
-/// meant; calibrated on the held-out sets B, C and D (docs/search.md, "Confidence").
-pub const CLEAR_LEAD: f32 = 0.06;
+/// meant; calibrated on the sets A to G, each ranked with the table trained without it
+/// (docs/search.md, "Confidence").
+pub const CLEAR_LEAD: f32 = 0.08;
 
 /// Whether the best hit is a weak match: there is none, or it is not clearly better than the
 /// next one (a changing action a question ruled out is no rival: [`Hit::passed_over`]). How
@@ -374,6 +396,8 @@ pub struct SearchIndex {
     vectors: Vec<std::sync::Arc<[f32]>>,
     /// The vectors of the entries' asks, embedded as a query is: `(entry, vector)`.
     ask_vectors: AskVectors,
+    /// The normalised mean of each entry's ask vectors (`None` for an action without asks).
+    ask_centres: Vec<Option<Vec<f32>>>,
     /// Token → how much it tells the asks of one action from those of others (0..1: 0 when
     /// every action's asks hold it, 1 when one action's do or none).
     ask_idf: HashMap<u32, f32>,
@@ -472,6 +496,8 @@ struct Fit {
     score: f32,
     /// Groups the ID or keywords explain.
     used: Vec<bool>,
+    /// The query names the action's resource and no verb: by convention, its list is meant.
+    noun_only: bool,
 }
 
 impl SearchIndex {
@@ -699,9 +725,11 @@ impl SearchIndex {
             resources,
             vectors,
             ask_vectors: Vec::new(),
+            ask_centres: Vec::new(),
             ask_idf: HashMap::new(),
         };
         (built.ask_vectors, built.ask_idf) = built.embed_asks(catalog, cache);
+        built.ask_centres = centres(&built.ask_vectors, built.entries.len());
         Ok(built)
     }
 
@@ -724,8 +752,9 @@ impl SearchIndex {
         let mut with_asks = 0_u32;
         for (entry, a) in catalog.actions.iter().enumerate() {
             let before = out.len();
+            let implicit = implicit_asks(a);
             // An action keyword (the operator's too) is a short request of its own.
-            for ask in a.asks.iter().chain(&a.keywords) {
+            for ask in a.asks.iter().chain(&a.keywords).chain(&implicit) {
                 let mut h = std::collections::hash_map::DefaultHasher::new();
                 ask.hash(&mut h);
                 let key = h.finish() ^ reading ^ ASK_KEY;
@@ -829,6 +858,8 @@ impl SearchIndex {
                     .then_with(|| self.entries[a.0].id.cmp(&self.entries[b.0].id))
             })
         };
+        // The lexical leader a bare resource's convention keeps first (below).
+        let mut convention = None;
         if let Some(m) = &meaning {
             by_score(&mut scored);
             // How much of the query the words alone leave unexplained (a word no field knows,
@@ -844,7 +875,22 @@ impl SearchIndex {
                 let all = total + m.unknown;
                 if all > 0.0 { 1.0 - covered / all } else { 1.0 }
             });
-            let semantic = w.sure_semantic + (w.semantic - w.sure_semantic) * unsure;
+            // A query of a resource's words alone ("gitops sync", "volume backup", "image")
+            // says no action: the convention that its list is meant decides the first result,
+            // not what the asks of the resource's other actions happen to share with its name;
+            // the meaning orders the rest. The list is the best lexical candidate that the
+            // query names only as a resource and explains whole, when there is one.
+            if m.unknown == 0.0 {
+                convention = scored.iter().take(CONVENTION_DEPTH).find_map(|(entry, _)| {
+                    let e = &self.entries[*entry];
+                    (e.list_verb
+                        && self.fit(e, &groups).noun_only
+                        && self.explain(e, &groups).1 >= 1.0)
+                        .then_some(*entry)
+                });
+            }
+            let semantic =
+                w.sure_semantic + (w.semantic - w.sure_semantic) * unsure.powf(w.unsure_power);
             let cos = m.mixed(w.sure_asks + (w.asks - w.sure_asks) * unsure);
             if w.rrf_k > 0.0 {
                 let mut sem: Vec<(usize, f32)> = scored.iter().map(|&(e, _)| (e, cos[e])).collect();
@@ -864,6 +910,14 @@ impl SearchIndex {
             }
         }
         by_score(&mut scored);
+        if let Some(entry) = convention
+            && let Some(pos) = scored.iter().position(|(e, _)| *e == entry)
+            && pos > 0
+        {
+            let (entry, _) = scored.remove(pos);
+            let top = scored[0].1;
+            scored.insert(0, (entry, top));
+        }
         // A question ("why does my container keep exiting", "how much disk is used") is
         // answered by reading: no changing action ranks above the best read action. Every
         // action before the first read one changes something, so that one moves to the top.
@@ -921,22 +975,18 @@ impl SearchIndex {
             } else {
                 q
             };
-            let top = w.ask_top.max(1);
-            let mut best: Vec<Vec<f32>> = vec![Vec::new(); text.len()];
+            let mut best: Vec<Option<f32>> = vec![None; text.len()];
             for (entry, v) in &self.ask_vectors {
                 let c = semantic::dot(&q, v);
                 let b = &mut best[*entry];
-                // The `top` largest, kept in descending order.
-                let at = b.partition_point(|x| *x >= c);
-                if at < top {
-                    b.insert(at, c);
-                    b.truncate(top);
-                }
+                *b = Some(b.map_or(c, |b| b.max(c)));
             }
-            for (a, b) in asks.iter_mut().zip(best) {
-                if !b.is_empty() {
-                    *a = Some(b.iter().sum::<f32>() / b.len() as f32);
-                }
+            let k = w.ask_centroid;
+            for ((a, b), centre) in asks.iter_mut().zip(best).zip(&self.ask_centres) {
+                *a = b.map(|b| match centre {
+                    Some(c) => ((1.0 - k) * b + k * semantic::dot(&q, c)).max(w.ask_alone * b),
+                    None => b,
+                });
             }
         }
         Some(Meaning {
@@ -964,6 +1014,18 @@ impl SearchIndex {
                     words.push((part, weight));
                 }
             }
+            // A rewritten phrase ("env vars" → variables) keeps the words typed beside what
+            // they were rewritten to: the meaning reads both, as it reads a synonym beside its
+            // word.
+            let first = g
+                .alts
+                .first()
+                .map(|a| semantic::words(if a.raw.is_empty() { &a.stem } else { &a.raw }));
+            for typed in &g.origin {
+                if first.as_ref().is_none_or(|f| !f.contains(typed)) {
+                    words.push((typed.clone(), g.weight * w.synonym));
+                }
+            }
             covered.extend(semantic::words(&g.typed));
             covered.extend(g.origin.iter().cloned());
         }
@@ -986,6 +1048,13 @@ impl SearchIndex {
             unknown += 1;
         }
         (words, unknown)
+    }
+
+    /// A text's weighted words as the semantic side embeds it when it is a query or an ask
+    /// ([`SearchIndex::query_words`]): public for the script that fits the embedding table to
+    /// what the search embeds (`crates/catalog/examples/search_inputs.rs`).
+    pub fn semantic_words(&self, text: &str) -> Vec<(String, f32)> {
+        self.query_words(text, &self.parse(text)).0
     }
 
     /// The semantic side's ranking alone (best first, at most `limit` action IDs): for tests,
@@ -1432,6 +1501,7 @@ impl SearchIndex {
         }
         Fit {
             score,
+            noun_only,
             used: role
                 .iter()
                 .map(|r| !matches!(r, Role::None | Role::Listed))
@@ -1887,32 +1957,66 @@ fn embed_actions(
         .actions
         .iter()
         .map(|a| {
-            let domain_keywords = catalog
-                .vocabulary
-                .domain_keywords
-                .get(&a.domain)
-                .map(|k| k.join(" "))
-                .unwrap_or_default();
-            let params: Vec<&str> = a.params.iter().map(|p| p.name.as_str()).collect();
-            let fields: [(&str, f32); 7] = [
-                (&format!("{} {}", a.domain, a.name), 2.0),
-                (&a.title, 2.0),
-                (&a.keywords.join(" "), 1.5),
-                (&domain_keywords, 0.5),
-                (&a.description, 1.0),
-                (&a.usage, 0.5),
-                (&params.join(" "), 0.3),
-            ];
-            let mut words: Vec<(String, f32)> = Vec::new();
-            for (text, weight) in fields {
-                let ws = semantic::words(text);
-                let share = weight / (ws.len().max(1) as f32).sqrt();
-                words.extend(ws.into_iter().map(|w| (w, share)));
-            }
+            let words = action_words(catalog, a);
             let key = semantic::key_of(&words);
             cache.get_or(key, || e.embed(&words, &|id| e.rarity(id)))
         })
         .collect()
+}
+
+/// The weighted words an action's semantic vector is made of ([`embed_actions`]); public for
+/// the script that fits the embedding table to what the search embeds
+/// (`crates/catalog/examples/search_inputs.rs`).
+pub fn action_words(catalog: &Catalog, a: &Action) -> Vec<(String, f32)> {
+    let domain_keywords = catalog
+        .vocabulary
+        .domain_keywords
+        .get(&a.domain)
+        .map(|k| k.join(" "))
+        .unwrap_or_default();
+    let params: Vec<&str> = a.params.iter().map(|p| p.name.as_str()).collect();
+    let fields: [(&str, f32); 7] = [
+        (&format!("{} {}", a.domain, a.name), 2.0),
+        (&a.title, 2.0),
+        (&a.keywords.join(" "), 1.5),
+        (&domain_keywords, 0.5),
+        (&a.description, 1.0),
+        (&a.usage, 0.5),
+        (&params.join(" "), 0.3),
+    ];
+    let mut words: Vec<(String, f32)> = Vec::new();
+    for (text, weight) in fields {
+        let ws = semantic::words(text);
+        let share = weight / (ws.len().max(1) as f32).sqrt();
+        words.extend(ws.into_iter().map(|w| (w, share)));
+    }
+    words
+}
+
+/// The requests an action is asked by that its overlays need not say: a request that names
+/// only the resource ("gitops sync", "volume backup") asks for its list, the lexical side's
+/// list preference said as an ask, so the meaning of a bare resource agrees with it.
+pub fn implicit_asks(a: &Action) -> Vec<String> {
+    if a.name == "list" {
+        vec![a.domain.replace('_', " ")]
+    } else {
+        Vec::new()
+    }
+}
+
+/// The normalised mean of each entry's ask vectors ([`Weights::ask_centroid`]).
+fn centres(asks: &AskVectors, entries: usize) -> Vec<Option<Vec<f32>>> {
+    let mut sums: Vec<Option<Vec<f32>>> = vec![None; entries];
+    for (entry, v) in asks {
+        let sum = sums[*entry].get_or_insert_with(|| vec![0.0; v.len()]);
+        for (s, x) in sum.iter_mut().zip(v.iter()) {
+            *s += x;
+        }
+    }
+    for sum in sums.iter_mut().flatten() {
+        semantic::normalise(sum);
+    }
+    sums
 }
 
 fn index_text(text: &str) -> String {

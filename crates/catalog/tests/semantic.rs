@@ -334,11 +334,13 @@ fn meaning_decides_where_the_words_do_not() {
             .any(|q| ids_with(&sure_off, q, 5) != ids_with(&lex, q, 5)),
         "the meaning changed no ranking of a query the words leave unexplained"
     );
-    // With the adopted weights too, a plain request keeps its lexical answer first.
+    // With the adopted weights too, a plain request keeps its lexical answer first. ("deploy
+    // stack" is not one: a compose project's up and a swarm stack's create both answer it.)
     for q in [
         "list swarm services",
         "inspect container details",
-        "deploy stack",
+        "pull an image",
+        "delete the volume",
     ] {
         assert_eq!(ids_with(index(), q, 1), ids_with(&lex, q, 1), "{q}");
     }
@@ -377,5 +379,50 @@ fn an_operators_asks_reach_the_search() {
         near.first().map(String::as_str),
         Some("volume.sizes"),
         "{near:?}"
+    );
+}
+
+/// A request of a resource's words alone says no action: its list is meant, whatever the asks of
+/// the resource's other actions share with its name (the lexical side's list preference, said
+/// as an implicit ask of the list action and kept first by the fusion). For every domain with a
+/// list action.
+#[test]
+fn a_bare_resource_asks_for_its_list() {
+    let mut wrong = Vec::new();
+    let mut n = 0;
+    for a in catalog().actions.iter().filter(|a| a.name == "list") {
+        let q = a.domain.replace('_', " ");
+        // "image build" is also the request to build an image (`image.build`).
+        if catalog()
+            .actions
+            .iter()
+            .any(|b| format!("{} {}", b.domain, b.name).replace('_', " ") == q)
+        {
+            continue;
+        }
+        n += 1;
+        let got = ids_with(index(), &q, 3);
+        if got.first() != Some(&a.id) {
+            wrong.push(format!("{q:?} → {got:?}"));
+        }
+    }
+    assert!(n > 30, "{n} list actions");
+    assert!(wrong.is_empty(), "{} of {n}: {wrong:#?}", wrong.len());
+}
+
+/// A rewritten phrase ("env vars" → variables) keeps the words typed on the semantic side, as a
+/// synonym keeps its word: what the request said reaches the meaning too.
+#[test]
+fn a_rewritten_phrase_keeps_its_words_for_the_meaning() {
+    let words: Vec<String> = index()
+        .semantic_words("env vars of the db container")
+        .into_iter()
+        .map(|(w, _)| w)
+        .collect();
+    assert!(words.iter().any(|w| w == "variable"), "{words:?}");
+    assert!(words.iter().any(|w| w == "env"), "{words:?}");
+    assert_eq!(
+        ids_with(index(), "env vars of the db container", 1),
+        ["container.get"]
     );
 }
