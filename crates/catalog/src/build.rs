@@ -153,7 +153,14 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 });
                 continue;
             }
-            for (name, problem) in apply_overlay(&mut actions[i], ov) {
+            let keywords_before = actions[i].keywords.len();
+            let problems = apply_overlay(&mut actions[i], ov);
+            if !crate::model::is_built_in(&file.origin) {
+                let a = &mut actions[i];
+                let added = a.keywords[keywords_before..].to_vec();
+                a.operator_keywords.extend(added);
+            }
+            for (name, problem) in problems {
                 param_misfits.push(UnmatchedOverlay {
                     file: file.origin.clone(),
                     line: file
@@ -690,6 +697,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         derived_id: String::new(),
         keywords: Vec::new(),
         asks: Vec::new(),
+        operator_keywords: Vec::new(),
     }
 }
 
@@ -1027,6 +1035,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         derived_id: d.id.clone(),
         keywords: Vec::new(),
         asks: Vec::new(),
+        operator_keywords: Vec::new(),
     })
 }
 

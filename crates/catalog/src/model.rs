@@ -383,6 +383,11 @@ pub struct Action {
     /// Search: whole requests people make for this action, from overlays (`asks`).
     #[serde(skip)]
     pub asks: Vec<String>,
+    /// The keywords of the operator's own overlay files (also in `keywords`): their words for
+    /// their deployment, which the search holds to where the meaning of the rest leans
+    /// elsewhere (docs/search.md, "Fusion").
+    #[serde(skip)]
+    pub operator_keywords: Vec<String>,
 }
 
 impl Action {
@@ -709,6 +714,8 @@ struct ActionInternals {
     keywords: Vec<String>,
     #[serde(default)]
     asks: Vec<String>,
+    #[serde(default)]
+    operator_keywords: Vec<String>,
 }
 
 /// An action's response schema in the stored form: about half its bytes, so it is a document
@@ -760,6 +767,7 @@ impl Catalog {
                             derived_id: a.derived_id.clone(),
                             keywords: a.keywords.clone(),
                             asks: a.asks.clone(),
+                            operator_keywords: a.operator_keywords.clone(),
                         },
                     )
                 })
@@ -834,6 +842,7 @@ impl Catalog {
                 a.derived_id = internals.derived_id;
                 a.keywords = internals.keywords;
                 a.asks = internals.asks;
+                a.operator_keywords = internals.operator_keywords;
                 a
             })
             .collect();

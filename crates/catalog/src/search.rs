@@ -296,6 +296,8 @@ struct Entry {
     /// Per keyword: written with a participle ("what is running"), so a participle in the
     /// query matches it fully; any other keyword ("docker run") a participle matches by half.
     keyword_states: Vec<bool>,
+    /// Per keyword: from the operator's own overlay files ([`Action::operator_keywords`]).
+    operator_keywords: Vec<bool>,
     /// Index into [`SearchIndex::domain_keywords`].
     domain: usize,
     /// Stems of the title (for the explanation of a match).
@@ -498,6 +500,8 @@ struct Fit {
     used: Vec<bool>,
     /// The query names the action's resource and no verb: by convention, its list is meant.
     noun_only: bool,
+    /// The query holds every word of one of the operator's keywords for the action.
+    operator_keyword: bool,
 }
 
 impl SearchIndex {
@@ -598,22 +602,28 @@ impl SearchIndex {
             let domain_words = words(&a.domain, &mut analyzer);
             // A keyword of only the domain's words ("all containers" once "all" is a function
             // word) would make every query about the resource name this action.
-            let (keywords, keyword_states): (Vec<Vec<String>>, Vec<bool>) = a
-                .keywords
-                .iter()
-                .filter_map(|k| {
-                    let p = phrases_of(std::slice::from_ref(k), &mut analyzer, &lexicon.function)
-                        .pop()?;
-                    let own = p.iter().any(|s| !domain_words.iter().any(|d| d.stem == *s));
-                    own.then(|| (p, plain_words(k).iter().any(|w| participle(w))))
-                })
-                .unzip();
+            let mut keywords = Vec::new();
+            let mut keyword_states = Vec::new();
+            let mut operator_keywords = Vec::new();
+            for k in &a.keywords {
+                let Some(p) =
+                    phrases_of(std::slice::from_ref(k), &mut analyzer, &lexicon.function).pop()
+                else {
+                    continue;
+                };
+                if p.iter().any(|s| !domain_words.iter().any(|d| d.stem == *s)) {
+                    keyword_states.push(plain_words(k).iter().any(|w| participle(w)));
+                    operator_keywords.push(a.operator_keywords.contains(k));
+                    keywords.push(p);
+                }
+            }
             let entry = Entry {
                 id: a.id.clone(),
                 domain_words,
                 name_words: words(&a.name, &mut analyzer),
                 keywords,
                 keyword_states,
+                operator_keywords,
                 domain,
                 title,
                 prose,
@@ -840,6 +850,8 @@ impl SearchIndex {
                 text_of.entry(e).or_insert(0.0);
             }
         }
+        // Candidates the query names by a keyword of the operator's, said whole.
+        let mut keyword_said: HashSet<usize> = HashSet::new();
         let mut scored: Vec<(usize, f32)> = text_of
             .into_iter()
             .filter_map(|(entry, text)| {
@@ -848,8 +860,11 @@ impl SearchIndex {
                     return None;
                 }
                 let text = if best > 0.0 { text / best } else { 0.0 };
-                let score = w.text * text + self.fit(e, &groups).score;
-                Some((entry, score))
+                let fit = self.fit(e, &groups);
+                if fit.operator_keyword {
+                    keyword_said.insert(entry);
+                }
+                Some((entry, w.text * text + fit.score))
             })
             .collect();
         let by_score = |v: &mut Vec<(usize, f32)>| {
@@ -904,8 +919,20 @@ impl SearchIndex {
                 }
                 scored = fused.into_iter().collect();
             } else {
+                // An operator's keyword is their word for the action in their deployment, and
+                // an ask of its own: the query holding all its words says that ask word for
+                // word, so the action's ask cosine is at least what an ask said word for word
+                // gets ([`Weights::ask_alone`]), wherever the meaning of the built-in asks
+                // leans. (The built-in keywords get no such floor: with it, single words such
+                // as "login" or "hang" pulled 14 of the tuning sets' 1,680 queries wrong.)
+                let a = w.sure_asks + (w.asks - w.sure_asks) * unsure;
                 for (e, score) in &mut scored {
-                    *score += semantic * cos[*e];
+                    let c = if keyword_said.contains(e) {
+                        cos[*e].max((1.0 - a) * m.text[*e] + a * w.ask_alone)
+                    } else {
+                        cos[*e]
+                    };
+                    *score += semantic * c;
                 }
             }
         }
@@ -1441,10 +1468,17 @@ impl SearchIndex {
                 }
             }
         }
-        for (phrase, states) in e.keywords.iter().zip(&e.keyword_states) {
+        let mut operator_keyword = false;
+        for ((phrase, states), operator) in e
+            .keywords
+            .iter()
+            .zip(&e.keyword_states)
+            .zip(&e.operator_keywords)
+        {
             let halve = !states;
             if let Some((m, fresh)) = match_phrase(phrase, groups, &mut role, Role::Keyword, halve)
             {
+                operator_keyword |= *operator;
                 cover += w.keyword * fresh;
                 let share = w.keyword * m / phrase.len() as f32;
                 name_match = name_match.max(n_len * share);
@@ -1502,6 +1536,7 @@ impl SearchIndex {
         Fit {
             score,
             noun_only,
+            operator_keyword,
             used: role
                 .iter()
                 .map(|r| !matches!(r, Role::None | Role::Listed))
