@@ -178,6 +178,7 @@ mod tests {
             no_effect: None,
             keywords: vec![],
             asks: vec![],
+            operator_keywords: vec![],
             response_schema: None,
             widenings: vec![],
             handler: None,
