@@ -104,7 +104,8 @@ impl App {
                 crate::mcp::audit_log::AuditLog::open(p, args.audit_log_max_bytes).map(Arc::new)
             })
             .transpose()?;
-        let snapshot = Snapshot::build(catalog, args.tool_surface, policy.clone())?;
+        let snapshot =
+            Snapshot::build_cached(catalog, args.tool_surface, policy.clone(), cache.as_ref())?;
         if args.insecure_skip_verify {
             tracing::warn!(
                 "TLS CERTIFICATE VERIFICATION IS OFF (--insecure-skip-verify / \
@@ -220,8 +221,9 @@ impl App {
         // A reload reads the files again: their new hash names another cache entry, so an
         // edit is never answered from the cache, and a broken file still fails the reload.
         reload::watch_sources(self.sources.clone(), live, move |s| {
-            let built = cache::load_or_build(s, cache.as_ref())
-                .and_then(|(catalog, _)| Snapshot::build(catalog, surface, policy.clone()));
+            let built = cache::load_or_build(s, cache.as_ref()).and_then(|(catalog, _)| {
+                Snapshot::build_cached(catalog, surface, policy.clone(), cache.as_ref())
+            });
             metrics.record_reload(built.is_ok());
             built
         })

@@ -333,3 +333,109 @@ fn the_binary_reads_its_cache_on_the_second_start() {
     assert!(log.contains("catalog_cached=false"), "{log}");
     assert!(!off.exists());
 }
+
+/// Runs the binary over stdio with `cache_dir` as its catalog cache: one `arcane_find_action`
+/// call, then — its answer read — waits until the embedding vectors are in the cache before it
+/// closes standard input. Returns its debug log.
+fn search_once(cache_dir: &Path) -> String {
+    use std::io::{BufRead as _, Write as _};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_arcane-mcp"))
+        .env_clear()
+        .env("ARCANE_MCP_LOG", "arcane_mcp=debug")
+        .args(["--arcane-url", "http://127.0.0.1:9", "--api-key", "k"])
+        .arg("--spec")
+        .arg(fixtures::spec_v2())
+        .arg("--catalog-cache-dir")
+        .arg(cache_dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "arcane_find_action", "arguments": {"query": "restart the web container"}}});
+    writeln!(stdin, "{}", crate::cli::INIT).unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    writeln!(stdin, "{call}").unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while out.read_line(&mut line).unwrap() > 0 && !line.contains(r#""id":2"#) {
+        line.clear();
+    }
+    assert!(line.contains("container.restart"), "{line}");
+    let stored = cache_dir.join("embeddings.bin");
+    for _ in 0..600 {
+        if stored.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // The file of a first start is renamed into place whole; give a second start's (which
+    // stores nothing) the same moment, then end the session.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The embedding vectors of the search are kept in the catalog cache: a first start computes
+/// and stores them, a second reads them and embeds nothing (its index builds in a tenth of the
+/// time); a file of another build is ignored and written anew.
+#[test]
+fn the_embeddings_are_kept_for_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let first = search_once(&cache);
+    let embedded = |log: &str| -> Vec<usize> {
+        log.lines()
+            .filter(|l| l.contains("search index built"))
+            .filter_map(|l| {
+                l.split("embedded=")
+                    .nth(1)?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .collect()
+    };
+    assert!(
+        embedded(&first).iter().any(|n| *n > 10_000),
+        "every action and ask embedded: {first}"
+    );
+    let stored = cache.join("embeddings.bin");
+    let bytes = std::fs::read(&stored).unwrap();
+    assert!(bytes.starts_with(b"ARCEMBC1"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&stored).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "only its owner reads it: {mode:o}");
+    }
+    let second = search_once(&cache);
+    assert!(
+        second.contains("embeddings read from the catalog cache"),
+        "{second}"
+    );
+    assert_eq!(embedded(&second), [0], "{second}");
+    // Bytes of another build: ignored, the index embeds everything and stores it again.
+    let mut other = bytes.clone();
+    other[12] ^= 1;
+    std::fs::write(&stored, &other).unwrap();
+    let third = search_once(&cache);
+    assert!(third.contains("stored embeddings ignored"), "{third}");
+    assert!(embedded(&third).iter().any(|n| *n > 10_000), "{third}");
+    // Stored again with this build's stamp: the header is the first start's again.
+    let again = std::fs::read(&stored).unwrap();
+    let header = 12 + u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize + 8;
+    assert!(
+        again[..header] == bytes[..header],
+        "{:?}",
+        String::from_utf8_lossy(&again[12..header - 8])
+    );
+}

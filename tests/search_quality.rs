@@ -446,16 +446,17 @@ fn eval_set_quality() {
     // the held-out half, so a change that loses ground fails. The semantic side traded 1.4
     // points of top-1 and 0.9 of top-3 here (a set written by the vocabulary's authors) for
     // 6 points on the independent set A (docs/search.md, "Semantic retrieval"); the asks won
-    // it back and more (docs/search.md, "Asks").
+    // it back and more (docs/search.md, "Asks"), and the trained table more again (96.7% /
+    // 100% / 100%; this set is not among its training data: "The trained table").
     let held = halves[1];
     let floors = [
-        ("top-1", all.pct(all.top1), 93.5),
-        ("top-3", all.pct(all.top3), 98.5),
+        ("top-1", all.pct(all.top1), 96.0),
+        ("top-3", all.pct(all.top3), 99.5),
         ("top-10", all.pct(all.top10), 99.5),
-        ("intents top-3", intents.pct(intents.top3), 95.0),
-        ("held-out top-1", held.pct(held.top1), 89.0),
-        ("held-out top-3", held.pct(held.top3), 97.5),
-        ("held-out top-10", held.pct(held.top10), 99.0),
+        ("intents top-3", intents.pct(intents.top3), 98.0),
+        ("held-out top-1", held.pct(held.top1), 95.5),
+        ("held-out top-3", held.pct(held.top3), 99.5),
+        ("held-out top-10", held.pct(held.top10), 99.5),
     ];
     for (name, got, floor) in floors {
         assert!(
@@ -789,7 +790,7 @@ struct IndependentQuery {
 const INDEPENDENT_A: &str = "tests/search_eval_independent_a.yaml";
 
 /// The set to evaluate: `SEARCH_EVAL_SET` (a path, absolute or relative to the repository) so
-/// the same harness runs a set that is not in the repository, else the tuning set A. Returns
+/// the same harness runs a set that is not in the repository, else set A. Returns
 /// the path and whether it is set A (whose floors apply).
 fn independent_set() -> (PathBuf, bool) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -833,7 +834,7 @@ fn style_table(styles: &[(String, Score)], all: &Score) -> String {
 
 /// The independent evaluation: every expected ID is an action, each query is ranked, and the
 /// table of top-1/3/10 per style is printed with every query whose action is not first. On the
-/// tuning set A, floors (what main reached when the set arrived, less one query per style) make
+/// set A (training data of the embedding table), floors (its figures less one query per style) make
 /// a change that loses ground fail; on another set (`SEARCH_EVAL_SET`) the table is the result.
 /// `SEARCH_EVAL_DUMP=path` also writes each query's top 50 as JSON lines (and its first ten hits
 /// with score and coverage), for measuring a ranking or the notice outside this harness.
@@ -942,15 +943,16 @@ fn independent_set_quality() {
     if !is_a {
         return;
     }
-    // Set A's figures with the hybrid ranking and the asks (docs/search.md, "Asks"), less one
-    // query of the style (2.5 points of 40) or one point overall.
+    // Set A's figures with the trained table, less one query of the style (2.5 points of 40)
+    // or one point overall. Set A trains the table now (docs/search.md, "The trained table"):
+    // these floors measure nothing, they fail a change that breaks what the table learned.
     let floors: &[(&str, f64, f64, f64)] = &[
-        ("terse", 85.0, 95.0, 97.5),
-        ("typo", 87.5, 92.5, 95.0),
-        ("sentence", 87.5, 95.0, 97.5),
-        ("synonym", 80.0, 92.5, 92.5),
-        ("intent", 50.0, 75.0, 90.0),
-        ("long", 47.5, 85.0, 97.5),
+        ("terse", 95.0, 97.5, 97.5),
+        ("typo", 97.5, 97.5, 97.5),
+        ("sentence", 97.5, 97.5, 97.5),
+        ("synonym", 92.5, 95.0, 95.0),
+        ("intent", 97.5, 97.5, 97.5),
+        ("long", 82.5, 97.5, 97.5),
     ];
     let mut low = Vec::new();
     for (style, f1, f3, f10) in floors {
@@ -970,9 +972,9 @@ fn independent_set_quality() {
         }
     }
     for (k, got, floor) in [
-        ("top-1", all.pct(all.top1), 74.0),
-        ("top-3", all.pct(all.top3), 90.5),
-        ("top-10", all.pct(all.top10), 96.5),
+        ("top-1", all.pct(all.top1), 95.0),
+        ("top-3", all.pct(all.top3), 98.5),
+        ("top-10", all.pct(all.top10), 98.5),
     ] {
         if got < floor {
             low.push(format!("all {k} {got:.1}% < {floor}%"));

@@ -16,6 +16,13 @@
 //! when it and its directory belong to the user running the server and nobody else can write
 //! them (a shared or world-writable directory is used for nothing but rebuilding).
 //!
+//! Beside the catalogs, one file holds the search's embedding vectors (`embeddings.bin`): the
+//! index of a catalog is built on its own thread after the start, and reading the vectors an
+//! earlier start computed makes that build a tenth of its cold time (docs/search.md, "Off the
+//! startup path"). The vectors are keyed by a hash of what each is made of, so one file serves
+//! every catalog; it is written by a build that embedded something new, and read once per
+//! process, under the same ownership checks as the catalogs.
+//!
 //! Only a spec read from a local file (or built into the binary: the demo's) is cached: a document fetched from Arcane is known only
 //! after the fetch, which costs more than the build it would save. `check`, `catalog` and
 //! `catalog --diff` build from the files ([`Sources::build`]), as they exist to report what the
@@ -25,6 +32,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use arcane_catalog::semantic::EmbeddingCache;
 use arcane_catalog::{Catalog, Layers};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -34,11 +42,15 @@ use crate::load::dirs;
 use crate::load::sources::Sources;
 
 /// Changes whenever the stored form of a catalog changes, so that older entries are ignored.
-const FORMAT: u32 = 6;
+const FORMAT: u32 = 7;
 /// Entries kept in the directory (the newest ones); older entries are deleted after a write.
 const KEEP: usize = 8;
 /// An entry larger than this is not read (a catalog of Arcane's 2.8 document is about 2 MB).
 const MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
+/// The stored embedding vectors' file (beside the catalogs) and the most of it that is read
+/// (the cache holds at most 32,768 vectors of 1 KB).
+const EMBEDDINGS: &str = "embeddings.bin";
+const MAX_EMBEDDINGS_BYTES: u64 = 40 * 1024 * 1024;
 /// A file is hashed only when at most this large; a larger one is not cached (the build
 /// refuses it with its own message).
 const MAX_INPUT_BYTES: u64 = 32 * 1024 * 1024;
@@ -162,6 +174,73 @@ impl CatalogCache {
         Ok(())
     }
 
+    fn embeddings_path(&self) -> PathBuf {
+        self.dir.join(EMBEDDINGS)
+    }
+
+    /// Adds the embedding vectors an earlier start stored to the process-wide cache the search
+    /// index is built from; once per process and directory (a reload's index finds them in
+    /// memory). Anything
+    /// unreadable, of another build or table, or another user's is ignored (debug log).
+    pub fn load_embeddings(&self) {
+        // Held while the file is read: a second build of the index waits for the vectors
+        // rather than computing them beside the read.
+        static LOADED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+        let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+        if loaded.contains(&self.dir) {
+            return;
+        }
+        loaded.push(self.dir.clone());
+        let path = self.embeddings_path();
+        if !only_mine(&path) {
+            return;
+        }
+        let Ok(file) = std::fs::File::open(&path) else {
+            return;
+        };
+        let len = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+        if len > MAX_EMBEDDINGS_BYTES {
+            tracing::debug!(path = %path.display(), "stored embeddings too large; ignored");
+            return;
+        }
+        let mut input = std::io::BufReader::new(file);
+        match EmbeddingCache::global().read_from(&mut input, len, &build_stamp()) {
+            Ok(n) => tracing::debug!(vectors = n, "embeddings read from the catalog cache"),
+            Err(why) => {
+                tracing::debug!(path = %path.display(), why, "stored embeddings ignored")
+            }
+        }
+    }
+
+    /// Writes the process-wide embedding cache for the next start (temporary file + rename);
+    /// a failure costs only the next start's time (debug log).
+    pub fn store_embeddings(&self) {
+        // Unique per process and write, as a catalog entry's.
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = self
+            .dir
+            .join(format!(".{EMBEDDINGS}.{}.{n}.tmp", std::process::id()));
+        let written = create_private_dir(&self.dir).and_then(|()| {
+            let done = private_file(&tmp)
+                .and_then(|f| {
+                    EmbeddingCache::global()
+                        .write_to(&mut std::io::BufWriter::new(f), &build_stamp())
+                })
+                .and_then(|()| std::fs::rename(&tmp, self.embeddings_path()));
+            if done.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            done
+        });
+        match written {
+            Ok(()) => tracing::debug!("embeddings stored in the catalog cache"),
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot store the embeddings; the next start embeds again")
+            }
+        }
+    }
+
     /// Deletes all but the newest [`KEEP`] entries (other settings or versions sharing the
     /// directory keep theirs while they are in use).
     fn prune(&self) {
@@ -229,6 +308,26 @@ fn only_mine(_: &Path) -> bool {
     true
 }
 
+/// What tells this server's build from others: the cache's format, the version, and — since
+/// the version stays the same across builds of one release — the executable's size and time (a
+/// build whose model changed never reads another build's entries).
+fn build_stamp() -> String {
+    let mut stamp = format!("format {FORMAT} version {}", env!("CARGO_PKG_VERSION"));
+    if let Some(meta) = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::metadata(p).ok())
+    {
+        stamp.push_str(&format!(" size {}", meta.len()));
+        if let Ok(since) = meta
+            .modified()
+            .map(|t| t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default())
+        {
+            stamp.push_str(&format!(" modified {}", since.as_nanos()));
+        }
+    }
+    stamp
+}
+
 fn header(key: &str) -> Header {
     Header {
         format: FORMAT,
@@ -254,22 +353,7 @@ pub fn key(sources: &Sources) -> Option<String> {
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(bytes);
     };
-    part(&mut h, &FORMAT.to_le_bytes());
-    part(&mut h, env!("CARGO_PKG_VERSION").as_bytes());
-    // The version stays the same across builds of one release; the executable's size and time
-    // tell builds apart (a build whose model changed never reads another build's entries).
-    if let Some(meta) = std::env::current_exe()
-        .ok()
-        .and_then(|p| std::fs::metadata(p).ok())
-    {
-        part(&mut h, &meta.len().to_le_bytes());
-        if let Ok(since) = meta
-            .modified()
-            .map(|t| t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default())
-        {
-            part(&mut h, &since.as_nanos().to_le_bytes());
-        }
-    }
+    part(&mut h, build_stamp().as_bytes());
     for (name, bytes) in Layers::builtin_files() {
         part(&mut h, name.as_bytes());
         part(&mut h, bytes);

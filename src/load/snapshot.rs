@@ -6,8 +6,10 @@ use std::sync::{Arc, OnceLock};
 use anyhow::Result;
 use rmcp::model::Tool;
 
+use crate::load::cache::CatalogCache;
 use crate::surface::{self, Surface};
 use arcane_catalog::SearchIndex;
+use arcane_catalog::semantic::EmbeddingCache;
 use arcane_catalog::{Action, Catalog};
 use arcane_catalog::{Narrowing, Policy};
 
@@ -44,6 +46,17 @@ const VIEWS: usize = 16;
 impl Snapshot {
     /// Builds a snapshot of a catalog for a surface and policy.
     pub fn build(catalog: Catalog, surface: Surface, policy: Policy) -> Result<Snapshot> {
+        Self::build_cached(catalog, surface, policy, None)
+    }
+
+    /// [`Snapshot::build`], its search index built with the embedding vectors `cache` keeps
+    /// from earlier starts (and keeping those it computes anew for the next).
+    pub fn build_cached(
+        catalog: Catalog,
+        surface: Surface,
+        policy: Policy,
+        cache: Option<&CatalogCache>,
+    ) -> Result<Snapshot> {
         let policy = policy.resolve_preset(&catalog)?;
         let catalog = Arc::new(catalog);
         let unknown = policy.unknown_exclusions(&catalog);
@@ -66,7 +79,7 @@ impl Snapshot {
                 each.join("; ")
             );
         }
-        let search = Search::spawn(&catalog);
+        let search = Search::spawn(&catalog, cache.cloned());
         for entry in policy.unknown_entries(&catalog) {
             tracing::warn!(
                 entry,
@@ -174,6 +187,8 @@ impl Snapshot {
 pub struct Search {
     cell: Arc<OnceLock<Result<SearchIndex, String>>>,
     built: Arc<tokio::sync::Notify>,
+    /// Where the embedding vectors of earlier starts are kept, if anywhere.
+    cache: Option<CatalogCache>,
 }
 
 /// How long a search waits for the background build before building the index itself.
@@ -181,18 +196,18 @@ const SELF_BUILD_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Search {
     /// Starts building the index of `catalog`; when no thread can be started, the first search
-    /// builds it.
-    fn spawn(catalog: &Arc<Catalog>) -> Search {
-        let search = Search::unbuilt();
-        let (target, built, catalog) = (search.cell.clone(), search.built.clone(), catalog.clone());
+    /// builds it. With a catalog cache, the build first reads the embedding vectors it keeps,
+    /// and stores them again when it had to compute new ones.
+    fn spawn(catalog: &Arc<Catalog>, cache: Option<CatalogCache>) -> Search {
+        let search = Search::unbuilt(cache);
+        let (background, catalog) = (search.clone(), catalog.clone());
         let started = std::thread::Builder::new()
             .name("search-index".into())
             .spawn(move || {
                 yield_to_the_protocol();
-                if target.get().is_none() {
-                    let _ = target.set(build_index(&catalog));
+                if !background.is_ready() {
+                    background.build(&catalog);
                 }
-                built.notify_waiters();
                 drop(catalog);
                 return_freed_memory();
             });
@@ -202,11 +217,32 @@ impl Search {
         search
     }
 
+    /// Builds the index (the first build to end is kept) and tells the waiting searches. With a
+    /// catalog cache, the vectors of earlier starts are read first (once per process; a second
+    /// build waits for that read), and the kept build stores them again when it had to compute
+    /// new ones.
+    fn build(&self, catalog: &Catalog) {
+        if let Some(cache) = &self.cache {
+            cache.load_embeddings();
+        }
+        let computed = EmbeddingCache::global().computed();
+        let kept = self.cell.set(build_index(catalog)).is_ok();
+        self.built.notify_waiters();
+        // The build that is kept stores (two builds at once would write the same vectors).
+        if let Some(cache) = &self.cache
+            && kept
+            && EmbeddingCache::global().computed() > computed
+        {
+            cache.store_embeddings();
+        }
+    }
+
     /// A search whose index nobody builds until a search needs it.
-    fn unbuilt() -> Search {
+    fn unbuilt(cache: Option<CatalogCache>) -> Search {
         Search {
             cell: Arc::new(OnceLock::new()),
             built: Arc::new(tokio::sync::Notify::new()),
+            cache,
         }
     }
 
@@ -215,8 +251,7 @@ impl Search {
     /// the background thread's); the first to end is kept, the other dropped.
     pub fn get(&self, catalog: &Catalog) -> Result<&SearchIndex, &str> {
         if self.cell.get().is_none() {
-            let _ = self.cell.set(build_index(catalog));
-            self.built.notify_waiters();
+            self.build(catalog);
         }
         self.cell
             .get()
@@ -242,10 +277,7 @@ impl Search {
         if tokio::time::timeout(SELF_BUILD_AFTER, built).await.is_ok() && self.is_ready() {
             return;
         }
-        let search = Search {
-            cell: self.cell.clone(),
-            built: self.built.clone(),
-        };
+        let search = self.clone();
         let catalog = catalog.clone();
         let _ = tokio::task::spawn_blocking(move || {
             let _ = search.get(&catalog);
@@ -285,12 +317,14 @@ fn yield_to_the_protocol() {
 
 fn build_index(catalog: &Catalog) -> Result<SearchIndex, String> {
     let started = std::time::Instant::now();
+    let computed = EmbeddingCache::global().computed();
     let index = SearchIndex::build(catalog).map_err(|e| {
         tracing::error!(error = %format!("{e:#}"), "the search index cannot be built");
         format!("The search index could not be built ({e:#}); arcane_find_action is unavailable until the catalog is reloaded. Restart the server if this persists.")
     });
     tracing::debug!(
         ms = started.elapsed().as_secs_f64() * 1e3,
+        embedded = EmbeddingCache::global().computed() - computed,
         "search index built"
     );
     index
@@ -412,7 +446,7 @@ mod tests {
     #[tokio::test]
     async fn a_search_does_not_wait_for_a_starved_background_build() {
         let catalog = Arc::new(catalog());
-        let search = Search::unbuilt();
+        let search = Search::unbuilt(None);
         assert!(!search.is_ready());
         tokio::time::timeout(std::time::Duration::from_secs(60), search.ready(&catalog))
             .await

@@ -221,6 +221,9 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// How many vectors an [`EmbeddingCache`] holds at most (about 1 KB each).
+const CACHE_CAPACITY: usize = 32768;
+
 /// Action and ask vectors already computed, by a hash of the text they were computed from: a
 /// reload re-embeds only the actions whose text (or the catalog-wide token weights) changed,
 /// and only the asks that are new.
@@ -247,9 +250,9 @@ impl EmbeddingCache {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut m = self.map.lock().expect("cache lock");
         // Bounded: a long-running server reloading many times keeps at most a few catalogs
-        // (each: an action vector per action and one per ask or keyword, ~6,300 for the 2.8
+        // (each: an action vector per action and one per ask or keyword, ~11,900 for the 2.8
         // catalog).
-        if m.len() > 16384 {
+        if m.len() >= CACHE_CAPACITY {
             m.clear();
         }
         m.insert(key, v.clone());
@@ -259,6 +262,106 @@ impl EmbeddingCache {
     /// Vectors computed so far (not taken from the cache): what a reload cost.
     pub fn computed(&self) -> usize {
         self.computed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// What begins a stored [`EmbeddingCache`] ([`EmbeddingCache::to_bytes`]).
+const STORED_MAGIC: &[u8; 8] = b"ARCEMBC1";
+
+impl EmbeddingCache {
+    /// Writes every vector of the cache, for a later process to read back with
+    /// [`EmbeddingCache::read_from`]: the catalog cache keeps them on disk, so that a start
+    /// embeds only what no earlier start embedded. `stamp` names what else the vectors depend
+    /// on (the server's build); the table's checksum is added here. Format: the magic, the
+    /// stamp's length and bytes, dimensions, count, then per vector its key (u64) and its
+    /// floats (f32), little-endian, in key order (the same vectors give the same bytes).
+    /// Streamed: no copy of the vectors is made.
+    pub fn write_to(&self, out: &mut dyn std::io::Write, stamp: &str) -> std::io::Result<()> {
+        let stamp = format!("{stamp} {}", TABLE_SHA256.trim());
+        let dims = embedder().dims();
+        let mut kept: Vec<(u64, Arc<[f32]>)> = {
+            let m = self.map.lock().expect("cache lock");
+            m.iter()
+                .filter(|(_, v)| v.len() == dims)
+                .map(|(k, v)| (*k, v.clone()))
+                .collect()
+        };
+        kept.sort_by_key(|(k, _)| *k);
+        out.write_all(STORED_MAGIC)?;
+        out.write_all(&(stamp.len() as u32).to_le_bytes())?;
+        out.write_all(stamp.as_bytes())?;
+        out.write_all(&(dims as u32).to_le_bytes())?;
+        out.write_all(&(kept.len() as u32).to_le_bytes())?;
+        let mut row = Vec::with_capacity(8 + 4 * dims);
+        for (key, v) in kept {
+            row.clear();
+            row.extend_from_slice(&key.to_le_bytes());
+            for x in v.iter() {
+                row.extend_from_slice(&x.to_le_bytes());
+            }
+            out.write_all(&row)?;
+        }
+        out.flush()
+    }
+
+    /// Adds the vectors [`EmbeddingCache::write_to`] wrote, `len` bytes, when they were written
+    /// with the same `stamp` and table; returns how many. Refuses, adding nothing, anything
+    /// else: another stamp or table, other dimensions, a length that is not exactly the
+    /// count's, more vectors than the cache holds, a float that is not finite.
+    pub fn read_from(
+        &self,
+        input: &mut dyn std::io::Read,
+        len: u64,
+        stamp: &str,
+    ) -> Result<usize, &'static str> {
+        let stamp = format!("{stamp} {}", TABLE_SHA256.trim());
+        let dims = embedder().dims();
+        let mut exact = |n: usize| -> Result<Vec<u8>, &'static str> {
+            let mut b = vec![0; n];
+            input.read_exact(&mut b).map_err(|_| "cut short")?;
+            Ok(b)
+        };
+        if exact(STORED_MAGIC.len())? != STORED_MAGIC {
+            return Err("not a stored embedding cache");
+        }
+        let word = |b: Vec<u8>| u32::from_le_bytes(b.try_into().expect("four bytes")) as usize;
+        let stamp_len = word(exact(4)?);
+        if stamp_len != stamp.len() || exact(stamp_len)? != stamp.as_bytes() {
+            return Err("written by another build or table");
+        }
+        if word(exact(4)?) != dims {
+            return Err("other dimensions");
+        }
+        let count = word(exact(4)?);
+        if count > CACHE_CAPACITY {
+            return Err("more vectors than the cache holds");
+        }
+        let each = 8 + 4 * dims;
+        let head = (STORED_MAGIC.len() + 12 + stamp_len) as u64;
+        if len != head + (count * each) as u64 {
+            return Err("its length is not its count's");
+        }
+        let mut read = Vec::with_capacity(count);
+        let mut row = vec![0; each];
+        for _ in 0..count {
+            input.read_exact(&mut row).map_err(|_| "cut short")?;
+            let key = u64::from_le_bytes(row[..8].try_into().expect("eight bytes"));
+            let v: Vec<f32> = row[8..]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes(b.try_into().expect("four bytes")))
+                .collect();
+            if v.iter().any(|x| !x.is_finite()) {
+                return Err("a value that is not a number");
+            }
+            read.push((key, Arc::<[f32]>::from(v)));
+        }
+        let mut m = self.map.lock().expect("cache lock");
+        if m.len() + read.len() > CACHE_CAPACITY {
+            m.clear();
+        }
+        let n = read.len();
+        m.extend(read);
+        Ok(n)
     }
 }
 
@@ -303,6 +406,55 @@ mod tests {
         assert_eq!(
             words("containerId of my-app"),
             ["container", "id", "of", "my", "app"]
+        );
+    }
+
+    /// A stored cache reads back whole with the same stamp and table, and nothing else is
+    /// read: another stamp, bytes cut short or added, a count over the bound, a value that is
+    /// not a number.
+    #[test]
+    fn a_stored_cache_reads_back_and_nothing_else_does() {
+        let e = embedder();
+        let cache = EmbeddingCache::default();
+        for (i, word) in ["containers", "volumes", "networks"].iter().enumerate() {
+            cache.get_or(i as u64, || e.embed(&[(word.to_string(), 1.0)], &|_| 1.0));
+        }
+        let bytes = |c: &EmbeddingCache, stamp: &str| {
+            let mut out = Vec::new();
+            c.write_to(&mut out, stamp).unwrap();
+            out
+        };
+        let stored = bytes(&cache, "build 1");
+        assert_eq!(stored, bytes(&cache, "build 1"), "the same bytes each time");
+        let load = |c: &EmbeddingCache, b: &[u8], stamp: &str| {
+            c.read_from(&mut &b[..], b.len() as u64, stamp)
+        };
+        let read = EmbeddingCache::default();
+        assert_eq!(load(&read, &stored, "build 1"), Ok(3));
+        assert_eq!(read.computed(), 0);
+        let v = read.get_or(1, || panic!("read back, not computed"));
+        assert_eq!(&*v, &*cache.get_or(1, Vec::new));
+        let other = EmbeddingCache::default();
+        assert!(load(&other, &stored, "build 2").is_err());
+        assert!(load(&other, &stored[..stored.len() - 1], "build 1").is_err());
+        let mut longer = stored.clone();
+        longer.push(0);
+        assert!(load(&other, &longer, "build 1").is_err());
+        assert!(load(&other, b"ARCEMBC1", "build 1").is_err());
+        assert!(load(&other, b"", "build 1").is_err());
+        // The count field follows the magic, the stamp and the dimensions.
+        let count_at = 8 + 4 + u32_at(&stored, 8).unwrap() as usize + 4;
+        let mut many = stored.clone();
+        many[count_at..count_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(load(&other, &many, "build 1").is_err());
+        let mut nan = stored.clone();
+        let first_value = count_at + 4 + 8;
+        nan[first_value..first_value + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+        assert!(load(&other, &nan, "build 1").is_err());
+        assert_eq!(other.computed(), 0);
+        assert!(
+            other.map.lock().unwrap().is_empty(),
+            "nothing read from a refused file"
         );
     }
 
