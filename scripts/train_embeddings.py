@@ -2,8 +2,9 @@
 """Trains the search's static embedding table for retrieval (docs/search.md, "Semantic
 retrieval", third stage): the table `scripts/distill_embeddings.py` distils from
 all-MiniLM-L6-v2 and fits to the built-in asks is trained further, contrastively, so that a
-request lands nearer the action it asks for than any other action, scored as the search scores
-it.
+request lands nearer the action it asks for than any other action, scored nearly as the search
+scores it (below: the asks' share is fixed, the floor of `Weights::ask_alone` and the lexical
+side are left out).
 
     python3 -m venv /tmp/train && /tmp/train/bin/pip install numpy==2.4.6 pyyaml==6.0.3 \\
         jax==0.10.2 jaxlib==0.10.2 optax==0.2.8
@@ -34,7 +35,14 @@ actions (temperature 0.05). Training requests: every built-in ask, scored agains
 asks with its own writers' asks of its own action left out (its round: a writer's asks for one
 action resemble each other more than anyone's request does), and every query of the
 evaluation sets given. Adam, 8 epochs of batches of 512, fixed seed, one thread of
-computation: the same inputs give the same bytes.
+computation: the same inputs give the same bytes on the same machine with the same versions of
+jax and jaxlib (floating-point sums on another CPU may round differently).
+
+Known imprecision, kept because the shipped table was trained with it: a round is looked up by
+(action, ask text), so an ask written word for word in two rounds for one action (63 of them)
+is labelled in both places with the round of the file read last (sorted names): both copies
+leave that round's asks out, and the other copy's own round is not left out. Keying by position
+would fix it and change the table.
 """
 
 import collections
@@ -46,8 +54,11 @@ import os
 import struct
 import sys
 
-# Deterministic: one thread of computation, fixed seed.
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+# Deterministic: one thread of computation (Eigen's, which XLA's CPU backend splits a matrix
+# product over), fixed seed; added to any flags already set.
+os.environ["XLA_FLAGS"] = " ".join(
+    filter(None, [os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false"])
+)
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import numpy as np  # noqa: E402

@@ -334,17 +334,22 @@ fn the_binary_reads_its_cache_on_the_second_start() {
     assert!(!off.exists());
 }
 
-/// Runs the binary over stdio with `cache_dir` as its catalog cache: one `arcane_find_action`
-/// call, then — its answer read — waits until the embedding vectors are in the cache before it
-/// closes standard input. Returns its debug log.
-fn search_once(cache_dir: &Path) -> String {
+/// Starts the server with `spec` and the catalog cache in `cache_dir`, finds an action, and
+/// returns its log once the embedding vectors are stored (`stores`: the file's bytes changed)
+/// or, when nothing should be stored, a moment after the answer.
+fn search_once(cache_dir: &Path, spec: &Path, stores: bool) -> String {
     use std::io::{BufRead as _, Write as _};
+    let stored = cache_dir.join("embeddings.bin");
+    // Not a FIFO's: reading one would wait for a writer.
+    let before = std::fs::metadata(&stored)
+        .is_ok_and(|m| m.is_file())
+        .then(|| std::fs::read(&stored).unwrap());
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_arcane-mcp"))
         .env_clear()
         .env("ARCANE_MCP_LOG", "arcane_mcp=debug")
         .args(["--arcane-url", "http://127.0.0.1:9", "--api-key", "k"])
         .arg("--spec")
-        .arg(fixtures::spec_v2())
+        .arg(spec)
         .arg("--catalog-cache-dir")
         .arg(cache_dir)
         .stdin(std::process::Stdio::piped())
@@ -368,45 +373,63 @@ fn search_once(cache_dir: &Path) -> String {
         line.clear();
     }
     assert!(line.contains("container.restart"), "{line}");
-    let stored = cache_dir.join("embeddings.bin");
-    for _ in 0..600 {
-        if stored.exists() {
-            break;
+    if stores {
+        // Renamed into place whole, on a thread of its own after the index is built.
+        for _ in 0..1200 {
+            let regular = std::fs::metadata(&stored).is_ok_and(|m| m.is_file());
+            if regular
+                && std::fs::read(&stored)
+                    .ok()
+                    .is_some_and(|b| Some(&b) != before.as_ref())
+            {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        std::thread::sleep(std::time::Duration::from_millis(100));
+    } else {
+        std::thread::sleep(std::time::Duration::from_millis(300));
     }
-    // The file of a first start is renamed into place whole; give a second start's (which
-    // stores nothing) the same moment, then end the session.
-    std::thread::sleep(std::time::Duration::from_millis(200));
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The numbers a debug line of the log gives `field` (`vectors=11900`), in order.
+fn logged(log: &str, message: &str, field: &str) -> Vec<usize> {
+    log.lines()
+        .filter(|l| l.contains(message))
+        .filter_map(|l| {
+            l.split(&format!("{field}="))
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
 /// The embedding vectors of the search are kept in the catalog cache: a first start computes
-/// and stores them, a second reads them and embeds nothing (its index builds in a tenth of the
-/// time); a file of another build is ignored and written anew.
+/// and stores its index's vectors, a second reads them and embeds nothing; a file of another
+/// build or of another catalog (whose asks were read with other words) is ignored and written
+/// anew; a FIFO in its place is not waited on; temporary files a killed write left are pruned.
 #[test]
 fn the_embeddings_are_kept_for_the_next_start() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let first = search_once(&cache);
-    let embedded = |log: &str| -> Vec<usize> {
-        log.lines()
-            .filter(|l| l.contains("search index built"))
-            .filter_map(|l| {
-                l.split("embedded=")
-                    .nth(1)?
-                    .split_whitespace()
-                    .next()?
-                    .parse()
-                    .ok()
-            })
-            .collect()
-    };
+    let (v2, v1) = (fixtures::spec_v2(), fixtures::spec_v1());
+    let first = search_once(&cache, &v2, true);
     assert!(
-        embedded(&first).iter().any(|n| *n > 10_000),
-        "every action and ask embedded: {first}"
+        logged(&first, "search index built", "embedded")
+            .iter()
+            .sum::<usize>()
+            > 0,
+        "{first}"
+    );
+    let written = logged(&first, "embeddings stored", "vectors");
+    assert!(
+        written.len() == 1 && written[0] > 10_000,
+        "every action and ask of one index, once: {first}"
     );
     let stored = cache.join("embeddings.bin");
     let bytes = std::fs::read(&stored).unwrap();
@@ -417,25 +440,70 @@ fn the_embeddings_are_kept_for_the_next_start() {
         let mode = std::fs::metadata(&stored).unwrap().permissions().mode();
         assert_eq!(mode & 0o077, 0, "only its owner reads it: {mode:o}");
     }
-    let second = search_once(&cache);
+    let second = search_once(&cache, &v2, false);
+    let read = logged(&second, "embeddings read from the catalog cache", "vectors");
     assert!(
-        second.contains("embeddings read from the catalog cache"),
+        read.len() == 1 && read[0] <= written[0] && read[0] > 10_000,
         "{second}"
     );
-    assert_eq!(embedded(&second), [0], "{second}");
-    // Bytes of another build: ignored, the index embeds everything and stores it again.
+    let embedded = logged(&second, "search index built", "embedded");
+    assert!(
+        !embedded.is_empty() && embedded.iter().all(|n| *n == 0),
+        "{second}"
+    );
+    assert!(!second.contains("embeddings stored"), "{second}");
+    // Bytes of another build: ignored, the index embeds everything and stores it again; the
+    // temporary file of a write killed an hour ago goes, one being written now stays.
     let mut other = bytes.clone();
     other[12] ^= 1;
     std::fs::write(&stored, &other).unwrap();
-    let third = search_once(&cache);
+    let stale = cache.join(".embeddings.bin.4242.0.tmp");
+    let fresh = cache.join(".embeddings.bin.4243.0.tmp");
+    for tmp in [&stale, &fresh] {
+        std::fs::write(tmp, b"cut short").unwrap();
+    }
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(7200))
+        .unwrap();
+    let third = search_once(&cache, &v2, true);
     assert!(third.contains("stored embeddings ignored"), "{third}");
-    assert!(embedded(&third).iter().any(|n| *n > 10_000), "{third}");
+    assert!(
+        logged(&third, "search index built", "embedded")
+            .iter()
+            .sum::<usize>()
+            > 10_000,
+        "{third}"
+    );
+    assert!(!stale.exists() && fresh.exists());
     // Stored again with this build's stamp: the header is the first start's again.
     let again = std::fs::read(&stored).unwrap();
-    let header = 12 + u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize + 8;
+    let header = |b: &[u8]| 12 + u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize + 8;
+    let h = header(&bytes);
     assert!(
-        again[..header] == bytes[..header],
+        again[..h] == bytes[..h],
         "{:?}",
-        String::from_utf8_lossy(&again[12..header - 8])
+        String::from_utf8_lossy(&again[12..h - 8])
     );
+    // Another catalog (Arcane 1.11.2's document): its asks are read with other words, so the
+    // vectors of 2.8's are not read; its own are stored under its own stamp.
+    let fourth = search_once(&cache, &v1, true);
+    assert!(
+        fourth.contains("stored embeddings ignored") && fourth.contains("another catalog"),
+        "{fourth}"
+    );
+    let theirs = std::fs::read(&stored).unwrap();
+    assert!(theirs[..header(&theirs)] != bytes[..h]);
+    // A FIFO in the file's place: not opened for reading (an open would wait for a writer).
+    #[cfg(unix)]
+    {
+        std::fs::remove_file(&stored).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&stored).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo is available");
+        let fifth = search_once(&cache, &v2, true);
+        assert!(fifth.contains("stored embeddings not read"), "{fifth}");
+        assert!(std::fs::metadata(&stored).unwrap().is_file(), "{fifth}");
+    }
 }

@@ -19,9 +19,10 @@
 //! Beside the catalogs, one file holds the search's embedding vectors (`embeddings.bin`): the
 //! index of a catalog is built on its own thread after the start, and reading the vectors an
 //! earlier start computed makes that build a tenth of its cold time (docs/search.md, "Off the
-//! startup path"). The vectors are keyed by a hash of what each is made of, so one file serves
-//! every catalog; it is written by a build that embedded something new, and read once per
-//! process, under the same ownership checks as the catalogs.
+//! startup path"). The file holds the vectors of one catalog's index and is stamped with that
+//! catalog's reading (an ask's vector depends on the words the index holds); it is written by
+//! a build that embedded something new, and read once per process, under the same ownership
+//! checks as the catalogs.
 //!
 //! Only a spec read from a local file (or built into the binary: the demo's) is cached: a document fetched from Arcane is known only
 //! after the fetch, which costs more than the build it would save. `check`, `catalog` and
@@ -110,7 +111,7 @@ impl CatalogCache {
         if !only_mine(&path) {
             return None;
         }
-        let bytes = match read_capped(&path, MAX_ENTRY_BYTES) {
+        let bytes = match open_regular(&path).and_then(|f| read_capped_from(f, MAX_ENTRY_BYTES)) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => {
                 tracing::debug!(path = %path.display(), "catalog cache entry too large; ignored");
@@ -180,9 +181,11 @@ impl CatalogCache {
 
     /// Adds the embedding vectors an earlier start stored to the process-wide cache the search
     /// index is built from; once per process and directory (a reload's index finds them in
-    /// memory). Anything
-    /// unreadable, of another build or table, or another user's is ignored (debug log).
-    pub fn load_embeddings(&self) {
+    /// memory). `reading` is the catalog's [`arcane_catalog::SearchIndex::reading_stamp`]: vectors stored for
+    /// another catalog are not read (its asks were read with other words). Anything
+    /// unreadable, of another build, table or catalog, not a regular file, or another user's is
+    /// ignored (debug log).
+    pub fn load_embeddings(&self, reading: u64) {
         // Held while the file is read: a second build of the index waits for the vectors
         // rather than computing them beside the read.
         static LOADED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
@@ -195,8 +198,13 @@ impl CatalogCache {
         if !only_mine(&path) {
             return;
         }
-        let Ok(file) = std::fs::File::open(&path) else {
-            return;
+        let file = match open_regular(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) => {
+                tracing::debug!(path = %path.display(), error = %e, "stored embeddings not read");
+                return;
+            }
         };
         let len = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
         if len > MAX_EMBEDDINGS_BYTES {
@@ -204,7 +212,7 @@ impl CatalogCache {
             return;
         }
         let mut input = std::io::BufReader::new(file);
-        match EmbeddingCache::global().read_from(&mut input, len, &build_stamp()) {
+        match EmbeddingCache::global().read_from(&mut input, len, &embeddings_stamp(reading)) {
             Ok(n) => tracing::debug!(vectors = n, "embeddings read from the catalog cache"),
             Err(why) => {
                 tracing::debug!(path = %path.display(), why, "stored embeddings ignored")
@@ -212,9 +220,10 @@ impl CatalogCache {
         }
     }
 
-    /// Writes the process-wide embedding cache for the next start (temporary file + rename);
-    /// a failure costs only the next start's time (debug log).
-    pub fn store_embeddings(&self) {
+    /// Writes the vectors of `keys` (an index's: [`arcane_catalog::SearchIndex::embedding_keys`]) for the next
+    /// start of the catalog whose reading is `reading` (temporary file + rename); a failure
+    /// costs only the next start's time (debug log).
+    pub fn store_embeddings(&self, reading: u64, keys: &[u64]) {
         // Unique per process and write, as a catalog entry's.
         static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -224,8 +233,11 @@ impl CatalogCache {
         let written = create_private_dir(&self.dir).and_then(|()| {
             let done = private_file(&tmp)
                 .and_then(|f| {
-                    EmbeddingCache::global()
-                        .write_to(&mut std::io::BufWriter::new(f), &build_stamp())
+                    EmbeddingCache::global().write_to(
+                        &mut std::io::BufWriter::new(f),
+                        &embeddings_stamp(reading),
+                        keys,
+                    )
                 })
                 .and_then(|()| std::fs::rename(&tmp, self.embeddings_path()));
             if done.is_err() {
@@ -234,28 +246,43 @@ impl CatalogCache {
             done
         });
         match written {
-            Ok(()) => tracing::debug!("embeddings stored in the catalog cache"),
+            Ok(()) => tracing::debug!(
+                vectors = keys.len(),
+                "embeddings stored in the catalog cache"
+            ),
             Err(e) => {
                 tracing::debug!(error = %e, "cannot store the embeddings; the next start embeds again")
             }
         }
+        self.prune();
     }
 
     /// Deletes all but the newest [`KEEP`] entries (other settings or versions sharing the
-    /// directory keep theirs while they are in use).
+    /// directory keep theirs while they are in use), and the temporary files of writes that a
+    /// crash or a kill cut short (those older than [`STALE_TMP`]: a write in progress takes
+    /// well under a second).
     fn prune(&self) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
         };
-        let mut found: Vec<(std::time::SystemTime, PathBuf)> = entries
-            .filter_map(|e| e.ok())
-            .filter(|e| {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                name.starts_with("catalog-") && name.ends_with(".json")
-            })
-            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-            .collect();
+        let now = std::time::SystemTime::now();
+        let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+        for e in entries.filter_map(|e| e.ok()) {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let Some(modified) = e.metadata().ok().and_then(|m| m.modified().ok()) else {
+                continue;
+            };
+            if name.starts_with("catalog-") && name.ends_with(".json") {
+                found.push((modified, e.path()));
+            } else if (name.starts_with(".catalog-")
+                || name.starts_with(&format!(".{EMBEDDINGS}.")))
+                && name.ends_with(".tmp")
+                && now.duration_since(modified).unwrap_or_default() > STALE_TMP
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
         if found.len() <= KEEP {
             return;
         }
@@ -264,6 +291,32 @@ impl CatalogCache {
             let _ = std::fs::remove_file(path);
         }
     }
+}
+
+/// How old a temporary file of the cache is when [`CatalogCache::prune`] deletes it.
+const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The stamp of stored embedding vectors: the build's, and the reading of the catalog whose
+/// index stored them.
+fn embeddings_stamp(reading: u64) -> String {
+    format!("{} reading {reading:016x}", build_stamp())
+}
+
+/// Opens `path` for reading only if it is a regular file: neither a symbolic link (not
+/// followed) nor a FIFO or device, whose open or read could block a start for ever.
+fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NONBLOCK | libc::O_NOFOLLOW,
+    );
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(file)
 }
 
 /// Creates the cache directory (and missing parents) readable and writable by its owner only.
@@ -338,10 +391,13 @@ fn header(key: &str) -> Header {
 
 /// Reads at most `cap` bytes of a file; `None` when it is larger.
 fn read_capped(path: &Path, cap: u64) -> std::io::Result<Option<Vec<u8>>> {
+    read_capped_from(std::fs::File::open(path)?, cap)
+}
+
+/// [`read_capped`] of an open file.
+fn read_capped_from(file: std::fs::File, cap: u64) -> std::io::Result<Option<Vec<u8>>> {
     let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(cap + 1)
-        .read_to_end(&mut bytes)?;
+    file.take(cap + 1).read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= cap).then_some(bytes))
 }
 

@@ -196,14 +196,17 @@ const SELF_BUILD_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Search {
     /// Starts building the index of `catalog`; when no thread can be started, the first search
-    /// builds it. With a catalog cache, the build first reads the embedding vectors it keeps,
-    /// and stores them again when it had to compute new ones.
+    /// builds it. With a catalog cache, the build first reads the embedding vectors it keeps
+    /// (at the thread's first priority: a search that builds the index itself waits for that
+    /// read, and must not wait on a thread the scheduler starves), and stores them again when
+    /// it had to compute new ones.
     fn spawn(catalog: &Arc<Catalog>, cache: Option<CatalogCache>) -> Search {
         let search = Search::unbuilt(cache);
         let (background, catalog) = (search.clone(), catalog.clone());
         let started = std::thread::Builder::new()
             .name("search-index".into())
             .spawn(move || {
+                background.load_embeddings(&catalog);
                 yield_to_the_protocol();
                 if !background.is_ready() {
                     background.build(&catalog);
@@ -217,23 +220,58 @@ impl Search {
         search
     }
 
+    /// Reads the vectors the catalog cache keeps for `catalog`'s reading (once per process).
+    fn load_embeddings(&self, catalog: &Catalog) {
+        if let Some(cache) = &self.cache {
+            cache.load_embeddings(SearchIndex::reading_stamp(catalog));
+        }
+    }
+
     /// Builds the index (the first build to end is kept) and tells the waiting searches. With a
     /// catalog cache, the vectors of earlier starts are read first (once per process; a second
-    /// build waits for that read), and the kept build stores them again when it had to compute
-    /// new ones.
+    /// build waits for that read), and the kept build has its vectors stored on a thread of
+    /// their own when vectors were computed since the last store (the searches waiting for
+    /// the index do not wait for the file).
     fn build(&self, catalog: &Catalog) {
-        if let Some(cache) = &self.cache {
-            cache.load_embeddings();
-        }
-        let computed = EmbeddingCache::global().computed();
+        self.load_embeddings(catalog);
         let kept = self.cell.set(build_index(catalog)).is_ok();
         self.built.notify_waiters();
-        // The build that is kept stores (two builds at once would write the same vectors).
-        if let Some(cache) = &self.cache
-            && kept
-            && EmbeddingCache::global().computed() > computed
+        if kept {
+            self.store_embeddings(catalog);
+        }
+    }
+
+    /// Stores the vectors of the kept index for the next start, when some were computed since
+    /// the process last stored them and the asks were read with this catalog's words: the
+    /// process's first catalog's (a reload keeps the reading of the asks it already read, so
+    /// after a reload to another catalog its index is not what a fresh start builds and is
+    /// not stored; the next start of that catalog stores its own).
+    fn store_embeddings(&self, catalog: &Catalog) {
+        static FIRST_READING: OnceLock<u64> = OnceLock::new();
+        static STORED_AT: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+        let Some(cache) = &self.cache else { return };
+        let Some(Ok(index)) = self.cell.get() else {
+            return;
+        };
+        let reading = SearchIndex::reading_stamp(catalog);
+        if *FIRST_READING.get_or_init(|| reading) != reading {
+            return;
+        }
         {
-            cache.store_embeddings();
+            let mut stored_at = STORED_AT.lock().unwrap_or_else(|e| e.into_inner());
+            let computed = EmbeddingCache::global().computed();
+            if computed <= *stored_at {
+                return;
+            }
+            *stored_at = computed;
+        }
+        let (cache, keys) = (cache.clone(), index.embedding_keys().to_vec());
+        // Without a thread, nothing is stored: the next start embeds again.
+        if let Err(e) = std::thread::Builder::new()
+            .name("embeddings-store".into())
+            .spawn(move || cache.store_embeddings(reading, &keys))
+        {
+            tracing::debug!(error = %e, "cannot store the embeddings; the next start embeds again");
         }
     }
 

@@ -134,8 +134,9 @@ pub struct Weights {
     pub ask_centroid: f32,
     /// The least an action's ask cosine is, as a share of its closest ask's: a request worded
     /// nearly as one of its asks (an operator's taught request, say) is found by that ask
-    /// alone, however far the action's other asks are from it. Below about 0.8 cosine, the
-    /// mix with the centre is the larger and this changes nothing (docs/search.md, "Asks").
+    /// alone, however far the action's other asks are from it. With `ask_centroid` 0.67 and
+    /// this 0.5, it decides only where the centre's cosine is below about a quarter of the
+    /// closest ask's (docs/search.md, "Asks").
     pub ask_alone: f32,
     /// The semantic weight when the lexical side's best action explains every word of the
     /// query ("gitops sync", "inspect container details"): between it and [`Weights::semantic`]
@@ -398,6 +399,9 @@ pub struct SearchIndex {
     vectors: Vec<std::sync::Arc<[f32]>>,
     /// The vectors of the entries' asks, embedded as a query is: `(entry, vector)`.
     ask_vectors: AskVectors,
+    /// The [`semantic::EmbeddingCache`] keys of every vector above (what a later start may
+    /// read instead of embedding: [`SearchIndex::embedding_keys`]).
+    embedding_keys: Vec<u64>,
     /// The normalised mean of each entry's ask vectors (`None` for an action without asks).
     ask_centres: Vec<Option<Vec<f32>>>,
     /// Token → how much it tells the asks of one action from those of others (0..1: 0 when
@@ -715,7 +719,7 @@ impl SearchIndex {
             .filter(|(k, _, _)| k.chars().count() >= 2)
             .collect();
         skeletons.sort();
-        let vectors = embed_actions(catalog, cache);
+        let (vectors, embedding_keys) = embed_actions(catalog, cache);
         let mut built = SearchIndex {
             index,
             reader,
@@ -734,6 +738,7 @@ impl SearchIndex {
             spread,
             resources,
             vectors,
+            embedding_keys,
             ask_vectors: Vec::new(),
             ask_centres: Vec::new(),
             ask_idf: HashMap::new(),
@@ -750,7 +755,7 @@ impl SearchIndex {
     /// more than the rest of a build.
     /// Also each token's ask IDF ([`Weights::ask_idf`]), over the asks' plain words.
     fn embed_asks(
-        &self,
+        &mut self,
         catalog: &Catalog,
         cache: &semantic::EmbeddingCache,
     ) -> (AskVectors, HashMap<u32, f32>) {
@@ -768,6 +773,7 @@ impl SearchIndex {
                 let mut h = std::collections::hash_map::DefaultHasher::new();
                 ask.hash(&mut h);
                 let key = h.finish() ^ reading ^ ASK_KEY;
+                self.embedding_keys.push(key);
                 let v = cache.get_or(key, || {
                     let (words, _) = self.query_words(ask, &self.parse(ask));
                     e.embed(&words, &|id| e.rarity(id))
@@ -808,6 +814,31 @@ impl SearchIndex {
         format!("{:?}", catalog.vocabulary).hash(&mut h);
         format!("{:?}", self.weights).hash(&mut h);
         h.finish()
+    }
+
+    /// Everything the reading of an ask depends on beyond its words, as one number: the
+    /// vocabulary and weights of [`SearchIndex::reading_key`] and the text the index is built
+    /// from (every action's fields: the words a query is corrected to and weighed by). Vectors
+    /// a start stored are read by a later start only under the same number (the catalog
+    /// cache's `embeddings.bin`), so a start ranks as a fresh build of its catalog would.
+    pub fn reading_stamp(catalog: &Catalog) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        format!("{:?}", catalog.vocabulary).hash(&mut h);
+        format!("{:?}", Weights::default()).hash(&mut h);
+        for a in &catalog.actions {
+            (&a.domain, &a.name, &a.title, &a.keywords).hash(&mut h);
+            (&a.description, &a.usage).hash(&mut h);
+            for p in &a.params {
+                p.name.hash(&mut h);
+            }
+        }
+        h.finish()
+    }
+
+    /// The cache keys of the vectors this index holds (its actions' and its asks'): what the
+    /// catalog cache stores for the next start.
+    pub fn embedding_keys(&self) -> &[u64] {
+        &self.embedding_keys
     }
 
     /// Best matches for plain words, best first, at most `limit`, skipping actions for which
@@ -1011,7 +1042,16 @@ impl SearchIndex {
             let k = w.ask_centroid;
             for ((a, b), centre) in asks.iter_mut().zip(best).zip(&self.ask_centres) {
                 *a = b.map(|b| match centre {
-                    Some(c) => ((1.0 - k) * b + k * semantic::dot(&q, c)).max(w.ask_alone * b),
+                    Some(c) => {
+                        let mix = (1.0 - k) * b + k * semantic::dot(&q, c);
+                        // The floor holds up a request close to one ask; a closest ask that
+                        // points away from the request (a negative cosine) holds up nothing.
+                        if b > 0.0 {
+                            mix.max(w.ask_alone * b)
+                        } else {
+                            mix
+                        }
+                    }
                     None => b,
                 });
             }
@@ -1983,10 +2023,11 @@ fn match_phrase(
 /// weighs its share whatever its length (a long description does not drown the title). Taken
 /// from [`semantic::EmbeddingCache`] when an earlier build embedded the same text, so a reload
 /// re-embeds only the actions that changed.
+/// Also the vectors' cache keys, in the same order.
 fn embed_actions(
     catalog: &Catalog,
     cache: &semantic::EmbeddingCache,
-) -> Vec<std::sync::Arc<[f32]>> {
+) -> (Vec<std::sync::Arc<[f32]>>, Vec<u64>) {
     let e = semantic::embedder();
     catalog
         .actions
@@ -1994,9 +2035,12 @@ fn embed_actions(
         .map(|a| {
             let words = action_words(catalog, a);
             let key = semantic::key_of(&words);
-            cache.get_or(key, || e.embed(&words, &|id| e.rarity(id)))
+            (
+                cache.get_or(key, || e.embed(&words, &|id| e.rarity(id))),
+                key,
+            )
         })
-        .collect()
+        .unzip()
 }
 
 /// The weighted words an action's semantic vector is made of ([`embed_actions`]); public for

@@ -265,28 +265,36 @@ impl EmbeddingCache {
     }
 }
 
-/// What begins a stored [`EmbeddingCache`] ([`EmbeddingCache::to_bytes`]).
+/// What begins a stored [`EmbeddingCache`] ([`EmbeddingCache::write_to`]).
 const STORED_MAGIC: &[u8; 8] = b"ARCEMBC1";
 
 impl EmbeddingCache {
-    /// Writes every vector of the cache, for a later process to read back with
-    /// [`EmbeddingCache::read_from`]: the catalog cache keeps them on disk, so that a start
-    /// embeds only what no earlier start embedded. `stamp` names what else the vectors depend
-    /// on (the server's build); the table's checksum is added here. Format: the magic, the
-    /// stamp's length and bytes, dimensions, count, then per vector its key (u64) and its
-    /// floats (f32), little-endian, in key order (the same vectors give the same bytes).
-    /// Streamed: no copy of the vectors is made.
-    pub fn write_to(&self, out: &mut dyn std::io::Write, stamp: &str) -> std::io::Result<()> {
+    /// Writes the vectors of `keys` the cache holds (an index's: [`crate::SearchIndex::embedding_keys`]),
+    /// for a later process to read back with [`EmbeddingCache::read_from`]: the catalog cache
+    /// keeps them on disk, so that a start embeds only what no earlier start embedded. Only an
+    /// index's own vectors are written: the cache also holds those of catalogs a reload left
+    /// behind. `stamp` names what else the vectors depend on (the server's build, the catalog's
+    /// reading); the table's checksum is added here. Format: the magic, the stamp's length and
+    /// bytes, dimensions, count, then per vector its key (u64) and its floats (f32),
+    /// little-endian, in key order (the same vectors give the same bytes). Streamed: no copy of
+    /// the vectors is made.
+    pub fn write_to(
+        &self,
+        out: &mut dyn std::io::Write,
+        stamp: &str,
+        keys: &[u64],
+    ) -> std::io::Result<()> {
         let stamp = format!("{stamp} {}", TABLE_SHA256.trim());
         let dims = embedder().dims();
         let mut kept: Vec<(u64, Arc<[f32]>)> = {
             let m = self.map.lock().expect("cache lock");
-            m.iter()
+            keys.iter()
+                .filter_map(|k| Some((*k, m.get(k)?.clone())))
                 .filter(|(_, v)| v.len() == dims)
-                .map(|(k, v)| (*k, v.clone()))
                 .collect()
         };
         kept.sort_by_key(|(k, _)| *k);
+        kept.dedup_by_key(|(k, _)| *k);
         out.write_all(STORED_MAGIC)?;
         out.write_all(&(stamp.len() as u32).to_le_bytes())?;
         out.write_all(stamp.as_bytes())?;
@@ -307,7 +315,8 @@ impl EmbeddingCache {
     /// Adds the vectors [`EmbeddingCache::write_to`] wrote, `len` bytes, when they were written
     /// with the same `stamp` and table; returns how many. Refuses, adding nothing, anything
     /// else: another stamp or table, other dimensions, a length that is not exactly the
-    /// count's, more vectors than the cache holds, a float that is not finite.
+    /// count's, more vectors than the cache holds, a float that is not finite, a vector that is
+    /// neither normalised nor zero.
     pub fn read_from(
         &self,
         input: &mut dyn std::io::Read,
@@ -327,7 +336,7 @@ impl EmbeddingCache {
         let word = |b: Vec<u8>| u32::from_le_bytes(b.try_into().expect("four bytes")) as usize;
         let stamp_len = word(exact(4)?);
         if stamp_len != stamp.len() || exact(stamp_len)? != stamp.as_bytes() {
-            return Err("written by another build or table");
+            return Err("written by another build or table, or for another catalog");
         }
         if word(exact(4)?) != dims {
             return Err("other dimensions");
@@ -352,6 +361,11 @@ impl EmbeddingCache {
                 .collect();
             if v.iter().any(|x| !x.is_finite()) {
                 return Err("a value that is not a number");
+            }
+            // Every vector is normalised or zero (an ask of no known word).
+            let norm = dot(&v, &v);
+            if norm != 0.0 && (norm - 1.0).abs() > 1e-3 {
+                return Err("a vector that is not of length one");
             }
             read.push((key, Arc::<[f32]>::from(v)));
         }
@@ -409,19 +423,23 @@ mod tests {
         );
     }
 
-    /// A stored cache reads back whole with the same stamp and table, and nothing else is
-    /// read: another stamp, bytes cut short or added, a count over the bound, a value that is
-    /// not a number.
+    /// A stored cache reads back whole with the same stamp and table (only the vectors of the
+    /// keys asked for are written), and nothing else is read: another stamp, bytes cut short or
+    /// added, a count over the bound, a value that is not a number, a vector not of length one.
     #[test]
     fn a_stored_cache_reads_back_and_nothing_else_does() {
         let e = embedder();
         let cache = EmbeddingCache::default();
-        for (i, word) in ["containers", "volumes", "networks"].iter().enumerate() {
+        for (i, word) in ["containers", "volumes", "networks", "left"]
+            .iter()
+            .enumerate()
+        {
             cache.get_or(i as u64, || e.embed(&[(word.to_string(), 1.0)], &|_| 1.0));
         }
+        // Key 3 is a vector of another catalog's index; 9 is in no cache; 1 is asked twice.
         let bytes = |c: &EmbeddingCache, stamp: &str| {
             let mut out = Vec::new();
-            c.write_to(&mut out, stamp).unwrap();
+            c.write_to(&mut out, stamp, &[2, 0, 1, 9, 1]).unwrap();
             out
         };
         let stored = bytes(&cache, "build 1");
@@ -434,6 +452,10 @@ mod tests {
         assert_eq!(read.computed(), 0);
         let v = read.get_or(1, || panic!("read back, not computed"));
         assert_eq!(&*v, &*cache.get_or(1, Vec::new));
+        assert!(
+            !read.map.lock().unwrap().contains_key(&3),
+            "not the index's"
+        );
         let other = EmbeddingCache::default();
         assert!(load(&other, &stored, "build 2").is_err());
         assert!(load(&other, &stored[..stored.len() - 1], "build 1").is_err());
@@ -451,6 +473,9 @@ mod tests {
         let first_value = count_at + 4 + 8;
         nan[first_value..first_value + 4].copy_from_slice(&f32::NAN.to_le_bytes());
         assert!(load(&other, &nan, "build 1").is_err());
+        let mut long = stored.clone();
+        long[first_value..first_value + 4].copy_from_slice(&2.0_f32.to_le_bytes());
+        assert!(load(&other, &long, "build 1").is_err());
         assert_eq!(other.computed(), 0);
         assert!(
             other.map.lock().unwrap().is_empty(),
