@@ -334,16 +334,29 @@ fn the_binary_reads_its_cache_on_the_second_start() {
     assert!(!off.exists());
 }
 
+/// The embedding files in `dir` that are regular files, by name, with their bytes.
+fn embedding_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().into_string().ok()?;
+            let wanted = name.starts_with("embeddings-") && name.ends_with(".bin");
+            // Not a FIFO's: reading one would wait for a writer.
+            if !wanted || !e.metadata().ok()?.is_file() {
+                return None;
+            }
+            Some((name, std::fs::read(e.path()).ok()?))
+        })
+        .collect()
+}
+
 /// Starts the server with `spec` and the catalog cache in `cache_dir`, finds an action, and
-/// returns its log once the embedding vectors are stored (`stores`: the file's bytes changed)
-/// or, when nothing should be stored, a moment after the answer.
+/// returns its log once its embeddings are stored (`stores`) or, when nothing should be
+/// stored, a moment after the answer.
 fn search_once(cache_dir: &Path, spec: &Path, stores: bool) -> String {
     use std::io::{BufRead as _, Write as _};
-    let stored = cache_dir.join("embeddings.bin");
-    // Not a FIFO's: reading one would wait for a writer.
-    let before = std::fs::metadata(&stored)
-        .is_ok_and(|m| m.is_file())
-        .then(|| std::fs::read(&stored).unwrap());
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_arcane-mcp"))
         .env_clear()
         .env("ARCANE_MCP_LOG", "arcane_mcp=debug")
@@ -357,6 +370,21 @@ fn search_once(cache_dir: &Path, spec: &Path, stores: bool) -> String {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // The log, read as it comes: the store's line is its last step (the pruning included).
+    let (stored_tx, stored_rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    let log = std::thread::spawn(move || {
+        let mut log = String::new();
+        for line in std::io::BufReader::new(stderr).lines() {
+            let line = line.unwrap_or_default();
+            if line.contains("embeddings stored") {
+                let _ = stored_tx.send(());
+            }
+            log.push_str(&line);
+            log.push('\n');
+        }
+        log
+    });
     let mut stdin = child.stdin.take().unwrap();
     let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "arcane_find_action", "arguments": {"query": "restart the web container"}}});
@@ -374,24 +402,14 @@ fn search_once(cache_dir: &Path, spec: &Path, stores: bool) -> String {
     }
     assert!(line.contains("container.restart"), "{line}");
     if stores {
-        // Renamed into place whole, on a thread of its own after the index is built.
-        for _ in 0..1200 {
-            let regular = std::fs::metadata(&stored).is_ok_and(|m| m.is_file());
-            if regular
-                && std::fs::read(&stored)
-                    .ok()
-                    .is_some_and(|b| Some(&b) != before.as_ref())
-            {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
+        // On a thread of its own after the index is built.
+        let _ = stored_rx.recv_timeout(std::time::Duration::from_secs(120));
     } else {
         std::thread::sleep(std::time::Duration::from_millis(300));
     }
     drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    child.wait().unwrap();
+    log.join().unwrap()
 }
 
 /// The numbers a debug line of the log gives `field` (`vectors=11900`), in order.
@@ -409,10 +427,19 @@ fn logged(log: &str, message: &str, field: &str) -> Vec<usize> {
         .collect()
 }
 
-/// The embedding vectors of the search are kept in the catalog cache: a first start computes
-/// and stores its index's vectors, a second reads them and embeds nothing; a file of another
-/// build or of another catalog (whose asks were read with other words) is ignored and written
-/// anew; a FIFO in its place is not waited on; temporary files a killed write left are pruned.
+/// A stored embedding file's header (magic, stamp, dimensions) and vector count.
+fn embeddings_header(bytes: &[u8]) -> (&[u8], u32) {
+    let at = 12 + u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize + 4;
+    let count = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    (&bytes[..at], count)
+}
+
+/// The embedding vectors of the search are kept in the catalog cache, one file per catalog
+/// reading: a first start computes and stores its index's vectors, a second reads them and
+/// embeds nothing; a file of another build is ignored and written anew; another catalog
+/// (whose asks are read with other words) has a file of its own, and the newest four files
+/// are kept; a FIFO in a file's place is not waited on; temporary files a killed write left
+/// are pruned.
 #[test]
 fn the_embeddings_are_kept_for_the_next_start() {
     let dir = tempfile::tempdir().unwrap();
@@ -426,14 +453,13 @@ fn the_embeddings_are_kept_for_the_next_start() {
             > 0,
         "{first}"
     );
-    let written = logged(&first, "embeddings stored", "vectors");
-    assert!(
-        written.len() == 1 && written[0] > 10_000,
-        "every action and ask of one index, once: {first}"
-    );
-    let stored = cache.join("embeddings.bin");
-    let bytes = std::fs::read(&stored).unwrap();
+    let files = embedding_files(&cache);
+    assert_eq!(files.len(), 1, "{first}");
+    let (name, bytes) = files.into_iter().next().unwrap();
     assert!(bytes.starts_with(b"ARCEMBC1"));
+    let (header, count) = embeddings_header(&bytes);
+    assert!(count > 10_000, "every action and ask of one index: {count}");
+    let stored = cache.join(&name);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
@@ -442,23 +468,21 @@ fn the_embeddings_are_kept_for_the_next_start() {
     }
     let second = search_once(&cache, &v2, false);
     let read = logged(&second, "embeddings read from the catalog cache", "vectors");
-    assert!(
-        read.len() == 1 && read[0] <= written[0] && read[0] > 10_000,
-        "{second}"
-    );
+    assert_eq!(read, [count as usize], "{second}");
     let embedded = logged(&second, "search index built", "embedded");
     assert!(
         !embedded.is_empty() && embedded.iter().all(|n| *n == 0),
         "{second}"
     );
     assert!(!second.contains("embeddings stored"), "{second}");
+    assert_eq!(std::fs::read(&stored).unwrap(), bytes);
     // Bytes of another build: ignored, the index embeds everything and stores it again; the
-    // temporary file of a write killed an hour ago goes, one being written now stays.
+    // temporary file of a write killed two hours ago goes, one being written now stays.
     let mut other = bytes.clone();
     other[12] ^= 1;
     std::fs::write(&stored, &other).unwrap();
-    let stale = cache.join(".embeddings.bin.4242.0.tmp");
-    let fresh = cache.join(".embeddings.bin.4243.0.tmp");
+    let stale = cache.join(format!(".{name}.4242.1.0.tmp"));
+    let fresh = cache.join(format!(".{name}.4243.1.0.tmp"));
     for tmp in [&stale, &fresh] {
         std::fs::write(tmp, b"cut short").unwrap();
     }
@@ -477,30 +501,54 @@ fn the_embeddings_are_kept_for_the_next_start() {
             > 10_000,
         "{third}"
     );
-    assert!(!stale.exists() && fresh.exists());
-    // Stored again with this build's stamp: the header is the first start's again.
-    let again = std::fs::read(&stored).unwrap();
-    let header = |b: &[u8]| 12 + u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize + 8;
-    let h = header(&bytes);
-    assert!(
-        again[..h] == bytes[..h],
-        "{:?}",
-        String::from_utf8_lossy(&again[12..h - 8])
-    );
-    // Another catalog (Arcane 1.11.2's document): its asks are read with other words, so the
-    // vectors of 2.8's are not read; its own are stored under its own stamp.
+    assert!(!stale.exists() && fresh.exists(), "{third}");
+    // Stored again with this build's stamp: the first start's bytes again.
+    assert!(std::fs::read(&stored).unwrap() == bytes);
+    // Another catalog (Arcane 1.11.2's document): its asks are read with other words, so it
+    // reads nothing of 2.8's and stores a file of its own beside it.
+    // Three files of other catalogs, one, two and three hours old: the newest four files are
+    // kept, so the oldest goes.
+    let planted: Vec<PathBuf> = (1..=3)
+        .map(|hours| {
+            let path = cache.join(format!("embeddings-{hours:016x}.bin"));
+            std::fs::write(&path, b"ARCEMBC1").unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(
+                    std::time::SystemTime::now() - std::time::Duration::from_secs(3600 * hours),
+                )
+                .unwrap();
+            path
+        })
+        .collect();
     let fourth = search_once(&cache, &v1, true);
     assert!(
-        fourth.contains("stored embeddings ignored") && fourth.contains("another catalog"),
+        !fourth.contains("embeddings read from the catalog cache"),
         "{fourth}"
     );
-    let theirs = std::fs::read(&stored).unwrap();
-    assert!(theirs[..header(&theirs)] != bytes[..h]);
+    assert!(!planted[2].exists(), "{fourth}");
+    assert!(planted[0].exists() && planted[1].exists());
+    for path in &planted[..2] {
+        std::fs::remove_file(path).unwrap();
+    }
+    let files = embedding_files(&cache);
+    assert_eq!(files.len(), 2, "{fourth}");
+    assert_eq!(files[&name], bytes, "2.8's file is left as it was");
+    let (_, theirs) = files.iter().find(|(n, _)| **n != name).unwrap();
+    assert!(
+        embeddings_header(theirs).0 != header,
+        "stamped with its own reading"
+    );
     // A FIFO in the file's place: not opened for reading (an open would wait for a writer).
     #[cfg(unix)]
     {
         std::fs::remove_file(&stored).unwrap();
-        let made = std::process::Command::new("mkfifo").arg(&stored).status();
+        let made = std::process::Command::new("mkfifo")
+            .args(["-m", "600"])
+            .arg(&stored)
+            .status();
         assert!(made.is_ok_and(|s| s.success()), "mkfifo is available");
         let fifth = search_once(&cache, &v2, true);
         assert!(fifth.contains("stored embeddings not read"), "{fifth}");

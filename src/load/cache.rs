@@ -16,13 +16,14 @@
 //! when it and its directory belong to the user running the server and nobody else can write
 //! them (a shared or world-writable directory is used for nothing but rebuilding).
 //!
-//! Beside the catalogs, one file holds the search's embedding vectors (`embeddings.bin`): the
-//! index of a catalog is built on its own thread after the start, and reading the vectors an
-//! earlier start computed makes that build a tenth of its cold time (docs/search.md, "Off the
-//! startup path"). The file holds the vectors of one catalog's index and is stamped with that
-//! catalog's reading (an ask's vector depends on the words the index holds); it is written by
-//! a build that embedded something new, and read once per process, under the same ownership
-//! checks as the catalogs.
+//! Beside the catalogs, files hold the search's embedding vectors (`embeddings-{reading}.bin`):
+//! the index of a catalog is built on its own thread after the start, and reading the vectors
+//! an earlier start computed makes that build a tenth of its cold time (docs/search.md, "Off
+//! the startup path"). A file holds the vectors of one catalog's index and is named and stamped
+//! with that catalog's reading (an ask's vector depends on the words the index holds), so
+//! configurations sharing the directory (the demo and a real server, two Arcane versions) keep
+//! one file each; the newest four are kept. A file is written by a build that embedded
+//! something new, and read once per process, under the same ownership checks as the catalogs.
 //!
 //! Only a spec read from a local file (or built into the binary: the demo's) is cached: a document fetched from Arcane is known only
 //! after the fetch, which costs more than the build it would save. `check`, `catalog` and
@@ -48,9 +49,12 @@ const FORMAT: u32 = 7;
 const KEEP: usize = 8;
 /// An entry larger than this is not read (a catalog of Arcane's 2.8 document is about 2 MB).
 const MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
-/// The stored embedding vectors' file (beside the catalogs) and the most of it that is read
-/// (the cache holds at most 32,768 vectors of 1 KB).
-const EMBEDDINGS: &str = "embeddings.bin";
+/// The stored embedding vectors' files (beside the catalogs, one per catalog reading:
+/// `embeddings-{reading}.bin`), how many are kept (the newest; about 12 MB each for Arcane
+/// 2.8's catalog), and the most of one that is read (the cache holds at most 32,768 vectors of
+/// 1 KB).
+const EMBEDDINGS: &str = "embeddings-";
+const KEEP_EMBEDDINGS: usize = 4;
 const MAX_EMBEDDINGS_BYTES: u64 = 40 * 1024 * 1024;
 /// A file is hashed only when at most this large; a larger one is not cached (the build
 /// refuses it with its own message).
@@ -161,9 +165,7 @@ impl CatalogCache {
         // Unique per process and write: two writers of one key never share a temporary file.
         static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = self
-            .dir
-            .join(format!(".catalog-{key}.{}.{n}.tmp", std::process::id()));
+        let tmp = self.dir.join(format!(".catalog-{key}.{}.tmp", unique(n)));
         // No fsync: an entry cut short by a crash fails to parse and is rebuilt.
         let written = private_file(&tmp).and_then(|mut f| f.write_all(&text));
         let renamed = written.and_then(|()| std::fs::rename(&tmp, self.path(key)));
@@ -175,8 +177,8 @@ impl CatalogCache {
         Ok(())
     }
 
-    fn embeddings_path(&self) -> PathBuf {
-        self.dir.join(EMBEDDINGS)
+    fn embeddings_path(&self, reading: u64) -> PathBuf {
+        self.dir.join(format!("{EMBEDDINGS}{reading:016x}.bin"))
     }
 
     /// Adds the embedding vectors an earlier start stored to the process-wide cache the search
@@ -194,7 +196,7 @@ impl CatalogCache {
             return;
         }
         loaded.push(self.dir.clone());
-        let path = self.embeddings_path();
+        let path = self.embeddings_path(reading);
         if !only_mine(&path) {
             return;
         }
@@ -220,16 +222,17 @@ impl CatalogCache {
         }
     }
 
-    /// Writes the vectors of `keys` (an index's: [`arcane_catalog::SearchIndex::embedding_keys`]) for the next
-    /// start of the catalog whose reading is `reading` (temporary file + rename); a failure
-    /// costs only the next start's time (debug log).
+    /// Writes the vectors of `keys` (an index's:
+    /// [`arcane_catalog::SearchIndex::embedding_keys`]) for the next start of the catalog whose
+    /// reading is `reading`, to that reading's file (temporary file + rename), then prunes; a
+    /// failure costs only the next start's time (debug log).
     pub fn store_embeddings(&self, reading: u64, keys: &[u64]) {
         // Unique per process and write, as a catalog entry's.
         static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = self
-            .dir
-            .join(format!(".{EMBEDDINGS}.{}.{n}.tmp", std::process::id()));
+        let path = self.embeddings_path(reading);
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let tmp = self.dir.join(format!(".{name}.{}.tmp", unique(n)));
         let written = create_private_dir(&self.dir).and_then(|()| {
             let done = private_file(&tmp)
                 .and_then(|f| {
@@ -239,34 +242,32 @@ impl CatalogCache {
                         keys,
                     )
                 })
-                .and_then(|()| std::fs::rename(&tmp, self.embeddings_path()));
+                .and_then(|n| std::fs::rename(&tmp, &path).map(|()| n));
             if done.is_err() {
                 let _ = std::fs::remove_file(&tmp);
             }
             done
         });
+        self.prune();
+        // Logged last: the store is done (a test waits for this line).
         match written {
-            Ok(()) => tracing::debug!(
-                vectors = keys.len(),
-                "embeddings stored in the catalog cache"
-            ),
+            Ok(n) => tracing::debug!(vectors = n, "embeddings stored in the catalog cache"),
             Err(e) => {
                 tracing::debug!(error = %e, "cannot store the embeddings; the next start embeds again")
             }
         }
-        self.prune();
     }
 
-    /// Deletes all but the newest [`KEEP`] entries (other settings or versions sharing the
-    /// directory keep theirs while they are in use), and the temporary files of writes that a
-    /// crash or a kill cut short (those older than [`STALE_TMP`]: a write in progress takes
-    /// well under a second).
+    /// Deletes all but the newest [`KEEP`] catalog entries and [`KEEP_EMBEDDINGS`] embedding
+    /// files (other settings or versions sharing the directory keep theirs while they are in
+    /// use), and the temporary files of writes that a crash or a kill cut short (those older
+    /// than [`STALE_TMP`]: a write in progress takes well under a second).
     fn prune(&self) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
         };
         let now = std::time::SystemTime::now();
-        let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+        let (mut catalogs, mut embeddings) = (Vec::new(), Vec::new());
         for e in entries.filter_map(|e| e.ok()) {
             let name = e.file_name();
             let name = name.to_string_lossy();
@@ -274,23 +275,34 @@ impl CatalogCache {
                 continue;
             };
             if name.starts_with("catalog-") && name.ends_with(".json") {
-                found.push((modified, e.path()));
-            } else if (name.starts_with(".catalog-")
-                || name.starts_with(&format!(".{EMBEDDINGS}.")))
+                catalogs.push((modified, e.path()));
+            } else if name.starts_with(EMBEDDINGS) && name.ends_with(".bin") {
+                embeddings.push((modified, e.path()));
+            } else if (name.starts_with(".catalog-") || name.starts_with(&format!(".{EMBEDDINGS}")))
                 && name.ends_with(".tmp")
                 && now.duration_since(modified).unwrap_or_default() > STALE_TMP
             {
                 let _ = std::fs::remove_file(e.path());
             }
         }
-        if found.len() <= KEEP {
-            return;
-        }
-        found.sort_by_key(|e| std::cmp::Reverse(e.0));
-        for (_, path) in found.into_iter().skip(KEEP) {
-            let _ = std::fs::remove_file(path);
+        for (mut found, keep) in [(catalogs, KEEP), (embeddings, KEEP_EMBEDDINGS)] {
+            found.sort_by_key(|e| std::cmp::Reverse(e.0));
+            for (_, path) in found.into_iter().skip(keep) {
+                let _ = std::fs::remove_file(path);
+            }
         }
     }
+}
+
+/// A temporary file's name part no other write shares: the process (a container's server is
+/// often process 1 at every start, so the time too: a file a killed write left cannot block the
+/// next start's) and the process's write `n`.
+fn unique(n: u64) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!("{}.{nanos}.{n}", std::process::id())
 }
 
 /// How old a temporary file of the cache is when [`CatalogCache::prune`] deletes it.

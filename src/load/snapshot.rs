@@ -191,6 +191,12 @@ pub struct Search {
     cache: Option<CatalogCache>,
 }
 
+/// The catalog reading ([`SearchIndex::reading_stamp`]) of the process's first index build,
+/// and whether a build of another reading has begun since: the ask vectors in memory may then
+/// have been read with either catalog's words, and none are stored.
+static FIRST_READING: OnceLock<u64> = OnceLock::new();
+static MIXED_READINGS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// How long a search waits for the background build before building the index itself.
 const SELF_BUILD_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -234,29 +240,35 @@ impl Search {
     /// the index do not wait for the file).
     fn build(&self, catalog: &Catalog) {
         self.load_embeddings(catalog);
+        let reading = SearchIndex::reading_stamp(catalog);
+        // Noted before the build: the asks one build reads, another build running beside it
+        // (a reload's) may keep.
+        let mixed = {
+            let first = *FIRST_READING.get_or_init(|| reading);
+            if first != reading {
+                MIXED_READINGS.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            MIXED_READINGS.load(std::sync::atomic::Ordering::Relaxed)
+        };
         let kept = self.cell.set(build_index(catalog)).is_ok();
         self.built.notify_waiters();
-        if kept {
-            self.store_embeddings(catalog);
+        if kept && !mixed && !MIXED_READINGS.load(std::sync::atomic::Ordering::Relaxed) {
+            self.store_embeddings(reading);
         }
     }
 
-    /// Stores the vectors of the kept index for the next start, when some were computed since
-    /// the process last stored them and the asks were read with this catalog's words: the
-    /// process's first catalog's (a reload keeps the reading of the asks it already read, so
-    /// after a reload to another catalog its index is not what a fresh start builds and is
-    /// not stored; the next start of that catalog stores its own).
-    fn store_embeddings(&self, catalog: &Catalog) {
-        static FIRST_READING: OnceLock<u64> = OnceLock::new();
+    /// Stores the vectors of the kept index, of catalog reading `reading`, for the next start,
+    /// when some were computed since the process last stored them. Called only while every
+    /// build of the process has been of one reading (its asks read with that catalog's words:
+    /// a reload keeps the reading of the asks it already read, so after a build of another
+    /// catalog an index is not what a fresh start builds and nothing more is stored; the next
+    /// start of that catalog stores its own).
+    fn store_embeddings(&self, reading: u64) {
         static STORED_AT: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
         let Some(cache) = &self.cache else { return };
         let Some(Ok(index)) = self.cell.get() else {
             return;
         };
-        let reading = SearchIndex::reading_stamp(catalog);
-        if *FIRST_READING.get_or_init(|| reading) != reading {
-            return;
-        }
         {
             let mut stored_at = STORED_AT.lock().unwrap_or_else(|e| e.into_inner());
             let computed = EmbeddingCache::global().computed();

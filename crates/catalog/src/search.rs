@@ -820,7 +820,7 @@ impl SearchIndex {
     /// vocabulary and weights of [`SearchIndex::reading_key`] and the text the index is built
     /// from (every action's fields: the words a query is corrected to and weighed by). Vectors
     /// a start stored are read by a later start only under the same number (the catalog
-    /// cache's `embeddings.bin`), so a start ranks as a fresh build of its catalog would.
+    /// cache's `embeddings-{reading}.bin`), so a start ranks as a fresh build of its catalog would.
     pub fn reading_stamp(catalog: &Catalog) -> u64 {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         format!("{:?}", catalog.vocabulary).hash(&mut h);

@@ -277,13 +277,13 @@ impl EmbeddingCache {
     /// reading); the table's checksum is added here. Format: the magic, the stamp's length and
     /// bytes, dimensions, count, then per vector its key (u64) and its floats (f32),
     /// little-endian, in key order (the same vectors give the same bytes). Streamed: no copy of
-    /// the vectors is made.
+    /// the vectors is made. Returns how many were written.
     pub fn write_to(
         &self,
         out: &mut dyn std::io::Write,
         stamp: &str,
         keys: &[u64],
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<usize> {
         let stamp = format!("{stamp} {}", TABLE_SHA256.trim());
         let dims = embedder().dims();
         let mut kept: Vec<(u64, Arc<[f32]>)> = {
@@ -301,6 +301,7 @@ impl EmbeddingCache {
         out.write_all(&(dims as u32).to_le_bytes())?;
         out.write_all(&(kept.len() as u32).to_le_bytes())?;
         let mut row = Vec::with_capacity(8 + 4 * dims);
+        let n = kept.len();
         for (key, v) in kept {
             row.clear();
             row.extend_from_slice(&key.to_le_bytes());
@@ -309,7 +310,8 @@ impl EmbeddingCache {
             }
             out.write_all(&row)?;
         }
-        out.flush()
+        out.flush()?;
+        Ok(n)
     }
 
     /// Adds the vectors [`EmbeddingCache::write_to`] wrote, `len` bytes, when they were written
@@ -439,7 +441,7 @@ mod tests {
         // Key 3 is a vector of another catalog's index; 9 is in no cache; 1 is asked twice.
         let bytes = |c: &EmbeddingCache, stamp: &str| {
             let mut out = Vec::new();
-            c.write_to(&mut out, stamp, &[2, 0, 1, 9, 1]).unwrap();
+            assert_eq!(c.write_to(&mut out, stamp, &[2, 0, 1, 9, 1]).unwrap(), 3);
             out
         };
         let stored = bytes(&cache, "build 1");
