@@ -272,6 +272,30 @@ fn only_a_local_spec_is_cached() {
     let missing = with_operator_overlays(&overrides.join("gone"));
     assert_eq!(cache::key(&missing), None);
     assert!(cache::load_or_build(&missing, Some(&cache)).is_err());
+    // A spec that is a pipe (`--spec <(…)`) is read once, by the build: hashing it would leave
+    // the build nothing.
+    #[cfg(unix)]
+    {
+        let pipe = overrides.parent().unwrap().join("spec.pipe");
+        let made = std::process::Command::new("mkfifo")
+            .args(["-m", "600"])
+            .arg(&pipe)
+            .status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo is available");
+        let mut piped = with_operator_overlays(&overrides);
+        piped.spec = SpecSource {
+            explicit: Some(pipe.clone()),
+            ..Default::default()
+        };
+        let spec = std::fs::read(fixtures::spec_v2()).unwrap();
+        let writer = std::thread::spawn(move || std::fs::write(&pipe, spec));
+        assert_eq!(cache::key(&piped), None, "not read: the build reads it");
+        let (catalog, how) = cache::load_or_build(&piped, Some(&cache)).unwrap();
+        writer.join().unwrap().unwrap();
+        assert_eq!(how, Provenance::Built);
+        assert!(catalog.get("container.list").is_some());
+        assert!(entries(&cache).is_empty());
+    }
 }
 
 #[test]

@@ -25,8 +25,9 @@
 //! one file each; the newest four are kept. A file is written by a build that embedded
 //! something new, and read once per process, under the same ownership checks as the catalogs.
 //!
-//! Only a spec read from a local file (or built into the binary: the demo's) is cached: a document fetched from Arcane is known only
-//! after the fetch, which costs more than the build it would save. `check`, `catalog` and
+//! Only a spec read from a local regular file (or built into the binary: the demo's) is cached:
+//! a document fetched from Arcane is known only after the fetch, which costs more than the
+//! build it would save, and a pipe (`--spec <(…)`) can be read once, by the build. `check`, `catalog` and
 //! `catalog --diff` build from the files ([`Sources::build`]), as they exist to report what the
 //! files hold.
 
@@ -432,6 +433,11 @@ pub fn key(sources: &Sources) -> Option<String> {
         part(&mut h, builtin.identity);
     } else {
         let spec = sources.spec.local_file()?;
+        // A pipe (`--spec <(…)`) can be read once, and that read is the build's: hashing it
+        // first would leave the build nothing.
+        if !std::fs::metadata(&spec).is_ok_and(|m| m.is_file()) {
+            return None;
+        }
         part(&mut h, b"spec");
         part(&mut h, spec.display().to_string().as_bytes());
         part(&mut h, &read_capped(&spec, MAX_INPUT_BYTES).ok()??);
