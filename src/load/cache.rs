@@ -159,23 +159,33 @@ impl CatalogCache {
 
     fn try_store(&self, key: &str, catalog: &Catalog) -> std::io::Result<()> {
         use std::io::Write as _;
-        create_private_dir(&self.dir)?;
         let mut text = serde_json::to_vec(&header(key)).map_err(std::io::Error::other)?;
         text.push(b'\n');
         text.extend_from_slice(&catalog.to_stored());
-        // Unique per process and write: two writers of one key never share a temporary file.
-        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = self.dir.join(format!(".catalog-{key}.{}.tmp", unique(n)));
-        // No fsync: an entry cut short by a crash fails to parse and is rebuilt.
-        let written = private_file(&tmp).and_then(|mut f| f.write_all(&text));
-        let renamed = written.and_then(|()| std::fs::rename(&tmp, self.path(key)));
-        if renamed.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        renamed?;
+        self.write_whole(&self.path(key), |mut f| f.write_all(&text))?;
         self.prune();
         Ok(())
+    }
+
+    /// Writes the file `path` of the directory whole: `write` fills a new private temporary
+    /// file, which is then renamed into place (a reader sees the old file or the new one,
+    /// never part of one); on a failure the temporary file is removed. No fsync: a file cut
+    /// short by a crash fails to parse, or its length check, and is written again.
+    fn write_whole<T>(
+        &self,
+        path: &Path,
+        write: impl FnOnce(std::fs::File) -> std::io::Result<T>,
+    ) -> std::io::Result<T> {
+        create_private_dir(&self.dir)?;
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let tmp = self.dir.join(format!(".{name}.{}.tmp", unique()));
+        let done = private_file(&tmp)
+            .and_then(write)
+            .and_then(|t| std::fs::rename(&tmp, path).map(|()| t));
+        if done.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        done
     }
 
     fn embeddings_path(&self, reading: u64) -> PathBuf {
@@ -228,26 +238,12 @@ impl CatalogCache {
     /// reading is `reading`, to that reading's file (temporary file + rename), then prunes; a
     /// failure costs only the next start's time (debug log).
     pub fn store_embeddings(&self, reading: u64, keys: &[u64]) {
-        // Unique per process and write, as a catalog entry's.
-        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = self.embeddings_path(reading);
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let tmp = self.dir.join(format!(".{name}.{}.tmp", unique(n)));
-        let written = create_private_dir(&self.dir).and_then(|()| {
-            let done = private_file(&tmp)
-                .and_then(|f| {
-                    EmbeddingCache::global().write_to(
-                        &mut std::io::BufWriter::new(f),
-                        &embeddings_stamp(reading),
-                        keys,
-                    )
-                })
-                .and_then(|n| std::fs::rename(&tmp, &path).map(|()| n));
-            if done.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            done
+        let written = self.write_whole(&self.embeddings_path(reading), |f| {
+            EmbeddingCache::global().write_to(
+                &mut std::io::BufWriter::new(f),
+                &embeddings_stamp(reading),
+                keys,
+            )
         });
         self.prune();
         // Logged last: the store is done (a test waits for this line).
@@ -297,8 +293,11 @@ impl CatalogCache {
 
 /// A temporary file's name part no other write shares: the process (a container's server is
 /// often process 1 at every start, so the time too: a file a killed write left cannot block the
-/// next start's) and the process's write `n`.
-fn unique(n: u64) -> String {
+/// next start's) and the process's count of writes (two writers of one file never share a
+/// temporary file).
+fn unique() -> String {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default()

@@ -189,6 +189,9 @@ pub struct Search {
     built: Arc<tokio::sync::Notify>,
     /// Where the embedding vectors of earlier starts are kept, if anywhere.
     cache: Option<CatalogCache>,
+    /// The catalog's reading ([`SearchIndex::reading_stamp`]), worked out once for the reads,
+    /// builds and stores of this index.
+    reading: Arc<OnceLock<u64>>,
 }
 
 /// The catalog reading ([`SearchIndex::reading_stamp`]) of the process's first index build,
@@ -226,10 +229,17 @@ impl Search {
         search
     }
 
+    /// The reading of `catalog` (this index's).
+    fn reading(&self, catalog: &Catalog) -> u64 {
+        *self
+            .reading
+            .get_or_init(|| SearchIndex::reading_stamp(catalog))
+    }
+
     /// Reads the vectors the catalog cache keeps for `catalog`'s reading (once per process).
     fn load_embeddings(&self, catalog: &Catalog) {
         if let Some(cache) = &self.cache {
-            cache.load_embeddings(SearchIndex::reading_stamp(catalog));
+            cache.load_embeddings(self.reading(catalog));
         }
     }
 
@@ -240,19 +250,15 @@ impl Search {
     /// the index do not wait for the file).
     fn build(&self, catalog: &Catalog) {
         self.load_embeddings(catalog);
-        let reading = SearchIndex::reading_stamp(catalog);
+        let reading = self.reading(catalog);
         // Noted before the build: the asks one build reads, another build running beside it
         // (a reload's) may keep.
-        let mixed = {
-            let first = *FIRST_READING.get_or_init(|| reading);
-            if first != reading {
-                MIXED_READINGS.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            MIXED_READINGS.load(std::sync::atomic::Ordering::Relaxed)
-        };
+        if *FIRST_READING.get_or_init(|| reading) != reading {
+            MIXED_READINGS.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let kept = self.cell.set(build_index(catalog)).is_ok();
         self.built.notify_waiters();
-        if kept && !mixed && !MIXED_READINGS.load(std::sync::atomic::Ordering::Relaxed) {
+        if kept && !MIXED_READINGS.load(std::sync::atomic::Ordering::Relaxed) {
             self.store_embeddings(reading);
         }
     }
@@ -293,6 +299,7 @@ impl Search {
             cell: Arc::new(OnceLock::new()),
             built: Arc::new(tokio::sync::Notify::new()),
             cache,
+            reading: Arc::new(OnceLock::new()),
         }
     }
 

@@ -9,9 +9,10 @@
 
 use std::io::Write;
 
-use arcane_catalog::{
-    BuildInput, Layers, SearchIndex, SpecDoc, action_words, build_catalog, implicit_asks,
-};
+use arcane_catalog::{SearchIndex, action_words, implicit_asks};
+
+#[path = "support/real_catalog.rs"]
+mod real_catalog;
 
 #[derive(serde::Deserialize)]
 struct Query {
@@ -27,12 +28,7 @@ fn main() -> anyhow::Result<()> {
     let out = args
         .next()
         .ok_or_else(|| anyhow::anyhow!("usage: search_inputs OUT.jsonl [SET.yaml…]"))?;
-    let spec = SpecDoc::from_file(&arcane_test_support::spec_v2())?;
-    let layers = Layers::builtin()?;
-    let catalog = build_catalog(BuildInput {
-        spec: &spec,
-        layers: &layers,
-    })?;
+    let catalog = real_catalog::real_catalog()?;
     let index = SearchIndex::build(&catalog)?;
     let mut w = std::io::BufWriter::new(std::fs::File::create(&out)?);
     for a in &catalog.actions {

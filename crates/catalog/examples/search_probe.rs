@@ -5,15 +5,13 @@
 //!
 //! `cargo run -p arcane-catalog --example search_probe -- "env vars of the db container" …`
 
-use arcane_catalog::{BuildInput, Layers, SearchIndex, SpecDoc, Weights, build_catalog};
+use arcane_catalog::{SearchIndex, Weights};
+
+#[path = "support/real_catalog.rs"]
+mod real_catalog;
 
 fn main() -> anyhow::Result<()> {
-    let spec = SpecDoc::from_file(&arcane_test_support::spec_v2())?;
-    let layers = Layers::builtin()?;
-    let catalog = build_catalog(BuildInput {
-        spec: &spec,
-        layers: &layers,
-    })?;
+    let catalog = real_catalog::real_catalog()?;
     let weights = Weights::from_env();
     let fused = SearchIndex::build_with(&catalog, weights)?;
     let lexical = SearchIndex::build_with(

@@ -775,8 +775,7 @@ impl SearchIndex {
                 let key = h.finish() ^ reading ^ ASK_KEY;
                 self.embedding_keys.push(key);
                 let v = cache.get_or(key, || {
-                    let (words, _) = self.query_words(ask, &self.parse(ask));
-                    e.embed(&words, &|id| e.rarity(id))
+                    e.embed(&self.semantic_words(ask), &|id| e.rarity(id))
                 });
                 if v.iter().all(|x| *x == 0.0) {
                     continue;
@@ -881,8 +880,10 @@ impl SearchIndex {
                 text_of.entry(e).or_insert(0.0);
             }
         }
-        // Candidates the query names by a keyword of the operator's, said whole.
+        // Candidates the query names by a keyword of the operator's, said whole, and those it
+        // names only as a resource (a bare resource's convention, below).
         let mut keyword_said: HashSet<usize> = HashSet::new();
+        let mut noun_only: HashSet<usize> = HashSet::new();
         let mut scored: Vec<(usize, f32)> = text_of
             .into_iter()
             .filter_map(|(entry, text)| {
@@ -894,6 +895,9 @@ impl SearchIndex {
                 let fit = self.fit(e, &groups);
                 if fit.operator_keyword {
                     keyword_said.insert(entry);
+                }
+                if fit.noun_only {
+                    noun_only.insert(entry);
                 }
                 Some((entry, w.text * text + fit.score))
             })
@@ -929,9 +933,7 @@ impl SearchIndex {
             if m.unknown == 0.0 {
                 convention = scored.iter().take(CONVENTION_DEPTH).find_map(|(entry, _)| {
                     let e = &self.entries[*entry];
-                    (e.list_verb
-                        && self.fit(e, &groups).noun_only
-                        && self.explain(e, &groups).1 >= 1.0)
+                    (e.list_verb && noun_only.contains(entry) && self.explain(e, &groups).1 >= 1.0)
                         .then_some(*entry)
                 });
             }
@@ -970,11 +972,8 @@ impl SearchIndex {
         by_score(&mut scored);
         if let Some(entry) = convention
             && let Some(pos) = scored.iter().position(|(e, _)| *e == entry)
-            && pos > 0
         {
-            let (entry, _) = scored.remove(pos);
-            let top = scored[0].1;
-            scored.insert(0, (entry, top));
+            lift_to_top(&mut scored, pos);
         }
         // A question ("why does my container keep exiting", "how much disk is used") is
         // answered by reading: no changing action ranks above the best read action. Every
@@ -982,11 +981,8 @@ impl SearchIndex {
         let mut passed = 0;
         if self.is_question(query)
             && let Some(pos) = scored.iter().position(|(e, _)| !self.entries[*e].changes)
-            && pos > 0
         {
-            let (entry, _) = scored.remove(pos);
-            let top = scored[0].1;
-            scored.insert(0, (entry, top));
+            lift_to_top(&mut scored, pos);
             passed = pos;
         }
         scored.truncate(limit);
@@ -2015,15 +2011,9 @@ fn match_phrase(
     Some((picked.iter().map(|p| p.1).sum(), fresh))
 }
 
-/// Text as indexed: the original words, plus the parts of camelCase words (`environmentId`
-/// → `environmentId environment Id`). `_` and `.` already split (`en_stem` splits on every
-/// non-alphanumeric character).
-/// Each action's semantic vector: its ID words and title weigh most, then its keywords (the
-/// operator's too) and its domain's, its description, usage note and parameter names. Each field
-/// weighs its share whatever its length (a long description does not drown the title). Taken
-/// from [`semantic::EmbeddingCache`] when an earlier build embedded the same text, so a reload
-/// re-embeds only the actions that changed.
-/// Also the vectors' cache keys, in the same order.
+/// Each action's semantic vector (of [`action_words`]), and its cache key, in action order.
+/// Taken from [`semantic::EmbeddingCache`] when an earlier build embedded the same text, so a
+/// reload re-embeds only the actions that changed.
 fn embed_actions(
     catalog: &Catalog,
     cache: &semantic::EmbeddingCache,
@@ -2043,9 +2033,11 @@ fn embed_actions(
         .unzip()
 }
 
-/// The weighted words an action's semantic vector is made of ([`embed_actions`]); public for
-/// the script that fits the embedding table to what the search embeds
-/// (`crates/catalog/examples/search_inputs.rs`).
+/// The weighted words an action's semantic vector is made of ([`embed_actions`]): its ID words
+/// and title weigh most, then its keywords (the operator's too) and its domain's, its
+/// description, usage note and parameter names. Each field weighs its share whatever its length
+/// (a long description does not drown the title). Public for the script that fits the
+/// embedding table to what the search embeds (`crates/catalog/examples/search_inputs.rs`).
 pub fn action_words(catalog: &Catalog, a: &Action) -> Vec<(String, f32)> {
     let domain_keywords = catalog
         .vocabulary
@@ -2083,6 +2075,17 @@ pub fn implicit_asks(a: &Action) -> Vec<String> {
     }
 }
 
+/// Moves the hit at `pos` to the top at the score of the hit it passes (a rule, not the
+/// scores, put it first: the weak-match notice still compares it with that hit, unless the
+/// rule marks it passed over). Nothing moves when `pos` is 0.
+fn lift_to_top(scored: &mut Vec<(usize, f32)>, pos: usize) {
+    if pos > 0 {
+        let (entry, _) = scored.remove(pos);
+        let top = scored[0].1;
+        scored.insert(0, (entry, top));
+    }
+}
+
 /// The normalised mean of each entry's ask vectors ([`Weights::ask_centroid`]).
 fn centres(asks: &AskVectors, entries: usize) -> Vec<Option<Vec<f32>>> {
     let mut sums: Vec<Option<Vec<f32>>> = vec![None; entries];
@@ -2098,6 +2101,9 @@ fn centres(asks: &AskVectors, entries: usize) -> Vec<Option<Vec<f32>>> {
     sums
 }
 
+/// Text as indexed: the original words, plus the parts of camelCase words (`environmentId`
+/// → `environmentId environment Id`). `_` and `.` already split (`en_stem` splits on every
+/// non-alphanumeric character).
 fn index_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     out.push_str(text);

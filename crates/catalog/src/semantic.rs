@@ -249,12 +249,7 @@ impl EmbeddingCache {
         self.computed
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut m = self.map.lock().expect("cache lock");
-        // Bounded: a long-running server reloading many times keeps at most a few catalogs
-        // (each: an action vector per action and one per ask or keyword, ~11,900 for the 2.8
-        // catalog).
-        if m.len() >= CACHE_CAPACITY {
-            m.clear();
-        }
+        make_room(&mut m, 1);
         m.insert(key, v.clone());
         v
     }
@@ -262,6 +257,15 @@ impl EmbeddingCache {
     /// Vectors computed so far (not taken from the cache): what a reload cost.
     pub fn computed(&self) -> usize {
         self.computed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Empties the cache's map when `n` more vectors would take it over [`CACHE_CAPACITY`].
+/// Bounded: a long-running server reloading many times keeps at most a few catalogs (each: an
+/// action vector per action and one per ask or keyword, ~11,900 for the 2.8 catalog).
+fn make_room(m: &mut HashMap<u64, Arc<[f32]>>, n: usize) {
+    if m.len() + n > CACHE_CAPACITY {
+        m.clear();
     }
 }
 
@@ -372,9 +376,7 @@ impl EmbeddingCache {
             read.push((key, Arc::<[f32]>::from(v)));
         }
         let mut m = self.map.lock().expect("cache lock");
-        if m.len() + read.len() > CACHE_CAPACITY {
-            m.clear();
-        }
+        make_room(&mut m, read.len());
         let n = read.len();
         m.extend(read);
         Ok(n)
