@@ -504,11 +504,11 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub exclude_tools: Vec<String>,
-    /// Confirmation of destructive actions (and of `confirm: always` ones): elicit (the client
-    /// always asks the user when it can; `"confirm": true` only counts for a client that
-    /// cannot), elicit-unless-confirmed (`"confirm": true` skips asking), param (`"confirm":
-    /// true` only), never-destructive (destructive actions withdrawn outright; commands and
-    /// rewrites asked as with elicit).
+    /// Confirmation of asked actions (every impact class but routine, and `confirm: always`
+    /// ones): elicit (the client always asks the user when it can; `"confirm": true` only
+    /// counts for a client that cannot), elicit-unless-confirmed (`"confirm": true` skips
+    /// asking), param (`"confirm": true` only), never-destructive (destructive actions
+    /// withdrawn outright; the other asked ones asked as with elicit).
     /// (Named `--confirm-mode` because `call --confirm` confirms one call.)
     #[arg(long = "confirm-mode", env = "ARCANE_MCP_CONFIRM", value_enum, default_value_t = ConfirmMode::Elicit)]
     pub confirm_mode: ConfirmMode,

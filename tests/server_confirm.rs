@@ -14,21 +14,21 @@ use crate::server_support::{
 /// A client that declares form elicitation (or not) and answers every question as told,
 /// recording the questions.
 #[derive(Clone)]
-struct Asker {
+pub(crate) struct Asker {
     /// `None`: the client declares no elicitation capability.
     answer: Option<(rmcp::model::ElicitationAction, bool)>,
     asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Asker {
-    fn new(answer: Option<(rmcp::model::ElicitationAction, bool)>) -> Asker {
+    pub(crate) fn new(answer: Option<(rmcp::model::ElicitationAction, bool)>) -> Asker {
         Asker {
             answer,
             asked: Default::default(),
         }
     }
 
-    fn questions(&self) -> Vec<String> {
+    pub(crate) fn questions(&self) -> Vec<String> {
         self.asked.lock().unwrap().clone()
     }
 }
@@ -397,21 +397,28 @@ async fn commands_and_rewrites_are_confirmed_showing_what_runs() {
     client.cancel().await.ok();
 }
 
-/// The overlay flag: on the actions that can do anything and on the reveals of credentials;
-/// every reading action that reveals a credential carries it.
+/// Commands and credential reveals are asked whatever their class says (`confirm: always`, a
+/// `ws_exec` handler); rewrites are asked by their class (takes-host); every reading action
+/// that reveals a credential carries the flag.
 #[test]
-fn confirm_always_marks_commands_rewrites_and_credential_reveals() {
+fn commands_rewrites_and_credential_reveals_are_asked() {
     let cat = catalog();
     for id in [
         "container.exec",
-        "project.update",
-        "swarm_stack.update_source",
-        "swarm_service.update",
         "swarm.join_tokens",
         "swarm.unlock_key",
     ] {
         let a = cat.get(id).unwrap_or_else(|| panic!("{id} in the catalog"));
         assert!(a.confirm_always && a.needs_confirmation(), "{id}");
+    }
+    for id in [
+        "project.update",
+        "swarm_stack.update_source",
+        "swarm_service.update",
+    ] {
+        let a = cat.get(id).unwrap_or_else(|| panic!("{id} in the catalog"));
+        assert_eq!(a.impact, arcane_catalog::Impact::TakesHost, "{id}");
+        assert!(a.needs_confirmation(), "{id}");
     }
     for a in cat
         .actions

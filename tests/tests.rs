@@ -42,6 +42,7 @@ mod server_audit;
 mod server_confirm;
 mod server_errors;
 mod server_handlers;
+mod server_impact;
 mod server_output_schemas;
 mod server_pacing;
 mod server_policy;

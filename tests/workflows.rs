@@ -270,9 +270,17 @@ impl Story {
         r
     }
 
-    /// Runs an action that must succeed; returns (structuredContent, text).
+    /// Runs an action that must succeed; returns (structuredContent, text). The model passes
+    /// `"confirm": true` where the tool says the action is asked (its impact class), as the
+    /// tool definitions tell it to.
     async fn run(&mut self, id: &str, params: Value) -> (Value, String) {
-        let r = self.call(id, params, false).await;
+        static CATALOG: std::sync::OnceLock<arcane_catalog::Catalog> =
+            std::sync::OnceLock::new();
+        let asked = CATALOG
+            .get_or_init(server_support::catalog)
+            .get(id)
+            .is_some_and(|a| a.needs_confirmation());
+        let r = self.call(id, params, asked).await;
         let t = text(&r);
         assert!(!is_error(&r), "{id} on {}: {t}", self.surface);
         (r.structured_content.clone().unwrap_or(Value::Null), t)

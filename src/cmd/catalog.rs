@@ -42,6 +42,8 @@ pub fn action_json(a: &arcane_catalog::Action) -> Value {
         "derivedId": a.derived_id,
         "mutating": a.mutating,
         "destructive": a.destructive,
+        "impact": a.impact,
+        "impactReason": a.impact_reason,
         "idempotent": a.idempotent,
         "kind": a.kind.as_str(),
         "list": a.list,
@@ -84,6 +86,25 @@ pub fn summary(cat: &Catalog) -> String {
         "read-only {}, mutating {mutating} (destructive {destructive})",
         cat.actions.len() - mutating
     );
+    let mut classes: BTreeMap<arcane_catalog::Impact, usize> = BTreeMap::new();
+    for a in cat.actions.iter().filter(|a| a.mutating) {
+        *classes.entry(a.impact).or_default() += 1;
+    }
+    let classes: Vec<String> = classes.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let _ = writeln!(
+        out,
+        "impact of the mutating ones (every class but routine is asked): {}",
+        classes.join(", ")
+    );
+    let unclassed: Vec<&str> = cat.unclassed().map(|a| a.id.as_str()).collect();
+    if !unclassed.is_empty() {
+        let _ = writeln!(
+            out,
+            "unclassed, asked until an overlay gives them an `impact` ({}): {}",
+            unclassed.len(),
+            unclassed.join(", ")
+        );
+    }
     if cat.excluded.is_empty() {
         let _ = writeln!(out, "excluded: none");
     } else {

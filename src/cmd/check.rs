@@ -113,6 +113,21 @@ pub fn check(sources: &Sources) -> CheckReport {
                 cat.actions.len(),
                 cat.applied_overlays
             ));
+            // Notes, not failures: an unclassed write is asked (the safe default), and a
+            // reclass is the operator's to make; both are said so that neither goes unseen.
+            let unclassed: Vec<&str> = cat.unclassed().map(|a| a.id.as_str()).collect();
+            if !unclassed.is_empty() {
+                report.notes.push(format!(
+                    "{} unclassed write{} (asked until an overlay gives {} an `impact`; docs/security.md#impact-classes): {}",
+                    unclassed.len(),
+                    if unclassed.len() == 1 { "" } else { "s" },
+                    if unclassed.len() == 1 { "it" } else { "them" },
+                    unclassed.join(", ")
+                ));
+            }
+            for r in &cat.reclassed {
+                report.notes.push(r.to_string());
+            }
             let (built_in, own): (Vec<_>, Vec<_>) = cat
                 .unmatched_overlays
                 .into_iter()

@@ -100,7 +100,8 @@ impl Reloadable for crate::load::snapshot::Snapshot {
     }
 }
 
-/// Logs one warning per overlay entry that matches nothing (at startup and every reload).
+/// Logs one warning per overlay entry that matches nothing (at startup and every reload), and
+/// the operator's changes of impact class.
 /// Built-in entries (for actions another Arcane version has) are one line at info level: a
 /// server on Arcane 1.11.2 would otherwise open with a thousand warnings nobody can act on.
 pub fn warn_unmatched(catalog: &Catalog) {
@@ -111,6 +112,23 @@ pub fn warn_unmatched(catalog: &Catalog) {
         } else {
             tracing::warn!("{u}");
         }
+    }
+    // The person's confirmation is what an operator's reclass changes: said at every start
+    // and reload, a warning when it stops asking (docs/security.md#reclassing).
+    for r in &catalog.reclassed {
+        if r.now.asks() {
+            tracing::info!("{r}");
+        } else {
+            tracing::warn!("{r}");
+        }
+    }
+    let unclassed: Vec<&str> = catalog.unclassed().map(|a| a.id.as_str()).collect();
+    if !unclassed.is_empty() {
+        tracing::info!(
+            count = unclassed.len(),
+            actions = %unclassed.join(", "),
+            "unclassed writes are asked until an overlay gives them an `impact` (docs/security.md#impact-classes)"
+        );
     }
     if built_in > 0 {
         tracing::info!(

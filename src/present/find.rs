@@ -83,10 +83,17 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
             // Guidance for the results a model may pick: the first, and those after it that
             // explain as much of the query (siblings), never for a mere alternative.
             let guided = i < GUIDED && (i == 0 || h.coverage >= best);
-            let flags = match (r["destructive"].as_bool(), r["mutating"].as_bool()) {
-                (Some(true), _) => " [destructive: confirm]",
-                (_, Some(true)) => " [changes state]",
-                _ => "",
+            // The class says why a call is asked (docs/security.md#impact-classes).
+            let flags = if a.destructive {
+                " [destructive: confirm]".to_string()
+            } else if a.needs_confirmation() && a.impact.asks() {
+                format!(" [{}: confirm]", a.impact)
+            } else if a.needs_confirmation() {
+                " [confirm]".to_string()
+            } else if a.mutating {
+                " [changes state]".to_string()
+            } else {
+                String::new()
             };
             text.push_str(&format!(
                 "- {} — {}{}",

@@ -6,6 +6,7 @@ use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
 
 use crate::derive::{self, clean_input_schema, derive_flags, derive_name, schema_is_array};
+use crate::impact::{Impact, Reclass};
 use crate::model::{
     Action, BodyEncoding, Catalog, EncodedJson, Excluded, Param, ParamLocation, ResultKind,
     UnmatchedOverlay,
@@ -131,6 +132,8 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     let mut param_misfits = Vec::new();
     // Where each action's `confirmDiff` was last set, for the errors of `check_confirm_diffs`.
     let mut diff_origins: HashMap<String, (String, usize, String)> = HashMap::new();
+    // Impact classes declared by the built-in files and by the operator's, by derived ID.
+    let mut classes = Classes::default();
     for file in &input.layers.overlays {
         for (key, ov) in &file.content.actions {
             let found = actions.iter().position(|a| {
@@ -176,6 +179,20 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 let id = actions[i].derived_id.clone();
                 encodings.insert(id, (file, key, list.as_slice()));
             }
+            if let Some(class) = ov.impact {
+                let at = format!(
+                    "{}:{}",
+                    file.origin,
+                    file.lines.line_of(&["actions", key.as_str(), "impact"])
+                );
+                let declared = (class, ov.impact_reason.clone(), at);
+                let layer = if crate::model::is_built_in(&file.origin) {
+                    &mut classes.built_in
+                } else {
+                    &mut classes.operator
+                };
+                layer.insert(actions[i].derived_id.clone(), declared);
+            }
             if ov.confirm_diff.is_some() {
                 let at = file
                     .lines
@@ -207,6 +224,8 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             }
         }
     }
+
+    let reclassed = classes.apply(&mut actions);
 
     // Invariants an operator's overlay could break: say which.
     let mut seen: HashMap<&str, &Action> = HashMap::new();
@@ -273,6 +292,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         }
     }
     catalog.resolvers = resolvers;
+    catalog.reclassed = reclassed;
     // An operator's hints (later files) are tried before the built-in ones.
     catalog.error_hints = input
         .layers
@@ -329,6 +349,55 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     catalog.prompts = prompts;
     catalog.unmatched_overlays.extend(prompt_misfits);
     Ok(catalog)
+}
+
+/// Declared impact classes (class, reason, `FILE:LINE`), by derived ID: the built-in files'
+/// and the operator's apart, so that an operator's change of class can be told.
+#[derive(Default)]
+struct Classes {
+    built_in: HashMap<String, (Impact, Option<String>, String)>,
+    operator: HashMap<String, (Impact, Option<String>, String)>,
+}
+
+impl Classes {
+    /// Gives every action its class: the operator's, else the built-in files', else the
+    /// rules' (an unrecognised write is `unclassed`, and asked). A declared class settles
+    /// `destructive` too, so the annotation and the question agree. Returns the operator's
+    /// changes of class.
+    fn apply(&self, actions: &mut [Action]) -> Vec<Reclass> {
+        let mut reclassed = Vec::new();
+        for a in actions.iter_mut() {
+            let built_in = self.built_in.get(&a.derived_id);
+            let base = built_in.map_or_else(|| crate::impact::derive(a), |d| d.0);
+            let declared = match self.operator.get(&a.derived_id) {
+                Some((class, reason, at)) => {
+                    if *class != base {
+                        reclassed.push(Reclass {
+                            id: a.id.clone(),
+                            was: base,
+                            now: *class,
+                            at: at.clone(),
+                            reason: reason.clone(),
+                        });
+                    }
+                    Some((*class, reason.clone()))
+                }
+                None => built_in.map(|(c, r, _)| (*c, r.clone())),
+            };
+            match declared {
+                Some((class, reason)) => {
+                    a.impact = class;
+                    a.impact_reason = reason;
+                    a.destructive = class == Impact::Destroys;
+                    if class == Impact::Destroys {
+                        a.mutating = true;
+                    }
+                }
+                None => a.impact = base,
+            }
+        }
+        reclassed
+    }
 }
 
 /// Domain names closest to an unknown one, best first (only fair matches).
@@ -685,6 +754,8 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         default_sort: None,
         reveals_secret: None,
         confirm_always: false,
+        impact: crate::model::Impact::Reads,
+        impact_reason: None,
         long_running: false,
         confirm_diff: Vec::new(),
         no_effect: None,
@@ -1023,6 +1094,8 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         default_sort: None,
         reveals_secret: None,
         confirm_always: runs_commands,
+        impact: crate::model::Impact::Reads,
+        impact_reason: None,
         long_running: false,
         confirm_diff: Vec::new(),
         no_effect: None,

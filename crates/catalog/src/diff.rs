@@ -74,6 +74,9 @@ pub struct CatalogDiff {
     pub flag_changes: Vec<FlagChange>,
     /// Overlay entries that match under the old document but not under the new one.
     pub overlays_stop_matching: Vec<UnmatchedOverlay>,
+    /// The new catalog's writes no rule and no overlay classes: asked until an operator
+    /// classes them (docs/security.md#impact-classes).
+    pub unclassed: Vec<ActionRef>,
 }
 
 /// A path with its parameter names erased: `/containers/{id}` → `/containers/{}`.
@@ -200,6 +203,7 @@ pub fn diff(old: &Catalog, new: &Catalog) -> CatalogDiff {
         renamed,
         flag_changes,
         overlays_stop_matching,
+        unclassed: new.unclassed().map(ActionRef::of).collect(),
     }
 }
 
@@ -216,6 +220,15 @@ fn flag_changes_of(o: &Action, n: &Action) -> Vec<String> {
     }
     if o.destructive && !n.destructive {
         out.push("no longer destructive".to_string());
+    }
+    if o.impact != n.impact {
+        let asked = |i: crate::Impact| if i.asks() { "asked" } else { "not asked" };
+        out.push(format!(
+            "impact {} → {} ({})",
+            o.impact,
+            n.impact,
+            asked(n.impact)
+        ));
     }
     for r in &n.required {
         if !o.required.contains(r) {
@@ -292,6 +305,14 @@ impl CatalogDiff {
         );
         for u in &self.overlays_stop_matching {
             let _ = writeln!(out, "  {u}");
+        }
+        let _ = writeln!(
+            out,
+            "\nunclassed writes, asked until an overlay gives them an `impact` ({}):",
+            self.unclassed.len()
+        );
+        for a in &self.unclassed {
+            let _ = writeln!(out, "  ? {}", line(a));
         }
         out
     }

@@ -9,6 +9,7 @@ mod build;
 mod derive;
 mod diff;
 mod encoded;
+mod impact;
 mod model;
 mod output_schema;
 mod overlay;
@@ -24,6 +25,7 @@ mod yaml;
 
 pub use build::{BuildInput, MAX_TOOL_NAME, build_catalog};
 pub use diff::{CatalogDiff, diff};
+pub use impact::{Impact, Reclass};
 pub use model::{
     Action, BodyEncoding, Catalog, Condition, DiffFrom, Domain, EncodedJson, EncodedParam,
     ErrorHint, Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver,

@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::impact::Impact;
+
 /// Where an input parameter goes in the HTTP request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -344,6 +346,15 @@ pub struct Action {
     /// reveal a credential (docs/security.md#confirmation).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub confirm_always: bool,
+    /// What a call can change, and so whether the person is asked (every class but `routine`
+    /// is): derived by rule, declared in an overlay (`impact`), or `unclassed` — asked —
+    /// when neither says (docs/security.md#impact-classes).
+    #[serde(default)]
+    pub impact: Impact,
+    /// Why the action has its class, from the overlay that declared it (`impactReason`):
+    /// every built-in `routine` class carries one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impact_reason: Option<String>,
     /// The call can run for minutes (a stream, a scan, a backup, a WebSocket handler with a
     /// duration; overlay `longRunning`): a client that speaks MCP tasks gets a task for it
     /// instead of waiting for the answer (docs/tasks.md).
@@ -401,9 +412,10 @@ impl Action {
         format!("arcane_{}", self.domain)
     }
 
-    /// Whether a call must be confirmed before it runs: destructive, or `confirm: always`.
+    /// Whether a call must be confirmed before it runs: its impact class asks (every class
+    /// but `routine`; an unclassed write too), or it is `confirm: always`.
     pub fn needs_confirmation(&self) -> bool {
-        self.destructive || self.confirm_always
+        self.impact.asks() || self.confirm_always
     }
 
     pub fn param(&self, name: &str) -> Option<&Param> {
@@ -574,6 +586,9 @@ pub struct Catalog {
     pub error_hints: Vec<ErrorHint>,
     /// The MCP prompts of every overlay layer, by name (`overrides/prompts.yaml`).
     pub prompts: Vec<crate::prompt::Prompt>,
+    /// Actions an operator's overlay gave another impact class than the built-in one
+    /// (logged at startup, listed by `check`).
+    pub reclassed: Vec<crate::impact::Reclass>,
     by_id: HashMap<String, usize>,
     /// Other accepted names (tool names, operationIds) → index.
     aliases: HashMap<String, usize>,
@@ -621,9 +636,18 @@ impl Catalog {
             resolvers: Vec::new(),
             error_hints: Vec::new(),
             prompts: Vec::new(),
+            reclassed: Vec::new(),
             by_id,
             aliases,
         }
+    }
+
+    /// The writes no rule and no overlay classes (`unclassed`, and so asked): listed by
+    /// `check` and `catalog --diff` (docs/security.md#impact-classes).
+    pub fn unclassed(&self) -> impl Iterator<Item = &Action> {
+        self.actions
+            .iter()
+            .filter(|a| a.impact == Impact::Unclassed)
     }
 
     /// The parameters of `action` whose values are identifiers, shown and recorded as given
@@ -748,6 +772,8 @@ struct StoredCatalog {
     resolvers: Vec<ParamResolver>,
     error_hints: Vec<ErrorHint>,
     prompts: Vec<crate::prompt::Prompt>,
+    #[serde(default)]
+    reclassed: Vec<crate::impact::Reclass>,
 }
 
 impl Catalog {
@@ -782,6 +808,7 @@ impl Catalog {
             resolvers: self.resolvers.clone(),
             error_hints: self.error_hints.clone(),
             prompts: self.prompts.clone(),
+            reclassed: self.reclassed.clone(),
         };
         let responses: Vec<StoredResponse> = self
             .actions
@@ -864,6 +891,7 @@ impl Catalog {
             resolvers: stored.resolvers,
             error_hints: stored.error_hints,
             prompts: stored.prompts,
+            reclassed: stored.reclassed,
             by_id,
             aliases,
         })

@@ -53,6 +53,11 @@ pub struct ActionOverlay {
     /// `always`: every call is confirmed by the person, destructive or not; `default`: only
     /// destructive calls are (undoes an earlier layer's `always`).
     pub confirm: Option<ConfirmRule>,
+    /// What a call can change (docs/security.md#impact-classes): every class but `routine`
+    /// is asked; a later file's class wins (an operator's is logged at startup).
+    pub impact: Option<crate::impact::Impact>,
+    /// Why the action has its class, one line (every built-in `routine` carries one).
+    pub impact_reason: Option<String>,
     /// Parameters that replace a stored document, and where the current one is read: the
     /// question shows a diff (docs/security.md#what-the-confirmation-shows). A later file's
     /// list replaces an earlier one; an empty list turns the diff off.

@@ -195,18 +195,19 @@ impl Policy {
     }
 
     /// Whether the person is asked about `action` when the client can ask: in the asking
-    /// modes; and with `never-destructive`, for the actions marked `confirm: always` (commands,
-    /// rewrites, credential reveals), which that mode serves — the strictest mode must not
-    /// let the model's `"confirm": true` run a command the default mode would ask about.
+    /// modes; and with `never-destructive`, for every action it still serves that needs
+    /// confirming (an asked impact class, `confirm: always`) — the strictest mode must not
+    /// let the model's `"confirm": true` run what the default mode would ask about.
     pub fn asks_for(&self, action: &Action) -> bool {
         self.asks()
-            || (self.confirmation == Confirmation::NeverDestructive && action.confirm_always)
+            || (self.confirmation == Confirmation::NeverDestructive
+                && action.needs_confirmation())
     }
 
-    /// [`Policy::takes_confirm_param`] for `action`: a `confirm: always` action under
-    /// `never-destructive` is confirmed only by the person when the client can ask.
+    /// [`Policy::takes_confirm_param`] for `action`: under `never-destructive`, an action
+    /// that needs confirming is confirmed only by the person when the client can ask.
     pub fn takes_confirm_param_for(&self, action: &Action, client_can_ask: bool) -> bool {
-        if self.confirmation == Confirmation::NeverDestructive && action.confirm_always {
+        if self.confirmation == Confirmation::NeverDestructive && action.needs_confirmation() {
             return !client_can_ask;
         }
         self.takes_confirm_param(client_can_ask)

@@ -173,6 +173,8 @@ mod tests {
             default_sort: None,
             reveals_secret: None,
             confirm_always: false,
+            impact: arcane_catalog::Impact::Reads,
+            impact_reason: None,
             long_running: false,
             confirm_diff: Vec::new(),
             no_effect: None,

@@ -421,16 +421,12 @@ impl Executor {
             prepared,
             effect,
         } = ready;
-        // 3. Confirmation: destructive, or `confirm: always`.
+        // 3. Confirmation: an impact class that asks, or `confirm: always`.
         if action.needs_confirmation() && !confirmed {
             return Err(CallError::NeedsConfirm {
                 action: action.id.clone(),
                 what: excerpt(&action.title, 200),
-                why: if action.destructive {
-                    "is destructive"
-                } else {
-                    "needs the user's confirmation"
-                },
+                why: action.impact.why_asked(),
             });
         }
         // 4. Safe mode: the exact request instead of sending it.
