@@ -2065,7 +2065,8 @@ async fn http_progress_cancel_and_list_changed() {
     assert!(progress >= 2, "{:?}", notes.0.lock().unwrap());
 
     sim.hooks().set_stream_pace_ms(300).await.unwrap();
-    let up = json!({"action": "project.up", "params": {"projectId": "webshop"}});
+    // Deploying is asked (changes-workload); this client cannot ask, so the model confirms.
+    let up = json!({"action": "project.up", "params": {"projectId": "webshop"}, "confirm": true});
     let pending = client.call_tool(
         rmcp::model::CallToolRequestParams::new("arcane_execute_action")
             .with_arguments(up.as_object().unwrap().clone()),

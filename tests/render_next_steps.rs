@@ -68,7 +68,7 @@ fn withdrawn_actions_are_never_suggested_and_safe_mode_marks_mutations() {
         asks: false,
     };
     let text = next_steps(cat.get("image.pull").unwrap(), &cat, &naming, None).unwrap();
-    assert!(text.contains("`project.redeploy` — redeploy the project that uses the image (safe mode: preview only)"), "{text}");
+    assert!(text.contains("`project.redeploy` — redeploy the project that uses the image (changes-workload: needs `confirm: true`) (safe mode: preview only)"), "{text}");
     assert!(
         !text.contains("`image.list` — see the pulled image (safe mode"),
         "{text}"

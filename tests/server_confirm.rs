@@ -403,11 +403,7 @@ async fn commands_and_rewrites_are_confirmed_showing_what_runs() {
 #[test]
 fn commands_rewrites_and_credential_reveals_are_asked() {
     let cat = catalog();
-    for id in [
-        "container.exec",
-        "swarm.join_tokens",
-        "swarm.unlock_key",
-    ] {
+    for id in ["container.exec", "swarm.join_tokens", "swarm.unlock_key"] {
         let a = cat.get(id).unwrap_or_else(|| panic!("{id} in the catalog"));
         assert!(a.confirm_always && a.needs_confirmation(), "{id}");
     }

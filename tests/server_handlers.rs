@@ -111,12 +111,7 @@ async fn handlers_streams_and_downloads_on_every_surface_on(version: ArcaneVersi
             json!({"method": "POST", "path": "/up$", "kind": "truncated_stream", "times": 1}),
         )
         .await;
-        let (tool, args) = shape(
-            surface,
-            "project.up",
-            json!({"projectId": "webshop"}),
-            false,
-        );
+        let (tool, args) = shape(surface, "project.up", json!({"projectId": "webshop"}), true);
         let e = err(&call(&client, &tool, args).await);
         assert!(
             e.to_lowercase().contains("cut short") || e.to_lowercase().contains("without"),
@@ -188,7 +183,8 @@ async fn progress_is_forwarded_and_cancel_stops_the_request_on(version: ArcaneVe
 
     // A slow stream, cancelled by the client: the simulator sees the request aborted.
     sim.hooks().set_stream_pace_ms(300).await.unwrap();
-    let args = json!({"action": "project.up", "params": {"projectId": "webshop"}});
+    // Deploying is asked (changes-workload); this client cannot ask, so the model confirms.
+    let args = json!({"action": "project.up", "params": {"projectId": "webshop"}, "confirm": true});
     let call = client.call_tool(
         CallToolRequestParams::new("arcane_execute_action")
             .with_arguments(args.as_object().unwrap().clone()),

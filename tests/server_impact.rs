@@ -113,7 +113,10 @@ async fn the_attacks_calls_are_asked_and_a_decline_sends_nothing() {
             "user.update_role_assignments",
             json!({"userId": "u1", "assignments": [{"roleId": "admin"}]}),
         ),
-        ("user.update", json!({"userId": "u1", "password": "hunter2!!"})),
+        (
+            "user.update",
+            json!({"userId": "u1", "password": "hunter2!!"}),
+        ),
         (
             "swarm.join",
             json!({"remoteAddrs": ["203.0.113.9:2377"], "joinToken": "SWMTKN-1-x"}),
@@ -280,7 +283,8 @@ fn an_operator_reclasses_and_it_is_said() {
         "{said:?}"
     );
     assert!(
-        said.iter().any(|s| s.contains("container.update reclassed changes-workload → routine: no longer asked")
+        said.iter().any(|s| s
+            .contains("container.update reclassed changes-workload → routine: no longer asked")
             && s.contains("our lab host")),
         "{said:?}"
     );

@@ -123,7 +123,7 @@ async fn sweep(extra: &[&str], version: ArcaneVersion) -> Vec<String> {
             let v = as_declared(tool, &p.name, value_for(&p.name, &p.schema));
             args.insert(p.name.clone(), v);
         }
-        if a.destructive {
+        if a.needs_confirmation() {
             args.insert("confirm".into(), json!(true));
         }
         let r = call(&client, &tool.name, Value::Object(args)).await;

@@ -175,11 +175,12 @@ async fn safe_mode_previews_without_sending() {
     assert_eq!(v["request"]["headers"]["X-API-Key"], arcane_redact::MASK);
     assert!(!text(&r).contains(sim.sim.api_key()) && !v.to_string().contains(sim.sim.api_key()));
 
-    // A body with a secret: masked in the preview.
+    // A body with a secret: masked in the preview (a registry's credentials are asked:
+    // grants-access).
     let r = call(
         &client,
         "arcane_execute_action",
-        json!({"action": "container_registry.create", "params": {
+        json!({"action": "container_registry.create", "confirm": true, "params": {
             "url": "ghcr.io", "username": "bot", "token": "ghp_secret123",
             "awsAccessKeyId": "", "awsRegion": "", "awsSecretAccessKey": "aws-secret-xyz",
             "description": null, "enabled": true, "insecure": false,

@@ -274,8 +274,7 @@ impl Story {
     /// `"confirm": true` where the tool says the action is asked (its impact class), as the
     /// tool definitions tell it to.
     async fn run(&mut self, id: &str, params: Value) -> (Value, String) {
-        static CATALOG: std::sync::OnceLock<arcane_catalog::Catalog> =
-            std::sync::OnceLock::new();
+        static CATALOG: std::sync::OnceLock<arcane_catalog::Catalog> = std::sync::OnceLock::new();
         let asked = CATALOG
             .get_or_init(server_support::catalog)
             .get(id)

@@ -103,12 +103,19 @@ pub fn next_steps(
         if target.needs_confirmation() {
             // With `elicit` the user is asked when the client can, and `confirm: true` counts
             // only when it cannot: the line promises neither.
-            line.push_str(match (naming.asks, target.destructive) {
-                (true, true) => " (destructive: needs the user's confirmation)",
-                (true, false) => " (needs the user's confirmation)",
-                (false, true) => " (destructive: needs `confirm: true`)",
-                (false, false) => " (needs `confirm: true`)",
-            });
+            // The class says why (docs/security.md#impact-classes); `destroys` reads as
+            // "destructive", as the tools' annotations say.
+            let class = match target.impact {
+                arcane_catalog::Impact::Destroys => "destructive: ".to_string(),
+                c if c.asks() => format!("{c}: "),
+                _ => String::new(),
+            };
+            let how = if naming.asks {
+                "needs the user's confirmation"
+            } else {
+                "needs `confirm: true`"
+            };
+            line.push_str(&format!(" ({class}{how})"));
         }
         if naming.safe_mode && target.mutating {
             line.push_str(" (safe mode: preview only)");

@@ -368,7 +368,7 @@ impl Classes {
         let mut reclassed = Vec::new();
         for a in actions.iter_mut() {
             let built_in = self.built_in.get(&a.derived_id);
-            let base = built_in.map_or_else(|| crate::impact::derive(a), |d| d.0);
+            let base = built_in.map_or_else(|| crate::classify::derive(a), |d| d.0);
             let declared = match self.operator.get(&a.derived_id) {
                 Some((class, reason, at)) => {
                     if *class != base {

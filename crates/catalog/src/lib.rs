@@ -6,6 +6,7 @@
 //! The server decides where the document and the overlay files come from.
 
 mod build;
+mod classify;
 mod derive;
 mod diff;
 mod encoded;

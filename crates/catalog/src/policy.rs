@@ -200,8 +200,7 @@ impl Policy {
     /// let the model's `"confirm": true` run what the default mode would ask about.
     pub fn asks_for(&self, action: &Action) -> bool {
         self.asks()
-            || (self.confirmation == Confirmation::NeverDestructive
-                && action.needs_confirmation())
+            || (self.confirmation == Confirmation::NeverDestructive && action.needs_confirmation())
     }
 
     /// [`Policy::takes_confirm_param`] for `action`: under `never-destructive`, an action
