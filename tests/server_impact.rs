@@ -164,6 +164,20 @@ async fn the_attacks_calls_are_asked_and_a_decline_sends_nothing() {
                 text(&r)
             );
         }
+        // The question says why it is asked, in the class's words.
+        let asked = asker.questions().join("\n");
+        let whys: &[&str] = if extra.is_empty() {
+            &[
+                "It can take the host",
+                "It changes who may do what",
+                "It changes what runs",
+            ]
+        } else {
+            &["It can take the host"]
+        };
+        for why in whys {
+            assert!(asked.contains(why), "{surface} {extra:?}: {why} in {asked}");
+        }
         client.cancel().await.ok();
     }
     let log = sim.requests().await;

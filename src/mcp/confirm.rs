@@ -65,6 +65,9 @@ pub fn message(action: &Action, effect: &Effect) -> String {
         "This is destructive and cannot be undone.".to_string()
     } else if let Some(what) = &action.reveals_secret {
         format!("It hands {what} to the assistant.")
+    } else if action.impact.asks() {
+        // The class says why in words a person knows (docs/security.md#impact-classes).
+        format!("It {}.", action.impact.why_asked())
     } else {
         "It can run or change anything this action reaches.".to_string()
     };

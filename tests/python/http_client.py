@@ -33,10 +33,11 @@ PULL = {
     "meta": ("arcane_image", {"action": "pull", "params": {"imageName": "redis:7.2-alpine"}}),
     "individual": ("arcane_image_pull", {"imageName": "redis:7.2-alpine"}),
 }
+# Deploying is asked (changes-workload); this client cannot ask, so the model confirms.
 UP = {
-    "dynamic": ("arcane_execute_action", {"action": "project.up", "params": {"projectId": "webshop"}}),
-    "meta": ("arcane_project", {"action": "up", "params": {"projectId": "webshop"}}),
-    "individual": ("arcane_project_up", {"projectId": "webshop"}),
+    "dynamic": ("arcane_execute_action", {"action": "project.up", "params": {"projectId": "webshop"}, "confirm": True}),
+    "meta": ("arcane_project", {"action": "up", "params": {"projectId": "webshop"}, "confirm": True}),
+    "individual": ("arcane_project_up", {"projectId": "webshop", "confirm": True}),
 }
 
 # Generous guards against a hang, not timing assertions.

@@ -29,10 +29,11 @@ const PULL = {
   individual: ["arcane_image_pull", { imageName: "redis:7.2-alpine" }],
 };
 
+// Deploying is asked (changes-workload); this client cannot ask, so the model confirms.
 const UP = {
-  dynamic: ["arcane_execute_action", { action: "project.up", params: { projectId: "webshop" } }],
-  meta: ["arcane_project", { action: "up", params: { projectId: "webshop" } }],
-  individual: ["arcane_project_up", { projectId: "webshop" }],
+  dynamic: ["arcane_execute_action", { action: "project.up", params: { projectId: "webshop" }, confirm: true }],
+  meta: ["arcane_project", { action: "up", params: { projectId: "webshop" }, confirm: true }],
+  individual: ["arcane_project_up", { projectId: "webshop", confirm: true }],
 };
 // Generous guards against a hang, not timing assertions.
 const WAIT_STEPS = 600;

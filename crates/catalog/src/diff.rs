@@ -222,7 +222,7 @@ fn flag_changes_of(o: &Action, n: &Action) -> Vec<String> {
         out.push("no longer destructive".to_string());
     }
     if o.impact != n.impact {
-        let asked = |i: crate::Impact| if i.asks() { "asked" } else { "not asked" };
+        let asked = |i: crate::impact::Impact| if i.asks() { "asked" } else { "not asked" };
         out.push(format!(
             "impact {} → {} ({})",
             o.impact,
