@@ -302,12 +302,25 @@ impl Executor {
         } else {
             crate::effect::Baseline::new()
         };
-        let effect = crate::effect::describe_with(
+        // The targets' names and what a prune would remove: for the same readers, bounded
+        // alike, never failing the call (docs/security.md#what-the-confirmation-shows).
+        let known = if shown {
+            let limit = READ_CURRENT_TIMEOUT.min(self.config.timeout);
+            tokio::select! {
+                k = crate::known::read(self, scope, action, &params, &given, ctx, limit) => k,
+                _ = ctx.cancel.cancelled() => return Err(CallError::CancelledLookup {
+                    action: action.id.clone(),
+                }),
+            }
+        } else {
+            crate::effect::Known::default()
+        };
+        let effect = crate::effect::describe_known(
             action,
             &params,
             &given,
             prepared.environment.as_deref(),
-            &baseline,
+            &crate::effect::Known { baseline, ..known },
         );
         Ok(Ready {
             action,
