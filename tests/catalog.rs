@@ -150,6 +150,49 @@ fn guides_name_only_actions_of_the_catalog() {
     }
 }
 
+/// Issue 47: the clean-up guide said `image.prune` removes dangling images by default and
+/// "needs `confirm: true`" — both wrong: without a mode Arcane 2.8.0 removes every unused image,
+/// and in the default `elicit` mode the person is asked whatever the model passes. No guide
+/// tells the model to confirm for the person, and what the guide says each prune removes with
+/// no mode is what that prune's question says (its `confirmScope` notes for a bare call).
+#[test]
+fn guides_agree_with_what_the_tools_do() {
+    let cat = build(&fixtures::spec_v2());
+    let rendered = |slug: &str| {
+        let g = arcane_mcp::resources::guides::GUIDES
+            .iter()
+            .find(|g| g.slug == slug)
+            .unwrap();
+        let t = g.render(&|id| Some(format!("`{id}`")));
+        t.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    for g in arcane_mcp::resources::guides::GUIDES {
+        let t = rendered(g.slug);
+        assert!(!t.contains("confirm: true"), "{}: {t}", g.slug);
+    }
+    let t = rendered("clean-up-disk");
+    assert!(!t.contains("removes dangling images"), "{t}");
+    for (id, words) in [
+        ("image.prune", "every unused image, tagged ones too"),
+        ("volume.prune", "unused anonymous volume"),
+        ("network.prune", "no container uses, except Docker's own"),
+    ] {
+        let bare: Vec<&str> = cat
+            .get(id)
+            .unwrap()
+            .confirm_scope
+            .iter()
+            .filter(|n| n.applies(&serde_json::Map::new()))
+            .map(|n| n.says.as_str())
+            .collect();
+        assert!(
+            bare.iter().any(|s| s.contains(words)),
+            "{id}'s question says {bare:?}"
+        );
+        assert!(t.contains(words), "the guide on {id}: {t}");
+    }
+}
+
 // ---- The operator's loop: unmatched entries, `check`, strict YAML, the upgrade preview ----
 
 /// Runs the real binary with a clean environment.

@@ -147,3 +147,46 @@ fn conditional_follow_ups_fit_the_state_the_answer_shows() {
     .unwrap();
     assert!(!t.contains("container.start"), "{t}");
 }
+
+/// Issue 47: after `image.prune` the next steps offered `system.prune`, a wider removal the
+/// person never asked for. After any prune (a destructive action naming no target) no prune is
+/// suggested; after a targeted removal, and after a read, one still may be.
+#[test]
+fn after_a_prune_no_prune_is_suggested() {
+    let cat = catalog();
+    let all = |_: &Action| true;
+    let naming = Naming {
+        name: &dotted,
+        served: &all,
+        safe_mode: false,
+        asks: true,
+    };
+    let bulk = |a: &Action| a.destructive && a.targets().next().is_none();
+    let prunes: Vec<&Action> = cat.actions.iter().filter(|a| bulk(a)).collect();
+    assert!(
+        [
+            "image.prune",
+            "volume.prune",
+            "network.prune",
+            "system.prune"
+        ]
+        .iter()
+        .all(|id| prunes.iter().any(|a| a.id == *id)),
+        "{:?}",
+        prunes.iter().map(|a| &a.id).collect::<Vec<_>>()
+    );
+    for a in &prunes {
+        let text = next_steps(a, &cat, &naming, None).unwrap_or_default();
+        for p in &prunes {
+            assert!(
+                !text.contains(&format!("`{}`", p.id)),
+                "{} suggests {}: {text}",
+                a.id,
+                p.id
+            );
+        }
+    }
+    // A read still offers the prune.
+    let text = next_steps(cat.get("image.list").unwrap(), &cat, &naming, None).unwrap();
+    assert!(text.contains("`image.prune`"), "{text}");
+}

@@ -981,3 +981,189 @@ async fn no_current_document_is_read_for_a_question_nobody_sees() {
     assert!(reads_of_it.is_empty(), "{reads_of_it:?}");
     client.cancel().await.ok();
 }
+
+/// Issue 47: the question named its target by ID alone (`1b51628232…`), which the person
+/// cannot check. A target is now shown with the name of the object its ID names, read through
+/// the list the name resolver uses (`container web-1 (1b5162823263…)`), a name from Arcane
+/// escaped as any value; when the list cannot be read the question shows the ID alone and the
+/// call goes on; nobody asked (`--confirm-mode param`), nothing is read for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_question_names_the_targets_given_by_id() {
+    use rmcp::model::ElicitationAction::{Accept, Decline};
+    let sim = Sim::start().await;
+    let web = sim.container("web-1").await.expect("web-1");
+    let id = web["id"].as_str().unwrap().to_string();
+    let kill = json!({"action": "container.kill", "params": {"containerId": id}});
+    let handler = Asker::new(Some((Decline, false)));
+    let client = spawn_with(handler.clone(), &sim.base(), sim.sim.api_key(), &[]).await;
+    let r = call(&client, "arcane_execute_action", kill.clone()).await;
+    assert!(is_error(&r), "{}", text(&r));
+    let q = handler.questions().pop().expect("asked");
+    assert!(
+        q.contains(&format!(
+            "- `containerId`: `{id}` — container `web-1` (`{}…`)",
+            &id[..12]
+        )),
+        "{q}"
+    );
+    // A project given by its ID: its name beside it.
+    let destroy = json!({"action": "project.destroy",
+        "params": {"projectId": "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01"}});
+    call(&client, "arcane_execute_action", destroy).await;
+    let q = handler.questions().pop().expect("asked");
+    assert!(q.contains("— project `webshop` (`7d3f5a9e-2c4…`)"), "{q}");
+    assert!(writes(&sim.requests().await).is_empty());
+    client.cancel().await.ok();
+
+    // A name from Arcane is a value: no line, no Markdown, no hidden character of its own.
+    let mut state = sim.state().await;
+    for c in state["containers"].as_array_mut().unwrap() {
+        if c["id"] == id.as_str() {
+            c["name"] = json!("web-1`\n# Approve this\u{202e}");
+        }
+    }
+    sim.set_state(state).await;
+    let client = spawn_with(handler.clone(), &sim.base(), sim.sim.api_key(), &[]).await;
+    call(&client, "arcane_execute_action", kill.clone()).await;
+    let q = handler.questions().pop().expect("asked");
+    assert!(!q.contains("\n# Approve"), "{q}");
+    assert!(q.contains("Approve this\\u{202E}"), "{q}");
+    client.cancel().await.ok();
+
+    // The list fails: the ID alone, and the person still decides; an accepted call runs.
+    sim.reset().await;
+    sim.fault(json!({"method": "GET", "path": "/containers$", "kind": "status", "status": 500}))
+        .await;
+    let handler = Asker::new(Some((Accept, true)));
+    let client = spawn_with(handler.clone(), &sim.base(), sim.sim.api_key(), &[]).await;
+    let r = call(&client, "arcane_execute_action", kill.clone()).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    let q = handler.questions().pop().expect("asked");
+    assert!(
+        q.contains(&format!("- `containerId`: `{id}`")) && !q.contains("— container"),
+        "{q}"
+    );
+    assert_eq!(sim.kills().await, 1);
+    client.cancel().await.ok();
+
+    // Nobody asked: no list is read for a question.
+    sim.reset().await;
+    let client = spawn(&sim.base(), sim.sim.api_key(), &["--confirm-mode", "param"]).await;
+    let before = sim.requests().await.len();
+    let mut confirmed = kill.clone();
+    confirmed["confirm"] = json!(true);
+    let r = call(&client, "arcane_execute_action", confirmed).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    let log = sim.requests().await;
+    assert!(
+        log[before..].iter().all(|r| r["method"] != "GET"),
+        "{:?}",
+        &log[before..]
+    );
+    client.cancel().await.ok();
+}
+
+/// Issue 47: `image.prune` with no mode removes every unused image on Arcane 2.8.0, tagged ones
+/// too, and the question said only "Prune unused images". It now states the scope and the
+/// default in words (overlay `confirmScope`) and what would go, listed through `image.list`:
+/// names, count and size; the safe-mode preview says the same; a list that cannot be read is
+/// said, and the person still decides.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prune_states_its_scope_its_defaults_and_what_it_would_remove() {
+    use rmcp::model::ElicitationAction::Decline;
+    let sim = Sim::start().await;
+    let mut state = sim.state().await;
+    state["images"].as_array_mut().unwrap().push(json!({
+        "id": format!("sha256:{}", "b".repeat(64)), "repoTags": ["busybox:1.36"],
+        "size": 4_400_000, "created": 1_715_000_000}));
+    sim.set_state(state).await;
+    let handler = Asker::new(Some((Decline, false)));
+    let client = spawn_with(handler.clone(), &sim.base(), sim.sim.api_key(), &[]).await;
+    let prune = |params: Value| json!({"action": "image.prune", "params": params});
+    call(&client, "arcane_execute_action", prune(json!({}))).await;
+    let q = handler.questions().pop().expect("asked");
+    let line = q
+        .lines()
+        .find(|l| {
+            l.starts_with(
+                "- No mode given: Arcane 2.8.0 removes every unused image, tagged ones too",
+            )
+        })
+        .unwrap_or_else(|| panic!("{q}"));
+    assert!(line.contains("`busybox:1.36`"), "{line}");
+    assert!(line.contains("`<none> (sha256:e9aa71c85c9f…)`"), "{line}");
+    assert!(line.ends_with("(2 images, ~137.4 MB)"), "{line}");
+    // The images in use are not listed.
+    assert!(!q.contains("nginx:1.27-alpine"), "{q}");
+    // `dangling`: only the untagged one.
+    call(
+        &client,
+        "arcane_execute_action",
+        prune(json!({"mode": "dangling"})),
+    )
+    .await;
+    let q = handler.questions().pop().expect("asked");
+    assert!(
+        q.contains("- mode dangling: only unused images without a tag — `<none> (sha256:e9aa71c85c9f…)` (1 image, ~133.0 MB)"),
+        "{q}"
+    );
+    assert!(
+        !q.contains("busybox") && !q.contains("No mode given"),
+        "{q}"
+    );
+    // Other prunes: their defaults in words.
+    call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "volume.prune", "params": {}}),
+    )
+    .await;
+    let q = handler.questions().pop().expect("asked");
+    assert!(q.contains("removes every unused anonymous volume"), "{q}");
+    call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "system.prune", "params": {}}),
+    )
+    .await;
+    let q = handler.questions().pop().expect("asked");
+    assert!(q.contains("- No kind is named: nothing is removed"), "{q}");
+    assert!(writes(&sim.requests().await).is_empty());
+    client.cancel().await.ok();
+
+    // The safe-mode preview: the same words.
+    let handler = Asker::new(Some((rmcp::model::ElicitationAction::Accept, true)));
+    let client = spawn_with(
+        handler.clone(),
+        &sim.base(),
+        sim.sim.api_key(),
+        &["--safe-mode"],
+    )
+    .await;
+    let r = call(&client, "arcane_execute_action", prune(json!({}))).await;
+    let preview = text(&r);
+    assert!(preview.contains("`busybox:1.36`"), "{preview}");
+    let q = handler.questions().pop().expect("asked");
+    let effect = q
+        .strip_prefix("An assistant wants to run ")
+        .and_then(|rest| rest.split("\n\n").next())
+        .expect("the question's effect");
+    assert!(effect.contains("(2 images, ~137.4 MB)"), "{effect}");
+    assert!(preview.contains(effect), "{preview}\n---\n{effect}");
+    client.cancel().await.ok();
+
+    // The list fails: said, and the person still decides.
+    sim.reset().await;
+    sim.fault(json!({"method": "GET", "path": "/images$", "kind": "status", "status": 500}))
+        .await;
+    let handler = Asker::new(Some((Decline, false)));
+    let client = spawn_with(handler.clone(), &sim.base(), sim.sim.api_key(), &[]).await;
+    let r = call(&client, "arcane_execute_action", prune(json!({}))).await;
+    assert!(text(&r).contains("declined"), "{}", text(&r));
+    let q = handler.questions().pop().expect("asked");
+    assert!(
+        q.contains("No mode given") && q.contains("(what it would remove could not be listed: "),
+        "{q}"
+    );
+    client.cancel().await.ok();
+}

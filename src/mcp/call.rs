@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::load::reload::Live;
 use crate::load::snapshot::Snapshot;
 use crate::mcp::audit_log::{Actor, AuditLog, Disposition, Entry};
-use crate::mcp::confirm::{Asking, Confirmed, RoundTrips, settle};
+use crate::mcp::confirm::{Asking, Confirmed, RoundTrips, askable, settle};
 use crate::present::{
     error_result, mask_known_message, mask_known_result, result_text, tool_result,
 };
@@ -207,6 +207,12 @@ async fn execute(
     let mut confirmed = confirm.then_some("param");
     // Checked, names looked up and the request built before anyone is asked: the question
     // shows what will be sent, and an invalid call asks nobody.
+    // A client that cannot ask reads no question: nothing is read from Arcane for one.
+    let cannot_ask = !askable(&server.round_trips, &asking);
+    let ctx = &CallContext {
+        cannot_ask,
+        ..ctx.clone()
+    };
     let ready = server.exec.prepare(&scope, action, params, ctx).await;
     if let Ok(r) = &ready
         && r.action.needs_confirmation()

@@ -586,6 +586,15 @@ pub(crate) enum Confirmed {
     Refused(String),
 }
 
+/// Whether the person can be asked on this call at all (the client can show a form).
+pub(crate) fn askable(round_trips: &RoundTrips, asking: &Asking<'_>) -> bool {
+    match asking {
+        Asking::No => false,
+        Asking::Session { peer, .. } => can_ask(peer),
+        Asking::RoundTrip { declared, .. } => *declared && round_trips.available(),
+    }
+}
+
 /// Settles the confirmation of a prepared call (docs/security.md#confirmation). When the
 /// client can ask the person and the mode is `elicit`, the person is asked whatever the
 /// arguments say: `"confirm": true` comes from the model, which may be prompt-injected.
@@ -601,12 +610,9 @@ pub(crate) async fn settle(
     if !snap.policy.asks_for(ready.action) {
         return by_param;
     }
-    let askable = match &asking {
-        Asking::No => false,
-        Asking::Session { peer, .. } => can_ask(peer),
-        Asking::RoundTrip { declared, .. } => *declared && round_trips.available(),
-    };
-    if !askable || (confirm && snap.policy.takes_confirm_param_for(ready.action, true)) {
+    if !askable(round_trips, &asking)
+        || (confirm && snap.policy.takes_confirm_param_for(ready.action, true))
+    {
         return by_param;
     }
     let action = ready.action;

@@ -374,6 +374,7 @@ impl ArcaneServer {
             cancel: cancel.clone(),
             progress: None,
             credential: self.credential(&context.extensions),
+            cannot_ask: false,
         };
         let caller = self.caller(&context, &ctx);
         // The caller's own key is masked in everything the call writes or answers, until it
@@ -543,6 +544,7 @@ impl ArcaneServer {
             cancel: context.ct.clone(),
             progress: None,
             credential: self.credential(&context.extensions),
+            cannot_ask: false,
         }
     }
 

@@ -7,7 +7,9 @@
 //! only under a condition is not offered through `related` when the condition fails.
 //! Suggestions that need confirmation say how it is given; in safe mode mutating ones say they
 //! only preview. Actions the server does not serve (read-only mode, exclusions) are never
-//! suggested. Names are written by the caller's `name` function, so they follow the calling
+//! suggested. After a bulk removal (a destructive action that names no target: a prune), no
+//! other bulk removal is suggested: the person chose how much to remove, and a next step is
+//! no place to offer more (`system.prune` after `image.prune`). Names are written by the caller's `name` function, so they follow the calling
 //! surface.
 
 use arcane_catalog::{Action, Catalog, ResultKind};
@@ -91,7 +93,7 @@ pub fn next_steps(
         let Some(target) = catalog.get(id) else {
             continue;
         };
-        if !(naming.served)(target) {
+        if !(naming.served)(target) || (bulk_removal(action) && bulk_removal(target)) {
             continue;
         }
         seen.push(id);
@@ -126,4 +128,9 @@ pub fn next_steps(
         return None;
     }
     Some(format!("\n\n**Next steps**\n{}", lines.join("\n")))
+}
+
+/// A destructive action that names no target: it removes whatever matches (a prune).
+fn bulk_removal(action: &Action) -> bool {
+    action.destructive && action.targets().next().is_none()
 }

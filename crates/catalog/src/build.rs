@@ -251,6 +251,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     }
     check_text_omits(&actions)?;
     let diff_misfits = check_confirm_diffs(&mut actions, &diff_origins)?;
+    check_confirm_scopes(&mut actions)?;
     let known: HashSet<String> = actions.iter().map(|a| a.id.clone()).collect();
     for a in &mut actions {
         a.related.retain(|r| known.contains(r) && r != &a.id);
@@ -497,6 +498,9 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) -> Vec<(String, String)> {
     }
     if ov.no_effect.is_some() {
         a.no_effect = ov.no_effect.clone();
+    }
+    if let Some(notes) = &ov.confirm_scope {
+        a.confirm_scope = notes.clone();
     }
     let mut problems = Vec::new();
     if let Some(params) = &ov.params {
@@ -759,6 +763,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         long_running: false,
         confirm_diff: Vec::new(),
         no_effect: None,
+        confirm_scope: Vec::new(),
         response_schema,
         widenings: Vec::new(),
         handler: None,
@@ -1099,6 +1104,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         long_running: false,
         confirm_diff: Vec::new(),
         no_effect: None,
+        confirm_scope: Vec::new(),
         response_schema: None,
         widenings: Vec::new(),
         handler: Some(d.handler.clone()),
@@ -1137,6 +1143,35 @@ fn check_text_omits(actions: &[Action]) -> anyhow::Result<()> {
                      (a path parameter); an object's text keeps it. Remove it from the overlay",
                     a.id
                 );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the lists of every `confirmScope`: listing what a call would remove must never change
+/// anything, so a list that is not a plain read fails the load; one this Arcane version lacks
+/// is dropped (the note is still said, without the list).
+fn check_confirm_scopes(actions: &mut [Action]) -> Result<()> {
+    let reads: HashMap<String, bool> = actions
+        .iter()
+        .map(|a| (a.id.clone(), !a.mutating && a.kind == ResultKind::Json))
+        .collect();
+    for a in actions.iter_mut() {
+        for note in &mut a.confirm_scope {
+            let Some(list) = &note.lists else { continue };
+            match reads.get(&list.from) {
+                Some(true) => {}
+                Some(false) => bail!(
+                    "{}: confirmScope lists through {}, which is not a plain read (it changes state, or does not answer JSON); name a list action",
+                    a.id,
+                    list.from
+                ),
+                None => {
+                    tracing::warn!(action = %a.id, from = %list.from,
+                        "confirmScope's list action is not in this spec; the note is said without a list");
+                    note.lists = None;
+                }
             }
         }
     }

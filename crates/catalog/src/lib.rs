@@ -30,7 +30,7 @@ pub use impact::{Impact, Reclass};
 pub use model::{
     Action, BodyEncoding, Catalog, Condition, DiffFrom, Domain, EncodedJson, EncodedParam,
     ErrorHint, Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver,
-    Preset, ResultKind, UnmatchedOverlay, Widening,
+    Preset, ResultKind, ScopeList, ScopeNote, UnmatchedOverlay, Widening,
 };
 pub use output_schema::{declared_types, output_schema, served_output_schema, unwrap_envelope};
 pub use overlay::{Layers, parse_checked_file, yaml_paths};

@@ -77,6 +77,11 @@ pub struct ParamResolver {
     pub variants: Vec<String>,
     /// What the value names, for messages ("project", "image").
     pub noun: String,
+    /// The list only names the objects in the person's question
+    /// (docs/security.md#what-the-confirmation-shows): the value is sent as given, never
+    /// replaced (Docker finds a container by its name itself).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub names_only: bool,
 }
 
 /// The next step for an error answer that reads wrongly on its own (a known Arcane bug, an
@@ -218,6 +223,56 @@ pub struct NoEffect {
     pub fields: Vec<String>,
     /// The sentence's start, e.g. "No image was removed".
     pub says: String,
+}
+
+/// A sentence the person's question and the safe-mode preview add about how far a call reaches
+/// (overlay `confirmScope`, docs/security.md#what-the-confirmation-shows): a prune's scope and
+/// the defaults Arcane applies to what the call left out, and what it would remove. Shown when
+/// its conditions hold: `when` (a parameter, or a dotted path into one, equals one of `is`)
+/// and `absent` (none of these parameters was given).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScopeNote {
+    pub says: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<Condition>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<String>,
+    /// Where what the call would remove can be listed beforehand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lists: Option<ScopeList>,
+}
+
+impl ScopeNote {
+    /// Whether the note applies to a call with these (validated) parameters.
+    pub fn applies(&self, params: &serde_json::Map<String, Value>) -> bool {
+        let call = Value::Object(params.clone());
+        self.absent
+            .iter()
+            .all(|p| params.get(p).is_none_or(Value::is_null))
+            && self.when.as_ref().is_none_or(|c| c.holds(&call))
+    }
+}
+
+/// A list action that enumerates what a call would remove (a prune's candidates).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScopeList {
+    /// The list action (a read), run in the call's environment.
+    pub from: String,
+    /// Its arguments (`inUse: false`).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub args: serde_json::Map<String, Value>,
+    /// Only the items this holds for (`repoTags` empty: untagged images).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only: Option<Condition>,
+    /// The item field that names each (an array: its first element).
+    pub show: String,
+    /// The item field holding its size in bytes, when the list gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<String>,
+    /// What one item is ("image"; "images" for more).
+    pub noun: String,
 }
 
 /// A field whose type Arcane is known to send differently than its document declares.
@@ -367,6 +422,9 @@ pub struct Action {
     /// How a result of this destructive action shows that nothing was done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_effect: Option<NoEffect>,
+    /// How far a call reaches, in words, for the person's question (overlay `confirmScope`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confirm_scope: Vec<ScopeNote>,
     /// The 2xx response schema, `$ref`s inlined (JSON results only).
     #[serde(skip)]
     pub response_schema: Option<Value>,
@@ -664,7 +722,7 @@ impl Catalog {
                     || self
                         .resolvers
                         .iter()
-                        .any(|r| r.param == p.name && r.through != action.id)
+                        .any(|r| r.param == p.name && r.through != action.id && !r.names_only)
             })
             .map(|p| p.name.as_str())
             .collect()

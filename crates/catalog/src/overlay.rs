@@ -75,6 +75,9 @@ pub struct ActionOverlay {
     pub params: Option<BTreeMap<String, ParamOverlay>>,
     /// How a result shows that this destructive call did nothing.
     pub no_effect: Option<NoEffect>,
+    /// How far a call reaches, in words, for the person's question: a later file's list
+    /// replaces an earlier one (docs/security.md#what-the-confirmation-shows).
+    pub confirm_scope: Option<Vec<crate::model::ScopeNote>>,
     /// Search: words and phrases people use for this action (added to earlier layers').
     pub keywords: Option<Vec<String>>,
     /// Search: whole requests people make when they want this action ("why did my app

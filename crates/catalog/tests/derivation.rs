@@ -222,7 +222,12 @@ fn the_main_actions_exist_with_their_obvious_meaning() {
         assert_eq!(cat.get(id).unwrap().default_sort.as_deref(), Some(key));
     }
     // Names and references resolve to IDs through lists, environment first.
-    let params: Vec<&str> = cat.resolvers.iter().map(|r| r.param.as_str()).collect();
+    let params: Vec<&str> = cat
+        .resolvers
+        .iter()
+        .filter(|r| !r.names_only)
+        .map(|r| r.param.as_str())
+        .collect();
     assert_eq!(params, ["environmentId", "projectId", "imageId"]);
     let pull = cat.get("image.pull").unwrap();
     assert_eq!(pull.follow_ups[0].action, "project.redeploy");

@@ -13,14 +13,17 @@
 //! (what the person reads is what is sent), and a long block shows its head and its tail with
 //! the size of the cut between them. A parameter that replaces a stored document (overlay
 //! `confirmDiff`) is shown as a unified diff of the current document against the new one,
-//! redacted line by line like the document itself.
+//! redacted line by line like the document itself. A target is shown with the name of the
+//! object its value names, and a prune with its scope and Arcane's defaults in words (overlay
+//! `confirmScope`) and what it would remove ([`Known`]): the person decides on what they know,
+//! names, not only IDs. Names and listed items come from Arcane and are escaped as values are.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
 use arcane_catalog::{Action, ParamLocation};
-use arcane_markdown::{clip, code_span, excerpt, fenced, reveal};
+use arcane_markdown::{clip, code_span, excerpt, fenced, human_bytes, inline, reveal};
 use arcane_redact::{mask_text, redacted, shown_as_given};
 
 /// Longest scalar shown inline, in characters.
@@ -39,6 +42,43 @@ const DIFF_CONTEXT: usize = 3;
 /// The current version of the documents a call replaces, per parameter (overlay
 /// `confirmDiff`): the document, or why it could not be read.
 pub type Baseline = BTreeMap<String, Result<Value, String>>;
+
+/// Most items a scope note lists by name; the count and the size say the rest.
+pub const MAX_LISTED: usize = 8;
+
+/// The object a target's value names, read through its resolver's list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// What it is (`container`).
+    pub noun: String,
+    pub name: String,
+    pub id: String,
+}
+
+/// What a scope note's list says the call would remove.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The first items' names, at most [`MAX_LISTED`].
+    pub names: Vec<String>,
+    pub count: usize,
+    /// The sum of their sizes in bytes, when the list gives sizes.
+    pub bytes: Option<u64>,
+    /// The list was read in part: the count is a lower bound.
+    pub partial: bool,
+}
+
+/// What the question knows beyond the call's own parameters, read from Arcane only when
+/// someone will read the words: the current documents a call replaces, the names of its
+/// targets, and what each scope note's list gives.
+#[derive(Debug, Clone, Default)]
+pub struct Known {
+    pub baseline: Baseline,
+    /// By target parameter.
+    pub names: BTreeMap<String, Named>,
+    /// By the index of the note in the action's `confirm_scope`: its items, or why they could
+    /// not be listed.
+    pub listed: BTreeMap<usize, Result<Listed, String>>,
+}
 
 /// The words of what a call will do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +114,23 @@ pub fn describe_with(
     environment: Option<&str>,
     baseline: &Baseline,
 ) -> Effect {
+    let known = Known {
+        baseline: baseline.clone(),
+        ..Known::default()
+    };
+    describe_known(action, params, given, environment, &known)
+}
+
+/// [`describe_with`], with everything else read for the question ([`Known`]): each target's
+/// name beside its value, and the action's scope notes that apply, with what their lists gave.
+pub fn describe_known(
+    action: &Action,
+    params: &Map<String, Value>,
+    given: &Map<String, Value>,
+    environment: Option<&str>,
+    known: &Known,
+) -> Effect {
+    let baseline = &known.baseline;
     let shown = redact_call(params, &action.domain);
     let mut text = format!(
         "{} — {}",
@@ -113,7 +170,11 @@ pub fn describe_with(
         else {
             continue;
         };
-        let given = given_as(given, &p.name);
+        // A value the caller gave as a name already shows it (`given as`).
+        let given = match given_as(given, &p.name) {
+            g if g.is_empty() => known.names.get(&p.name).map(named).unwrap_or_default(),
+            g => g,
+        };
         let shown_item = match (baseline.get(&p.name), params.get(&p.name)) {
             (Some(Ok(current)), Some(raw)) => {
                 let source = action
@@ -145,7 +206,70 @@ pub fn describe_with(
         text.push_str(":\n");
         text.push_str(&items.join("\n"));
     }
+    let scope: Vec<String> = action
+        .confirm_scope
+        .iter()
+        .enumerate()
+        .filter(|(_, note)| note.applies(params))
+        .map(|(i, note)| scope_line(note, known.listed.get(&i)))
+        .collect();
+    if !scope.is_empty() {
+        text.push_str("\nWhat it reaches, Arcane's defaults included:\n");
+        text.push_str(&scope.join("\n"));
+    }
     Effect { text }
+}
+
+/// ` — container `web-1` (`1b51628232…`)`: the object a target's value names. The name is
+/// Arcane's, escaped as a value; the ID is cut, the value beside it being shown whole.
+fn named(n: &Named) -> String {
+    let (prefix, rest) =
+        n.id.split_at(if n.id.starts_with("sha256:") { 7 } else { 0 });
+    format!(
+        " — {} {} ({})",
+        inline(&clip(&n.noun, 40)),
+        code_span(&reveal(&clip(&n.name, 120)).0),
+        code_span(&format!("{prefix}{}", clip(rest, 12)))
+    )
+}
+
+/// One scope note: its sentence, and what its list gave (names, count, size) or why not.
+fn scope_line(note: &arcane_catalog::ScopeNote, listed: Option<&Result<Listed, String>>) -> String {
+    let mut line = format!("- {}", inline(&note.says));
+    let noun = note.lists.as_ref().map_or("item", |l| l.noun.as_str());
+    let plural = |n: usize| format!("{n} {}{}", inline(noun), if n == 1 { "" } else { "s" });
+    match listed {
+        Some(Ok(l)) if l.count == 0 => {
+            line.push_str(&format!(" — none now ({})", plural(0)));
+        }
+        Some(Ok(l)) => {
+            let mut names: Vec<String> = l
+                .names
+                .iter()
+                .map(|n| code_span(&reveal(&clip(n, 80)).0))
+                .collect();
+            if l.count > names.len() {
+                names.push("…".into());
+            }
+            let size = l
+                .bytes
+                .filter(|b| *b > 0)
+                .map(|b| format!(", ~{}", human_bytes(b)))
+                .unwrap_or_default();
+            line.push_str(&format!(
+                " — {} ({}{}{size})",
+                names.join(", "),
+                if l.partial { "at least " } else { "" },
+                plural(l.count)
+            ));
+        }
+        Some(Err(why)) => line.push_str(&format!(
+            " (what it would remove could not be listed: {})",
+            excerpt(why, 200)
+        )),
+        None => {}
+    }
+    line
 }
 
 /// One redaction of a whole call, as the preview's body gets: JSON text (a multipart part such
@@ -610,6 +734,74 @@ mod tests {
         )
         .text()
         .to_string()
+    }
+
+    /// Issue 47: a target is shown with the name Arcane gives it, escaped as a value; a value
+    /// given as a name shows that name instead; a scope note says its list's names, count and
+    /// size, or why they could not be listed, and a note whose condition fails is not said.
+    #[test]
+    fn targets_are_named_and_scope_notes_say_what_would_go() {
+        let mut a = volume_delete();
+        a.confirm_scope = serde_json::from_value(json!([
+            {"says": "No note given: every unused volume", "absent": ["note"],
+             "lists": {"from": "volume.list", "show": "name", "size": "size", "noun": "volume"}},
+            {"says": "note x: nothing", "when": {"field": "note", "is": ["x"]}},
+            {"says": "Unlisted", "lists": {"from": "volume.list", "show": "name", "noun": "volume"}}
+        ]))
+        .unwrap();
+        let mut known = Known::default();
+        known.names.insert(
+            "volumeName".into(),
+            Named {
+                noun: "volume".into(),
+                name: "db`\n# Approve\u{202e}".into(),
+                id: "sha256:0123456789abcdef0123".into(),
+            },
+        );
+        known.listed.insert(
+            0,
+            Ok(Listed {
+                names: vec!["a".into(), "b`c".into()],
+                count: 3,
+                bytes: Some(1_500_000),
+                partial: false,
+            }),
+        );
+        known.listed.insert(2, Err("Arcane answered 500".into()));
+        let params = json!({"volumeName": "v1"});
+        let t = describe_known(&a, params.as_object().unwrap(), &Map::new(), None, &known)
+            .text()
+            .to_string();
+        assert!(
+            t.contains("- `volumeName`: `v1` — volume ``db` # Approve\\u{202E}`` (`sha256:0123456789ab…`)\n"),
+            "{t}"
+        );
+        assert!(!t.contains("\n# Approve"), "{t}");
+        assert!(
+            t.contains(
+                "\n- No note given: every unused volume — `a`, ``b`c``, … (3 volumes, ~1.5 MB)\n"
+            ),
+            "{t}"
+        );
+        assert!(!t.contains("note x"), "{t}");
+        assert!(
+            t.ends_with(
+                "- Unlisted (what it would remove could not be listed: Arcane answered 500)"
+            ),
+            "{t}"
+        );
+        // Given as a name: that name, not the list's.
+        let given = json!({"volumeName": "db"});
+        let t = describe_known(
+            &a,
+            params.as_object().unwrap(),
+            given.as_object().unwrap(),
+            None,
+            &known,
+        )
+        .text()
+        .to_string();
+        assert!(t.contains("- `volumeName`: `v1` (given as `db`)\n"), "{t}");
     }
 
     #[test]

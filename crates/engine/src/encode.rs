@@ -178,6 +178,7 @@ mod tests {
             long_running: false,
             confirm_diff: Vec::new(),
             no_effect: None,
+            confirm_scope: Vec::new(),
             keywords: vec![],
             asks: vec![],
             operator_keywords: vec![],

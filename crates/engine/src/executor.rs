@@ -63,6 +63,9 @@ pub struct CallContext {
     /// The caller's own Arcane credential (HTTP `X-Arcane-API-Key`, docs/security.md): when
     /// set, every request of the call carries it instead of the configured one.
     pub credential: Option<Auth>,
+    /// The client cannot ask the person (no form elicitation): no question is read, so
+    /// nothing is read from Arcane to write one (only a safe-mode preview is).
+    pub cannot_ask: bool,
 }
 
 impl CallContext {
@@ -290,8 +293,9 @@ impl Executor {
         // the words: the person's question or the safe-mode preview.
         // In a mode that never asks (`param`), nobody reads a question, so nothing is read
         // for one.
-        let shown = (action.needs_confirmation() && scope.policy.asks_for(action))
-            || (scope.policy.safe_mode && action.mutating);
+        let shown =
+            (action.needs_confirmation() && scope.policy.asks_for(action) && !ctx.cannot_ask)
+                || (scope.policy.safe_mode && action.mutating);
         let baseline = if shown && !action.confirm_diff.is_empty() {
             tokio::select! {
                 b = self.read_baseline(scope, action, &params, ctx) => b,
@@ -302,12 +306,25 @@ impl Executor {
         } else {
             crate::effect::Baseline::new()
         };
-        let effect = crate::effect::describe_with(
+        // The targets' names and what a prune would remove: for the same readers, bounded
+        // alike, never failing the call (docs/security.md#what-the-confirmation-shows).
+        let known = if shown {
+            let limit = READ_CURRENT_TIMEOUT.min(self.config.timeout);
+            tokio::select! {
+                k = crate::known::read(self, scope, action, &params, &given, ctx, limit) => k,
+                _ = ctx.cancel.cancelled() => return Err(CallError::CancelledLookup {
+                    action: action.id.clone(),
+                }),
+            }
+        } else {
+            crate::effect::Known::default()
+        };
+        let effect = crate::effect::describe_known(
             action,
             &params,
             &given,
             prepared.environment.as_deref(),
-            &baseline,
+            &crate::effect::Known { baseline, ..known },
         );
         Ok(Ready {
             action,

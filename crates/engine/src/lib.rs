@@ -17,6 +17,7 @@ mod feed;
 mod handlers;
 mod http;
 mod jsonlines;
+mod known;
 mod outcome;
 mod path;
 mod request;
@@ -27,7 +28,9 @@ mod transfer;
 mod websocket;
 
 // The executor, what a call carries, and what it returns.
-pub use effect::{Baseline, Effect, describe, describe_with};
+pub use effect::{
+    Baseline, Effect, Known, Listed, MAX_LISTED, Named, describe, describe_known, describe_with,
+};
 pub use executor::{
     CallContext, DEFAULT_MAX_CONCURRENT_REQUESTS, ExecConfig, Executor, PROGRESS_QUEUE, ProbeError,
     Ready, how_to_ask_for_less, unsure,

@@ -24,6 +24,8 @@ const KEEP_FOR: Duration = Duration::from_secs(30);
 const PAGE: u64 = 100;
 /// At most this many pages are read per lookup; a bigger collection is searched in part.
 const MAX_PAGES: u64 = 20;
+/// Most items a lookup reads ([`MAX_PAGES`] pages).
+pub(crate) const MAX_ITEMS: usize = (PAGE * MAX_PAGES) as usize;
 /// Candidates named in a "not found" or "ambiguous" message.
 const MAX_CANDIDATES: usize = 10;
 
@@ -83,7 +85,7 @@ pub async fn resolve_params(
         return Ok(());
     }
     for r in &scope.catalog.resolvers {
-        if r.through == action.id || action.param(&r.param).is_none() {
+        if r.names_only || r.through == action.id || action.param(&r.param).is_none() {
             continue;
         }
         // The configured default environment may be a name too.
@@ -193,7 +195,14 @@ async fn lookup(
         Some(items) => items,
         None => {
             fresh = true;
-            let fetched = fetch_all(exec, auth, through, in_env.then_some(environment)).await;
+            let fetched = fetch_all(
+                exec,
+                auth,
+                through,
+                in_env.then_some(environment),
+                &Map::new(),
+            )
+            .await;
             let items = match fetched {
                 Ok(items) => Arc::new(items),
                 Err(e) if id_shaped => {
@@ -211,12 +220,78 @@ async fn lookup(
     // nothing is the common case (an ID the list holds matches it), so it is not fetched again
     // for each call.
     if found.is_empty() && !fresh && !id_shaped {
-        let items = Arc::new(fetch_all(exec, auth, through, in_env.then_some(environment)).await?);
+        let items = Arc::new(
+            fetch_all(
+                exec,
+                auth,
+                through,
+                in_env.then_some(environment),
+                &Map::new(),
+            )
+            .await?,
+        );
         exec.resolve_cache.put(key, items.clone());
         let found = matches(r, &items, value);
         return decide(r, &through.id, environment, value, id_shaped, found, &items);
     }
     decide(r, &through.id, environment, value, id_shaped, found, &items)
+}
+
+/// The object a target's value names, for the person's question: its noun, its name and its
+/// ID, read through the list its resolver uses (the kept copy when there is one). `None` when
+/// the list cannot be read or the value names no single object: the question then shows the
+/// value alone.
+pub(crate) async fn name_of(
+    exec: &Executor,
+    auth: &super::Auth,
+    r: &ParamResolver,
+    through: &Action,
+    environment: &str,
+    value: &str,
+) -> Option<crate::effect::Named> {
+    let in_env = through.param("environmentId").is_some();
+    let key = (
+        through.id.clone(),
+        if in_env {
+            environment.to_string()
+        } else {
+            String::new()
+        },
+        credential_digest(&auth.header().1),
+    );
+    let items = match exec.resolve_cache.get(&key) {
+        Some(items) => items,
+        None => {
+            let fetched = fetch_all(
+                exec,
+                auth,
+                through,
+                in_env.then_some(environment),
+                &Map::new(),
+            )
+            .await;
+            let items = Arc::new(
+                fetched
+                    .inspect_err(|e| {
+                        tracing::debug!(list = %through.id, error = %e, "a target's name could not be read for the question; it shows the ID alone");
+                    })
+                    .ok()?,
+            );
+            exec.resolve_cache.put(key, items.clone());
+            items
+        }
+    };
+    let [hit] = matches(r, &items, value).try_into().ok()?;
+    let item = items
+        .iter()
+        .find(|i| i.get(&r.take).and_then(Value::as_str) == Some(hit.id.as_str()))?;
+    let name = label_name(r, item)?;
+    Some(crate::effect::Named {
+        noun: r.noun.clone(),
+        // Docker's container names start with `/`.
+        name: name.strip_prefix('/').unwrap_or(&name).to_string(),
+        id: hit.id,
+    })
 }
 
 /// An item a value matched: its `take` value and the field that matched.
@@ -415,15 +490,16 @@ fn label(r: &ParamResolver, item: &Value) -> Option<String> {
 
 /// Every item of a list action, page by page, sorted by the list's default key so the pages
 /// do not overlap.
-async fn fetch_all(
+pub(crate) async fn fetch_all(
     exec: &Executor,
     auth: &super::Auth,
     through: &Action,
     environment: Option<&str>,
+    args: &Map<String, Value>,
 ) -> Result<Vec<Value>, String> {
     let mut items = Vec::new();
     for page in 0..MAX_PAGES {
-        let mut params = Map::new();
+        let mut params = args.clone();
         if let Some(env) = environment {
             params.insert("environmentId".into(), json!(env));
         }
@@ -534,6 +610,7 @@ mod tests {
             keep: Some("^sha256:".into()),
             variants: vec!["{}".into(), "{}:latest".into()],
             noun: "image".into(),
+            names_only: false,
         }
     }
 
@@ -616,6 +693,7 @@ mod tests {
             keep: Some("^[0-9a-f-]{36}$".into()),
             variants: vec![],
             noun: "project".into(),
+            names_only: false,
         };
         let a = "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01";
         let b = "0f0e0d0c-0b0a-4909-8807-060504030201";
