@@ -1,8 +1,9 @@
 //! What one client may hold of the listener (docs/security.md, "Limits"): connections per
-//! address (counted before any request is read, so before authentication), requests in flight
+//! address (counted before any request is read, so before authentication), connections per
+//! address that no request has been admitted on yet ([`Unauthenticated`]), requests in flight
 //! per bearer token, and the time a request body may take to arrive. Without them one token
 //! holder could take every connection of the listener with request heads whose bodies never
-//! end (only the head had a deadline).
+//! end (only the head had a deadline), and anyone with connections that send nothing.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -83,6 +84,104 @@ impl<K: Hash + Eq + Clone> Drop for Held<K> {
                 held.remove(&self.key);
             }
         }
+    }
+}
+
+/// Connections of one address on which no request has been admitted by the gate yet (still
+/// waiting for a head, or having sent only unauthenticated ones: `/healthz`, a refused token).
+/// At most `max` per address: a further one closes that address's oldest such connection that
+/// waits for a head (giving its places back at once), so connections that send nothing keep
+/// neither another client nor the address's own `/healthz` probe waiting for the head timeout.
+pub struct Unauthenticated {
+    max: usize,
+    table: Mutex<HashMap<std::net::IpAddr, Vec<Arc<Pending>>>>,
+}
+
+/// One connection of [`Unauthenticated`]: whether it waits for a request head (then it may be
+/// closed to make room), what closes it, and its places in the other caps.
+pub struct Pending {
+    pool: Arc<Unauthenticated>,
+    key: std::net::IpAddr,
+    busy: std::sync::atomic::AtomicBool,
+    close: tokio_util::sync::CancellationToken,
+    held: Mutex<Option<Box<dyn Send>>>,
+}
+
+impl Unauthenticated {
+    pub fn new(max: usize) -> Arc<Unauthenticated> {
+        Arc::new(Unauthenticated {
+            max: max.max(1),
+            table: Mutex::default(),
+        })
+    }
+
+    /// A new connection of `key`, after closing the oldest of its connections waiting for a
+    /// head when it holds `max` already; `None` when none waits (each is answering a request).
+    pub fn enter(self: &Arc<Self>, key: std::net::IpAddr) -> Option<Arc<Pending>> {
+        use std::sync::atomic::Ordering;
+        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let list = table.entry(key).or_default();
+        if list.len() >= self.max {
+            let oldest = list.iter().position(|p| !p.busy.load(Ordering::Acquire))?;
+            let victim = list.remove(oldest);
+            drop(victim.held.lock().unwrap_or_else(|e| e.into_inner()).take());
+            victim.close.cancel();
+        }
+        let p = Arc::new(Pending {
+            pool: self.clone(),
+            key,
+            busy: Default::default(),
+            close: Default::default(),
+            held: Mutex::new(None),
+        });
+        list.push(p.clone());
+        Some(p)
+    }
+
+    fn leave(&self, p: &Pending) {
+        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(list) = table.get_mut(&p.key) {
+            list.retain(|q| !std::ptr::eq(Arc::as_ptr(q), p));
+            if list.is_empty() {
+                table.remove(&p.key);
+            }
+        }
+    }
+
+    #[cfg(test)]
+    fn held_by(&self, key: std::net::IpAddr) -> usize {
+        let table = self.table.lock().unwrap();
+        table.get(&key).map_or(0, Vec::len)
+    }
+}
+
+impl Pending {
+    /// Keeps `held` (the connection's places in the other caps) until the connection ends or
+    /// is closed to make room.
+    pub fn hold(&self, held: impl Send + 'static) {
+        *self.held.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(held));
+    }
+
+    /// Fires when the connection is closed to make room.
+    pub fn closing(&self) -> tokio_util::sync::WaitForCancellationFuture<'_> {
+        self.close.cancelled()
+    }
+
+    /// A request of it is being answered (`true`) or has been (`false`): only a connection
+    /// waiting for a head is closed to make room.
+    pub fn busy(&self, busy: bool) {
+        self.busy.store(busy, std::sync::atomic::Ordering::Release);
+    }
+
+    /// The gate admitted a request of it: it no longer counts.
+    pub fn leave(&self) {
+        self.pool.leave(self);
+    }
+
+    /// The connection ended: it no longer counts, and its places are given back.
+    pub fn ended(&self) {
+        self.pool.leave(self);
+        drop(self.held.lock().unwrap_or_else(|e| e.into_inner()).take());
     }
 }
 
@@ -212,6 +311,40 @@ mod tests {
         assert!(caps.try_take("a").is_some(), "a place was given back");
         drop(b);
         assert_eq!(caps.keys(), 1, "a key holding nothing is forgotten");
+    }
+
+    #[tokio::test]
+    async fn the_oldest_connection_waiting_for_a_head_makes_room() {
+        let pool = Unauthenticated::new(2);
+        let (a, b) = ("127.0.0.1".parse().unwrap(), "127.0.0.2".parse().unwrap());
+        let places = PerKey::new(2);
+        let first = pool.enter(a).unwrap();
+        first.hold(places.try_take(a).unwrap());
+        let second = pool.enter(a).unwrap();
+        second.hold(places.try_take(a).unwrap());
+        second.busy(true);
+        assert!(places.try_take(a).is_none());
+        // A third closes the first (the second is answering a request), whose place is free.
+        let third = pool.enter(a).unwrap();
+        assert!(first.close.is_cancelled() && !second.close.is_cancelled());
+        third.hold(
+            places
+                .try_take(a)
+                .expect("the closed one's place was given back"),
+        );
+        assert_eq!(pool.held_by(a), 2);
+        // None waits for a head: the next is not taken in.
+        third.busy(true);
+        assert!(pool.enter(a).is_none());
+        // Another address is never closed by a's.
+        let other = pool.enter(b).unwrap();
+        assert_eq!(pool.held_by(b), 1);
+        // Admitted or ended: no longer counted.
+        second.leave();
+        third.leave();
+        other.leave();
+        assert_eq!((pool.held_by(a), pool.held_by(b)), (0, 0));
+        assert!(pool.table.lock().unwrap().is_empty());
     }
 
     #[test]
