@@ -36,6 +36,9 @@ pub struct OAuthGrant {
     pub subject: String,
     pub issuer: String,
     pub client_id: Option<String>,
+    /// The grant's ID when this server issued the token (`--oauth-issuer self`): what a
+    /// person's sign-ins are told apart by.
+    pub grant_id: Option<String>,
     /// Whether it holds `arcane:write`; with `arcane:read` alone, only reading actions run.
     pub write: bool,
     /// The users file's rule it matched, as the logs name it.
@@ -58,6 +61,26 @@ pub fn view_of(
 }
 
 impl OAuthGrant {
+    /// Which of its holder's grants this is, for what belongs to one grant (its MCP tasks): the
+    /// grant's ID when this server issued it, else the subject, client and scope of an outside
+    /// issuer's token — so a person's read-only sign-in is not their read-and-change one.
+    pub fn which(&self) -> Vec<u8> {
+        match &self.grant_id {
+            Some(id) => crate::mcp::confirm::binding([b"grant".as_slice(), id.as_bytes()]),
+            None => crate::mcp::confirm::binding([
+                b"token".as_slice(),
+                self.issuer.as_bytes(),
+                self.subject.as_bytes(),
+                self.client_id.as_deref().unwrap_or_default().as_bytes(),
+                if self.write {
+                    b"write".as_slice()
+                } else {
+                    b"read".as_slice()
+                },
+            ]),
+        }
+    }
+
     /// What it narrows: its scope and its users-file rule's preset and allow-list. Callers
     /// with equal narrowings see the same view of the snapshot (`Snapshot::view`).
     pub fn narrowing(&self) -> arcane_catalog::Narrowing {
