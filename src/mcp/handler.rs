@@ -420,11 +420,7 @@ impl ArcaneServer {
         // Whose quota of open questions it counts against, either way of asking: the caller as
         // the HTTP gate authenticated it, never the header's bytes (`bearer`, `BEARER` or extra
         // blanks are the same token), else the HTTP session, else (stdio) the one session.
-        let session = http.and_then(|c| c.session.as_deref()).unwrap_or_default();
-        let who = match http.and_then(|c| c.quota_key.as_deref()) {
-            Some(key) => confirm::binding([b"caller".as_slice(), key]),
-            None => confirm::binding([b"session".as_slice(), session.as_bytes()]),
-        };
+        let who = caller_of(http);
         let owner = self.owner(&context);
         let origin = context.id.clone();
         let round_trip = round_trip.then(|| {
@@ -752,6 +748,7 @@ impl ServerHandler for ArcaneServer {
         self.subscriptions
             .subscribe(
                 &owner,
+                &caller_of(HttpCaller::of(&context.extensions)),
                 &mailbox,
                 &request.uri,
                 self.credential(&context.extensions),
@@ -916,13 +913,14 @@ impl ServerHandler for ArcaneServer {
         let _end = EndSubscriptions(self.subscriptions.clone(), owner.clone());
         let mailbox = Arc::new(Mailbox::default());
         let credential = self.credential(&context.request_context().extensions);
+        let caller = caller_of(HttpCaller::of(&context.request_context().extensions));
         {
             // Dropped before the wait: a long listen must not keep its snapshot's catalog alive
             // through later reloads.
             let view = self.snapshot_for(&context.request_context().extensions);
             for uri in context.accepted().resource_subscriptions.iter().flatten() {
                 self.subscriptions
-                    .subscribe(&owner, &mailbox, uri, credential.clone(), &view)
+                    .subscribe(&owner, &caller, &mailbox, uri, credential.clone(), &view)
                     .map_err(|e| subscribe_error(e, uri))?;
             }
         }
@@ -950,6 +948,19 @@ impl ServerHandler for ArcaneServer {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Whose quota or share a request counts against (open confirmations, subscriptions): the
+/// caller as the HTTP gate authenticated it, never the header's bytes (`bearer`, `BEARER` or
+/// extra blanks are the same token), else the HTTP session, else (stdio) the one session.
+fn caller_of(http: Option<&HttpCaller>) -> Vec<u8> {
+    match http.and_then(|c| c.quota_key.as_deref()) {
+        Some(key) => confirm::binding([b"caller".as_slice(), key]),
+        None => {
+            let session = http.and_then(|c| c.session.as_deref()).unwrap_or_default();
+            confirm::binding([b"session".as_slice(), session.as_bytes()])
         }
     }
 }

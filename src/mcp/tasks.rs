@@ -131,6 +131,17 @@ impl Tasks {
         requested.map_or(max, |r| r.clamp(MIN_TTL_MS.min(max), max))
     }
 
+    /// Most tasks kept (running or finished, until their TTL) for one owner: a quarter of all
+    /// the server keeps, and at least what its own running tasks would leave. One token can no
+    /// longer fill the table and leave nobody else a task for an hour. A share refuses rather
+    /// than forgets the owner's oldest: rmcp's store keeps a finished task until its TTL and
+    /// cannot drop one sooner, so forgetting it here would free nothing.
+    fn share(&self) -> usize {
+        (self.total * KEPT_PER_RUNNING)
+            .div_ceil(4)
+            .max(self.per_caller * KEPT_PER_RUNNING)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -176,6 +187,17 @@ impl Tasks {
                  (--max-tasks-total {}). Try again when one has finished; nothing was sent to \
                  Arcane.",
                 self.total
+            )));
+        }
+        let kept = entries.by_id.values().filter(|e| e.owner == owner).count();
+        if kept >= self.share() {
+            return Err(Refused(format!(
+                "Not started: the server keeps {kept} task(s) of yours until their TTL ({} s), \
+                 your share of the {} it keeps. Read their results (tasks/result) and try again \
+                 when some have expired (a shorter TTL frees them sooner); nothing was sent to \
+                 Arcane.",
+                self.ttl.as_secs(),
+                self.total * KEPT_PER_RUNNING
             )));
         }
         if entries.by_id.len() >= self.total * KEPT_PER_RUNNING {
@@ -488,6 +510,42 @@ mod tests {
         assert!(tasks.get(&narrowed, &a.task_id).is_err());
         assert!(tasks.cancel(&narrowed, &a.task_id).is_err());
         assert!(tasks.list(&narrowed, None).unwrap().0.is_empty());
+    }
+
+    /// One owner keeps at most its share of the finished tasks kept (a quarter of them here):
+    /// it is refused past it, and another owner still gets tasks. Before, one owner filled the
+    /// whole table and nobody got a task until its tasks' TTL passed.
+    #[tokio::test]
+    async fn one_owner_keeps_only_its_share_of_finished_tasks() {
+        let tasks = Tasks::new(2, 4, Duration::from_secs(3600));
+        let instant =
+            |_: TaskContext| -> Work { Box::pin(async { Ok(CallToolResult::success(vec![])) }) };
+        let run = |owner: &[u8]| {
+            tasks.start(
+                owner.to_vec(),
+                "image.pull".into(),
+                None,
+                CancellationToken::new(),
+                instant,
+            )
+        };
+        let mut made = 0;
+        let refused = loop {
+            match run(b"a") {
+                Ok(t) => {
+                    made += 1;
+                    tasks.result(&asker(b"a"), &t.task_id).await.unwrap();
+                    tasks.settled(&t.task_id, Duration::from_secs(10)).await;
+                }
+                Err(refused) => break refused,
+            }
+            assert!(made <= 4 * KEPT_PER_RUNNING, "never refused");
+        };
+        assert_eq!(made, tasks.share(), "{}", refused.0);
+        assert!(made < 4 * KEPT_PER_RUNNING);
+        assert!(refused.0.contains("your share"), "{}", refused.0);
+        let b = run(b"b").expect("another owner still gets a task");
+        tasks.result(&asker(b"b"), &b.task_id).await.unwrap();
     }
 
     #[tokio::test]
