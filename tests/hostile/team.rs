@@ -295,11 +295,12 @@ async fn healthz_answers_while_the_listener_is_full() {
     server.stop().await;
 }
 
-/// Connections that send nothing, from one address, hold at most 32 of its places: a further
-/// one closes that address's oldest one still waiting for a head. So neither the address's own
-/// `/healthz` probe nor another client waits behind them — before, 1,030 such connections kept
-/// `/healthz` unanswered for the 10 s head timeout (here: 60, with a listener of 40, left
-/// `/healthz` from that address unanswered and another client refused with 503).
+/// Connections that send nothing give their places up when a new connection finds none: its
+/// address's own oldest waiting one, else one of the address holding more than 32. So neither
+/// the address's own `/healthz` probe nor another client waits behind them — before, 1,030
+/// such connections kept `/healthz` unanswered for the 10 s head timeout (here: 60, with a
+/// listener of 40, left `/healthz` from that address unanswered and another client refused
+/// with 503).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_that_send_nothing_make_room_for_newer_ones() {
     let sim = Sim::start().await;

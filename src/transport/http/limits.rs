@@ -87,55 +87,86 @@ impl<K: Hash + Eq + Clone> Drop for Held<K> {
     }
 }
 
-/// Connections of one address on which no request has been admitted by the gate yet (still
-/// waiting for a head, or having sent only unauthenticated ones: `/healthz`, a refused token).
-/// At most `max` per address: a further one closes that address's oldest such connection that
-/// waits for a head (giving its places back at once), so connections that send nothing keep
-/// neither another client nor the address's own `/healthz` probe waiting for the head timeout.
+/// Connections on which no request has been admitted by the gate yet (waiting for a head, or
+/// having sent only unauthenticated ones: `/healthz`, a refused token), by address. When a new
+/// connection finds no place (its address's cap or the listener's), one of them that waits for
+/// a head gives its places up at once and is closed: its own address's oldest, else the oldest
+/// of the address holding the most, when that is more than `share`. So connections that send
+/// nothing keep neither another client nor the address's own `/healthz` probe waiting for the
+/// head timeout; one answering a request, or admitted, is never closed for it, and nothing is
+/// closed while there is room (a burst of sign-ins is no attack).
 pub struct Unauthenticated {
-    max: usize,
+    share: usize,
     table: Mutex<HashMap<std::net::IpAddr, Vec<Arc<Pending>>>>,
 }
 
-/// One connection of [`Unauthenticated`]: whether it waits for a request head (then it may be
-/// closed to make room), what closes it, and its places in the other caps.
+/// One connection of [`Unauthenticated`]: whether it holds a place of the listener, whether it
+/// is answering a request (else it waits for a head), what closes it, and its places.
 pub struct Pending {
     pool: Arc<Unauthenticated>,
     key: std::net::IpAddr,
+    placed: std::sync::atomic::AtomicBool,
     busy: std::sync::atomic::AtomicBool,
     close: tokio_util::sync::CancellationToken,
     held: Mutex<Option<Box<dyn Send>>>,
 }
 
 impl Unauthenticated {
-    pub fn new(max: usize) -> Arc<Unauthenticated> {
+    pub fn new(share: usize) -> Arc<Unauthenticated> {
         Arc::new(Unauthenticated {
-            max: max.max(1),
+            share,
             table: Mutex::default(),
         })
     }
 
-    /// A new connection of `key`, after closing the oldest of its connections waiting for a
-    /// head when it holds `max` already; `None` when none waits (each is answering a request).
-    pub fn enter(self: &Arc<Self>, key: std::net::IpAddr) -> Option<Arc<Pending>> {
-        use std::sync::atomic::Ordering;
-        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
-        let list = table.entry(key).or_default();
-        if list.len() >= self.max {
-            let oldest = list.iter().position(|p| !p.busy.load(Ordering::Acquire))?;
-            let victim = list.remove(oldest);
-            drop(victim.held.lock().unwrap_or_else(|e| e.into_inner()).take());
-            victim.close.cancel();
-        }
+    /// A new connection of `key`, counted until a request of it is admitted or it ends.
+    pub fn enter(self: &Arc<Self>, key: std::net::IpAddr) -> Arc<Pending> {
         let p = Arc::new(Pending {
             pool: self.clone(),
             key,
+            placed: Default::default(),
             busy: Default::default(),
             close: Default::default(),
             held: Mutex::new(None),
         });
-        list.push(p.clone());
-        Some(p)
+        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        table.entry(key).or_default().push(p.clone());
+        p
+    }
+
+    /// Closes one connection waiting for a head that holds a place of the listener, giving its
+    /// places back, to make room for a new connection of `key`: `key`'s own oldest, else the
+    /// oldest of the address with the most such connections, when it has more than the share.
+    /// Whether one was closed.
+    pub fn make_room(&self, key: std::net::IpAddr) -> bool {
+        use std::sync::atomic::Ordering;
+        let waits =
+            |p: &Arc<Pending>| p.placed.load(Ordering::Acquire) && !p.busy.load(Ordering::Acquire);
+        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let own = table.get(&key).and_then(|l| l.iter().position(waits));
+        let (from, at) = match own {
+            Some(at) => (key, at),
+            None => {
+                let most = table
+                    .iter()
+                    .map(|(k, l)| (l.iter().filter(|p| waits(p)).count(), *k))
+                    .max();
+                let Some((_, from)) = most.filter(|(n, _)| *n > self.share) else {
+                    return false;
+                };
+                let Some(at) = table.get(&from).and_then(|l| l.iter().position(waits)) else {
+                    return false;
+                };
+                (from, at)
+            }
+        };
+        let Some(list) = table.get_mut(&from) else {
+            return false;
+        };
+        let victim = list.remove(at);
+        drop(victim.held.lock().unwrap_or_else(|e| e.into_inner()).take());
+        victim.close.cancel();
+        true
     }
 
     fn leave(&self, p: &Pending) {
@@ -156,10 +187,12 @@ impl Unauthenticated {
 }
 
 impl Pending {
-    /// Keeps `held` (the connection's places in the other caps) until the connection ends or
-    /// is closed to make room.
-    pub fn hold(&self, held: impl Send + 'static) {
+    /// Keeps `held` (the connection's places in the caps; `placed`: a place of the listener
+    /// among them) until the connection ends or is closed to make room.
+    pub fn hold(&self, held: impl Send + 'static, placed: bool) {
         *self.held.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(held));
+        self.placed
+            .store(placed, std::sync::atomic::Ordering::Release);
     }
 
     /// Fires when the connection is closed to make room.
@@ -314,36 +347,37 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_oldest_connection_waiting_for_a_head_makes_room() {
-        let pool = Unauthenticated::new(2);
-        let (a, b) = ("127.0.0.1".parse().unwrap(), "127.0.0.2".parse().unwrap());
-        let places = PerKey::new(2);
-        let first = pool.enter(a).unwrap();
-        first.hold(places.try_take(a).unwrap());
-        let second = pool.enter(a).unwrap();
-        second.hold(places.try_take(a).unwrap());
+    async fn a_connection_waiting_for_a_head_makes_room() {
+        let pool = Unauthenticated::new(1);
+        let ip = |n: u8| std::net::IpAddr::from([127, 0, 0, n]);
+        let (a, b, c) = (ip(1), ip(2), ip(3));
+        let places = PerKey::new(8);
+        let enter = |key| {
+            let p = pool.enter(key);
+            p.hold(places.try_take(key).unwrap(), true);
+            p
+        };
+        let first = enter(a);
+        let second = enter(a);
         second.busy(true);
-        assert!(places.try_take(a).is_none());
-        // A third closes the first (the second is answering a request), whose place is free.
-        let third = pool.enter(a).unwrap();
+        // a's own oldest waiting connection gives way, its places at once; one answering a
+        // request never does.
+        assert!(pool.make_room(a));
         assert!(first.close.is_cancelled() && !second.close.is_cancelled());
-        third.hold(
-            places
-                .try_take(a)
-                .expect("the closed one's place was given back"),
-        );
-        assert_eq!(pool.held_by(a), 2);
-        // None waits for a head: the next is not taken in.
-        third.busy(true);
-        assert!(pool.enter(a).is_none());
-        // Another address is never closed by a's.
-        let other = pool.enter(b).unwrap();
-        assert_eq!(pool.held_by(b), 1);
-        // Admitted or ended: no longer counted.
-        second.leave();
-        third.leave();
-        other.leave();
-        assert_eq!((pool.held_by(a), pool.held_by(b)), (0, 0));
+        assert!(first.held.lock().unwrap().is_none());
+        let third = enter(a);
+        // Another address takes from the one holding the most waiting, beyond the share (1).
+        let fourth = enter(a);
+        assert!(pool.make_room(b), "a has two waiting, more than its share");
+        assert!(third.close.is_cancelled() && !fourth.close.is_cancelled());
+        assert!(!pool.make_room(c), "a has one waiting, within its share");
+        // Nothing waits: nothing is closed. Admitted or ended: no longer counted.
+        fourth.busy(true);
+        assert!(!pool.make_room(a));
+        for p in [&second, &fourth] {
+            p.leave();
+        }
+        assert_eq!(pool.held_by(a), 0);
         assert!(pool.table.lock().unwrap().is_empty());
     }
 

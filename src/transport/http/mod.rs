@@ -735,9 +735,7 @@ pub async fn serve(app: App, mut settings: Settings) -> Result<()> {
         per_address: PerKey::new(settings.max_connections_per_address),
         overflow: Arc::new(tokio::sync::Semaphore::new(OVERFLOW)),
         overflow_per_address: PerKey::new(OVERFLOW_PER_ADDRESS),
-        unauthenticated: Unauthenticated::new(
-            UNAUTHENTICATED_PER_ADDRESS.min(settings.max_connections_per_address),
-        ),
+        unauthenticated: Unauthenticated::new(UNAUTHENTICATED_SHARE),
     };
     let metrics = app.metrics.clone();
     let router = router(Arc::new(app), settings, metrics.clone(), ct.clone());
@@ -764,13 +762,12 @@ const HEADER_READ: Duration = Duration::from_secs(10);
 const OVERFLOW: usize = 64;
 const OVERFLOW_PER_ADDRESS: usize = 4;
 
-/// Connections of one address on which no request has been admitted yet (waiting for a head,
-/// or only unauthenticated requests so far), at most, and at most its
-/// `--max-connections-per-address`: a further one closes the oldest that waits for a head
-/// (`limits::Unauthenticated`). A client sends its head at once, so a few suffice for a whole
-/// office behind one address; 1,030 that sent nothing kept `/healthz` waiting for the head
-/// timeout.
-const UNAUTHENTICATED_PER_ADDRESS: usize = 32;
+/// Connections waiting for a request head with none admitted yet that one address may hold
+/// while the listener is full without losing its oldest to another address's new connection
+/// (`limits::Unauthenticated`); at its own cap an address's new connection takes the place of
+/// its own oldest such one. A client sends its head at once, so few wait at any time; 1,030
+/// that sent nothing kept `/healthz` unanswered for the 10 s head timeout.
+const UNAUTHENTICATED_SHARE: usize = 32;
 
 /// How long a stop waits for the requests in flight to finish.
 const DRAIN: Duration = Duration::from_secs(10);
@@ -821,23 +818,28 @@ async fn serve_connections(
             _ = ct.cancelled() => break,
         };
         let key = guard::bucket_of(peer.ip());
-        // First, room among the address's unadmitted connections: its oldest one waiting for
-        // a head is closed (its places given back) when it has too many.
-        let Some(pending) = caps.unauthenticated.enter(key) else {
-            drop(stream);
-            continue;
+        let pending = caps.unauthenticated.enter(key);
+        let take = || {
+            let address = caps.per_address.try_take(key);
+            let slot = address
+                .as_ref()
+                .and_then(|_| caps.slots.clone().try_acquire_owned().ok());
+            (address, slot)
         };
-        let address = caps.per_address.try_take(key);
-        let slot = address
-            .as_ref()
-            .and_then(|_| caps.slots.clone().try_acquire_owned().ok());
+        let (mut address, mut slot) = take();
+        // No room: a connection that sent nothing gives its places up (its address's own
+        // oldest, else one of an address holding too many; `limits::Unauthenticated`).
+        if (address.is_none() || slot.is_none()) && caps.unauthenticated.make_room(key) {
+            drop((address, slot));
+            (address, slot) = take();
+        }
         let full = match (&address, &slot) {
             (Some(_), Some(_)) => None,
             (None, _) => Some(Full::Address(caps.per_address.max())),
             (Some(_), None) => Some(Full::Listener(caps.max_connections)),
         };
         let Some(full) = full else {
-            pending.hold((address, slot));
+            pending.hold((address, slot), true);
             spawn_connection(
                 stream,
                 peer,
@@ -856,7 +858,7 @@ async fn serve_connections(
             .zip(caps.overflow.clone().try_acquire_owned().ok());
         match overflow {
             Some(held) => {
-                pending.hold(held);
+                pending.hold(held, false);
                 spawn_connection(
                     stream,
                     peer,
