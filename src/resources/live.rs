@@ -66,9 +66,10 @@ impl Settings {
     /// Most subscriptions of one caller (a token and key, an address without tokens, the stdio
     /// client), across its sessions and listen requests: a quarter of the total, and at least
     /// one owner's. Past it the caller's own oldest subscription ends, so one token can neither
-    /// fill the server's total nor end anyone else's.
+    /// fill the server's total nor end anyone else's. A share of the whole total (one session
+    /// may hold it) ends nothing: the total refuses.
     pub fn share(&self) -> usize {
-        self.total.div_ceil(4).max(self.per_owner).min(self.total)
+        self.total.div_ceil(4).max(self.per_owner)
     }
 }
 
@@ -302,7 +303,6 @@ impl Hub {
     /// `credential` (else the configured one), unless `view` (the caller's view of the live
     /// snapshot) withdraws its reading action. Subscribing again to the same URI changes
     /// nothing. A caller at its share first loses its own oldest subscription.
-    #[allow(clippy::too_many_arguments)]
     pub fn subscribe(
         &self,
         owner: &[u8],
@@ -345,7 +345,9 @@ impl Hub {
                  unsubscribe from one (resources/unsubscribe, or end a subscriptions/listen) first"
             )));
         }
-        st.make_room(caller, settings.share());
+        if settings.share() < settings.total {
+            st.make_room(caller, settings.share());
+        }
         if st.total >= settings.total {
             return Err(SubscribeError::Full(format!(
                 "this server has {} subscriptions, its limit (--max-subscriptions-total); retry \
