@@ -143,3 +143,36 @@ impl HttpCaller {
             .get::<HttpCaller>()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grant(grant_id: Option<&str>, client: &str, write: bool) -> OAuthGrant {
+        OAuthGrant {
+            subject: "alice".into(),
+            issuer: "https://idp.example".into(),
+            client_id: Some(client.into()),
+            grant_id: grant_id.map(Into::into),
+            write,
+            rule: None,
+            preset: None,
+            tools: Vec::new(),
+        }
+    }
+
+    /// An outside issuer's tokens of one person are one grant per client and scope; a
+    /// self-issued grant is its ID, whatever its scope became at a refresh (the policy check
+    /// of each task request covers a narrowed scope).
+    #[test]
+    fn which_grant_a_token_is() {
+        let outside = grant(None, "desktop", true);
+        assert_eq!(outside.which(), grant(None, "desktop", true).which());
+        assert_ne!(outside.which(), grant(None, "desktop", false).which());
+        assert_ne!(outside.which(), grant(None, "phone", true).which());
+        let own = grant(Some("g1"), "desktop", true);
+        assert_eq!(own.which(), grant(Some("g1"), "desktop", false).which());
+        assert_ne!(own.which(), grant(Some("g2"), "desktop", true).which());
+        assert_ne!(own.which(), outside.which());
+    }
+}
