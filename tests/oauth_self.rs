@@ -1315,6 +1315,59 @@ async fn sign_in_forms_are_single_use_and_guessing_is_limited() {
     assert_eq!(logins(&sim.requests().await) - asked, tried);
 }
 
+/// Forty sign-in forms answered at once with wrong passwords for one username send Arcane at
+/// most five guesses: each attempt is reserved before Arcane is asked, so the failures plus the
+/// attempts in flight never pass the lockout's count. (Checking the count before the awaited
+/// sign-in let all forty through.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_forms_send_no_more_guesses_than_the_lockout_allows() {
+    let sim = sim_with_people().await;
+    let server = server_at(&sim, free_port(), &[]).await;
+    let base = server.base.clone();
+    let client = client_id(&base, "guesser").await;
+    let (_, challenge) = pkce();
+    let mut pages = Vec::new();
+    for _ in 0..40 {
+        pages.push(authorize(&base, &request(&client, &challenge, "st-1")).await);
+    }
+    // Arcane takes its time over each sign-in, so that all forty are answered while the first
+    // guesses are still being checked.
+    sim.reset().await;
+    sim.fault(json!({"method": "POST", "path": "/auth/login$", "kind": "delay", "delayMs": 1500, "times": 0}))
+        .await;
+    let wrong = [
+        ("method", "password"),
+        ("username", "alice"),
+        ("password", "guess"),
+    ];
+    let answers = futures::future::join_all(pages.iter().map(|p| answer(&base, p, &wrong))).await;
+    let logins = sim
+        .requests()
+        .await
+        .iter()
+        .filter(|r| r["path"] == "/api/auth/login")
+        .count();
+    assert!(
+        (1..=5).contains(&logins),
+        "{logins} guesses reached Arcane: {:?}",
+        answers.iter().map(|a| a.0).collect::<Vec<_>>()
+    );
+    let waiting = answers.iter().filter(|a| a.0 == 429).count();
+    assert_eq!(waiting, 40 - logins, "the others are told to wait");
+    assert!(
+        answers
+            .iter()
+            .any(|a| a.0 == 429 && a.2.contains("being checked")),
+        "{:?}",
+        answers.iter().map(|a| &a.2).collect::<Vec<_>>()
+    );
+    // The username is now locked: even the right password waits, and nothing is sent.
+    let page = authorize(&base, &request(&client, &challenge, "st-1")).await;
+    let (status, _, body) = answer(&base, &page, &PASSWORD).await;
+    assert_eq!(status, 429, "{body}");
+    server.stop().await;
+}
+
 /// Registrations are capped so that their sign-in forms fit what the server opens; a refresh
 /// fails closed when Arcane cannot say the key still works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1562,6 +1615,148 @@ async fn a_read_only_sign_in_is_shown_only_what_it_may_run() {
     for c in [everyone, reader, writer] {
         c.cancel().await.ok();
     }
+    server.stop().await;
+}
+
+/// A 2025-11-25 session over HTTP, its requests written by hand (rmcp's client cannot send
+/// that form's `tasks/*`).
+struct CoreSession {
+    base: String,
+    token: String,
+    id: String,
+}
+
+impl CoreSession {
+    async fn open(base: &str, token: &str) -> CoreSession {
+        let mut s = CoreSession {
+            base: base.to_string(),
+            token: token.to_string(),
+            id: String::new(),
+        };
+        let (_, headers) = s
+            .post(
+                json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "core", "version": "1"}}}),
+            )
+            .await;
+        s.id = headers["mcp-session-id"].to_str().unwrap().to_string();
+        s.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        s
+    }
+
+    async fn post(&self, body: Value) -> (Value, reqwest::header::HeaderMap) {
+        let mut r = http()
+            .post(format!("{}/mcp", self.base))
+            .bearer_auth(&self.token)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if !self.id.is_empty() {
+            r = r
+                .header("mcp-session-id", &self.id)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        let r = r.body(body.to_string()).send().await.unwrap();
+        let headers = r.headers().clone();
+        let text = r.text().await.unwrap();
+        let answer = serde_json::from_str::<Value>(&text).ok().or_else(|| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+                .find(|v| v.get("result").is_some() || v.get("error").is_some())
+        });
+        (answer.unwrap_or(Value::Null), headers)
+    }
+
+    async fn request(&self, method: &str, params: Value) -> Value {
+        let body = json!({"jsonrpc": "2.0", "id": method, "method": method, "params": params});
+        self.post(body).await.0
+    }
+}
+
+/// A task belongs to the grant that made it, not to the person: Alice's read-only sign-in
+/// neither lists, reads, waits for nor cancels the task of her read-and-change sign-in (a task
+/// of `swarm.join_tokens` would hand it the manager token). And the caller's view must still
+/// serve the task's action: the same grant, refreshed down to reading, no longer sees its pull.
+/// Before, both were the same caller (her subject) and saw everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_its_grants_and_only_while_the_grant_may_run_it() {
+    let sim = sim_with_people().await;
+    sim.hooks().set_stream_pace_ms(100).await.unwrap();
+    let server = server_at(&sim, free_port(), &[]).await;
+    let base = server.base.clone();
+    let client = client_id(&base, "tasker").await;
+    let write_fields = [
+        ("method", "password"),
+        ("username", "alice"),
+        ("password", "alice-password"),
+        ("access", "write"),
+    ];
+    let (code, verifier) = code_for(&base, &client, &write_fields).await;
+    let (status, writes) = exchange(&base, &client, &code, &verifier).await;
+    assert_eq!(status, 200, "{writes}");
+    let read = signed_in(&base, &client, "read").await;
+
+    let writer = CoreSession::open(&base, writes["access_token"].as_str().unwrap()).await;
+    let created = writer
+        .request(
+            "tools/call",
+            json!({"name": "arcane_execute_action",
+                "arguments": {"action": "image.pull", "params": {"imageName": "redis:7.2-alpine"}},
+                "task": {"ttl": 60000}}),
+        )
+        .await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_string();
+
+    let unknown = |v: &Value| {
+        assert_eq!(v["error"]["code"], -32602, "{v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("unknown task"),
+            "{v}"
+        );
+    };
+    let reader = CoreSession::open(&base, &read).await;
+    let listed = reader.request("tasks/list", json!({})).await;
+    assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
+    unknown(&reader.request("tasks/get", json!({"taskId": id})).await);
+    unknown(&reader.request("tasks/result", json!({"taskId": id})).await);
+    unknown(&reader.request("tasks/cancel", json!({"taskId": id})).await);
+
+    // The same grant, refreshed down to reading: its view no longer serves the pull.
+    let (status, narrowed) = token(
+        &base,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", writes["refresh_token"].as_str().unwrap()),
+            ("client_id", &client),
+            ("scope", "arcane:read"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{narrowed}");
+    assert_eq!(narrowed["scope"], "arcane:read", "{narrowed}");
+    let narrowed = CoreSession::open(&base, narrowed["access_token"].as_str().unwrap()).await;
+    let listed = narrowed.request("tasks/list", json!({})).await;
+    assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
+    unknown(&narrowed.request("tasks/get", json!({"taskId": id})).await);
+    unknown(
+        &narrowed
+            .request("tasks/result", json!({"taskId": id}))
+            .await,
+    );
+
+    // Its own grant's token still lists it and reads its result.
+    let listed = writer.request("tasks/list", json!({})).await;
+    assert_eq!(listed["result"]["tasks"][0]["taskId"], id, "{listed}");
+    let result = writer.request("tasks/result", json!({"taskId": id})).await;
+    assert_eq!(result["result"]["isError"], false, "{result}");
     server.stop().await;
 }
 

@@ -252,6 +252,61 @@ async fn the_caps_and_the_wrong_uris_are_refused_clearly() {
     client.cancel().await.ok();
 }
 
+/// One token holds at most its share of the server's subscriptions (a quarter of the total,
+/// at least one session's): past it, its own oldest subscription ends, whichever of its
+/// sessions holds it, and another token still subscribes. Before, one token's sessions filled
+/// the total and everyone else was refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_token_holds_only_its_share_of_subscriptions() {
+    use crate::cli::{HttpServer, http_client_with};
+    let sim = Sim::start().await;
+    let args = [
+        FAST,
+        &[
+            "--max-subscriptions",
+            "2",
+            "--max-subscriptions-total",
+            "12",
+        ],
+    ]
+    .concat();
+    let server = HttpServer::for_sim(&sim, &args, "alice-token,bob-token").await;
+    let uris = [
+        "arcane://dashboard",
+        "arcane://activities",
+        "arcane://environments",
+        "arcane://container/web-1",
+        "arcane://container/api-1",
+        "arcane://project/webshop",
+    ];
+    let mut alice = Vec::new();
+    for pair in uris.chunks(2) {
+        for _ in 0..2 {
+            let session =
+                http_client_with(Updates::default(), &server.base, "alice-token", &[]).await;
+            for uri in pair {
+                subscribe(&session, uri)
+                    .await
+                    .unwrap_or_else(|e| panic!("alice's {uri}: {e}"));
+            }
+            alice.push(session);
+        }
+    }
+    // Alice asked for 12 (the whole total) and holds 3; Bob subscribes.
+    let bob = http_client_with(Updates::default(), &server.base, "bob-token", &[]).await;
+    subscribe(&bob, "arcane://dashboard")
+        .await
+        .expect("another token still subscribes");
+    subscribe(&bob, "arcane://container/web-1")
+        .await
+        .expect("and again");
+    for c in alice {
+        c.cancel().await.ok();
+    }
+    bob.cancel().await.ok();
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_07_28_listener_hears_its_resources_and_only_those() {
     use rmcp::model::ProtocolVersion;

@@ -54,6 +54,13 @@ pub(crate) fn long_running(
 /// (it exists; run), or why no task was started (a limit; the text of the refusal).
 pub(crate) type Go = tokio::sync::oneshot::Sender<Result<String, String>>;
 
+/// A call to run as a task, prepared and confirmed: its action (whose the task's answer is)
+/// and where it waits to go on.
+pub(crate) struct Ready {
+    pub action: String,
+    pub go: Go,
+}
+
 /// A `tools/call` on behalf of `caller` (named in the audit log), asking the user to
 /// confirm a destructive call as `asking` allows. The answer, whatever it is, leaves with the
 /// server's own credentials masked (`present::mask_known_result`).
@@ -64,7 +71,7 @@ pub(crate) async fn run(
     ctx: &CallContext,
     caller: &Actor,
     asking: Asking<'_>,
-    gate: Option<tokio::sync::oneshot::Sender<Go>>,
+    gate: Option<tokio::sync::oneshot::Sender<Ready>>,
 ) -> CallToolResponse {
     // The snapshot is loaded once for the whole call, so a reload never changes the catalog
     // under it; an OAuth caller's is the view of what it may run.
@@ -163,7 +170,7 @@ pub(crate) async fn run(
 /// A call that is to run as an MCP task: where it asks to go on, and what the audit log's line
 /// of the task's start names.
 struct Gate<'a> {
-    gate: tokio::sync::oneshot::Sender<Go>,
+    gate: tokio::sync::oneshot::Sender<Ready>,
     caller: &'a Actor,
     params: Option<&'a Map<String, Value>>,
 }
@@ -230,7 +237,11 @@ async fn execute(
     let mut task_id = None;
     if let (Ok(r), Some(task)) = (&ready, task) {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let answer = match task.gate.send(tx) {
+        let ready = Ready {
+            action: r.action.id.clone(),
+            go: tx,
+        };
+        let answer = match task.gate.send(ready) {
             Ok(()) => rx.await.ok(),
             Err(_) => None,
         };

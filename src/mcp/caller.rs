@@ -36,6 +36,9 @@ pub struct OAuthGrant {
     pub subject: String,
     pub issuer: String,
     pub client_id: Option<String>,
+    /// The grant's ID when this server issued the token (`--oauth-issuer self`): what a
+    /// person's sign-ins are told apart by.
+    pub grant_id: Option<String>,
     /// Whether it holds `arcane:write`; with `arcane:read` alone, only reading actions run.
     pub write: bool,
     /// The users file's rule it matched, as the logs name it.
@@ -58,6 +61,26 @@ pub fn view_of(
 }
 
 impl OAuthGrant {
+    /// Which of its holder's grants this is, for what belongs to one grant (its MCP tasks): the
+    /// grant's ID when this server issued it, else the subject, client and scope of an outside
+    /// issuer's token — so a person's read-only sign-in is not their read-and-change one.
+    pub fn which(&self) -> Vec<u8> {
+        match &self.grant_id {
+            Some(id) => crate::mcp::confirm::binding([b"grant".as_slice(), id.as_bytes()]),
+            None => crate::mcp::confirm::binding([
+                b"token".as_slice(),
+                self.issuer.as_bytes(),
+                self.subject.as_bytes(),
+                self.client_id.as_deref().unwrap_or_default().as_bytes(),
+                if self.write {
+                    b"write".as_slice()
+                } else {
+                    b"read".as_slice()
+                },
+            ]),
+        }
+    }
+
     /// What it narrows: its scope and its users-file rule's preset and allow-list. Callers
     /// with equal narrowings see the same view of the snapshot (`Snapshot::view`).
     pub fn narrowing(&self) -> arcane_catalog::Narrowing {
@@ -118,5 +141,38 @@ impl HttpCaller {
             .get::<http::request::Parts>()?
             .extensions
             .get::<HttpCaller>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grant(grant_id: Option<&str>, client: &str, write: bool) -> OAuthGrant {
+        OAuthGrant {
+            subject: "alice".into(),
+            issuer: "https://idp.example".into(),
+            client_id: Some(client.into()),
+            grant_id: grant_id.map(Into::into),
+            write,
+            rule: None,
+            preset: None,
+            tools: Vec::new(),
+        }
+    }
+
+    /// An outside issuer's tokens of one person are one grant per client and scope; a
+    /// self-issued grant is its ID, whatever its scope became at a refresh (the policy check
+    /// of each task request covers a narrowed scope).
+    #[test]
+    fn which_grant_a_token_is() {
+        let outside = grant(None, "desktop", true);
+        assert_eq!(outside.which(), grant(None, "desktop", true).which());
+        assert_ne!(outside.which(), grant(None, "desktop", false).which());
+        assert_ne!(outside.which(), grant(None, "phone", true).which());
+        let own = grant(Some("g1"), "desktop", true);
+        assert_eq!(own.which(), grant(Some("g1"), "desktop", false).which());
+        assert_ne!(own.which(), grant(Some("g2"), "desktop", true).which());
+        assert_ne!(own.which(), outside.which());
     }
 }

@@ -30,8 +30,8 @@ pub(crate) trait Server: Send + Sync {
     fn snapshot(&self) -> std::sync::Arc<Snapshot>;
     /// The one task store.
     fn tasks(&self) -> &Tasks;
-    /// Whose the request's tasks are.
-    fn owner(&self, context: &RequestContext<RoleServer>) -> Vec<u8>;
+    /// Who asks: whose tasks are theirs, and which actions their view still serves.
+    fn asker(&self, context: &RequestContext<RoleServer>) -> crate::mcp::tasks::Asker;
     /// The tools as `tools/list` answers them to this request's client.
     fn tools_listed(&self, context: &RequestContext<RoleServer>) -> ListToolsResult;
     /// Runs a `tools/call` that asked for a task with the TTL `ttl_ms`.
@@ -263,7 +263,7 @@ pub(crate) async fn handle(
         "tasks/get" => {
             let t = server
                 .tasks()
-                .get(&server.owner(&context), task_id(params)?)?;
+                .get(&server.asker(&context), task_id(params)?)?;
             task_json(&t.task)
         }
         "tasks/cancel" => cancel(server, task_id(params)?, &context).await?,
@@ -328,9 +328,9 @@ async fn result(
     context: &RequestContext<RoleServer>,
 ) -> Result<Value, McpError> {
     let id = task_id(params)?;
-    let owner = server.owner(context);
+    let asker = server.asker(context);
     let ended = tokio::select! {
-        ended = server.tasks().result(&owner, id) => ended?,
+        ended = server.tasks().result(&asker, id) => ended?,
         _ = context.ct.cancelled() => {
             return Err(McpError::internal_error("tasks/result was cancelled", None));
         }
@@ -367,7 +367,7 @@ fn list(
     context: &RequestContext<RoleServer>,
 ) -> Result<Value, McpError> {
     let cursor = params.and_then(|p| p.get("cursor")).and_then(Value::as_str);
-    let (page, next) = server.tasks().list(&server.owner(context), cursor)?;
+    let (page, next) = server.tasks().list(&server.asker(context), cursor)?;
     let mut v = json!({"tasks": page.iter().map(|t| task_json(&t.task)).collect::<Vec<_>>()});
     if let Some(next) = next {
         v["nextCursor"] = json!(next);
@@ -382,9 +382,9 @@ async fn cancel(
     id: &str,
     context: &RequestContext<RoleServer>,
 ) -> Result<Value, McpError> {
-    let owner = server.owner(context);
+    let asker = server.asker(context);
     let tasks = server.tasks();
-    let before = tasks.get(&owner, id)?;
+    let before = tasks.get(&asker, id)?;
     if before.status().is_terminal() {
         return Err(McpError::invalid_params(
             format!(
@@ -394,9 +394,9 @@ async fn cancel(
             None,
         ));
     }
-    tasks.cancel(&owner, id)?;
+    tasks.cancel(&asker, id)?;
     tasks.settled(id, CANCEL_WAIT).await;
-    Ok(task_json(&tasks.get(&owner, id)?.task))
+    Ok(task_json(&tasks.get(&asker, id)?.task))
 }
 
 /// A 2025-11-25 `tools/list`: every tool, with `execution.taskSupport: "optional"` on those

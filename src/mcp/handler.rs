@@ -236,18 +236,32 @@ impl ArcaneServer {
     }
 
     /// Whose a task is: over HTTP the caller as the gate authenticated it (the token and the
-    /// caller's Arcane key; without tokens, the client's address) — the same in every session
-    /// of that caller —, else the HTTP session; over stdio the one client of the process.
+    /// caller's Arcane key, and an OAuth token's grant: `OAuthGrant::which`; without tokens,
+    /// the client's address) — the same in every session of that caller —, else the HTTP
+    /// session; over stdio the one client of the process.
     fn owner(&self, context: &RequestContext<RoleServer>) -> Vec<u8> {
         match HttpCaller::of(&context.extensions) {
             Some(c) => match &c.quota_key {
-                Some(key) => confirm::binding([b"caller".as_slice(), key]),
+                Some(key) => {
+                    let grant = c.grant.as_ref().map(|g| g.which()).unwrap_or_default();
+                    confirm::binding([b"caller".as_slice(), key, &grant])
+                }
                 None => confirm::binding([
                     b"session".as_slice(),
                     c.session.as_deref().unwrap_or_default().as_bytes(),
                 ]),
             },
             None => confirm::binding([b"stdio".as_slice()]),
+        }
+    }
+
+    /// Who asks about a task (`tasks/get`, `result`, `list`, `cancel`, `update`): its owner,
+    /// and the caller's view of the policy now, which must still serve the task's action.
+    fn asker(&self, context: &RequestContext<RoleServer>) -> crate::mcp::tasks::Asker {
+        let view = self.snapshot_for(&context.extensions);
+        crate::mcp::tasks::Asker {
+            owner: self.owner(context),
+            serves: Box::new(move |id| view.catalog.get(id).is_some_and(|a| view.policy.serves(a))),
         }
     }
 
@@ -259,7 +273,7 @@ impl ArcaneServer {
     async fn start_task(
         &self,
         work: Work,
-        gate: tokio::sync::oneshot::Receiver<crate::mcp::call::Go>,
+        gate: tokio::sync::oneshot::Receiver<crate::mcp::call::Ready>,
         context: &RequestContext<RoleServer>,
         cancel: CancellationToken,
         task_tx: tokio::sync::watch::Sender<Option<TaskContext>>,
@@ -281,32 +295,35 @@ impl ArcaneServer {
             }
             return Started::Plain(Box::new(done));
         };
-        let started = self.calls.tasks.start(owner, ttl_ms, cancel, move |tctx| {
-            let _ = task_tx.send(Some(tctx));
-            Box::pin(async move {
-                let done = work.finish().await;
-                // The last progress line is the status message before the task ends.
-                if let Some(f) = forwarder {
-                    let _ = f.await;
-                }
-                match done? {
-                    (CallToolResponse::Complete(result), _) => Ok(result),
-                    _ => Err(McpError::internal_error(
-                        "the task's call needed an answer from the client it cannot ask for",
-                        None,
-                    )),
-                }
-            })
-        });
+        let started = self
+            .calls
+            .tasks
+            .start(owner, go.action, ttl_ms, cancel, move |tctx| {
+                let _ = task_tx.send(Some(tctx));
+                Box::pin(async move {
+                    let done = work.finish().await;
+                    // The last progress line is the status message before the task ends.
+                    if let Some(f) = forwarder {
+                        let _ = f.await;
+                    }
+                    match done? {
+                        (CallToolResponse::Complete(result), _) => Ok(result),
+                        _ => Err(McpError::internal_error(
+                            "the task's call needed an answer from the client it cannot ask for",
+                            None,
+                        )),
+                    }
+                })
+            });
         match started {
             Ok(task) => {
-                let _ = go.send(Ok(task.task_id.clone()));
+                let _ = go.go.send(Ok(task.task_id.clone()));
                 Started::Task(task)
             }
             Err(refused) => {
                 // The closure is dropped unrun, and with it the call's handle: the call goes
                 // on (detached) to answer the refusal, which nobody reads. Answer it here.
-                let _ = go.send(Err(refused.0.clone()));
+                let _ = go.go.send(Err(refused.0.clone()));
                 Started::Plain(Box::new(Ok((
                     CallToolResponse::Complete(error_result(refused.0)),
                     CallToolRequestParams::new(String::new()),
@@ -404,11 +421,7 @@ impl ArcaneServer {
         // Whose quota of open questions it counts against, either way of asking: the caller as
         // the HTTP gate authenticated it, never the header's bytes (`bearer`, `BEARER` or extra
         // blanks are the same token), else the HTTP session, else (stdio) the one session.
-        let session = http.and_then(|c| c.session.as_deref()).unwrap_or_default();
-        let who = match http.and_then(|c| c.quota_key.as_deref()) {
-            Some(key) => confirm::binding([b"caller".as_slice(), key]),
-            None => confirm::binding([b"session".as_slice(), session.as_bytes()]),
-        };
+        let who = caller_of(http);
         let owner = self.owner(&context);
         let origin = context.id.clone();
         let round_trip = round_trip.then(|| {
@@ -425,7 +438,7 @@ impl ArcaneServer {
         let peer = context.peer.clone();
         // A task's call stops before its request is sent and waits here for the task to exist
         // (or for the refusal of a limit).
-        let (gate_tx, gate_rx) = tokio::sync::oneshot::channel::<crate::mcp::call::Go>();
+        let (gate_tx, gate_rx) = tokio::sync::oneshot::channel::<crate::mcp::call::Ready>();
         let gate = as_task.then_some(gate_tx);
         let mut slot = slot;
         let plain_slot = if as_task { None } else { slot.take() };
@@ -737,6 +750,7 @@ impl ServerHandler for ArcaneServer {
         self.subscriptions
             .subscribe(
                 &owner,
+                &caller_of(HttpCaller::of(&context.extensions)),
                 &mailbox,
                 &request.uri,
                 self.credential(&context.extensions),
@@ -833,7 +847,7 @@ impl ServerHandler for ArcaneServer {
         let task = self
             .calls
             .tasks
-            .get(&self.owner(&context), &request.task_id)?;
+            .get(&self.asker(&context), &request.task_id)?;
         Ok(GetTaskResult::new(task))
     }
 
@@ -844,7 +858,7 @@ impl ServerHandler for ArcaneServer {
     ) -> Result<(), McpError> {
         self.calls
             .tasks
-            .cancel(&self.owner(&context), &request.task_id)
+            .cancel(&self.asker(&context), &request.task_id)
     }
 
     async fn update_task(
@@ -853,7 +867,7 @@ impl ServerHandler for ArcaneServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         self.calls.tasks.update(
-            &self.owner(&context),
+            &self.asker(&context),
             &request.task_id,
             request.input_responses,
         )
@@ -901,13 +915,14 @@ impl ServerHandler for ArcaneServer {
         let _end = EndSubscriptions(self.subscriptions.clone(), owner.clone());
         let mailbox = Arc::new(Mailbox::default());
         let credential = self.credential(&context.request_context().extensions);
+        let caller = caller_of(HttpCaller::of(&context.request_context().extensions));
         {
             // Dropped before the wait: a long listen must not keep its snapshot's catalog alive
             // through later reloads.
             let view = self.snapshot_for(&context.request_context().extensions);
             for uri in context.accepted().resource_subscriptions.iter().flatten() {
                 self.subscriptions
-                    .subscribe(&owner, &mailbox, uri, credential.clone(), &view)
+                    .subscribe(&owner, &caller, &mailbox, uri, credential.clone(), &view)
                     .map_err(|e| subscribe_error(e, uri))?;
             }
         }
@@ -935,6 +950,19 @@ impl ServerHandler for ArcaneServer {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Whose quota or share a request counts against (open confirmations, subscriptions): the
+/// caller as the HTTP gate authenticated it, never the header's bytes (`bearer`, `BEARER` or
+/// extra blanks are the same token), else the HTTP session, else (stdio) the one session.
+fn caller_of(http: Option<&HttpCaller>) -> Vec<u8> {
+    match http.and_then(|c| c.quota_key.as_deref()) {
+        Some(key) => confirm::binding([b"caller".as_slice(), key]),
+        None => {
+            let session = http.and_then(|c| c.session.as_deref()).unwrap_or_default();
+            confirm::binding([b"session".as_slice(), session.as_bytes()])
         }
     }
 }
@@ -971,8 +999,8 @@ impl crate::mcp::core_tasks::Server for ArcaneServer {
         &self.calls.tasks
     }
 
-    fn owner(&self, context: &RequestContext<RoleServer>) -> Vec<u8> {
-        ArcaneServer::owner(self, context)
+    fn asker(&self, context: &RequestContext<RoleServer>) -> crate::mcp::tasks::Asker {
+        ArcaneServer::asker(self, context)
     }
 
     fn tools_listed(&self, context: &RequestContext<RoleServer>) -> ListToolsResult {

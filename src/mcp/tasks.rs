@@ -54,9 +54,25 @@ pub enum Ended {
     Error(McpError),
 }
 
+/// Who asks about a task: the owner it must be, and whether their view of the policy still
+/// serves an action (by ID). A task's result is its action's answer, so a caller whose view no
+/// longer serves the action (a narrowed scope, a reload) can neither see, read nor cancel it.
+pub struct Asker {
+    pub owner: Vec<u8>,
+    pub serves: Box<dyn Fn(&str) -> bool + Send + Sync>,
+}
+
+impl Asker {
+    fn may(&self, e: &Entry) -> bool {
+        e.owner == self.owner && (self.serves)(&e.action)
+    }
+}
+
 /// One task's entry beside rmcp's state.
 struct Entry {
     owner: Vec<u8>,
+    /// The action the task runs (its ID).
+    action: String,
     /// The TTL the client is shown, in milliseconds.
     ttl_ms: u64,
     /// Order of creation: `tasks/list` pages by it.
@@ -115,6 +131,17 @@ impl Tasks {
         requested.map_or(max, |r| r.clamp(MIN_TTL_MS.min(max), max))
     }
 
+    /// Most tasks kept (running or finished, until their TTL) for one owner: a quarter of all
+    /// the server keeps, and at least what its own running tasks would leave. One token can no
+    /// longer fill the table and leave nobody else a task for an hour. A share refuses rather
+    /// than forgets the owner's oldest: rmcp's store keeps a finished task until its TTL and
+    /// cannot drop one sooner, so forgetting it here would free nothing.
+    fn share(&self) -> usize {
+        (self.total * KEPT_PER_RUNNING)
+            .div_ceil(4)
+            .max(self.per_caller * KEPT_PER_RUNNING)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -125,6 +152,7 @@ impl Tasks {
     pub fn start(
         &self,
         owner: Vec<u8>,
+        action: String,
         ttl_ms: Option<u64>,
         stop: CancellationToken,
         work: impl FnOnce(TaskContext) -> Work,
@@ -161,6 +189,17 @@ impl Tasks {
                 self.total
             )));
         }
+        let kept = entries.by_id.values().filter(|e| e.owner == owner).count();
+        if kept >= self.share() {
+            return Err(Refused(format!(
+                "Not started: the server keeps {kept} task(s) of yours until their TTL ({} s), \
+                 your share of the {} it keeps. Read their results (tasks/result) and try again \
+                 when some have expired (a shorter TTL frees them sooner); nothing was sent to \
+                 Arcane.",
+                self.ttl.as_secs(),
+                self.total * KEPT_PER_RUNNING
+            )));
+        }
         if entries.by_id.len() >= self.total * KEPT_PER_RUNNING {
             return Err(Refused(format!(
                 "Not started: the server keeps {} finished task(s) until their TTL ({} s). Read \
@@ -195,6 +234,7 @@ impl Tasks {
             task.task_id.clone(),
             Entry {
                 owner,
+                action,
                 ttl_ms: ttl,
                 seq,
                 expired,
@@ -212,20 +252,20 @@ impl Tasks {
             .is_some_and(|e| e.expired.load(Ordering::Acquire))
     }
 
-    /// The task `id` as `owner` may see it (its TTL the one it was given); a task of another
+    /// The task `id` as `asker` may see it (its TTL the one it was given); a task of another
     /// caller is as unknown as one that never existed, so that its existence says nothing.
-    pub fn get(&self, owner: &[u8], id: &str) -> Result<DetailedTask, McpError> {
-        let ttl = self.check(owner, id)?;
+    pub fn get(&self, asker: &Asker, id: &str) -> Result<DetailedTask, McpError> {
+        let ttl = self.check(asker, id)?;
         let mut task = self.manager.get_task(id)?;
         task.task.ttl_ms = Some(ttl);
         Ok(task)
     }
 
-    /// The tasks of `owner`, oldest first, a page from `cursor` on (the cursor of the next
+    /// The tasks of `asker`, oldest first, a page from `cursor` on (the cursor of the next
     /// page, when there is one).
     pub fn list(
         &self,
-        owner: &[u8],
+        asker: &Asker,
         cursor: Option<&str>,
     ) -> Result<(Vec<DetailedTask>, Option<String>), McpError> {
         let from = match cursor {
@@ -245,7 +285,7 @@ impl Tasks {
             .lock()
             .by_id
             .iter()
-            .filter(|(_, e)| e.owner == owner && e.seq >= from)
+            .filter(|(_, e)| asker.may(e) && e.seq >= from)
             .map(|(id, e)| (e.seq, id.clone(), e.ttl_ms))
             .collect();
         mine.sort();
@@ -262,9 +302,9 @@ impl Tasks {
         Ok((page, next))
     }
 
-    /// Waits until the task `id` of `owner` has ended, and how: what `tasks/result` answers.
-    pub async fn result(&self, owner: &[u8], id: &str) -> Result<Ended, McpError> {
-        self.check(owner, id)?;
+    /// Waits until the task `id` of `asker` has ended, and how: what `tasks/result` answers.
+    pub async fn result(&self, asker: &Asker, id: &str) -> Result<Ended, McpError> {
+        self.check(asker, id)?;
         let mut ended = match self.lock().by_id.get(id) {
             Some(e) => e.ended.clone(),
             None => return Err(unknown(id)),
@@ -307,28 +347,28 @@ impl Tasks {
         .await;
     }
 
-    /// Asks the task `id` of `owner` to stop (the running call closes its request to Arcane
+    /// Asks the task `id` of `asker` to stop (the running call closes its request to Arcane
     /// and the task ends `cancelled`).
-    pub fn cancel(&self, owner: &[u8], id: &str) -> Result<(), McpError> {
-        self.check(owner, id)?;
+    pub fn cancel(&self, asker: &Asker, id: &str) -> Result<(), McpError> {
+        self.check(asker, id)?;
         self.manager.cancel_task(id)
     }
 
-    /// Delivers `tasks/update` answers to the task `id` of `owner`.
+    /// Delivers `tasks/update` answers to the task `id` of `asker`.
     pub fn update(
         &self,
-        owner: &[u8],
+        asker: &Asker,
         id: &str,
         responses: impl IntoIterator<Item = (String, serde_json::Value)>,
     ) -> Result<(), McpError> {
-        self.check(owner, id)?;
+        self.check(asker, id)?;
         self.manager.update_task(id, responses)
     }
 
-    /// The TTL of task `id` when it is `owner`'s.
-    fn check(&self, owner: &[u8], id: &str) -> Result<u64, McpError> {
+    /// The TTL of task `id` when `asker` may see it.
+    fn check(&self, asker: &Asker, id: &str) -> Result<u64, McpError> {
         match self.lock().by_id.get(id) {
-            Some(e) if e.owner == owner => Ok(e.ttl_ms),
+            Some(e) if asker.may(e) => Ok(e.ttl_ms),
             _ => Err(unknown(id)),
         }
     }
@@ -427,7 +467,21 @@ mod tests {
     }
 
     fn start(tasks: &Tasks, owner: &[u8]) -> Result<Task, Refused> {
-        tasks.start(owner.to_vec(), None, CancellationToken::new(), forever)
+        tasks.start(
+            owner.to_vec(),
+            "image.pull".into(),
+            None,
+            CancellationToken::new(),
+            forever,
+        )
+    }
+
+    /// `owner`, asking with a view that serves every action.
+    fn asker(owner: &[u8]) -> Asker {
+        Asker {
+            owner: owner.to_vec(),
+            serves: Box::new(|_| true),
+        }
     }
 
     #[tokio::test]
@@ -440,14 +494,58 @@ mod tests {
         let refused = start(&tasks, b"c").unwrap_err();
         assert!(refused.0.contains("--max-tasks-total 2"), "{}", refused.0);
         // Another caller neither sees, lists nor cancels a's task.
-        assert!(tasks.get(b"b", &a.task_id).is_err());
-        assert!(tasks.cancel(b"b", &a.task_id).is_err());
-        assert!(tasks.get(b"a", &a.task_id).is_ok());
-        let (listed, next) = tasks.list(b"a", None).unwrap();
+        assert!(tasks.get(&asker(b"b"), &a.task_id).is_err());
+        assert!(tasks.cancel(&asker(b"b"), &a.task_id).is_err());
+        assert!(tasks.get(&asker(b"a"), &a.task_id).is_ok());
+        let (listed, next) = tasks.list(&asker(b"a"), None).unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].task.task_id, a.task_id);
         assert!(next.is_none());
-        assert!(tasks.list(b"a", Some("nope")).is_err());
+        assert!(tasks.list(&asker(b"a"), Some("nope")).is_err());
+        // Its owner, with a view that no longer serves the task's action, neither.
+        let narrowed = Asker {
+            owner: b"a".to_vec(),
+            serves: Box::new(|id| id != "image.pull"),
+        };
+        assert!(tasks.get(&narrowed, &a.task_id).is_err());
+        assert!(tasks.cancel(&narrowed, &a.task_id).is_err());
+        assert!(tasks.list(&narrowed, None).unwrap().0.is_empty());
+    }
+
+    /// One owner keeps at most its share of the finished tasks kept (a quarter of them here):
+    /// it is refused past it, and another owner still gets tasks. Before, one owner filled the
+    /// whole table and nobody got a task until its tasks' TTL passed.
+    #[tokio::test]
+    async fn one_owner_keeps_only_its_share_of_finished_tasks() {
+        let tasks = Tasks::new(2, 4, Duration::from_secs(3600));
+        let instant =
+            |_: TaskContext| -> Work { Box::pin(async { Ok(CallToolResult::success(vec![])) }) };
+        let run = |owner: &[u8]| {
+            tasks.start(
+                owner.to_vec(),
+                "image.pull".into(),
+                None,
+                CancellationToken::new(),
+                instant,
+            )
+        };
+        let mut made = 0;
+        let refused = loop {
+            match run(b"a") {
+                Ok(t) => {
+                    made += 1;
+                    tasks.result(&asker(b"a"), &t.task_id).await.unwrap();
+                    tasks.settled(&t.task_id, Duration::from_secs(10)).await;
+                }
+                Err(refused) => break refused,
+            }
+            assert!(made <= 4 * KEPT_PER_RUNNING, "never refused");
+        };
+        assert_eq!(made, tasks.share(), "{}", refused.0);
+        assert!(made < 4 * KEPT_PER_RUNNING);
+        assert!(refused.0.contains("your share"), "{}", refused.0);
+        let b = run(b"b").expect("another owner still gets a task");
+        tasks.result(&asker(b"b"), &b.task_id).await.unwrap();
     }
 
     #[tokio::test]
@@ -465,7 +563,7 @@ mod tests {
         let stop = CancellationToken::new();
         let seen = stop.clone();
         let t = tasks
-            .start(b"a".to_vec(), None, stop, move |_| {
+            .start(b"a".to_vec(), "image.pull".into(), None, stop, move |_| {
                 Box::pin(async move {
                     seen.cancelled().await;
                     Ok(crate::present::error_result("the call was cancelled"))
@@ -473,13 +571,13 @@ mod tests {
             })
             .unwrap();
         assert_eq!(t.ttl_ms, Some(50));
-        let ended = tasks.result(b"a", &t.task_id).await.unwrap();
+        let ended = tasks.result(&asker(b"a"), &t.task_id).await.unwrap();
         let Ended::Error(e) = ended else {
             panic!("expired: {ended:?}")
         };
         assert!(e.message.contains("task expired"), "{e:?}");
         assert!(tasks.expired(&t.task_id));
-        let got = tasks.get(b"a", &t.task_id).unwrap();
+        let got = tasks.get(&asker(b"a"), &t.task_id).unwrap();
         assert_eq!(got.status(), rmcp::model::TaskStatus::Failed);
     }
 }

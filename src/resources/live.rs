@@ -17,7 +17,9 @@
 //! caller's own key); notifications carry the URI only, so no value of Arcane reaches them —
 //! the client reads the resource again, redacted as every read. A subscription belongs to its
 //! owner (a session, or one listen request): nothing of one owner's is posted to another's
-//! [`Mailbox`]. Caps: `--max-subscriptions` per owner, `--max-subscriptions-total` in all.
+//! [`Mailbox`]. Caps: `--max-subscriptions` per owner, `--max-subscriptions-total` in all, and
+//! a share of the total per caller (every owner of one token), beyond which the caller's own
+//! oldest subscription ends ([`Settings::share`]).
 
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
@@ -58,6 +60,17 @@ pub struct Settings {
     pub per_owner: usize,
     /// Most subscriptions of the whole server.
     pub total: usize,
+}
+
+impl Settings {
+    /// Most subscriptions of one caller (a token and key, an address without tokens, the stdio
+    /// client), across its sessions and listen requests: a quarter of the total, and at least
+    /// one owner's. Past it the caller's own oldest subscription ends, so one token can neither
+    /// fill the server's total nor end anyone else's. A share of the whole total (one session
+    /// may hold it) ends nothing: the total refuses.
+    pub fn share(&self) -> usize {
+        self.total.div_ceil(4).max(self.per_owner)
+    }
 }
 
 impl Default for Settings {
@@ -236,14 +249,20 @@ type Cred = [u8; 32];
 struct State {
     owners: HashMap<Vec<u8>, Owner>,
     total: usize,
+    /// Order of subscribing: a caller over its share loses its oldest first.
+    next: u64,
     feeds: HashMap<Cred, Upstream>,
     polls: HashMap<(Cred, String, Kind), Poller>,
 }
 
 struct Owner {
     mailbox: Arc<Mailbox>,
+    /// The caller it belongs to (its share is counted over all of the caller's owners).
+    caller: Vec<u8>,
     /// URI → what it follows and with whose key.
     uris: HashMap<String, (Topic, Cred)>,
+    /// URI → when it was subscribed ([`State::next`]).
+    order: HashMap<String, u64>,
 }
 
 struct Upstream {
@@ -280,12 +299,14 @@ impl Hub {
         }
     }
 
-    /// Subscribes `owner` (whose changes go to `mailbox`) to `uri`, read with `credential`
-    /// (else the configured one), unless `view` (the caller's view of the live snapshot)
-    /// withdraws its reading action. Subscribing again to the same URI changes nothing.
+    /// Subscribes `owner` (whose changes go to `mailbox`), of `caller`, to `uri`, read with
+    /// `credential` (else the configured one), unless `view` (the caller's view of the live
+    /// snapshot) withdraws its reading action. Subscribing again to the same URI changes
+    /// nothing. A caller at its share first loses its own oldest subscription.
     pub fn subscribe(
         &self,
         owner: &[u8],
+        caller: &[u8],
         mailbox: &Arc<Mailbox>,
         uri: &str,
         credential: Option<Auth>,
@@ -324,6 +345,9 @@ impl Hub {
                  unsubscribe from one (resources/unsubscribe, or end a subscriptions/listen) first"
             )));
         }
+        if settings.share() < settings.total {
+            st.make_room(caller, settings.share());
+        }
         if st.total >= settings.total {
             return Err(SubscribeError::Full(format!(
                 "this server has {} subscriptions, its limit (--max-subscriptions-total); retry \
@@ -331,14 +355,17 @@ impl Hub {
                 st.total
             )));
         }
-        st.owners
-            .entry(owner.to_vec())
-            .or_insert_with(|| Owner {
-                mailbox: mailbox.clone(),
-                uris: HashMap::new(),
-            })
-            .uris
-            .insert(uri.to_string(), (topic.clone(), cred));
+        let seq = st.next;
+        st.next += 1;
+        let o = st.owners.entry(owner.to_vec()).or_insert_with(|| Owner {
+            mailbox: mailbox.clone(),
+            caller: Vec::new(),
+            uris: HashMap::new(),
+            order: HashMap::new(),
+        });
+        o.caller = caller.to_vec();
+        o.uris.insert(uri.to_string(), (topic.clone(), cred));
+        o.order.insert(uri.to_string(), seq);
         st.total += 1;
         if topic.streamed() {
             if let std::collections::hash_map::Entry::Vacant(e) = st.feeds.entry(cred) {
@@ -411,6 +438,7 @@ impl Hub {
         let Some((topic, cred)) = o.uris.remove(uri) else {
             return false;
         };
+        o.order.remove(uri);
         // The owner stays (with its mailbox and forwarder) until it ends.
         st.total -= 1;
         st.release(&topic, cred);
@@ -446,7 +474,9 @@ impl Hub {
             owner.to_vec(),
             Owner {
                 mailbox: mailbox.clone(),
+                caller: Vec::new(),
                 uris: HashMap::new(),
+                order: HashMap::new(),
             },
         );
         tokio::spawn(
@@ -490,6 +520,32 @@ impl Shared {
 }
 
 impl State {
+    /// Ends `caller`'s oldest subscriptions while it holds `share` or more — only its own, in
+    /// whichever of its sessions or listen requests they are.
+    fn make_room(&mut self, caller: &[u8], share: usize) {
+        loop {
+            let mine = || self.owners.iter().filter(|(_, o)| o.caller == caller);
+            if mine().map(|(_, o)| o.uris.len()).sum::<usize>() < share {
+                return;
+            }
+            let oldest = mine()
+                .flat_map(|(key, o)| o.order.iter().map(move |(uri, seq)| (*seq, key, uri)))
+                .min_by_key(|(seq, _, _)| *seq)
+                .map(|(_, key, uri)| (key.clone(), uri.clone()));
+            let Some((key, uri)) = oldest else { return };
+            let Some(o) = self.owners.get_mut(&key) else {
+                return;
+            };
+            o.order.remove(&uri);
+            let Some((topic, cred)) = o.uris.remove(&uri) else {
+                return;
+            };
+            self.total -= 1;
+            tracing::debug!(uri = %uri, "a caller over its share of subscriptions: its oldest ended");
+            self.release(&topic, cred);
+        }
+    }
+
     /// After a subscription ended: stops the stream or poll nobody needs any more.
     fn release(&mut self, topic: &Topic, cred: Cred) {
         let still = |f: &dyn Fn(&Topic, &Cred) -> bool| {

@@ -295,6 +295,64 @@ async fn healthz_answers_while_the_listener_is_full() {
     server.stop().await;
 }
 
+/// Connections that send nothing give their places up when a new connection finds none: its
+/// address's own oldest waiting one, else one of the address holding more than 32. So neither
+/// the address's own `/healthz` probe nor another client waits behind them — before, 1,030
+/// such connections kept `/healthz` unanswered for the 10 s head timeout (here: 60, with a
+/// listener of 40, left `/healthz` from that address unanswered and another client refused
+/// with 503).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_send_nothing_make_room_for_newer_ones() {
+    let sim = Sim::start().await;
+    let server = HttpServer::for_sim(&sim, &["--max-connections", "40"], "tok").await;
+    let to = addr(&server);
+    let silent = other(70);
+    let mut idle = Vec::new();
+    for _ in 0..60 {
+        idle.push(connect(silent, to).await);
+    }
+    // Accepted in order: the probe comes after the 60, from the same address.
+    let answer = exchange(silent, to, healthz()).await;
+    assert_eq!(
+        status(&answer),
+        200,
+        "/healthz from the same address: {answer}"
+    );
+    assert!(answer.ends_with("ok\n"), "{answer}");
+    let answer = exchange(other(71), to, &initialize("tok")).await;
+    assert_eq!(status(&answer), 200, "another client is served: {answer}");
+    // The oldest silent ones were closed without an answer; the newest still wait.
+    assert_eq!(until_closed(&mut idle[0]).await, "");
+    // A connection whose request was admitted no longer counts: an address's sessions are
+    // never closed to make room.
+    let mut working = connect(silent, to).await;
+    working
+        .write_all(
+            initialize("tok")
+                .replace("Connection: close\r\n", "")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("\r\n\r\n") {
+        let n = working.read(&mut buf).await.unwrap();
+        assert!(n > 0, "answered");
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"));
+    for _ in 0..40 {
+        idle.push(connect(silent, to).await);
+    }
+    let answer = exchange(silent, to, healthz()).await;
+    assert_eq!(status(&answer), 200, "{answer}");
+    working.write_all(healthz().as_bytes()).await.unwrap();
+    let answer = until_closed(&mut working).await;
+    assert!(answer.contains("HTTP/1.1 200"), "still served: {answer}");
+    server.stop().await;
+}
+
 /// One token could open sessions until --max-sessions was reached and lock every other member
 /// out for the idle timeout. A token now holds at most --max-sessions-per-token: beyond, 429
 /// saying how to free one; the refused session is not kept (it would count against the

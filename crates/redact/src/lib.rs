@@ -840,6 +840,9 @@ static JSON_PAIR: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("valid regex")
 });
+/// A JSON string literal written in text (`"…"`, its escapes kept whole).
+static JSON_STRING: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#""(?:[^"\\\n]|\\.)*""#).expect("valid regex"));
 /// `key: value` in free text (a log line, an error): YAML-ish settings printed on one line.
 /// The key stands alone (not quoted: JSON pairs are [`JSON_PAIR`]'s); the value is one quoted
 /// string or runs to the next blank or separator.
@@ -1012,6 +1015,8 @@ fn mask_shapes(s: &str, skip: bool) -> Cow<'_, str> {
     // one of their words (most values: IDs, images, dates, states) has nothing for them.
     // Masking only writes `********`, so it never makes such a word.
     if !skip || SECRET_HINT.is_match(s) {
+        // JSON escaped inside a JSON string, whatever the key holding it.
+        text = apply(text, |t| mask_escaped_strings(t, skip));
         // First, so that the scheme word stays (`Authorization: token …`): the rules after it
         // leave a scheme word followed by a masked credential alone.
         text = apply(text, |t| {
@@ -1356,6 +1361,30 @@ fn mask_flags(t: &str) -> Cow<'_, str> {
     }
     out.push_str(&t[copied..]);
     Cow::Owned(out)
+}
+
+/// Masks what JSON string literals written in text hold escaped: JSON (or any text) inside a
+/// string of JSON, `{"config":"{\"password\":\"x\"}"}`, whose pairs the other rules would
+/// read as one value of a key that says nothing (`config`). Each literal holding an escaped
+/// quote is decoded, masked by every rule — so a literal inside it is decoded in turn, at any
+/// depth —, and written back escaped when something was masked.
+fn mask_escaped_strings(t: &str, skip: bool) -> Cow<'_, str> {
+    if !t.contains("\\\"") {
+        return Cow::Borrowed(t);
+    }
+    JSON_STRING.replace_all(t, |c: &regex::Captures<'_>| {
+        let literal = &c[0];
+        let inner = match serde_json::from_str::<String>(literal) {
+            Ok(inner) if literal.contains("\\\"") => inner,
+            _ => return literal.to_string(),
+        };
+        match mask_text_with(&inner, skip) {
+            Cow::Owned(masked) => {
+                serde_json::to_string(&masked).unwrap_or_else(|_| literal.to_string())
+            }
+            Cow::Borrowed(_) => literal.to_string(),
+        }
+    })
 }
 
 /// Masks the value of each secret-named key of JSON or a literal written in text

@@ -303,6 +303,44 @@ fn shape_escaped_json() {
     });
 }
 
+/// JSON inside a string of JSON under a key that says nothing (`config`, `payload`), at any
+/// depth: the string is decoded, masked, and written back escaped. Before, the rules read the
+/// whole string as the value of `config` and showed the password.
+#[test]
+fn shape_json_escaped_inside_a_json_string_at_any_depth() {
+    assert_eq!(
+        mask_text(r#"{"config":"{\"password\":\"hunter2\"}"}"#),
+        r#"{"config":"{\"password\":\"********\"}"}"#
+    );
+    check_shape(|s, n| {
+        (
+            format!(r#"{{"config":"{{\"password\":\"{s}\",\"user\":\"{n}\"}}","at":"{n}"}}"#),
+            vec![format!(r#"\"user\":\"{n}\""#), format!(r#""at":"{n}""#)],
+        )
+    });
+    // Two and three levels deep, in a log line.
+    check_shape(|s, n| {
+        let inner =
+            serde_json::to_string(&format!(r#"{{"db":{{"secret":"{s}"}},"host":"{n}"}}"#)).unwrap();
+        let middle =
+            serde_json::to_string(&format!(r#"{{"payload":{inner},"id":"{n}"}}"#)).unwrap();
+        (
+            format!(r#"12:00:01 worker {n}: {{"event":{middle}}}"#),
+            vec![format!("worker {n}:"), format!("host")],
+        )
+    });
+    check_shape(|s, n| {
+        let mut text = format!(r#"{{"apiKey":"{s}","name":"{n}"}}"#);
+        for _ in 0..3 {
+            text = format!(r#"{{"wrapped":{}}}"#, serde_json::to_string(&text).unwrap());
+        }
+        (text, vec![n.to_string()])
+    });
+    // Escaped strings without a secret stay byte for byte.
+    let plain = r#"{"config":"{\"user\":\"app\",\"path\":\"\/srv\"}"}"#;
+    assert_eq!(mask_text(plain), plain);
+}
+
 #[test]
 fn shape_secret_flags_in_commands() {
     check_shape(|s, n| {

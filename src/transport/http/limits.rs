@@ -1,8 +1,9 @@
 //! What one client may hold of the listener (docs/security.md, "Limits"): connections per
-//! address (counted before any request is read, so before authentication), requests in flight
+//! address (counted before any request is read, so before authentication), connections per
+//! address that no request has been admitted on yet ([`Unauthenticated`]), requests in flight
 //! per bearer token, and the time a request body may take to arrive. Without them one token
 //! holder could take every connection of the listener with request heads whose bodies never
-//! end (only the head had a deadline).
+//! end (only the head had a deadline), and anyone with connections that send nothing.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -83,6 +84,137 @@ impl<K: Hash + Eq + Clone> Drop for Held<K> {
                 held.remove(&self.key);
             }
         }
+    }
+}
+
+/// Connections on which no request has been admitted by the gate yet (waiting for a head, or
+/// having sent only unauthenticated ones: `/healthz`, a refused token), by address. When a new
+/// connection finds no place (its address's cap or the listener's), one of them that waits for
+/// a head gives its places up at once and is closed: its own address's oldest, else the oldest
+/// of the address holding the most, when that is more than `share`. So connections that send
+/// nothing keep neither another client nor the address's own `/healthz` probe waiting for the
+/// head timeout; one answering a request, or admitted, is never closed for it, and nothing is
+/// closed while there is room (a burst of sign-ins is no attack).
+pub struct Unauthenticated {
+    share: usize,
+    table: Mutex<HashMap<std::net::IpAddr, Vec<Arc<Pending>>>>,
+}
+
+/// One connection of [`Unauthenticated`]: whether it holds a place of the listener, whether it
+/// is answering a request (else it waits for a head), what closes it, and its places.
+pub struct Pending {
+    pool: Arc<Unauthenticated>,
+    key: std::net::IpAddr,
+    placed: std::sync::atomic::AtomicBool,
+    busy: std::sync::atomic::AtomicBool,
+    close: tokio_util::sync::CancellationToken,
+    held: Mutex<Option<Box<dyn Send>>>,
+}
+
+impl Unauthenticated {
+    pub fn new(share: usize) -> Arc<Unauthenticated> {
+        Arc::new(Unauthenticated {
+            share,
+            table: Mutex::default(),
+        })
+    }
+
+    /// A new connection of `key`, counted until a request of it is admitted or it ends.
+    pub fn enter(self: &Arc<Self>, key: std::net::IpAddr) -> Arc<Pending> {
+        let p = Arc::new(Pending {
+            pool: self.clone(),
+            key,
+            placed: Default::default(),
+            busy: Default::default(),
+            close: Default::default(),
+            held: Mutex::new(None),
+        });
+        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        table.entry(key).or_default().push(p.clone());
+        p
+    }
+
+    /// Closes one connection waiting for a head that holds a place of the listener, giving its
+    /// places back, to make room for a new connection of `key`: `key`'s own oldest, else the
+    /// oldest of the address with the most such connections, when it has more than the share.
+    /// Whether one was closed.
+    pub fn make_room(&self, key: std::net::IpAddr) -> bool {
+        use std::sync::atomic::Ordering;
+        let waits =
+            |p: &Arc<Pending>| p.placed.load(Ordering::Acquire) && !p.busy.load(Ordering::Acquire);
+        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let own = table.get(&key).and_then(|l| l.iter().position(waits));
+        let (from, at) = match own {
+            Some(at) => (key, at),
+            None => {
+                let most = table
+                    .iter()
+                    .map(|(k, l)| (l.iter().filter(|p| waits(p)).count(), *k))
+                    .max();
+                let Some((_, from)) = most.filter(|(n, _)| *n > self.share) else {
+                    return false;
+                };
+                let Some(at) = table.get(&from).and_then(|l| l.iter().position(waits)) else {
+                    return false;
+                };
+                (from, at)
+            }
+        };
+        let Some(list) = table.get_mut(&from) else {
+            return false;
+        };
+        let victim = list.remove(at);
+        drop(victim.held.lock().unwrap_or_else(|e| e.into_inner()).take());
+        victim.close.cancel();
+        true
+    }
+
+    fn leave(&self, p: &Pending) {
+        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(list) = table.get_mut(&p.key) {
+            list.retain(|q| !std::ptr::eq(Arc::as_ptr(q), p));
+            if list.is_empty() {
+                table.remove(&p.key);
+            }
+        }
+    }
+
+    #[cfg(test)]
+    fn held_by(&self, key: std::net::IpAddr) -> usize {
+        let table = self.table.lock().unwrap();
+        table.get(&key).map_or(0, Vec::len)
+    }
+}
+
+impl Pending {
+    /// Keeps `held` (the connection's places in the caps; `placed`: a place of the listener
+    /// among them) until the connection ends or is closed to make room.
+    pub fn hold(&self, held: impl Send + 'static, placed: bool) {
+        *self.held.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(held));
+        self.placed
+            .store(placed, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Fires when the connection is closed to make room.
+    pub fn closing(&self) -> tokio_util::sync::WaitForCancellationFuture<'_> {
+        self.close.cancelled()
+    }
+
+    /// A request of it is being answered (`true`) or has been (`false`): only a connection
+    /// waiting for a head is closed to make room.
+    pub fn busy(&self, busy: bool) {
+        self.busy.store(busy, std::sync::atomic::Ordering::Release);
+    }
+
+    /// The gate admitted a request of it: it no longer counts.
+    pub fn leave(&self) {
+        self.pool.leave(self);
+    }
+
+    /// The connection ended: it no longer counts, and its places are given back.
+    pub fn ended(&self) {
+        self.pool.leave(self);
+        drop(self.held.lock().unwrap_or_else(|e| e.into_inner()).take());
     }
 }
 
@@ -212,6 +344,41 @@ mod tests {
         assert!(caps.try_take("a").is_some(), "a place was given back");
         drop(b);
         assert_eq!(caps.keys(), 1, "a key holding nothing is forgotten");
+    }
+
+    #[tokio::test]
+    async fn a_connection_waiting_for_a_head_makes_room() {
+        let pool = Unauthenticated::new(1);
+        let ip = |n: u8| std::net::IpAddr::from([127, 0, 0, n]);
+        let (a, b, c) = (ip(1), ip(2), ip(3));
+        let places = PerKey::new(8);
+        let enter = |key| {
+            let p = pool.enter(key);
+            p.hold(places.try_take(key).unwrap(), true);
+            p
+        };
+        let first = enter(a);
+        let second = enter(a);
+        second.busy(true);
+        // a's own oldest waiting connection gives way, its places at once; one answering a
+        // request never does.
+        assert!(pool.make_room(a));
+        assert!(first.close.is_cancelled() && !second.close.is_cancelled());
+        assert!(first.held.lock().unwrap().is_none());
+        let third = enter(a);
+        // Another address takes from the one holding the most waiting, beyond the share (1).
+        let fourth = enter(a);
+        assert!(pool.make_room(b), "a has two waiting, more than its share");
+        assert!(third.close.is_cancelled() && !fourth.close.is_cancelled());
+        assert!(!pool.make_room(c), "a has one waiting, within its share");
+        // Nothing waits: nothing is closed. Admitted or ended: no longer counted.
+        fourth.busy(true);
+        assert!(!pool.make_room(a));
+        for p in [&second, &fourth] {
+            p.leave();
+        }
+        assert_eq!(pool.held_by(a), 0);
+        assert!(pool.table.lock().unwrap().is_empty());
     }
 
     #[test]

@@ -29,7 +29,7 @@ use crate::mcp::caller::{HttpCaller, TokenLabel};
 use crate::metrics::Metrics;
 use arcane_engine::Auth;
 use guard::{Admitted, RateLimit, Tokens};
-use limits::PerKey;
+use limits::{Pending, PerKey, Unauthenticated};
 
 /// The MCP side's view of an admitted request ([`HttpCaller`]): the handler reads this, never
 /// the request's headers.
@@ -498,6 +498,12 @@ async fn gate(
         Ok(admitted) => admitted,
         Err(refused) => return refused.into_response(),
     };
+    // Admitted: the connection no longer counts as unadmitted (and what counted it does not
+    // travel on with the request).
+    let mut req = req;
+    if let Some(pending) = req.extensions_mut().remove::<Arc<Pending>>() {
+        pending.leave();
+    }
     let token_key = match &admitted.oauth {
         Some(o) => Some(o.limit_key),
         None => admitted.token.as_ref().map(|t| t.index),
@@ -729,6 +735,7 @@ pub async fn serve(app: App, mut settings: Settings) -> Result<()> {
         per_address: PerKey::new(settings.max_connections_per_address),
         overflow: Arc::new(tokio::sync::Semaphore::new(OVERFLOW)),
         overflow_per_address: PerKey::new(OVERFLOW_PER_ADDRESS),
+        unauthenticated: Unauthenticated::new(UNAUTHENTICATED_SHARE),
     };
     let metrics = app.metrics.clone();
     let router = router(Arc::new(app), settings, metrics.clone(), ct.clone());
@@ -755,6 +762,13 @@ const HEADER_READ: Duration = Duration::from_secs(10);
 const OVERFLOW: usize = 64;
 const OVERFLOW_PER_ADDRESS: usize = 4;
 
+/// Connections waiting for a request head with none admitted yet that one address may hold
+/// while the listener is full without losing its oldest to another address's new connection
+/// (`limits::Unauthenticated`); at its own cap an address's new connection takes the place of
+/// its own oldest such one. A client sends its head at once, so few wait at any time; 1,030
+/// that sent nothing kept `/healthz` unanswered for the 10 s head timeout.
+const UNAUTHENTICATED_SHARE: usize = 32;
+
 /// How long a stop waits for the requests in flight to finish.
 const DRAIN: Duration = Duration::from_secs(10);
 
@@ -767,6 +781,8 @@ struct Caps {
     per_address: Arc<PerKey<std::net::IpAddr>>,
     overflow: Arc<tokio::sync::Semaphore>,
     overflow_per_address: Arc<PerKey<std::net::IpAddr>>,
+    /// The connections of each address no request has been admitted on yet.
+    unauthenticated: Arc<Unauthenticated>,
 }
 
 /// Why a connection is answered from the overflow.
@@ -802,17 +818,28 @@ async fn serve_connections(
             _ = ct.cancelled() => break,
         };
         let key = guard::bucket_of(peer.ip());
-        let address = caps.per_address.try_take(key);
-        let slot = address
-            .as_ref()
-            .and_then(|_| caps.slots.clone().try_acquire_owned().ok());
+        let pending = caps.unauthenticated.enter(key);
+        let take = || {
+            let address = caps.per_address.try_take(key);
+            let slot = address
+                .as_ref()
+                .and_then(|_| caps.slots.clone().try_acquire_owned().ok());
+            (address, slot)
+        };
+        let (mut address, mut slot) = take();
+        // No room: a connection that sent nothing gives its places up (its address's own
+        // oldest, else one of an address holding too many; `limits::Unauthenticated`).
+        if (address.is_none() || slot.is_none()) && caps.unauthenticated.make_room(key) {
+            drop((address, slot));
+            (address, slot) = take();
+        }
         let full = match (&address, &slot) {
             (Some(_), Some(_)) => None,
             (None, _) => Some(Full::Address(caps.per_address.max())),
             (Some(_), None) => Some(Full::Listener(caps.max_connections)),
         };
         let Some(full) = full else {
-            let held = (address, slot);
+            pending.hold((address, slot), true);
             spawn_connection(
                 stream,
                 peer,
@@ -820,7 +847,7 @@ async fn serve_connections(
                 None,
                 metrics.clone(),
                 ct.clone(),
-                held,
+                pending,
             );
             continue;
         };
@@ -830,17 +857,23 @@ async fn serve_connections(
             .try_take(key)
             .zip(caps.overflow.clone().try_acquire_owned().ok());
         match overflow {
-            Some(held) => spawn_connection(
-                stream,
-                peer,
-                router.clone(),
-                Some(full),
-                metrics.clone(),
-                ct.clone(),
-                held,
-            ),
+            Some(held) => {
+                pending.hold(held, false);
+                spawn_connection(
+                    stream,
+                    peer,
+                    router.clone(),
+                    Some(full),
+                    metrics.clone(),
+                    ct.clone(),
+                    pending,
+                );
+            }
             // Even the overflow is full: closed unanswered (the client retries).
-            None => drop(stream),
+            None => {
+                pending.leave();
+                drop(stream);
+            }
         }
     }
     // Wait (bounded) until every connection has finished its request in flight.
@@ -848,35 +881,43 @@ async fn serve_connections(
     let _ = tokio::time::timeout(DRAIN, caps.slots.acquire_many(all)).await;
 }
 
-/// Serves one connection, keeping `held` (its places in the caps) until it ends. `full`: it
-/// was accepted beyond a cap, so it is answered once — `/healthz` by the router, anything
-/// else with the refusal of that cap.
-fn spawn_connection<H: Send + 'static>(
+/// Serves one connection, keeping its places in the caps (held by `pending`) until it ends
+/// or is closed to make room for a newer one of its address. `full`: it was accepted beyond a
+/// cap, so it is answered once — `/healthz` by the router, anything else with the refusal of
+/// that cap.
+fn spawn_connection(
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
     router: Router,
     full: Option<Full>,
     metrics: Arc<Metrics>,
     ct: CancellationToken,
-    held: H,
+    pending: Arc<Pending>,
 ) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     use tower::ServiceExt;
 
     tokio::spawn(async move {
+        let serving = pending.clone();
         let service = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
             req.extensions_mut().insert(ConnectInfo(peer));
+            // The gate takes it out of the unadmitted connections once it admits a request.
+            req.extensions_mut().insert(serving.clone());
             let router = router.clone();
             let metrics = metrics.clone();
+            let serving = serving.clone();
             async move {
-                match full {
+                serving.busy(true);
+                let r = match full {
                     Some(full) if req.uri().path() != "/healthz" => {
                         let r = beyond_cap(full, peer);
                         metrics.record_http(r.status().as_u16());
                         Ok::<_, std::convert::Infallible>(r)
                     }
                     _ => router.oneshot(req.map(axum::body::Body::new)).await,
-                }
+                };
+                serving.busy(false);
+                r
             }
         });
         // HTTP/1.1 only, as before: a version sniffing step would wait for the first bytes
@@ -890,12 +931,14 @@ fn spawn_connection<H: Send + 'static>(
         let mut conn = std::pin::pin!(conn);
         tokio::select! {
             _ = conn.as_mut() => {}
+            // Closed to make room: it was waiting for a head, so nothing is cut short.
+            _ = pending.closing() => {}
             _ = ct.cancelled() => {
                 conn.as_mut().graceful_shutdown();
                 let _ = conn.await;
             }
         }
-        drop(held);
+        pending.ended();
     });
 }
 

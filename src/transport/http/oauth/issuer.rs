@@ -124,6 +124,31 @@ enum FormRefusal {
     Full,
 }
 
+/// Why a password is not tried now.
+#[derive(Debug, PartialEq, Eq)]
+enum Wait {
+    /// The username is locked for this many more seconds.
+    Locked(i64),
+    /// Other attempts of the username are being checked and may use up what is left.
+    InFlight,
+}
+
+/// A reserved password attempt, ended when dropped — also when the sign-in's request goes away
+/// while Arcane is asked (an attempt left in flight would lock the username for good).
+struct Attempt<'a> {
+    issuer: &'a Issuer,
+    user: String,
+    worked: Option<bool>,
+}
+
+impl Drop for Attempt<'_> {
+    fn drop(&mut self) {
+        self.issuer
+            .state()
+            .settle_password(&self.user, self.worked, now());
+    }
+}
+
 /// What a refresh finds.
 #[derive(Debug, PartialEq, Eq)]
 enum Rotation {
@@ -144,6 +169,9 @@ struct State {
     forms: HashMap<String, FormUse>,
     /// Failed passwords by username (lowercase): how many, locked until, forgotten at.
     failures: HashMap<String, (u32, i64, i64)>,
+    /// Passwords of each username (lowercase) being checked by Arcane right now: counted with
+    /// the failures, so concurrent forms cannot send more guesses than the lockout allows.
+    in_flight: HashMap<String, u32>,
     /// Digests of keys Arcane accepted lately (a cache: emptied when full).
     alive: HashMap<[u8; 32], Instant>,
 }
@@ -165,6 +193,7 @@ impl State {
             live: HashMap::new(),
             forms: HashMap::new(),
             failures: HashMap::new(),
+            in_flight: HashMap::new(),
             alive: HashMap::new(),
         }
     }
@@ -280,16 +309,43 @@ impl State {
         }
     }
 
-    /// How long `user` must wait before their password is tried again, if at all.
-    fn locked(&mut self, user: &str, now: i64) -> Option<i64> {
+    /// Reserves a password attempt of `user`, or says why none may be made now: the username
+    /// is locked, or the failures plus the attempts already in flight reach the lockout's
+    /// count (after a lock, one attempt at a time). Reserved under the lock, before Arcane is
+    /// asked: checking the count and asking later let 40 concurrent forms send 40 guesses.
+    fn reserve_password(&mut self, user: &str, now: i64) -> Result<(), Wait> {
         let key = user.to_lowercase();
         if !self.failures.contains_key(&key) && !room(&mut self.failures, |f| f.2, now, self.max) {
             // No room to count this username's failures: no password is tried (fail closed).
-            return Some(LOCK_BASE);
+            return Err(Wait::Locked(LOCK_BASE));
         }
-        match self.failures.get(&key) {
-            Some((_, until, _)) if *until > now => Some(until - now),
-            _ => None,
+        let failed = match self.failures.get(&key) {
+            Some((_, until, _)) if *until > now => return Err(Wait::Locked(until - now)),
+            Some((n, _, forget)) if *forget > now => *n,
+            _ => 0,
+        };
+        let flying = self.in_flight.entry(key).or_default();
+        if *flying >= MAX_USER_FAILURES.saturating_sub(failed).max(1) {
+            return Err(Wait::InFlight);
+        }
+        *flying += 1;
+        Ok(())
+    }
+
+    /// Ends a reserved attempt of `user`: `Some(true)` the password worked, `Some(false)` it
+    /// was wrong, `None` Arcane said neither (the attempt is not counted).
+    fn settle_password(&mut self, user: &str, worked: Option<bool>, now: i64) {
+        let key = user.to_lowercase();
+        if let Some(n) = self.in_flight.get_mut(&key) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.in_flight.remove(&key);
+            }
+        }
+        match worked {
+            Some(true) => self.password_worked(user),
+            Some(false) => self.password_failed(user, now),
+            None => {}
         }
     }
 
@@ -334,6 +390,8 @@ pub struct Issuer {
 /// A grant the gate admitted: who, which client, what it may do, the key.
 pub struct Admitted {
     pub user: String,
+    /// The grant's ID: the same for every token of one sign-in, refreshed or not.
+    pub grant: String,
     pub client: String,
     pub write: bool,
     pub key: String,
@@ -850,25 +908,32 @@ impl Issuer {
                 return (r, false, true);
             }
             "password" if !username.is_empty() && !get("password").is_empty() => {
-                let locked = self.state().locked(username, now());
-                if let Some(wait) = locked {
-                    let text = format!(
-                        "Too many wrong passwords for this username: wait {wait} seconds, then try again (or paste an API key)."
-                    );
+                let reserved = self.state().reserve_password(username, now());
+                if let Err(wait) = reserved {
+                    let text = match wait {
+                        Wait::Locked(wait) => format!(
+                            "Too many wrong passwords for this username: wait {wait} seconds, then try again (or paste an API key)."
+                        ),
+                        Wait::InFlight => "Other sign-ins with this username are being checked: wait for them, then try again (or paste an API key).".to_string(),
+                    };
                     return (
                         page::error(&nonce, StatusCode::TOO_MANY_REQUESTS, &text),
                         false,
                         false,
                     );
                 }
+                let mut attempt = Attempt {
+                    issuer: self,
+                    user: username.to_string(),
+                    worked: None,
+                };
                 let r = self.sign_in(username, get("password"), client).await;
-                let mut st = self.state();
-                match &r {
-                    Err(SignIn::Wrong(_)) => st.password_failed(username, now()),
-                    Ok(_) => st.password_worked(username),
-                    _ => {}
-                }
-                drop(st);
+                attempt.worked = match &r {
+                    Err(SignIn::Wrong(_)) => Some(false),
+                    Ok(_) => Some(true),
+                    _ => None,
+                };
+                drop(attempt);
                 (r, true)
             }
             "password" => (self.sign_in(username, "", client).await, false),
@@ -1353,6 +1418,7 @@ impl Issuer {
         }
         Ok(Admitted {
             user: g.u,
+            grant: g.g,
             // The audit log names the client by its ID's digest first: the name is only what
             // the client calls itself.
             client: format!("{} ({})", g.c, g.n),
@@ -1451,15 +1517,41 @@ mod tests {
         assert_eq!(st.claim_form("g", 100, 0), Err(FormRefusal::Used));
         // A username waits after five wrong passwords, longer after more.
         for _ in 0..MAX_USER_FAILURES {
-            assert_eq!(st.locked("Alice", 0), None);
-            st.password_failed("Alice", 0);
+            assert_eq!(st.reserve_password("Alice", 0), Ok(()));
+            st.settle_password("Alice", Some(false), 0);
         }
-        assert_eq!(st.locked("alice", 0), Some(LOCK_BASE));
+        assert_eq!(
+            st.reserve_password("alice", 0),
+            Err(Wait::Locked(LOCK_BASE))
+        );
         st.password_failed("alice", 0);
-        assert_eq!(st.locked("alice", 0), Some(2 * LOCK_BASE));
-        assert_eq!(st.locked("bob", 0), None);
+        assert_eq!(
+            st.reserve_password("alice", 0),
+            Err(Wait::Locked(2 * LOCK_BASE))
+        );
+        assert_eq!(st.reserve_password("bob", 0), Ok(()));
+        st.settle_password("bob", None, 0);
         st.password_worked("alice");
-        assert_eq!(st.locked("alice", 0), None);
+        assert_eq!(st.reserve_password("alice", 0), Ok(()));
+        st.settle_password("alice", Some(true), 0);
+        // Attempts in flight count with the failures: never more than five guesses at once,
+        // and after a lock one at a time.
+        for _ in 0..MAX_USER_FAILURES {
+            assert_eq!(st.reserve_password("carol", 0), Ok(()));
+        }
+        assert_eq!(st.reserve_password("carol", 0), Err(Wait::InFlight));
+        for _ in 0..MAX_USER_FAILURES {
+            st.settle_password("carol", Some(false), 0);
+        }
+        let later = 10 * LOCK_MAX;
+        assert_eq!(st.reserve_password("carol", LOCK_BASE), Ok(()));
+        assert_eq!(st.reserve_password("carol", LOCK_BASE), Err(Wait::InFlight));
+        st.settle_password("carol", None, LOCK_BASE);
+        assert!(st.in_flight.is_empty(), "{:?}", st.in_flight);
+        // Failures are forgotten after a while: five more may be tried.
+        for _ in 0..MAX_USER_FAILURES {
+            assert_eq!(st.reserve_password("carol", later), Ok(()));
+        }
     }
 
     #[test]
