@@ -4,8 +4,8 @@
 #
 #   dist/arcane-mcp-vVERSION-TRIPLE.tar.gz   the release archive (binary, README, licences)
 #   dist/arcane_mcp-VERSION-*.whl            the PyPI wheel carrying the binary (maturin, bin)
-#   dist/arcane-mcp-VERSION.tgz              the npm launcher package (`npm pack`)
-#   dist/arcane-mcp-PLATFORM-VERSION.tgz     the npm package with the binary (@arcane-mcp/PLATFORM)
+#   dist/arcane-mcp-server-VERSION.tgz       the npm launcher package (`npm pack`)
+#   dist/arcane-mcp-server-PLATFORM-VERSION.tgz  the npm package with the binary
 #   dist/chart/arcane-mcp-VERSION.tgz        the Helm chart, packaged
 #   dist/SHA256SUMS
 #
@@ -56,7 +56,7 @@ case "$TARGET" in
   aarch64-apple-darwin) NPM_PLATFORM=darwin-arm64 ;;
   x86_64-apple-darwin) NPM_PLATFORM=darwin-x64 ;;
   x86_64-pc-windows-msvc) NPM_PLATFORM=win32-x64 ;;
-  *) echo "dist.sh: no npm package is defined for $TARGET (packaging/npm/arcane-mcp/package.json lists them)" >&2; exit 2 ;;
+  *) echo "dist.sh: no npm package is defined for $TARGET (packaging/npm/arcane-mcp-server/package.json lists them)" >&2; exit 2 ;;
 esac
 EXE=arcane-mcp
 [[ "$TARGET" == *windows* ]] && EXE=arcane-mcp.exe
@@ -125,13 +125,13 @@ PY
   "${TARGET_ARGS[@]}" "${COMPAT[@]}" --out "$DIST")
 
 echo "== the npm packages (npm pack)"
-# @arcane-mcp/PLATFORM: the binary, installed by npm only where os/cpu match (the launcher's
+# arcane-mcp-server-PLATFORM: the binary, installed by npm only where os/cpu match (the launcher's
 # optionalDependencies list every platform).
 node scripts/npm-platform.mjs "$NPM_PLATFORM" "$VERSION" "$BIN" "$STAGE/npm-platform"
 cp LICENSE "$STAGE/npm-platform/LICENSE"
 (cd "$STAGE/npm-platform" && npm pack --silent --pack-destination "$DIST" >/dev/null)
-# arcane-mcp: the launcher.
-cp -r packaging/npm/arcane-mcp "$STAGE/npm-launcher"
+# arcane-mcp-server: the launcher.
+cp -r packaging/npm/arcane-mcp-server "$STAGE/npm-launcher"
 cp packaging/pypi/README.md "$STAGE/npm-launcher/README.md"
 cp LICENSE "$STAGE/npm-launcher/LICENSE"
 (cd "$STAGE/npm-launcher" && npm pack --silent --pack-destination "$DIST" >/dev/null)

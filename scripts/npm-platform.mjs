@@ -1,8 +1,8 @@
-// Writes the npm package `@arcane-mcp/PLATFORM` (the binary for one platform) into OUTDIR:
+// Writes the npm package `arcane-mcp-server-PLATFORM` (the binary for one platform) into OUTDIR:
 //   node scripts/npm-platform.mjs PLATFORM VERSION BINARY OUTDIR
 // PLATFORM is Node's `${process.platform}-${process.arch}` (linux-x64, darwin-arm64, ...);
 // npm installs the package only where its os/cpu fields match, which is how the launcher
-// package `arcane-mcp` (packaging/npm/arcane-mcp) gets exactly one binary.
+// package `arcane-mcp-server` (packaging/npm/arcane-mcp-server) gets exactly one binary.
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,11 +13,11 @@ if (!outdir) {
   process.exit(2);
 }
 const launcher = JSON.parse(
-  readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "packaging/npm/arcane-mcp/package.json"), "utf8"),
+  readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "packaging/npm/arcane-mcp-server/package.json"), "utf8"),
 );
-const name = `@arcane-mcp/${platform}`;
+const name = `arcane-mcp-server-${platform}`;
 if (!(name in launcher.optionalDependencies)) {
-  console.error(`${name} is not among the optionalDependencies of packaging/npm/arcane-mcp/package.json`);
+  console.error(`${name} is not among the optionalDependencies of packaging/npm/arcane-mcp-server/package.json`);
   process.exit(2);
 }
 const [os, cpu] = platform.split("-");
@@ -32,7 +32,7 @@ chmodSync(join(outdir, "bin", exe), 0o755);
 const pkg = {
   name,
   version,
-  description: `The arcane-mcp binary for ${platform} (installed by the arcane-mcp package)`,
+  description: `The arcane-mcp binary for ${platform} (installed by the arcane-mcp-server package)`,
   license: launcher.license,
   homepage: launcher.homepage,
   repository: launcher.repository,
@@ -45,5 +45,5 @@ const pkg = {
 writeFileSync(join(outdir, "package.json"), JSON.stringify(pkg, null, 2) + "\n");
 writeFileSync(
   join(outdir, "README.md"),
-  `# ${name}\n\nThe \`arcane-mcp\` binary for ${platform}. Install [arcane-mcp](https://www.npmjs.com/package/arcane-mcp) instead: it picks this package on ${platform}.\n`,
+  `# ${name}\n\nThe \`arcane-mcp\` binary for ${platform}. Install [arcane-mcp-server](https://www.npmjs.com/package/arcane-mcp-server) instead: it picks this package on ${platform}.\n`,
 );

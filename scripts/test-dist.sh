@@ -7,9 +7,9 @@
 #
 # - the wheel into a fresh virtualenv (pip --no-index) and through `uvx --from WHEEL`
 #   (offline): --version, and an MCP initialize + tools/list over stdio;
-# - the npm tarballs into an empty prefix (no registry): `npx arcane-mcp` --version, MCP over
+# - the npm tarballs into an empty prefix (no registry): `npx arcane-mcp-server` --version, MCP over
 #   stdio, the exit code and SIGTERM passed through the launcher, the message when the
-#   platform package is missing; `npx -y arcane-mcp` against a local verdaccio registry
+#   platform package is missing; `npx -y arcane-mcp-server` against a local verdaccio registry
 #   holding only the two tarballs;
 # - the packaged chart: helm lint --strict, rendered with several value sets, every manifest
 #   validated against the Kubernetes 1.25 and 1.37 API schemas and the ServiceMonitor against
@@ -26,7 +26,7 @@ cd "$ROOT"
 DIST="$(cd "${DIST:-$ROOT/dist}" && pwd)"
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 # The pinned tools: uv, Helm's engine and the schemas (scripts/dist-tools.txt); verdaccio, npm's
-# local registry, so that `npx -y arcane-mcp` itself is exercised against a registry holding
+# local registry, so that `npx -y arcane-mcp-server` itself is exercised against a registry holding
 # only the two tarballs, prettier and the ServiceMonitor validator (scripts/dist-tools-npm/).
 source scripts/dist-tools.sh
 VERDACCIO="$DIST_TOOLS_NPM/node_modules/.bin/verdaccio"

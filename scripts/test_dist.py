@@ -176,7 +176,7 @@ VERDACCIO = sys.argv[3] if len(sys.argv) > 3 else None
 
 # ---------------------------------------------------------------- PyPI wheel
 
-WHEEL = one("arcane_mcp-*.whl")
+WHEEL = one("arcane_mcp_server-*.whl")
 
 
 @check("the wheel installs into a fresh virtualenv, without an index")
@@ -193,7 +193,7 @@ def _():
 
 @check("the wheel's package metadata: licence, URLs, the registry's mcp-name marker")
 def _():
-    meta = Path(glob.glob(str(WORK / "venv/lib/python*/site-packages/arcane_mcp-*.dist-info/METADATA"))[0]).read_text()
+    meta = Path(glob.glob(str(WORK / "venv/lib/python*/site-packages/arcane_mcp_server-*.dist-info/METADATA"))[0]).read_text()
     for line in (f"Version: {VERSION}", "License-Expression: MIT", "License-File: LICENSE", "License-File: LICENSE-arcane"):
         assert line in meta.splitlines(), f"METADATA lacks '{line}'"
     assert "mcp-name: io.github.arcane-mcp/arcane-mcp" in meta, "README marker missing"
@@ -214,8 +214,8 @@ def _():
 
 # ---------------------------------------------------------------- npm
 
-LAUNCHER = one(f"arcane-mcp-{VERSION}.tgz")
-PLATFORM_PKG = one(f"arcane-mcp-*-{VERSION}.tgz")
+LAUNCHER = one(f"arcane-mcp-server-{VERSION}.tgz")
+PLATFORM_PKG = one(f"arcane-mcp-server-*-{VERSION}.tgz")
 PREFIX = WORK / "npm-prefix"
 
 
@@ -225,29 +225,31 @@ def _():
     # The platform tarball first, then the launcher: npm finds its optional dependency for
     # this platform already there; the other platforms' are skipped (os/cpu do not match).
     must(["npm", "install", "--prefix", str(PREFIX), "--no-save", "--omit=dev", PLATFORM_PKG, LAUNCHER])
-    launcher = PREFIX / "node_modules/.bin/arcane-mcp"
-    assert launcher.exists(), list((PREFIX / "node_modules").iterdir())
-    pkg = json.loads((PREFIX / "node_modules/arcane-mcp/package.json").read_text())
+    # Both commands: `arcane-mcp`, and the package's own name, which `npx -y arcane-mcp-server` runs.
+    for command in ("arcane-mcp", "arcane-mcp-server"):
+        launcher = PREFIX / "node_modules/.bin" / command
+        assert launcher.exists(), list((PREFIX / "node_modules/.bin").iterdir())
+    pkg = json.loads((PREFIX / "node_modules/arcane-mcp-server/package.json").read_text())
     assert pkg["mcpName"] == "io.github.arcane-mcp/arcane-mcp", pkg
 
 
 def npx(*args: str) -> list[str]:
-    return ["npx", "--prefix", str(PREFIX), "--no-install", "arcane-mcp", *args]
+    return ["npx", "--prefix", str(PREFIX), "--no-install", "arcane-mcp-server", *args]
 
 
-@check("npx arcane-mcp --version")
+@check("npx arcane-mcp-server --version")
 def _():
     version_of(npx())
 
 
-@check("npx arcane-mcp demo answers MCP initialize over stdio")
+@check("npx arcane-mcp-server demo answers MCP initialize over stdio")
 def _():
     mcp_session(npx("demo"))
 
 
 @check("the launcher passes on the binary's exit code")
 def _():
-    native = glob.glob(str(PREFIX / "node_modules/@arcane-mcp/*/bin/arcane-mcp"))[0]
+    native = glob.glob(str(PREFIX / "node_modules/arcane-mcp-server-*/bin/arcane-mcp"))[0]
     direct = run([native, "--no-such-flag"])
     launched = run(npx("--no-such-flag"))
     assert direct.returncode == 2, direct
@@ -257,7 +259,7 @@ def _():
 
 @check("SIGTERM to the launcher reaches the server, which ends as it does when run directly")
 def _():
-    native = os.path.realpath(glob.glob(str(PREFIX / "node_modules/@arcane-mcp/*/bin/arcane-mcp"))[0])
+    native = os.path.realpath(glob.glob(str(PREFIX / "node_modules/arcane-mcp-server-*/bin/arcane-mcp"))[0])
     direct = ended_by_sigterm([native, "demo"])
     launched = ended_by_sigterm([str(PREFIX / "node_modules/.bin/arcane-mcp"), "demo"])
     assert launched == direct, f"the launcher ended with {launched}, the server alone with {direct}"
@@ -280,7 +282,7 @@ def _():
 
 if VERDACCIO:
 
-    @check("npx -y arcane-mcp, from a local registry holding only the two tarballs")
+    @check("npx -y arcane-mcp-server, from a local registry holding only the two tarballs")
     def _():
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -317,13 +319,13 @@ if VERDACCIO:
                 assert out.returncode == 0, out.stderr
             empty = home / "empty"
             empty.mkdir()
-            out = subprocess.run(["npx", "-y", "arcane-mcp", "--version"], env=env, cwd=empty,
+            out = subprocess.run(["npx", "-y", "arcane-mcp-server", "--version"], env=env, cwd=empty,
                                  capture_output=True, text=True, timeout=TIMEOUT)
             assert out.stdout.strip() == f"arcane-mcp {VERSION}", (out.stdout, out.stderr)
             saved = dict(ENV)
             ENV.update(env)
             try:
-                mcp_session(["npx", "-y", "arcane-mcp", "demo"])
+                mcp_session(["npx", "-y", "arcane-mcp-server", "demo"])
             finally:
                 ENV.clear()
                 ENV.update(saved)

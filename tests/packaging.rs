@@ -60,8 +60,8 @@ fn stated_versions() -> Vec<(String, String)> {
         }
     }
     put("manifest.json version", &json("manifest.json")["version"]);
-    let npm = json("packaging/npm/arcane-mcp/package.json");
-    put("npm arcane-mcp version", &npm["version"]);
+    let npm = json("packaging/npm/arcane-mcp-server/package.json");
+    put("npm arcane-mcp-server version", &npm["version"]);
     for (name, v) in npm["optionalDependencies"]
         .as_object()
         .expect("optionalDependencies")
@@ -112,8 +112,8 @@ fn every_package_states_the_version_of_cargo_toml() {
         "server.json oci image tag",
         "server.json mcpb release",
         "manifest.json version",
-        "npm arcane-mcp version",
-        "npm dependency @arcane-mcp/linux-x64",
+        "npm arcane-mcp-server version",
+        "npm dependency arcane-mcp-server-linux-x64",
         "Chart.yaml version",
         "Chart.yaml appVersion",
         "Formula version",
@@ -165,7 +165,7 @@ fn the_version_check_catches_a_disagreement() {
 #[test]
 fn every_package_names_the_registry_server() {
     let name = server_name();
-    let npm = json("packaging/npm/arcane-mcp/package.json");
+    let npm = json("packaging/npm/arcane-mcp-server/package.json");
     assert_eq!(npm["mcpName"], name.as_str(), "npm's mcpName");
     // PyPI: the registry reads the marker from the package's README (the wheel's description).
     let readme = read("packaging/pypi/README.md");
@@ -211,7 +211,7 @@ fn every_package_names_the_registry_server() {
 
 #[test]
 fn the_npm_launcher_lists_a_package_per_release_platform() {
-    let npm = json("packaging/npm/arcane-mcp/package.json");
+    let npm = json("packaging/npm/arcane-mcp-server/package.json");
     let deps: Vec<&str> = npm["optionalDependencies"]
         .as_object()
         .unwrap()
@@ -221,18 +221,21 @@ fn the_npm_launcher_lists_a_package_per_release_platform() {
     assert_eq!(
         deps,
         [
-            "@arcane-mcp/darwin-arm64",
-            "@arcane-mcp/darwin-x64",
-            "@arcane-mcp/linux-arm64",
-            "@arcane-mcp/linux-x64",
-            "@arcane-mcp/win32-x64"
+            "arcane-mcp-server-darwin-arm64",
+            "arcane-mcp-server-darwin-x64",
+            "arcane-mcp-server-linux-arm64",
+            "arcane-mcp-server-linux-x64",
+            "arcane-mcp-server-win32-x64"
         ]
     );
+    // `npx -y arcane-mcp-server` runs the command named as the package; `arcane-mcp` is the
+    // binary's own name, which the other channels install.
     assert_eq!(npm["bin"]["arcane-mcp"], "bin/arcane-mcp.js");
+    assert_eq!(npm["bin"]["arcane-mcp-server"], "bin/arcane-mcp.js");
     // The launcher maps each platform to the same package names.
-    let launcher = read("packaging/npm/arcane-mcp/bin/arcane-mcp.js");
+    let launcher = read("packaging/npm/arcane-mcp-server/bin/arcane-mcp.js");
     for dep in &deps {
-        let key = dep.trim_start_matches("@arcane-mcp/");
+        let key = dep.trim_start_matches("arcane-mcp-server-");
         assert!(
             launcher.contains(&format!("\"{key}\": \"{dep}\"")),
             "the launcher does not map {key} to {dep}"
@@ -265,7 +268,7 @@ fn the_npm_launcher_lists_a_package_per_release_platform() {
         let platform =
             platform.unwrap_or_else(|| panic!("scripts/dist.sh has no npm platform for {target}"));
         assert!(
-            deps.contains(&format!("@arcane-mcp/{platform}").as_str()),
+            deps.contains(&format!("arcane-mcp-server-{platform}").as_str()),
             "{target} → {platform}, which the launcher does not list"
         );
     }
@@ -349,5 +352,92 @@ fn the_release_placeholders_are_well_formed() {
     assert!(
         hex(commit, 40),
         "source.commit must be a quoted 40-digit SHA-1: {commit}"
+    );
+}
+
+/// A registry on loopback answering `GET PATH` from a table (anything else is a 404), for as
+/// long as the returned listener lives; its base URL.
+fn fake_registry(answers: Vec<(String, Value)>) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut line = String::new();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            // Drain the head: the client waits for nothing else.
+            let mut header = String::new();
+            while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+                header.clear();
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+            let found = answers.iter().find(|(p, _)| *p == path);
+            let (status, body) = match found {
+                Some((_, v)) => ("200 OK", v.to_string()),
+                None => ("404 Not Found", "{}".to_string()),
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    base
+}
+
+/// Before publishing, every name is ours or free: `scripts/check-names.py` (the release
+/// workflow's first step) passes free names and names whose own metadata points at our
+/// repository, and stops at a name another project holds (as `arcane-mcp` on PyPI is).
+#[test]
+fn the_release_publishes_only_under_names_that_are_ours() {
+    use serde_json::json;
+    let run = |answers: Vec<(String, Value)>| {
+        let base = fake_registry(answers);
+        let out = std::process::Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-names.py"))
+            .env("PYPI_URL", &base)
+            .env("NPM_REGISTRY", &base)
+            .output()
+            .expect("python3 runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let pypi = "/pypi/arcane-mcp-server/json".to_string();
+    let npm = "/arcane-mcp-server".to_string();
+    // Every name free: the first release claims them.
+    let (code, text) = run(vec![]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(text.matches(": free").count(), 7, "{text}");
+    // Ours: metadata naming the repository (spelt as npm and PyPI spell it).
+    let (code, text) = run(vec![
+        (
+            pypi.clone(),
+            json!({"info": {"project_urls": {"Repository": "https://github.com/arcane-mcp/arcane-mcp"}}}),
+        ),
+        (
+            npm.clone(),
+            json!({"repository": {"type": "git", "url": "git+https://github.com/arcane-mcp/arcane-mcp.git"}}),
+        ),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(text.matches(": ours").count(), 2, "{text}");
+    // Someone else's, even when its README names us.
+    let (code, text) = run(vec![(
+        pypi,
+        json!({"info": {"project_urls": {"Homepage": "https://github.com/someone/else"},
+                        "description": "see https://github.com/arcane-mcp/arcane-mcp"}}),
+    )]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("PyPI arcane-mcp-server: taken by another project"),
+        "{text}"
     );
 }

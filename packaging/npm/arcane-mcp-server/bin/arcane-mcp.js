@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The `arcane-mcp` command of the npm package: runs the native binary that npm installed with
-// the platform's optional dependency (`@arcane-mcp/<platform>-<arch>`, chosen by its os/cpu
+// The `arcane-mcp` (and `arcane-mcp-server`) command of the npm package `arcane-mcp-server`: runs the native binary that npm installed with
+// the platform's optional dependency (`arcane-mcp-server-<platform>-<arch>`, chosen by its os/cpu
 // fields) and gets out of the way. The child inherits stdin/stdout/stderr, so MCP's stdio
 // bytes never pass through JavaScript; signals sent to this process are passed on; the
 // child's exit code (or its fatal signal) becomes this process's.
@@ -10,11 +10,11 @@ const { spawn } = require("node:child_process");
 const path = require("node:path");
 
 const PLATFORMS = {
-  "darwin-arm64": "@arcane-mcp/darwin-arm64",
-  "darwin-x64": "@arcane-mcp/darwin-x64",
-  "linux-arm64": "@arcane-mcp/linux-arm64",
-  "linux-x64": "@arcane-mcp/linux-x64",
-  "win32-x64": "@arcane-mcp/win32-x64",
+  "darwin-arm64": "arcane-mcp-server-darwin-arm64",
+  "darwin-x64": "arcane-mcp-server-darwin-x64",
+  "linux-arm64": "arcane-mcp-server-linux-arm64",
+  "linux-x64": "arcane-mcp-server-linux-x64",
+  "win32-x64": "arcane-mcp-server-win32-x64",
 };
 
 function binaryPath() {
@@ -23,7 +23,7 @@ function binaryPath() {
   if (!pkg) {
     fail(
       `arcane-mcp has no prebuilt binary for ${key} (built for: ${Object.keys(PLATFORMS).join(", ")}). ` +
-        "Install it from source with `cargo install arcane-mcp`, or run the container image.",
+        "Install it from source with `cargo install --git https://github.com/arcane-mcp/arcane-mcp arcane-mcp`, or run the container image.",
     );
   }
   const exe = process.platform === "win32" ? "arcane-mcp.exe" : "arcane-mcp";
@@ -33,7 +33,7 @@ function binaryPath() {
     fail(
       `the package ${pkg}, which carries the arcane-mcp binary for ${key}, is not installed. ` +
         "npm skips optional dependencies with --no-optional / --omit=optional: reinstall without it " +
-        "(npm install arcane-mcp, or npx -y arcane-mcp).",
+        "(npm install arcane-mcp-server, or npx -y arcane-mcp-server).",
     );
   }
 }
