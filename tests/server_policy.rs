@@ -620,3 +620,58 @@ async fn a_2026_07_28_client_confirms_by_a_round_trip() {
         client.cancel().await.ok();
     }
 }
+
+/// A search for an action the policy withdrew names it, with the setting that withdrew it,
+/// instead of ranking a sibling first as if it were the one or calling the rest a weak
+/// match; the served results follow, the withdrawn one never among them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_for_a_withdrawn_action_says_it_is_withdrawn() {
+    let sim = Sim::start().await;
+    for (args, query, id, setting) in [
+        (
+            vec!["--exclude-tools", "container.delete"],
+            "delete container",
+            "container.delete",
+            "ARCANE_MCP_EXCLUDE_TOOLS",
+        ),
+        (
+            vec!["--read-only"],
+            "restart container",
+            "container.restart",
+            "ARCANE_MCP_READ_ONLY",
+        ),
+    ] {
+        let client = spawn(&sim.base(), sim.sim.api_key(), &args).await;
+        let r = call(
+            &client,
+            "arcane_find_action",
+            json!({"query": query, "limit": 5}),
+        )
+        .await;
+        let t = text(&r);
+        let v = ok(&r);
+        assert!(
+            t.starts_with(&format!("This asks for `{id}`")) && t.contains(setting),
+            "{args:?}: {t}"
+        );
+        assert_eq!(v["withdrawn"]["id"], id, "{v}");
+        assert_eq!(v["weak"], false, "{v}");
+        let ids: Vec<&str> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap())
+            .collect();
+        assert!(!ids.is_empty() && !ids.contains(&id), "{ids:?}");
+        // A search for something served says nothing of the kind.
+        let r = call(
+            &client,
+            "arcane_find_action",
+            json!({"query": "list containers", "limit": 5}),
+        )
+        .await;
+        assert!(ok(&r).get("withdrawn").is_none(), "{}", text(&r));
+        client.cancel().await.ok();
+    }
+    assert!(sim.requests().await.is_empty());
+}

@@ -530,3 +530,36 @@ fn docs_prompts_is_generated_from_the_overlay() {
         "docs/prompts.md is stale; run UPDATE_GOLDEN=1 cargo test --test integration server_prompts::"
     );
 }
+
+/// An operator's rename keeps the prompts that name the action: they follow it to its new ID,
+/// nothing is reported as unmatched, and the old ID still leads to the action (not to a
+/// look-alike).
+#[test]
+fn a_rename_keeps_the_prompts_that_name_the_action() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("names.yaml"),
+        "actions:\n  container.restart: {id: container.bounce}\n",
+    )
+    .unwrap();
+    let cat = with_operator_overlays(dir.path()).build().unwrap();
+    let prompt = cat
+        .prompts
+        .iter()
+        .find(|p| p.name == "troubleshoot-container")
+        .expect("the prompt is still served");
+    let named = prompt.actions();
+    assert!(named.contains(&"container.bounce"), "{named:?}");
+    assert!(!named.contains(&"container.restart"), "{named:?}");
+    assert!(
+        cat.unmatched_overlays
+            .iter()
+            .all(|u| u.section != "prompts"),
+        "{:?}",
+        cat.unmatched_overlays
+    );
+    assert_eq!(
+        cat.resolve("container.restart").map(|a| a.id.as_str()),
+        Some("container.bounce")
+    );
+}

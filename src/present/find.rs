@@ -36,7 +36,27 @@ const CLOSEST_DOMAINS: usize = 3;
 const REPHRASE: &str = "Use plain words: a resource and a verb (list containers, pull image, \
                         restart project).";
 
-/// Runs a search on a snapshot (withdrawn actions are never found).
+/// The best match of `query` among every action, when the policy withdrew it and it clearly
+/// leads (a close second means the query was not about it): the action and why it is
+/// withdrawn. Searched again only when the policy withdraws anything.
+fn withdrawn_match<'s>(
+    snap: &'s Snapshot,
+    index: &arcane_catalog::SearchIndex,
+    query: &str,
+) -> Option<(&'s Action, String)> {
+    if !snap.policy.withdraws_any() {
+        return None;
+    }
+    let all = index.search(&snap.catalog, query, 2, &|_: &Action| true);
+    if arcane_catalog::is_weak(&all) {
+        return None;
+    }
+    let a = snap.catalog.get(&all.first()?.id)?;
+    snap.policy.withdrawn(a).map(|why| (a, why))
+}
+
+/// Runs a search on a snapshot (withdrawn actions are never found; the one meant, when
+/// withdrawn, is named with why).
 pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
     let allow = |a: &Action| snap.policy.serves(a);
     let index = match snap.search.get(&snap.catalog) {
@@ -55,7 +75,10 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
         })
         .cloned()
         .collect();
-    let weak = arcane_catalog::is_weak(&served_hits);
+    // The action the query means may be one the policy withdrew: say so, and why, rather than
+    // rank a sibling first as if it were the one (or call the served ones a weak match).
+    let withdrawn = withdrawn_match(snap, index, query);
+    let weak = withdrawn.is_none() && arcane_catalog::is_weak(&served_hits);
     let served: Vec<(&Action, &arcane_catalog::Hit)> = served_hits
         .iter()
         .take(limit)
@@ -73,6 +96,19 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
     // The query is the client's text: written as a code span, it cannot add structure.
     let echo = code_span(query);
     let mut text = String::new();
+    if let Some((a, why)) = &withdrawn {
+        text.push_str(&format!(
+            "This asks for {} ({}), which is withdrawn here: {}. It cannot be run; {}\n\n",
+            code_span(&a.id),
+            a.title,
+            why,
+            if results.is_empty() {
+                "nothing near it is served either."
+            } else {
+                "the nearest actions you may run follow."
+            }
+        ));
+    }
     if results.is_empty() {
         text.push_str(&format!("No action matches {echo}. {REPHRASE}\n"));
         text.push_str(&domains_line(snap));
@@ -137,12 +173,16 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
     let mut r = CallToolResult::success(vec![crate::present::blocks::assistant_text(
         arcane_markdown::sanitize(&text).into_owned(),
     )]);
-    r.structured_content = Some(json!({
+    let mut structured = json!({
         "query": query,
         "count": results.len(),
         "weak": weak,
         "results": results,
-    }));
+    });
+    if let Some((a, why)) = &withdrawn {
+        structured["withdrawn"] = json!({"id": a.id, "title": a.title, "reason": why});
+    }
+    r.structured_content = Some(structured);
     r
 }
 

@@ -784,6 +784,11 @@ fn index(actions: &[Action]) -> (HashMap<String, usize>, HashMap<String, usize>)
         if let Some(op) = &a.operation_id {
             aliases.entry(op.clone()).or_insert(i);
         }
+        // The ID before an overlay renamed it: the old name keeps leading to the action
+        // (prompts, calls, a model's memory of the old name) instead of to a look-alike.
+        if !a.derived_id.is_empty() && a.derived_id != a.id {
+            aliases.entry(a.derived_id.clone()).or_insert(i);
+        }
     }
     (by_id, aliases)
 }

@@ -326,6 +326,18 @@ impl Policy {
         self.withdrawn(a).is_none()
     }
 
+    /// Whether any rule here can withdraw an action (read-only, an allow-list, a preset, an
+    /// exclusion, `never-destructive`, a caller's narrowing): without one, every action is
+    /// served and nothing needs asking about.
+    pub fn withdraws_any(&self) -> bool {
+        self.read_only
+            || !self.exclude.is_empty()
+            || !self.allow.is_empty()
+            || self.preset.is_some()
+            || self.confirmation == Confirmation::NeverDestructive
+            || self.caller.is_some()
+    }
+
     /// Exclusion entries (`--exclude-tools`, a preset's `exclude`) that name no action or
     /// domain of the catalog: each means an action the operator meant to withdraw may be
     /// served, so the snapshot is refused (at startup, or a reload that keeps the last good

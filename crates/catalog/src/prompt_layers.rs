@@ -119,6 +119,20 @@ pub(crate) fn assemble(
         if bad {
             continue;
         }
+        // A prompt follows an overlay's rename: an action written by its ID before the rename
+        // (the built-in prompts are) is the renamed action.
+        let parts = parts
+            .into_iter()
+            .map(|p| match p {
+                Part::Action(id) if catalog.get(&id).is_none() => {
+                    match catalog.resolve(&id).filter(|a| a.derived_id == id) {
+                        Some(renamed) => Part::Action(renamed.id.clone()),
+                        None => Part::Action(id),
+                    }
+                }
+                other => other,
+            })
+            .collect();
         let prompt = Prompt {
             name: name.to_string(),
             title: m.title.unwrap_or_else(|| name.replace('-', " ")),
