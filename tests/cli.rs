@@ -3126,3 +3126,41 @@ async fn http_confirmation_quota_is_the_tokens_however_the_header_is_spelt() {
     assert!(crate::server_support::writes(&sim.requests().await).is_empty());
     server.stop().await;
 }
+
+/// `arcane-mcp call` speaks to a person at a shell: an unconfirmed call that needs confirming
+/// says to add `--confirm` (the model's `"confirm": true` means nothing there), and
+/// `--confirm` runs it.
+#[test]
+fn call_tells_a_shell_user_to_add_confirm() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cmd_in(
+        dir.path(),
+        &[
+            "demo",
+            "call",
+            "container.kill",
+            "--param",
+            "containerId=web-1",
+        ],
+    )
+    .output()
+    .unwrap();
+    let said = stdout(&out) + &stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("--confirm"), "{said}");
+    assert!(!said.contains("\"confirm\": true"), "{said}");
+    let out = cmd_in(
+        dir.path(),
+        &[
+            "demo",
+            "call",
+            "container.kill",
+            "--param",
+            "containerId=web-1",
+            "--confirm",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -1881,3 +1881,31 @@ async fn a_loopback_redirect_uri_matches_with_any_port_and_nothing_else() {
     assert_eq!(authorize(&base, &q).await.status, 400);
     server.stop().await;
 }
+
+/// An error's next step names the key the person has: after sign-in with Arcane, the key their
+/// sign-in made — not an `X-Arcane-API-Key` header they never sent (a 401 and a 403 alike).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_names_the_key_the_sign_in_made() {
+    let sim = sim_with_people().await;
+    let server = server_at(&sim, free_port(), &[]).await;
+    let client = client_id(&server.base, "Claude").await;
+    let (code, verifier) = code_for(&server.base, &client, &PASSWORD).await;
+    let (status, tokens) = exchange(&server.base, &client, &code, &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    for status in [401, 403] {
+        sim.fault(
+            json!({"method": "GET", "path": "/containers$", "kind": "status",
+            "status": status, "times": 1,
+            "body": {"success": false, "error": "permission denied: containers:list"}}),
+        )
+        .await;
+        let (_, _, body) =
+            post_call_2026(&server.base, &access, "phone", "container.list", json!({})).await;
+        assert!(
+            body.contains("the Arcane API key your sign-in made"),
+            "{status}: {body}"
+        );
+        assert!(!body.contains("X-Arcane-API-Key"), "{status}: {body}");
+    }
+}

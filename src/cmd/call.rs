@@ -48,10 +48,37 @@ pub async fn call(app: &App, args: &CallArgs) -> Result<CallToolResult> {
         progress: Some(tx),
         ..CallContext::default()
     };
-    let result = app.server().call(&tool, Some(&arguments), &ctx).await;
+    let mut result = app.server().call(&tool, Some(&arguments), &ctx).await;
     drop(ctx);
     let _ = printer.await;
+    if !args.confirm {
+        for_the_shell(&mut result);
+    }
     Ok(result)
+}
+
+/// A person at a shell confirms with a flag, not with the model's `"confirm": true`: the
+/// refusal of an unconfirmed call says so in their terms.
+fn for_the_shell(result: &mut CallToolResult) {
+    if result.is_error != Some(true) {
+        return;
+    }
+    for c in &mut result.content {
+        if let rmcp::model::ContentBlock::Text(t) = c
+            && t.text.contains("so it needs \"confirm\": true")
+        {
+            t.text = t
+                .text
+                .replace(
+                    "so it needs \"confirm\": true",
+                    "so it runs only with --confirm",
+                )
+                .replace(
+                    "Ask the user, then call again with confirm set to true.",
+                    "Add --confirm to the command once you are sure.",
+                );
+        }
+    }
 }
 
 /// The parameters of a call: `--params` JSON, then each `--param NAME=VALUE`. A value is JSON

@@ -15,6 +15,9 @@ pub struct HttpCaller {
     pub token: Option<Arc<TokenLabel>>,
     /// The caller's own Arcane key, when the key policy lets it be used.
     pub credential: Option<Auth>,
+    /// Where that key came from, as an error's next step names it (`None`: the
+    /// `X-Arcane-API-Key` header).
+    pub credential_label: Option<&'static str>,
     /// Whose quota of open confirmations it counts against: the digest of the token (and key)
     /// the gate authenticated — the same however the `Authorization` header is spelt —, or,
     /// without tokens, the client's address (an IPv6 /64, as the rate limit counts it) when

@@ -391,6 +391,7 @@ impl ArcaneServer {
             cancel: cancel.clone(),
             progress: None,
             credential: self.credential(&context.extensions),
+            credential_label: HttpCaller::of(&context.extensions).and_then(|c| c.credential_label),
             cannot_ask: false,
         };
         let caller = self.caller(&context, &ctx);
@@ -557,6 +558,7 @@ impl ArcaneServer {
             cancel: context.ct.clone(),
             progress: None,
             credential: self.credential(&context.extensions),
+            credential_label: HttpCaller::of(&context.extensions).and_then(|c| c.credential_label),
             cannot_ask: false,
         }
     }

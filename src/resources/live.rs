@@ -824,7 +824,7 @@ impl Shared {
             cancel: stop.child_token(),
             progress: None,
             credential,
-            cannot_ask: false,
+            ..CallContext::default()
         };
         let mut items = Vec::new();
         for page in 0..MAX_PAGES {

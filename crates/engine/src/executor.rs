@@ -63,6 +63,9 @@ pub struct CallContext {
     /// The caller's own Arcane credential (HTTP `X-Arcane-API-Key`, docs/security.md): when
     /// set, every request of the call carries it instead of the configured one.
     pub credential: Option<Auth>,
+    /// Where that credential came from, in the words an error's next step names it with
+    /// (the header the caller sent, the key a sign-in made); `None` for the header.
+    pub credential_label: Option<&'static str>,
     /// The client cannot ask the person (no form elicitation): no question is read, so
     /// nothing is read from Arcane to write one (only a safe-mode preview is).
     pub cannot_ask: bool,
@@ -196,7 +199,9 @@ impl Executor {
 
     fn credential_name(&self, ctx: &CallContext) -> &'static str {
         if ctx.credential.is_some() {
-            return "your Arcane API key (the X-Arcane-API-Key header)";
+            return ctx
+                .credential_label
+                .unwrap_or("your Arcane API key (the X-Arcane-API-Key header)");
         }
         match self.config.auth {
             Auth::ApiKey(_) => "the API key (ARCANE_API_KEY / --api-key)",

@@ -54,6 +54,19 @@ fn http_caller(req: &Request, admitted: &Admitted, key_source: KeySource) -> Htt
             Some(key) => Some(Auth::ApiKey(key)),
             None => guard::client_key(key_source, headers).map(Auth::ApiKey),
         },
+        // An error's next step names the key the person knows: the one their sign-in made, the
+        // users file's, or the header they sent.
+        credential_label: admitted
+            .oauth
+            .as_ref()
+            .filter(|o| o.key.is_some())
+            .map(|o| {
+                if o.grant.grant_id.is_some() {
+                    "the Arcane API key your sign-in made (sign in again to make a new one; deleting it in Arcane under Settings → API Keys ends the access)"
+                } else {
+                    "the Arcane key the server's users file (ARCANE_MCP_OAUTH_USERS) gives you"
+                }
+            }),
         quota_key,
         binding: crate::mcp::confirm::binding([
             header(guard::SESSION_HEADER),
