@@ -675,3 +675,35 @@ async fn a_search_for_a_withdrawn_action_says_it_is_withdrawn() {
     }
     assert!(sim.requests().await.is_empty());
 }
+
+/// Every refusal of every rule reads as one sentence: no run of spaces from a broken line
+/// continuation, no doubled full stop — for each action of the catalog.
+#[test]
+fn refusals_read_as_sentences() {
+    use arcane_catalog::{Confirmation, Policy};
+    let cat = catalog();
+    let policies = [
+        Policy::new(true, false, &[]),
+        Policy::new(false, false, &["container".to_string()]),
+        Policy::new(false, false, &[]).with_allow(&["image.list".to_string()], None),
+        Policy::new(false, false, &[])
+            .with_allow(&[], Some("troubleshoot"))
+            .resolve_preset(&cat)
+            .unwrap(),
+        Policy::new(false, false, &[]).with_confirm(Confirmation::NeverDestructive),
+    ];
+    let mut seen = 0;
+    for p in &policies {
+        for a in &cat.actions {
+            let Some(why) = p.withdrawn(a) else { continue };
+            seen += 1;
+            let said = arcane_engine::CallError::Withdrawn { reason: why }.to_string();
+            assert!(
+                !said.contains("  ") && !said.contains(".."),
+                "{}: {said}",
+                a.id
+            );
+        }
+    }
+    assert!(seen > 300, "{seen}");
+}

@@ -219,7 +219,8 @@ impl Policy {
             let Some(found) = catalog.presets.get(name.as_str()) else {
                 let known: Vec<&str> = catalog.presets.keys().map(String::as_str).collect();
                 anyhow::bail!(
-                    "preset {name:?} (ARCANE_MCP_PRESET) is not defined; the overlays define: {}                      (built in: overrides/presets.yaml; add your own in an overlay's `presets`)",
+                    "preset {name:?} (ARCANE_MCP_PRESET) is not defined; the overlays define: {} \
+                     (built in: overrides/presets.yaml; add your own in an overlay's `presets`)",
                     known.join(", ")
                 );
             };
@@ -299,7 +300,8 @@ impl Policy {
         }
         if self.confirmation == Confirmation::NeverDestructive && a.destructive {
             return Some(format!(
-                "{} is destructive and the server refuses destructive actions                  (ARCANE_MCP_CONFIRM=never-destructive)",
+                "{} is destructive and the server refuses destructive actions \
+                 (ARCANE_MCP_CONFIRM=never-destructive)",
                 a.id
             ));
         }

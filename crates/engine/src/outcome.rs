@@ -66,8 +66,9 @@ pub enum CallError {
     /// No action of that name: the closest names, or the overlay's reason for excluding it.
     #[error("{0}")]
     UnknownAction(String),
-    /// The policy withdraws the action (read-only, exclusions).
-    #[error("{reason}. It cannot be run on this server.")]
+    /// The policy withdraws the action (read-only, exclusions). A reason that ends its own
+    /// sentence (an operator's preset description, say) gets no second full stop.
+    #[error("{}. It cannot be run on this server.", .reason.trim_end_matches('.'))]
     Withdrawn { reason: String },
     /// The parameters do not fit the action (validation, encoded parameters).
     #[error("{0}")]
@@ -305,6 +306,22 @@ mod tests {
             timeout.to_string(),
             "image.pull timed out after 30s. The change may have happened anyway: check the \
              current state before retrying, rather than repeating the call blindly."
+        );
+        // A reason that ends its own sentence gets no second full stop.
+        let withdrawn = CallError::Withdrawn {
+            reason: "container.kill is not part of your preset \"ops\" (Day-to-day work.).".into(),
+        };
+        assert_eq!(
+            withdrawn.to_string(),
+            "container.kill is not part of your preset \"ops\" (Day-to-day work.). It cannot be \
+             run on this server."
+        );
+        let withdrawn = CallError::Withdrawn {
+            reason: "read-only.".into(),
+        };
+        assert_eq!(
+            withdrawn.to_string(),
+            "read-only. It cannot be run on this server."
         );
         let large = CallError::TooLarge {
             action: "container.list".into(),

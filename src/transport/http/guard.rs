@@ -42,7 +42,8 @@ impl Tokens {
                 }
                 let says = |n: Option<&str>| n.map_or("unnamed".to_string(), |n| format!("'{n}'"));
                 return Err(format!(
-                    "the same bearer token is given twice, as {} and as {} (fingerprint {}):                      give each person a token of their own, or one name per token",
+                    "the same bearer token is given twice, as {} and as {} (fingerprint {}): \
+                     give each person a token of their own, or one name per token",
                     says(seen.name.as_deref()),
                     says(name),
                     seen.fingerprint
