@@ -249,6 +249,19 @@ async fn prompt_arguments_complete_from_arcanes_names() {
             .iter()
             .all(|c| c.to_ascii_lowercase().contains("we"))
     );
+    // Names before IDs that merely contain the typed letters (hex digits do): after what
+    // starts with them, every name containing "b" (db-1, web-1) comes before such an ID.
+    let typed_b = complete(&client, "troubleshoot-container", "container", "b", None).await;
+    let is_id = |v: &String| v.len() >= 12 && v.bytes().all(|b| b.is_ascii_hexdigit());
+    let first_id = typed_b
+        .iter()
+        .position(|v| is_id(v) && !v.starts_with('b'))
+        .expect("an ID containing b");
+    for name in ["db-1", "web-1"] {
+        let at = typed_b.iter().position(|v| v == name).expect(name);
+        assert!(at < first_id, "{name} after an ID: {typed_b:?}");
+    }
+    assert_eq!(typed_b[0], "backup-1", "{typed_b:?}");
     let projects = complete(&client, "update-project-images", "project", "", None).await;
     assert!(projects.contains(&"webshop".to_string()), "{projects:?}");
     let envs = complete(&client, "host-attention", "environment", "", None).await;

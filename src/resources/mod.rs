@@ -478,7 +478,8 @@ pub async fn complete(
 }
 
 /// The values a client may be offered for `partial`: those containing it (ignoring case),
-/// those starting with it first, at most [`CompletionInfo::MAX_VALUES`] with the total.
+/// those starting with it first, otherwise in the order given (names before IDs), at most
+/// [`CompletionInfo::MAX_VALUES`] with the total.
 pub fn completion(mut values: Vec<String>, partial: &str) -> CompleteResult {
     let partial = partial.to_ascii_lowercase();
     values.retain(|v| v.to_ascii_lowercase().contains(&partial));
@@ -517,7 +518,7 @@ pub async fn names_of(
     ids(snap, exec, ctx, action, in_env.then_some(env), fields).await
 }
 
-/// Identifiers (names first, then IDs) from a list action's items.
+/// Identifiers from a list action's items: every item's names, then every item's IDs.
 async fn ids(
     snap: &Snapshot,
     exec: &Executor,
@@ -540,17 +541,21 @@ async fn ids(
     else {
         return Vec::new();
     };
-    let mut out = Vec::new();
+    // Every name before every ID: a person types names, and an ID that merely contains the
+    // typed letters (hex digits do) must not push a name that matches off the list.
+    let (mut names, mut out) = (Vec::new(), Vec::new());
     for item in items {
         for f in fields {
+            let into = if *f == "id" { &mut out } else { &mut names };
             match item.get(*f) {
-                Some(Value::String(s)) => out.push(s.clone()),
+                Some(Value::String(s)) => into.push(s.clone()),
                 Some(Value::Array(a)) => {
-                    out.extend(a.iter().filter_map(Value::as_str).map(str::to_string))
+                    into.extend(a.iter().filter_map(Value::as_str).map(str::to_string))
                 }
                 _ => {}
             }
         }
     }
-    out
+    names.append(&mut out);
+    names
 }
