@@ -871,3 +871,23 @@ fn the_built_in_long_running_list_covers_every_stream_and_handler() {
         assert!(!cat.resolve(id).unwrap().long_running, "{id} is instant");
     }
 }
+
+/// image.prune takes `dangling` twice (the query's, and the body's lifted as `body_dangling`):
+/// each says which wins, so a model can choose one instead of guessing.
+#[test]
+fn image_prunes_two_danglings_say_which_wins() {
+    let cat = build(&fixtures::spec_v2());
+    let a = cat.get("image.prune").unwrap();
+    let says = |name: &str| {
+        a.input_schema["properties"][name]["description"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(says("dangling").contains("body_dangling"), "{}", says("dangling"));
+    assert!(
+        says("body_dangling").contains("wins over dangling"),
+        "{}",
+        says("body_dangling")
+    );
+}

@@ -39,8 +39,12 @@ pub(crate) fn number_text(field: &str, n: &serde_json::Number) -> String {
     format!("{n}{}", number_units(field, n).unwrap_or_default())
 }
 
-/// ` (1.5 GB)` when `n` is a whole byte count of at least 1000 in a byte-count field.
+/// ` (1.5 GB)` when `n` is a whole byte count of at least 1000 in a byte-count field;
+/// ` (2024-04-13 09:20 UTC)` when it is a Unix time in a time field (Docker's `Created`).
 pub(crate) fn number_units(field: &str, n: &serde_json::Number) -> Option<String> {
+    if let Some(t) = time_units(field, n) {
+        return Some(t);
+    }
     let b = n.as_u64().or_else(|| {
         n.as_f64()
             .filter(|f| f.is_finite() && *f >= 0.0 && f.fract() == 0.0 && *f < 1.8e19)
@@ -48,6 +52,31 @@ pub(crate) fn number_units(field: &str, n: &serde_json::Number) -> Option<String
     })?;
     (b >= 1000 && is_byte_field(field) && !is_identifier_field(field))
         .then(|| format!(" ({})", human_bytes(b)))
+}
+
+/// Fields whose numbers are times: Docker's `Created` (seconds), and names that say so.
+fn is_time_field(field: &str) -> bool {
+    let f = field.to_ascii_lowercase();
+    matches!(f.as_str(), "created" | "createdat" | "updatedat" | "time" | "timestamp")
+        || f.ends_with("timestamp")
+}
+
+/// ` (2024-04-13 09:20 UTC)` for a Unix time in seconds (or milliseconds) between 2000 and
+/// 2100 in a time field: a count in such a field outside those years is left as it is.
+fn time_units(field: &str, n: &serde_json::Number) -> Option<String> {
+    if !is_time_field(field) {
+        return None;
+    }
+    let v = n.as_i64()?;
+    const FROM: i64 = 946_684_800; // 2000-01-01
+    const TO: i64 = 4_102_444_800; // 2100-01-01
+    let secs = match v {
+        FROM..=TO => v,
+        _ if (FROM * 1000..=TO * 1000).contains(&v) => v / 1000,
+        _ => return None,
+    };
+    let t = chrono::DateTime::from_timestamp(secs, 0)?;
+    Some(format!(" ({})", t.format("%Y-%m-%d %H:%M UTC")))
 }
 
 /// The human units of a byte count Arcane sent as decimal text: compose-go writes compose
