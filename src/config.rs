@@ -338,7 +338,8 @@ pub struct CatalogSourceArgs {
         default_value = "catalog"
     )]
     pub catalog_dir: PathBuf,
-    /// Where a spec fetched from Arcane is cached.
+    /// Where a spec fetched from Arcane is cached (default: one file per Arcane URL in the cache
+    /// directory); a copy fetched from another URL is never used.
     #[arg(long, env = "ARCANE_MCP_SPEC_CACHE", value_name = "PATH")]
     pub spec_cache: Option<PathBuf>,
 }

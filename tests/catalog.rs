@@ -884,7 +884,11 @@ fn image_prunes_two_danglings_say_which_wins() {
             .unwrap_or_default()
             .to_string()
     };
-    assert!(says("dangling").contains("body_dangling"), "{}", says("dangling"));
+    assert!(
+        says("dangling").contains("body_dangling"),
+        "{}",
+        says("dangling")
+    );
     assert!(
         says("body_dangling").contains("wins over dangling"),
         "{}",

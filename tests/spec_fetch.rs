@@ -44,6 +44,21 @@ async fn fetched_then_cached_then_served_from_the_cache() {
     let doc = load(source.clone()).await.unwrap();
     assert_eq!(doc.version(), "1.11.2");
 
+    // Another Arcane URL (a mistyped port) is not served the cached copy of this one, and the
+    // error says why; the default cache file is one per URL.
+    let elsewhere = SpecSource {
+        arcane_url: Some("http://127.0.0.1:9".into()),
+        ..source.clone()
+    };
+    let msg = format!("{:#}", load(elsewhere).await.unwrap_err());
+    assert!(
+        msg.contains("fetched from another Arcane URL") && msg.contains("ARCANE_URL"),
+        "{msg}"
+    );
+    let a = arcane_mcp::load::spec::default_cache_file(dir.path(), "http://arcane:3552");
+    let b = arcane_mcp::load::spec::default_cache_file(dir.path(), "http://arcane:3553");
+    assert_ne!(a, b);
+
     // No cache either: a clear error naming what to set.
     let no_cache = SpecSource {
         cache_path: Some(dir.path().join("absent.json")),

@@ -58,10 +58,12 @@ impl Sources {
     /// The sources the settings name: `--spec`, `--overrides`, `--catalog-dir`, and the spec
     /// fetched from `arcane_url` (cached at `--spec-cache`) when no file is found.
     pub fn from_args(args: &CatalogSourceArgs, arcane_url: Option<&str>) -> Sources {
-        let cache = args
-            .spec_cache
-            .clone()
-            .or_else(|| Some(dirs::cache_home()?.join("openapi.json")));
+        let cache = args.spec_cache.clone().or_else(|| {
+            Some(crate::load::spec::default_cache_file(
+                &dirs::cache_home()?,
+                arcane_url?,
+            ))
+        });
         Sources {
             spec: SpecSource {
                 explicit: args.spec.clone(),

@@ -101,13 +101,22 @@ impl SpecSource {
             Ok((text, format)) => SpecDoc::parse_as(&text, &endpoint, format),
             Err(fetch_err) => match &self.cache_path {
                 Some(cache) if cache.is_file() => {
+                    let mut doc = SpecDoc::from_file(cache)?;
+                    // Another Arcane's document (a wrong host or port) is not this one's.
+                    if doc.root.get(SOURCE_MARK).and_then(|v| v.as_str())
+                        != Some(source_mark(&endpoint).as_str())
+                    {
+                        return Err(fetch_err.context(format!(
+                            "cannot fetch the OpenAPI document from {endpoint}, and the cached copy at {} was fetched from another Arcane URL, so it is not used; check ARCANE_URL (host and port) or pass --spec PATH",
+                            cache.display()
+                        )));
+                    }
                     tracing::warn!(
                         url = %crate::logging::masked_url(&endpoint),
                         cache = %cache.display(),
                         error = %crate::logging::without_url_password(&format!("{fetch_err:#}"), &endpoint),
                         "Arcane is unreachable; using the cached OpenAPI document, which may be stale"
                     );
-                    let mut doc = SpecDoc::from_file(cache)?;
                     doc.watch_path = None;
                     Ok(doc)
                 }
@@ -131,7 +140,13 @@ impl SpecSource {
         if let Some(dir) = cache.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let written = serde_json::to_vec(&doc.root)
+        // Marked with where it came from (a digest: ARCANE_URL may hold a password), so a
+        // start against another Arcane never mistakes it for its own.
+        let mut root = doc.root.clone();
+        if let Some(map) = root.as_object_mut() {
+            map.insert(SOURCE_MARK.into(), source_mark(&endpoint(url)).into());
+        }
+        let written = serde_json::to_vec(&root)
             .map_err(std::io::Error::other)
             .and_then(|text| {
                 // A temporary file renamed into place: a reader never sees half a document.
@@ -142,6 +157,27 @@ impl SpecSource {
             tracing::warn!(path = %cache.display(), error = %e, "cannot write the spec cache");
         }
     }
+}
+
+/// The cached document's mark of the URL it was fetched from (an OpenAPI `x-` extension).
+const SOURCE_MARK: &str = "x-arcane-mcp-fetched-from";
+
+/// The mark of an endpoint: its SHA-256, hex.
+fn source_mark(endpoint: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(endpoint.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The default cache file of the document fetched from `url`: one per Arcane URL, so two
+/// Arcanes (or a mistyped port) never share one.
+pub fn default_cache_file(dir: &std::path::Path, url: &str) -> PathBuf {
+    dir.join(format!(
+        "openapi-{}.json",
+        &source_mark(&endpoint(url))[..16]
+    ))
 }
 
 /// Where Arcane serves its document.

@@ -57,8 +57,10 @@ pub(crate) fn number_units(field: &str, n: &serde_json::Number) -> Option<String
 /// Fields whose numbers are times: Docker's `Created` (seconds), and names that say so.
 fn is_time_field(field: &str) -> bool {
     let f = field.to_ascii_lowercase();
-    matches!(f.as_str(), "created" | "createdat" | "updatedat" | "time" | "timestamp")
-        || f.ends_with("timestamp")
+    matches!(
+        f.as_str(),
+        "created" | "createdat" | "updatedat" | "time" | "timestamp"
+    ) || f.ends_with("timestamp")
 }
 
 /// ` (2024-04-13 09:20 UTC)` for a Unix time in seconds (or milliseconds) between 2000 and
