@@ -1006,12 +1006,30 @@ async fn the_question_names_the_targets_given_by_id() {
         )),
         "{q}"
     );
+    // The default environment, an ID, by its name too.
+    assert!(q.contains("in environment `0` (`local`)"), "{q}");
     // A project given by its ID: its name beside it.
     let destroy = json!({"action": "project.destroy",
         "params": {"projectId": "7d3f5a9e-2c41-4b8e-9f10-3a6c8e2d1b01"}});
     call(&client, "arcane_execute_action", destroy).await;
     let q = handler.questions().pop().expect("asked");
     assert!(q.contains("— project `webshop` (`7d3f5a9e-2c4…`)"), "{q}");
+    // A swarm service given by its ID: its name beside it.
+    let services = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "swarm_service.list"}),
+    )
+    .await;
+    let first = &services.structured_content.clone().unwrap()["items"][0];
+    let (sid, sname) = (
+        first["id"].as_str().unwrap().to_string(),
+        first["name"].as_str().unwrap().to_string(),
+    );
+    let delete = json!({"action": "swarm_service.delete", "params": {"serviceId": sid}});
+    call(&client, "arcane_execute_action", delete).await;
+    let q = handler.questions().pop().expect("asked");
+    assert!(q.contains(&format!("— swarm service `{sname}`")), "{q}");
     assert!(writes(&sim.requests().await).is_empty());
     client.cancel().await.ok();
 

@@ -146,6 +146,10 @@ pub fn describe_known(
         text.push_str(&code_span(&reveal(&clip(env, 64)).0));
         if let Some(p) = env_param {
             text.push_str(&given_as(given, &p.name));
+            // Given as an ID (or the default): its name, which the person knows.
+            if let Some(n) = known.names.get(&p.name).filter(|n| n.name != env) {
+                text.push_str(&format!(" ({})", code_span(&reveal(&clip(&n.name, 120)).0)));
+            }
         }
     }
     // The target first (path parameters), then the scope, in the action's order.

@@ -59,6 +59,30 @@ pub(crate) async fn read(
             known.names.insert(p.name.clone(), n);
         }
     }
+    // The environment by name too, when it was given (or defaulted) as an ID.
+    let env_param = action
+        .params
+        .iter()
+        .find(|p| p.location == ParamLocation::Environment);
+    if let Some(p) = env_param.filter(|p| !given.contains_key(&p.name))
+        && let Some((r, through)) = scope
+            .catalog
+            .resolvers
+            .iter()
+            .filter(|r| r.param == p.name)
+            .find_map(|r| served(&r.through).map(|t| (r, t)))
+    {
+        let named = tokio::time::timeout(
+            limit,
+            resolve::name_of(exec, auth, r, through, &environment, &environment),
+        )
+        .await
+        .ok()
+        .flatten();
+        if let Some(n) = named {
+            known.names.insert(p.name.clone(), n);
+        }
+    }
     // What the call would remove, for each note that applies and can list it.
     for (i, note) in action.confirm_scope.iter().enumerate() {
         let Some(list) = note.lists.as_ref().filter(|_| note.applies(params)) else {

@@ -36,15 +36,14 @@ pub(crate) fn trim_chars(s: &str, max: usize) -> (&str, bool) {
 /// A number as Arcane sent it, with human units appended for byte counts
 /// (some encoders send whole byte counts as floats: `1.5e9`).
 pub(crate) fn number_text(field: &str, n: &serde_json::Number) -> String {
+    if let Some(t) = time_text(field, n) {
+        return t;
+    }
     format!("{n}{}", number_units(field, n).unwrap_or_default())
 }
 
-/// ` (1.5 GB)` when `n` is a whole byte count of at least 1000 in a byte-count field;
-/// ` (2024-04-13 09:20 UTC)` when it is a Unix time in a time field (Docker's `Created`).
+/// ` (1.5 GB)` when `n` is a whole byte count of at least 1000 in a byte-count field.
 pub(crate) fn number_units(field: &str, n: &serde_json::Number) -> Option<String> {
-    if let Some(t) = time_units(field, n) {
-        return Some(t);
-    }
     let b = n.as_u64().or_else(|| {
         n.as_f64()
             .filter(|f| f.is_finite() && *f >= 0.0 && f.fract() == 0.0 && *f < 1.8e19)
@@ -63,9 +62,10 @@ fn is_time_field(field: &str) -> bool {
     ) || f.ends_with("timestamp")
 }
 
-/// ` (2024-04-13 09:20 UTC)` for a Unix time in seconds (or milliseconds) between 2000 and
-/// 2100 in a time field: a count in such a field outside those years is left as it is.
-fn time_units(field: &str, n: &serde_json::Number) -> Option<String> {
+/// `2024-04-13 09:20 UTC` for a Unix time in seconds (or milliseconds) between 2000 and
+/// 2100 in a time field, in place of the count (`structuredContent` keeps the number): a
+/// count in such a field outside those years is left as it is.
+fn time_text(field: &str, n: &serde_json::Number) -> Option<String> {
     if !is_time_field(field) {
         return None;
     }
@@ -78,7 +78,7 @@ fn time_units(field: &str, n: &serde_json::Number) -> Option<String> {
         _ => return None,
     };
     let t = chrono::DateTime::from_timestamp(secs, 0)?;
-    Some(format!(" ({})", t.format("%Y-%m-%d %H:%M UTC")))
+    Some(t.format("%Y-%m-%d %H:%M UTC").to_string())
 }
 
 /// The human units of a byte count Arcane sent as decimal text: compose-go writes compose

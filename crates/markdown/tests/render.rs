@@ -47,9 +47,9 @@ fn container_page_with_pagination_and_counts() {
 
 | id | names | state | status | image | created |
 |---|---|---|---|---|---|
-| 4f2a9c1e8b7d | /web-1 | running | Up 3 hours (healthy) | nginx:1.25 | 1714560000 (2024-05-01 10:40 UTC) |
-| 9d8e7f6a5b4c | /db | exited | Exited (0) 2 hours ago | postgres:16 | 1714556400 (2024-05-01 09:40 UTC) |
-| 1a2b3c4d5e6f | `/<none>:<none>` | created | Created | `<none>:<none>` | 1714552800 (2024-05-01 08:40 UTC) |
+| 4f2a9c1e8b7d | /web-1 | running | Up 3 hours (healthy) | nginx:1.25 | 2024-05-01 10:40 UTC |
+| 9d8e7f6a5b4c | /db | exited | Exited (0) 2 hours ago | postgres:16 | 2024-05-01 09:40 UTC |
+| 1a2b3c4d5e6f | `/<none>:<none>` | created | Created | `<none>:<none>` | 2024-05-01 08:40 UTC |
 
 Other fields: imageId, command, ports, labels, sizeRw. `container.get` returns a full item.
 
@@ -1106,8 +1106,8 @@ fn every_byte_count_of_the_2_8_0_responses_gets_units() {
     assert!(!ids.contains(" MB") && !ids.contains(" kB"), "{ids}");
 }
 
-/// A Unix time in a time field (Docker's `Created`, in seconds or milliseconds) is shown with
-/// its date, in an object's line and in a list's table; a count outside the years 2000–2100,
+/// A Unix time in a time field (Docker's `Created`, in seconds or milliseconds) is shown as
+/// its date and time, in an object's line and in a list's table; a count outside the years 2000–2100,
 /// or in any other field, is left as it is.
 #[test]
 fn unix_times_are_shown_as_dates() {
@@ -1120,12 +1120,9 @@ fn unix_times_are_shown_as_dates() {
         &json!({"created": 1713000000, "createdAt": 1713000000123u64, "replicas": 1713000000,
                 "time": 42}),
     );
+    assert!(text.contains("- created: 2024-04-13 09:20 UTC\n"), "{text}");
     assert!(
-        text.contains("- created: 1713000000 (2024-04-13 09:20 UTC)"),
-        "{text}"
-    );
-    assert!(
-        text.contains("- createdAt: 1713000000123 (2024-04-13 09:20 UTC)"),
+        text.contains("- createdAt: 2024-04-13 09:20 UTC\n"),
         "{text}"
     );
     assert!(text.contains("- replicas: 1713000000\n"), "{text}");
@@ -1134,5 +1131,5 @@ fn unix_times_are_shown_as_dates() {
         &ctx,
         &json!({"items": [{"id": "sha256:ab", "created": 1714518400}]}),
     );
-    assert!(list.contains("1714518400 (2024-04-30 23:06 UTC)"), "{list}");
+    assert!(list.contains("| 2024-04-30 23:06 UTC |"), "{list}");
 }
