@@ -3133,34 +3133,25 @@ async fn http_confirmation_quota_is_the_tokens_however_the_header_is_spelt() {
 #[test]
 fn call_tells_a_shell_user_to_add_confirm() {
     let dir = tempfile::tempdir().unwrap();
-    let out = cmd_in(
-        dir.path(),
-        &[
-            "demo",
-            "call",
-            "container.kill",
-            "--param",
-            "containerId=web-1",
-        ],
-    )
-    .output()
-    .unwrap();
+    let kill = |extra: &[&str]| {
+        let args = [
+            &[
+                "demo",
+                "call",
+                "container.kill",
+                "--param",
+                "containerId=web-1",
+            ][..],
+            extra,
+        ]
+        .concat();
+        cmd_in(dir.path(), &args).output().unwrap()
+    };
+    let out = kill(&[]);
     let said = stdout(&out) + &stderr(&out);
     assert_ne!(out.status.code(), Some(0), "{said}");
     assert!(said.contains("--confirm"), "{said}");
     assert!(!said.contains("\"confirm\": true"), "{said}");
-    let out = cmd_in(
-        dir.path(),
-        &[
-            "demo",
-            "call",
-            "container.kill",
-            "--param",
-            "containerId=web-1",
-            "--confirm",
-        ],
-    )
-    .output()
-    .unwrap();
+    let out = kill(&["--confirm"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }

@@ -178,16 +178,7 @@ async fn lookup(
     value: &str,
     id_shaped: bool,
 ) -> Result<String, String> {
-    let in_env = through.param("environmentId").is_some();
-    let key = (
-        through.id.clone(),
-        if in_env {
-            environment.to_string()
-        } else {
-            String::new()
-        },
-        credential_digest(&auth.header().1),
-    );
+    let (key, in_env) = list_key(auth, through, environment);
     let mut fresh = false;
     let cached = exec.resolve_cache.get(&key);
     tracing::Span::current().record("arcane.resolve.cached", cached.is_some());
@@ -249,16 +240,7 @@ pub(crate) async fn name_of(
     environment: &str,
     value: &str,
 ) -> Option<crate::effect::Named> {
-    let in_env = through.param("environmentId").is_some();
-    let key = (
-        through.id.clone(),
-        if in_env {
-            environment.to_string()
-        } else {
-            String::new()
-        },
-        credential_digest(&auth.header().1),
-    );
+    let (key, in_env) = list_key(auth, through, environment);
     let items = match exec.resolve_cache.get(&key) {
         Some(items) => items,
         None => {
@@ -589,6 +571,25 @@ pub(crate) async fn fetch_all(
         }
     }
     Ok(items)
+}
+
+/// The resolver cache's key of a list read (the list, its environment when it has one, the
+/// caller's credential), and whether the list is per environment.
+fn list_key(
+    auth: &super::Auth,
+    through: &Action,
+    environment: &str,
+) -> ((String, String, [u8; 32]), bool) {
+    let in_env = through.param("environmentId").is_some();
+    let env = if in_env {
+        environment.to_string()
+    } else {
+        String::new()
+    };
+    (
+        (through.id.clone(), env, credential_digest(&auth.header().1)),
+        in_env,
+    )
 }
 
 /// The full SHA-256 of a credential: the cache's notion of "the same caller".
