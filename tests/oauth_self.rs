@@ -18,7 +18,7 @@ use crate::server_support::Sim;
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
 
-async fn sim_with_people() -> Sim {
+pub(crate) async fn sim_with_people() -> Sim {
     use arcane_sim::{SimRole, SimUser};
     Sim::start_with_users(vec![
         SimUser {
@@ -70,7 +70,7 @@ async fn register(base: &str, body: Value) -> (u16, Value) {
     (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
 }
 
-async fn client_id(base: &str, name: &str) -> String {
+pub(crate) async fn client_id(base: &str, name: &str) -> String {
     let (status, v) = register(
         base,
         json!({"client_name": name, "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}),
@@ -180,7 +180,11 @@ async fn token(base: &str, form: &[(&str, &str)]) -> (u16, Value) {
 }
 
 /// A whole sign-in of `client` with `fields`: the code and the verifier.
-async fn code_for(base: &str, client: &str, fields: &[(&str, &str)]) -> (String, String) {
+pub(crate) async fn code_for(
+    base: &str,
+    client: &str,
+    fields: &[(&str, &str)],
+) -> (String, String) {
     let (verifier, challenge) = pkce();
     let page = authorize(base, &request(client, &challenge, "st-1")).await;
     assert_eq!(page.status, 200, "{}", page.html);
@@ -191,7 +195,7 @@ async fn code_for(base: &str, client: &str, fields: &[(&str, &str)]) -> (String,
     (q["code"].clone(), verifier)
 }
 
-async fn exchange(base: &str, client: &str, code: &str, verifier: &str) -> (u16, Value) {
+pub(crate) async fn exchange(base: &str, client: &str, code: &str, verifier: &str) -> (u16, Value) {
     token(
         base,
         &[
@@ -217,7 +221,7 @@ async fn refresh(base: &str, client: &str, rt: &str) -> (u16, Value) {
     .await
 }
 
-const PASSWORD: [(&str, &str); 4] = [
+pub(crate) const PASSWORD: [(&str, &str); 4] = [
     ("method", "password"),
     ("username", "alice"),
     ("password", "alice-password"),

@@ -35,6 +35,7 @@ mod otel;
 mod output_schema;
 mod packaging;
 mod readme;
+mod recipes;
 mod reload;
 mod render_next_steps;
 mod search_quality;
