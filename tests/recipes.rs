@@ -569,3 +569,102 @@ fn a_state_key_file_of_raw_bytes_says_what_it_should_hold() {
     assert!(err.contains("64 hexadecimal digits"), "{err}");
     assert!(!err.contains("UTF-8"), "{err}");
 }
+
+/// What OAuth mode refuses at startup, with what to set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_settings_are_checked_at_startup() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad_users = dir.path().join("users.yaml");
+    std::fs::write(
+        &bad_users,
+        "users:\n  - match: {sub: a}\n    arcaneKeyEnv: K\n    colour: red\n",
+    )
+    .unwrap();
+    let bad_users = bad_users.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["--oauth-issuer", "https://idp.example.com"],
+            "--oauth-issuer needs --public-url",
+        ),
+        (
+            vec![
+                "--oauth-issuer",
+                "https://idp.example.com",
+                "--public-url",
+                "http://mcp.example.com",
+            ],
+            "must be https://",
+        ),
+        (
+            vec![
+                "--oauth-issuer",
+                "http://idp.example.com",
+                "--public-url",
+                "https://mcp.example.com",
+            ],
+            "--oauth-issuer http://idp.example.com must be an https:// URL",
+        ),
+        (
+            vec!["--oauth-users", bad_users],
+            "--oauth-users needs --oauth-issuer",
+        ),
+        (
+            vec![
+                "--oauth-issuer",
+                "https://idp.example.com",
+                "--public-url",
+                "https://mcp.example.com",
+                "--oauth-users",
+                bad_users,
+            ],
+            "users.yaml:4:",
+        ),
+        (
+            vec![
+                "--oauth-issuer",
+                "self",
+                "--public-url",
+                "https://mcp.example.com",
+                "--state-key-file",
+                bad_users,
+            ],
+            "holds neither 64 hexadecimal digits nor base64",
+        ),
+        (
+            vec![
+                "--oauth-issuer",
+                "self",
+                "--public-url",
+                "https://mcp.example.com",
+                "--oauth-users",
+                bad_users,
+            ],
+            "are for an outside identity provider",
+        ),
+        (
+            // Read in every HTTP mode (it seals the confirmations' request states too).
+            vec!["--state-key-file", bad_users],
+            "holds neither 64 hexadecimal digits nor base64",
+        ),
+    ] {
+        let out = std::process::Command::new(BIN)
+            .current_dir(repo())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .args([
+                "--arcane-url",
+                "http://127.0.0.1:9",
+                "--api-key",
+                "k",
+                "--spec",
+            ])
+            .arg(spec_path())
+            .args(["--transport", "http", "--listen", "127.0.0.1:0"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} started");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
