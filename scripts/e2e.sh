@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite with the end-to-end group (CONTRIBUTING.md, "The test commands"): the
-# README's test command, `cargo test --workspace`, with the `e2e` feature, which compiles in the
-# tests that drive programs from outside the workspace (tests/e2e_*.rs). It first installs
+# README's test command, `cargo test --workspace`, with the test-support crate's `e2e` feature,
+# which compiles in the tests that drive programs from outside the workspace (tests/e2e_*.rs;
+# a feature of that dev-dependency, so the server's own build is the plain one). It first installs
 # those programs, pinned: the MCP Python SDK (pip), the MCP TypeScript SDK, puppeteer-core and
 # the ext-apps SDK, oidc-provider (npm ci, each package-lock.json), and Debian's Chromium and
 # HAProxy (apt-get, when missing). A program that still cannot run fails its test, saying
@@ -41,5 +42,5 @@ if [ "${E2E_SKIP_INSTALL:-}" != 1 ]; then
 fi
 
 step "tests, the end-to-end group included"
-cargo test --workspace --features e2e "$@"
+cargo test --workspace --features arcane-test-support/e2e "$@"
 step "done"

@@ -1,4 +1,4 @@
-//! End-to-end (the `e2e` feature, `scripts/e2e.sh`): OAuth resource-server mode (docs/oauth.md)
+//! End-to-end (`scripts/e2e.sh`): OAuth resource-server mode (docs/oauth.md)
 //! against a real OpenID Provider: `oidc-provider`
 //! (tests/oidc/, pinned by its package-lock; `scripts/e2e.sh` installs it) started by each test on
 //! loopback, the real binary in front of the simulator. Tokens the provider mints (client

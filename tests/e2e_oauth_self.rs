@@ -1,4 +1,4 @@
-//! End-to-end (the `e2e` feature, `scripts/e2e.sh`): sign-in with Arcane (`--oauth-issuer self`)
+//! End-to-end (`scripts/e2e.sh`): sign-in with Arcane (`--oauth-issuer self`)
 //! driven by other programs — the TypeScript SDK's OAuth client with the sign-in page in
 //! Debian's Chromium (tests/browser/oauth.mjs), the Python SDK's OAuth client
 //! (tests/python/oauth_client.py), and two replicas behind Debian's HAProxy sharing a key file.

@@ -1,4 +1,4 @@
-//! End-to-end (the `e2e` feature, `scripts/e2e.sh`): the official MCP SDKs of other languages
+//! End-to-end (`scripts/e2e.sh`): the official MCP SDKs of other languages
 //! as clients of the real binary — the Python SDK (`tests/python/`, pinned as [`PY_MCP`]) and the
 //! TypeScript SDK (`tests/typescript/`, pinned by its package-lock) — over stdio and Streamable
 //! HTTP: every surface, prompts, live resources, the flat profile's results against their

@@ -316,7 +316,7 @@ fn the_readme_commands_are_the_ones_ci_runs() {
         .collect();
     assert_eq!(
         runs,
-        [format!("{test} --features e2e \"$@\"")],
+        [format!("{test} --features arcane-test-support/e2e \"$@\"")],
         "scripts/e2e.sh"
     );
     assert!(

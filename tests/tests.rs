@@ -18,18 +18,16 @@ mod report;
 mod server_support;
 
 // Tests.
-// The end-to-end group (`--features e2e`, run by `scripts/e2e.sh`, which installs what it
-// drives): other programs as clients and peers — the Python and TypeScript MCP SDKs, Chromium,
-// HAProxy, an OpenID provider. Outside it no test runs a program beyond the workspace's own
-// binaries and the base system's.
-#[cfg(feature = "e2e")]
-mod e2e_apps;
-#[cfg(feature = "e2e")]
-mod e2e_oauth;
-#[cfg(feature = "e2e")]
-mod e2e_oauth_self;
-#[cfg(feature = "e2e")]
-mod e2e_sdk;
+// The end-to-end group (`scripts/e2e.sh`, which installs what it drives, then enables the
+// test-support crate's `e2e` feature): other programs as clients and peers — the Python and
+// TypeScript MCP SDKs, Chromium, HAProxy, an OpenID provider. Outside it no test runs a
+// program beyond the workspace's own binaries and the base system's.
+fixtures::e2e! {
+    mod e2e_apps;
+    mod e2e_oauth;
+    mod e2e_oauth_self;
+    mod e2e_sdk;
+}
 // Everything else: nothing to install.
 mod bombs;
 mod catalog;
@@ -98,7 +96,11 @@ fn every_test_file_is_a_module() {
             else {
                 continue;
             };
-            if stem != "tests" && !declared.contains(&format!("\nmod {stem};\n")) {
+            // At the top level, or (indented) in the end-to-end group's `e2e!` block.
+            if stem != "tests"
+                && !declared.contains(&format!("\nmod {stem};\n"))
+                && !declared.contains(&format!("\n    mod {stem};\n"))
+            {
                 missing.push(path.display().to_string());
             }
         }
@@ -112,8 +114,9 @@ fn every_test_file_is_a_module() {
 
 /// `cargo test --workspace` needs nothing beside the Rust toolchain: a test that runs a program
 /// from outside the workspace (an SDK's interpreter, a browser, a proxy, an identity provider)
-/// belongs to the end-to-end group — a `tests/e2e_*.rs` module, compiled only with the `e2e`
-/// feature —, never to the plain suite, where a missing program would fail a stranger's run.
+/// belongs to the end-to-end group — a `tests/e2e_*.rs` module declared in `e2e!`, compiled
+/// only with the test-support crate's `e2e` feature —, never to the plain suite, where a
+/// missing program would fail a stranger's run.
 #[test]
 fn only_the_end_to_end_group_runs_outside_programs() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -147,14 +150,16 @@ fn only_the_end_to_end_group_runs_outside_programs() {
         files(&root.join(dir), &mut all);
     }
     let declared = std::fs::read_to_string(root.join("tests/tests.rs")).unwrap();
+    let group = &declared[declared.find("fixtures::e2e! {").expect("the e2e! block")..];
+    let group = &group[..=group.find("\n}\n").expect("the e2e! block's end")];
     let mut wrong = Vec::new();
     for path in &all {
         let rel = path.strip_prefix(root).unwrap().display().to_string();
         let stem = path.file_stem().unwrap().to_str().unwrap();
         let e2e = rel.starts_with("tests/e2e_");
         if e2e {
-            if !declared.contains(&format!("#[cfg(feature = \"e2e\")]\nmod {stem};\n")) {
-                wrong.push(format!("{rel}: declared without #[cfg(feature = \"e2e\")]"));
+            if !group.contains(&format!("\n    mod {stem};\n")) {
+                wrong.push(format!("{rel}: not declared in the e2e! block"));
             }
             continue;
         }
