@@ -330,20 +330,75 @@ pub fn connection(args: &config::ServeArgs) -> Result<(String, Auth)> {
     let auth = match (nonempty(&args.api_key), nonempty(&args.token)) {
         (Some(k), _) => Auth::ApiKey(k),
         (None, Some(t)) => Auth::Bearer(t),
-        // Over HTTP with callers' own keys only, the server needs none of its own: no call
-        // runs without the caller's key (the HTTP gate refuses requests lacking one).
-        (None, None)
-            if args.http.transport == config::Transport::Http
-                && args.http.arcane_key_source == config::KeySource::Client =>
-        {
-            Auth::ApiKey(String::new())
-        }
-        (None, None) => bail!(
-            // Worded so that no `name: value` pair of a secret's name appears: the fatal error
-            // is masked on its way out (main.rs), and `credential: set` read as one.
-            "no Arcane credential was given. Set ARCANE_API_KEY (--api-key; create one in \
-             Arcane under Settings → API Keys) or ARCANE_TOKEN (--token)"
-        ),
+        (None, None) => match own_key_use(args) {
+            // Every caller brings its own key, so no call, read or feed ever sends this empty
+            // one; the readiness probe, the spec fetch and the sign-in send none at all.
+            None => Auth::ApiKey(String::new()),
+            Some(use_) => bail!(
+                // Worded so that no `name: value` pair of a secret's name appears: the fatal
+                // error is masked on its way out (main.rs), and `credential: set` read as one.
+                "no Arcane credential was given. {}Set ARCANE_API_KEY (--api-key; create one in \
+                 Arcane under Settings → API Keys) or ARCANE_TOKEN (--token){}",
+                use_.why,
+                use_.instead
+            ),
+        },
     };
     Ok((base, auth))
+}
+
+/// Who would run with the server's own Arcane key in these settings, and what else to set.
+struct OwnKeyUse {
+    why: &'static str,
+    instead: &'static str,
+}
+
+/// Whether some caller's calls would run with the server's own key; `None` when every caller
+/// brings one (the server then starts without a key of its own). Over HTTP a caller has its
+/// own key when the key source is `client` (the gate refuses a request without one), or when
+/// it signed in with `--oauth-issuer self` (its token carries the key it made) or through an
+/// outside issuer with `--oauth-users` (each rule names a key); a static bearer token's holder,
+/// an unauthenticated loopback caller or an outside issuer's caller without a users file runs
+/// with the server's key unless it sends its own.
+fn own_key_use(args: &config::ServeArgs) -> Option<OwnKeyUse> {
+    let h = &args.http;
+    if h.transport == config::Transport::Stdio {
+        return Some(OwnKeyUse {
+            why: "",
+            instead: "",
+        });
+    }
+    if h.arcane_key_source == config::KeySource::Client {
+        return None;
+    }
+    const CLIENT_KEYS: &str = ", or ARCANE_MCP_ARCANE_KEY_SOURCE=client so that each caller \
+                               sends its own key in X-Arcane-API-Key";
+    let issuer = h
+        .oauth_issuer
+        .as_deref()
+        .map(str::trim)
+        .filter(|i| !i.is_empty());
+    if !h.auth_tokens.is_empty() || h.auth_token_file.is_some() {
+        return Some(OwnKeyUse {
+            why: "Callers with a bearer token of ARCANE_MCP_AUTH_TOKEN or \
+                  --auth-token-file run with the server's own key (the key source is server \
+                  or either). ",
+            instead: CLIENT_KEYS,
+        });
+    }
+    match issuer {
+        None => Some(OwnKeyUse {
+            why: "Callers over HTTP run with the server's own key (the key source is server or \
+                  either). ",
+            instead: CLIENT_KEYS,
+        }),
+        Some(i) if !i.eq_ignore_ascii_case("self") && h.oauth_users.is_none() => Some(OwnKeyUse {
+            why: "The outside identity provider's callers run with the server's own key \
+                      when no users file maps them to keys of their own. ",
+            instead: ", or ARCANE_MCP_OAUTH_USERS (--oauth-users) to give each person a \
+                          key, or ARCANE_MCP_ARCANE_KEY_SOURCE=client so that each caller sends \
+                          its own key in X-Arcane-API-Key",
+        }),
+        Some(_) => None,
+    }
 }

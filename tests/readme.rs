@@ -285,14 +285,44 @@ fn the_readme_conversation_is_what_the_demo_answers() {
     assert!(checked >= 4, "{block}");
 }
 
-/// The README names the one test command, and CI runs exactly that.
+/// The README names the two commands a stranger runs from a clone — the demo and the tests —
+/// near the top, each in a block of its own; CONTRIBUTING.md names the test command and the
+/// end-to-end group's; CI runs the end-to-end script, which runs exactly the README's test
+/// command with the group's feature (one build for both groups).
 #[test]
-fn the_readme_test_command_is_the_one_ci_runs() {
-    let command = "cargo test --workspace";
-    assert!(read("README.md").contains(&format!("`{command}`")));
-    assert!(read("CONTRIBUTING.md").contains(&format!("\n{command}\n")));
+fn the_readme_commands_are_the_ones_ci_runs() {
+    let readme = read("README.md");
+    let top = &readme[..readme.find("\n## Install").expect("an Install section")];
+    let blocks = fenced_blocks(top);
+    let test = "cargo test --workspace";
+    for command in ["cargo run --release -- demo", test] {
+        assert!(
+            blocks.iter().any(|b| b.trim() == command),
+            "the README states `{command}` in a block of its own before its Install section"
+        );
+    }
+    let contributing = read("CONTRIBUTING.md");
+    for command in [test, "scripts/e2e.sh"] {
+        assert!(
+            contributing.contains(&format!("\n{command}\n")),
+            "CONTRIBUTING.md names `{command}` on a line of its own"
+        );
+    }
+    let script = read("scripts/e2e.sh");
+    let runs: Vec<&str> = script
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("cargo "))
+        .collect();
+    assert_eq!(
+        runs,
+        [format!("{test} --features arcane-test-support/e2e \"$@\"")],
+        "scripts/e2e.sh"
+    );
     assert!(
-        read(".ci/run").lines().any(|l| l.trim() == command),
-        ".ci/run runs `{command}`"
+        read(".ci/run")
+            .lines()
+            .any(|l| l.trim() == "scripts/e2e.sh"),
+        ".ci/run runs scripts/e2e.sh"
     );
 }

@@ -18,7 +18,17 @@ mod report;
 mod server_support;
 
 // Tests.
-mod apps;
+// The end-to-end group (`scripts/e2e.sh`, which installs what it drives, then enables the
+// test-support crate's `e2e` feature): other programs as clients and peers — the Python and
+// TypeScript MCP SDKs, Chromium, HAProxy, an OpenID provider. Outside it no test runs a
+// program beyond the workspace's own binaries and the base system's.
+fixtures::e2e! {
+    mod e2e_apps;
+    mod e2e_oauth;
+    mod e2e_oauth_self;
+    mod e2e_sdk;
+}
+// Everything else: nothing to install.
 mod bombs;
 mod catalog;
 mod catalog_cache;
@@ -29,12 +39,12 @@ mod handlers_http;
 mod hostile;
 mod layout;
 mod model_texts;
-mod oauth;
 mod oauth_self;
 mod otel;
 mod output_schema;
 mod packaging;
 mod readme;
+mod recipes;
 mod reload;
 mod render_next_steps;
 mod search_quality;
@@ -86,7 +96,11 @@ fn every_test_file_is_a_module() {
             else {
                 continue;
             };
-            if stem != "tests" && !declared.contains(&format!("\nmod {stem};\n")) {
+            // At the top level, or (indented) in the end-to-end group's `e2e!` block.
+            if stem != "tests"
+                && !declared.contains(&format!("\nmod {stem};\n"))
+                && !declared.contains(&format!("\n    mod {stem};\n"))
+            {
                 missing.push(path.display().to_string());
             }
         }
@@ -95,5 +109,71 @@ fn every_test_file_is_a_module() {
         missing.is_empty(),
         "{} not declared in the tests.rs beside them: add `mod NAME;` there",
         missing.join(", ")
+    );
+}
+
+/// `cargo test --workspace` needs nothing beside the Rust toolchain: a test that runs a program
+/// from outside the workspace (an SDK's interpreter, a browser, a proxy, an identity provider)
+/// belongs to the end-to-end group — a `tests/e2e_*.rs` module declared in `e2e!`, compiled
+/// only with the test-support crate's `e2e` feature —, never to the plain suite, where a
+/// missing program would fail a stranger's run.
+#[test]
+fn only_the_end_to_end_group_runs_outside_programs() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let outside = regex::Regex::new(
+        r#"Command::new\(\s*"(node|npm|npx|python3?|pip3?|uvx?|haproxy|chromium|openssl|docker|helm|ruby)"|var\("PYTHON"\)"#,
+    )
+    .unwrap();
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("a tests folder") {
+            let path = entry.expect("a directory entry").path();
+            if path.file_name().is_some_and(|n| n == "node_modules") {
+                continue;
+            }
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    for dir in [
+        "tests",
+        "sim/tests",
+        "crates/catalog/tests",
+        "crates/engine/tests",
+        "crates/markdown/tests",
+        "crates/redact/tests",
+        "crates/test-support",
+    ] {
+        files(&root.join(dir), &mut all);
+    }
+    let declared = std::fs::read_to_string(root.join("tests/tests.rs")).unwrap();
+    let group = &declared[declared.find("fixtures::e2e! {").expect("the e2e! block")..];
+    let group = &group[..=group.find("\n}\n").expect("the e2e! block's end")];
+    let mut wrong = Vec::new();
+    for path in &all {
+        let rel = path.strip_prefix(root).unwrap().display().to_string();
+        let stem = path.file_stem().unwrap().to_str().unwrap();
+        let e2e = rel.starts_with("tests/e2e_");
+        if e2e {
+            if !group.contains(&format!("\n    mod {stem};\n")) {
+                wrong.push(format!("{rel}: not declared in the e2e! block"));
+            }
+            continue;
+        }
+        if rel == "tests/tests.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        if let Some(m) = outside.find(&text) {
+            wrong.push(format!("{rel}: {}", m.as_str()));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "outside programs run outside the end-to-end group (move the test to a \
+         tests/e2e_*.rs module): {wrong:?}"
     );
 }

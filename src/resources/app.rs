@@ -17,7 +17,7 @@ pub const MIME: &str = "text/html;profile=mcp-app";
 pub const URI: &str = "ui://arcane/app";
 
 /// The built app: HTML with its CSS and JavaScript inline and a hash-pinned CSP of its own.
-/// `tests/apps.rs` fails when it is not what `apps/build.mjs` makes of `apps/src/`.
+/// `tests/e2e_apps.rs` fails when it is not what `apps/build.mjs` makes of `apps/src/`.
 pub const HTML: &str = include_str!("../../apps/dist/arcane-app.html");
 
 /// The actions that have a view: lists, the dashboard, stats, logs and objects. The app picks

@@ -1,4 +1,4 @@
-// "Sign in with your Arcane account" end to end (tests/oauth_self.rs runs it): the MCP
+// "Sign in with your Arcane account" end to end (tests/e2e_oauth_self.rs runs it): the MCP
 // TypeScript SDK's OAuth client against arcane-mcp --oauth-issuer self — discovery, dynamic
 // registration, PKCE — with the sign-in page driven in Debian's Chromium (puppeteer-core), once
 // with a password and once with a pasted API key; then calls, a refresh, the key deleted in

@@ -1,4 +1,4 @@
-// The MCP Apps view end to end (tests/apps.rs runs it): arcane-mcp against the simulator,
+// The MCP Apps view end to end (tests/e2e_apps.rs runs it): arcane-mcp against the simulator,
 // driven by the MCP TypeScript SDK; the view in Debian's Chromium (puppeteer-core) inside a test
 // host page built on the ext-apps SDK's AppBridge, served on loopback.
 //

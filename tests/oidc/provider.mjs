@@ -1,4 +1,4 @@
-// A real OpenID Provider (oidc-provider, certified) for tests/oauth.rs, on 127.0.0.1 at a free
+// A real OpenID Provider (oidc-provider, certified) for tests/e2e_oauth.rs, on 127.0.0.1 at a free
 // port. Its issuer is printed as one JSON line on stdout once it listens.
 //
 // Usage: node provider.mjs JWT_RESOURCE [OPAQUE_RESOURCE]

@@ -4,7 +4,7 @@ declared outputSchema (it raises when a result does not fit).
 
 Usage: python3 flat_sweep.py BINARY SPEC
 Prints one JSON object: tools listed, tools with an output schema, calls made, successful
-results, error results, and the rejections (tool and the SDK's message). Run by tests/cli.rs.
+results, error results, and the rejections (tool and the SDK's message). Run by tests/e2e_sdk.rs.
 Reading actions go first and destructive ones last, so the demo world lasts as long as it can.
 """
 

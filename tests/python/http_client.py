@@ -5,7 +5,7 @@ Prints one JSON object: the tools listed, the text of a container.list call, a r
 progress of a stream, and whether a wrong token was refused. With OVERRIDES_DIR (the server's
 `--overrides`) and SIM_URL (the simulator's base URL) also: a call cancelled mid-stream (the
 simulator's stream to Arcane is seen aborted) and the list-changed notifications after a hot
-reload (an overlay written into OVERRIDES_DIR). Run by tests/cli.rs.
+reload (an overlay written into OVERRIDES_DIR). Run by tests/e2e_sdk.rs.
 """
 
 import asyncio

@@ -4,7 +4,7 @@ Usage: python3 live.py BINARY
 Subscribes (resources/subscribe) to a container, a project and the dashboard of the demo's
 simulator, stops the container and then takes the project down with tools/call, and records the
 notifications/resources/updated the client hears after each step. Prints one JSON object;
-tests/cli.rs asserts on it.
+tests/e2e_sdk.rs asserts on it.
 """
 
 import asyncio

@@ -7,7 +7,7 @@ dashboard, each in its own session. The simulator cuts the first client stream (
 the server must reconnect. Then web-1 and api-1 are stopped through the simulator's own API;
 each caller records what it is told. B's session ends, A unsubscribes: the one client stream
 the server held for both closes. Prints one JSON object: what the simulator saw of the client
-streams at each step, and what each caller heard. Run by tests/cli.rs.
+streams at each step, and what each caller heard. Run by tests/e2e_sdk.rs.
 """
 
 import asyncio

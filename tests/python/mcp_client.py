@@ -3,7 +3,7 @@
 Usage: python3 mcp_client.py BINARY DIR
 Starts the demo as a client config does, with no --spec (the document built into the binary),
 in the working directory DIR. Prints one JSON object: per surface, the tools listed and the text of a container.list call
-(plus a search on the dynamic surface and a resource read). Run by tests/cli.rs.
+(plus a search on the dynamic surface and a resource read). Run by tests/e2e_sdk.rs.
 """
 
 import asyncio

@@ -16,7 +16,7 @@ Usage:
       registered at the provider, signed in on its development pages as `alice`.
 
 Prints one JSON object: `problems` (empty when all went as it should), `steps` done, and the
-requests the SDK made (method, path, status). Run by tests/oauth_self.rs and tests/oauth.rs.
+requests the SDK made (method, path, status). Run by tests/e2e_oauth_self.rs and tests/e2e_oauth.rs.
 """
 
 import asyncio

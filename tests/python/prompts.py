@@ -6,7 +6,7 @@ prompt argument from the simulator's names, prompts/get of each prompt with comp
 arguments, and which actions each text names, checked against what that server serves
 (tools/list and arcane://tools). Then hot reload: an overlay written in DIR while the server
 runs adds a prompt (the client is told the list changed), and a broken prompt entry keeps the
-last good catalog. Prints one JSON object; tests/cli.rs asserts on it.
+last good catalog. Prints one JSON object; tests/e2e_sdk.rs asserts on it.
 """
 
 import asyncio

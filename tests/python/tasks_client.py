@@ -9,7 +9,7 @@ was seen: the `tasks` capability and the tools' `execution.taskSupport`, a slow 
 (the simulator's stream seen aborted), a failed stream, a TTL expiry, the per-caller limit,
 an instant action and the search tool as tasks, a destructive task confirmed and one declined;
 over HTTP also another token's view of a task and a new session reading the result of a task
-whose session closed. Run by tests/server_tasks.rs, which checks the report and the audit log.
+whose session closed. Run by tests/e2e_sdk.rs, which checks the report and the audit log.
 """
 
 import asyncio

@@ -3,7 +3,7 @@
 // structuredContent against the tool's declared outputSchema (it throws when one does not fit).
 //
 // Usage: node flat_sweep.mjs BINARY SPEC
-// Prints one JSON object, as tests/python/flat_sweep.py does. Run by tests/cli.rs.
+// Prints one JSON object, as tests/python/flat_sweep.py does. Run by tests/e2e_sdk.rs.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 

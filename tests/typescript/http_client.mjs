@@ -5,7 +5,7 @@
 // list-changed notifications (tools, resources, prompts) after a hot reload (an overlay written into OVERRIDES_DIR).
 //
 // Usage: node http_client.mjs URL TOKEN SURFACE [OVERRIDES_DIR SIM_URL]
-// Prints one JSON object. Run by tests/cli.rs.
+// Prints one JSON object. Run by tests/e2e_sdk.rs.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

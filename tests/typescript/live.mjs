@@ -1,5 +1,5 @@
 // Drives `arcane-mcp demo` with the official MCP TypeScript SDK over stdio: its live resources,
-// as tests/python/live.py does (the same report, for tests/cli.rs to check alike).
+// as tests/python/live.py does (the same report, for tests/e2e_sdk.rs to check alike).
 //
 // Usage: node live.mjs BINARY
 // Subscribes (resources/subscribe) to a container, a project and the dashboard of the demo's

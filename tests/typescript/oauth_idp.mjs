@@ -1,5 +1,5 @@
 // The MCP TypeScript SDK's OAuth client against `arcane-mcp` in resource-server mode, with
-// oidc-provider (tests/oidc/provider.mjs) as the identity provider (tests/oauth.rs runs it). The
+// oidc-provider (tests/oidc/provider.mjs) as the identity provider (tests/e2e_oauth.rs runs it). The
 // SDK's own machinery does the discovery from the 401 — our protected-resource metadata
 // (RFC 9728), then the provider's metadata — and asks the provider for a token for our resource
 // (RFC 8707 `resource`):

@@ -1,5 +1,5 @@
 // Drives `arcane-mcp demo` with the official MCP TypeScript SDK over stdio: its prompts, as
-// tests/python/prompts.py does (the same report, for tests/cli.rs to compare).
+// tests/python/prompts.py does (the same report, for tests/e2e_sdk.rs to compare).
 //
 // Usage: node prompts.mjs BINARY
 // Per surface and client profile (and the read-only mode): prompts/list, completion of each

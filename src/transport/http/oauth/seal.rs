@@ -114,8 +114,19 @@ pub fn key_file_warning(path: &std::path::Path) -> Option<String> {
 /// file. One key seals the built-in authorization server's state and (through a key derived
 /// from it, `crate::mcp::confirm::RoundTrips::with_key`) the confirmations' request states.
 pub fn read_key_file(path: &std::path::Path) -> anyhow::Result<[u8; 32]> {
-    let text = std::fs::read_to_string(path)
+    let bytes = std::fs::read(path)
         .map_err(|e| anyhow::anyhow!("reading --state-key-file {}: {e}", path.display()))?;
+    // Read as bytes: a file of raw random bytes (`openssl rand 32`, without -hex) is the usual
+    // mistake, and "not valid UTF-8" would not say what the file should hold.
+    let text = String::from_utf8(bytes).map_err(|_| {
+        anyhow::anyhow!(
+            "--state-key-file {}: it is not text, so not the 64 hexadecimal digits a key file \
+             holds (raw bytes, as `openssl rand 32` writes, are not read); make one with \
+             `openssl rand -hex 32 > {}`",
+            path.display(),
+            path.display()
+        )
+    })?;
     let key = parse_key(&text)
         .map_err(|why| anyhow::anyhow!("--state-key-file {}: {why}", path.display()))?;
     if let Some(w) = key_file_warning(path) {

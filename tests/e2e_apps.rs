@@ -1,6 +1,6 @@
-//! The MCP Apps view (docs/apps.md): its bundle against its sources, and the view in a real
+//! End-to-end (`scripts/e2e.sh`): the MCP Apps view (docs/apps.md): its bundle against its sources, and the view in a real
 //! browser — Debian's Chromium driven by puppeteer-core (`tests/browser/`, pinned with a
-//! lockfile, installed by `.ci/run` with `npm ci`) in a test host built on the ext-apps SDK's
+//! lockfile, installed by `scripts/e2e.sh` with `npm ci`) in a test host built on the ext-apps SDK's
 //! AppBridge, fed real results of the server against the simulator. The same script checks the
 //! protocol side with the MCP TypeScript SDK (the extension negotiated, the `ui://` resource,
 //! tool `_meta` only when negotiated).

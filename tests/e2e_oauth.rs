@@ -1,5 +1,6 @@
-//! OAuth resource-server mode (docs/oauth.md) against a real OpenID Provider: `oidc-provider`
-//! (tests/oidc/, pinned by its package-lock; `.ci/run` installs it) started by each test on
+//! End-to-end (`scripts/e2e.sh`): OAuth resource-server mode (docs/oauth.md)
+//! against a real OpenID Provider: `oidc-provider`
+//! (tests/oidc/, pinned by its package-lock; `scripts/e2e.sh` installs it) started by each test on
 //! loopback, the real binary in front of the simulator. Tokens the provider mints (client
 //! credentials, JWT access tokens for our resource) are accepted and run as the users file's
 //! Arcane user; tokens for another audience or issuer, expired, tampered, `alg: none`, HMAC
@@ -588,105 +589,6 @@ async fn opaque_tokens_are_introspected() {
     assert!(body.contains("not active"), "{body}");
 }
 
-/// What OAuth mode refuses at startup, with what to set.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn oauth_settings_are_checked_at_startup() {
-    let dir = tempfile::tempdir().unwrap();
-    let bad_users = dir.path().join("users.yaml");
-    std::fs::write(
-        &bad_users,
-        "users:\n  - match: {sub: a}\n    arcaneKeyEnv: K\n    colour: red\n",
-    )
-    .unwrap();
-    let bad_users = bad_users.to_str().unwrap();
-    for (args, says) in [
-        (
-            vec!["--oauth-issuer", "https://idp.example.com"],
-            "--oauth-issuer needs --public-url",
-        ),
-        (
-            vec![
-                "--oauth-issuer",
-                "https://idp.example.com",
-                "--public-url",
-                "http://mcp.example.com",
-            ],
-            "must be https://",
-        ),
-        (
-            vec![
-                "--oauth-issuer",
-                "http://idp.example.com",
-                "--public-url",
-                "https://mcp.example.com",
-            ],
-            "--oauth-issuer http://idp.example.com must be an https:// URL",
-        ),
-        (
-            vec!["--oauth-users", bad_users],
-            "--oauth-users needs --oauth-issuer",
-        ),
-        (
-            vec![
-                "--oauth-issuer",
-                "https://idp.example.com",
-                "--public-url",
-                "https://mcp.example.com",
-                "--oauth-users",
-                bad_users,
-            ],
-            "users.yaml:4:",
-        ),
-        (
-            vec![
-                "--oauth-issuer",
-                "self",
-                "--public-url",
-                "https://mcp.example.com",
-                "--state-key-file",
-                bad_users,
-            ],
-            "holds neither 64 hexadecimal digits nor base64",
-        ),
-        (
-            vec![
-                "--oauth-issuer",
-                "self",
-                "--public-url",
-                "https://mcp.example.com",
-                "--oauth-users",
-                bad_users,
-            ],
-            "are for an outside identity provider",
-        ),
-        (
-            // Read in every HTTP mode (it seals the confirmations' request states too).
-            vec!["--state-key-file", bad_users],
-            "holds neither 64 hexadecimal digits nor base64",
-        ),
-    ] {
-        let out = std::process::Command::new(crate::cli::BIN)
-            .current_dir(repo())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .args([
-                "--arcane-url",
-                "http://127.0.0.1:9",
-                "--api-key",
-                "k",
-                "--spec",
-            ])
-            .arg(crate::server_support::spec_path())
-            .args(["--transport", "http", "--listen", "127.0.0.1:0"])
-            .args(&args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?} started");
-        assert!(err.contains(says), "{args:?}: {err}");
-    }
-}
-
 /// The tools `token`'s caller lists, as JSON.
 async fn tools_of(base: &str, token: &str) -> Vec<Value> {
     let client = http_client(base, token, &[]).await;
@@ -841,7 +743,7 @@ pub(crate) async fn sdk_report(sdk: &str, args: &[&str]) -> Value {
         "python" => (
             python.clone(),
             repo().join("tests/python/oauth_client.py"),
-            format!("`{python} -m pip install '{}'`", crate::cli::PY_MCP),
+            format!("`{python} -m pip install '{}'`", crate::e2e_sdk::PY_MCP),
         ),
         _ => (
             "node".to_string(),
@@ -977,4 +879,70 @@ async fn an_issuer_with_a_path_and_only_rfc8414_metadata() {
         ],
     )
     .await;
+}
+
+/// The README's "sign in with your identity provider" recipe, started as written
+/// (`crate::recipes` reads it from README.md): its variables and flags, its users file — no key
+/// of the server's own. Substituted: Arcane's URL, the public URL's host and port (loopback,
+/// where `http://` is allowed), the listening port, the host clients use, the issuer (this
+/// provider), the users file's path and the key file it names. `OPS_ARCANE_KEY` is set, as the
+/// users file asks. A token of alice (`preferred_username`) runs as her key, a token of the
+/// provider's `ops-bot` client (`groups: [ops]`) as the ops key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_identity_provider_recipe_starts_as_written() {
+    use crate::recipes::{Served, Subs, command, readme_block, shell_lines};
+    let sim = sim_with_users().await;
+    let idp = Idp::start("http://127.0.0.1:1/opaque").await;
+    let lines = shell_lines(&readme_block("ARCANE_MCP_OAUTH_USERS="));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let users_text = readme_block("arcaneKeyEnv: OPS_ARCANE_KEY");
+    let dir = tempfile::tempdir().unwrap();
+    let alice = dir.path().join("alice");
+    std::fs::write(&alice, "alice-key\n").unwrap();
+    let users = dir.path().join("users.yaml");
+    let written = users_text.replace("/run/secrets/alice", alice.to_str().unwrap());
+    assert_ne!(
+        written, users_text,
+        "the users file names /run/secrets/alice"
+    );
+    std::fs::write(&users, written).unwrap();
+    let port = free_port();
+    let public = format!("http://127.0.0.1:{port}");
+    let subs = Subs::new(&[
+        ("https://arcane.example.com", sim.base()),
+        ("https://mcp.example.com", public.clone()),
+        (
+            "https://auth.example.com/application/o/arcane-mcp/",
+            idp.issuer.clone(),
+        ),
+        ("/etc/arcane-mcp/users.yaml", users.display().to_string()),
+        ("0.0.0.0:8000", format!("0.0.0.0:{port}")),
+        ("mcp.example.com", "127.0.0.1".into()),
+    ]);
+    let served = Served::start(command(&lines[0], &subs, &[("OPS_ARCANE_KEY", "ops-key")])).await;
+    subs.all_used();
+    let resource = format!("{public}/mcp");
+    // Alice: a token of the provider's key whose `preferred_username` is hers.
+    let minted = idp
+        .token(("ci", "ci-secret"), "arcane:read arcane:write", &resource)
+        .await;
+    let payload = minted.split('.').nth(1).unwrap();
+    let mut claims: Value = serde_json::from_slice(&B64.decode(payload).unwrap()).unwrap();
+    claims["preferred_username"] = json!("alice");
+    let alice_token = idp.sign(claims, json!({}), false).await;
+    let ops_token = idp
+        .token(
+            ("ops-bot", "ops-secret"),
+            "arcane:read arcane:write",
+            &resource,
+        )
+        .await;
+    for (token, user) in [(&alice_token, "alice"), (&ops_token, "ops")] {
+        sim.reset().await;
+        let (status, _, body) = call_with(&public, token, "container.list", json!({})).await;
+        assert_eq!(status, 200, "{user}: {body}\n{}", served.log());
+        assert!(body.contains("web-1"), "{user}: {body}");
+        let seen = crate::recipes::users_seen(&sim).await;
+        assert_eq!(seen, [user], "{user}");
+    }
 }
