@@ -2684,3 +2684,40 @@ fn call_tells_a_shell_user_to_add_confirm() {
     let out = kill(&["--confirm"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// A server that cannot start (no key) tells the client that started it why, as the answer
+/// to its first request — a client shows that, where it could only show "connection
+/// closed" — and still exits with status 2, saying the same on stderr.
+#[test]
+fn a_server_that_cannot_start_answers_the_clients_first_request() {
+    use std::io::{BufRead, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = cmd_in(dir.path(), &[])
+        .env("ARCANE_URL", "http://127.0.0.1:9")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    )
+    .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let answer: serde_json::Value = serde_json::from_str(&line).expect(&line);
+    assert_eq!(answer["id"], 1, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("cannot start") && message.contains("ARCANE_API_KEY"),
+        "{answer}"
+    );
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("ARCANE_API_KEY"), "{}", stderr(&out));
+}

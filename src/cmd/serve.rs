@@ -11,6 +11,18 @@ use crate::transport;
 /// Runs the MCP server over stdio until the client disconnects, or over HTTP until stopped
 /// (Ctrl-C or SIGTERM).
 pub fn run(args: config::ServeArgs) -> Result<()> {
+    let stdio = args.http.transport == config::Transport::Stdio;
+    start(&args).inspect_err(|e| {
+        // A client that started the server is told why it did not start, as an answer it
+        // can show, rather than a closed connection.
+        if stdio {
+            transport::stdio::refuse_first_request(&args.mask_secrets(&format!("{e:#}")));
+        }
+    })
+}
+
+fn start(args: &config::ServeArgs) -> Result<()> {
+    let args = args.clone();
     let (base_url, auth) = app::connection(&args)?;
     // The HTTP settings are checked before anything is built or fetched.
     let http = match args.http.transport {
