@@ -961,7 +961,11 @@ async fn each_protocol_answers_only_its_own_tasks_methods() {
 
     let (mut old, _) = RawSession::open(&sim, "2025-06-18", &[]).await;
     for method in ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] {
-        let params = if method == "tasks/list" { json!({}) } else { task.clone() };
+        let params = if method == "tasks/list" {
+            json!({})
+        } else {
+            task.clone()
+        };
         assert_eq!(
             code(old.request("o", method, params).await),
             -32601,
@@ -989,7 +993,11 @@ async fn each_protocol_answers_only_its_own_tasks_methods() {
         "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}
     });
     for method in ["tasks/result", "tasks/list"] {
-        let mut params = if method == "tasks/list" { json!({}) } else { task.clone() };
+        let mut params = if method == "tasks/list" {
+            json!({})
+        } else {
+            task.clone()
+        };
         params["_meta"] = meta.clone();
         let line = new.request("n", method, params).await;
         assert_eq!(code(line.clone()), -32601, "2026-07-28: {method}: {line}");

@@ -729,7 +729,9 @@ impl ServerHandler for ArcaneServer {
             Ok(contents) => Ok(
                 ReadResourceResult::new(vec![crate::present::mask_known_message(contents)]).into(),
             ),
-            Err(crate::resources::ReadError::NotFound(msg)) => Err(McpError::resource_not_found(
+            // Invalid params in every protocol, as SEP-2164 settled it (2026-07-28; the
+            // 2025 texts' -32002 lies in the range JSON-RPC leaves to implementations).
+            Err(crate::resources::ReadError::NotFound(msg)) => Err(McpError::invalid_params(
                 arcane_redact::mask_known(&msg).into_owned(),
                 Some(serde_json::json!({"uri": arcane_markdown::clip(&request.uri, 200)})),
             )),
