@@ -217,7 +217,7 @@ async fn the_apps_extension_is_declared_only_to_clients_that_declare_it() {
                 .and_then(|e| e.get(ext))
                 .cloned();
             let expected =
-                (declares && apps == "on").then(|| arcane_mcp::resources::app::server_settings());
+                (declares && apps == "on").then(arcane_mcp::resources::app::server_settings);
             assert_eq!(
                 declared, expected,
                 "{lifecycle}, the client declares it: {declares}, --apps {apps}"
