@@ -2720,4 +2720,39 @@ fn a_server_that_cannot_start_answers_the_clients_first_request() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("ARCANE_API_KEY"), "{}", stderr(&out));
+
+/// `DELETE /mcp` ends the session and answers 204 No Content (the Streamable HTTP transport's
+/// success; clients such as the official Python SDK take rmcp's 202 for a failure): the session
+/// is gone afterwards, for requests and for a second DELETE alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_delete_ends_the_session_with_204() {
+    let sim = Sim::start().await;
+    let server = HttpServer::for_sim(&sim, &[], "tok").await;
+    let auth = ("authorization", "Bearer tok");
+    let (status, headers, _) = raw_post(&server.base, &[auth], INIT.into()).await;
+    assert_eq!(status, 200);
+    let session = headers["mcp-session-id"].to_str().unwrap().to_string();
+    let in_session = [
+        auth,
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let (status, _, _) = raw_post(&server.base, &in_session, initialized.into()).await;
+    assert_eq!(status, 202);
+    let delete = || async {
+        let mut r = reqwest::Client::new().delete(format!("{}/mcp", server.base));
+        for (k, v) in in_session {
+            r = r.header(k, v);
+        }
+        let r = r.send().await.unwrap();
+        let status = r.status().as_u16();
+        (status, r.text().await.unwrap())
+    };
+    assert_eq!(delete().await, (204, String::new()));
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let (status, _, body) = raw_post(&server.base, &in_session, ping.into()).await;
+    assert_eq!(status, 404, "the session is gone: {body}");
+    assert_eq!(delete().await.0, 404, "a second DELETE finds no session");
+    server.stop().await;
 }

@@ -166,3 +166,65 @@ async fn the_view_renders_acts_and_stays_inert_in_a_real_browser() {
     );
     sim.sim.shutdown().await;
 }
+
+/// A client that declares the MCP Apps extension (with the app's MIME type) or not.
+#[derive(Clone)]
+struct AppsClient(bool);
+
+impl rmcp::ClientHandler for AppsClient {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut caps = rmcp::model::ClientCapabilities::default();
+        if self.0 {
+            let settings = json!({"mimeTypes": [arcane_mcp::resources::app::MIME]});
+            caps.extensions.get_or_insert_default().insert(
+                arcane_mcp::resources::app::EXTENSION.into(),
+                settings.as_object().unwrap().clone(),
+            );
+        }
+        rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("apps", "1"))
+    }
+}
+
+/// The server declares the MCP Apps extension in its capabilities only to a client that
+/// declared it, in `initialize` and in 2026-07-28's `server/discover` alike, and to none with
+/// `--apps off` (docs/apps.md, "Where it is declared").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_apps_extension_is_declared_only_to_clients_that_declare_it() {
+    use rmcp::service::ClientLifecycleMode;
+    let sim = Sim::start().await;
+    let ext = arcane_mcp::resources::app::EXTENSION;
+    for lifecycle in ["initialize", "discover"] {
+        for (declares, apps) in [(false, "on"), (true, "on"), (true, "off")] {
+            let mode = match lifecycle {
+                "initialize" => ClientLifecycleMode::Initialize,
+                _ => ClientLifecycleMode::Discover {
+                    preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+                },
+            };
+            let client = crate::server_support::spawn_speaking(
+                AppsClient(declares),
+                mode,
+                &sim.base(),
+                sim.sim.api_key(),
+                &["--apps", apps],
+            )
+            .await;
+            let info = client.peer_info().expect("the server's information");
+            let declared = info
+                .capabilities
+                .extensions
+                .as_ref()
+                .and_then(|e| e.get(ext))
+                .cloned();
+            let expected =
+                (declares && apps == "on").then(arcane_mcp::resources::app::server_settings);
+            assert_eq!(
+                declared, expected,
+                "{lifecycle}, the client declares it: {declares}, --apps {apps}"
+            );
+            // The other capabilities are the same either way.
+            assert!(info.capabilities.tools.is_some(), "{lifecycle}");
+            let _ = client.cancel().await;
+        }
+    }
+}

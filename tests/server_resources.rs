@@ -308,3 +308,55 @@ async fn a_long_unknown_tool_id_is_echoed_cut() {
     assert!(err.len() < 2_000, "an echo of {} characters", err.len());
     assert!(err.contains("no action"), "{err}");
 }
+
+/// A read of what does not exist — an address no resource has, or a template's ID or name that
+/// nothing carries (Arcane's 404, or a name no lookup finds) — is invalid params (-32602, as
+/// SEP-2164 settled it) naming the URI, in either lifecycle; not Arcane's failure (-32603).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_resource_is_invalid_params() {
+    let sim = Sim::start().await;
+    let legacy = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
+    let stateless = spawn_speaking(
+        (),
+        rmcp::service::ClientLifecycleMode::Discover {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        },
+        &sim.base(),
+        sim.sim.api_key(),
+        &[],
+    )
+    .await;
+    for client in [&legacy, &stateless] {
+        for uri in [
+            "arcane://container/no-such-container",
+            "arcane://environment/0/container/no-such-container",
+            "arcane://project/no-such-project",
+            "arcane://environment/0/image/no-such-image",
+            "arcane://environment/no-such-env",
+            "arcane://environment/no-such-env/dashboard",
+            "arcane://guides/no-such-guide",
+            "arcane://no-such-resource",
+        ] {
+            let err = match client
+                .read_resource(ReadResourceRequestParams::new(uri.to_string()))
+                .await
+            {
+                Err(rmcp::ServiceError::McpError(e)) => e,
+                other => panic!("{uri}: {other:?}"),
+            };
+            assert_eq!(
+                err.code,
+                rmcp::model::ErrorCode::INVALID_PARAMS,
+                "{uri}: {err:?}"
+            );
+            assert_eq!(err.data, Some(json!({"uri": uri})), "{uri}");
+        }
+        // What exists still reads.
+        assert!(
+            read(client, "arcane://container/db-1")
+                .await
+                .unwrap()
+                .contains("db-1")
+        );
+    }
+}

@@ -544,6 +544,17 @@ impl RawSession {
         (s, serde_json::from_str(&init).unwrap())
     }
 
+    /// A connection that has sent nothing yet: for 2026-07-28 requests, which need no
+    /// `initialize`.
+    async fn bare(sim: &Sim) -> RawSession {
+        let io = server_support::serve_in_process(&sim.base(), sim.sim.api_key(), &[]).await;
+        let (r, w) = tokio::io::split(io);
+        RawSession {
+            reader: tokio::io::BufReader::new(r),
+            writer: w,
+        }
+    }
+
     async fn send(&mut self, message: Value) {
         use tokio::io::AsyncWriteExt;
         let mut line = message.to_string();
@@ -713,4 +724,67 @@ async fn task_support_is_declared_to_2025_11_25_sessions_only() {
             .collect();
         assert!(without == *before, "{surface}: the same tools");
     }
+}
+
+/// Which protocol has which tasks methods: 2025-11-25 all four of its core form; 2026-07-28 the
+/// extension's `tasks/get`, `tasks/update` and `tasks/cancel` only (SEP-2663 removed
+/// `tasks/result` and `tasks/list`); an older protocol none. A method a protocol lacks is
+/// "method not found", not an unknown task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_protocol_answers_only_its_own_tasks_methods() {
+    let sim = Sim::start().await;
+    let code = |line: String| -> Value {
+        let v: Value = serde_json::from_str(&line).unwrap();
+        v["error"]["code"].clone()
+    };
+    let task = json!({"taskId": "no-such-task"});
+
+    let (mut old, _) = RawSession::open(&sim, "2025-06-18", &[]).await;
+    for method in ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] {
+        let params = if method == "tasks/list" {
+            json!({})
+        } else {
+            task.clone()
+        };
+        assert_eq!(
+            code(old.request("o", method, params).await),
+            -32601,
+            "2025-06-18: {method}"
+        );
+    }
+
+    let (mut core, _) = RawSession::open(&sim, "2025-11-25", &[]).await;
+    let listed: Value =
+        serde_json::from_str(&core.request("l", "tasks/list", json!({})).await).unwrap();
+    assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
+    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        assert_eq!(
+            code(core.request("c", method, task.clone()).await),
+            -32602,
+            "2025-11-25: {method} of an unknown task"
+        );
+    }
+
+    let mut new = RawSession::bare(&sim).await;
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":
+            {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}
+    });
+    for method in ["tasks/result", "tasks/list"] {
+        let mut params = if method == "tasks/list" {
+            json!({})
+        } else {
+            task.clone()
+        };
+        params["_meta"] = meta.clone();
+        let line = new.request("n", method, params).await;
+        assert_eq!(code(line.clone()), -32601, "2026-07-28: {method}: {line}");
+    }
+    // The extension's own tasks/get is there: an unknown task, not an unknown method.
+    let mut params = task.clone();
+    params["_meta"] = meta.clone();
+    let line = new.request("g", "tasks/get", params).await;
+    assert_eq!(code(line.clone()), -32602, "2026-07-28: tasks/get: {line}");
 }

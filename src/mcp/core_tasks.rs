@@ -164,6 +164,13 @@ impl<T> CoreForm<T> {
             .get_meta()
             .client_capabilities()
             .map_or(self.extension, |c| c.supports_tasks());
+        // A 2026-07-28 request's `tasks/get` and `tasks/cancel` are the extension's, whether or
+        // not the client declared it (rmcp answers -32021 when it did not).
+        let legacy = request
+            .get_meta()
+            .protocol_version()
+            .or_else(|| self.version.clone())
+            .is_none_or(|v| v < ProtocolVersion::V_2026_07_28);
         let method = match request {
             // Only a session that agreed on 2025-11-25 was told it may ask for a task; older
             // ones have the field ignored, as the specification says.
@@ -173,8 +180,8 @@ impl<T> CoreForm<T> {
             {
                 "tools/call"
             }
-            ClientRequest::GetTaskRequest(_) if !extension => "tasks/get",
-            ClientRequest::CancelTaskRequest(_) if !extension => "tasks/cancel",
+            ClientRequest::GetTaskRequest(_) if !extension && legacy => "tasks/get",
+            ClientRequest::CancelTaskRequest(_) if !extension && legacy => "tasks/cancel",
             ClientRequest::ListToolsRequest(_) if self.version.as_ref() == Some(&VERSION) => {
                 "tools/list"
             }
@@ -235,6 +242,22 @@ pub(crate) async fn handle(
     context: RequestContext<RoleServer>,
 ) -> Result<CustomResult, McpError> {
     let params = request.params.as_ref();
+    if request.method.starts_with("tasks/") && context.protocol_version() != Some(VERSION) {
+        // Only 2025-11-25 has this form: an older protocol has no tasks, and 2026-07-28's
+        // extension removed `tasks/result` and `tasks/list` (its `tasks/get` and `tasks/cancel`
+        // are rmcp's).
+        return Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "{} is not a method of protocol {}",
+                arcane_markdown::clip(&request.method, 100),
+                context
+                    .protocol_version()
+                    .map_or_else(|| "unknown".to_string(), |v| v.to_string())
+            ),
+            None,
+        ));
+    }
     let answered = match request.method.as_str() {
         "tools/call" => {
             let asked = Augmented::of(&context.extensions).unwrap_or(Augmented {

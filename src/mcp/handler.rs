@@ -637,9 +637,46 @@ impl ArcaneServer {
     }
 }
 
+impl ArcaneServer {
+    /// The server's information as a client with `caps` is told it: the MCP Apps extension
+    /// only to one that declared it (docs/apps.md), as with its resource and `_meta`.
+    fn info_for(&self, caps: Option<&rmcp::model::ClientCapabilities>) -> ServerConfig {
+        let mut info = self.get_info();
+        if self.apps && crate::resources::app::negotiated(caps) {
+            info.capabilities.extensions.get_or_insert_default().insert(
+                crate::resources::app::EXTENSION.into(),
+                crate::resources::app::server_settings(),
+            );
+        }
+        info
+    }
+}
+
 impl ServerHandler for ArcaneServer {
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        // rmcp's own initialize, with the client's capabilities deciding the extension.
+        context.peer.set_peer_info(request.clone());
+        let mut info = self.negotiate_initialize(&request)?;
+        info.capabilities = self.info_for(Some(&request.capabilities)).capabilities;
+        Ok(info)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, McpError> {
+        Ok(rmcp::model::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.info_for(context.client_capabilities().as_ref()),
+        ))
+    }
+
     fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder()
+        let capabilities = ServerCapabilities::builder()
             .enable_tasks()
             .enable_completions()
             .enable_prompts()
@@ -650,12 +687,6 @@ impl ServerHandler for ArcaneServer {
             .enable_resources_subscribe()
             .enable_resources_list_changed()
             .build();
-        if self.apps {
-            capabilities.extensions.get_or_insert_default().insert(
-                crate::resources::app::EXTENSION.into(),
-                crate::resources::app::server_settings(),
-            );
-        }
         ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("arcane-mcp", env!("CARGO_PKG_VERSION")).with_title("Arcane"),
@@ -731,7 +762,9 @@ impl ServerHandler for ArcaneServer {
             Ok(contents) => Ok(
                 ReadResourceResult::new(vec![crate::present::mask_known_message(contents)]).into(),
             ),
-            Err(crate::resources::ReadError::NotFound(msg)) => Err(McpError::resource_not_found(
+            // Invalid params in every protocol, as SEP-2164 settled it (2026-07-28; the
+            // 2025 texts' -32002 lies in the range JSON-RPC leaves to implementations).
+            Err(crate::resources::ReadError::NotFound(msg)) => Err(McpError::invalid_params(
                 arcane_redact::mask_known(&msg).into_owned(),
                 Some(serde_json::json!({"uri": arcane_markdown::clip(&request.uri, 200)})),
             )),

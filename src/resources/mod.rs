@@ -83,7 +83,7 @@ const OBJECTS: &[(&str, &str, &str)] = &[
 /// What a resource read failed with: a message for the client.
 #[derive(Debug)]
 pub enum ReadError {
-    /// No resource has this URI.
+    /// No resource has this URI (an unknown address, or an ID or name nothing carries).
     NotFound(String),
     /// Arcane answered an error (its text says what to do).
     Upstream(String),
@@ -413,9 +413,23 @@ async fn state(
     action: &str,
     params: Map<String, Value>,
 ) -> Result<ResourceContents, ReadError> {
-    let result = run_read(snap, exec, ctx, action, params).await;
+    let answer = exec
+        .execute(&snap.scope(), action, params, false, ctx)
+        .await;
+    // What the URI names does not exist: a name nothing carries, an ID Arcane does not know.
+    let unknown = matches!(
+        &answer,
+        Err(arcane_engine::CallError::Resolve(_))
+            | Err(arcane_engine::CallError::Arcane { status: 404, .. })
+    );
+    let result = crate::present::tool_result(snap, exec.config(), answer);
     if result.is_error == Some(true) {
-        return Err(ReadError::Upstream(crate::present::result_text(&result)));
+        let text = crate::present::result_text(&result);
+        return Err(if unknown {
+            ReadError::NotFound(text)
+        } else {
+            ReadError::Upstream(text)
+        });
     }
     let mut value = result.structured_content.unwrap_or(Value::Null);
     let domain = snap

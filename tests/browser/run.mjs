@@ -87,6 +87,8 @@ async function protocol(withUi) {
     connect("meta"),
   ]);
   check(withUi.getServerCapabilities()?.extensions?.[EXT]?.mimeTypes?.includes(MIME), "the server declares the extension");
+  check(!plain.getServerCapabilities()?.extensions?.[EXT], "no extension declared to a client without it");
+  check(!off.getServerCapabilities()?.extensions?.[EXT], "--apps off: no extension declared");
   const [t0, t1, t2] = await Promise.all([plain, withUi, off].map(async (c) => (await c.listTools()).tools));
   check(!t0.some(anyUiMeta), "a client without the extension sees no ui _meta");
   check(!t2.some(anyUiMeta), "--apps off: no ui _meta even with the extension");

@@ -257,7 +257,10 @@ impl Executor {
         let had_environment = params.contains_key("environmentId");
         let mut params = params;
         let resolved = tokio::select! {
-            r = resolve::resolve_params(self, scope, action, &mut params, ctx) => r.map_err(CallError::Resolve),
+            r = resolve::resolve_params(self, scope, action, &mut params, ctx) => r.map_err(|e| match e {
+                resolve::Unresolved::Value(text) => CallError::Resolve(text),
+                resolve::Unresolved::Lookup(text) => CallError::LookupFailed(text),
+            }),
             _ = ctx.cancel.cancelled() => Err(CallError::CancelledLookup {
                 action: action.id.clone(),
             }),
@@ -623,14 +626,9 @@ impl Executor {
         }
         let content_type = header(&resp, "content-type");
         let disposition = header(&resp, "content-disposition");
-        let arcane_error = |err: &errors::ArcaneError, env: Option<&str>| {
-            CallError::Arcane(errors::http_error_text(
-                scope,
-                action,
-                err,
-                env,
-                self.credential_name(ctx),
-            ))
+        let arcane_error = |err: &errors::ArcaneError, env: Option<&str>| CallError::Arcane {
+            text: errors::http_error_text(scope, action, err, env, self.credential_name(ctx)),
+            status: err.status,
         };
         if status.is_success()
             && matches!(action.kind, ResultKind::Stream | ResultKind::Download)

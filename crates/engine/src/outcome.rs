@@ -73,9 +73,12 @@ pub enum CallError {
     /// The parameters do not fit the action (validation, encoded parameters).
     #[error("{0}")]
     Invalid(String),
-    /// A name or reference could not be turned into an ID.
+    /// A name or reference names no object, or more than one.
     #[error("{0}")]
     Resolve(String),
+    /// The list a name is looked up in could not be read.
+    #[error("{0}")]
+    LookupFailed(String),
     /// Cancelled while a name was being looked up.
     #[error("{action} was cancelled while looking up an ID; nothing was sent.")]
     CancelledLookup { action: String },
@@ -151,8 +154,12 @@ pub enum CallError {
     #[error("{0}")]
     Redirect(String),
     /// Arcane (or a page in front of it) answered an error: what it said and the next step.
-    #[error("{0}")]
-    Arcane(String),
+    #[error("{text}")]
+    Arcane {
+        text: String,
+        /// Its HTTP status (404: what the request names does not exist).
+        status: u16,
+    },
     /// The answer was larger than `--max-response-bytes`.
     #[error(
         "{action} — {cause}. {how}; or raise --max-response-bytes (ARCANE_MCP_MAX_RESPONSE_BYTES).{then}"
@@ -197,7 +204,7 @@ impl CallError {
             CallError::UnknownAction(_) => "unknown_action",
             CallError::Withdrawn { .. } => "withdrawn",
             CallError::Invalid(_) => "invalid_params",
-            CallError::Resolve(_) => "resolve",
+            CallError::Resolve(_) | CallError::LookupFailed(_) => "resolve",
             CallError::CancelledLookup { .. } | CallError::Cancelled { .. } => "cancelled",
             CallError::NeedsConfirm { .. } => "needs_confirmation",
             CallError::Unbuildable { .. } | CallError::Multipart { .. } => "unbuildable",
@@ -208,7 +215,7 @@ impl CallError {
             CallError::Unreachable { .. } => "unreachable",
             CallError::Broken { .. } => "broken",
             CallError::Redirect(_) => "redirect",
-            CallError::Arcane(_) => "arcane_error",
+            CallError::Arcane { .. } => "arcane_error",
             CallError::TooLarge { .. } => "too_large",
             CallError::BadJson { .. } => "bad_json",
             CallError::Stream { .. } => "stream",

@@ -59,6 +59,16 @@ impl Cache {
     }
 }
 
+/// Why a value was not turned into an ID: the caller's value, or the lookup itself (a resource
+/// read answers the first as invalid params, the second as Arcane's failure).
+#[derive(Debug)]
+pub(crate) enum Unresolved {
+    /// The value names no object, or more than one: the text names the candidates.
+    Value(String),
+    /// The list to look it up in could not be read.
+    Lookup(String),
+}
+
 /// Replaces, in `params`, every value a resolver of the catalog turns into an ID. Resolvers run
 /// in catalog order (the environment first, so later lookups run in the right environment).
 /// An unknown or ambiguous value is an error text naming the candidates.
@@ -68,7 +78,7 @@ pub async fn resolve_params(
     action: &Action,
     params: &mut Map<String, Value>,
     ctx: &super::CallContext,
-) -> Result<(), String> {
+) -> Result<(), Unresolved> {
     let auth = ctx.auth(&exec.config.auth);
     // A dot or empty path segment anywhere is refused when the request is built: nothing,
     // not even a lookup, is sent for such a call.
@@ -177,7 +187,7 @@ async fn lookup(
     environment: &str,
     value: &str,
     id_shaped: bool,
-) -> Result<String, String> {
+) -> Result<String, Unresolved> {
     let (key, in_env) = list_key(auth, through, environment);
     let mut fresh = false;
     let cached = exec.resolve_cache.get(&key);
@@ -200,7 +210,7 @@ async fn lookup(
                     tracing::debug!(list = %through.id, error = %e, "the ambiguity check of an ID-shaped value could not read its list; the value goes as given");
                     return Ok(value.to_string());
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(Unresolved::Lookup(e)),
             };
             exec.resolve_cache.put(key.clone(), items.clone());
             items
@@ -219,13 +229,15 @@ async fn lookup(
                 in_env.then_some(environment),
                 &Map::new(),
             )
-            .await?,
+            .await
+            .map_err(Unresolved::Lookup)?,
         );
         exec.resolve_cache.put(key, items.clone());
         let found = matches(r, &items, value);
-        return decide(r, &through.id, environment, value, id_shaped, found, &items);
+        return decide(r, &through.id, environment, value, id_shaped, found, &items)
+            .map_err(Unresolved::Value);
     }
-    decide(r, &through.id, environment, value, id_shaped, found, &items)
+    decide(r, &through.id, environment, value, id_shaped, found, &items).map_err(Unresolved::Value)
 }
 
 /// The object a target's value names, for the person's question: its noun, its name and its

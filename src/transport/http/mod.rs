@@ -587,7 +587,20 @@ async fn gate(
         return guard::plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
     }
     let ending = req.method() == http::Method::DELETE;
-    let response = next.run(req).await;
+    if ending
+        && let Some(id) = &session
+        && !shared.live_sessions.has(id).await
+    {
+        // rmcp ends a session it does not know without a word; an ended or unknown one is
+        // 404, as for any other request naming it.
+        return guard::plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
+    }
+    let mut response = next.run(req).await;
+    if ending && response.status() == StatusCode::ACCEPTED {
+        // rmcp answers an ended session 202, which clients read as a failure (the Python SDK
+        // logs "Session termination failed: 202"): the session is gone, nothing is pending.
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
     let opened = response
         .headers()
         .get(guard::SESSION_HEADER)

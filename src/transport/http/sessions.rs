@@ -46,6 +46,11 @@ impl Bounded {
         self.inner.sessions.read().await.len()
     }
 
+    /// Whether session `id` is open now.
+    pub async fn has(&self, id: &str) -> bool {
+        self.inner.sessions.read().await.contains_key(id)
+    }
+
     /// The IDs of the sessions open now.
     pub async fn ids(&self) -> std::collections::HashSet<String> {
         let sessions = self.inner.sessions.read().await;
