@@ -2720,6 +2720,7 @@ fn a_server_that_cannot_start_answers_the_clients_first_request() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("ARCANE_API_KEY"), "{}", stderr(&out));
+}
 
 /// `DELETE /mcp` ends the session and answers 204 No Content (the Streamable HTTP transport's
 /// success; clients such as the official Python SDK take rmcp's 202 for a failure): the session
