@@ -26,6 +26,7 @@ fixtures::e2e! {
     mod e2e_apps;
     mod e2e_oauth;
     mod e2e_oauth_self;
+    mod e2e_release;
     mod e2e_sdk;
 }
 // Everything else: nothing to install.
