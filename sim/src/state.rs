@@ -492,14 +492,17 @@ fn container_status(c: &Container) -> String {
 
 fn container_networks(c: &Container) -> Value {
     let mut nets = Map::new();
+    // Each container its own address on a network (from its ID), as Docker's IPAM gives them.
+    let host = 2 + u8::from_str_radix(c.id.get(..2).unwrap_or("00"), 16).unwrap_or(0) % 250;
     for (i, n) in c.networks.iter().enumerate() {
+        let subnet = 18 + i;
         nets.insert(
             n.clone(),
             json!({
                 "networkId": hex_id(&format!("network:{}:{n}", c.environment_id)),
-                "ipAddress": format!("172.18.0.{}", i + 2),
-                "gateway": "172.18.0.1",
-                "macAddress": "02:42:ac:12:00:02",
+                "ipAddress": format!("172.{subnet}.0.{host}"),
+                "gateway": format!("172.{subnet}.0.1"),
+                "macAddress": format!("02:42:ac:{subnet:02x}:00:{host:02x}"),
             }),
         );
     }
