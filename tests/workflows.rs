@@ -307,7 +307,8 @@ impl Story {
                 self.transcript
             );
         }
-        self.transcript.push_str(&format!("**Answer**\n\n> {text}\n\n"));
+        self.transcript
+            .push_str(&format!("**Answer**\n\n> {text}\n\n"));
     }
 
     async fn end(self, job: &str) {
@@ -476,7 +477,10 @@ async fn failing_container(surface: &'static str) {
         .expect("backup-1's start in the event log");
     assert!(restart["timestamp"].as_str() < started["timestamp"].as_str());
     let (v, _) = s.run("container.get", json!({"containerId": "db-1"})).await;
-    assert_eq!(v["id"], restart["resourceId"], "the restarted container is db-1");
+    assert_eq!(
+        v["id"], restart["resourceId"],
+        "the restarted container is db-1"
+    );
     assert_eq!(v.pointer("/state/health/status"), Some(&json!("healthy")));
     assert!(
         v["state"]["startedAt"].as_str().unwrap() > failed_at.as_str(),
@@ -567,7 +571,8 @@ async fn free_disk_space(surface: &'static str) {
     s.find("prune unused images", "image.prune").await;
     s.run_confirmed("image.prune", json!({"dangling": true}))
         .await;
-    s.find("how much space do volumes use", "volume.sizes").await;
+    s.find("how much space do volumes use", "volume.sizes")
+        .await;
     let (sizes, _) = s.run("volume.sizes", json!({})).await;
     let unused: Vec<Value> = items(&sizes)
         .into_iter()

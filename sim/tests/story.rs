@@ -38,6 +38,15 @@ async fn a_paused_container_refuses_start_with_dockers_words() {
     );
     let c = s.get("/environments/0/containers/cache-1").await.json();
     assert_eq!(c["data"]["state"]["status"], "paused", "still paused: {c}");
+    // Nor is it removed without force.
+    let b = s
+        .delete("/environments/0/containers/cache-1")
+        .await
+        .expect(500);
+    assert_eq!(
+        b["detail"],
+        "Failed to delete container: Error response from daemon: cannot remove container \"/cache-1\": container is paused and must be unpaused first"
+    );
     s.post("/environments/0/containers/cache-1/unpause")
         .await
         .expect(200);

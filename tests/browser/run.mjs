@@ -281,6 +281,7 @@ async function lists(client, tools) {
       check(JSON.stringify(names) === JSON.stringify(sorted), "sorting by name");
       // A paused container is offered Unpause, never Start (Docker refuses to start it).
       const paused = items.find((c) => cname(c) === "cache-1" && c.state === "paused");
+      check(paused !== undefined, "the demo's cache-1 is listed, paused");
       report.ids.unpaused = paused?.id;
       check(!(await rowAction(frame, "cache-1", "container.start", false)), "cache-1 (paused) offers no Start");
       check(await rowAction(frame, "cache-1", "container.unpause"), "cache-1 (paused) has an Unpause button");
@@ -313,7 +314,8 @@ async function destructive(tools) {
   const result = await client.callTool({ name: "arcane_container_list", arguments: args });
   const frame = await open(page, tools, "arcane_container_list", args, result);
   await viewIs(frame, "list");
-  const stopped = result.structuredContent.items.filter((c) => c.state !== "running" && !cname(c).startsWith("h"));
+  // Exited ones: Docker refuses to remove a paused one (and the list check unpauses cache-1).
+  const stopped = result.structuredContent.items.filter((c) => c.state === "exited" && !cname(c).startsWith("h"));
   check(stopped.length >= 2, "the demo has two stopped containers");
   const [a, b] = stopped;
   report.ids.declined = a.id;

@@ -223,7 +223,8 @@ fn act(st: &mut State, env: &str, key: &str, action: &str) -> Result<&'static st
     };
     let c = &mut st.containers[i];
     let err = match (action, c.state.as_str()) {
-        // Docker's 409, which Arcane answers as its 500.
+        // Docker's 409, which Arcane answers as its 500
+        // (docs/arcane-wire.md#conflicts-that-are-not-parameter-errors).
         ("start", "paused") => Some("cannot start a paused container, try unpause instead".into()),
         ("pause", s) if s != "running" => Some(format!("Container {} is not running", c.id)),
         ("unpause", s) if s != "paused" => Some(format!("Container {} is not paused", c.id)),
@@ -292,12 +293,21 @@ pub(super) fn delete(ctx: &Ctx) -> Response {
                 format!("Failed to delete container: {}", no_such_container(key)),
             ));
         };
-        if st.containers[i].state == "running" && !force {
-            let name = &st.containers[i].name;
+        let name = &st.containers[i].name;
+        let why = match st.containers[i].state.as_str() {
+            _ if force => None,
+            "running" => {
+                Some("container is running: stop the container before removing or force remove")
+            }
+            // Docker refuses a paused one too (daemon/delete.go).
+            "paused" => Some("container is paused and must be unpaused first"),
+            _ => None,
+        };
+        if let Some(why) = why {
             return Err(refuse(
                 500,
                 format!(
-                    "Failed to delete container: Error response from daemon: cannot remove container \"/{name}\": container is running: stop the container before removing or force remove"
+                    "Failed to delete container: Error response from daemon: cannot remove container \"/{name}\": {why}"
                 ),
             ));
         }

@@ -1,6 +1,7 @@
 //! Arcane's event log: list (all, or one environment's), severity counts, delete, and the
 //! events Arcane 2.8.0 writes when a container action is asked for
-//! (`backend/internal/event/service.go`, `backend/internal/container/service.go`).
+//! (`backend/internal/event/service.go`, `backend/internal/container/service.go`;
+//! docs/arcane-wire.md#event-log).
 
 use axum::response::Response;
 use serde_json::{Value, json};

@@ -142,7 +142,8 @@ pub(super) fn delete(ctx: &Ctx) -> Response {
 }
 
 /// Removes the volumes of `env` no container mounts — with `all`, named ones too; without it
-/// only anonymous ones, as Docker's prune (API 1.42+) does — and returns them;
+/// only anonymous ones, as Docker's prune (API 1.42+) does (docs/arcane-wire.md#volume-prune) —
+/// and returns them;
 /// `POST …/volumes/prune` (never `all` in Arcane 2.8.0) and the system prune share it.
 pub(crate) fn prune_unused(st: &mut State, env: &str, all: bool) -> Vec<state::Volume> {
     let marks: Vec<bool> = st
