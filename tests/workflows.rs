@@ -430,9 +430,10 @@ async fn deploy_from_compose(surface: &'static str) {
     s.end("01-deploy-from-compose").await;
 }
 
-/// 2. Find out why a container keeps failing, and restart it: the model reads what a person
-/// would — the container's logs, its state, Arcane's event log, the dependency the logs name —
-/// and its answer says only what those answers showed.
+/// 2. Find out why a container keeps failing, and restart it.
+///
+/// The model reads what a person would (the container's logs, its state, Arcane's event log,
+/// the dependency the logs name), and its answer says only what those answers showed.
 async fn failing_container(surface: &'static str) {
     let mut s = Story::begin(surface).await;
     s.find("list containers", "container.list").await;

@@ -725,7 +725,7 @@ async fn images_volumes_networks_swarm() {
         .json(json!(null))
         .await
         .expect(200);
-    let mut deleted: Vec<&str> = b["data"]["volumesDeleted"]
+    let deleted: Vec<&str> = b["data"]["volumesDeleted"]
         .as_array()
         .unwrap()
         .iter()
