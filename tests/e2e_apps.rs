@@ -139,7 +139,8 @@ async fn the_view_renders_acts_and_stays_inert_in_a_real_browser() {
     assert!(report["bundleBytes"].as_u64().unwrap() < 150 * 1024);
     assert!(report["views"]["statsRefreshes"].as_u64().unwrap() >= 2);
 
-    // What reached Arcane: the row's restart, the accepted removal, never the declined one.
+    // What reached Arcane: the paused row's unpause, the row's restart, the accepted removal,
+    // never the declined one.
     let log = sim.requests().await;
     let seen = |method: &str, id: &str, tail: &str| {
         log.iter().any(|r| {
@@ -152,6 +153,10 @@ async fn the_view_renders_acts_and_stays_inert_in_a_real_browser() {
         })
     };
     let ids = &report["ids"];
+    assert!(
+        seen("POST", ids["unpaused"].as_str().unwrap(), "/unpause"),
+        "{report:#}"
+    );
     assert!(
         seen("POST", ids["restarted"].as_str().unwrap(), "/restart"),
         "{report:#}"

@@ -430,3 +430,31 @@ async fn arcane_2_8_wire_bugs() {
     assert_eq!(names, ["cron-1", "worker-1"]);
     client.cancel().await.ok();
 }
+
+/// A paused container: `container.start` is refused with Docker's words as Arcane relays them,
+/// the inspect it points to offers `container.unpause`, and that starts it running again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_container_is_unpaused_not_started() {
+    let sim = Sim::start().await;
+    let client = spawn(&sim.base(), sim.sim.api_key(), &[]).await;
+    let run = |a: &'static str, p: serde_json::Value| {
+        let client = &client;
+        async move { call(client, "arcane_execute_action", exec(a, p)).await }
+    };
+    let e = err(&run("container.start", json!({"containerId": "cache-1"})).await);
+    assert!(
+        e.contains("cannot start a paused container, try unpause instead")
+            && e.contains("container.get"),
+        "{e}"
+    );
+    assert_eq!(sim.container("cache-1").await.unwrap()["state"], "paused");
+    let got = run("container.get", json!({"containerId": "cache-1"})).await;
+    let t = text(&got);
+    assert!(
+        t.contains("status=paused") && t.contains("`container.unpause`"),
+        "{t}"
+    );
+    let r = run("container.unpause", json!({"containerId": "cache-1"})).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    assert_eq!(sim.container("cache-1").await.unwrap()["state"], "running");
+}

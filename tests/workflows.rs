@@ -293,6 +293,24 @@ impl Story {
         (r.structured_content.clone().unwrap_or(Value::Null), t)
     }
 
+    /// The model's answer to the person. Each fact it rests on is a phrase of what the tools
+    /// answered in this job, so the answer says nothing the model did not read.
+    fn answer(&mut self, text: &str, read: &[&str]) {
+        // Only the dynamic surface keeps a transcript; the others checked the same answers.
+        if self.surface != "dynamic" {
+            return;
+        }
+        for fact in read {
+            assert!(
+                self.transcript.contains(fact),
+                "the answer rests on {fact:?}, which no answer of this job said:\n{}",
+                self.transcript
+            );
+        }
+        self.transcript
+            .push_str(&format!("**Answer**\n\n> {text}\n\n"));
+    }
+
     async fn end(self, job: &str) {
         if self.surface == "dynamic" {
             if self.tasks {
@@ -413,6 +431,9 @@ async fn deploy_from_compose(surface: &'static str) {
 }
 
 /// 2. Find out why a container keeps failing, and restart it.
+///
+/// The model reads what a person would (the container's logs, its state, Arcane's event log,
+/// the dependency the logs name), and its answer says only what those answers showed.
 async fn failing_container(surface: &'static str) {
     let mut s = Story::begin(surface).await;
     s.find("list containers", "container.list").await;
@@ -422,6 +443,18 @@ async fn failing_container(surface: &'static str) {
         .find(|c| c["state"] == "exited")
         .expect("an exited container");
     let name = name_of(&c);
+    s.find("container logs", "container.logs").await;
+    let (_, logs) = s
+        .run(
+            "container.logs",
+            json!({"containerId": name, "tail": 20, "timeoutSeconds": 1}),
+        )
+        .await;
+    // The logs name the dependency and what it answered.
+    assert!(
+        logs.contains("\"db-1\"") && logs.contains("the database system is shutting down"),
+        "{logs}"
+    );
     s.find("inspect container details", "container.get").await;
     let (v, t) = s.run("container.get", json!({"containerId": name})).await;
     assert!(t.contains("exited"), "{t}");
@@ -430,17 +463,57 @@ async fn failing_container(surface: &'static str) {
         Some(&json!(1)),
         "the exit code: {v}"
     );
-    s.find("container logs", "container.logs").await;
-    s.run(
-        "container.logs",
-        json!({"containerId": name, "tail": 20, "timeoutSeconds": 1}),
-    )
-    .await;
+    let failed_at = v["state"]["finishedAt"].as_str().unwrap().to_string();
+    // Why was db-1 shutting down? Arcane's log of what was done.
+    s.find("list recent events", "event.list").await;
+    let (v, _) = s.run("event.list", json!({"type": "container"})).await;
+    let events = items(&v);
+    let restart = events
+        .iter()
+        .find(|e| e["type"] == "container.restart")
+        .expect("a restart in the event log");
+    let started = events
+        .iter()
+        .find(|e| e["type"] == "container.start" && e["resourceId"] == c["id"])
+        .expect("backup-1's start in the event log");
+    assert!(restart["timestamp"].as_str() < started["timestamp"].as_str());
+    let (v, _) = s.run("container.get", json!({"containerId": "db-1"})).await;
+    assert_eq!(
+        v["id"], restart["resourceId"],
+        "the restarted container is db-1"
+    );
+    assert_eq!(v.pointer("/state/health/status"), Some(&json!("healthy")));
+    assert!(
+        v["state"]["startedAt"].as_str().unwrap() > failed_at.as_str(),
+        "db-1 came back after backup-1 gave up"
+    );
     s.find("restart container", "container.restart").await;
     s.run("container.restart", json!({"containerId": name}))
         .await;
     let c = s.sim.container(&name).await.unwrap();
     assert_eq!(c["state"], "running");
+    s.answer(
+        "backup-1 exited with code 1 at 10:00:07: it tried four times to dump the shop \
+         database from db-1, and each time db-1 answered \"the database system is shutting \
+         down\". Arcane's event log says why: db-1 was restarted at 09:59:58, two seconds \
+         before backup-1 was started, and it was up again only at 10:00:10 — three seconds \
+         after backup-1 gave up. db-1 is healthy now (its pg_isready healthcheck passes), so \
+         nothing was wrong with backup-1 itself: I restarted it, and it is running. A backup \
+         started while db-1 restarts will fail the same way.",
+        &[
+            "exitCode=1",
+            "finishedAt=2025-06-01T10:00:07",
+            "attempt 4 of 4",
+            "FATAL:  the database system is shutting down",
+            "container.restart",
+            "2025-06-01T09:59:58",
+            "2025-06-01T10:00:00",
+            "startedAt=2025-06-01T10:00:10",
+            "status=healthy",
+            "pg_isready",
+            "Container restarted successfully",
+        ],
+    );
     s.end("02-failing-container").await;
 }
 
@@ -499,8 +572,23 @@ async fn free_disk_space(surface: &'static str) {
     s.find("prune unused images", "image.prune").await;
     s.run_confirmed("image.prune", json!({"dangling": true}))
         .await;
+    s.find("how much space do volumes use", "volume.sizes")
+        .await;
+    let (sizes, _) = s.run("volume.sizes", json!({})).await;
+    let unused: Vec<Value> = items(&sizes)
+        .into_iter()
+        .filter(|v| v["refCount"] == 0)
+        .collect();
+    assert_eq!(unused.len(), 2, "an anonymous and a named volume: {sizes}");
     s.find("prune unused volumes", "volume.prune").await;
-    s.run_confirmed("volume.prune", json!({})).await;
+    let (v, _) = s.run_confirmed("volume.prune", json!({})).await;
+    // Docker's prune takes the anonymous one; the named one stays (all=true would take it).
+    let anonymous = unused
+        .iter()
+        .find(|v| v["name"].as_str().is_some_and(|n| n.len() == 64))
+        .expect("the anonymous volume");
+    assert_eq!(v["volumesDeleted"], json!([anonymous["name"]]), "{v}");
+    assert_eq!(v["spaceReclaimed"], anonymous["size"], "{v}");
     s.find("prune build cache", "system.prune").await;
     let (v, _) = s
         .run_confirmed("system.prune", json!({"buildCache": {"mode": "unused"}}))
@@ -519,12 +607,15 @@ async fn free_disk_space(surface: &'static str) {
         now["totalImageSize"].as_i64() < before["totalImageSize"].as_i64(),
         "{now}"
     );
-    let after = s.sim.state().await;
+    let after = s.sim.state().await.to_string();
     assert!(
-        !after["volumes"].to_string().contains("orphaned-cache"),
-        "the unused volume is gone"
+        !after.contains(anonymous["name"].as_str().unwrap()),
+        "the anonymous volume is gone"
     );
-    assert!(after["volumes"].to_string().contains("webshop_db-data"));
+    assert!(
+        after.contains("orphaned-cache") && after.contains("webshop_db-data"),
+        "named volumes stay"
+    );
     s.end("04-free-disk-space").await;
 }
 
@@ -833,7 +924,11 @@ async fn failing_container_from_its_prompt(surface: &'static str) {
                         json!({"containerId": name, "tail": 50, "timeoutSeconds": 1}),
                     )
                     .await;
-                assert!(t.contains("backup-1"), "{t}");
+                // The logs name the cause: the database it could not reach.
+                assert!(
+                    t.contains("db-1") && t.contains("the database system is shutting down"),
+                    "{t}"
+                );
             }
             // "If it runs": this one exited.
             "container.stats" => assert!(exited, "the container is found exited"),

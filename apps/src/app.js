@@ -330,7 +330,9 @@
       ["Details", "container.get", (r) => ({ containerId: r.id })],
       ["Logs", "container.logs", (r) => ({ containerId: r.id, tail: 200 })],
       ["Stats", "container.stats", (r) => ({ containerId: r.id })],
-      ["Start", "container.start", (r) => ({ containerId: r.id }), false, (r) => !/running/i.test(String(r.state))],
+      // Docker refuses to start a paused container: it is unpaused instead.
+      ["Start", "container.start", (r) => ({ containerId: r.id }), false, (r) => !/running|paused/i.test(String(r.state))],
+      ["Unpause", "container.unpause", (r) => ({ containerId: r.id }), false, (r) => /paused/i.test(String(r.state))],
       ["Stop", "container.stop", (r) => ({ containerId: r.id }), false, (r) => /running/i.test(String(r.state))],
       ["Restart", "container.restart", (r) => ({ containerId: r.id })],
       ["Remove", "container.delete", (r) => ({ containerId: r.id }), true],

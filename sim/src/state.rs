@@ -37,6 +37,11 @@ pub struct State {
     pub scans: Vec<Scan>,
     /// Directories created in the build workspace (paths relative to its root).
     pub build_dirs: Vec<String>,
+    /// Arcane's event log (`GET /events`), oldest first, each as Arcane answers it
+    /// (`id`, `type`, `severity`, `title`, `description`, `resourceType`, `resourceId`,
+    /// `resourceName`, `userId`, `username`, `environmentId`, `metadata`, `timestamp`,
+    /// `createdAt`). Container actions append to it, as Arcane logs them.
+    pub events: Vec<Value>,
     /// Database-backed resources (registries, API keys, GitOps syncs…), by collection path.
     #[serde(skip_serializing_if = "Collections::is_empty")]
     pub collections: Collections,
@@ -191,9 +196,36 @@ pub struct Container {
     /// Log lines on stderr.
     #[serde(default)]
     pub stderr: Vec<String>,
+    /// When it last started and stopped (RFC 3339, as Docker's inspect gives them); the
+    /// answers use a fixed time when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    /// Docker's restart policy name (`no`, `always`, `on-failure`, `unless-stopped`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<String>,
+    /// The healthcheck it runs, in Arcane's shape (`test`, `interval`, `timeout`, `retries`,
+    /// `startPeriod`; durations in nanoseconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub healthcheck: Option<Value>,
+    /// Its health as Docker's inspect reports it (`status`, `failingStreak`, `log`: the last
+    /// probes, each `{start, end, exitCode, output}`); only a container with a healthcheck
+    /// has one. Its status also ends the list's status text, `Up 3 hours (healthy)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<Value>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
+
+/// Whether a volume is anonymous: Docker labels the volumes it names itself, and only those
+/// are what a prune without `all` removes.
+pub fn is_anonymous(v: &Volume) -> bool {
+    v.labels.contains_key(ANONYMOUS_VOLUME_LABEL)
+}
+
+/// The label Docker (API 1.42+) puts on an anonymous volume.
+pub const ANONYMOUS_VOLUME_LABEL: &str = "com.docker.volume.anonymous";
 
 fn running() -> String {
     "running".to_string()
@@ -460,18 +492,26 @@ fn container_status(c: &Container) -> String {
 
 fn container_networks(c: &Container) -> Value {
     let mut nets = Map::new();
+    // Each container its own address on a network (from its ID), as Docker's IPAM gives them.
+    let host = 2 + u8::from_str_radix(c.id.get(..2).unwrap_or("00"), 16).unwrap_or(0) % 250;
     for (i, n) in c.networks.iter().enumerate() {
+        let subnet = 18 + i;
         nets.insert(
             n.clone(),
             json!({
                 "networkId": hex_id(&format!("network:{}:{n}", c.environment_id)),
-                "ipAddress": format!("172.18.0.{}", i + 2),
-                "gateway": "172.18.0.1",
-                "macAddress": "02:42:ac:12:00:02",
+                "ipAddress": format!("172.{subnet}.0.{host}"),
+                "gateway": format!("172.{subnet}.0.1"),
+                "macAddress": format!("02:42:ac:{subnet:02x}:00:{host:02x}"),
             }),
         );
     }
     Value::Object(nets)
+}
+
+/// The health status of a container with a healthcheck (`healthy`, `unhealthy`, `starting`).
+pub fn health_status(c: &Container) -> Option<&str> {
+    c.health.as_ref()?.get("status")?.as_str()
 }
 
 /// A container in the list's shape (`ContainerSummary`).
@@ -512,7 +552,7 @@ pub fn container_summary(c: &Container) -> Value {
 /// A container in the inspect shape (`ContainerDetails`).
 pub fn container_details(c: &Container) -> Value {
     let running = c.state == "running" || c.state == "paused";
-    let v = json!({
+    let mut v = json!({
         "id": c.id,
         "name": c.name,
         "image": c.image,
@@ -526,8 +566,12 @@ pub fn container_details(c: &Container) -> Value {
                 .and_then(|r| r.split(')').next())
                 .and_then(|n| n.parse::<i64>().ok())
                 .unwrap_or(0),
-            "startedAt": "2025-06-01T09:00:00Z",
-            "finishedAt": if running { "0001-01-01T00:00:00Z" } else { "2025-06-01T10:00:00Z" },
+            "startedAt": c.started_at.as_deref().unwrap_or("2025-06-01T09:00:00Z"),
+            "finishedAt": match (&c.finished_at, running) {
+                (Some(t), _) => t.as_str(),
+                (None, true) => "0001-01-01T00:00:00Z",
+                (None, false) => "2025-06-01T10:00:00Z",
+            },
         },
         "config": {
             "env": c.env,
@@ -535,12 +579,20 @@ pub fn container_details(c: &Container) -> Value {
             "workingDir": "",
             "user": "",
         },
-        "hostConfig": {"networkMode": c.networks.first().cloned().unwrap_or_else(|| "bridge".into()), "restartPolicy": "unless-stopped"},
+        "hostConfig": {"networkMode": c.networks.first().cloned().unwrap_or_else(|| "bridge".into()),
+                       "restartPolicy": c.restart_policy.as_deref().unwrap_or("unless-stopped")},
         "networkSettings": {"networks": container_networks(c)},
         "ports": c.ports,
         "mounts": c.mounts,
         "labels": c.labels,
     });
+    // Arcane leaves both out for a container without a healthcheck.
+    if let Some(h) = &c.health {
+        v["state"]["health"] = h.clone();
+    }
+    if let Some(h) = &c.healthcheck {
+        v["config"]["healthcheck"] = h.clone();
+    }
     merge_extra(v, &c.extra)
 }
 
@@ -688,18 +740,22 @@ pub fn project_details(p: &Project, containers: &[&Container]) -> Value {
                 .get("com.docker.compose.service")
                 .and_then(Value::as_str)
                 .unwrap_or(&c.name);
-            json!({
+            let mut service = json!({
                 "name": svc,
                 "image": c.image,
                 "status": c.state,
                 "containerId": c.id,
                 "containerName": c.name,
-                "health": "",
                 "ports": c.ports.iter().filter_map(|p| {
                     let pp = p.get("privatePort")?;
                     Some(match p.get("publicPort") { Some(pub_) => format!("{pub_}:{pp}"), None => pp.to_string() })
                 }).collect::<Vec<_>>(),
-            })
+            });
+            // Arcane sends `health` only for a container with a healthcheck.
+            if let Some(h) = health_status(c) {
+                service["health"] = json!(h);
+            }
+            service
         })
         .collect();
     let services: Vec<Value> = p

@@ -103,6 +103,8 @@ fn param_value(template: &str, method: &str, name: &str) -> String {
         "networkId" => if deleting { "unused-net" } else { "bridge" }.into(),
         "serviceId" => "edge-proxy".into(),
         "fileName" => "agent.crt".into(),
+        // The demo's first event (Arcane's log of db-1's restart).
+        "eventId" => "1da17de1-b3c5-5707-a47a-7b8e7abbd383".into(),
         _ => "sim-1".into(),
     }
 }

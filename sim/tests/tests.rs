@@ -12,4 +12,5 @@ mod conformance;
 mod faults;
 mod http;
 mod layout;
+mod story;
 mod ws;

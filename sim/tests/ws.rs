@@ -64,17 +64,23 @@ async fn container_logs_text_follow_false_stays_open() {
     let s = start().await;
     let mut ws = connect(
         &s,
-        "/api/environments/0/ws/containers/db-1/logs?follow=false",
+        "/api/environments/0/ws/containers/web-1/logs?follow=false",
     )
     .await;
     // docs/arcane-wire.md#websockets: text frames, stdout first, then stderr lines prefixed with "[STDERR] ".
-    assert_eq!(next_text(&mut ws).await, "db-1 starting");
-    assert_eq!(next_text(&mut ws).await, "db-1 ready to accept connections");
+    assert_eq!(next_text(&mut ws).await, "web-1 starting");
     assert_eq!(
         next_text(&mut ws).await,
-        "db-1 handled request GET /health 200"
+        "web-1 ready to accept connections"
     );
-    assert_eq!(next_text(&mut ws).await, "[STDERR] db-1 warning: demo mode");
+    assert_eq!(
+        next_text(&mut ws).await,
+        "web-1 handled request GET /health 200"
+    );
+    assert_eq!(
+        next_text(&mut ws).await,
+        "[STDERR] web-1 warning: demo mode"
+    );
     // docs/arcane-wire.md#websockets: with follow=false the server does not close the socket.
     let more = tokio::time::timeout(Duration::from_millis(700), ws.next()).await;
     assert!(
@@ -85,7 +91,7 @@ async fn container_logs_text_follow_false_stays_open() {
     // The upgrade request is in the log.
     let log = s.hooks.requests().await.unwrap();
     let e = &log[0];
-    assert_eq!(e["path"], "/api/environments/0/ws/containers/db-1/logs");
+    assert_eq!(e["path"], "/api/environments/0/ws/containers/web-1/logs");
     assert_eq!(e["query"], "follow=false");
     assert_eq!(e["websocket"], true);
 }

@@ -201,16 +201,17 @@ async function open(page, tools, name, args, result, theme = "light") {
 }
 const viewIs = (frame, kind) => frame.waitForFunction((k) => document.getElementById("view").dataset.view === k, { timeout: WAIT }, kind);
 const viewChanges = (frame, from) => frame.waitForFunction((k) => document.getElementById("view").dataset.view !== k, { timeout: WAIT }, from);
-async function rowAction(frame, rowText, action) {
-  return frame.evaluate((name, act) => {
+// Clicks the row's button for `action` (with `click` false, only looks); whether it has one.
+async function rowAction(frame, rowText, action, click = true) {
+  return frame.evaluate((name, act, click) => {
     for (const tr of document.querySelectorAll("tbody tr")) {
       if (tr.querySelector("td").textContent === name) {
         const b = tr.querySelector(`button[data-action="${act}"]`);
-        if (b) { b.click(); return true; }
+        if (b) { if (click) b.click(); return true; }
       }
     }
     return false;
-  }, rowText, action);
+  }, rowText, action, click);
 }
 const cname = (c) => c.name ?? c.names?.[0];
 const hostCalls = (page, pred) => page.evaluate((src) => window.seen.calls.filter(new Function("c", `return ${src}`)).length, pred);
@@ -280,6 +281,16 @@ async function lists(client, tools) {
       const names = await frame.evaluate(() => [...document.querySelectorAll("tbody tr td:first-child")].map((td) => td.textContent));
       const sorted = [...names].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
       check(JSON.stringify(names) === JSON.stringify(sorted), "sorting by name");
+      // A paused container is offered Unpause, never Start (Docker refuses to start it).
+      const paused = items.find((c) => cname(c) === "cache-1" && c.state === "paused");
+      check(paused !== undefined, "the demo's cache-1 is listed, paused");
+      report.ids.unpaused = paused?.id;
+      check(!(await rowAction(frame, "cache-1", "container.start", false)), "cache-1 (paused) offers no Start");
+      check(await rowAction(frame, "cache-1", "container.unpause"), "cache-1 (paused) has an Unpause button");
+      await viewChanges(frame, "list");
+      check((await hostCalls(page, "c.name === 'arcane_container_unpause'")) === 1, "Unpause went through the host as tools/call");
+      await frame.click("#back");
+      await viewIs(frame, "list");
       // Per-row actions reach the server as tools/call.
       const web = items.find((c) => cname(c) === "web-1");
       report.ids.restarted = web?.id;
@@ -305,7 +316,8 @@ async function destructive(tools) {
   const result = await client.callTool({ name: "arcane_container_list", arguments: args });
   const frame = await open(page, tools, "arcane_container_list", args, result);
   await viewIs(frame, "list");
-  const stopped = result.structuredContent.items.filter((c) => c.state !== "running" && !cname(c).startsWith("h"));
+  // Exited ones: Docker refuses to remove a paused one (and the list check unpauses cache-1).
+  const stopped = result.structuredContent.items.filter((c) => c.state === "exited" && !cname(c).startsWith("h"));
   check(stopped.length >= 2, "the demo has two stopped containers");
   const [a, b] = stopped;
   report.ids.declined = a.id;

@@ -174,6 +174,11 @@ pub(super) fn create(ctx: &Ctx) -> Response {
         mounts: vec![],
         logs: vec![format!("{name} started")],
         stderr: vec![],
+        started_at: None,
+        finished_at: None,
+        restart_policy: None,
+        healthcheck: None,
+        health: None,
         extra: Default::default(),
     };
     st.containers.push(c);
@@ -187,61 +192,95 @@ pub(super) fn create(ctx: &Ctx) -> Response {
 pub(super) fn action(ctx: &Ctx, action: &str) -> Response {
     let key = ctx.param("containerId");
     change(ctx, |st| {
-        let Some(i) = find_container(st, ctx.env_id(), key) else {
-            // docs/arcane-wire.md#errors: actions on an unknown container are a 500.
-            return Err(refuse(
-                500,
-                format!("Failed to {action} container: {}", no_such_container(key)),
-            ));
-        };
-        let c = &mut st.containers[i];
-        let err = match (action, c.state.as_str()) {
-            ("pause", s) if s != "running" => Some(format!("Container {} is not running", c.id)),
-            ("unpause", s) if s != "paused" => Some(format!("Container {} is not paused", c.id)),
-            ("kill", s) if s != "running" && s != "paused" => Some(format!(
-                "cannot kill container: {}: container {} is not running",
-                c.name, c.id
-            )),
-            _ => None,
-        };
-        if let Some(e) = err {
-            return Err(refuse(
-                500,
-                format!("Failed to {action} container: Error response from daemon: {e}"),
-            ));
-        }
-        let (new_state, status, msg) = match action {
-            "start" => (
-                "running",
-                "Up Less than a second",
-                "Container started successfully",
-            ),
-            "stop" => (
-                "exited",
-                "Exited (0) Less than a second ago",
-                "Container stopped successfully",
-            ),
-            "restart" => (
-                "running",
-                "Up Less than a second",
-                "Container restarted successfully",
-            ),
-            "kill" => (
-                "exited",
-                "Exited (137) Less than a second ago",
-                "Container killed successfully",
-            ),
-            "pause" => (
-                "paused",
-                "Up 3 hours (Paused)",
-                "Container paused successfully",
-            ),
-            _ => ("running", "Up 3 hours", "Container unpaused successfully"),
-        };
-        c.state = new_state.into();
-        c.status = status.into();
-        Ok(message(msg))
+        let outcome = act(st, ctx.env_id(), key, action);
+        // Arcane logs the action before it runs, and its failure after.
+        let error = outcome
+            .as_ref()
+            .err()
+            .map(|e| e.split_once(": ").map_or(e.as_str(), |(_, d)| d));
+        super::events::log_container_action(st, ctx, action, key, error);
+        outcome.map(message).map_err(|e| refuse(500, e))
     })
+}
+
+/// Docker's status text of a running container: its healthcheck's state ends it.
+fn up_status(since: &str, c: &Container) -> String {
+    match state::health_status(c) {
+        Some("starting") => format!("Up {since} (health: starting)"),
+        Some(h) => format!("Up {since} ({h})"),
+        None => format!("Up {since}"),
+    }
+}
+
+/// One lifecycle action on the state: its success message, or Arcane's error text.
+fn act(st: &mut State, env: &str, key: &str, action: &str) -> Result<&'static str, String> {
+    let Some(i) = find_container(st, env, key) else {
+        // docs/arcane-wire.md#errors: actions on an unknown container are a 500.
+        return Err(format!(
+            "Failed to {action} container: {}",
+            no_such_container(key)
+        ));
+    };
+    let c = &mut st.containers[i];
+    let err = match (action, c.state.as_str()) {
+        // Docker's 409, which Arcane answers as its 500
+        // (docs/arcane-wire.md#conflicts-that-are-not-parameter-errors).
+        ("start", "paused") => Some("cannot start a paused container, try unpause instead".into()),
+        ("pause", s) if s != "running" => Some(format!("Container {} is not running", c.id)),
+        ("unpause", s) if s != "paused" => Some(format!("Container {} is not paused", c.id)),
+        ("kill", s) if s != "running" && s != "paused" => Some(format!(
+            "cannot kill container: {}: container {} is not running",
+            c.name, c.id
+        )),
+        _ => None,
+    };
+    if let Some(e) = err {
+        return Err(format!(
+            "Failed to {action} container: Error response from daemon: {e}"
+        ));
+    }
+    if matches!(action, "start" | "restart")
+        && let Some(h) = c.health.as_mut()
+    {
+        // A started container's healthcheck begins again.
+        h["status"] = json!("starting");
+        h["failingStreak"] = json!(0);
+    }
+    let (new_state, status, msg) = match action {
+        "start" => (
+            "running",
+            up_status("Less than a second", c),
+            "Container started successfully",
+        ),
+        "stop" => (
+            "exited",
+            "Exited (0) Less than a second ago".into(),
+            "Container stopped successfully",
+        ),
+        "restart" => (
+            "running",
+            up_status("Less than a second", c),
+            "Container restarted successfully",
+        ),
+        "kill" => (
+            "exited",
+            "Exited (137) Less than a second ago".into(),
+            "Container killed successfully",
+        ),
+        "pause" => (
+            "paused",
+            "Up 3 hours (Paused)".into(),
+            "Container paused successfully",
+        ),
+        _ => (
+            "running",
+            up_status("3 hours", c),
+            "Container unpaused successfully",
+        ),
+    };
+    c.state = new_state.into();
+    c.status = status;
+    Ok(msg)
 }
 
 pub(super) fn delete(ctx: &Ctx) -> Response {
@@ -254,12 +293,21 @@ pub(super) fn delete(ctx: &Ctx) -> Response {
                 format!("Failed to delete container: {}", no_such_container(key)),
             ));
         };
-        if st.containers[i].state == "running" && !force {
-            let name = &st.containers[i].name;
+        let name = &st.containers[i].name;
+        let why = match st.containers[i].state.as_str() {
+            _ if force => None,
+            "running" => {
+                Some("container is running: stop the container before removing or force remove")
+            }
+            // Docker refuses a paused one too (daemon/delete.go).
+            "paused" => Some("container is paused and must be unpaused first"),
+            _ => None,
+        };
+        if let Some(why) = why {
             return Err(refuse(
                 500,
                 format!(
-                    "Failed to delete container: Error response from daemon: cannot remove container \"/{name}\": container is running: stop the container before removing or force remove"
+                    "Failed to delete container: Error response from daemon: cannot remove container \"/{name}\": {why}"
                 ),
             ));
         }

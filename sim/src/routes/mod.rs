@@ -18,6 +18,7 @@ pub(crate) mod compose;
 pub(crate) mod containers;
 mod downloads;
 mod environments;
+mod events;
 mod generic;
 pub(crate) mod images;
 pub(crate) mod lists;
@@ -128,6 +129,12 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         ("GET", "/environments") => environments::list(ctx),
         ("GET", "/environments/{}") => environments::get(ctx),
         ("POST", "/environments/{}/test") => environments::test(ctx),
+        // Arcane's event log.
+        ("GET", "/events") => events::list(ctx),
+        ("POST", "/events") => events::create(ctx),
+        ("GET", "/events/environment/{}") => events::list_of_environment(ctx),
+        ("GET", "/events/stats") => events::stats(ctx),
+        ("DELETE", "/events/{}") => events::delete(ctx),
         // Containers.
         ("GET", "/environments/{}/containers") => containers::list(ctx),
         ("POST", "/environments/{}/containers") => containers::create(ctx),
@@ -169,6 +176,7 @@ fn route(ctx: &Ctx, method: &str, shape: &str) -> Response {
         ("GET", "/environments/{}/volumes") => volumes::list(ctx),
         ("POST", "/environments/{}/volumes") => volumes::create(ctx),
         ("GET", "/environments/{}/volumes/counts") => volumes::counts(ctx),
+        ("GET", "/environments/{}/volumes/sizes") => volumes::sizes(ctx),
         ("POST", "/environments/{}/volumes/prune") => volumes::prune(ctx),
         ("GET", "/environments/{}/volumes/{}") => volumes::get(ctx),
         ("DELETE", "/environments/{}/volumes/{}") => volumes::delete(ctx),

@@ -500,6 +500,11 @@ pub(crate) fn ensure_project_containers(st: &mut State, env: &str, project: &str
             mounts: Vec::new(),
             logs: vec![format!("{svc} started ({image})")],
             stderr: Vec::new(),
+            started_at: None,
+            finished_at: None,
+            restart_policy: None,
+            healthcheck: None,
+            health: None,
             extra: Map::new(),
         });
     }

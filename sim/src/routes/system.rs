@@ -138,8 +138,10 @@ pub(super) fn prune(ctx: &Ctx) -> Response {
         out["imagesDeleted"] = json!(gone.iter().map(|i| &i.id).collect::<Vec<_>>());
         out["imageSpaceReclaimed"] = json!(gone.iter().map(|i| i.size).sum::<i64>());
     }
-    if mode("volumes").is_some() {
-        let gone = volumes::prune_unused(&mut st, &env);
+    // Arcane 2.8.0 prunes volumes for any mode but `none`, named ones only with `all`.
+    let volumes_mode = body.pointer("/volumes/mode").and_then(Value::as_str);
+    if let Some(m) = volumes_mode.filter(|m| *m != "none") {
+        let gone = volumes::prune_unused(&mut st, &env, m == "all");
         out["volumesDeleted"] = json!(gone.iter().map(|v| &v.name).collect::<Vec<_>>());
         out["volumeSpaceReclaimed"] = json!(gone.iter().map(|v| v.size).sum::<i64>());
     }

@@ -141,22 +141,42 @@ pub(super) fn delete(ctx: &Ctx) -> Response {
     })
 }
 
-/// Removes the volumes of `env` no container mounts and returns them; `POST …/volumes/prune`
-/// and the system prune share it.
-pub(crate) fn prune_unused(st: &mut State, env: &str) -> Vec<state::Volume> {
+/// Removes the volumes of `env` no container mounts — with `all`, named ones too; without it
+/// only anonymous ones, as Docker's prune (API 1.42+) does (docs/arcane-wire.md#volume-prune) —
+/// and returns them;
+/// `POST …/volumes/prune` (never `all` in Arcane 2.8.0) and the system prune share it.
+pub(crate) fn prune_unused(st: &mut State, env: &str, all: bool) -> Vec<state::Volume> {
     let marks: Vec<bool> = st
         .volumes
         .iter()
-        .map(|v| v.environment_id == env && volume_users(st, v).is_empty())
+        .map(|v| {
+            v.environment_id == env
+                && (all || state::is_anonymous(v))
+                && volume_users(st, v).is_empty()
+        })
         .collect();
     take_marked(&mut st.volumes, &marks)
 }
 
 pub(super) fn prune(ctx: &Ctx) -> Response {
     change(ctx, |st| {
-        let gone = prune_unused(st, ctx.env_id());
+        let gone = prune_unused(st, ctx.env_id(), false);
         let space: i64 = gone.iter().map(|v| v.size).sum();
         let deleted: Vec<&str> = gone.iter().map(|v| v.name.as_str()).collect();
         Ok(json!({"volumesDeleted": deleted, "spaceReclaimed": space}))
     })
+}
+
+/// `GET …/volumes/sizes`: Docker's disk usage of each volume of the environment, with how
+/// many containers use it (the same volumes `volumes` lists).
+pub(super) fn sizes(ctx: &Ctx) -> Response {
+    let st = ctx.sh.state();
+    let items: Vec<Value> = st
+        .volumes
+        .iter()
+        .filter(|v| v.environment_id == ctx.env_id())
+        .map(|v| json!({"name": v.name, "size": v.size, "refCount": volume_users(&st, v).len()}))
+        .collect();
+    drop(st);
+    ctx.ok(Value::Array(items), vec![])
 }
