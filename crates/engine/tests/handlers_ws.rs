@@ -80,13 +80,13 @@ async fn container_logs_all_then_idle_end_and_query() {
 #[tokio::test]
 async fn tail_and_max_lines_are_honoured() {
     let sim = sim().await;
-    let t = target(&sim, "/environments/0/ws/containers/db-1/logs");
+    let t = target(&sim, "/environments/0/ws/containers/web-1/logs");
     let out = guarded(collect_logs(&t, &quick_logs(2))).await.unwrap();
     assert_eq!(
         out.lines,
         vec![
-            "db-1 handled request GET /health 200",
-            "[STDERR] db-1 warning: demo mode"
+            "web-1 handled request GET /health 200",
+            "[STDERR] web-1 warning: demo mode"
         ]
     );
     let capped = LogOptions {
@@ -94,7 +94,7 @@ async fn tail_and_max_lines_are_honoured() {
         ..quick_logs(100)
     };
     let out = guarded(collect_logs(&t, &capped)).await.unwrap();
-    assert_eq!(out.lines, vec!["db-1 starting"]);
+    assert_eq!(out.lines, vec!["web-1 starting"]);
     assert!(out.truncated.as_deref().unwrap().contains("maxLines=1"));
     sim.shutdown().await;
 }
@@ -108,7 +108,7 @@ async fn project_and_swarm_service_logs() {
     );
     let out = guarded(collect_logs(&t, &quick_logs(100))).await.unwrap();
     assert!(out.lines.contains(&"web-1 starting".to_string()), "{out:?}");
-    assert!(out.lines.contains(&"db-1 starting".to_string()), "{out:?}");
+    assert!(out.lines.contains(&"api-1 starting".to_string()), "{out:?}");
     // Project text frames carry no [STDERR] prefix (docs/arcane-wire.md#websockets).
     assert!(out.lines.iter().all(|l| !l.starts_with("[STDERR]")));
     let t = target(&sim, "/environments/0/ws/swarm/services/edge-proxy/logs");
