@@ -188,7 +188,7 @@ async fn lookup(
     value: &str,
     id_shaped: bool,
 ) -> Result<String, Unresolved> {
-    let (key, in_env) = list_key(auth, through, environment);
+    let (key, _) = list_key(auth, through, environment);
     let mut fresh = false;
     let cached = exec.resolve_cache.get(&key);
     tracing::Span::current().record("arcane.resolve.cached", cached.is_some());
@@ -196,24 +196,14 @@ async fn lookup(
         Some(items) => items,
         None => {
             fresh = true;
-            let fetched = fetch_all(
-                exec,
-                auth,
-                through,
-                in_env.then_some(environment),
-                &Map::new(),
-            )
-            .await;
-            let items = match fetched {
-                Ok(items) => Arc::new(items),
+            match read_list(exec, auth, through, environment).await {
+                Ok(items) => items,
                 Err(e) if id_shaped => {
                     tracing::debug!(list = %through.id, error = %e, "the ambiguity check of an ID-shaped value could not read its list; the value goes as given");
                     return Ok(value.to_string());
                 }
                 Err(e) => return Err(Unresolved::Lookup(e)),
-            };
-            exec.resolve_cache.put(key.clone(), items.clone());
-            items
+            }
         }
     };
     let found = matches(r, &items, value);
@@ -221,18 +211,9 @@ async fn lookup(
     // nothing is the common case (an ID the list holds matches it), so it is not fetched again
     // for each call.
     if found.is_empty() && !fresh && !id_shaped {
-        let items = Arc::new(
-            fetch_all(
-                exec,
-                auth,
-                through,
-                in_env.then_some(environment),
-                &Map::new(),
-            )
+        let items = read_list(exec, auth, through, environment)
             .await
-            .map_err(Unresolved::Lookup)?,
-        );
-        exec.resolve_cache.put(key, items.clone());
+            .map_err(Unresolved::Lookup)?;
         let found = matches(r, &items, value);
         return decide(r, &through.id, environment, value, id_shaped, found, &items)
             .map_err(Unresolved::Value);
@@ -252,28 +233,15 @@ pub(crate) async fn name_of(
     environment: &str,
     value: &str,
 ) -> Option<crate::effect::Named> {
-    let (key, in_env) = list_key(auth, through, environment);
+    let (key, _) = list_key(auth, through, environment);
     let items = match exec.resolve_cache.get(&key) {
         Some(items) => items,
-        None => {
-            let fetched = fetch_all(
-                exec,
-                auth,
-                through,
-                in_env.then_some(environment),
-                &Map::new(),
-            )
-            .await;
-            let items = Arc::new(
-                fetched
-                    .inspect_err(|e| {
-                        tracing::debug!(list = %through.id, error = %e, "a target's name could not be read for the question; it shows the ID alone");
-                    })
-                    .ok()?,
-            );
-            exec.resolve_cache.put(key, items.clone());
-            items
-        }
+        None => read_list(exec, auth, through, environment)
+            .await
+            .inspect_err(|e| {
+                tracing::debug!(list = %through.id, error = %e, "a target's name could not be read for the question; it shows the ID alone");
+            })
+            .ok()?,
     };
     let [hit] = matches(r, &items, value).try_into().ok()?;
     let item = items
@@ -582,6 +550,29 @@ pub(crate) async fn fetch_all(
             break;
         }
     }
+    Ok(items)
+}
+
+/// Reads a resolver's list afresh (in `environment` when it is per environment) and keeps it
+/// in the resolver cache.
+async fn read_list(
+    exec: &Executor,
+    auth: &super::Auth,
+    through: &Action,
+    environment: &str,
+) -> Result<Arc<Vec<Value>>, String> {
+    let (key, in_env) = list_key(auth, through, environment);
+    let items = Arc::new(
+        fetch_all(
+            exec,
+            auth,
+            through,
+            in_env.then_some(environment),
+            &Map::new(),
+        )
+        .await?,
+    );
+    exec.resolve_cache.put(key, items.clone());
     Ok(items)
 }
 
