@@ -1,13 +1,14 @@
-//! One `tools/call`, from parse to audit: the arguments parsed for the active surface, then a
-//! search answered, or an action prepared, its confirmation settled, run, presented, and
-//! recorded in the audit log.
+//! One `tools/call` in two steps. [`prepare`] parses the arguments for the active surface and
+//! answers a search, or resolves the action once, prepares it and settles its confirmation;
+//! [`run`] sends the [`Ready`] call, presents Arcane's answer and records it in the audit log.
+//! Between the two the handler decides whether the call runs as an MCP task (docs/tasks.md):
+//! nothing has reached Arcane yet but the lookups that turn names into IDs.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{CallToolResponse, CallToolResult};
 use serde_json::{Map, Value};
-
-use std::sync::Arc;
 
 use crate::load::reload::Live;
 use crate::load::snapshot::Snapshot;
@@ -17,12 +18,13 @@ use crate::present::{
     error_result, mask_known_message, mask_known_result, result_text, tool_result,
 };
 use crate::surface::{self, Call};
-use arcane_engine::{CallContext, CallError, Executor, Produced};
+use arcane_catalog::Action;
+use arcane_engine::{CallContext, CallError, Detached, Executor, Outcome, Produced};
 
-/// What every call runs on: the live snapshot, the executor, the audit log and the open
-/// confirmations of 2026-07-28 clients (shared by every session).
+/// What every call runs on: the live snapshot, the executor, the audit log, the open
+/// confirmations of 2026-07-28 clients and the MCP tasks (shared by every session).
 #[derive(Clone)]
-pub struct Calls {
+pub struct CallEnv {
     pub live: Arc<Live<Snapshot>>,
     pub exec: Arc<Executor>,
     /// The audit log of mutating calls (`--audit-log`).
@@ -32,304 +34,329 @@ pub struct Calls {
     pub tasks: Arc<crate::mcp::tasks::Tasks>,
 }
 
-/// Whether the call runs an action that can take minutes (the catalog's `longRunning`), one a
-/// client that speaks tasks gets a task for; `Some(true)` when it also asks the person first.
-/// An unparsable call or any other action is answered as it always is.
-pub(crate) fn long_running(
-    server: &Calls,
-    tool: &str,
-    args: Option<&Map<String, Value>>,
-) -> Option<bool> {
-    let snap = server.live.load();
-    let Ok(Call::Execute { action, .. }) =
-        surface::parse_call(snap.surface, &snap.catalog, &snap.policy, tool, args)
-    else {
-        return None;
-    };
-    let a = snap.catalog.resolve(&action)?;
-    a.long_running.then(|| a.needs_confirmation())
+/// What [`prepare`] ends with.
+pub(crate) enum Prepared {
+    /// The call's answer: a search, an invalid or refused call, a question for the client.
+    Answer(CallToolResponse),
+    /// An action checked, its names looked up and its confirmation settled: [`run`] sends it.
+    Ready(Ready),
 }
 
-/// The reply a call that is to run as a task waits for before anything is sent: the task's ID
-/// (it exists; run), or why no task was started (a limit; the text of the refusal).
-pub(crate) type Go = tokio::sync::oneshot::Sender<Result<String, String>>;
-
-/// A call to run as a task, prepared and confirmed: its action (whose the task's answer is)
-/// and where it waits to go on.
+/// A call prepared and confirmed that nothing has sent yet, with the snapshot it was prepared
+/// against (a reload in between changes nothing under it).
 pub(crate) struct Ready {
-    pub action: String,
-    pub go: Go,
+    snap: Arc<Snapshot>,
+    call: Box<Detached>,
+    long_running: bool,
+    /// How the call was confirmed (`param`, `elicitation`), if it was.
+    confirmed: Option<&'static str>,
+    /// The parameters as the model sent them, when there is an audit log (it masks them).
+    audited: Option<Map<String, Value>>,
+    started: Instant,
 }
 
-/// A `tools/call` on behalf of `caller` (named in the audit log), asking the user to
-/// confirm a destructive call as `asking` allows. The answer, whatever it is, leaves with the
-/// server's own credentials masked (`present::mask_known_result`).
-pub(crate) async fn run(
-    server: &Calls,
+impl Ready {
+    /// Whether the action can take minutes (the catalog's `longRunning`): one a client that
+    /// speaks tasks gets a task for.
+    pub(crate) fn long_running(&self) -> bool {
+        self.long_running
+    }
+
+    /// The action's ID.
+    pub(crate) fn action(&self) -> &str {
+        self.call.action()
+    }
+}
+
+/// The first step of a `tools/call` on behalf of `caller` (named in the audit log): parsed,
+/// resolved, prepared, and confirmed as `asking` allows. An answer leaves with the server's
+/// own credentials masked (`present::mask_known_result`).
+pub(crate) async fn prepare(
+    env: &CallEnv,
     tool: &str,
     args: Option<&Map<String, Value>>,
     ctx: &CallContext,
     caller: &Actor,
     asking: Asking<'_>,
-    gate: Option<tokio::sync::oneshot::Sender<Ready>>,
-) -> CallToolResponse {
+) -> Prepared {
     // The snapshot is loaded once for the whole call, so a reload never changes the catalog
     // under it; an OAuth caller's is the view of what it may run.
-    let snap = crate::mcp::caller::view_of(server.live.load(), caller.grant.as_deref());
-    let response = match surface::parse_call(snap.surface, &snap.catalog, &snap.policy, tool, args)
-    {
+    let snap = crate::mcp::caller::view_of(env.live.load(), caller.grant.as_deref());
+    let span = tracing::Span::current();
+    match surface::parse_call(snap.surface, &snap.catalog, &snap.policy, tool, args) {
         Err(text) => {
-            tracing::Span::current().record("arcane.outcome", "invalid");
-            error_result(text).into()
+            span.record("arcane.outcome", "invalid");
+            Prepared::Answer(error_result(text).into())
         }
         Ok(Call::Find { query, limit }) => {
             // The index may still be building on its thread (just after startup or a
             // reload): wait for it off the runtime's threads.
             let _ = snap.search_ready().await;
-            let span = tracing::info_span!(target: "arcane_mcp::mcp::call", "arcane.search", "otel.name" = "search");
-            let found = span.in_scope(|| crate::present::find::find(&snap, &query, limit));
-            tracing::Span::current().record("arcane.outcome", "ok");
-            found.into()
+            let search = tracing::info_span!(target: "arcane_mcp::mcp::call", "arcane.search", "otel.name" = "search");
+            let mut found = search.in_scope(|| crate::present::find::find(&snap, &query, limit));
+            span.record("arcane.outcome", "ok");
+            mask_known_result(&mut found);
+            Prepared::Answer(found.into())
         }
         Ok(Call::Execute {
             action,
             params,
             confirm,
-        }) => {
-            let started = Instant::now();
-            // Kept as the model sent them: the log redacts them itself.
-            let audited = server.audit.is_some().then(|| params.clone());
-            let task = gate.map(|gate| Gate {
-                gate,
-                caller,
-                params: audited.as_ref(),
-            });
-            // The request's span (`crate::mcp::trace`) names the action when the catalog has
-            // it: an ID the model made up is no attribute.
-            let span = tracing::Span::current();
-            if let Some(a) = snap.catalog.resolve(&action) {
-                span.record("arcane.action.id", a.id.as_str());
-            }
-            // An OAuth caller's scopes and users-file rule, before anything is looked up or
-            // anyone is asked (docs/oauth.md).
-            let narrowed = caller.grant.as_ref().and_then(|g| {
-                let a = snap.catalog.resolve(&action)?;
-                g.refuses(a, &snap.policy)
-            });
-            if let Some(why) = narrowed {
-                span.record("arcane.outcome", Disposition::Refused.as_str());
-                let result = error_result(why);
-                if let Some(params) = audited {
-                    let done = Done {
-                        disposition: Disposition::Refused,
-                        confirmed: None,
-                        started,
-                    };
-                    record(server, &snap, &action, params, caller, &result, done);
-                }
-                CallToolResponse::Complete(result)
-            } else {
-                match execute(server, &snap, &action, params, confirm, ctx, asking, task).await {
-                    Err(question) => {
-                        span.record("arcane.outcome", "input_required");
-                        question
-                    }
-                    Ok((result, disposition, confirmed, task)) => {
-                        let outcome = match disposition {
-                            Disposition::Ok if result.is_error == Some(true) => "error",
-                            d => d.as_str(),
-                        };
-                        span.record("arcane.outcome", outcome);
-                        if let Some(params) = audited {
-                            let done = Done {
-                                disposition,
-                                confirmed,
-                                started,
-                            };
-                            let caller = in_task(caller, task);
-                            record(server, &snap, &action, params, &caller, &result, done);
-                        }
-                        result.into()
-                    }
-                }
-            }
-        }
-    };
-    match response {
-        CallToolResponse::Complete(mut result) => {
-            mask_known_result(&mut result);
-            result.into()
-        }
-        CallToolResponse::InputRequired(question) => {
-            CallToolResponse::InputRequired(mask_known_message(question))
-        }
-        other => other,
+        }) => prepare_action(env, snap, &action, params, confirm, ctx, caller, asking).await,
     }
 }
 
-/// A call that is to run as an MCP task: where it asks to go on, and what the audit log's line
-/// of the task's start names.
-struct Gate<'a> {
-    gate: tokio::sync::oneshot::Sender<Ready>,
-    caller: &'a Actor,
-    params: Option<&'a Map<String, Value>>,
-}
-
-/// The caller of a call that runs in task `task`, as its audit lines name it.
-fn in_task(caller: &Actor, task: Option<String>) -> std::borrow::Cow<'_, Actor> {
-    match task {
-        Some(id) => std::borrow::Cow::Owned(Actor {
-            task: Some(id),
-            ..caller.clone()
-        }),
-        None => std::borrow::Cow::Borrowed(caller),
-    }
-}
-
-/// What [`execute`] answers: the result, what the audit log calls it, how it was confirmed,
-/// and the task it ran in.
-type Executed = (
-    CallToolResult,
-    Disposition,
-    Option<&'static str>,
-    Option<String>,
-);
-
-/// Prepares, confirms and runs one action: the result, what the audit log calls it, and how
-/// it was confirmed. `Err` carries the question of a 2026-07-28 round trip (the answer of
-/// this request; the client retries with the person's answer). A call to run as a task stops
-/// once it is prepared and confirmed — before anything is sent — until the task exists.
+/// [`prepare`] for an action: the caller's grant, the engine's checks and lookups, the
+/// person's confirmation.
 #[allow(clippy::too_many_arguments)]
-async fn execute(
-    server: &Calls,
-    snap: &Snapshot,
-    action: &str,
+async fn prepare_action(
+    env: &CallEnv,
+    snap: Arc<Snapshot>,
+    name: &str,
     params: Map<String, Value>,
     confirm: bool,
     ctx: &CallContext,
+    caller: &Actor,
     asking: Asking<'_>,
-    task: Option<Gate<'_>>,
-) -> Result<Executed, CallToolResponse> {
+) -> Prepared {
+    let started = Instant::now();
+    // Kept as the model sent them: the log redacts them itself.
+    let audited = env.audit.is_some().then(|| params.clone());
     let scope = snap.scope();
-    let mut confirmed = confirm.then_some("param");
+    let ending = |confirmed| Ending {
+        confirmed,
+        audited: audited.clone(),
+        started,
+    };
+    let Some(action) = snap.catalog.resolve(name) else {
+        let unknown = CallError::UnknownAction(arcane_engine::unknown_action_text(&scope, name));
+        let result = conclude(env, &snap, None, Err(unknown), ending(None), ctx, caller);
+        return Prepared::Answer(result.into());
+    };
+    // The request's span (`crate::mcp::trace`) names the action when the catalog has it: an
+    // ID the model made up is no attribute.
+    let span = tracing::Span::current();
+    span.record("arcane.action.id", action.id.as_str());
+    // An OAuth caller's scopes and users-file rule, before anything is looked up or anyone is
+    // asked (docs/oauth.md).
+    if let Some(why) = caller
+        .grant
+        .as_ref()
+        .and_then(|g| g.refuses(action, &snap.policy))
+    {
+        return Prepared::Answer(refuse(env, &snap, action, why, ending(None), caller).into());
+    }
     // Checked, names looked up and the request built before anyone is asked: the question
-    // shows what will be sent, and an invalid call asks nobody.
-    // A client that cannot ask reads no question: nothing is read from Arcane for one.
-    let cannot_ask = !askable(&server.round_trips, &asking);
+    // shows what will be sent, and an invalid call asks nobody. A client that cannot ask reads
+    // no question: nothing is read from Arcane for one.
     let ctx = &CallContext {
-        cannot_ask,
+        cannot_ask: !askable(&env.round_trips, &asking),
         ..ctx.clone()
     };
-    let ready = server.exec.prepare(&scope, action, params, ctx).await;
-    if let Ok(r) = &ready
-        && r.action.needs_confirmation()
-    {
-        match settle(&server.round_trips, snap, r, confirm, asking, ctx).await {
-            Confirmed::Ask(question) => return Err(question.into()),
+    let mut confirmed = confirm.then_some("param");
+    let ready = match env.exec.prepare_action(&scope, action, params, ctx).await {
+        Ok(ready) => ready,
+        Err(e) => {
+            let result = conclude(
+                env,
+                &snap,
+                Some(action),
+                Err(e),
+                ending(confirmed),
+                ctx,
+                caller,
+            );
+            return Prepared::Answer(result.into());
+        }
+    };
+    if action.needs_confirmation() {
+        match settle(&env.round_trips, &snap, &ready, confirm, asking, ctx).await {
+            Confirmed::Ask(question) => {
+                span.record("arcane.outcome", "input_required");
+                return Prepared::Answer(CallToolResponse::InputRequired(mask_known_message(
+                    question,
+                )));
+            }
             Confirmed::By(how) => confirmed = how,
             // The person said no (or could not be asked): whatever the model's `confirm`
             // said, the call was not confirmed, and its audit line must not read as if it was.
             Confirmed::Refused(text) => {
-                return Ok((error_result(text), Disposition::Refused, None, None));
+                let result = refuse(env, &snap, action, text, ending(None), caller);
+                return Prepared::Answer(result.into());
             }
         }
     }
-    let mut task_id = None;
-    if let (Ok(r), Some(task)) = (&ready, task) {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let ready = Ready {
-            action: r.action.id.clone(),
-            go: tx,
-        };
-        let answer = match task.gate.send(ready) {
-            Ok(()) => rx.await.ok(),
-            Err(_) => None,
-        };
-        match answer {
-            Some(Ok(id)) => {
-                if let (Some(params), Some(_)) = (task.params, &server.audit) {
-                    let done = Done {
-                        disposition: Disposition::Started,
-                        confirmed,
-                        started: Instant::now(),
-                    };
-                    let caller = in_task(task.caller, Some(id.clone()));
-                    let none = CallToolResult::success(vec![]);
-                    record(
-                        server,
-                        snap,
-                        &r.action.id,
-                        params.clone(),
-                        &caller,
-                        &none,
-                        done,
-                    );
-                }
-                task_id = Some(id);
-            }
-            Some(Err(text)) => {
-                return Ok((error_result(text), Disposition::Refused, confirmed, None));
-            }
-            // The request went away before its task was made: nothing is sent.
-            None => {
-                let text = "the call was cancelled before it ran";
-                return Ok((error_result(text), Disposition::Refused, confirmed, None));
-            }
-        }
-    }
-    let answer = match ready {
-        Ok(r) => server.exec.run(&scope, r, confirmed.is_some(), ctx).await,
-        Err(e) => Err(e),
+    let long_running = action.long_running;
+    let call = Box::new(ready.detach());
+    Prepared::Ready(Ready {
+        snap,
+        call,
+        long_running,
+        confirmed,
+        audited,
+        started,
+    })
+}
+
+/// The second step: sends a [`Ready`] call on behalf of `caller` (whose `task` names the MCP
+/// task it runs in, if any), presents the answer and records it.
+pub(crate) async fn run(
+    env: &CallEnv,
+    ready: Ready,
+    ctx: &CallContext,
+    caller: &Actor,
+) -> CallToolResult {
+    let Ready {
+        snap,
+        call,
+        confirmed,
+        audited,
+        started,
+        ..
+    } = ready;
+    let ending = Ending {
+        confirmed,
+        audited,
+        started,
     };
+    // Prepared against this very snapshot, so its action is there.
+    let Some(call) = call.attach(&snap.catalog) else {
+        return error_result("the call's action left the catalog before it ran");
+    };
+    let action = call.action;
+    let scope = snap.scope();
+    let answer = env.exec.run(&scope, call, confirmed.is_some(), ctx).await;
+    conclude(env, &snap, Some(action), answer, ending, ctx, caller)
+}
+
+/// The audit line of a call that starts as MCP task `caller.task` (its end has its own).
+pub(crate) fn task_started(env: &CallEnv, ready: &Ready, caller: &Actor) {
+    let (Some(params), Some(action)) = (&ready.audited, ready.snap.catalog.get(ready.action()))
+    else {
+        return;
+    };
+    let done = Ending {
+        confirmed: ready.confirmed,
+        audited: Some(params.clone()),
+        started: Instant::now(),
+    };
+    let none = CallToolResult::success(vec![]);
+    record(
+        env,
+        &ready.snap,
+        action,
+        &none,
+        Disposition::Started,
+        done,
+        caller,
+    );
+}
+
+/// A prepared call that is not run after all (a limit refused its task, or the client went
+/// away first): the refusal's text as its answer, and its audit line.
+pub(crate) fn not_run(env: &CallEnv, ready: Ready, why: String, caller: &Actor) -> CallToolResult {
+    let done = Ending {
+        confirmed: ready.confirmed,
+        audited: ready.audited,
+        started: ready.started,
+    };
+    match ready.snap.catalog.get(ready.call.action()) {
+        Some(action) => refuse(env, &ready.snap, action, why, done, caller),
+        None => error_result(why),
+    }
+}
+
+/// What the audit line of a call needs besides its outcome.
+struct Ending {
+    confirmed: Option<&'static str>,
+    audited: Option<Map<String, Value>>,
+    started: Instant,
+}
+
+/// A refusal before anything is sent: its text as the answer, its audit line.
+fn refuse(
+    env: &CallEnv,
+    snap: &Snapshot,
+    action: &Action,
+    why: String,
+    ending: Ending,
+    caller: &Actor,
+) -> CallToolResult {
+    tracing::Span::current().record("arcane.outcome", Disposition::Refused.as_str());
+    let mut result = error_result(why);
+    record(
+        env,
+        snap,
+        action,
+        &result,
+        Disposition::Refused,
+        ending,
+        caller,
+    );
+    mask_known_result(&mut result);
+    result
+}
+
+/// The engine's answer as the call's: what the audit log calls it, the result's text, the
+/// request span's outcome, the audit line.
+fn conclude(
+    env: &CallEnv,
+    snap: &Snapshot,
+    action: Option<&Action>,
+    answer: Result<Outcome<'_>, CallError>,
+    ending: Ending,
+    ctx: &CallContext,
+    caller: &Actor,
+) -> CallToolResult {
     // A call whose cancellation fired and that ended in an error was cancelled (a stream's
-    // error says so only in its text).
-    // A task its TTL stopped expired (`crate::mcp::tasks`).
-    let expired = task_id
+    // error says so only in its text); a task its TTL stopped expired (`crate::mcp::tasks`).
+    let expired = caller
+        .task
         .as_deref()
-        .is_some_and(|id| server.tasks.expired(id));
+        .is_some_and(|id| env.tasks.expired(id));
     let disposition = match disposition(&answer) {
         Disposition::Error | Disposition::Cancelled if expired => Disposition::Expired,
         Disposition::Error if ctx.cancel.is_cancelled() => Disposition::Cancelled,
         d => d,
     };
     let span = tracing::info_span!(target: "arcane_mcp::mcp::call", "arcane.render", "otel.name" = "render");
-    let result = span.in_scope(|| tool_result(snap, server.exec.config(), answer));
-    Ok((result, disposition, confirmed, task_id))
-}
-
-/// How an executed call ended, for its audit line.
-struct Done {
-    disposition: Disposition,
-    confirmed: Option<&'static str>,
-    started: Instant,
+    let mut result = span.in_scope(|| tool_result(snap, env.exec.config(), answer));
+    let outcome = match disposition {
+        Disposition::Ok if result.is_error == Some(true) => "error",
+        d => d.as_str(),
+    };
+    tracing::Span::current().record("arcane.outcome", outcome);
+    if let Some(action) = action {
+        record(env, snap, action, &result, disposition, ending, caller);
+    }
+    mask_known_result(&mut result);
+    result
 }
 
 /// Writes the audit log's line of a mutating call or a credential reveal (when there is a
 /// log).
 fn record(
-    server: &Calls,
+    env: &CallEnv,
     snap: &Snapshot,
-    action: &str,
-    params: Map<String, Value>,
-    caller: &Actor,
+    action: &Action,
     result: &CallToolResult,
-    done: Done,
+    disposition: Disposition,
+    ending: Ending,
+    caller: &Actor,
 ) {
-    let Done {
-        disposition,
+    let Ending {
         confirmed,
+        audited,
         started,
-    } = done;
-    let Some(log) = &server.audit else { return };
-    // Changes, and the reads whose purpose is to hand out a credential (a join token, an
-    // mTLS bundle): who took one is as much the log's business as who changed something.
-    let Some(a) = snap
-        .catalog
-        .resolve(action)
-        .filter(|a| a.mutating || a.reveals_secret.is_some())
-    else {
+    } = ending;
+    let (Some(log), Some(params)) = (&env.audit, audited) else {
         return;
     };
+    // Changes, and the reads whose purpose is to hand out a credential (a join token, an
+    // mTLS bundle): who took one is as much the log's business as who changed something.
+    if !(action.mutating || action.reveals_secret.is_some()) {
+        return;
+    }
     let failed = result.is_error.unwrap_or(false);
     let disposition = match disposition {
         Disposition::Ok if failed => Disposition::Error,
@@ -339,13 +366,13 @@ fn record(
     let environment = params
         .get("environmentId")
         .and_then(Value::as_str)
-        .unwrap_or(&server.exec.config().environment);
-    let targets: Vec<&str> = a.targets().map(|p| p.name.as_str()).collect();
-    let identifiers = snap.catalog.identifiers(a);
+        .unwrap_or(&env.exec.config().environment);
+    let targets: Vec<&str> = action.targets().map(|p| p.name.as_str()).collect();
+    let identifiers = snap.catalog.identifiers(action);
     log.record(&Entry {
         caller,
-        action: &a.id,
-        domain: &a.domain,
+        action: &action.id,
+        domain: &action.domain,
         environment,
         params: &params,
         targets: &targets,
@@ -359,7 +386,7 @@ fn record(
 
 /// What the audit log says of an executed call, from the executor's typed answer: refused
 /// (withdrawn, or destructive without confirmation), a safe-mode preview, failed, or done.
-fn disposition(answer: &Result<arcane_engine::Outcome<'_>, CallError>) -> Disposition {
+fn disposition(answer: &Result<Outcome<'_>, CallError>) -> Disposition {
     match answer {
         Err(CallError::Cancelled { .. } | CallError::CancelledLookup { .. }) => {
             Disposition::Cancelled

@@ -538,6 +538,49 @@ impl Default for RoundTrips {
     }
 }
 
+/// [`Asking`] as the handler reads it from a request's client and HTTP parts, owned, to
+/// travel with the call to the runtime it is prepared on; the request's own state and answers
+/// are lent when it is asked ([`HowToAsk::as_asking`]).
+pub(crate) enum HowToAsk {
+    Session {
+        peer: rmcp::Peer<RoleServer>,
+        origin: RequestId,
+        who: Vec<u8>,
+    },
+    RoundTrip {
+        declared: bool,
+        caller: Vec<u8>,
+        who: Vec<u8>,
+    },
+}
+
+impl HowToAsk {
+    /// The way of asking of one `tools/call` request.
+    pub(crate) fn as_asking<'a>(
+        &'a self,
+        request: &'a rmcp::model::CallToolRequestParams,
+    ) -> Asking<'a> {
+        match self {
+            HowToAsk::Session { peer, origin, who } => Asking::Session {
+                peer,
+                origin: origin.clone(),
+                who: who.clone(),
+            },
+            HowToAsk::RoundTrip {
+                declared,
+                caller,
+                who,
+            } => Asking::RoundTrip {
+                declared: *declared,
+                caller: caller.clone(),
+                who: who.clone(),
+                state: request.request_state.as_deref(),
+                responses: request.input_responses.as_ref(),
+            },
+        }
+    }
+}
+
 /// How a destructive call without `confirm` can ask the user (docs/security.md#confirmation).
 pub(crate) enum Asking<'a> {
     /// Not at all (the one-shot command): the `confirm: true` rule.

@@ -13,7 +13,7 @@ use rmcp::model::{
     GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
     ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Task,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
     UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
@@ -24,9 +24,9 @@ use tokio_util::sync::CancellationToken;
 use crate::load::reload::Live;
 use crate::load::snapshot::Snapshot;
 use crate::mcp::audit_log::{self, Actor};
-use crate::mcp::call::Calls;
+use crate::mcp::call::{self, CallEnv};
 use crate::mcp::caller::HttpCaller;
-use crate::mcp::confirm;
+use crate::mcp::confirm::{self, HowToAsk};
 use crate::metrics::Metrics;
 use crate::present::error_result;
 use crate::resources::live::{Hub, Mailbox, SubscribeError, Topic};
@@ -36,7 +36,7 @@ use arcane_engine::{CallContext, Executor};
 /// The MCP server: the live snapshot, the executor and the server instructions.
 #[derive(Clone)]
 pub struct ArcaneServer {
-    calls: Calls,
+    calls: CallEnv,
     instructions: String,
     in_flight: Arc<InFlight>,
     /// Where calls are counted (`/metrics` and the OTLP export).
@@ -141,7 +141,7 @@ impl ArcaneServer {
         );
         let subscriptions = Hub::new(exec.clone(), live.clone(), Default::default());
         ArcaneServer {
-            calls: Calls {
+            calls: CallEnv {
                 live,
                 exec,
                 audit: None,
@@ -265,80 +265,14 @@ impl ArcaneServer {
         }
     }
 
-    /// Runs a call as a task: waits until it is prepared and confirmed (or has ended without
-    /// sending anything: invalid, refused, a question for the client), then makes its task —
-    /// unless a limit refuses it — and lets it go on. Cancelling the request before then
-    /// cancels the call; after, only `tasks/cancel` does.
-    #[allow(clippy::too_many_arguments)]
-    async fn start_task(
-        &self,
-        work: Work,
-        gate: tokio::sync::oneshot::Receiver<crate::mcp::call::Ready>,
-        context: &RequestContext<RoleServer>,
-        cancel: CancellationToken,
-        task_tx: tokio::sync::watch::Sender<Option<TaskContext>>,
-        forwarder: Option<tokio::task::JoinHandle<()>>,
-        owner: Vec<u8>,
-        ttl_ms: Option<u64>,
-    ) -> Started {
-        let go = tokio::select! {
-            go = gate => go.ok(),
-            _ = context.ct.cancelled() => {
-                cancel.cancel();
-                None
-            }
-        };
-        let Some(go) = go else {
-            let done = work.finish().await;
-            if let Some(f) = forwarder {
-                let _ = f.await;
-            }
-            return Started::Plain(Box::new(done));
-        };
-        let started = self
-            .calls
-            .tasks
-            .start(owner, go.action, ttl_ms, cancel, move |tctx| {
-                let _ = task_tx.send(Some(tctx));
-                Box::pin(async move {
-                    let done = work.finish().await;
-                    // The last progress line is the status message before the task ends.
-                    if let Some(f) = forwarder {
-                        let _ = f.await;
-                    }
-                    match done? {
-                        (CallToolResponse::Complete(result), _) => Ok(result),
-                        _ => Err(McpError::internal_error(
-                            "the task's call needed an answer from the client it cannot ask for",
-                            None,
-                        )),
-                    }
-                })
-            });
-        match started {
-            Ok(task) => {
-                let _ = go.go.send(Ok(task.task_id.clone()));
-                Started::Task(task)
-            }
-            Err(refused) => {
-                // The closure is dropped unrun, and with it the call's handle: the call goes
-                // on (detached) to answer the refusal, which nobody reads. Answer it here.
-                let _ = go.go.send(Err(refused.0.clone()));
-                Started::Plain(Box::new(Ok((
-                    CallToolResponse::Complete(error_result(refused.0)),
-                    CallToolRequestParams::new(String::new()),
-                ))))
-            }
-        }
-    }
-
-    /// Handles one `tools/call`: as a task when `form` makes it one (docs/tasks.md), else as
-    /// it always is.
+    /// Handles one `tools/call` in the two steps of [`crate::mcp::call`]: prepared and
+    /// confirmed, then — as an MCP task when `form` and the action make it one (docs/tasks.md)
+    /// — run.
     async fn call_tool_in(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-        form: Form,
+        form: TaskForm,
     ) -> Result<CallToolResponse, McpError> {
         // Counted from here, waiting included: a burst held back by a small
         // `--max-calls-in-flight` is still a burst whose memory goes back once idle.
@@ -357,41 +291,13 @@ impl ArcaneServer {
             None => None,
         };
         let started = std::time::Instant::now();
-        let round_trip = context
-            .protocol_version()
-            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
-        // A client that speaks the 2026-07-28 extension gets a task for an action that can
-        // take minutes (docs/tasks.md). One that must be asked first over a 2026-07-28 round
-        // trip is asked by a plain answer, and becomes a task when the client retries with the
-        // answer. A 2025-11-25 call that asks for a task (its `task` field) gets one.
-        let (as_task, ttl_ms) = match form {
-            Form::Core { ttl_ms } => (true, ttl_ms),
-            Form::Extension => (
-                context
-                    .client_capabilities()
-                    .is_some_and(|c| c.supports_tasks())
-                    && crate::mcp::call::long_running(
-                        &self.calls,
-                        &request.name,
-                        request.arguments.as_ref(),
-                    )
-                    .is_some_and(|asks| !(asks && round_trip && request.input_responses.is_none())),
-                None,
-            ),
-        };
-        // Progress of long calls goes to the client when it sent a progress token; its
-        // cancellation drops the request to Arcane. A task's work is cancelled by
-        // `tasks/cancel` instead, and outlives the request (and its session).
-        let cancel = if as_task {
-            tokio_util::sync::CancellationToken::new()
-        } else {
-            context.ct.clone()
-        };
+        let http = HttpCaller::of(&context.extensions);
+        // Until the call runs as a task, the request's cancellation cancels it.
         let mut ctx = CallContext {
-            cancel: cancel.clone(),
+            cancel: context.ct.clone(),
             progress: None,
             credential: self.credential(&context.extensions),
-            credential_label: HttpCaller::of(&context.extensions).and_then(|c| c.credential_label),
+            credential_label: http.and_then(|c| c.credential_label),
             cannot_ask: false,
         };
         let caller = self.caller(&context, &ctx);
@@ -399,13 +305,56 @@ impl ArcaneServer {
         // ends.
         let held = hold_credential(&ctx);
         // Named in the call's log line by its name and fingerprint, never the token.
-        let http = HttpCaller::of(&context.extensions);
         let token = http.and_then(|c| c.token.clone());
-        // The task the progress belongs to, once there is one: its status message is the last
-        // line, and each notification names it.
+
+        // 1. Prepared and confirmed, on the calls' runtime (it owns what it borrows).
+        let asking = self.asking(&context);
+        let prepare = {
+            let (env, ctx, caller) = (self.calls.clone(), ctx.clone(), caller.clone());
+            async move {
+                let prepared = call::prepare(
+                    &env,
+                    &request.name,
+                    request.arguments.as_ref(),
+                    &ctx,
+                    &caller,
+                    asking.as_asking(&request),
+                )
+                .await;
+                (prepared, request, held)
+            }
+        };
+        let (prepared, request, held) = on_calls(prepare).await?;
+        let ready = match prepared {
+            call::Prepared::Ready(ready) => ready,
+            call::Prepared::Answer(answer) => {
+                if let Some(slot) = slot {
+                    slot.answered();
+                }
+                return Ok(self.answered(&request.name, answer, started, token));
+            }
+        };
+        if context.ct.is_cancelled() {
+            let text = "the call was cancelled before it ran".to_string();
+            let result = call::not_run(&self.calls, ready, text, &caller);
+            return Ok(self.answered(&request.name, result.into(), started, token));
+        }
+        // 2. A task, or run as the request's answer. A client that speaks the 2026-07-28
+        // extension gets a task for an action that can take minutes; a 2025-11-25 call that
+        // asks for one (its `task` field) gets one.
+        let ttl_ms = match form {
+            TaskForm::Core { ttl_ms } => Some(ttl_ms),
+            TaskForm::Extension => (context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks())
+                && ready.long_running())
+            .then_some(None),
+        };
+        // Progress of long calls goes to the client when it sent a progress token, and to the
+        // task's status message; each notification names the task once there is one.
         let (task_tx, task_rx) = tokio::sync::watch::channel::<Option<TaskContext>>(None);
         let progress_token = context.meta.get_progress_token();
-        let forwarder = (progress_token.is_some() || as_task).then(|| {
+        let forwarder = (progress_token.is_some() || ttl_ms.is_some()).then(|| {
             let (tx, rx) = tokio::sync::mpsc::channel::<arcane_engine::Progress>(
                 arcane_engine::PROGRESS_QUEUE,
             );
@@ -417,104 +366,121 @@ impl ArcaneServer {
                 task_rx,
             ))
         });
-        // What the question is bound to is read here, where the request's HTTP parts are; the
-        // call itself runs on the calls' runtime and owns what it borrows.
-        // Whose quota of open questions it counts against, either way of asking: the caller as
-        // the HTTP gate authenticated it, never the header's bytes (`bearer`, `BEARER` or extra
-        // blanks are the same token), else the HTTP session, else (stdio) the one session.
-        let who = caller_of(http);
-        let owner = self.owner(&context);
-        let origin = context.id.clone();
-        let round_trip = round_trip.then(|| {
-            let bound = match http {
-                Some(c) => c.binding.clone(),
-                None => confirm::binding([&b""[..], b"", b""]),
-            };
-            (
-                confirm::declares_forms(context.client_capabilities().as_ref()),
-                bound,
-            )
-        });
-        let server = self.clone();
-        let peer = context.peer.clone();
-        // A task's call stops before its request is sent and waits here for the task to exist
-        // (or for the refusal of a limit).
-        let (gate_tx, gate_rx) = tokio::sync::oneshot::channel::<crate::mcp::call::Ready>();
-        let gate = as_task.then_some(gate_tx);
-        let mut slot = slot;
-        let plain_slot = if as_task { None } else { slot.take() };
-        let work = async move {
-            let _held = held;
-            let asking = match round_trip {
-                Some((declared, caller)) => confirm::Asking::RoundTrip {
-                    declared,
-                    caller,
-                    who,
-                    state: request.request_state.as_deref(),
-                    responses: request.input_responses.as_ref(),
-                },
-                None => confirm::Asking::Session {
-                    peer: &peer,
-                    origin,
-                    who,
-                },
-            };
-            let response = crate::mcp::call::run(
-                &server.calls,
-                &request.name,
-                request.arguments.as_ref(),
-                &ctx,
-                &caller,
-                asking,
-                gate,
-            )
-            .await;
-            if let Some(slot) = plain_slot {
-                // From now on the answer's write gives the slot back.
-                slot.answered();
-            }
-            drop(ctx);
-            (response, request)
-        };
-        // The call's spans (the engine's requests, the rendering) are children of the
-        // request's, wherever the work runs.
-        let work = tracing::Instrument::in_current_span(work);
-        let work = match calls_runtime() {
-            Some(calls) => Work::Spawned(calls.spawn(work)),
-            // A task's work must run while the request waits for it to reach its gate.
-            None if as_task => Work::Spawned(tokio::spawn(work)),
-            // Boxed: see `read_resource`.
-            None => Work::Here(Box::pin(work)),
-        };
-        let (response, request) = if as_task {
-            match self
-                .start_task(
-                    work, gate_rx, &context, cancel, task_tx, forwarder, owner, ttl_ms,
-                )
-                .await
-            {
-                Started::Task(task) => {
-                    if let Some(slot) = slot {
-                        slot.answered();
-                    }
-                    return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
+        let Some(ttl_ms) = ttl_ms else {
+            let env = self.calls.clone();
+            let run = async move {
+                let _held = held;
+                let result = call::run(&env, ready, &ctx, &caller).await;
+                if let Some(slot) = slot {
+                    // From now on the answer's write gives the slot back.
+                    slot.answered();
                 }
-                Started::Plain(done) => (*done)?,
-            }
-        } else {
-            let done = work.finish().await?;
+                result
+            };
+            let result = on_calls(run).await?;
             if let Some(f) = forwarder {
                 // Every progress notification is sent before the result.
                 let _ = f.await;
             }
-            done
+            return Ok(self.answered(&request.name, result.into(), started, token));
         };
-        let CallToolResponse::Complete(result) = response else {
-            tracing::debug!(tool = %request.name, "tools/call waits for the user's answer");
-            return Ok(response);
+        // A task's work is cancelled by `tasks/cancel` (and its TTL) instead, and outlives the
+        // request (and its session).
+        let cancel = CancellationToken::new();
+        ctx.cancel = cancel.clone();
+        let action = ready.action().to_string();
+        // Taken by the task's work when the task is made; still here when a limit refused it.
+        let parked = Arc::new(std::sync::Mutex::new(Some(ready)));
+        let work = {
+            let (env, parked, caller) = (self.calls.clone(), parked.clone(), caller.clone());
+            move |tctx: TaskContext| -> crate::mcp::tasks::Work {
+                let caller = Actor {
+                    task: Some(tctx.task_id().to_string()),
+                    ..caller
+                };
+                let _ = task_tx.send(Some(tctx));
+                let ready = parked.lock().unwrap_or_else(|e| e.into_inner()).take();
+                Box::pin(async move {
+                    let Some(ready) = ready else {
+                        return Err(McpError::internal_error("the task's call was lost", None));
+                    };
+                    call::task_started(&env, &ready, &caller);
+                    let result = on_calls(async move {
+                        let _held = held;
+                        call::run(&env, ready, &ctx, &caller).await
+                    })
+                    .await;
+                    // The last progress line is the status message before the task ends.
+                    if let Some(f) = forwarder {
+                        let _ = f.await;
+                    }
+                    result
+                })
+            }
+        };
+        let owner = self.owner(&context);
+        match self.calls.tasks.start(owner, action, ttl_ms, cancel, work) {
+            Ok(task) => {
+                if let Some(slot) = slot {
+                    slot.answered();
+                }
+                Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
+            }
+            Err(refused) => {
+                let ready = parked.lock().unwrap_or_else(|e| e.into_inner()).take();
+                let result = match ready {
+                    Some(ready) => call::not_run(&self.calls, ready, refused.0, &caller),
+                    None => error_result(refused.0),
+                };
+                Ok(self.answered(&request.name, result.into(), started, token))
+            }
+        }
+    }
+
+    /// How a call asks the person, from what the request says of its client (read here,
+    /// where the request's HTTP parts are). Whose quota of open questions it counts against,
+    /// either way of asking: the caller as the HTTP gate authenticated it, never the header's
+    /// bytes, else the HTTP session, else (stdio) the one session.
+    fn asking(&self, context: &RequestContext<RoleServer>) -> HowToAsk {
+        let http = HttpCaller::of(&context.extensions);
+        let who = caller_of(http);
+        let round_trip = context
+            .protocol_version()
+            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        if round_trip {
+            let caller = match http {
+                Some(c) => c.binding.clone(),
+                None => confirm::binding([&b""[..], b"", b""]),
+            };
+            let declared = confirm::declares_forms(context.client_capabilities().as_ref());
+            HowToAsk::RoundTrip {
+                declared,
+                caller,
+                who,
+            }
+        } else {
+            HowToAsk::Session {
+                peer: context.peer.clone(),
+                origin: context.id.clone(),
+                who,
+            }
+        }
+    }
+
+    /// A call's answer on its way out: its log line and its count.
+    fn answered(
+        &self,
+        tool: &str,
+        response: CallToolResponse,
+        started: std::time::Instant,
+        token: Option<impl std::fmt::Display>,
+    ) -> CallToolResponse {
+        let CallToolResponse::Complete(result) = &response else {
+            tracing::debug!(tool = %tool, "tools/call waits for the user's answer");
+            return response;
         };
         tracing::debug!(
-            tool = %request.name,
+            tool = %tool,
             is_error = result.is_error.unwrap_or(false),
             ms = started.elapsed().as_millis() as u64,
             token = token.as_ref().map(|t| t.to_string()),
@@ -522,14 +488,14 @@ impl ArcaneServer {
         );
         if let Some(metrics) = &self.metrics {
             // Only served tool names become labels, so a client cannot grow the table.
-            let known = self.calls.live.load().serves_tool(&request.name);
+            let known = self.calls.live.load().serves_tool(tool);
             metrics.record_call(
-                if known { &request.name } else { "unknown" },
+                if known { tool } else { "unknown" },
                 !result.is_error.unwrap_or(false),
                 started.elapsed(),
             );
         }
-        Ok(result.into())
+        response
     }
 
     /// The same server for the HTTP transport (docs/security.md): its calls counted in
@@ -610,27 +576,20 @@ impl ArcaneServer {
         HttpCaller::of(extensions)?.credential.clone()
     }
 
-    /// Handles one `tools/call` on the current snapshot (loaded once for the whole call).
+    /// Handles one `tools/call` on the current snapshot (loaded once for the whole call), with
+    /// nobody to ask: the one-shot command's.
     pub async fn call(
         &self,
         tool: &str,
         args: Option<&serde_json::Map<String, serde_json::Value>>,
         ctx: &CallContext,
     ) -> rmcp::model::CallToolResult {
-        match crate::mcp::call::run(
-            &self.calls,
-            tool,
-            args,
-            ctx,
-            &Actor::default(),
-            confirm::Asking::No,
-            None,
-        )
-        .await
-        {
-            CallToolResponse::Complete(result) => result,
+        let caller = Actor::default();
+        match call::prepare(&self.calls, tool, args, ctx, &caller, confirm::Asking::No).await {
+            call::Prepared::Ready(ready) => call::run(&self.calls, ready, ctx, &caller).await,
+            call::Prepared::Answer(CallToolResponse::Complete(result)) => result,
             // Not asked without a client to ask; kept total all the same.
-            _ => error_result(format!(
+            call::Prepared::Answer(_) => error_result(format!(
                 "{tool} needs the user's confirmation: pass \"confirm\": true"
             )),
         }
@@ -871,7 +830,8 @@ impl ServerHandler for ArcaneServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.call_tool_in(request, context, Form::Extension).await
+        self.call_tool_in(request, context, TaskForm::Extension)
+            .await
     }
 
     async fn get_task(
@@ -1048,45 +1008,38 @@ impl crate::mcp::core_tasks::Server for ArcaneServer {
         context: RequestContext<RoleServer>,
         ttl_ms: Option<u64>,
     ) -> Result<CallToolResponse, McpError> {
-        self.call_tool_in(params, context, Form::Core { ttl_ms })
+        self.call_tool_in(params, context, TaskForm::Core { ttl_ms })
             .await
     }
 }
 
-/// A call's work: spawned on a runtime, or (no calls' runtime, not a task) run where it is
-/// awaited.
-enum Work {
-    Spawned(tokio::task::JoinHandle<(CallToolResponse, CallToolRequestParams)>),
-    Here(std::pin::Pin<Box<dyn Future<Output = (CallToolResponse, CallToolRequestParams)> + Send>>),
-}
-
-impl Work {
-    async fn finish(self) -> Result<(CallToolResponse, CallToolRequestParams), McpError> {
-        match self {
-            Work::Spawned(handle) => match handle.await {
-                Ok(done) => Ok(done),
-                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                Err(_) => Err(McpError::internal_error(
-                    "the server is shutting down",
-                    None,
-                )),
-            },
-            Work::Here(work) => Ok(work.await),
-        }
+/// Runs a call's step on the calls' runtime ([`calls_runtime`]) and waits for it, or runs it
+/// here when there is none; a panic of the step is the caller's.
+async fn on_calls<F>(work: F) -> Result<F::Output, McpError>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    // The call's spans (the engine's requests, the rendering) are children of the request's,
+    // wherever the work runs.
+    let work = tracing::Instrument::in_current_span(work);
+    match calls_runtime() {
+        Some(calls) => match calls.spawn(work).await {
+            Ok(done) => Ok(done),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => Err(McpError::internal_error(
+                "the server is shutting down",
+                None,
+            )),
+        },
+        // Boxed: see `read_resource`.
+        None => Ok(Box::pin(work).await),
     }
-}
-
-/// What became of a call that was to run as a task.
-enum Started {
-    /// Its task: the answer of the request.
-    Task(Task),
-    /// It ended before anything was sent (or a limit refused it): answered as a plain call.
-    Plain(Box<Result<(CallToolResponse, CallToolRequestParams), McpError>>),
 }
 
 /// How a `tools/call` may become an MCP task (docs/tasks.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Form {
+enum TaskForm {
     /// The 2026-07-28 extension's: when the client declared it and the action can run long
     /// (the server's choice).
     Extension,

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use arcane_catalog::{Action, ResultKind, catalog_exclusion};
+use arcane_catalog::{Action, Catalog, ResultKind, catalog_exclusion};
 use arcane_markdown::{excerpt, quoted_name};
 use serde_json::{Map, Value};
 
@@ -99,6 +99,46 @@ impl Ready<'_> {
     /// The parameters as they will be sent, for binding a confirmation to this very call.
     pub fn sent(&self) -> &Map<String, Value> {
         &self.sent
+    }
+
+    /// The call apart from its catalog's lifetime, to be carried to where it is run (the
+    /// server decides between preparing and running whether the call becomes a task).
+    pub fn detach(self) -> Detached {
+        Detached {
+            action: self.action.id.clone(),
+            params: self.params,
+            sent: self.sent,
+            prepared: self.prepared,
+            effect: self.effect,
+        }
+    }
+}
+
+/// A [`Ready`] call that names its action by ID ([`Ready::detach`]).
+pub struct Detached {
+    action: String,
+    params: Map<String, Value>,
+    sent: Map<String, Value>,
+    prepared: request::Prepared,
+    effect: crate::effect::Effect,
+}
+
+impl Detached {
+    /// The action's ID.
+    pub fn action(&self) -> &str {
+        &self.action
+    }
+
+    /// The call again, against the catalog it was prepared with; `None` for another catalog
+    /// that lacks the action.
+    pub fn attach(self, catalog: &Catalog) -> Option<Ready<'_>> {
+        Some(Ready {
+            action: catalog.get(&self.action)?,
+            params: self.params,
+            sent: self.sent,
+            prepared: self.prepared,
+            effect: self.effect,
+        })
     }
 }
 
@@ -237,6 +277,17 @@ impl Executor {
         let Some(action) = scope.catalog.resolve(name) else {
             return Err(CallError::UnknownAction(unknown_action_text(scope, name)));
         };
+        self.prepare_action(scope, action, params, ctx).await
+    }
+
+    /// [`Executor::prepare`] for an action the caller has resolved already.
+    pub async fn prepare_action<'s>(
+        &self,
+        scope: &Scope<'s>,
+        action: &'s Action,
+        params: Map<String, Value>,
+        ctx: &CallContext,
+    ) -> Result<Ready<'s>, CallError> {
         if let Some(reason) = scope.policy.withdrawn(action) {
             return Err(CallError::Withdrawn {
                 reason: reason.to_string(),

@@ -32,8 +32,8 @@ pub use effect::{
     Baseline, Effect, Known, Listed, MAX_LISTED, Named, describe, describe_known, describe_with,
 };
 pub use executor::{
-    CallContext, DEFAULT_MAX_CONCURRENT_REQUESTS, ExecConfig, Executor, PROGRESS_QUEUE, ProbeError,
-    Ready, how_to_ask_for_less, unsure,
+    CallContext, DEFAULT_MAX_CONCURRENT_REQUESTS, Detached, ExecConfig, Executor, PROGRESS_QUEUE,
+    ProbeError, Ready, how_to_ask_for_less, unknown_action_text, unsure,
 };
 pub use feed::{Feed, FeedError, IDLE as FEED_IDLE};
 pub use outcome::{
