@@ -20,19 +20,26 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The engine is not held to it yet: name resolution runs list actions through the executor,
-/// which resolves names (`resolve.rs` ↔ `executor.rs`), and its modules name the crate root's
-/// re-exports.
+/// Every crate of the workspace: name lookups read through the one client (`http.rs`) and
+/// the lists they keep, not through the executor that calls them, and a module names another
+/// by its path, never by the crate root's re-exports (the root declares every module).
 #[test]
 fn no_crate_imports_in_a_circle() {
     for src in [
         "src",
         "crates/catalog/src",
+        "crates/engine/src",
         "crates/markdown/src",
+        "crates/redact/src",
+        "crates/test-support/src",
         "sim/src",
     ] {
         let g = graph(&root().join(src));
-        assert!(g.len() > 3, "{src}: the graph was read ({g:?})");
+        // Every module file is a node (a binary's `main.rs` is none).
+        let mut files = Vec::new();
+        rust_files(&root().join(src), &mut files);
+        let modules = files.iter().filter(|f| !f.ends_with("main.rs")).count();
+        assert_eq!(g.len(), modules, "{src}: the graph was read ({g:?})");
         if let Some(cycle) = find_cycle(&g) {
             panic!(
                 "{src} imports in a circle: {} — move what both sides need into a lower module",
@@ -40,6 +47,49 @@ fn no_crate_imports_in_a_circle() {
             );
         }
     }
+}
+
+/// Every answer body from Arcane (or an identity provider) is read by the engine's `http.rs`,
+/// capped (ARCHITECTURE.md, "Invariants"): no other code of the shipped crates reads one.
+#[test]
+fn only_the_engines_http_module_reads_an_answer_body() {
+    let readers = [
+        ".json().await",
+        ".bytes().await",
+        ".text().await",
+        "bytes_stream()",
+        ".chunk().await",
+    ];
+    let mut files = Vec::new();
+    for dir in ["src", "crates"] {
+        rust_files(&root().join(dir), &mut files);
+    }
+    let http = root().join("crates/engine/src/http.rs");
+    let mut found = Vec::new();
+    for f in files.iter().filter(|f| **f != http) {
+        let rel = f
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        // Tests and the test-support crate read what they check.
+        if rel.contains("/tests/") || rel.starts_with("crates/test-support/") {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in code.lines().enumerate() {
+            if !line.trim_start().starts_with("//") && readers.iter().any(|r| line.contains(r)) {
+                found.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "answer bodies read outside crates/engine/src/http.rs (use read_capped, read_json or \
+         body_stream there):\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]

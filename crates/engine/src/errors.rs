@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::Scope;
+use crate::scope::Scope;
 use arcane_catalog::Action;
 use arcane_markdown::{clip, code_span, excerpt, quoted_name, sanitize};
 

@@ -14,11 +14,11 @@ use serde_json::{Map, Value};
 
 use tracing::Instrument;
 
-use crate::http::root_cause;
-use crate::{
-    Auth, CallError, ChangeState, Outcome, Produced, Scope, Then, check_before_retrying, encode,
-    errors, handlers, jsonlines, request, resolve, transfer,
-};
+use crate::context::{CallContext, ExecConfig};
+use crate::http::{Auth, root_cause};
+use crate::outcome::{CallError, ChangeState, Outcome, Produced, Then, check_before_retrying};
+use crate::scope::Scope;
+use crate::{encode, errors, handlers, jsonlines, request, resolve, transfer};
 
 /// How long a JSON-lines stream (pull, build, up) may run, as a multiple of the request timeout.
 const STREAM_TIMEOUT_FACTOR: u32 = 20;
@@ -27,56 +27,6 @@ const STREAM_TIMEOUT_FACTOR: u32 = 20;
 const READ_CURRENT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default of `--max-concurrent-requests`.
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 32;
-
-/// Connection settings of the executor.
-#[derive(Debug, Clone)]
-pub struct ExecConfig {
-    /// Arcane base URL, without `/api`.
-    pub base_url: String,
-    pub auth: Auth,
-    /// The default environment for `environmentId`.
-    pub environment: String,
-    pub timeout: Duration,
-    /// Largest answer body read into memory (`--max-response-bytes`).
-    pub max_response_bytes: usize,
-    /// Most requests to Arcane in flight at once (`--max-concurrent-requests`).
-    pub max_concurrent_requests: usize,
-    /// Show secret values in the text of results (`--show-secrets`); masked by default.
-    /// structuredContent always carries Arcane's values.
-    pub show_secrets: bool,
-}
-
-/// How many progress reports may wait for a slow receiver before further ones are dropped: a
-/// stream reports every line, and the result summarizes them anyway.
-pub const PROGRESS_QUEUE: usize = 64;
-
-/// What a call carries besides its arguments: the client's cancellation, and where progress
-/// goes when the client sent a progress token.
-#[derive(Default, Clone)]
-pub struct CallContext {
-    /// Cancelled when the client sends `notifications/cancelled`; the HTTP request is dropped.
-    pub cancel: tokio_util::sync::CancellationToken,
-    /// Receives progress of long calls (JSON-lines streams), forwarded as
-    /// `notifications/progress`. A bounded queue ([`PROGRESS_QUEUE`]): when the receiver falls
-    /// behind (a client that does not read), reports are dropped rather than held.
-    pub progress: Option<tokio::sync::mpsc::Sender<jsonlines::Progress>>,
-    /// The caller's own Arcane credential (HTTP `X-Arcane-API-Key`, docs/security.md): when
-    /// set, every request of the call carries it instead of the configured one.
-    pub credential: Option<Auth>,
-    /// Where that credential came from, in the words an error's next step names it with
-    /// (the header the caller sent, the key a sign-in made); `None` for the header.
-    pub credential_label: Option<&'static str>,
-    /// The client cannot ask the person (no form elicitation): no question is read, so
-    /// nothing is read from Arcane to write one (only a safe-mode preview is).
-    pub cannot_ask: bool,
-}
-
-impl CallContext {
-    /// The credential this call's requests carry.
-    pub fn auth<'a>(&'a self, configured: &'a Auth) -> &'a Auth {
-        self.credential.as_ref().unwrap_or(configured)
-    }
-}
 
 /// A call checked and built, not yet confirmed or sent ([`Executor::prepare`]).
 pub struct Ready<'s> {
@@ -145,15 +95,8 @@ impl Detached {
 /// Runs actions against Arcane.
 pub struct Executor {
     pub(crate) config: ExecConfig,
-    /// GET/HEAD: follows redirects within the configured origin only.
-    pub(crate) reads: reqwest::Client,
-    /// Writes: follows no redirect, so a write is never repeated elsewhere.
-    pub(crate) writes: reqwest::Client,
-    /// Bounds the requests (and WebSocket sessions) to Arcane in flight at once.
-    pub(crate) slots: std::sync::Arc<tokio::sync::Semaphore>,
-    /// TLS settings of WebSocket (`wss://`) connections: the configuration `reads` and
-    /// `writes` are built on.
-    pub(crate) ws_tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    /// The one client to Arcane (`http.rs`).
+    pub(crate) arcane: crate::http::Arcane,
     /// Lists fetched to turn names into IDs (`resolve.rs`).
     pub(crate) resolve_cache: resolve::Cache,
 }
@@ -180,30 +123,15 @@ impl Executor {
         config: ExecConfig,
         tls: std::sync::Arc<rustls::ClientConfig>,
     ) -> anyhow::Result<Executor> {
-        crate::http::ensure_crypto_provider();
-        let origin = url::Url::parse(&config.base_url)
-            .map_err(|e| anyhow::anyhow!("ARCANE_URL {:?} is not a URL: {e}", config.base_url))?
-            .origin();
-        let client = |redirects: reqwest::redirect::Policy| {
-            crate::http::client_builder(&tls)
-                .connect_timeout(Duration::from_secs(10).min(config.timeout))
-                // The engine's version is the server's (the engine's tests check it).
-                .user_agent(concat!("arcane-mcp/", env!("CARGO_PKG_VERSION")))
-                .redirect(redirects)
-                .pool_max_idle_per_host(config.max_concurrent_requests)
-                .build()
-        };
-        let reads = client(crate::http::same_origin_redirects(origin))?;
-        let writes = client(reqwest::redirect::Policy::none())?;
-        let ws_tls = config.base_url.starts_with("https://").then_some(tls);
+        let arcane = crate::http::Arcane::new(
+            &config.base_url,
+            config.timeout,
+            config.max_concurrent_requests,
+            tls,
+        )?;
         Ok(Executor {
-            reads,
-            writes,
-            slots: std::sync::Arc::new(tokio::sync::Semaphore::new(
-                config.max_concurrent_requests.max(1),
-            )),
             config,
-            ws_tls,
+            arcane,
             resolve_cache: resolve::Cache::default(),
         })
     }
@@ -213,10 +141,19 @@ impl Executor {
         &self.config
     }
 
-    /// The HTTP client of writes (no redirects, the server's TLS settings), for the server's
-    /// own requests to Arcane beside the catalog's actions (signing a person in).
-    pub fn client(&self) -> &reqwest::Client {
-        &self.writes
+    /// The one client to Arcane, for the server's own requests beside the catalog's actions
+    /// (signing a person in).
+    pub fn arcane(&self) -> &crate::http::Arcane {
+        &self.arcane
+    }
+
+    /// What name lookups read with: the settings, the client and the lists already read.
+    pub(crate) fn lookup(&self) -> resolve::Lookup<'_> {
+        resolve::Lookup {
+            config: &self.config,
+            arcane: &self.arcane,
+            cache: &self.resolve_cache,
+        }
     }
 
     /// Whether Arcane answers its public health endpoint (for `/readyz`; no credential is
@@ -224,6 +161,7 @@ impl Executor {
     pub async fn probe(&self) -> Result<(), ProbeError> {
         let url = format!("{}/api/health", self.config.base_url);
         match self
+            .arcane
             .reads
             .get(&url)
             .timeout(Duration::from_secs(5))
@@ -307,8 +245,9 @@ impl Executor {
         let before = params.clone();
         let had_environment = params.contains_key("environmentId");
         let mut params = params;
+        let lookup = self.lookup();
         let resolved = tokio::select! {
-            r = resolve::resolve_params(self, scope, action, &mut params, ctx) => r.map_err(|e| match e {
+            r = resolve::resolve_params(&lookup, scope, action, &mut params, ctx) => r.map_err(|e| match e {
                 resolve::Unresolved::Value(text) => CallError::Resolve(text),
                 resolve::Unresolved::Lookup(text) => CallError::LookupFailed(text),
             }),
@@ -370,7 +309,7 @@ impl Executor {
         let known = if shown {
             let limit = READ_CURRENT_TIMEOUT.min(self.config.timeout);
             tokio::select! {
-                k = crate::known::read(self, scope, action, &params, &given, ctx, limit) => k,
+                k = crate::known::read(&lookup, scope, action, &params, &given, ctx, limit) => k,
                 _ = ctx.cancel.cancelled() => return Err(CallError::CancelledLookup {
                     action: action.id.clone(),
                 }),
@@ -470,7 +409,7 @@ impl Executor {
             .collect();
         let prepared = request::build(read, &args, &self.config.base_url, &self.config.environment)
             .map_err(|e| excerpt(&e, 200))?;
-        let Ok(_slot) = self.slot().await else {
+        let Ok(_slot) = self.arcane.slot().await else {
             return Err("the server is shutting down".into());
         };
         match self.send(scope, read, prepared, ctx).await {
@@ -519,7 +458,7 @@ impl Executor {
         // 5. Send and read the answer (a WebSocket for handlers); the client may cancel.
         let work = async {
             // Waiting for a slot is part of the call, so the client can cancel it.
-            let Ok(_slot) = self.slot().await else {
+            let Ok(_slot) = self.arcane.slot().await else {
                 return Err(CallError::ShuttingDown);
             };
             if action.kind == ResultKind::Handler {
@@ -528,7 +467,7 @@ impl Executor {
                 let done = handlers::run(
                     &self.config,
                     ctx.auth(&self.config.auth),
-                    self.ws_tls.clone(),
+                    self.arcane.ws_tls.clone(),
                     action,
                     &sent,
                 )
@@ -554,22 +493,6 @@ impl Executor {
             params,
             produced,
         })
-    }
-
-    /// One of the request slots (`--max-concurrent-requests`); a wait for one, when they are all
-    /// taken, is a span of its own.
-    pub(crate) async fn slot(
-        &self,
-    ) -> Result<tokio::sync::SemaphorePermit<'_>, tokio::sync::AcquireError> {
-        match self.slots.try_acquire() {
-            Ok(slot) => Ok(slot),
-            Err(_) => {
-                self.slots
-                    .acquire()
-                    .instrument(crate::trace::slot_wait())
-                    .await
-            }
-        }
     }
 
     /// Sends a prepared request and reads its answer, in a span of its own
@@ -613,7 +536,11 @@ impl Executor {
         let method =
             reqwest::Method::from_bytes(prepared.method.as_bytes()).unwrap_or(reqwest::Method::GET);
         let write = !matches!(method, reqwest::Method::GET | reqwest::Method::HEAD);
-        let client = if write { &self.writes } else { &self.reads };
+        let client = if write {
+            &self.arcane.writes
+        } else {
+            &self.arcane.reads
+        };
         let mut req = client
             .request(method, &prepared.url)
             .timeout(request_timeout);

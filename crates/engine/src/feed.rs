@@ -17,8 +17,8 @@ use futures::stream::BoxStream;
 use serde_json::Value;
 
 use crate::executor::Executor;
+use crate::http::Auth;
 use crate::jsonlines::Lines;
-use crate::request::Auth;
 
 /// Longest silence of an open feed before it counts as dead: Arcane's dead-peer timeout
 /// (`clientStreamDeadPeerTimeout`, three heartbeats).
@@ -113,7 +113,7 @@ impl Executor {
             .collect();
         let url = format!("{}/api/stream?channels={channels}", self.config.base_url);
         let (h, v) = credential.unwrap_or(&self.config.auth).header();
-        let send = self.reads.get(&url).header(h, v).send();
+        let send = self.arcane.reads.get(&url).header(h, v).send();
         let resp = match tokio::time::timeout(self.config.timeout, send).await {
             Err(_) => {
                 return Err(FeedError::Transport(format!(
@@ -140,7 +140,7 @@ impl Executor {
             });
         }
         Ok(Feed {
-            body: resp.bytes_stream().boxed(),
+            body: crate::http::body_stream(resp).boxed(),
             lines: Lines::new(self.config.max_response_bytes.max(1024)),
             queue: VecDeque::new(),
             idle,

@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use crate::context::ExecConfig;
+use crate::outcome::{CallError, HandlerOutput};
 use crate::websocket::{
     self, ExecOptions, HandlerError, LogOptions, WsTarget, collect_logs, run_exec, sample_stats,
     sample_system_stats,
 };
-use crate::{CallError, ExecConfig, HandlerOutput};
 use arcane_catalog::{Action, Param, ParamLocation};
 
 fn num(params: &Map<String, Value>, name: &str) -> Option<f64> {
@@ -64,7 +65,7 @@ fn api_path(
 /// Runs a handler action and returns its output (or the error text).
 pub async fn run(
     config: &ExecConfig,
-    auth: &super::Auth,
+    auth: &crate::http::Auth,
     tls: Option<std::sync::Arc<rustls::ClientConfig>>,
     action: &Action,
     params: &Map<String, Value>,

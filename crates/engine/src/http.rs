@@ -11,6 +11,133 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 
+/// How the server authenticates to Arcane.
+#[derive(Clone)]
+pub enum Auth {
+    ApiKey(String),
+    Bearer(String),
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the credential itself.
+        match self {
+            Auth::ApiKey(_) => f.write_str("ApiKey(***)"),
+            Auth::Bearer(_) => f.write_str("Bearer(***)"),
+        }
+    }
+}
+
+impl Auth {
+    /// The credential itself (the key or the token), e.g. to hold it for masking.
+    pub fn secret(&self) -> &str {
+        match self {
+            Auth::ApiKey(k) | Auth::Bearer(k) => k,
+        }
+    }
+
+    /// The header carrying the credential.
+    pub fn header(&self) -> (&'static str, String) {
+        match self {
+            Auth::ApiKey(k) => ("X-API-Key", k.clone()),
+            Auth::Bearer(t) => ("Authorization", format!("Bearer {t}")),
+        }
+    }
+}
+
+/// The one client to Arcane: every request of the engine (actions, lookups, the questions'
+/// reads, the event feed, the probe) and the server's own (signing a person in) goes through
+/// its clients, within its slots, and every answer body is read by this module, capped.
+pub struct Arcane {
+    /// GET/HEAD: follows redirects within the configured origin only.
+    pub(crate) reads: reqwest::Client,
+    /// Writes: follows no redirect, so a write is never repeated elsewhere.
+    pub(crate) writes: reqwest::Client,
+    /// Bounds the requests (and WebSocket sessions) to Arcane in flight at once.
+    slots: Arc<tokio::sync::Semaphore>,
+    /// TLS settings of WebSocket (`wss://`) connections: the configuration `reads` and
+    /// `writes` are built on.
+    pub(crate) ws_tls: Option<Arc<ClientConfig>>,
+}
+
+impl Arcane {
+    /// The clients to `base_url` (redirects of reads kept to its origin), at most
+    /// `concurrent` requests in flight, connecting within `timeout` (10 s at most).
+    pub fn new(
+        base_url: &str,
+        timeout: std::time::Duration,
+        concurrent: usize,
+        tls: Arc<ClientConfig>,
+    ) -> Result<Arcane> {
+        ensure_crypto_provider();
+        let origin = url::Url::parse(base_url)
+            .map_err(|e| anyhow!("ARCANE_URL {base_url:?} is not a URL: {e}"))?
+            .origin();
+        let client = |redirects: reqwest::redirect::Policy| {
+            client_builder(&tls)
+                .connect_timeout(std::time::Duration::from_secs(10).min(timeout))
+                // The engine's version is the server's (the engine's tests check it).
+                .user_agent(concat!("arcane-mcp/", env!("CARGO_PKG_VERSION")))
+                .redirect(redirects)
+                .pool_max_idle_per_host(concurrent)
+                .build()
+        };
+        let reads = client(same_origin_redirects(origin))?;
+        let writes = client(reqwest::redirect::Policy::none())?;
+        let ws_tls = base_url.starts_with("https://").then_some(tls);
+        Ok(Arcane {
+            reads,
+            writes,
+            slots: Arc::new(tokio::sync::Semaphore::new(concurrent.max(1))),
+            ws_tls,
+        })
+    }
+
+    /// A place among the requests in flight; waiting for one is traced.
+    pub(crate) async fn slot(
+        &self,
+    ) -> Result<tokio::sync::SemaphorePermit<'_>, tokio::sync::AcquireError> {
+        use tracing::Instrument;
+        match self.slots.try_acquire() {
+            Ok(slot) => Ok(slot),
+            Err(_) => {
+                self.slots
+                    .acquire()
+                    .instrument(crate::trace::slot_wait())
+                    .await
+            }
+        }
+    }
+
+    /// The client of writes (no redirects), for the server's own requests to Arcane beside
+    /// the catalog's actions (signing a person in).
+    pub fn writes(&self) -> &reqwest::Client {
+        &self.writes
+    }
+}
+
+/// A small JSON answer read whole, up to `limit` bytes (the server's own requests: a sign-in,
+/// a provider's documents); `Err` says what failed, without the body, as the predicate of a
+/// sentence whose subject is the answer ("is larger than 1024 bytes").
+pub async fn read_json(
+    resp: reqwest::Response,
+    limit: usize,
+) -> std::result::Result<serde_json::Value, String> {
+    let body = read_capped(resp, limit).await.map_err(|e| match e {
+        BodyError::TooLarge { limit, .. } => format!("is larger than {limit} bytes"),
+        other => format!("could not be read ({other})"),
+    })?;
+    serde_json::from_slice(&body).map_err(|e| format!("is not JSON ({e})"))
+}
+
+/// An answer's body as a stream of chunks, for the readers of streams (`jsonlines.rs`, the
+/// event feed), which bound each message themselves.
+pub fn body_stream(
+    resp: reqwest::Response,
+) -> impl futures::Stream<Item = reqwest::Result<bytes::Bytes>> {
+    resp.bytes_stream()
+}
+
 /// Default cap of one answer body read into memory (`--max-response-bytes`).
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 /// Most of an error body that is read: only its message is used.

@@ -160,7 +160,13 @@ pub async fn read_response_within<F>(
 where
     F: FnMut(Progress),
 {
-    read_stream_within(resp.bytes_stream(), on_progress, cancel, time_cap).await
+    read_stream_within(
+        crate::http::body_stream(resp),
+        on_progress,
+        cancel,
+        time_cap,
+    )
+    .await
 }
 
 /// Reads a JSON-lines body (any byte stream) to the end; see the module docs. `on_progress` is

@@ -8,14 +8,16 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use crate::context::CallContext;
 use crate::effect::{Known, Listed, MAX_LISTED};
-use crate::{CallContext, Executor, Scope, resolve};
+use crate::resolve::{self, Lookup};
+use crate::scope::Scope;
 use arcane_catalog::{Action, ParamLocation};
 
 /// Reads the targets' names and the applicable scope notes' lists of a call (validated, names
 /// turned into IDs; `given`: what the caller gave for a value looked up), each within `limit`.
 pub(crate) async fn read(
-    exec: &Executor,
+    via: &Lookup<'_>,
     scope: &Scope<'_>,
     action: &Action,
     params: &Map<String, Value>,
@@ -24,11 +26,11 @@ pub(crate) async fn read(
     limit: Duration,
 ) -> Known {
     let mut known = Known::default();
-    let auth = ctx.auth(&exec.config.auth);
+    let auth = ctx.auth(&via.config.auth);
     let environment = params
         .get("environmentId")
         .and_then(Value::as_str)
-        .unwrap_or(&exec.config.environment)
+        .unwrap_or(&via.config.environment)
         .to_string();
     let served = |id: &str| scope.catalog.get(id).filter(|a| scope.policy.serves(a));
     // Targets' names: a value given as a name shows that name already.
@@ -50,7 +52,7 @@ pub(crate) async fn read(
         };
         let named = tokio::time::timeout(
             limit,
-            resolve::name_of(exec, auth, r, through, &environment, value),
+            resolve::name_of(via, auth, r, through, &environment, value),
         )
         .await
         .ok()
@@ -74,7 +76,7 @@ pub(crate) async fn read(
     {
         let named = tokio::time::timeout(
             limit,
-            resolve::name_of(exec, auth, r, through, &environment, &environment),
+            resolve::name_of(via, auth, r, through, &environment, &environment),
         )
         .await
         .ok()
@@ -99,7 +101,7 @@ pub(crate) async fn read(
             .iter()
             .any(|p| p.location == ParamLocation::Environment);
         let read = resolve::fetch_all(
-            exec,
+            via,
             auth,
             from,
             in_env.then_some(environment.as_str()),

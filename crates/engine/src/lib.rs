@@ -9,6 +9,7 @@
 //! catalog, the policy and the client profile's decoding from `arcane-catalog`, the masking of
 //! secrets from `arcane-redact`.
 
+mod context;
 mod effect;
 mod encode;
 mod errors;
@@ -28,18 +29,18 @@ mod transfer;
 mod websocket;
 
 // The executor, what a call carries, and what it returns.
+pub use context::{CallContext, ExecConfig, PROGRESS_QUEUE};
 pub use effect::{
     Baseline, Effect, Known, Listed, MAX_LISTED, Named, describe, describe_known, describe_with,
 };
 pub use executor::{
-    CallContext, DEFAULT_MAX_CONCURRENT_REQUESTS, Detached, ExecConfig, Executor, PROGRESS_QUEUE,
-    ProbeError, Ready, how_to_ask_for_less, unknown_action_text, unsure,
+    DEFAULT_MAX_CONCURRENT_REQUESTS, Detached, Executor, ProbeError, Ready, how_to_ask_for_less,
+    unknown_action_text, unsure,
 };
 pub use feed::{Feed, FeedError, IDLE as FEED_IDLE};
 pub use outcome::{
     CallError, ChangeState, HandlerOutput, Outcome, Produced, Then, check_before_retrying,
 };
-pub use request::Auth;
 pub use scope::{Caller, Scope, ValidatorError, Validators};
 
 // What the outcomes carry: stream summaries, downloads, WebSocket handler output.
@@ -60,8 +61,8 @@ pub use websocket::{
 // crate, `arcane-redact`.
 pub use errors::{error_detail, type_of};
 pub use http::{
-    BodyError, DEFAULT_MAX_RESPONSE_BYTES, client_builder, ensure_crypto_provider, read_capped,
-    redirect_location, redirect_text, same_origin_redirects, tls_config,
+    Arcane, Auth, BodyError, DEFAULT_MAX_RESPONSE_BYTES, client_builder, ensure_crypto_provider,
+    read_capped, read_json, redirect_location, redirect_text, same_origin_redirects, tls_config,
 };
 pub use path::{
     PathSlot, Refusal, SegmentError, fill, is_dot_or_empty, refusal, segment, segment_path,

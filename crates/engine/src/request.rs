@@ -6,6 +6,7 @@
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use crate::http::Auth;
 use crate::path;
 use crate::transfer::{FormField, file_bytes, multipart_form};
 use arcane_catalog::{Action, BodyEncoding, ParamLocation};
@@ -47,40 +48,6 @@ pub fn header_allowed(name: &str) -> bool {
 /// start another header, other controls and non-ASCII are refused by servers and proxies.
 fn header_value_ok(v: &str) -> bool {
     v.chars().all(|c| c == '\t' || (' '..='~').contains(&c))
-}
-
-/// How the server authenticates to Arcane.
-#[derive(Clone)]
-pub enum Auth {
-    ApiKey(String),
-    Bearer(String),
-}
-
-impl std::fmt::Debug for Auth {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never print the credential itself.
-        match self {
-            Auth::ApiKey(_) => f.write_str("ApiKey(***)"),
-            Auth::Bearer(_) => f.write_str("Bearer(***)"),
-        }
-    }
-}
-
-impl Auth {
-    /// The credential itself (the key or the token), e.g. to hold it for masking.
-    pub fn secret(&self) -> &str {
-        match self {
-            Auth::ApiKey(k) | Auth::Bearer(k) => k,
-        }
-    }
-
-    /// The header carrying the credential.
-    pub fn header(&self) -> (&'static str, String) {
-        match self {
-            Auth::ApiKey(k) => ("X-API-Key", k.clone()),
-            Auth::Bearer(t) => ("Authorization", format!("Bearer {t}")),
-        }
-    }
 }
 
 /// The body of a prepared request.

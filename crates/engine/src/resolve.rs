@@ -14,7 +14,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
-use crate::{Executor, Scope, errors, request};
+use crate::context::{CallContext, ExecConfig};
+use crate::http::{Arcane, Auth};
+use crate::scope::Scope;
+use crate::{errors, request};
 use arcane_catalog::{Action, ParamResolver};
 use arcane_markdown::{code_span, quoted_name};
 
@@ -69,17 +72,25 @@ pub(crate) enum Unresolved {
     Lookup(String),
 }
 
+/// What name lookups read with: the executor's settings, the one client to Arcane, and the
+/// lists already read.
+pub(crate) struct Lookup<'a> {
+    pub config: &'a ExecConfig,
+    pub arcane: &'a Arcane,
+    pub cache: &'a Cache,
+}
+
 /// Replaces, in `params`, every value a resolver of the catalog turns into an ID. Resolvers run
 /// in catalog order (the environment first, so later lookups run in the right environment).
 /// An unknown or ambiguous value is an error text naming the candidates.
 pub async fn resolve_params(
-    exec: &Executor,
+    via: &Lookup<'_>,
     scope: &Scope<'_>,
     action: &Action,
     params: &mut Map<String, Value>,
-    ctx: &super::CallContext,
+    ctx: &CallContext,
 ) -> Result<(), Unresolved> {
-    let auth = ctx.auth(&exec.config.auth);
+    let auth = ctx.auth(&via.config.auth);
     // A dot or empty path segment anywhere is refused when the request is built: nothing,
     // not even a lookup, is sent for such a call.
     let refused = action.params.iter().any(|p| {
@@ -99,7 +110,7 @@ pub async fn resolve_params(
             continue;
         }
         // The configured default environment may be a name too.
-        let default = (r.param == "environmentId").then_some(exec.config.environment.as_str());
+        let default = (r.param == "environmentId").then_some(via.config.environment.as_str());
         let given = params.get(&r.param).and_then(Value::as_str);
         let Some(value) = given.or(default) else {
             continue;
@@ -128,9 +139,9 @@ pub async fn resolve_params(
         let environment = params
             .get("environmentId")
             .and_then(Value::as_str)
-            .unwrap_or(&exec.config.environment)
+            .unwrap_or(&via.config.environment)
             .to_string();
-        let id = lookup(exec, auth, r, through, &environment, value, id_shaped)
+        let id = lookup(via, auth, r, through, &environment, value, id_shaped)
             .instrument(crate::trace::lookup(&through.id, &r.param))
             .await?;
         params.insert(r.param.clone(), Value::String(id));
@@ -180,8 +191,8 @@ fn compiled(pattern: &str) -> Option<Arc<regex::Regex>> {
 /// be read means the call itself would fail with the more telling error. One that another
 /// object carries as its name is refused as ambiguous, like any value naming two objects.
 async fn lookup(
-    exec: &Executor,
-    auth: &super::Auth,
+    via: &Lookup<'_>,
+    auth: &Auth,
     r: &ParamResolver,
     through: &Action,
     environment: &str,
@@ -190,13 +201,13 @@ async fn lookup(
 ) -> Result<String, Unresolved> {
     let (key, _) = list_key(auth, through, environment);
     let mut fresh = false;
-    let cached = exec.resolve_cache.get(&key);
+    let cached = via.cache.get(&key);
     tracing::Span::current().record("arcane.resolve.cached", cached.is_some());
     let items = match cached {
         Some(items) => items,
         None => {
             fresh = true;
-            match read_list(exec, auth, through, environment).await {
+            match read_list(via, auth, through, environment).await {
                 Ok(items) => items,
                 Err(e) if id_shaped => {
                     tracing::debug!(list = %through.id, error = %e, "the ambiguity check of an ID-shaped value could not read its list; the value goes as given");
@@ -211,7 +222,7 @@ async fn lookup(
     // nothing is the common case (an ID the list holds matches it), so it is not fetched again
     // for each call.
     if found.is_empty() && !fresh && !id_shaped {
-        let items = read_list(exec, auth, through, environment)
+        let items = read_list(via, auth, through, environment)
             .await
             .map_err(Unresolved::Lookup)?;
         let found = matches(r, &items, value);
@@ -226,17 +237,17 @@ async fn lookup(
 /// the list cannot be read or the value names no single object: the question then shows the
 /// value alone.
 pub(crate) async fn name_of(
-    exec: &Executor,
-    auth: &super::Auth,
+    via: &Lookup<'_>,
+    auth: &Auth,
     r: &ParamResolver,
     through: &Action,
     environment: &str,
     value: &str,
 ) -> Option<crate::effect::Named> {
     let (key, _) = list_key(auth, through, environment);
-    let items = match exec.resolve_cache.get(&key) {
+    let items = match via.cache.get(&key) {
         Some(items) => items,
-        None => read_list(exec, auth, through, environment)
+        None => read_list(via, auth, through, environment)
             .await
             .inspect_err(|e| {
                 tracing::debug!(list = %through.id, error = %e, "a target's name could not be read for the question; it shows the ID alone");
@@ -453,8 +464,8 @@ fn label(r: &ParamResolver, item: &Value) -> Option<String> {
 /// Every item of a list action, page by page, sorted by the list's default key so the pages
 /// do not overlap.
 pub(crate) async fn fetch_all(
-    exec: &Executor,
-    auth: &super::Auth,
+    via: &Lookup<'_>,
+    auth: &Auth,
     through: &Action,
     environment: Option<&str>,
     args: &Map<String, Value>,
@@ -474,20 +485,21 @@ pub(crate) async fn fetch_all(
         let prepared = request::build(
             through,
             &params,
-            &exec.config.base_url,
-            &exec.config.environment,
+            &via.config.base_url,
+            &via.config.environment,
         )
         .map_err(|e| format!("Cannot build the lookup request of {}: {e}.", through.id))?;
         let (h, v) = auth.header();
         // Lookups count against the concurrency limit like any other request.
-        let Ok(_slot) = exec.slot().await else {
+        let Ok(_slot) = via.arcane.slot().await else {
             return Err("The server is shutting down; nothing was sent.".into());
         };
         let span = crate::trace::request("GET", &through.path);
-        let mut req = exec
+        let mut req = via
+            .arcane
             .reads
             .get(&prepared.url)
-            .timeout(exec.config.timeout)
+            .timeout(via.config.timeout)
             .header(h, v);
         for (k, v) in crate::trace::context_headers(&span) {
             req = req.header(k, v);
@@ -508,7 +520,7 @@ pub(crate) async fn fetch_all(
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .to_string();
-        let body = crate::http::read_capped(resp, exec.config.max_response_bytes)
+        let body = crate::http::read_capped(resp, via.config.max_response_bytes)
             .instrument(span.clone())
             .await
             .map_err(|e| {
@@ -556,15 +568,15 @@ pub(crate) async fn fetch_all(
 /// Reads a resolver's list afresh (in `environment` when it is per environment) and keeps it
 /// in the resolver cache.
 async fn read_list(
-    exec: &Executor,
-    auth: &super::Auth,
+    via: &Lookup<'_>,
+    auth: &Auth,
     through: &Action,
     environment: &str,
 ) -> Result<Arc<Vec<Value>>, String> {
     let (key, in_env) = list_key(auth, through, environment);
     let items = Arc::new(
         fetch_all(
-            exec,
+            via,
             auth,
             through,
             in_env.then_some(environment),
@@ -572,14 +584,14 @@ async fn read_list(
         )
         .await?,
     );
-    exec.resolve_cache.put(key, items.clone());
+    via.cache.put(key, items.clone());
     Ok(items)
 }
 
 /// The resolver cache's key of a list read (the list, its environment when it has one, the
 /// caller's credential), and whether the list is per environment.
 fn list_key(
-    auth: &super::Auth,
+    auth: &Auth,
     through: &Action,
     environment: &str,
 ) -> ((String, String, [u8; 32]), bool) {

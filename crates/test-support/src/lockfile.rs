@@ -38,7 +38,7 @@ fn manifest(crate_dir: &str) -> (String, BTreeSet<String>) {
 /// Every package's dependencies in the workspace's Cargo.lock, the dev-only ones of the crate
 /// at `crate_dir` left out; and that crate's name.
 fn graph(crate_dir: &str) -> (String, HashMap<String, Vec<String>>) {
-    let path = crate::workspace_root().join("Cargo.lock");
+    let path = workspace_root().join("Cargo.lock");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let lock: toml_edit::DocumentMut = text.parse().expect("Cargo.lock is TOML");
@@ -86,4 +86,14 @@ pub fn reachable(crate_dir: &str) -> BTreeSet<String> {
         }
     }
     seen
+}
+
+/// The workspace's folder (the one holding `Cargo.lock`), found from this crate's own.
+pub fn workspace_root() -> std::path::PathBuf {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .find(|d| d.join("Cargo.lock").is_file())
+        .unwrap_or(manifest)
+        .to_path_buf()
 }

@@ -400,7 +400,10 @@ fn router(
         .route(oauth::METADATA_ROOT, get(resource_metadata));
     if let Some(own) = shared.oauth.as_ref().and_then(|o| o.own.clone()) {
         let executor = &shared.app.executor;
-        own.set_arcane(&executor.config().base_url, executor.client().clone());
+        own.set_arcane(
+            &executor.config().base_url,
+            executor.arcane().writes().clone(),
+        );
         open = open.merge(oauth::routes::routes(own));
     }
     open.merge(guarded)

@@ -21,6 +21,10 @@ use super::page;
 use super::scopes::{SCOPE_READ, SCOPE_WRITE};
 use super::seal::{Kind, Sealer};
 
+/// Largest answer of Arcane's sign-in endpoints read (a login, a new key, `/auth/me`): each is a
+/// small JSON object; a bigger one is read as no answer.
+const MAX_ARCANE_ANSWER: usize = 64 * 1024;
+
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 /// The path of the authorization-server metadata (RFC 8414 §3).
@@ -1027,7 +1031,9 @@ impl Issuer {
             .await
             .map_err(unreachable)?;
         let status = r.status();
-        let v: Value = r.json().await.unwrap_or(Value::Null);
+        let v = arcane_engine::read_json(r, MAX_ARCANE_ANSWER)
+            .await
+            .unwrap_or(Value::Null);
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             return Err(SignIn::Wrong(
                 "Arcane did not accept this username and password.".into(),
@@ -1079,7 +1085,9 @@ impl Issuer {
             .await
             .map_err(unreachable)?;
         let status = r.status();
-        let v: Value = r.json().await.unwrap_or(Value::Null);
+        let v = arcane_engine::read_json(r, MAX_ARCANE_ANSWER)
+            .await
+            .unwrap_or(Value::Null);
         match pick(&v, "key").and_then(Value::as_str) {
             Some(k) if status.is_success() && !k.is_empty() => {
                 tracing::info!(user = %name, key_name = %label, "OAuth sign-in: Arcane API key created");
@@ -1129,7 +1137,9 @@ impl Issuer {
         if !status.is_success() {
             return Err(());
         }
-        let v: Value = r.json().await.unwrap_or(Value::Null);
+        let v = arcane_engine::read_json(r, MAX_ARCANE_ANSWER)
+            .await
+            .unwrap_or(Value::Null);
         Ok(Some(
             pick(&v, "username")
                 .and_then(Value::as_str)

@@ -49,23 +49,15 @@ async fn json_capped(resp: reqwest::Response, what: &str) -> Result<Value> {
 }
 
 /// Reads an answer's body up to `max` bytes as JSON (refused beyond: a document that never
-/// ends costs nothing but `max`).
+/// ends costs nothing but `max`), through the engine's one reader of answers.
 pub async fn json_capped_at(resp: reqwest::Response, what: &str, max: usize) -> Result<Value> {
-    use futures::StreamExt;
     let status = resp.status();
     if !status.is_success() {
         bail!("{what} answered HTTP {status}");
     }
-    let mut body = Vec::new();
-    let mut stream = resp.bytes_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.with_context(|| format!("reading {what}"))?;
-        if body.len() + chunk.len() > max {
-            bail!("{what} is larger than {max} bytes");
-        }
-        body.extend_from_slice(&chunk);
-    }
-    serde_json::from_slice(&body).with_context(|| format!("{what} is not JSON"))
+    arcane_engine::read_json(resp, max)
+        .await
+        .map_err(|e| anyhow::anyhow!("{what} {e}"))
 }
 
 /// The keys of a JWKS document; `None` when it has no `keys` array. A key of a type this
