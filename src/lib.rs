@@ -17,6 +17,7 @@ pub mod load;
 pub mod logging;
 pub mod mcp;
 pub mod metrics;
+pub mod oauth;
 pub mod present;
 pub mod resources;
 pub mod surface;

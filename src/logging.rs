@@ -158,9 +158,69 @@ pub fn without_url_password(text: &str, url: &str) -> String {
     text.replace(&password, "***").replace(&decoded, "***")
 }
 
+/// A WARN line for a refusal a client can repeat at will (a wrong token, a foreign Host, a
+/// connection beyond a cap): at most one per 10 s from each call site, with `not_logged`
+/// counting the ones left out since. A flood of requests must not become a flood of log lines —
+/// nor block the server on a log pipe nobody drains.
+macro_rules! warn_throttled {
+    ($($arg:tt)+) => {{
+        static LOGGED: $crate::logging::Throttle =
+            $crate::logging::Throttle::new(std::time::Duration::from_secs(10));
+        if let Some(not_logged) = LOGGED.due() {
+            tracing::warn!(not_logged, $($arg)+);
+        }
+    }};
+}
+pub(crate) use warn_throttled;
+
+/// At most one log line per `every` for a refusal a client can repeat at will (a connection
+/// beyond a cap), with the count of the ones not logged since: a flood of connections must not
+/// become a flood of log lines.
+pub struct Throttle {
+    every: std::time::Duration,
+    state: std::sync::Mutex<(Option<std::time::Instant>, u64)>,
+}
+
+impl Throttle {
+    pub const fn new(every: std::time::Duration) -> Throttle {
+        Throttle {
+            every,
+            state: std::sync::Mutex::new((None, 0)),
+        }
+    }
+
+    /// `Some(n)` when a line is due now, `n` being the refusals not logged before it.
+    pub fn due(&self) -> Option<u64> {
+        let now = std::time::Instant::now();
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match state.0 {
+            Some(at) if now.duration_since(at) < self.every => {
+                state.1 += 1;
+                None
+            }
+            _ => {
+                let skipped = state.1;
+                *state = (Some(now), 0);
+                Some(skipped)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_throttle_logs_the_first_and_counts_the_rest() {
+        let t = Throttle::new(std::time::Duration::from_secs(3600));
+        assert_eq!(t.due(), Some(0));
+        assert_eq!(t.due(), None);
+        assert_eq!(t.due(), None);
+        let t = Throttle::new(std::time::Duration::ZERO);
+        assert_eq!(t.due(), Some(0));
+        assert_eq!(t.due(), Some(0));
+    }
 
     #[test]
     fn url_passwords_and_queries_are_masked() {

@@ -13,8 +13,9 @@ use arcane_catalog::ClientProfile;
 use arcane_catalog::Layers;
 use arcane_catalog::SpecDoc;
 use arcane_catalog::{Action, BuildInput, Catalog, ResultKind, build_catalog};
+use arcane_catalog::{Adjustment, OutputFitter};
 use arcane_catalog::{FlatOutput, Side, output_schema, unmappable, unwrap_envelope};
-use arcane_mcp::present::output_schema::{Adjustment, NOTE_MAX_PARTS, OutputFitter, note};
+use arcane_mcp::present::output_schema::{NOTE_MAX_PARTS, note};
 use report::{ValidationReport, is_flat, report_line};
 use serde_json::{Map, Value, json};
 

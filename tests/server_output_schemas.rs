@@ -164,7 +164,7 @@ async fn sweep(extra: &[&str], version: ArcaneVersion) -> Vec<String> {
             if t.contains("**Output schema**") {
                 report.record(
                     &a.id,
-                    &[arcane_mcp::present::output_schema::Adjustment {
+                    &[arcane_catalog::Adjustment {
                         pointer: "(see the result's Output schema note)".into(),
                         original: Value::String(t.clone()),
                         expected: "the declared schema".into(),

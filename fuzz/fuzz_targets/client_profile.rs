@@ -1,7 +1,7 @@
 //! Fuzzes the client profiles' decoding and shaping over Arcane 2.8.0's real actions: the flat
 //! profile's JSON-text parameters (`ClientProfile::action_params`, which the engine applies
 //! before validating) and results fitted to an action's output schema and flattened
-//! (`present::output_schema::OutputFitter`, `arcane_catalog::FlatOutput`).
+//! (`arcane_catalog::OutputFitter`, `arcane_catalog::FlatOutput`).
 //!
 //! The first byte picks the action, the rest is a JSON value (or any text). Invariants: no
 //! panic; any value encoded as JSON text decodes back to itself in every JSON-text parameter;
@@ -13,7 +13,7 @@
 use std::sync::LazyLock;
 
 use arcane_catalog::{Action, BuildInput, Catalog, ClientProfile, Layers, SpecDoc, build_catalog};
-use arcane_mcp::present::output_schema::OutputFitter;
+use arcane_catalog::OutputFitter;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 

@@ -13,8 +13,8 @@
 //! of the AEAD tag), and a text sealed from the input opens as itself and only as its kind.
 #![no_main]
 
-use arcane_mcp::transport::oauth::seal::{Kind, Sealer};
-use arcane_mcp::transport::oauth::{clients, header_of, issuer, provider::keys_of, users, validate};
+use arcane_mcp::oauth::seal::{Kind, Sealer};
+use arcane_mcp::oauth::{clients, header_of, issuer, provider::keys_of, users, validate};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -28,7 +28,7 @@ pub struct Snapshot {
     /// The tool definitions of the active surface (computed once per snapshot).
     pub tools: Vec<Tool>,
     /// Output-schema fitting, when output schemas are declared (individual surface, flag on).
-    pub fitter: Option<Arc<crate::present::output_schema::OutputFitter>>,
+    pub fitter: Option<Arc<arcane_catalog::OutputFitter>>,
     /// The compiled validators of the actions' input schemas (shared with the views).
     pub validators: Arc<arcane_engine::Validators>,
     /// The names of `tools`, for a lookup per call.
@@ -90,7 +90,7 @@ impl Snapshot {
         let tool_names = tools.iter().map(|t| t.name.to_string()).collect();
         let validators = Arc::new(arcane_engine::Validators::for_catalog(&catalog));
         let fitter = (policy.output_schemas && surface == Surface::Individual).then(|| {
-            Arc::new(crate::present::output_schema::OutputFitter::for_profile(
+            Arc::new(arcane_catalog::OutputFitter::for_profile(
                 &catalog,
                 policy.profile,
             ))

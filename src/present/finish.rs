@@ -3,7 +3,7 @@
 //! * the `Next steps` section, named for the calling surface, never suggesting a withdrawn
 //!   action, marked for destructive and safe-mode suggestions;
 //! * a `resource_link` to the object's resource for `environment.get`, `container.get` and
-//!   `project.get` (see [`crate::resources::links`]);
+//!   `project.get` (see [`crate::present::links`]);
 //! * one more pass of the sanitizer over the finished text, whoever wrote it.
 
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -81,7 +81,7 @@ pub fn finish(
             t.text = clean;
         }
     }
-    if let Some(link) = crate::resources::links::result_link(action, params, default_environment) {
+    if let Some(link) = crate::present::links::result_link(action, params, default_environment) {
         result.content.push(ContentBlock::resource_link(link));
     }
     result

@@ -7,6 +7,7 @@
 pub mod blocks;
 pub mod find;
 pub mod finish;
+pub mod links;
 pub mod next_steps;
 pub mod output_schema;
 pub mod text;

@@ -122,7 +122,7 @@ impl Topic {
         if uri.len() > MAX_URI {
             return None;
         }
-        let segs = super::links::segments(uri)?;
+        let segs = crate::present::links::segments(uri)?;
         let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
         let object = |env: &str, kind: &str, id: &str| {
             let kind = match kind {

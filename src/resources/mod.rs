@@ -15,7 +15,6 @@
 
 pub mod app;
 pub mod guides;
-pub mod links;
 pub mod live;
 pub mod tools;
 
@@ -273,7 +272,7 @@ pub async fn read(
     ctx: &arcane_engine::CallContext,
     uri: &str,
 ) -> Result<ResourceContents, ReadError> {
-    let Some(segs) = links::segments(uri) else {
+    let Some(segs) = crate::present::links::segments(uri) else {
         return Err(ReadError::NotFound(format!(
             "{} is not an arcane:// resource",
             quoted_name(uri, 200)

@@ -5,6 +5,3 @@
 pub(crate) mod http;
 pub mod jsonrpc;
 pub mod stdio;
-
-/// The OAuth token and users-file parsers, for the fuzz targets (`fuzz/fuzz_targets/oauth.rs`).
-pub use http::oauth;

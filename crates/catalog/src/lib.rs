@@ -12,6 +12,7 @@ mod diff;
 mod encoded;
 mod impact;
 mod model;
+mod output_fit;
 mod output_schema;
 mod overlay;
 mod policy;
@@ -32,6 +33,7 @@ pub use model::{
     ErrorHint, Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver,
     Preset, ResultKind, ScopeList, ScopeNote, UnmatchedOverlay, Widening,
 };
+pub use output_fit::{Adjustment, OutputFitter};
 pub use output_schema::{declared_types, output_schema, served_output_schema, unwrap_envelope};
 pub use overlay::{Layers, parse_checked_file, yaml_paths};
 pub use policy::{ClientProfile, Confirmation, Narrowing, Policy, catalog_exclusion};

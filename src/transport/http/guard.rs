@@ -12,9 +12,9 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::oauth::OAuth;
 use crate::config::{KeySource, split_named};
 use crate::mcp::caller::{OAuthGrant, TokenLabel};
+use crate::oauth::OAuth;
 
 /// The header carrying a caller's own Arcane API key.
 pub const CLIENT_KEY_HEADER: &str = "x-arcane-api-key";
@@ -274,7 +274,7 @@ pub fn check(
     if !tokens.is_empty() {
         match presented {
             None => {
-                super::limits::warn_throttled!(
+                crate::logging::warn_throttled!(
                     "request without a bearer token refused (401): the client must send \
                      `Authorization: Bearer <token>` with a token of ARCANE_MCP_AUTH_TOKEN or \
                      --auth-token-file"
@@ -288,7 +288,7 @@ pub fn check(
             Some(t) => match tokens.matching(t) {
                 Some(label) => token = Some(label),
                 None => {
-                    super::limits::warn_throttled!(
+                    crate::logging::warn_throttled!(
                         fingerprint = %arcane_redact::fingerprint(t),
                         "bearer token not accepted (401): it is not one of ARCANE_MCP_AUTH_TOKEN \
                          / --auth-token-file; add it there (name=TOKEN names it in the logs) or \

@@ -15,21 +15,6 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 
-/// A WARN line for a refusal a client can repeat at will (a wrong token, a foreign Host, a
-/// connection beyond a cap): at most one per 10 s from each call site, with `not_logged`
-/// counting the ones left out since. A flood of requests must not become a flood of log lines —
-/// nor block the server on a log pipe nobody drains.
-macro_rules! warn_throttled {
-    ($($arg:tt)+) => {{
-        static LOGGED: $crate::transport::http::limits::Throttle =
-            $crate::transport::http::limits::Throttle::new(std::time::Duration::from_secs(10));
-        if let Some(not_logged) = LOGGED.due() {
-            tracing::warn!(not_logged, $($arg)+);
-        }
-    }};
-}
-pub(crate) use warn_throttled;
-
 /// At most `max` held per key (a client address, a token). A key's count goes when its last
 /// hold is dropped, so the table is as large as the keys holding something.
 pub struct PerKey<K> {
@@ -242,7 +227,7 @@ pub async fn read_body(
             "Bad Request: the request body could not be read.".into(),
         )),
         Err(_) => {
-            warn_throttled!(
+            crate::logging::warn_throttled!(
                 seconds = deadline.as_secs(),
                 "a request body did not arrive within --request-body-timeout (408); the \
                  connection was closed"
@@ -295,40 +280,6 @@ pub fn holding<T: Send + Sync + 'static>(response: Response, held: T) -> Respons
     })
 }
 
-/// At most one log line per `every` for a refusal a client can repeat at will (a connection
-/// beyond a cap), with the count of the ones not logged since: a flood of connections must not
-/// become a flood of log lines.
-pub struct Throttle {
-    every: Duration,
-    state: Mutex<(Option<std::time::Instant>, u64)>,
-}
-
-impl Throttle {
-    pub const fn new(every: Duration) -> Throttle {
-        Throttle {
-            every,
-            state: Mutex::new((None, 0)),
-        }
-    }
-
-    /// `Some(n)` when a line is due now, `n` being the refusals not logged before it.
-    pub fn due(&self) -> Option<u64> {
-        let now = std::time::Instant::now();
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        match state.0 {
-            Some(at) if now.duration_since(at) < self.every => {
-                state.1 += 1;
-                None
-            }
-            _ => {
-                let skipped = state.1;
-                *state = (Some(now), 0);
-                Some(skipped)
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,16 +330,5 @@ mod tests {
         }
         assert_eq!(pool.held_by(a), 0);
         assert!(pool.table.lock().unwrap().is_empty());
-    }
-
-    #[test]
-    fn a_throttle_logs_the_first_and_counts_the_rest() {
-        let t = Throttle::new(Duration::from_secs(3600));
-        assert_eq!(t.due(), Some(0));
-        assert_eq!(t.due(), None);
-        assert_eq!(t.due(), None);
-        let t = Throttle::new(Duration::ZERO);
-        assert_eq!(t.due(), Some(0));
-        assert_eq!(t.due(), Some(0));
     }
 }

@@ -5,7 +5,6 @@
 
 pub mod guard;
 mod limits;
-pub mod oauth;
 mod sessions;
 
 use std::net::SocketAddr;
@@ -27,6 +26,7 @@ use crate::app::App;
 use crate::config::{HttpArgs, KeySource};
 use crate::mcp::caller::{HttpCaller, TokenLabel};
 use crate::metrics::Metrics;
+use crate::oauth;
 use arcane_engine::Auth;
 use guard::{Admitted, RateLimit, Tokens};
 use limits::{Pending, PerKey, Unauthenticated};
@@ -424,13 +424,13 @@ async fn outer(
         Ok(()) if !guard::host_allowed(&shared.allowed_hosts, req.headers()) => {
             let host = req.headers().get(header::HOST).map(|h| h.as_bytes());
             match host {
-                Some(h) => limits::warn_throttled!(
+                Some(h) => crate::logging::warn_throttled!(
                     client = %peer.ip(),
                     "Host '{}' not allowed (403): if clients reach this server by that name, add \
                      it with --allowed-hosts / ARCANE_MCP_ALLOWED_HOSTS",
                     guard::shown(h)
                 ),
-                None => limits::warn_throttled!(
+                None => crate::logging::warn_throttled!(
                     client = %peer.ip(),
                     "a request without a Host header was refused (403)"
                 ),
@@ -449,7 +449,7 @@ async fn outer(
                 .get(header::ORIGIN)
                 .map(|h| guard::shown(h.as_bytes()))
                 .unwrap_or_default();
-            limits::warn_throttled!(
+            crate::logging::warn_throttled!(
                 client = %peer.ip(),
                 "Origin '{origin}' not allowed (403): if that web page may call this server, add \
                  it with --allowed-origins / ARCANE_MCP_ALLOWED_ORIGINS (with its scheme)"
@@ -525,7 +525,7 @@ async fn gate(
         None => admitted.token.as_ref().map(|t| t.index),
     };
     let Some(in_flight) = shared.token_requests.try_take(token_key) else {
-        limits::warn_throttled!(
+        crate::logging::warn_throttled!(
             client = %peer.ip(),
             token = %token_shown(&admitted),
             limit = shared.token_requests.max(),
@@ -624,7 +624,7 @@ async fn gate(
             {
                 use rmcp::transport::streamable_http_server::session::SessionManager;
                 let _ = shared.live_sessions.close_session(&id.into()).await;
-                limits::warn_throttled!(
+                crate::logging::warn_throttled!(
                     client = %peer.ip(),
                     token = %token_shown_of(token.as_deref()),
                     held,
@@ -975,7 +975,7 @@ fn spawn_connection(
 fn beyond_cap(full: Full, peer: SocketAddr) -> Response {
     let (status, text) = match full {
         Full::Address(n) => {
-            limits::warn_throttled!(
+            crate::logging::warn_throttled!(
                 client = %peer.ip(),
                 limit = n,
                 "a client address reached its limit of connections (429): \
@@ -991,7 +991,7 @@ fn beyond_cap(full: Full, peer: SocketAddr) -> Response {
             )
         }
         Full::Listener(n) => {
-            limits::warn_throttled!(
+            crate::logging::warn_throttled!(
                 limit = n,
                 "the listener is full (503): --max-connections / ARCANE_MCP_MAX_CONNECTIONS"
             );

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-const SCHEMA: &str = include_str!("../../../../schemas/oauth-users.schema.json");
+const SCHEMA: &str = include_str!("../../schemas/oauth-users.schema.json");
 
 /// Largest users file read (a file of rules, not a database).
 const MAX_BYTES: u64 = 1024 * 1024;

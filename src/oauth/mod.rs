@@ -299,7 +299,7 @@ impl OAuth {
     }
 
     fn invalid(&self, why: &str) -> Refusal {
-        super::limits::warn_throttled!("OAuth access token refused (401): {why}");
+        crate::logging::warn_throttled!("OAuth access token refused (401): {why}");
         Refusal {
             status: axum::http::StatusCode::UNAUTHORIZED,
             challenge: Some(format!(
@@ -356,7 +356,7 @@ impl OAuth {
         };
         let issuer = self.provider.issuer.clone();
         if !read {
-            super::limits::warn_throttled!(
+            crate::logging::warn_throttled!(
                 subject = %shown(claims.get("sub")),
                 "OAuth access token without {SCOPE_READ} or {SCOPE_WRITE} refused (403)"
             );
@@ -395,7 +395,7 @@ impl OAuth {
             });
         };
         let Some((rules, at)) = users.find(&claims) else {
-            super::limits::warn_throttled!(
+            crate::logging::warn_throttled!(
                 subject = %grant.subject,
                 issuer = %grant.issuer,
                 "OAuth caller refused (403): no rule of the users file (--oauth-users) matches \
