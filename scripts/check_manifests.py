@@ -34,6 +34,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from checks import Checks
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # skillsaw 0.22.0's copy of https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json
@@ -45,21 +47,8 @@ SCHEMAS = {
     ),
 }
 
-results: list[tuple[str, str | None]] = []
-
-
-def check(name):
-    def wrap(fn):
-        try:
-            fn()
-            results.append((name, None))
-            print(f"ok: {name}", flush=True)
-        except Exception as e:  # a failed check is reported, the others still run
-            results.append((name, str(e)))
-            print(f"FAILED: {name}: {e}", flush=True)
-        return fn
-
-    return wrap
+checks = Checks()
+check = checks.check
 
 
 # ---------------------------------------------------------------- server.json
@@ -228,7 +217,5 @@ def _():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-print()
-failed = [n for n, e in results if e]
-print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+failed = checks.summary()
 sys.exit(1 if failed else 0)

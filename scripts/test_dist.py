@@ -21,8 +21,9 @@ import sys
 import tempfile
 import time
 import tomllib
-import traceback
 from pathlib import Path
+
+from checks import Checks
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = tomllib.loads((ROOT / "Cargo.toml").read_text())["package"]["version"]
@@ -50,22 +51,8 @@ WORK = Path(tempfile.mkdtemp(prefix="arcane-test-dist-"))
 ENV["HOME"] = str(WORK / "home")
 Path(ENV["HOME"]).mkdir()
 
-results: list[tuple[str, str | None]] = []
-
-
-def check(name):
-    def wrap(fn):
-        try:
-            fn()
-            results.append((name, None))
-            print(f"ok: {name}", flush=True)
-        except Exception as e:  # a failed check is reported, the others still run
-            results.append((name, f"{e}"))
-            print(f"FAILED: {name}: {e}", flush=True)
-            traceback.print_exc()
-        return fn
-
-    return wrap
+checks = Checks(tracebacks=True)
+check = checks.check
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -335,8 +322,6 @@ if VERDACCIO:
 else:
     print("skipped: npx -y from a local registry (no verdaccio given)")
 
-print()
-failed = [n for n, e in results if e]
-print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+failed = checks.summary()
 shutil.rmtree(WORK, ignore_errors=True)
 sys.exit(1 if failed else 0)

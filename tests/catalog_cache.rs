@@ -419,7 +419,7 @@ fn search_once(cache_dir: &Path, spec: &Path, stores: bool) -> String {
     let mut stdin = child.stdin.take().unwrap();
     let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "arcane_find_action", "arguments": {"query": "restart the web container"}}});
-    writeln!(stdin, "{}", crate::cli::INIT).unwrap();
+    writeln!(stdin, "{}", crate::process_support::INIT).unwrap();
     writeln!(
         stdin,
         r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::cli::{BIN, repo};
+use crate::process_support::{BIN, repo};
 use crate::server_rendering::HOSTILE;
 use crate::server_support::{Sim, spec_path};
 

@@ -17,7 +17,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use crate::cli::{HttpServer, INIT, free_port, http_client, post_call_2026, raw_post, repo};
+use crate::process_support::{HttpServer, INIT, free_port, http_client, post_call_2026, raw_post, repo};
 use crate::server_support::{Sim, call, shape, text};
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;

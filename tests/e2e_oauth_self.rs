@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::cli::{HttpServer, free_port, post_call_2026};
+use crate::process_support::{HttpServer, free_port, post_call_2026};
 use crate::oauth_self::{
     PASSWORD, alice_keys, client_id, code_for, exchange, refresh, server_at, sim_with_people,
     users_seen,
@@ -15,7 +15,7 @@ use crate::oauth_self::{
 /// The TypeScript SDK's OAuth client with the sign-in page in Chromium (tests/browser/oauth.mjs).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typescript_sdk_signs_in_through_chromium() {
-    let dir = crate::cli::repo().join("tests/browser");
+    let dir = crate::process_support::repo().join("tests/browser");
     assert!(
         dir.join("node_modules/puppeteer-core").is_dir(),
         "this test needs puppeteer-core and the MCP TypeScript SDK: run `npm ci --prefix \
@@ -310,6 +310,6 @@ async fn two_replicas_behind_haproxy() {
 
 /// A sessionless kill of web-1 through the balancer; its result and the replica that answered.
 async fn kill_at(base: &str, token: &str, extra: Value) -> (Value, String) {
-    let (result, h) = crate::cli::kill_2026(base, token, "web-1", true, extra).await;
+    let (result, h) = crate::process_support::kill_2026(base, token, "web-1", true, extra).await;
     (result, h["x-served-by"].to_str().unwrap().to_string())
 }

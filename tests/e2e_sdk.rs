@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::cli::{BIN, HttpServer, repo};
+use crate::process_support::{BIN, HttpServer, repo};
 use crate::server_support::{self, Sim, spec_path};
 
 fn stdout(o: &Output) -> String {
@@ -673,7 +673,7 @@ async fn python_sdk_2025_11_25_tasks_over_stdio() {
 /// token reads its result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_2025_11_25_tasks_over_http() {
-    use crate::cli::HttpServer;
+    use crate::process_support::HttpServer;
     let sim = Sim::start().await;
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("audit.jsonl");

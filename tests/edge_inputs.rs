@@ -2,7 +2,7 @@
 //! (a lone UTF-16 surrogate) over stdio and HTTP, header names in error texts, control
 //! characters in quoted arguments, the `./catalog` directory of the working directory.
 
-use crate::cli::{HttpServer, INIT, raw_post};
+use crate::process_support::{HttpServer, INIT, raw_post};
 use crate::server_support::{self, Sim};
 
 use std::time::Duration;

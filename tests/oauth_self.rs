@@ -11,7 +11,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 use sha2::Digest;
 
-use crate::cli::{HttpServer, free_port, post_call_2026};
+use crate::process_support::{HttpServer, free_port, post_call_2026};
 use crate::server_support::Sim;
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -464,7 +464,7 @@ async fn a_deleted_key_and_a_pasted_key_and_replicas() {
     // Two replicas sharing the key file and one public URL (as behind a balancer; sealed
     // data is bound to the issuer, so a replica under another URL would open nothing).
     let one = server_at(&sim, p1, &["--state-key-file", key]).await;
-    let two = crate::cli::HttpServer::start_at(
+    let two = crate::process_support::HttpServer::start_at(
         p2,
         &sim.base(),
         Some(sim.sim.api_key()),
@@ -1169,7 +1169,7 @@ async fn metadata_documents_are_not_fetched_through_a_proxy() {
     let sim = sim_with_people().await;
     let port = free_port();
     let public = format!("http://127.0.0.1:{port}");
-    let server = crate::cli::HttpServer::start_at(
+    let server = crate::process_support::HttpServer::start_at(
         port,
         &sim.base(),
         Some(sim.sim.api_key()),
@@ -1246,9 +1246,9 @@ async fn a_read_only_sign_in_is_shown_only_what_it_may_run() {
     let read = signed_in(&base, &client, "read").await;
     let write = signed_in(&base, &client, "write").await;
 
-    let everyone = crate::cli::http_client(&base, "static-token", &[]).await;
-    let reader = crate::cli::http_client(&base, &read, &[]).await;
-    let writer = crate::cli::http_client(&base, &write, &[]).await;
+    let everyone = crate::process_support::http_client(&base, "static-token", &[]).await;
+    let reader = crate::process_support::http_client(&base, &read, &[]).await;
+    let writer = crate::process_support::http_client(&base, &write, &[]).await;
 
     let query = "restart a container";
     let (all, text) = found(&everyone, query).await;

@@ -506,7 +506,7 @@ async fn over_http_the_span_names_the_transport_and_only_a_hash_of_the_session()
     let sim = Sim::start().await;
     let collector = Collector::start().await;
     const TOKEN: &str = "otel-http-token-3b9d";
-    let server = crate::cli::HttpServer::start(
+    let server = crate::process_support::HttpServer::start(
         &sim.base(),
         Some(sim.sim.api_key()),
         &["--otel-endpoint", &collector.base],
@@ -516,7 +516,7 @@ async fn over_http_the_span_names_the_transport_and_only_a_hash_of_the_session()
         ],
     )
     .await;
-    let client = crate::cli::http_client(&server.base, TOKEN, &[]).await;
+    let client = crate::process_support::http_client(&server.base, TOKEN, &[]).await;
     let r = traced_call(&client, "container.list", json!({}), CLIENT_SPAN).await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
     let trace = hex_decode(TRACE);

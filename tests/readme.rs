@@ -9,8 +9,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::cli::{BIN, repo};
 use crate::fixtures::{spec_v1, spec_v2};
+use crate::process_support::{BIN, repo};
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(repo().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))

@@ -19,7 +19,7 @@ use rmcp::ServiceExt;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use crate::cli::{BIN, free_port, post_call_2026, repo};
+use crate::process_support::{BIN, free_port, post_call_2026, repo};
 use crate::server_support::{Sim, call, ok, spec_path, text};
 
 /// The fenced block of README.md that holds `marker` (exactly one does).

@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
-use crate::cli::{HttpServer, http_client_with};
 use crate::fixtures;
+use crate::process_support::{HttpServer, http_client_with};
 use crate::server_support::{
     self, Sim, call, catalog, is_error, spawn, spawn_with, text, tools, writes,
 };
@@ -907,7 +907,7 @@ async fn next_message(stream: &mut reqwest::Response, seen: &mut String) -> Valu
 /// answer posted back settles the call at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_http_the_question_comes_on_the_calls_own_stream() {
-    use crate::cli::raw_post;
+    use crate::process_support::raw_post;
     let sim = Sim::start().await;
     let server = HttpServer::for_sim(&sim, &[], "tok").await;
     let base = server.base.clone();

@@ -214,10 +214,13 @@ async fn an_http_session_is_paced_too() {
     let sim = Sim::start().await;
     sim.fault(json!({"method": "GET", "path": "/images$", "kind": "delay", "delayMs": 600_000, "times": 1}))
         .await;
-    let server =
-        crate::cli::HttpServer::for_sim(&sim, &["--max-calls-in-flight", "1"], "pacing-token")
-            .await;
-    let client = crate::cli::http_client(&server.base, "pacing-token", &[]).await;
+    let server = crate::process_support::HttpServer::for_sim(
+        &sim,
+        &["--max-calls-in-flight", "1"],
+        "pacing-token",
+    )
+    .await;
+    let client = crate::process_support::http_client(&server.base, "pacing-token", &[]).await;
     let peer = client.peer().clone();
     let run = |action: &str| {
         let mut args = serde_json::Map::new();

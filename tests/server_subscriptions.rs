@@ -258,7 +258,7 @@ async fn the_caps_and_the_wrong_uris_are_refused_clearly() {
 /// the total and everyone else was refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_token_holds_only_its_share_of_subscriptions() {
-    use crate::cli::{HttpServer, http_client_with};
+    use crate::process_support::{HttpServer, http_client_with};
     let sim = Sim::start().await;
     let args = [
         FAST,

@@ -413,7 +413,7 @@ async fn a_destructive_task_is_confirmed_first_and_audited() {
 /// caller reads its result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_http_a_task_is_its_callers_and_outlives_its_session() {
-    use crate::cli::{HttpServer, http_client_with};
+    use crate::process_support::{HttpServer, http_client_with};
     let sim = Sim::start().await;
     sim.hooks().set_stream_pace_ms(100).await.unwrap();
     let server = HttpServer::for_sim(&sim, &[], "alice-token,bob-token").await;

@@ -7,12 +7,13 @@
 //! Run one file's tests with its module path, e.g. `cargo test --test integration workflows::`.
 //! Server tests run the server in-process over `tokio::io::duplex` (`server_support::spawn`);
 //! what only a separate process shows (stdio, exit codes, stderr logs, the SDK clients) spawns
-//! the binary. See ARCHITECTURE.md, "Tests".
+//! the binary (`process_support`). See ARCHITECTURE.md, "Tests".
 
 // Support, shared by the test modules. Arcane's documents and the hang guard are the
 // workspace's `arcane-test-support` (the other crates' tests and the benches use them too).
 use arcane_test_support as fixtures;
 mod golden_support;
+mod process_support;
 #[path = "fixtures/report.rs"]
 mod report;
 mod server_support;
@@ -38,6 +39,7 @@ mod cli;
 mod edge_inputs;
 mod handlers_http;
 mod hostile;
+mod http_server;
 mod layout;
 mod model_texts;
 mod oauth_self;

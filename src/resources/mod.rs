@@ -280,6 +280,12 @@ pub async fn read(
     };
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
     let default_env = exec.config().environment.clone();
+    let r = Reading {
+        snap,
+        exec,
+        ctx,
+        uri,
+    };
     match segs.as_slice() {
         ["tools"] => Ok(json_contents(
             uri,
@@ -321,27 +327,27 @@ pub async fn read(
                 .find(|(u, _, _)| u.ends_with(&format!("//{list}")))
                 .unwrap();
             if let Some((_, action)) = ENV_VIEWS.iter().find(|(v, _)| v == list) {
-                return env_view(snap, exec, ctx, uri, &default_env, action).await;
+                return r.env_view(&default_env, action).await;
             }
             let mut params = Map::new();
             if *list != "environments" {
                 params.insert("environmentId".into(), Value::String(default_env));
             }
             params.insert("limit".into(), json!(100));
-            state(snap, exec, ctx, uri, action, params).await
+            r.state(action, params).await
         }
         ["environment", env, view] if ENV_VIEWS.iter().any(|(v, _)| v == view) => {
             let (_, action) = ENV_VIEWS.iter().find(|(v, _)| v == view).unwrap();
-            env_view(snap, exec, ctx, uri, env, action).await
+            r.env_view(env, action).await
         }
         ["environment", env] => {
             let params =
                 Map::from_iter([("environmentId".to_string(), Value::String(env.to_string()))]);
-            state(snap, exec, ctx, uri, "environment.get", params).await
+            r.state("environment.get", params).await
         }
-        ["environment", env, kind, id] => object(snap, exec, ctx, uri, env, kind, id).await,
+        ["environment", env, kind, id] => r.object(env, kind, id).await,
         [kind, id] if OBJECTS.iter().any(|(k, _, _)| k == kind) => {
-            object(snap, exec, ctx, uri, &default_env, kind, id).await
+            r.object(&default_env, kind, id).await
         }
         _ => Err(ReadError::NotFound(format!(
             "no resource {}; resources/list and resources/templates/list show what exists",
@@ -350,43 +356,84 @@ pub async fn read(
     }
 }
 
-/// An environment's dashboard or activities.
-async fn env_view(
-    snap: &Snapshot,
-    exec: &Executor,
-    ctx: &arcane_engine::CallContext,
-    uri: &str,
-    env: &str,
-    action: &str,
-) -> Result<ResourceContents, ReadError> {
-    let mut params = Map::from_iter([("environmentId".to_string(), Value::String(env.into()))]);
-    if action == "activity.list" {
-        params.insert("limit".into(), json!(100));
-    }
-    state(snap, exec, ctx, uri, action, params).await
+/// One `resources/read`: the snapshot, executor and caller it reads with, and its URI.
+struct Reading<'a> {
+    snap: &'a Snapshot,
+    exec: &'a Executor,
+    ctx: &'a arcane_engine::CallContext,
+    uri: &'a str,
 }
 
-async fn object(
-    snap: &Snapshot,
-    exec: &Executor,
-    ctx: &arcane_engine::CallContext,
-    uri: &str,
-    env: &str,
-    kind: &str,
-    id: &str,
-) -> Result<ResourceContents, ReadError> {
-    let Some((_, action, param)) = OBJECTS.iter().find(|(k, _, _)| *k == kind) else {
-        return Err(ReadError::NotFound(format!(
-            "no resource kind {} in {}; use container, project or image",
-            quoted_name(kind, 100),
-            quoted_name(uri, 200)
-        )));
-    };
-    let params = Map::from_iter([
-        ("environmentId".to_string(), Value::String(env.to_string())),
-        (param.to_string(), Value::String(id.to_string())),
-    ]);
-    state(snap, exec, ctx, uri, action, params).await
+impl Reading<'_> {
+    /// An environment's dashboard or activities.
+    async fn env_view(&self, env: &str, action: &str) -> Result<ResourceContents, ReadError> {
+        let mut params = Map::from_iter([("environmentId".to_string(), Value::String(env.into()))]);
+        if action == "activity.list" {
+            params.insert("limit".into(), json!(100));
+        }
+        self.state(action, params).await
+    }
+
+    async fn object(&self, env: &str, kind: &str, id: &str) -> Result<ResourceContents, ReadError> {
+        let Some((_, action, param)) = OBJECTS.iter().find(|(k, _, _)| *k == kind) else {
+            return Err(ReadError::NotFound(format!(
+                "no resource kind {} in {}; use container, project or image",
+                quoted_name(kind, 100),
+                quoted_name(self.uri, 200)
+            )));
+        };
+        let params = Map::from_iter([
+            ("environmentId".to_string(), Value::String(env.to_string())),
+            (param.to_string(), Value::String(id.to_string())),
+        ]);
+        self.state(action, params).await
+    }
+
+    /// Runs a read action and returns its redacted value with a note of what was masked.
+    async fn state(
+        &self,
+        action: &str,
+        params: Map<String, Value>,
+    ) -> Result<ResourceContents, ReadError> {
+        let (snap, exec) = (self.snap, self.exec);
+        let answer = exec
+            .execute(&snap.scope(), action, params, false, self.ctx)
+            .await;
+        // What the URI names does not exist: a name nothing carries, an ID Arcane does not know.
+        let unknown = matches!(
+            &answer,
+            Err(arcane_engine::CallError::Resolve(_))
+                | Err(arcane_engine::CallError::Arcane { status: 404, .. })
+        );
+        let result = crate::present::tool_result(snap, exec.config(), answer);
+        if result.is_error == Some(true) {
+            let text = crate::present::result_text(&result);
+            return Err(if unknown {
+                ReadError::NotFound(text)
+            } else {
+                ReadError::Upstream(text)
+            });
+        }
+        let mut value = result.structured_content.unwrap_or(Value::Null);
+        let domain = snap
+            .catalog
+            .get(action)
+            .map(|a| a.domain.as_str())
+            .unwrap_or("");
+        let masked = arcane_redact::redact_for(&mut value, domain);
+        let doc = if masked.is_empty() {
+            value
+        } else {
+            json!({
+                "redacted": {
+                    "note": format!("{} secret value(s) masked as {:?}; read them in Arcane if you really need them", masked.len(), arcane_redact::MASK),
+                    "pointers": masked,
+                },
+                "value": value,
+            })
+        };
+        Ok(json_contents(self.uri, &doc))
+    }
 }
 
 /// Runs a read action as a tool call would (policy, validation, errors), with no progress.
@@ -401,54 +448,6 @@ async fn run_read(
         .execute(&snap.scope(), action, params, false, ctx)
         .await;
     crate::present::tool_result(snap, exec.config(), answer)
-}
-
-/// Runs a read action and returns its redacted value with a note of what was masked.
-async fn state(
-    snap: &Snapshot,
-    exec: &Executor,
-    ctx: &arcane_engine::CallContext,
-    uri: &str,
-    action: &str,
-    params: Map<String, Value>,
-) -> Result<ResourceContents, ReadError> {
-    let answer = exec
-        .execute(&snap.scope(), action, params, false, ctx)
-        .await;
-    // What the URI names does not exist: a name nothing carries, an ID Arcane does not know.
-    let unknown = matches!(
-        &answer,
-        Err(arcane_engine::CallError::Resolve(_))
-            | Err(arcane_engine::CallError::Arcane { status: 404, .. })
-    );
-    let result = crate::present::tool_result(snap, exec.config(), answer);
-    if result.is_error == Some(true) {
-        let text = crate::present::result_text(&result);
-        return Err(if unknown {
-            ReadError::NotFound(text)
-        } else {
-            ReadError::Upstream(text)
-        });
-    }
-    let mut value = result.structured_content.unwrap_or(Value::Null);
-    let domain = snap
-        .catalog
-        .get(action)
-        .map(|a| a.domain.as_str())
-        .unwrap_or("");
-    let masked = arcane_redact::redact_for(&mut value, domain);
-    let doc = if masked.is_empty() {
-        value
-    } else {
-        json!({
-            "redacted": {
-                "note": format!("{} secret value(s) masked as {:?}; read them in Arcane if you really need them", masked.len(), arcane_redact::MASK),
-                "pointers": masked,
-            },
-            "value": value,
-        })
-    };
-    Ok(json_contents(uri, &doc))
 }
 
 fn json_contents(uri: &str, doc: &Value) -> ResourceContents {

@@ -746,12 +746,18 @@ mod tests {
     #[test]
     fn dynamic_call_shapes() {
         let cat = Catalog::default();
-        let call = parse_call(
-            Surface::Dynamic,
-            &cat,
-            &Policy::default(),
+        let parse = |tool: &str, a: Option<Value>| {
+            parse_call(
+                Surface::Dynamic,
+                &cat,
+                &Policy::default(),
+                tool,
+                a.map(args).as_ref(),
+            )
+        };
+        let call = parse(
             EXECUTE_TOOL,
-            Some(&args(json!({"action": "container.restart", "params": {"containerId": "w"}, "confirm": true}))),
+            Some(json!({"action": "container.restart", "params": {"containerId": "w"}, "confirm": true})),
         )
         .unwrap();
         assert_eq!(
@@ -763,68 +769,31 @@ mod tests {
             }
         );
         // params as a JSON string, confirm as a string.
-        let call = parse_call(
-            Surface::Dynamic,
-            &cat,
-            &Policy::default(),
+        let call = parse(
             EXECUTE_TOOL,
-            Some(&args(
-                json!({"action": "x.y", "params": "{\"a\":1}", "confirm": "false"}),
-            )),
+            Some(json!({"action": "x.y", "params": "{\"a\":1}", "confirm": "false"})),
         )
         .unwrap();
         assert!(matches!(call, Call::Execute { confirm: false, .. }));
         assert!(
-            parse_call(
-                Surface::Dynamic,
-                &cat,
-                &Policy::default(),
-                EXECUTE_TOOL,
-                Some(&args(json!({"action": "x.y", "a": 1})))
-            )
-            .unwrap_err()
-            .contains("inside \"params\"")
+            parse(EXECUTE_TOOL, Some(json!({"action": "x.y", "a": 1})))
+                .unwrap_err()
+                .contains("inside \"params\"")
         );
         assert!(
-            parse_call(
-                Surface::Dynamic,
-                &cat,
-                &Policy::default(),
-                EXECUTE_TOOL,
-                None
-            )
-            .unwrap_err()
-            .contains("Missing \"action\"")
+            parse(EXECUTE_TOOL, None)
+                .unwrap_err()
+                .contains("Missing \"action\"")
         );
-        assert!(
-            parse_call(
-                Surface::Dynamic,
-                &cat,
-                &Policy::default(),
-                FIND_TOOL,
-                Some(&args(json!({"query": "q", "limit": 0})))
-            )
-            .is_err()
-        );
+        assert!(parse(FIND_TOOL, Some(json!({"query": "q", "limit": 0}))).is_err());
         assert_eq!(
-            parse_call(
-                Surface::Dynamic,
-                &cat,
-                &Policy::default(),
-                FIND_TOOL,
-                Some(&args(json!({"query": " list containers "})))
-            )
-            .unwrap(),
+            parse(FIND_TOOL, Some(json!({"query": " list containers "}))).unwrap(),
             Call::Find {
                 query: "list containers".into(),
                 limit: DEFAULT_LIMIT
             }
         );
-        assert!(
-            parse_call(Surface::Dynamic, &cat, &Policy::default(), "nope", None)
-                .unwrap_err()
-                .contains("Unknown tool")
-        );
+        assert!(parse("nope", None).unwrap_err().contains("Unknown tool"));
     }
 
     /// An unknown tool's suggestions name only what the policy serves: a read-only server (or

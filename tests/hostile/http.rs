@@ -10,11 +10,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::cli::{
+use crate::fixtures::GUARD;
+use crate::process_support::{
     BIN, HttpServer, INIT, free_port, http_client, http_client_with, raw_post, raw_post_headers,
     repo,
 };
-use crate::fixtures::GUARD;
 use crate::server_support::{Sim, call, is_error, shape, spec_path, text, writes};
 
 /// Runs `arcane-mcp --transport http` with `args`/`env` expecting it to refuse to start; its

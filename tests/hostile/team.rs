@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::cli::{HttpServer, INIT, http_client, post_call_2026, raw_post};
 use crate::fixtures::GUARD;
+use crate::process_support::{HttpServer, INIT, http_client, post_call_2026, raw_post};
 use crate::server_support::{Sim, call, shape, text};
 
 /// The listening address of `server`.

@@ -122,10 +122,11 @@ impl ErrorHint {
 }
 
 /// How a successful answer is produced and shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultKind {
     /// A JSON body, usually Arcane's `{success, data, pagination}` envelope.
+    #[default]
     Json,
     /// A JSON-lines stream (`application/x-json-stream`): pull, build, up, redeploy.
     Stream,
@@ -150,9 +151,10 @@ impl ResultKind {
 }
 
 /// How the request body is encoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BodyEncoding {
+    #[default]
     None,
     Json,
     Multipart,
@@ -340,8 +342,9 @@ pub struct HandlerSpec {
     pub path: String,
 }
 
-/// One capability: the unit of the catalog.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One capability: the unit of the catalog. `Default` is empty and unflagged (a JSON read with
+/// no body, impact `Reads`): a constructor names what it derives, and overlays fill the rest.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Action {
     /// Canonical ID, `domain.action`.

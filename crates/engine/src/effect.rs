@@ -561,6 +561,43 @@ fn cut_at_line(text: &str, chars: usize, head: bool) -> usize {
     }
 }
 
+/// A test action, for this file's tests and `request.rs`'s: its method, ID, title, path and
+/// parameters (name, location; an `environment` parameter goes as `id`, a `path` one is
+/// required), mutating, destructive, with a JSON body; `extra`'s fields replace or add to these.
+#[cfg(test)]
+pub(crate) fn test_action(
+    method: &str,
+    id: &str,
+    title: &str,
+    path: &str,
+    params: &[(&str, &str)],
+    extra: Value,
+) -> Action {
+    use serde_json::json;
+    let (domain, name) = id.split_once('.').unwrap();
+    let params: Vec<Value> = params
+        .iter()
+        .map(|(n, at)| {
+            let wire = if *at == "environment" { "id" } else { n };
+            json!({"name": n, "wireName": wire, "location": at, "required": *at == "path",
+                "description": "", "schema": {}})
+        })
+        .collect();
+    let mut fields = json!({
+        "id": id, "domain": domain, "name": name, "title": title, "description": "",
+        "method": method, "path": path, "params": params,
+        "inputSchema": {}, "required": [], "mutating": true, "destructive": true,
+        "idempotent": false, "kind": "json", "body": "json", "list": false,
+        "sortable": false, "related": [], "followUps": [], "widenings": [], "source": "test"
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        fields[k] = v.clone();
+    }
+    let mut a: Action = serde_json::from_value(fields).unwrap();
+    a.derived_id = a.id.clone();
+    a
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -568,25 +605,7 @@ mod tests {
 
     /// A destructive test action: its ID, title, path and parameters (name, location).
     fn destructive(id: &str, title: &str, path: &str, params: &[(&str, &str)]) -> Action {
-        let (domain, name) = id.split_once('.').unwrap();
-        let params: Vec<serde_json::Value> = params
-            .iter()
-            .map(|(n, at)| {
-                let wire = if *at == "environment" { "id" } else { n };
-                json!({"name": n, "wireName": wire, "location": at, "required": *at == "path",
-                    "description": "", "schema": {}})
-            })
-            .collect();
-        let mut a: Action = serde_json::from_value(json!({
-            "id": id, "domain": domain, "name": name, "title": title, "description": "",
-            "method": "DELETE", "path": path, "params": params,
-            "inputSchema": {}, "required": [], "mutating": true, "destructive": true,
-            "idempotent": false, "kind": "json", "body": "json", "list": false,
-            "sortable": false, "related": [], "followUps": [], "widenings": [], "source": "test"
-        }))
-        .unwrap();
-        a.derived_id = a.id.clone();
-        a
+        test_action("DELETE", id, title, path, params, json!({}))
     }
 
     fn action() -> Action {
@@ -701,27 +720,25 @@ mod tests {
     }
 
     fn update() -> Action {
-        let mut a: Action = serde_json::from_value(json!({
-            "id": "project.update", "domain": "project", "name": "update",
-            "title": "Update project", "description": "", "method": "PUT",
-            "path": "/environments/{id}/projects/{projectId}", "params": [
-                {"name": "environmentId", "wireName": "id", "location": "environment", "required": false, "description": "", "schema": {}},
-                {"name": "projectId", "wireName": "projectId", "location": "path", "required": true, "description": "", "schema": {}},
-                {"name": "composeContent", "wireName": "composeContent", "location": "bodyProperty", "required": false, "description": "", "schema": {}},
-                {"name": "envContent", "wireName": "envContent", "location": "bodyProperty", "required": false, "description": "", "schema": {}}
+        test_action(
+            "PUT",
+            "project.update",
+            "Update project",
+            "/environments/{id}/projects/{projectId}",
+            &[
+                ("environmentId", "environment"),
+                ("projectId", "path"),
+                ("composeContent", "bodyProperty"),
+                ("envContent", "bodyProperty"),
             ],
-            "inputSchema": {}, "required": [], "mutating": true, "destructive": false,
-            "confirmAlways": true,
-            "confirmDiff": [
-                {"param": "composeContent", "from": "project.get", "field": "data.composeContent"},
-                {"param": "envContent", "from": "project.get", "field": "data.envContent"}
-            ],
-            "idempotent": true, "kind": "json", "body": "json", "list": false,
-            "sortable": false, "related": [], "followUps": [], "widenings": [], "source": "test"
-        }))
-        .unwrap();
-        a.derived_id = a.id.clone();
-        a
+            json!({
+                "destructive": false, "idempotent": true, "confirmAlways": true,
+                "confirmDiff": [
+                    {"param": "composeContent", "from": "project.get", "field": "data.composeContent"},
+                    {"param": "envContent", "from": "project.get", "field": "data.envContent"}
+                ]
+            }),
+        )
     }
 
     fn with_baseline(params: Value, current: &[(&str, Result<Value, String>)]) -> String {

@@ -125,7 +125,7 @@ fn required_clients(enc: &EncodedParam) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arcane_catalog::{Action, BodyEncoding, Param, ParamLocation, ResultKind};
+    use arcane_catalog::{Action, BodyEncoding, Param, ParamLocation};
     use serde_json::json;
 
     fn action() -> Action {
@@ -143,11 +143,8 @@ mod tests {
             domain: "project".into(),
             name: "create".into(),
             title: "Create project".into(),
-            description: String::new(),
-            usage: String::new(),
             method: "POST".into(),
             path: "/environments/{id}/projects".into(),
-            operation_id: None,
             params: vec![
                 param("name", ParamLocation::Encoded),
                 param("composeContent", ParamLocation::Encoded),
@@ -156,35 +153,8 @@ mod tests {
                 param("manifest", ParamLocation::FormField),
             ],
             input_schema: json!({"type": "object"}),
-            required: vec![],
             mutating: true,
-            destructive: false,
-            idempotent: false,
-            kind: ResultKind::Json,
             body: BodyEncoding::Multipart,
-            list: false,
-            sortable: false,
-            related: vec![],
-            follow_ups: vec![],
-            columns: None,
-            empty_hint: None,
-            full_item: None,
-            text_omits: Vec::new(),
-            default_sort: None,
-            reveals_secret: None,
-            confirm_always: false,
-            impact: arcane_catalog::Impact::Reads,
-            impact_reason: None,
-            long_running: false,
-            confirm_diff: Vec::new(),
-            no_effect: None,
-            confirm_scope: Vec::new(),
-            keywords: vec![],
-            asks: vec![],
-            operator_keywords: vec![],
-            response_schema: None,
-            widenings: vec![],
-            handler: None,
             encoded: vec![
                 EncodedParam {
                     param: "project".into(),
@@ -204,9 +174,9 @@ mod tests {
                     default: Some(json!({"fileChanges": []})),
                 },
             ],
-            example: None,
             source: "openapi".into(),
             derived_id: "project.create".into(),
+            ..Action::default()
         }
     }
 

@@ -459,20 +459,18 @@ mod tests {
     /// the query's secrets stay masked.
     #[test]
     fn targets_in_the_path_are_shown_as_given_in_previews() {
-        let mut a: Action = serde_json::from_value(json!({
-            "id": "volume.delete", "domain": "volume", "name": "delete",
-            "title": "Delete volume", "description": "", "method": "DELETE",
-            "path": "/environments/{id}/volumes/{volumeName}", "params": [
-                {"name": "environmentId", "wireName": "id", "location": "environment", "required": false, "description": "", "schema": {}},
-                {"name": "volumeName", "wireName": "volumeName", "location": "path", "required": true, "description": "", "schema": {}},
-                {"name": "note", "wireName": "note", "location": "query", "required": false, "description": "", "schema": {}}
+        let a = crate::effect::test_action(
+            "DELETE",
+            "volume.delete",
+            "Delete volume",
+            "/environments/{id}/volumes/{volumeName}",
+            &[
+                ("environmentId", "environment"),
+                ("volumeName", "path"),
+                ("note", "query"),
             ],
-            "inputSchema": {}, "required": [], "mutating": true, "destructive": true,
-            "idempotent": false, "kind": "json", "body": "none", "list": false,
-            "sortable": false, "related": [], "followUps": [], "widenings": [], "source": "test"
-        }))
-        .unwrap();
-        a.derived_id = a.id.clone();
+            json!({"body": "none"}),
+        );
         let params = json!({"volumeName": "sk-proj-abcdefghijklmnopqrstuvwxyz01",
             "environmentId": "AKIAIOSFODNN7EXAMPLE", "note": "glpat-abcdefghijklmnopqrst"});
         let p = build(&a, params.as_object().unwrap(), "http://u:pw-base-1@a", "0").unwrap();

@@ -1017,41 +1017,32 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// No flag set: the other slots each set what they test.
+    const PLAIN: Slot = Slot {
+        strict: false,
+        table: false,
+        block_start: false,
+        heading: false,
+        ticks: false,
+    };
     const SLOTS: [Slot; 5] = [
-        Slot {
-            strict: false,
-            table: false,
-            block_start: false,
-            heading: false,
-            ticks: false,
-        },
+        PLAIN,
         Slot {
             strict: true,
-            table: false,
-            block_start: false,
-            heading: false,
-            ticks: false,
+            ..PLAIN
         },
         Slot {
-            strict: false,
             table: true,
-            block_start: false,
-            heading: false,
-            ticks: false,
+            ..PLAIN
         },
         Slot {
             strict: true,
-            table: false,
             block_start: true,
-            heading: false,
-            ticks: false,
+            ..PLAIN
         },
         Slot {
-            strict: false,
-            table: false,
-            block_start: false,
             heading: true,
-            ticks: false,
+            ..PLAIN
         },
     ];
 
