@@ -35,6 +35,7 @@ mod catalog;
 mod catalog_cache;
 mod chaos;
 mod cli;
+mod doc_links;
 mod edge_inputs;
 mod handlers_http;
 mod hostile;
