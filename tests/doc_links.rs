@@ -15,34 +15,75 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// What `.gitignore` keeps out of the repository (builds, installed packages, fuzz corpora):
+/// its anchored entries as paths from the root (`fuzz/corpus`, `target-*`), the others as names
+/// anywhere (`__pycache__`). Neither the walk nor the path check looks there.
+struct Ignored {
+    anchored: Vec<String>,
+    names: Vec<String>,
+}
+
+impl Ignored {
+    fn read() -> Ignored {
+        let text = std::fs::read_to_string(root().join(".gitignore")).unwrap_or_default();
+        let (mut anchored, mut names) = (Vec::new(), Vec::new());
+        for line in text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let line = line.trim_end_matches('/');
+            match line.strip_prefix('/') {
+                Some(path) => anchored.push(path.to_string()),
+                None if !line.contains('/') => names.push(line.to_string()),
+                None => {}
+            }
+        }
+        Ignored { anchored, names }
+    }
+
+    /// Whether `rel` (a path from the root) is, or is under, an ignored entry.
+    fn covers(&self, rel: &Path) -> bool {
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        let matches = |pattern: &str, text: &str| match pattern.strip_suffix('*') {
+            Some(head) => text.starts_with(head),
+            None => pattern == text,
+        };
+        let parts: Vec<&str> = rel.split('/').collect();
+        self.anchored.iter().any(|a| {
+            let depth = a.split('/').count();
+            parts.len() >= depth && matches(a, &parts[..depth].join("/"))
+        }) || parts
+            .iter()
+            .any(|p| self.names.iter().any(|n| matches(n, p)))
+    }
+}
+
 /// The Markdown files the check reads, relative to the root: every `.md` outside the fixtures'
-/// folders and what `.gitignore` keeps out of the repository (builds, installed packages).
-fn markdown_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, rel: &Path, out: &mut Vec<PathBuf>) {
+/// folders (`tests/`, `third_party/`), hidden folders and what `.gitignore` keeps out.
+fn markdown_files(ignored: &Ignored) -> Vec<PathBuf> {
+    fn walk(dir: &Path, rel: &Path, ignored: &Ignored, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).expect("a folder") {
             let entry = entry.expect("a directory entry");
             let name = entry.file_name().to_string_lossy().to_string();
             let rel = rel.join(&name);
             let skipped = name.starts_with('.')
-                || name.starts_with("target")
-                || name == "node_modules"
-                || ["tests", "third_party", "dist"].map(Path::new).contains(&rel.as_path())
-                || ["fuzz/corpus", "fuzz/artifacts", "fuzz/logs"]
+                || ["tests", "third_party"]
                     .map(Path::new)
-                    .contains(&rel.as_path());
+                    .contains(&rel.as_path())
+                || ignored.covers(&rel);
             if skipped {
                 continue;
             }
             let path = entry.path();
             if path.is_dir() {
-                walk(&path, &rel, out);
+                walk(&path, &rel, ignored, out);
             } else if name.ends_with(".md") {
                 out.push(rel);
             }
         }
     }
     let mut out = Vec::new();
-    walk(&root(), Path::new(""), &mut out);
+    walk(&root(), Path::new(""), ignored, &mut out);
     out.sort();
     out
 }
@@ -77,7 +118,10 @@ fn read(text: &str) -> Doc {
     // The paragraphs, list items and table cells open around the text (an item may hold a
     // list of its own).
     let mut blocks: Vec<(usize, String)> = Vec::new();
-    for (event, range) in Parser::new_ext(text, Options::all()).into_offset_iter() {
+    // Quotes and dashes as written: a heading's anchor and a citation's quotes are the source's.
+    let mut options = Options::all();
+    options.remove(Options::ENABLE_SMART_PUNCTUATION);
+    for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
         match event {
             Event::Start(Tag::Heading { .. }) => heading = Some(String::new()),
             Event::End(TagEnd::Heading(_)) => {
@@ -131,14 +175,21 @@ fn read(text: &str) -> Doc {
     doc
 }
 
-/// Every broken link, citation and source path of the Markdown files under `root`, as
-/// `file:line: what (why)`.
+/// Every broken link, citation and source path of the repository's Markdown files, as
+/// `file:line: what (why)`; a path `.gitignore` keeps out (made by a build or a run) is not
+/// looked for.
 fn broken() -> Vec<String> {
-    let files = markdown_files();
+    let ignored = Ignored::read();
+    let files = markdown_files(&ignored);
     assert!(files.len() > 20, "the Markdown files were found: {files:?}");
     let docs: BTreeMap<PathBuf, Doc> = files
         .iter()
-        .map(|f| (f.clone(), read(&std::fs::read_to_string(root().join(f)).unwrap())))
+        .map(|f| {
+            (
+                f.clone(),
+                read(&std::fs::read_to_string(root().join(f)).unwrap()),
+            )
+        })
         .collect();
     let anchors_of = |target: &Path| -> Option<HashSet<String>> {
         docs.get(target).map(|d| d.anchors.clone()).or_else(|| {
@@ -203,6 +254,9 @@ fn broken() -> Vec<String> {
                 continue;
             }
             let named = Path::new(code.as_str());
+            if ignored.covers(named) {
+                continue;
+            }
             if !root().join(named).exists() && !root().join(dir).join(named).exists() {
                 out.push(format!("{shown}:{line}: `{code}` (no such path)"));
             }
