@@ -7,7 +7,7 @@
 //! Run one file's tests with its module path, e.g. `cargo test --test integration workflows::`.
 //! Server tests run the server in-process over `tokio::io::duplex` (`server_support::spawn`);
 //! what only a separate process shows (stdio, exit codes, stderr logs, the SDK clients) spawns
-//! the binary. See ARCHITECTURE.md, "Tests".
+//! the binary. See CONTRIBUTING.md, "Tests".
 
 // Support, shared by the test modules. Arcane's documents and the hang guard are the
 // workspace's `arcane-test-support` (the other crates' tests and the benches use them too).
