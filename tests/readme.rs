@@ -1,8 +1,8 @@
 //! The README's figures, each computed from what the tool prints and compared with the README's
 //! text, so that none can drift: the catalog's size, the tool-definition sizes of each surface
 //! (`audit-tokens --json`), the upgrade preview from 1.11.2 to 2.8.0 (`catalog --diff --json`),
-//! the Rust version (Cargo.toml) and the example conversation (`docs/jobs.md`, itself generated
-//! from the golden transcripts). Every other number in the README's prose fails the test until
+//! the Rust version (Cargo.toml) and the example conversation (the golden transcripts of
+//! `tests/golden/jobs/`, whose calls `docs/jobs.md` lists). Every other number in the README's prose fails the test until
 //! a check covers it.
 
 use std::process::Command;
@@ -245,13 +245,22 @@ fn every_figure_in_the_readme_is_what_the_tool_prints() {
     );
 }
 
-/// The example conversation is the demo's own: each call is one that `docs/jobs.md` (the golden
-/// transcripts) records, each answer line is in its answer there, and the model's own answer
-/// is the one `docs/jobs.md` gives.
+/// The example conversation is the demo's own: each call is one that `docs/jobs.md` lists (the
+/// calls of the golden transcripts), each answer line is in its answer in a transcript, and the
+/// model's own answer is the one a transcript gives.
 #[test]
 fn the_readme_conversation_is_what_the_demo_answers() {
     let readme = read("README.md");
     let jobs = read("docs/jobs.md");
+    let mut transcripts: Vec<_> = std::fs::read_dir(repo().join("tests/golden/jobs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    transcripts.sort();
+    let transcripts: String = transcripts
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
     let block = fenced_blocks(&readme)
         .into_iter()
         .find(|b| b.contains("arcane_execute_action {"))
@@ -259,7 +268,7 @@ fn the_readme_conversation_is_what_the_demo_answers() {
     let calls: Vec<(String, Value)> = jobs
         .lines()
         .filter_map(|l| {
-            let rest = l.strip_prefix("**`")?;
+            let rest = l.strip_prefix("- **`")?;
             let (name, rest) = rest.split_once("`** `")?;
             let args: Value = serde_json::from_str(rest.strip_suffix('`')?).ok()?;
             Some((name.to_string(), args))
@@ -269,7 +278,10 @@ fn the_readme_conversation_is_what_the_demo_answers() {
     for line in block.lines().filter(|l| !l.trim().is_empty()) {
         // `→ ` an answer the model read; `» ` the model's own answer to the person.
         if let Some(answer) = line.strip_prefix("→ ").or_else(|| line.strip_prefix("» ")) {
-            assert!(jobs.contains(answer), "not in docs/jobs.md: {answer}");
+            assert!(
+                transcripts.contains(answer),
+                "not in tests/golden/jobs/: {answer}"
+            );
         } else {
             let (name, args) = line.split_once(' ').expect("a call line: tool {json}");
             let args: Value = serde_json::from_str(args).unwrap_or_else(|e| panic!("{line}: {e}"));
@@ -284,7 +296,7 @@ fn the_readme_conversation_is_what_the_demo_answers() {
         }
         checked += 1;
     }
-    assert!(checked >= 4, "{block}");
+    assert!(checked >= 4 && calls.len() >= 10, "{block}");
 }
 
 /// The README names the two commands a stranger runs from a clone — the demo and the tests —

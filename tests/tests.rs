@@ -7,7 +7,7 @@
 //! Run one file's tests with its module path, e.g. `cargo test --test integration workflows::`.
 //! Server tests run the server in-process over `tokio::io::duplex` (`server_support::spawn`);
 //! what only a separate process shows (stdio, exit codes, stderr logs, the SDK clients) spawns
-//! the binary (`process_support`). See ARCHITECTURE.md, "Tests".
+//! the binary (`process_support`). See CONTRIBUTING.md, "Tests".
 
 // Support, shared by the test modules. Arcane's documents and the hang guard are the
 // workspace's `arcane-test-support` (the other crates' tests and the benches use them too).
@@ -36,6 +36,7 @@ mod catalog;
 mod catalog_cache;
 mod chaos;
 mod cli;
+mod doc_links;
 mod edge_inputs;
 mod handlers_http;
 mod hostile;

@@ -1006,7 +1006,9 @@ mod jobs {
     );
 }
 
-/// `docs/jobs.md` as the golden transcripts make it (with how many there are).
+/// `docs/jobs.md` as the golden transcripts make it (with how many there are): each job's
+/// calls, and the model's answer where the job ends with one, linking to the whole transcript
+/// (the text the model reads at each step).
 fn assemble_docs() -> (String, usize) {
     let mut names: Vec<PathBuf> = std::fs::read_dir(golden_dir())
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
@@ -1016,8 +1018,9 @@ fn assemble_docs() -> (String, usize) {
         "# Operator jobs, as a model does them\n\n\
          Generated from `tests/golden/jobs/` by `tests/workflows.rs` \
          (`UPDATE_GOLDEN=1 cargo test --test integration workflows::` rewrites it): each job as the calls a \
-         model makes on the dynamic surface, with the text it reads at each step (long answers \
-         cut after 30 lines). Every job also runs on the meta and individual surfaces, and on the individual surface in the flat client profile; \
+         model makes on the dynamic surface, and its answer to the person where the job ends with one. \
+         Each job's transcript has the text the model reads at each step (long answers cut after 30 lines). \
+         Every job also runs on the meta and individual surfaces, and on the individual surface in the flat client profile; \
          the jobs that deploy and update (1, 3, 5, 8) run again on every surface with a client of each form of MCP tasks (2025-11-25 and the \
          2026-07-28 extension, [tasks.md](tasks.md)), reading the same texts.\n\n",
     );
@@ -1026,10 +1029,34 @@ fn assemble_docs() -> (String, usize) {
         let title = stem
             .split_once('-')
             .map(|(n, t)| format!("{n}. {}", t.replace('-', " ")));
-        doc.push_str(&format!("## {}\n\n", title.unwrap_or(stem)));
-        doc.push_str(&std::fs::read_to_string(p).unwrap());
+        doc.push_str(&format!(
+            "## {}\n\n[The transcript](../tests/golden/jobs/{stem}.md).\n\n",
+            title.unwrap_or(stem.clone())
+        ));
+        let (mut fenced, mut answer) = (false, String::new());
+        for line in std::fs::read_to_string(p).unwrap().lines() {
+            if line.starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            if fenced {
+                continue;
+            }
+            if line.starts_with("**`") {
+                doc.push_str(&format!("- {line}\n"));
+            } else if line == "**Answer**" || !answer.is_empty() {
+                answer.push_str(line);
+                answer.push('\n');
+            }
+        }
+        if !answer.is_empty() {
+            doc.push('\n');
+            doc.push_str(answer.trim_end());
+            doc.push('\n');
+        }
+        doc.push('\n');
     }
-    (doc, names.len())
+    (doc.trim_end().to_string() + "\n", names.len())
 }
 
 fn docs_path() -> PathBuf {
