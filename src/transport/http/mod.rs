@@ -3,6 +3,7 @@
 //! caller's Arcane key policy, a per-client rate limit), with Host/Origin validation, a body
 //! size limit and idle session expiry; `/healthz`, `/readyz` and `/metrics` beside it.
 
+mod gate;
 pub mod guard;
 mod limits;
 mod sessions;
@@ -15,7 +16,7 @@ use anyhow::{Context, Result, bail};
 use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{StatusCode, header};
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -24,58 +25,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
 use crate::config::{HttpArgs, KeySource};
-use crate::mcp::caller::{HttpCaller, TokenLabel};
 use crate::metrics::Metrics;
 use crate::oauth;
-use arcane_engine::Auth;
-use guard::{Admitted, RateLimit, Tokens};
+use guard::{RateLimit, Tokens};
 use limits::{Pending, PerKey, Unauthenticated};
-
-/// The MCP side's view of an admitted request ([`HttpCaller`]): the handler reads this, never
-/// the request's headers.
-fn http_caller(req: &Request, admitted: &Admitted, key_source: KeySource) -> HttpCaller {
-    let headers = req.headers();
-    let header = |name: &str| headers.get(name).map_or(&b""[..], |v| v.as_bytes());
-    let quota_key = if admitted.token.is_some() || admitted.oauth.is_some() {
-        let mut key = b"token:".to_vec();
-        key.extend_from_slice(admitted.identity.digest());
-        Some(key)
-    } else {
-        req.extensions()
-            .get::<axum::extract::ConnectInfo<SocketAddr>>()
-            .map(|c| format!("address:{}", guard::bucket_of(c.0.ip())).into_bytes())
-    };
-    HttpCaller {
-        session: headers
-            .get(guard::SESSION_HEADER)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
-        token: admitted.token.clone(),
-        credential: match admitted.oauth.as_ref().and_then(|o| o.key.clone()) {
-            Some(key) => Some(Auth::ApiKey(key)),
-            None => guard::client_key(key_source, headers).map(Auth::ApiKey),
-        },
-        // An error's next step names the key the person knows: the one their sign-in made, the
-        // users file's, or the header they sent.
-        credential_label: admitted
-            .oauth
-            .as_ref()
-            .filter(|o| o.key.is_some())
-            .map(|o| {
-                if o.grant.grant_id.is_some() {
-                    "the Arcane API key your sign-in made (sign in again to make a new one; deleting it in Arcane under Settings → API Keys ends the access)"
-                } else {
-                    "the Arcane key the server's users file (ARCANE_MCP_OAUTH_USERS) gives you"
-                }
-            }),
-        quota_key,
-        binding: crate::mcp::confirm::binding([
-            header(guard::SESSION_HEADER),
-            header("authorization"),
-            header(guard::CLIENT_KEY_HEADER),
-        ]),
-        grant: admitted.oauth.as_ref().map(|o| o.grant.clone()),
-    }
-}
 
 /// The settings of the listener, checked before anything is bound.
 pub struct Settings {
@@ -311,27 +264,6 @@ fn trimmed(list: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Shared by the middleware and the health routes.
-struct Shared {
-    tokens: Tokens,
-    oauth: Option<Arc<oauth::OAuth>>,
-    allowed_hosts: Vec<String>,
-    allowed_origins: Vec<String>,
-    /// Which caller opened each session, and the service's own table of live sessions.
-    sessions: guard::Sessions,
-    live_sessions: Arc<sessions::Bounded>,
-    key_source: KeySource,
-    rate: RateLimit,
-    /// Requests in flight per token (`--max-connections-per-token`).
-    token_requests: Arc<PerKey<Option<usize>>>,
-    max_sessions_per_token: usize,
-    max_request_bytes: usize,
-    request_body_timeout: Duration,
-    metrics: Arc<Metrics>,
-    app: Arc<App>,
-    ready: tokio::sync::Mutex<Option<(Instant, Result<(), arcane_engine::ProbeError>)>>,
-}
-
 /// How long a `/readyz` verdict is reused, so the endpoint cannot be used to hammer Arcane.
 const READY_CACHE: Duration = Duration::from_secs(5);
 
@@ -372,7 +304,7 @@ fn router(
     });
     let live_sessions = sessions.clone();
     let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
-    let shared = Arc::new(Shared {
+    let shared = Arc::new(gate::Shared {
         tokens: settings.tokens,
         oauth: settings.oauth,
         allowed_hosts,
@@ -392,7 +324,21 @@ fn router(
     let guarded = Router::new()
         .route_service("/mcp", mcp)
         .route("/metrics", get(metrics_route))
-        .route_layer(middleware::from_fn_with_state(shared.clone(), gate));
+        // The gate's layers, outermost last: who calls, the token's share of requests in flight,
+        // the body, the sessions.
+        .route_layer(middleware::from_fn_with_state(
+            shared.clone(),
+            gate::sessions,
+        ))
+        .route_layer(middleware::from_fn_with_state(shared.clone(), gate::body))
+        .route_layer(middleware::from_fn_with_state(
+            shared.clone(),
+            gate::per_token,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            shared.clone(),
+            gate::authenticate,
+        ));
     let mut open = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready_route))
@@ -407,283 +353,12 @@ fn router(
         open = open.merge(oauth::routes::routes(own));
     }
     open.merge(guarded)
-        .layer(middleware::from_fn_with_state(shared.clone(), outer))
+        .layer(middleware::from_fn_with_state(shared.clone(), gate::outer))
         .with_state(shared)
 }
 
-/// Counts every answer by status, applies the per-client rate limit, and validates Host and
-/// Origin for every route (rmcp validates them again for `/mcp`). A refused Host or Origin is
-/// logged (WARN) with the setting that would allow it.
-async fn outer(
-    State(shared): State<Arc<Shared>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    req: Request,
-    next: Next,
-) -> Response {
-    let response = match shared.rate.take(peer.ip()) {
-        Ok(()) if !guard::host_allowed(&shared.allowed_hosts, req.headers()) => {
-            let host = req.headers().get(header::HOST).map(|h| h.as_bytes());
-            match host {
-                Some(h) => crate::logging::warn_throttled!(
-                    client = %peer.ip(),
-                    "Host '{}' not allowed (403): if clients reach this server by that name, add \
-                     it with --allowed-hosts / ARCANE_MCP_ALLOWED_HOSTS",
-                    guard::shown(h)
-                ),
-                None => crate::logging::warn_throttled!(
-                    client = %peer.ip(),
-                    "a request without a Host header was refused (403)"
-                ),
-            }
-            guard::plain(
-                StatusCode::FORBIDDEN,
-                "Forbidden: Host header is not allowed (--allowed-hosts)",
-            )
-        }
-        Ok(())
-            if !guard::origin_allowed(&shared.allowed_origins, req.headers())
-                && !own_page(&shared, &req) =>
-        {
-            let origin = req
-                .headers()
-                .get(header::ORIGIN)
-                .map(|h| guard::shown(h.as_bytes()))
-                .unwrap_or_default();
-            crate::logging::warn_throttled!(
-                client = %peer.ip(),
-                "Origin '{origin}' not allowed (403): if that web page may call this server, add \
-                 it with --allowed-origins / ARCANE_MCP_ALLOWED_ORIGINS (with its scheme)"
-            );
-            guard::plain(
-                StatusCode::FORBIDDEN,
-                "Forbidden: Origin header is not allowed (--allowed-origins)",
-            )
-        }
-        Ok(()) => next.run(req).await,
-        Err(retry) => {
-            let mut r = guard::plain(
-                StatusCode::TOO_MANY_REQUESTS,
-                "Too many requests from this address; retry after the time in Retry-After.",
-            );
-            if let Ok(v) = retry.to_string().parse() {
-                r.headers_mut().insert(header::RETRY_AFTER, v);
-            }
-            r
-        }
-    };
-    shared.metrics.record_http(response.status().as_u16());
-    response
-}
-
-/// Whether a request is the sign-in page's own form, posted from this server's public origin
-/// (the built-in authorization server's page; a browser sends its Origin with a POST).
-fn own_page(shared: &Shared, req: &Request) -> bool {
-    let Some(own) = shared.oauth.as_ref().and_then(|o| o.own.as_ref()) else {
-        return false;
-    };
-    let ours = url::Url::parse(&own.issuer).map(|u| u.origin().ascii_serialization());
-    req.uri().path() == "/authorize"
-        && req
-            .headers()
-            .get(header::ORIGIN)
-            .and_then(|o| o.to_str().ok())
-            .zip(ours.ok())
-            .is_some_and(|(o, ours)| o.eq_ignore_ascii_case(&ours))
-}
-
-/// Bearer token and the caller's-key policy of `/mcp` and `/metrics`; a session serves only
-/// the caller that opened it (`guard::Sessions`); a token holds at most
-/// `--max-connections-per-token` requests in flight and `--max-sessions-per-token` sessions;
-/// the body must arrive within `--request-body-timeout`.
-async fn gate(
-    State(shared): State<Arc<Shared>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    req: Request,
-    next: Next,
-) -> Response {
-    let mcp = req.uri().path() == "/mcp";
-    let checked = {
-        use tracing::Instrument;
-        let span = tracing::warn_span!("http", client = %peer.ip());
-        let oauth = shared.oauth.as_deref();
-        guard::admit(&shared.tokens, oauth, shared.key_source, req.headers(), mcp)
-            .instrument(span)
-            .await
-    };
-    let admitted = match checked {
-        Ok(admitted) => admitted,
-        Err(refused) => return refused.into_response(),
-    };
-    // Admitted: the connection no longer counts as unadmitted (and what counted it does not
-    // travel on with the request).
-    let mut req = req;
-    if let Some(pending) = req.extensions_mut().remove::<Arc<Pending>>() {
-        pending.leave();
-    }
-    let token_key = match &admitted.oauth {
-        Some(o) => Some(o.limit_key),
-        None => admitted.token.as_ref().map(|t| t.index),
-    };
-    let Some(in_flight) = shared.token_requests.try_take(token_key) else {
-        crate::logging::warn_throttled!(
-            client = %peer.ip(),
-            token = %token_shown(&admitted),
-            limit = shared.token_requests.max(),
-            "a token reached its limit of requests in flight (429): \
-             --max-connections-per-token / ARCANE_MCP_MAX_CONNECTIONS_PER_TOKEN"
-        );
-        let mut r = limits::closing(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!(
-                "Too many requests in flight with this bearer token: it holds {} at once, its \
-                 limit (--max-connections-per-token). Close idle connections and event streams \
-                 or wait for answers, then retry; people sharing a token can ask the operator \
-                 for one each.",
-                shared.token_requests.max()
-            ),
-        );
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, http::HeaderValue::from_static("1"));
-        return r;
-    };
-    let mut req =
-        match limits::read_body(req, shared.max_request_bytes, shared.request_body_timeout).await {
-            Ok(req) => req,
-            Err(refused) => return refused,
-        };
-    // A body rmcp could not decode (a lone surrogate, broken JSON) would get a plain-text 415:
-    // a JSON-RPC client hears a JSON-RPC error instead, with the request's id when it can be
-    // read (`crate::transport::jsonrpc`). A notification's gets no body.
-    if mcp && req.method() == http::Method::POST {
-        let (parts, body) = req.into_parts();
-        let bytes = axum::body::to_bytes(body, usize::MAX)
-            .await
-            .unwrap_or_default();
-        if let Some(reply) = crate::transport::jsonrpc::undecodable(&bytes) {
-            let mut r = (StatusCode::BAD_REQUEST, reply.to_string()).into_response();
-            r.headers_mut().insert(
-                header::CONTENT_TYPE,
-                http::HeaderValue::from_static("application/json"),
-            );
-            return r;
-        }
-        // A 2025-11-25 call's `task` field, which rmcp drops, goes on beside the request.
-        let task = crate::transport::jsonrpc::augmented(&bytes);
-        req = Request::from_parts(parts, axum::body::Body::from(bytes));
-        if let Some(task) = task {
-            req.extensions_mut().insert(task);
-        }
-    }
-    let caller = http_caller(&req, &admitted, shared.key_source);
-    req.extensions_mut().insert(caller);
-    let who = admitted.identity;
-    let token = admitted.token.clone();
-    req.extensions_mut().insert(admitted);
-    let session = req
-        .headers()
-        .get(guard::SESSION_HEADER)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    if let Some(id) = &session
-        && !shared.sessions.admits(id, &who)
-    {
-        // The answer the service gives for an unknown session.
-        return guard::plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
-    }
-    let ending = req.method() == http::Method::DELETE;
-    if ending
-        && let Some(id) = &session
-        && !shared.live_sessions.has(id).await
-    {
-        // rmcp ends a session it does not know without a word; an ended or unknown one is
-        // 404, as for any other request naming it.
-        return guard::plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
-    }
-    let mut response = next.run(req).await;
-    if ending && response.status() == StatusCode::ACCEPTED {
-        // rmcp answers an ended session 202, which clients read as a failure (the Python SDK
-        // logs "Session termination failed: 202"): the session is gone, nothing is pending.
-        *response.status_mut() = StatusCode::NO_CONTENT;
-    }
-    let opened = response
-        .headers()
-        .get(guard::SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    match (&session, opened) {
-        // A session the service opened (also for a request whose session header it could not
-        // read as one) belongs to this caller, within its token's share of the sessions.
-        (_, Some(id)) if session.as_deref() != Some(id.as_str()) => {
-            let live = shared.live_sessions.ids().await;
-            if shared.sessions.wants_pruning() {
-                shared.sessions.prune(&live);
-            }
-            let quota = shared.max_sessions_per_token;
-            if let Err(held) = shared
-                .sessions
-                .bind_within(&id, who, token_key, quota, &live)
-            {
-                use rmcp::transport::streamable_http_server::session::SessionManager;
-                let _ = shared.live_sessions.close_session(&id.into()).await;
-                crate::logging::warn_throttled!(
-                    client = %peer.ip(),
-                    token = %token_shown_of(token.as_deref()),
-                    held,
-                    "a token reached its share of MCP sessions (429): \
-                     --max-sessions-per-token / ARCANE_MCP_MAX_SESSIONS_PER_TOKEN"
-                );
-                let mut r = limits::closing(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    format!(
-                        "This bearer token has {held} MCP sessions open, its share of this \
-                         server (--max-sessions-per-token {quota}). End one you no longer use \
-                         (DELETE /mcp with its Mcp-Session-Id), wait until idle ones expire \
-                         (--session-idle-timeout), or ask the operator for a token of your own \
-                         or a higher limit."
-                    ),
-                );
-                r.headers_mut()
-                    .insert(header::RETRY_AFTER, http::HeaderValue::from_static("30"));
-                return r;
-            }
-        }
-        (Some(id), _) if ending && response.status().is_success() => shared.sessions.forget(id),
-        // rmcp answers a session refused at the ceiling as its own failure (500); it is the
-        // client's to retry later.
-        (None, None)
-            if response.status() == StatusCode::INTERNAL_SERVER_ERROR
-                && shared.live_sessions.open().await >= shared.live_sessions.max =>
-        {
-            let mut r = guard::plain(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "This server has as many MCP sessions open as it allows (--max-sessions); \
-                 retry later, when idle sessions have expired (--session-idle-timeout), or ask \
-                 the operator to raise the limit.",
-            );
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, http::HeaderValue::from_static("30"));
-            return r;
-        }
-        _ => {}
-    }
-    // The token's place is held until the answer is sent (an event stream: until it ends).
-    limits::holding(response, in_flight)
-}
-
-/// How a log line names the token of a request: its name and fingerprint, or that the server
-/// runs without tokens.
-fn token_shown(admitted: &Admitted) -> String {
-    match &admitted.oauth {
-        Some(o) => format!("OAuth {:?} of {}", o.grant.subject, o.grant.issuer),
-        None => token_shown_of(admitted.token.as_deref()),
-    }
-}
-
-fn token_shown_of(token: Option<&TokenLabel>) -> String {
-    token.map_or_else(|| "none (unauthenticated)".into(), ToString::to_string)
-}
-
 /// The protected-resource metadata (RFC 9728) in OAuth mode; 404 otherwise.
-async fn resource_metadata(State(shared): State<Arc<Shared>>) -> Response {
+async fn resource_metadata(State(shared): State<Arc<gate::Shared>>) -> Response {
     match &shared.oauth {
         Some(o) => axum::Json(o.metadata()).into_response(),
         None => guard::plain(
@@ -693,7 +368,7 @@ async fn resource_metadata(State(shared): State<Arc<Shared>>) -> Response {
     }
 }
 
-async fn metrics_route(State(shared): State<Arc<Shared>>) -> Response {
+async fn metrics_route(State(shared): State<Arc<gate::Shared>>) -> Response {
     (
         [(
             header::CONTENT_TYPE,
@@ -705,7 +380,7 @@ async fn metrics_route(State(shared): State<Arc<Shared>>) -> Response {
 }
 
 /// Ready when the catalog has actions and Arcane answers its health endpoint (verdict cached).
-async fn ready_route(State(shared): State<Arc<Shared>>) -> Response {
+async fn ready_route(State(shared): State<Arc<gate::Shared>>) -> Response {
     if shared.app.live.load().catalog.actions.is_empty() {
         return guard::plain(StatusCode::SERVICE_UNAVAILABLE, "catalog is empty\n");
     }
