@@ -63,7 +63,7 @@ const CSRF_COOKIE_HOST: &str = "__Host-arcane_mcp_csrf";
 
 /// What a sign-in form carries from the GET that showed it to the POST that answers it.
 #[derive(Serialize, Deserialize)]
-struct Form {
+struct SignInForm {
     c: String,
     r: String,
     ch: String,
@@ -102,7 +102,7 @@ struct Grant {
 }
 
 /// A grant this process issued or saw refreshed: whose, its next refresh generation, until when.
-struct Live {
+struct LiveGrant {
     user: String,
     next: u64,
     exp: i64,
@@ -168,7 +168,7 @@ struct State {
     /// Revoked grants, until their longest token would expire.
     revoked: HashMap<String, i64>,
     /// The live grants of this process, by grant ID.
-    live: HashMap<String, Live>,
+    live: HashMap<String, LiveGrant>,
     /// Sign-in forms answered, by form ID, until they expire.
     forms: HashMap<String, FormUse>,
     /// Failed passwords by username (lowercase): how many, locked until, forgotten at.
@@ -231,7 +231,7 @@ impl State {
         }
         self.live.insert(
             g.to_string(),
-            Live {
+            LiveGrant {
                 user: user.to_string(),
                 next: 1,
                 exp: now + REFRESH_TTL,
@@ -256,7 +256,7 @@ impl State {
         }
         self.live.insert(
             g.to_string(),
-            Live {
+            LiveGrant {
                 user: user.to_string(),
                 next: i + 1,
                 exp: now + REFRESH_TTL,
@@ -392,7 +392,7 @@ pub struct Issuer {
 }
 
 /// A grant the gate admitted: who, which client, what it may do, the key.
-pub struct Admitted {
+pub struct IssuedGrant {
     pub user: String,
     /// The grant's ID: the same for every token of one sign-in, refreshed or not.
     pub grant: String,
@@ -760,7 +760,7 @@ impl Issuer {
         // script on another page of this origin) is never adopted.
         let _ = headers;
         let csrf = random_hex(16);
-        let form = Form {
+        let form = SignInForm {
             c: client.id.clone(),
             r: redirect.clone(),
             ch: challenge.clone(),
@@ -811,7 +811,7 @@ impl Issuer {
             Err(why) => return page::error(&nonce, StatusCode::BAD_REQUEST, &why),
         };
         let get = |k: &str| p.get(k).map(String::as_str).unwrap_or("");
-        let Some(form) = self.sealer.open::<Form>(Kind::Form, get("form")) else {
+        let Some(form) = self.sealer.open::<SignInForm>(Kind::Form, get("form")) else {
             return page::error(
                 &nonce,
                 StatusCode::BAD_REQUEST,
@@ -884,7 +884,7 @@ impl Issuer {
     /// The answer to a claimed form; whether it asked Arcane, and whether the form is spent.
     async fn answer(
         &self,
-        form: &Form,
+        form: &SignInForm,
         client: &Client,
         p: &HashMap<String, String>,
         nonce: &str,
@@ -1401,7 +1401,7 @@ impl Issuer {
     }
 
     /// Opens an access token: the grant it carries, or why it is refused.
-    pub async fn admit(&self, token: &str) -> Result<Admitted, String> {
+    pub async fn admit(&self, token: &str) -> Result<IssuedGrant, String> {
         let Some(g) = self.sealer.open::<Grant>(Kind::Access, token) else {
             return Err(if token.starts_with(Kind::Access.prefix()) {
                 "it was not issued by this server's current key (a restart without \
@@ -1426,7 +1426,7 @@ impl Issuer {
                     .into(),
             );
         }
-        Ok(Admitted {
+        Ok(IssuedGrant {
             user: g.u,
             grant: g.g,
             // The audit log names the client by its ID's digest first: the name is only what

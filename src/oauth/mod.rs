@@ -84,8 +84,8 @@ pub struct Refusal {
     pub text: String,
 }
 
-/// An admitted OAuth caller: who, and the Arcane key its rule names (when there is a users file).
-pub struct Admitted {
+/// An OAuth access token verified: whose, and the Arcane key its rule names (when there is a users file).
+pub struct VerifiedToken {
     pub grant: Arc<OAuthGrant>,
     pub key: Option<String>,
     /// The users-file rule's place, for the per-caller limits.
@@ -316,11 +316,11 @@ impl OAuth {
     }
 
     /// Validates a bearer credential that is none of the static tokens, and maps its holder.
-    pub async fn admit(&self, token: &str) -> Result<Admitted, Refusal> {
+    pub async fn admit(&self, token: &str) -> Result<VerifiedToken, Refusal> {
         if let Some(own) = &self.own {
             let a = own.admit(token).await.map_err(|why| self.invalid(&why))?;
             let place = person_place(&a.user);
-            return Ok(Admitted {
+            return Ok(VerifiedToken {
                 grant: Arc::new(OAuthGrant {
                     subject: a.user,
                     issuer: self.provider.issuer.clone(),
@@ -388,7 +388,7 @@ impl OAuth {
             tools: Vec::new(),
         };
         let Some(users) = &self.users else {
-            return Ok(Admitted {
+            return Ok(VerifiedToken {
                 grant: Arc::new(grant),
                 key: None,
                 rule: None,
@@ -416,7 +416,7 @@ impl OAuth {
         grant.rule = Some(rule.describe());
         grant.preset = rule.preset.clone();
         grant.tools = rule.tools.clone();
-        Ok(Admitted {
+        Ok(VerifiedToken {
             grant: Arc::new(grant),
             key: Some(rule.key.clone()),
             rule: Some(rule.index),
