@@ -19,7 +19,7 @@ COPY overrides ./overrides
 COPY schemas ./schemas
 # The MCP Apps view, embedded in the binary (src/resources/app.rs).
 COPY apps/dist ./apps/dist
-# Arcane's 2.8.0 document, compiled into the binary as the demo's (sim/build.rs).
+# Arcane's 2.8.0 document, compiled into the binary as the demo's (crates/sim/build.rs).
 COPY third_party ./third_party
 # Alpine's Rust targets musl natively: the binary is statically linked.
 RUN cargo build --release --locked --bin arcane-mcp \

@@ -95,7 +95,7 @@ def overlay():
 
 
 def values():
-    state = json.loads((ROOT / "sim/data/demo-state.json").read_text())
+    state = json.loads((ROOT / "crates/sim/data/demo-state.json").read_text())
     out = []
     for kind, items in state.items():
         out.append({"success": True, "data": items[:3]})

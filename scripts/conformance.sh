@@ -67,7 +67,7 @@ free_port() {
     "$node" -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'
 }
 
-# The simulator prints exactly one line once it accepts connections (sim/README.md).
+# The simulator prints exactly one line once it accepts connections (crates/sim/README.md).
 RUST_LOG=warn "$sim" --listen 127.0.0.1:0 >"$work/sim.out" 2>"$work/sim.err" &
 pids+=($!)
 arcane=

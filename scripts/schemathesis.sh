@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the simulator (sim/, arcane-sim) against Arcane 2.8.0's OpenAPI document with
+# Checks the simulator (crates/sim/, arcane-sim) against Arcane 2.8.0's OpenAPI document with
 # schemathesis, an independent property-based API tester: response schemas, status codes and
 # content types of every operation of third_party/arcane/openapi-v2.8.0.json.
 #
@@ -62,7 +62,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The simulator prints exactly one line once it accepts connections (sim/README.md).
+# The simulator prints exactly one line once it accepts connections (crates/sim/README.md).
 : >"$work/sim.out"
 RUST_LOG=warn "$bin" --listen 127.0.0.1:0 >"$work/sim.out" 2>"$work/sim.err" &
 sim_pid=$!
@@ -84,7 +84,7 @@ echo "== schemathesis $SCHEMATHESIS_VERSION against arcane-sim at $origin" \
 start=$(date +%s)
 status=0
 # GET /stream is Arcane's client stream: it never ends by design, so no response schema can be
-# read from it; sim/tests/client_stream.rs checks it line by line. Every other request has a
+# read from it; crates/sim/tests/client_stream.rs checks it line by line. Every other request has a
 # time limit, so a hang is a failure, not a stuck run.
 ARCANE_SIM_ORIGIN=$origin ARCANE_SIM_HOSTPORT=${origin#http://} SCHEMATHESIS_HOOKS=arcane_sim_hooks \
 PYTHONPATH="$PWD/scripts/schemathesis${PYTHONPATH:+:$PYTHONPATH}" \

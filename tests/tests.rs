@@ -81,7 +81,7 @@ fn every_test_file_is_a_module() {
     let mut missing = Vec::new();
     for dir in [
         "tests",
-        "sim/tests",
+        "crates/sim/tests",
         "crates/catalog/tests",
         "crates/engine/tests",
         "crates/markdown/tests",
@@ -144,7 +144,7 @@ fn only_the_end_to_end_group_runs_outside_programs() {
     let mut all = Vec::new();
     for dir in [
         "tests",
-        "sim/tests",
+        "crates/sim/tests",
         "crates/catalog/tests",
         "crates/engine/tests",
         "crates/markdown/tests",

@@ -194,7 +194,7 @@ def main(argv: list[str]) -> int:
 
     if new or stats["errors"]:
         print(f"\nFAILED: {len(new)} new divergence(s), {len(stats['errors'])} tool error(s). "
-              "Fix the simulator (sim/), or, when real Arcane 2.8.x answers so too, add an entry "
+              "Fix the simulator (crates/sim/), or, when real Arcane 2.8.x answers so too, add an entry "
               "to scripts/schemathesis/known.yaml citing Arcane's source and document it in "
               "docs/arcane-wire.md.")
         print(closing)

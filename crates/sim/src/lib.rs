@@ -7,7 +7,7 @@
 //! and follows Arcane's real wire behaviour (`docs/arcane-wire.md`): envelopes, pagination arithmetic,
 //! problem+json errors, JSON-lines streams, WebSockets and downloads.
 //!
-//! Test hooks live outside `/api`, under `/__sim/` (see `sim/README.md`); tests drive them
+//! Test hooks live outside `/api`, under `/__sim/` (see `crates/sim/README.md`); tests drive them
 //! through [`hooks::HooksClient`].
 //!
 //! This file is the crate's front door: [`start`] loads the spec and the state, binds and

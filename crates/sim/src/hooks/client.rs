@@ -1,6 +1,6 @@
 //! A typed client for the simulator's test hooks (`/__sim/…`, outside `/api`, no auth), so
 //! tests speak the hook protocol through one implementation instead of spelling paths and
-//! bodies by hand. `sim/README.md` ("Test hooks") describes each hook.
+//! bodies by hand. `crates/sim/README.md` ("Test hooks") describes each hook.
 //!
 //! ```no_run
 //! # async fn demo(sim: &arcane_sim::RunningSim) -> Result<(), arcane_sim::hooks::HookError> {

@@ -413,7 +413,7 @@ impl State {
         Ok(())
     }
 
-    /// The built-in demo state: `sim/data/demo-state.json`, compiled in and read by the same
+    /// The built-in demo state: `crates/sim/data/demo-state.json`, compiled in and read by the same
     /// parser as a `--state` file, so the demo is exactly what that file would load.
     pub fn demo() -> State {
         Self::parse(DEMO_STATE).expect("the embedded demo state parses (checked by a unit test)")

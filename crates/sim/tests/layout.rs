@@ -1,5 +1,5 @@
 //! The simulator's modules import one way (ARCHITECTURE.md, "The simulator"): the module graph
-//! of `sim/src` has no cycle, so no module imports the crate root or anything that imports it
+//! of `crates/sim/src` has no cycle, so no module imports the crate root or anything that imports it
 //! (`arcane_test_support::layout`).
 
 use std::path::Path;
@@ -17,7 +17,7 @@ fn sim_modules_import_one_way() {
     assert!(g[&images].contains(&vec!["ctx".to_string()]), "{g:?}");
     if let Some(cycle) = find_cycle(&g) {
         panic!(
-            "sim/src imports in a circle: {} — move what both sides need into a lower module",
+            "crates/sim/src imports in a circle: {} — move what both sides need into a lower module",
             cycle.join(" → ")
         );
     }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    let source = manifest.join("../third_party/arcane/openapi-v2.8.0.json");
+    let source = manifest.join("../../third_party/arcane/openapi-v2.8.0.json");
     println!("cargo::rerun-if-changed={}", source.display());
     let text = std::fs::read(&source).unwrap_or_else(|e| {
         panic!(

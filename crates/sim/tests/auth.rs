@@ -1,4 +1,4 @@
-//! Signing in as Arcane 2.8.0 does (sim/src/auth.rs): a user's password gives an access token
+//! Signing in as Arcane 2.8.0 does (crates/sim/src/auth.rs): a user's password gives an access token
 //! and a refresh token, a wrong one Arcane's 401; a refresh spends the refresh token; a personal
 //! API key made from a session works at once and is refused at once once deleted; an API key
 //! cannot make or delete personal keys.

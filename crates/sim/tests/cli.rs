@@ -1,5 +1,5 @@
 //! The `arcane-sim` binary: one stdout line, answers, exits cleanly on SIGTERM/SIGINT.
-//! Also prints the startup measurement reported in sim/README.md.
+//! Also prints the startup measurement reported in crates/sim/README.md.
 
 use crate::common;
 
