@@ -76,7 +76,7 @@ ROUND_FILES = ("asks-round2.yaml", "asks-round3.yaml", "asks-round4.yaml", "asks
 BASE_SHA256 = "3b0b59e29a7f08abc762a89df3c9b41705c8078c44f6e1c4ae5dd8adeb0dd9c0"
 OUT = "crates/catalog/data/minilm-static.bin"
 
-# The search's scoring (crates/catalog/src/search.rs, `Weights::default`): text, closest ask,
+# The search's scoring (crates/catalog/src/search/weights.rs, `Weights::default`): text, closest ask,
 # centre of the asks.
 MIX = (0.1, 0.9 * 0.33, 0.9 * 0.67)
 TEMPERATURE = 0.05
