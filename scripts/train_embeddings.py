@@ -21,8 +21,10 @@ side are left out).
 What it reads: the base table (its SHA-256 is checked against BASE_SHA256); the export of the
 `search_inputs` example — for every action the weighted words of its text, its asks and its
 keywords exactly as the search reads them, and the queries of the evaluation sets named on its
-command line (here A to G, never the held-out sets H and I); and `overrides/asks*.yaml`, to
-know which round (which writers) each ask comes from.
+command line (here A to G, never the held-out sets H and I); and the five round files of asks
+as they stood at ROUNDS_COMMIT (`git show`; they were merged into `overrides/asks/` after it), to
+know which round (which writers) each ask comes from. An ask none of them holds (one written
+later, or an operator's) counts as a round of its own, "operator".
 
 The model: every token's vector is the base table's mapped by one shared linear map (so a
 token no training text holds moves with the others) plus a residual of its own for the tokens
@@ -46,10 +48,10 @@ would fix it and change the table.
 """
 
 import collections
-import glob
 import hashlib
 import json
 import os
+import subprocess
 import sys
 
 # Deterministic: one thread of computation (Eigen's, which XLA's CPU backend splits a matrix
@@ -67,10 +69,14 @@ import optax  # noqa: E402
 
 from embedding_table import read_table, write_table  # noqa: E402
 
+# The commit whose round files of asks the shipped table was trained with (in sorted names, as
+# the glob `overrides/asks*.yaml` read them then); after it they were merged by domain.
+ROUNDS_COMMIT = "91f96e102059bf342a864b0f8c9bf63427f7ea62"
+ROUND_FILES = ("asks-round2.yaml", "asks-round3.yaml", "asks-round4.yaml", "asks-round5.yaml", "asks.yaml")
 BASE_SHA256 = "3b0b59e29a7f08abc762a89df3c9b41705c8078c44f6e1c4ae5dd8adeb0dd9c0"
 OUT = "crates/catalog/data/minilm-static.bin"
 
-# The search's scoring (crates/catalog/src/search.rs, `Weights::default`): text, closest ask,
+# The search's scoring (crates/catalog/src/search/weights.rs, `Weights::default`): text, closest ask,
 # centre of the asks.
 MIX = (0.1, 0.9 * 0.33, 0.9 * 0.67)
 TEMPERATURE = 0.05
@@ -149,10 +155,13 @@ def main():
     tok = Tokens(names)
 
     rounds = {}
-    for path in sorted(glob.glob("overrides/asks*.yaml")):
-        for action, entry in (yaml.safe_load(open(path, encoding="utf-8")) or {}).get("actions", {}).items():
+    for name in ROUND_FILES:
+        text = subprocess.run(
+            ["git", "show", f"{ROUNDS_COMMIT}:overrides/{name}"], check=True, capture_output=True, text=True
+        ).stdout
+        for action, entry in (yaml.safe_load(text) or {}).get("actions", {}).items():
             for ask in (entry or {}).get("asks", []) or []:
-                rounds[(action, ask)] = os.path.basename(path)
+                rounds[(action, ask)] = name
     if not rounds:
         sys.exit("no asks found: run from the repository's root")
 

@@ -306,8 +306,8 @@ impl Layers {
             ("overrides", &BUILTIN_OVERRIDES),
             ("catalog", &BUILTIN_DECLARATIONS),
         ] {
-            let mut these: Vec<(String, &'static [u8])> = dir
-                .files()
+            let mut these: Vec<(String, &'static [u8])> = files_under(dir)
+                .into_iter()
                 .map(|f| (format!("{folder}/{}", f.path().display()), f.contents()))
                 .collect();
             these.sort();
@@ -400,18 +400,30 @@ fn read(path: &Path) -> Result<String> {
     })
 }
 
+/// The YAML files of an embedded folder and its subfolders (`overrides/asks/` holds the asks,
+/// a file per domain), named by their path in it, in name order.
 fn yaml_files_in(dir: &Dir<'_>) -> Vec<(String, String)> {
-    let mut files: Vec<(String, String)> = dir
-        .files()
+    let mut files: Vec<(String, String)> = files_under(dir)
+        .into_iter()
         .filter(|f| is_yaml(f.path()))
         .filter_map(|f| {
             Some((
-                f.path().file_name()?.to_string_lossy().into_owned(),
+                f.path().display().to_string(),
                 f.contents_utf8()?.to_string(),
             ))
         })
         .collect();
     files.sort();
+    files
+}
+
+/// Every file of an embedded folder, its subfolders' too (each file's path is relative to the
+/// embedded folder).
+fn files_under<'a>(dir: &Dir<'a>) -> Vec<&'a include_dir::File<'a>> {
+    let mut files: Vec<_> = dir.files().collect();
+    for sub in dir.dirs() {
+        files.extend(files_under(sub));
+    }
     files
 }
 
