@@ -12,7 +12,6 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
 COPY crates ./crates
-COPY sim ./sim
 COPY benches ./benches
 COPY catalog ./catalog
 COPY overrides ./overrides

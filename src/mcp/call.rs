@@ -77,7 +77,7 @@ pub(crate) async fn prepare(
     args: Option<&Map<String, Value>>,
     ctx: &CallContext,
     caller: &Actor,
-    asking: Asking<'_>,
+    asking: Asking,
 ) -> Prepared {
     // The snapshot is loaded once for the whole call, so a reload never changes the catalog
     // under it; an OAuth caller's is the view of what it may run.
@@ -117,7 +117,7 @@ async fn prepare_action(
     confirm: bool,
     ctx: &CallContext,
     caller: &Actor,
-    asking: Asking<'_>,
+    asking: Asking,
 ) -> Prepared {
     let started = Instant::now();
     // Kept as the model sent them: the log redacts them itself.

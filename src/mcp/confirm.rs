@@ -538,56 +538,15 @@ impl Default for RoundTrips {
     }
 }
 
-/// [`Asking`] as the handler reads it from a request's client and HTTP parts, owned, to
-/// travel with the call to the runtime it is prepared on; the request's own state and answers
-/// are lent when it is asked ([`HowToAsk::as_asking`]).
-pub(crate) enum HowToAsk {
-    Session {
-        peer: rmcp::Peer<RoleServer>,
-        origin: RequestId,
-        who: Vec<u8>,
-    },
-    RoundTrip {
-        declared: bool,
-        caller: Vec<u8>,
-        who: Vec<u8>,
-    },
-}
-
-impl HowToAsk {
-    /// The way of asking of one `tools/call` request.
-    pub(crate) fn as_asking<'a>(
-        &'a self,
-        request: &'a rmcp::model::CallToolRequestParams,
-    ) -> Asking<'a> {
-        match self {
-            HowToAsk::Session { peer, origin, who } => Asking::Session {
-                peer,
-                origin: origin.clone(),
-                who: who.clone(),
-            },
-            HowToAsk::RoundTrip {
-                declared,
-                caller,
-                who,
-            } => Asking::RoundTrip {
-                declared: *declared,
-                caller: caller.clone(),
-                who: who.clone(),
-                state: request.request_state.as_deref(),
-                responses: request.input_responses.as_ref(),
-            },
-        }
-    }
-}
-
-/// How a destructive call without `confirm` can ask the user (docs/security.md#confirmation).
-pub(crate) enum Asking<'a> {
+/// How a call that asks can ask the person (docs/security.md#confirmation). Owned: the handler
+/// reads it from the request's client and HTTP parts and it travels with the call to the
+/// runtime the call is prepared on.
+pub(crate) enum Asking {
     /// Not at all (the one-shot command): the `confirm: true` rule.
     No,
     /// In the middle of the call, through `elicitation/create` (sessions of earlier protocols).
     Session {
-        peer: &'a rmcp::Peer<RoleServer>,
+        peer: rmcp::Peer<RoleServer>,
         /// The call's request, whose response stream carries the question over HTTP.
         origin: RequestId,
         /// Whose quota of open questions it counts against, as a round trip's `who`.
@@ -602,8 +561,9 @@ pub(crate) enum Asking<'a> {
         /// Whose quota of open questions it counts against: the bearer token, else the
         /// session, else (stdio) the one session of the process.
         who: Vec<u8>,
-        state: Option<&'a str>,
-        responses: Option<&'a rmcp::model::InputResponses>,
+        /// The retry's sealed request state and the person's answers, if it carries them.
+        state: Option<String>,
+        responses: Option<rmcp::model::InputResponses>,
     },
 }
 
@@ -630,7 +590,7 @@ pub(crate) enum Confirmed {
 }
 
 /// Whether the person can be asked on this call at all (the client can show a form).
-pub(crate) fn askable(round_trips: &RoundTrips, asking: &Asking<'_>) -> bool {
+pub(crate) fn askable(round_trips: &RoundTrips, asking: &Asking) -> bool {
     match asking {
         Asking::No => false,
         Asking::Session { peer, .. } => can_ask(peer),
@@ -646,7 +606,7 @@ pub(crate) async fn settle(
     snap: &Snapshot,
     ready: &arcane_engine::Ready<'_>,
     confirm: bool,
-    asking: Asking<'_>,
+    asking: Asking,
     ctx: &CallContext,
 ) -> Confirmed {
     let by_param = Confirmed::By(confirm.then_some("param"));
@@ -665,7 +625,7 @@ pub(crate) async fn settle(
             // Counted while the call waits for the answer, as a round trip's question is: one
             // caller cannot hold more, over stdio or in HTTP sessions.
             match round_trips.hold(&who, action) {
-                Ok(_held) => ask(peer, Some(&origin), action, ready.effect(), &ctx.cancel).await,
+                Ok(_held) => ask(&peer, Some(&origin), action, ready.effect(), &ctx.cancel).await,
                 Err(text) => Answer::No(text),
             }
         }
@@ -680,7 +640,14 @@ pub(crate) async fn settle(
             // will be sent (names already looked up), from this caller.
             let sent = serde_json::to_vec(ready.sent()).unwrap_or_default();
             let bound = binding([caller.as_slice(), action.id.as_bytes(), sent.as_slice()]);
-            match round_trips.step(action, ready.effect(), &who, &bound, state, responses) {
+            match round_trips.step(
+                action,
+                ready.effect(),
+                &who,
+                &bound,
+                state.as_deref(),
+                responses.as_ref(),
+            ) {
                 Step::Ask(question) => return Confirmed::Ask(question),
                 Step::Answered(answer) => answer,
             }

@@ -26,7 +26,7 @@ use crate::load::snapshot::Snapshot;
 use crate::mcp::audit_log::{self, Actor};
 use crate::mcp::call::{self, CallEnv};
 use crate::mcp::caller::HttpCaller;
-use crate::mcp::confirm::{self, HowToAsk};
+use crate::mcp::confirm::{self, Asking};
 use crate::metrics::Metrics;
 use crate::present::error_result;
 use crate::resources::live::{Hub, Mailbox, SubscribeError, Topic};
@@ -308,7 +308,7 @@ impl ArcaneServer {
         let token = http.and_then(|c| c.token.clone());
 
         // 1. Prepared and confirmed, on the calls' runtime (it owns what it borrows).
-        let asking = self.asking(&context);
+        let asking = self.asking(&context, &request);
         let prepare = {
             let (env, ctx, caller) = (self.calls.clone(), ctx.clone(), caller.clone());
             async move {
@@ -318,7 +318,7 @@ impl ArcaneServer {
                     request.arguments.as_ref(),
                     &ctx,
                     &caller,
-                    asking.as_asking(&request),
+                    asking,
                 )
                 .await;
                 (prepared, request, held)
@@ -441,25 +441,29 @@ impl ArcaneServer {
     /// where the request's HTTP parts are). Whose quota of open questions it counts against,
     /// either way of asking: the caller as the HTTP gate authenticated it, never the header's
     /// bytes, else the HTTP session, else (stdio) the one session.
-    fn asking(&self, context: &RequestContext<RoleServer>) -> HowToAsk {
+    fn asking(
+        &self,
+        context: &RequestContext<RoleServer>,
+        request: &CallToolRequestParams,
+    ) -> Asking {
         let http = HttpCaller::of(&context.extensions);
         let who = caller_of(http);
         let round_trip = context
             .protocol_version()
             .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
         if round_trip {
-            let caller = match http {
-                Some(c) => c.binding.clone(),
-                None => confirm::binding([&b""[..], b"", b""]),
-            };
-            let declared = confirm::declares_forms(context.client_capabilities().as_ref());
-            HowToAsk::RoundTrip {
-                declared,
-                caller,
+            Asking::RoundTrip {
+                declared: confirm::declares_forms(context.client_capabilities().as_ref()),
+                caller: match http {
+                    Some(c) => c.binding.clone(),
+                    None => confirm::binding([&b""[..], b"", b""]),
+                },
                 who,
+                state: request.request_state.clone(),
+                responses: request.input_responses.clone(),
             }
         } else {
-            HowToAsk::Session {
+            Asking::Session {
                 peer: context.peer.clone(),
                 origin: context.id.clone(),
                 who,

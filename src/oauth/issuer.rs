@@ -594,6 +594,14 @@ impl Issuer {
         self.arcane.get().map_or(&self.http, |(_, c)| c)
     }
 
+    /// Why a request naming another resource (RFC 8707 `resource`) is refused; `None` for
+    /// this server's or none.
+    fn other_resource(&self, p: &HashMap<String, String>) -> Option<String> {
+        p.get("resource")
+            .filter(|res| res.trim_end_matches('/') != self.resource)
+            .map(|_| format!("this server issues tokens for {} only", self.resource))
+    }
+
     fn csrf_cookie(&self) -> &'static str {
         if self.secure {
             CSRF_COOKIE_HOST
@@ -737,13 +745,8 @@ impl Issuer {
                 "code_challenge is not the base64url of a SHA-256 digest",
             );
         }
-        if let Some(res) = p.get("resource")
-            && res.trim_end_matches('/') != self.resource
-        {
-            return back(
-                "invalid_target",
-                &format!("this server issues tokens for {} only", self.resource),
-            );
+        if let Some(why) = self.other_resource(&p) {
+            return back("invalid_target", &why);
         }
         // Without a scope the client gets what it may ask for; `arcane:read` alone reads.
         let scopes: Vec<&str> = p
@@ -1254,13 +1257,8 @@ impl Issuer {
         }
         // RFC 8707 §2.2: a token asked for another resource is refused, not handed out for
         // this one — the client would take it for a token of the resource it named.
-        if let Some(res) = p.get("resource")
-            && res.trim_end_matches('/') != self.resource
-        {
-            return bad(
-                "invalid_target",
-                &format!("this server issues tokens for {} only", self.resource),
-            );
+        if let Some(why) = self.other_resource(&p) {
+            return bad("invalid_target", &why);
         }
         let sign_in_again = |d: &str| bad("invalid_grant", &format!("{d}: sign in again"));
         let busy = || {

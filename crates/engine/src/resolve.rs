@@ -185,6 +185,23 @@ fn compiled(pattern: &str) -> Option<Arc<regex::Regex>> {
     re
 }
 
+/// The list `through` in `environment`: the kept copy when there is one, else read (and
+/// kept); whether it was read now.
+async fn kept_or_read(
+    via: &Lookup<'_>,
+    auth: &Auth,
+    through: &Action,
+    environment: &str,
+) -> (Result<std::sync::Arc<Vec<Value>>, String>, bool) {
+    let (key, _) = list_key(auth, through, environment);
+    let cached = via.cache.get(&key);
+    tracing::Span::current().record("arcane.resolve.cached", cached.is_some());
+    match cached {
+        Some(items) => (Ok(items), false),
+        None => (read_list(via, auth, through, environment).await, true),
+    }
+}
+
 /// Looks `value` up in the list `through`. An ID-shaped value (`id_shaped`: it matches the
 /// resolver's `keep`) that names nothing in the list, or whose list cannot be read, goes as
 /// given, as it always did: Arcane answers for an ID it does not know, and a list that cannot
@@ -199,23 +216,13 @@ async fn lookup(
     value: &str,
     id_shaped: bool,
 ) -> Result<String, Unresolved> {
-    let (key, _) = list_key(auth, through, environment);
-    let mut fresh = false;
-    let cached = via.cache.get(&key);
-    tracing::Span::current().record("arcane.resolve.cached", cached.is_some());
-    let items = match cached {
-        Some(items) => items,
-        None => {
-            fresh = true;
-            match read_list(via, auth, through, environment).await {
-                Ok(items) => items,
-                Err(e) if id_shaped => {
-                    tracing::debug!(list = %through.id, error = %e, "the ambiguity check of an ID-shaped value could not read its list; the value goes as given");
-                    return Ok(value.to_string());
-                }
-                Err(e) => return Err(Unresolved::Lookup(e)),
-            }
+    let (items, fresh) = match kept_or_read(via, auth, through, environment).await {
+        (Ok(items), fresh) => (items, fresh),
+        (Err(e), _) if id_shaped => {
+            tracing::debug!(list = %through.id, error = %e, "the ambiguity check of an ID-shaped value could not read its list; the value goes as given");
+            return Ok(value.to_string());
         }
+        (Err(e), _) => return Err(Unresolved::Lookup(e)),
     };
     let found = matches(r, &items, value);
     // A name created since the list was kept: look again. An ID-shaped value that names
@@ -244,16 +251,13 @@ pub(crate) async fn name_of(
     environment: &str,
     value: &str,
 ) -> Option<crate::effect::Named> {
-    let (key, _) = list_key(auth, through, environment);
-    let items = match via.cache.get(&key) {
-        Some(items) => items,
-        None => read_list(via, auth, through, environment)
-            .await
-            .inspect_err(|e| {
-                tracing::debug!(list = %through.id, error = %e, "a target's name could not be read for the question; it shows the ID alone");
-            })
-            .ok()?,
-    };
+    let items = kept_or_read(via, auth, through, environment)
+        .await
+        .0
+        .inspect_err(|e| {
+            tracing::debug!(list = %through.id, error = %e, "a target's name could not be read for the question; it shows the ID alone");
+        })
+        .ok()?;
     let [hit] = matches(r, &items, value).try_into().ok()?;
     let item = items
         .iter()

@@ -1,4 +1,4 @@
-//! The simulator's modules import one way (ARCHITECTURE.md, "The simulator"): the module graph
+//! The simulator's modules import one way (ARCHITECTURE.md, "Invariants"): the module graph
 //! of `crates/sim/src` has no cycle, so no module imports the crate root or anything that imports it
 //! (`arcane_test_support::layout`).
 

@@ -204,13 +204,22 @@ pub(super) async fn authenticate(
     next.run(req).await
 }
 
-/// The answer of a layer that finds no admitted caller on the request ([`authenticate`] left
-/// none: stacked wrongly): a 500 rather than an unauthenticated request served.
-fn not_admitted() -> Response {
-    guard::plain(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "the request reached the gate's inner layers unauthenticated",
-    )
+/// The caller [`authenticate`] admitted, as the inner layers take it; a layer stacked
+/// without `authenticate` answers 500 rather than serve an unauthenticated request.
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Admitted {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Admitted, Response> {
+        parts.extensions.get::<Admitted>().cloned().ok_or_else(|| {
+            guard::plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the request reached the gate's inner layers unauthenticated",
+            )
+        })
+    }
 }
 
 /// Which of a token's shares a request counts against: the OAuth grant's or the bearer
@@ -227,12 +236,10 @@ fn token_key(admitted: &Admitted) -> Option<usize> {
 pub(super) async fn per_token(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    admitted: Admitted,
     req: Request,
     next: Next,
 ) -> Response {
-    let Some(admitted) = req.extensions().get::<Admitted>().cloned() else {
-        return not_admitted();
-    };
     let token_key = token_key(&admitted);
     let Some(in_flight) = shared.token_requests.try_take(token_key) else {
         crate::logging::warn_throttled!(
@@ -301,12 +308,10 @@ pub(super) async fn body(State(shared): State<Arc<Shared>>, req: Request, next: 
 pub(super) async fn sessions(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    admitted: Admitted,
     req: Request,
     next: Next,
 ) -> Response {
-    let Some(admitted) = req.extensions().get::<Admitted>().cloned() else {
-        return not_admitted();
-    };
     let token_key = token_key(&admitted);
     let who = admitted.identity;
     let token = admitted.token;
