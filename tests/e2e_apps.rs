@@ -38,7 +38,7 @@ fn the_bundle_is_what_its_sources_build() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(
-        arcane_mcp::resources::app::HTML,
+        arcane_mcp::resources::mcp_apps::HTML,
         std::fs::read_to_string(repo().join("apps/dist/arcane-app.html")).unwrap(),
         "the server serves the committed bundle"
     );
@@ -180,9 +180,9 @@ impl rmcp::ClientHandler for AppsClient {
     fn get_info(&self) -> rmcp::model::ClientConfig {
         let mut caps = rmcp::model::ClientCapabilities::default();
         if self.0 {
-            let settings = json!({"mimeTypes": [arcane_mcp::resources::app::MIME]});
+            let settings = json!({"mimeTypes": [arcane_mcp::resources::mcp_apps::MIME]});
             caps.extensions.get_or_insert_default().insert(
-                arcane_mcp::resources::app::EXTENSION.into(),
+                arcane_mcp::resources::mcp_apps::EXTENSION.into(),
                 settings.as_object().unwrap().clone(),
             );
         }
@@ -197,7 +197,7 @@ impl rmcp::ClientHandler for AppsClient {
 async fn the_apps_extension_is_declared_only_to_clients_that_declare_it() {
     use rmcp::service::ClientLifecycleMode;
     let sim = Sim::start().await;
-    let ext = arcane_mcp::resources::app::EXTENSION;
+    let ext = arcane_mcp::resources::mcp_apps::EXTENSION;
     for lifecycle in ["initialize", "discover"] {
         for (declares, apps) in [(false, "on"), (true, "on"), (true, "off")] {
             let mode = match lifecycle {
@@ -222,7 +222,7 @@ async fn the_apps_extension_is_declared_only_to_clients_that_declare_it() {
                 .and_then(|e| e.get(ext))
                 .cloned();
             let expected =
-                (declares && apps == "on").then(arcane_mcp::resources::app::server_settings);
+                (declares && apps == "on").then(arcane_mcp::resources::mcp_apps::server_settings);
             assert_eq!(
                 declared, expected,
                 "{lifecycle}, the client declares it: {declares}, --apps {apps}"

@@ -205,7 +205,7 @@ impl ArcaneServer {
     fn tools_for(&self, context: &RequestContext<RoleServer>) -> Vec<rmcp::model::Tool> {
         let snap = self.snapshot_for(&context.extensions);
         if self.apps_for(context) {
-            crate::resources::app::with_views(&snap)
+            crate::resources::mcp_apps::with_views(&snap)
         } else {
             snap.tools.clone()
         }
@@ -213,7 +213,7 @@ impl ArcaneServer {
 
     /// Whether this request's client negotiated the MCP Apps extension (and `--apps` is on).
     fn apps_for(&self, context: &RequestContext<RoleServer>) -> bool {
-        self.apps && crate::resources::app::negotiated(context.client_capabilities().as_ref())
+        self.apps && crate::resources::mcp_apps::negotiated(context.client_capabilities().as_ref())
     }
 
     /// The same server confirming 2026-07-28 round trips with `trips` (`--state-key-file`'s,
@@ -605,10 +605,10 @@ impl ArcaneServer {
     /// only to one that declared it (docs/apps.md), as with its resource and `_meta`.
     fn info_for(&self, caps: Option<&rmcp::model::ClientCapabilities>) -> ServerConfig {
         let mut info = self.get_info();
-        if self.apps && crate::resources::app::negotiated(caps) {
+        if self.apps && crate::resources::mcp_apps::negotiated(caps) {
             info.capabilities.extensions.get_or_insert_default().insert(
-                crate::resources::app::EXTENSION.into(),
-                crate::resources::app::server_settings(),
+                crate::resources::mcp_apps::EXTENSION.into(),
+                crate::resources::mcp_apps::server_settings(),
             );
         }
         info
@@ -706,8 +706,8 @@ impl ServerHandler for ArcaneServer {
     ) -> Result<ReadResourceResponse, McpError> {
         // The view is the same for everyone and holds no Arcane value: read whenever offered
         // (a host may prefetch it before it lists anything).
-        if self.apps && request.uri == crate::resources::app::URI {
-            return Ok(ReadResourceResult::new(vec![crate::resources::app::contents()]).into());
+        if self.apps && request.uri == crate::resources::mcp_apps::URI {
+            return Ok(ReadResourceResult::new(vec![crate::resources::mcp_apps::contents()]).into());
         }
         let snap = self.snapshot_for(&context.extensions);
         let ctx = self.read_context(&context);

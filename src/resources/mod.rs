@@ -13,7 +13,7 @@
 //! Which of them are live (subscribable) is [`live`]'s. Docker state is read through the executor (the same validation, policy and errors as a tool
 //! call), then redacted ([`arcane_redact::redact_for`]) with a note of what was masked.
 
-pub mod app;
+pub mod mcp_apps;
 pub mod guides;
 pub mod live;
 pub mod tools;
@@ -186,7 +186,7 @@ pub fn page(
     };
     let mut all = all_resources(snap);
     if with_app {
-        all.insert(0, app::resource());
+        all.insert(0, mcp_apps::resource());
     }
     let end = (start + PAGE_SIZE).min(all.len());
     let next = (end < all.len()).then(|| end.to_string());
