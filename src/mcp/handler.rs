@@ -707,7 +707,9 @@ impl ServerHandler for ArcaneServer {
         // The view is the same for everyone and holds no Arcane value: read whenever offered
         // (a host may prefetch it before it lists anything).
         if self.apps && request.uri == crate::resources::mcp_apps::URI {
-            return Ok(ReadResourceResult::new(vec![crate::resources::mcp_apps::contents()]).into());
+            return Ok(
+                ReadResourceResult::new(vec![crate::resources::mcp_apps::contents()]).into(),
+            );
         }
         let snap = self.snapshot_for(&context.extensions);
         let ctx = self.read_context(&context);
@@ -784,24 +786,28 @@ impl ServerHandler for ArcaneServer {
         let _held = hold_credential(&ctx);
         // Boxed: see `read_resource`.
         let result = match &request.r#ref {
-            rmcp::model::Reference::Prompt(_) => {
+            rmcp::model::Reference::Prompt(r) => {
                 Box::pin(crate::mcp::prompts::complete(
                     &snap,
                     &self.calls.exec,
                     &ctx,
+                    r,
                     &request,
                 ))
                 .await
             }
-            _ => {
+            rmcp::model::Reference::Resource(r) => {
                 Box::pin(crate::resources::complete(
                     &snap,
                     &self.calls.exec,
                     &ctx,
+                    r,
                     &request,
                 ))
                 .await
             }
+            // A kind of reference a later protocol adds: nothing to complete.
+            _ => CompleteResult::new(rmcp::model::CompletionInfo::default()),
         };
         Ok(crate::present::mask_known_message(result))
     }

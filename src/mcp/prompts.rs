@@ -8,7 +8,7 @@
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptResult, Prompt, PromptArgument,
-    PromptMessage, Reference, Role,
+    PromptMessage, Role,
 };
 use serde_json::{Map, Value};
 
@@ -134,11 +134,9 @@ pub async fn complete(
     snap: &Snapshot,
     exec: &Executor,
     ctx: &arcane_engine::CallContext,
+    r: &rmcp::model::PromptReference,
     req: &CompleteRequestParams,
 ) -> CompleteResult {
-    let Reference::Prompt(r) = &req.r#ref else {
-        return CompleteResult::new(CompletionInfo::default());
-    };
     let Some(p) = served(snap).find(|p| p.name == r.name) else {
         return CompleteResult::new(CompletionInfo::default());
     };

@@ -447,6 +447,17 @@ fn key_expiry(now: i64) -> String {
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
+/// Sends one of the sign-in's requests to Arcane: the status and the JSON answer (read
+/// capped; `null` when it is none); `Err` when Arcane could not be reached.
+async fn answer_of(req: reqwest::RequestBuilder) -> Result<(StatusCode, Value), reqwest::Error> {
+    let r = req.send().await?;
+    let status = r.status();
+    let v = arcane_engine::read_json(r, MAX_ARCANE_ANSWER)
+        .await
+        .unwrap_or(Value::Null);
+    Ok((status, v))
+}
+
 /// The parameters of a query or a form body; a parameter given twice is refused (RFC 6749
 /// §3.1: which one counts would be anyone's guess).
 pub fn params(raw: &[u8]) -> Result<HashMap<String, String>, String> {
@@ -1029,14 +1040,8 @@ impl Issuer {
             .to_arcane()
             .post(self.arcane("/auth/login"))
             .json(&json!({"username": user, "password": password}))
-            .timeout(Duration::from_secs(15))
-            .send()
-            .await
-            .map_err(unreachable)?;
-        let status = r.status();
-        let v = arcane_engine::read_json(r, MAX_ARCANE_ANSWER)
-            .await
-            .unwrap_or(Value::Null);
+            .timeout(Duration::from_secs(15));
+        let (status, v) = answer_of(r).await.map_err(unreachable)?;
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             return Err(SignIn::Wrong(
                 "Arcane did not accept this username and password.".into(),
@@ -1083,14 +1088,8 @@ impl Issuer {
                 "description": format!("Made by arcane-mcp when you let {} use Arcane as you; delete it to end that access.", client.name),
                 "expiresAt": key_expiry(now()),
             }))
-            .timeout(Duration::from_secs(15))
-            .send()
-            .await
-            .map_err(unreachable)?;
-        let status = r.status();
-        let v = arcane_engine::read_json(r, MAX_ARCANE_ANSWER)
-            .await
-            .unwrap_or(Value::Null);
+            .timeout(Duration::from_secs(15));
+        let (status, v) = answer_of(r).await.map_err(unreachable)?;
         match pick(&v, "key").and_then(Value::as_str) {
             Some(k) if status.is_success() && !k.is_empty() => {
                 tracing::info!(user = %name, key_name = %label, "OAuth sign-in: Arcane API key created");
@@ -1129,20 +1128,14 @@ impl Issuer {
             .to_arcane()
             .get(self.arcane("/auth/me"))
             .header("x-api-key", key)
-            .timeout(Duration::from_secs(10))
-            .send()
-            .await
-            .map_err(|_| ())?;
-        let status = r.status();
+            .timeout(Duration::from_secs(10));
+        let (status, v) = answer_of(r).await.map_err(|_| ())?;
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             return Ok(None);
         }
         if !status.is_success() {
             return Err(());
         }
-        let v = arcane_engine::read_json(r, MAX_ARCANE_ANSWER)
-            .await
-            .unwrap_or(Value::Null);
         Ok(Some(
             pick(&v, "username")
                 .and_then(Value::as_str)

@@ -13,13 +13,13 @@
 //! Which of them are live (subscribable) is [`live`]'s. Docker state is read through the executor (the same validation, policy and errors as a tool
 //! call), then redacted ([`arcane_redact::redact_for`]) with a note of what was masked.
 
-pub mod mcp_apps;
 pub mod guides;
 pub mod live;
+pub mod mcp_apps;
 pub mod tools;
 
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, CompletionInfo, Reference, Resource, ResourceContents,
+    CompleteRequestParams, CompleteResult, CompletionInfo, Resource, ResourceContents,
     ResourceTemplate,
 };
 use serde_json::{Map, Value, json};
@@ -464,11 +464,9 @@ pub async fn complete(
     snap: &Snapshot,
     exec: &Executor,
     ctx: &arcane_engine::CallContext,
+    r: &rmcp::model::ResourceTemplateReference,
     req: &CompleteRequestParams,
 ) -> CompleteResult {
-    let Reference::Resource(r) = &req.r#ref else {
-        return CompleteResult::new(CompletionInfo::default());
-    };
     let env = req
         .context
         .as_ref()
