@@ -571,7 +571,7 @@ fn dockerfile_lint() {
         "Cargo.toml",
         "Cargo.lock",
         "src",
-        "sim",
+        "crates",
         "benches",
         "catalog",
         "overrides",
