@@ -82,7 +82,7 @@ fn bench(c: &mut Criterion) {
     c.bench_function("search/semantic only/30-word request", |b| {
         b.iter(|| index.semantic_ranking(black_box(long), 10))
     });
-    let read_only = |a: &Action| !a.mutating;
+    let read_only = |a: &Action| !a.safety.mutating;
     for q in QUERIES {
         let name: String = q.chars().take(60).collect();
         c.bench_function(&format!("search/query/{name}"), |b| {

@@ -36,7 +36,13 @@ fn operator_overlays_layer_on_top_and_errors_name_file_and_line() {
     let cat = sources.build().unwrap();
     assert_eq!(cat.get("container.list").unwrap().title, "My containers");
     // Built-in overlay values the operator did not touch remain.
-    assert!(cat.get("container.list").unwrap().empty_hint.is_some());
+    assert!(
+        cat.get("container.list")
+            .unwrap()
+            .output
+            .empty_hint
+            .is_some()
+    );
     assert!(cat.get("image.pull").is_none());
     let ex = cat
         .excluded
@@ -71,7 +77,7 @@ fn text_omits_apply_and_never_hide_what_a_later_call_takes() {
     let sources = crate::server_support::with_operator_overlays(dir.path());
     let built_in = sources.build().unwrap();
     assert_eq!(
-        built_in.get("project.get").unwrap().text_omits,
+        built_in.get("project.get").unwrap().output.text_omits,
         ["services"]
     );
     let write = |omits: &str| {
@@ -84,7 +90,7 @@ fn text_omits_apply_and_never_hide_what_a_later_call_takes() {
     write("[hostConfig, networkSettings.networks]");
     let cat = sources.build().unwrap();
     assert_eq!(
-        cat.get("container.get").unwrap().text_omits,
+        cat.get("container.get").unwrap().output.text_omits,
         ["hostConfig", "networkSettings.networks"]
     );
     for (bad, says) in [
@@ -114,14 +120,17 @@ fn operator_declarations_add_actions() {
     let sources = Sources::of_spec(fixtures::spec_v2()).with_catalog_dir(dir.path().to_path_buf());
     let cat = sources.build().unwrap();
     let top = cat.get("container.top").unwrap();
-    assert_eq!(top.kind, ResultKind::Handler);
+    assert_eq!(top.output.kind, ResultKind::Handler);
     assert!(top.param("environmentId").is_some());
-    assert_eq!(top.required, vec!["containerId".to_string()]);
+    assert_eq!(top.request.required, vec!["containerId".to_string()]);
     // It runs a command, and its file did not say `mutating`: it changes state all the same
     // (read-only withdraws it, safe mode previews it, the audit log records it) and the person
     // confirms every call — a declaration cannot make a command a read.
-    assert!(top.mutating, "a ws_exec declaration is mutating");
-    assert!(top.confirm_always, "a ws_exec declaration is confirmed");
+    assert!(top.safety.mutating, "a ws_exec declaration is mutating");
+    assert!(
+        top.safety.confirm_always,
+        "a ws_exec declaration is confirmed"
+    );
     assert!(
         !arcane_catalog::Policy::new(true, false, &[]).serves(top),
         "read-only withdraws it"
@@ -180,6 +189,7 @@ fn guides_agree_with_what_the_tools_do() {
         let bare: Vec<&str> = cat
             .get(id)
             .unwrap()
+            .safety
             .confirm_scope
             .iter()
             .filter(|n| n.applies(&serde_json::Map::new()))
@@ -416,7 +426,7 @@ fn shapes(cat: &Catalog) -> BTreeSet<(String, String)> {
     };
     cat.actions
         .iter()
-        .map(|a| (a.method.clone(), erase(&a.path)))
+        .map(|a| (a.request.method.clone(), erase(&a.request.path)))
         .collect()
 }
 
@@ -751,11 +761,11 @@ fn an_operator_overlay_replaces_or_turns_off_an_encoding_and_bad_ones_name_the_f
     .unwrap();
     let cat = sources.build().unwrap();
     let a = cat.get("project.create").unwrap();
-    assert_eq!(a.encoded.len(), 1);
+    assert_eq!(a.request.encoded.len(), 1);
     assert!(a.param("project_newField").is_some());
     assert!(a.param("fileChanges").is_none() && a.param("name").is_none());
     assert!(
-        a.required.contains(&"manifest".to_string()),
+        a.request.required.contains(&"manifest".to_string()),
         "without its encoding manifest is required again"
     );
 
@@ -767,8 +777,8 @@ fn an_operator_overlay_replaces_or_turns_off_an_encoding_and_bad_ones_name_the_f
     .unwrap();
     let cat = sources.build().unwrap();
     let a = cat.get("project.create").unwrap();
-    assert!(a.encoded.is_empty() && a.param("composeContent").is_none());
-    assert!(a.required.contains(&"project".to_string()));
+    assert!(a.request.encoded.is_empty() && a.param("composeContent").is_none());
+    assert!(a.request.required.contains(&"project".to_string()));
 
     // A parameter the action does not have, and a collision: skipped (the overlay may be
     // written for another Arcane version) and reported with the file and the reason.
@@ -791,7 +801,13 @@ fn an_operator_overlay_replaces_or_turns_off_an_encoding_and_bad_ones_name_the_f
             && text.contains("project.create"),
         "{text}"
     );
-    assert!(cat.get("project.create").unwrap().encoded.is_empty());
+    assert!(
+        cat.get("project.create")
+            .unwrap()
+            .request
+            .encoded
+            .is_empty()
+    );
     std::fs::write(
         dir.path().join("mine.yaml"),
         "actions:\n  project.update_workspace:\n    encodedJson:\n      - {param: manifest, schema: {type: object, properties: {projectId: {type: string}}}}\n",
@@ -824,8 +840,12 @@ fn the_built_in_long_running_list_covers_every_stream_and_handler() {
     for spec in [fixtures::spec_v2(), fixtures::spec_v1()] {
         let cat = build(&spec);
         for a in &cat.actions {
-            if matches!(a.kind, ResultKind::Stream | ResultKind::Handler) {
-                assert!(a.long_running, "{} streams but is not long running", a.id);
+            if matches!(a.output.kind, ResultKind::Stream | ResultKind::Handler) {
+                assert!(
+                    a.request.long_running,
+                    "{} streams but is not long running",
+                    a.id
+                );
             }
         }
     }
@@ -851,7 +871,7 @@ fn the_built_in_long_running_list_covers_every_stream_and_handler() {
         let a = cat
             .resolve(id)
             .unwrap_or_else(|| panic!("{id} is in the catalog"));
-        assert!(a.long_running, "{id} is long running");
+        assert!(a.request.long_running, "{id} is long running");
     }
     for id in [
         "container.list",
@@ -859,7 +879,10 @@ fn the_built_in_long_running_list_covers_every_stream_and_handler() {
         "project.create",
         "container.restart",
     ] {
-        assert!(!cat.resolve(id).unwrap().long_running, "{id} is instant");
+        assert!(
+            !cat.resolve(id).unwrap().request.long_running,
+            "{id} is instant"
+        );
     }
 }
 
@@ -870,7 +893,7 @@ fn image_prunes_two_danglings_say_which_wins() {
     let cat = build(&fixtures::spec_v2());
     let a = cat.get("image.prune").unwrap();
     let says = |name: &str| {
-        a.input_schema["properties"][name]["description"]
+        a.request.input_schema["properties"][name]["description"]
             .as_str()
             .unwrap_or_default()
             .to_string()

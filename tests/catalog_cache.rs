@@ -56,7 +56,8 @@ fn served(cat: &Catalog) -> serde_json::Value {
             (
                 a.id.clone(),
                 cat.resolve(&a.individual_tool_name()).map(|x| x.id.clone()),
-                a.operation_id
+                a.request
+                    .operation_id
                     .as_deref()
                     .and_then(|op| cat.resolve(op))
                     .map(|x| x.id.clone()),
@@ -69,10 +70,10 @@ fn served(cat: &Catalog) -> serde_json::Value {
         .map(|a| {
             (
                 &a.derived_id,
-                &a.keywords,
-                &a.asks,
-                &a.operator_keywords,
-                &a.response_schema,
+                &a.search.keywords,
+                &a.search.asks,
+                &a.search.operator_keywords,
+                &a.output.response_schema,
             )
         })
         .collect();
@@ -98,8 +99,8 @@ fn the_cached_catalog_serves_what_the_built_one_serves() {
     assert!(built.actions.len() > 300, "the 2.8.0 document is built");
     // The operator's keyword is told from the built-in ones, and the cache keeps it so.
     let list = built.get("container.list").unwrap();
-    assert_eq!(list.operator_keywords, ["boxes aboard"]);
-    assert!(list.keywords.len() > list.operator_keywords.len());
+    assert_eq!(list.search.operator_keywords, ["boxes aboard"]);
+    assert!(list.search.keywords.len() > list.search.operator_keywords.len());
     assert_eq!(served(&read), served(&built));
     assert_eq!(read.generation, 0);
 }

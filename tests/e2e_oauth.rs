@@ -668,7 +668,7 @@ async fn each_oauth_caller_lists_only_what_it_may_run() {
         let name = t["name"].as_str().unwrap();
         let a = catalog.resolve(name).unwrap();
         assert!(
-            !a.mutating && a.reveals_secret.is_none(),
+            !a.safety.mutating && a.safety.reveals_secret.is_none(),
             "{name} is listed for an arcane:read token"
         );
         assert_eq!(t["annotations"]["readOnlyHint"], true, "{name}");
@@ -678,7 +678,7 @@ async fn each_oauth_caller_lists_only_what_it_may_run() {
         .iter()
         .filter(|t| {
             let a = catalog.resolve(t["name"].as_str().unwrap()).unwrap();
-            !a.mutating && a.reveals_secret.is_none()
+            !a.safety.mutating && a.safety.reveals_secret.is_none()
         })
         .collect();
     assert_eq!(reads.iter().collect::<Vec<_>>(), readable);

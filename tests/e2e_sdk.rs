@@ -121,7 +121,7 @@ fn assert_prompts_report(sdk: &str, report: &Value) {
     let reading: Vec<&str> = cat
         .prompts
         .iter()
-        .filter(|p| p.actions().iter().all(|id| !cat.get(id).unwrap().mutating))
+        .filter(|p| p.actions().iter().all(|id| !cat.get(id).unwrap().safety.mutating))
         .map(|p| p.name.as_str())
         .collect();
     assert!(all.len() >= 11 && !reading.is_empty(), "{all:?}");
@@ -330,7 +330,7 @@ fn python_sdk_accepts_every_flat_result() {
     let json_actions = cat
         .actions
         .iter()
-        .filter(|a| a.kind == arcane_catalog::ResultKind::Json)
+        .filter(|a| a.output.kind == arcane_catalog::ResultKind::Json)
         .count();
     eprintln!("Python SDK, flat profile: {report}");
     assert_eq!(report["tools"], cat.actions.len(), "{report}");

@@ -1269,7 +1269,7 @@ async fn a_read_only_sign_in_is_shown_only_what_it_may_run() {
     for id in &reads {
         let a = catalog.get(id).unwrap();
         assert!(
-            !a.mutating && a.reveals_secret.is_none(),
+            !a.safety.mutating && a.safety.reveals_secret.is_none(),
             "{id} offered: {text_read}"
         );
     }

@@ -32,14 +32,14 @@ fn catalog() -> Catalog {
 fn json_actions(c: &Catalog) -> Vec<&Action> {
     c.actions
         .iter()
-        .filter(|a| a.kind == ResultKind::Json && a.response_schema.is_some())
+        .filter(|a| a.output.kind == ResultKind::Json && a.output.response_schema.is_some())
         .collect()
 }
 
 /// The catalog with every widening removed (what the schemas would be without the overlay).
 fn without_widenings(mut c: Catalog) -> Catalog {
     for a in &mut c.actions {
-        a.widenings.clear();
+        a.output.widenings.clear();
     }
     c
 }
@@ -152,8 +152,8 @@ fn every_json_action_has_a_valid_relaxed_object_schema() {
     let mut with_schema = 0;
     for a in &c.actions {
         let s = output_schema(a);
-        let expected = a.kind == ResultKind::Json && a.response_schema.is_some();
-        assert_eq!(s.is_some(), expected, "{}: kind {:?}", a.id, a.kind);
+        let expected = a.output.kind == ResultKind::Json && a.output.response_schema.is_some();
+        assert_eq!(s.is_some(), expected, "{}: kind {:?}", a.id, a.output.kind);
         let Some(s) = s else { continue };
         with_schema += 1;
         assert!(
@@ -240,7 +240,7 @@ fn simulator_and_full_bodies_fit_with_zero_adjustments() {
     let sim_spec = arcane_sim::spec::Spec::load(&fixtures::spec_v2()).unwrap();
     let mut checked = 0;
     for a in json_actions(&c) {
-        let response = a.response_schema.as_ref().unwrap();
+        let response = a.output.response_schema.as_ref().unwrap();
         // The simulator's generic responder: required fields, realistic values.
         let body = arcane_sim::synth::synth(&sim_spec, response, "", &a.id);
         let mut value = unwrap_envelope(body.clone());
@@ -295,7 +295,7 @@ fn lifted_data_fields_never_collide_with_envelope_members() {
     // schema does the same); Arcane 2.8.0 never has such a pair, so nothing is dropped.
     let c = catalog();
     for a in json_actions(&c) {
-        let r = a.response_schema.as_ref().unwrap();
+        let r = a.output.response_schema.as_ref().unwrap();
         let Some(props) = r.get("properties").and_then(Value::as_object) else {
             continue;
         };
@@ -382,7 +382,7 @@ fn schema_shapes_follow_the_unwrapping() {
     let list = c
         .actions
         .iter()
-        .find(|a| a.list && a.kind == ResultKind::Json)
+        .find(|a| a.output.list && a.output.kind == ResultKind::Json)
         .unwrap();
     let s = fitter.schema(&list.id).unwrap();
     assert!(
@@ -397,7 +397,7 @@ fn schema_shapes_follow_the_unwrapping() {
     let health = c
         .actions
         .iter()
-        .find(|a| a.path == "/health" && a.method == "GET")
+        .find(|a| a.request.path == "/health" && a.request.method == "GET")
         .unwrap();
     let s = fitter.schema(&health.id).unwrap();
     assert_eq!(
@@ -413,7 +413,7 @@ fn schema_shapes_follow_the_unwrapping() {
     let cats = c
         .actions
         .iter()
-        .find(|a| a.path == "/customize/categories" && a.method == "GET")
+        .find(|a| a.request.path == "/customize/categories" && a.request.method == "GET")
         .unwrap();
     let s = fitter.schema(&cats.id).unwrap();
     assert!(
@@ -466,7 +466,7 @@ fn demo_path(a: &Action) -> String {
     ]
     .into();
     let mut out = String::new();
-    let mut rest = a.path.as_str();
+    let mut rest = a.request.path.as_str();
     while let Some(start) = rest.find('{') {
         let Some(end) = rest[start..].find('}') else {
             break;
@@ -488,7 +488,10 @@ async fn sim_answers(c: &Catalog) -> Vec<(String, Value)> {
         .unwrap();
     let client = reqwest::Client::new();
     let mut out = Vec::new();
-    for a in json_actions(c).into_iter().filter(|a| a.method == "GET") {
+    for a in json_actions(c)
+        .into_iter()
+        .filter(|a| a.request.method == "GET")
+    {
         let url = format!("{}/api{}", sim.base_url(), demo_path(a));
         let resp = client
             .get(&url)
@@ -531,7 +534,7 @@ async fn simulator_answers_fit_and_only_compose_byte_sizes_need_the_widenings() 
     let answers = sim_answers(&c).await;
     let gets = json_actions(&c)
         .iter()
-        .filter(|a| a.method == "GET")
+        .filter(|a| a.request.method == "GET")
         .count();
     assert!(
         answers.len() * 10 >= gets * 9,
@@ -551,7 +554,7 @@ async fn simulator_answers_fit_and_only_compose_byte_sizes_need_the_widenings() 
             continue;
         }
         assert!(
-            c.get(id).unwrap().widenings.is_empty(),
+            c.get(id).unwrap().output.widenings.is_empty(),
             "{id}: widened yet {adj:?}"
         );
         for a in &adj {
@@ -678,6 +681,7 @@ fn a_planted_divergence_becomes_null_with_a_note_and_a_warning() {
     let full = unwrap_envelope(full_value(
         c.get("project.get")
             .unwrap()
+            .output
             .response_schema
             .as_ref()
             .unwrap(),
@@ -751,7 +755,7 @@ fn twenty_one_divergences_list_twenty_and_one_more() {
     let fitter = OutputFitter::new(&c);
     let a = c.get("container.list").unwrap();
     let item = full_value(
-        &a.response_schema.as_ref().unwrap()["properties"]["data"]["items"],
+        &a.output.response_schema.as_ref().unwrap()["properties"]["data"]["items"],
         0,
     );
     let items: Vec<Value> = (0..21)
@@ -783,7 +787,7 @@ fn a_huge_original_is_cut_at_4000_bytes() {
     let c = catalog();
     let fitter = OutputFitter::new(&c);
     let a = c.get("project.get").unwrap();
-    let mut v = unwrap_envelope(full_value(a.response_schema.as_ref().unwrap(), 0));
+    let mut v = unwrap_envelope(full_value(a.output.response_schema.as_ref().unwrap(), 0));
     // Multi-byte characters: the cut must fall on a character boundary.
     let huge: String = "é".repeat(5000);
     v["name"] = json!([huge]);
@@ -900,7 +904,7 @@ fn flat_results_for_top_level_primitive_clients() {
     let version = c
         .actions
         .iter()
-        .find(|a| a.path == "/version" && a.method == "GET")
+        .find(|a| a.request.path == "/version" && a.request.method == "GET")
         .unwrap();
     assert!(flat.contains(&version.id.as_str()), "{}", version.id);
     assert!(!flat.contains(&"project.get") && !flat.contains(&"container.list"));
@@ -1058,7 +1062,7 @@ fn flat_profile_every_body_takes_the_flat_shape_of_its_schema() {
         );
         assert_relaxed_single_types(&a.id, &schema);
         let validator = jsonschema::draft202012::new(&schema).unwrap();
-        let response = a.response_schema.as_ref().unwrap();
+        let response = a.output.response_schema.as_ref().unwrap();
         let full = unwrap_envelope(full_value(response, 0));
         let bodies = [
             unwrap_envelope(arcane_sim::synth::synth(&sim_spec, response, "", &a.id)),
@@ -1282,7 +1286,7 @@ fn flat_profile_maps_completely_on_the_1_11_document_too() {
     let fitter = flat_fitter(&c);
     assert!(fitter.len() > 100, "{}", fitter.len());
     for a in json_actions(&c) {
-        let response = a.response_schema.as_ref().unwrap();
+        let response = a.output.response_schema.as_ref().unwrap();
         let mut value = unwrap_envelope(full_value(response, 0));
         assert_eq!(fitter.fit(&a.id, &mut value), vec![], "{}", a.id);
         assert_flat_value(&a.id, &value);

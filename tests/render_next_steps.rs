@@ -50,7 +50,7 @@ fn follow_ups_come_first_then_related_with_titles() {
 #[test]
 fn withdrawn_actions_are_never_suggested_and_safe_mode_marks_mutations() {
     let cat = catalog();
-    let read_only = |a: &Action| !a.mutating;
+    let read_only = |a: &Action| !a.safety.mutating;
     let naming = Naming {
         name: &dotted,
         served: &read_only,
@@ -161,7 +161,7 @@ fn after_a_prune_no_prune_is_suggested() {
         safe_mode: false,
         asks: true,
     };
-    let bulk = |a: &Action| a.destructive && a.targets().next().is_none();
+    let bulk = |a: &Action| a.safety.destructive && a.targets().next().is_none();
     let prunes: Vec<&Action> = cat.actions.iter().filter(|a| bulk(a)).collect();
     assert!(
         [

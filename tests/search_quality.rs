@@ -220,9 +220,12 @@ fn hits_are_sorted_and_unique() {
 
 #[test]
 fn allow_filter_is_honoured() {
-    let read_only = |a: &Action| !a.mutating;
+    let read_only = |a: &Action| !a.safety.mutating;
     let hits = index().search(catalog(), "restart container", 20, &read_only);
-    assert!(hits.iter().all(|h| !catalog().get(&h.id).unwrap().mutating));
+    assert!(
+        hits.iter()
+            .all(|h| !catalog().get(&h.id).unwrap().safety.mutating)
+    );
     assert!(!hits.iter().any(|h| h.id == "container.restart"));
 
     let no_containers = |a: &Action| a.domain != "container";
@@ -689,7 +692,7 @@ fn operator_vocabulary_teaches_words() {
     // An ask of the operator's file reaches the action, after the built-in ones.
     let logs = taught.get("container.logs").unwrap();
     assert_eq!(
-        logs.asks.last().map(String::as_str),
+        logs.search.asks.last().map(String::as_str),
         Some("what did the box mumble overnight")
     );
 

@@ -405,7 +405,7 @@ fn commands_rewrites_and_credential_reveals_are_asked() {
     let cat = catalog();
     for id in ["container.exec", "swarm.join_tokens", "swarm.unlock_key"] {
         let a = cat.get(id).unwrap_or_else(|| panic!("{id} in the catalog"));
-        assert!(a.confirm_always && a.needs_confirmation(), "{id}");
+        assert!(a.safety.confirm_always && a.needs_confirmation(), "{id}");
     }
     for id in [
         "project.update",
@@ -413,16 +413,16 @@ fn commands_rewrites_and_credential_reveals_are_asked() {
         "swarm_service.update",
     ] {
         let a = cat.get(id).unwrap_or_else(|| panic!("{id} in the catalog"));
-        assert_eq!(a.impact, arcane_catalog::Impact::TakesHost, "{id}");
+        assert_eq!(a.safety.impact, arcane_catalog::Impact::TakesHost, "{id}");
         assert!(a.needs_confirmation(), "{id}");
     }
     for a in cat
         .actions
         .iter()
-        .filter(|a| !a.mutating && a.reveals_secret.is_some())
+        .filter(|a| !a.safety.mutating && a.safety.reveals_secret.is_some())
     {
         assert!(
-            a.confirm_always,
+            a.safety.confirm_always,
             "{} reveals a credential unconfirmed",
             a.id
         );
@@ -615,11 +615,12 @@ fn rewrites_name_where_their_current_document_is_read() {
     ] {
         let a = cat.get(id).unwrap_or_else(|| panic!("{id}"));
         assert!(
-            a.confirm_diff
+            a.safety
+                .confirm_diff
                 .iter()
                 .any(|d| d.param == param && d.from == from),
             "{id}: {:?}",
-            a.confirm_diff
+            a.safety.confirm_diff
         );
     }
 }

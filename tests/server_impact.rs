@@ -24,19 +24,19 @@ fn build(path: &std::path::Path) -> Catalog {
 fn every_write_of_both_arcane_versions_has_a_class() {
     for (spec, writes) in [(fixtures::spec_v2(), 182), (fixtures::spec_v1(), 74)] {
         let cat = build(&spec);
-        let mutating: Vec<_> = cat.actions.iter().filter(|a| a.mutating).collect();
+        let mutating: Vec<_> = cat.actions.iter().filter(|a| a.safety.mutating).collect();
         assert_eq!(mutating.len(), writes, "{}", spec.display());
         let mut by_class: BTreeMap<Impact, usize> = BTreeMap::new();
         for a in &mutating {
-            *by_class.entry(a.impact).or_default() += 1;
+            *by_class.entry(a.safety.impact).or_default() += 1;
             assert!(
-                !matches!(a.impact, Impact::Unclassed | Impact::Reads),
+                !matches!(a.safety.impact, Impact::Unclassed | Impact::Reads),
                 "{} ({}) has no class",
                 a.id,
                 spec.display()
             );
-            if a.impact == Impact::Routine {
-                let why = a.impact_reason.as_deref().unwrap_or_default();
+            if a.safety.impact == Impact::Routine {
+                let why = a.safety.impact_reason.as_deref().unwrap_or_default();
                 assert!(
                     why.len() >= 10 && !why.contains('\n'),
                     "{} is routine without a one-line reason",
@@ -44,8 +44,16 @@ fn every_write_of_both_arcane_versions_has_a_class() {
                 );
             }
             // The annotation and the question agree.
-            assert_eq!(a.destructive, a.impact == Impact::Destroys, "{}", a.id);
-            assert_eq!(a.needs_confirmation(), a.impact.asks() || a.confirm_always);
+            assert_eq!(
+                a.safety.destructive,
+                a.safety.impact == Impact::Destroys,
+                "{}",
+                a.id
+            );
+            assert_eq!(
+                a.needs_confirmation(),
+                a.safety.impact.asks() || a.safety.confirm_always
+            );
         }
         // The quiet class is the exception, not the rule.
         let routine = by_class.get(&Impact::Routine).copied().unwrap_or_default();
@@ -80,7 +88,7 @@ fn the_attacks_actions_are_classed_by_what_they_can_take() {
         ("container.restart", Impact::Routine),
     ] {
         let a = cat.get(id).unwrap_or_else(|| panic!("{id}"));
-        assert_eq!(a.impact, class, "{id}");
+        assert_eq!(a.safety.impact, class, "{id}");
     }
 }
 
@@ -192,7 +200,7 @@ fn presets_and_read_only_never_serve_host_or_access_unasked() {
     let dangerous: Vec<_> = cat
         .actions
         .iter()
-        .filter(|a| matches!(a.impact, Impact::TakesHost | Impact::GrantsAccess))
+        .filter(|a| matches!(a.safety.impact, Impact::TakesHost | Impact::GrantsAccess))
         .collect();
     assert!(dangerous.len() > 60, "{}", dangerous.len());
     let read_only = Policy::new(true, false, &[]);
@@ -239,7 +247,7 @@ fn a_write_nobody_classed_is_asked_and_listed() {
     std::fs::write(&new, serde_json::to_vec(&doc).unwrap()).unwrap();
     let cat = build(&new);
     let a = cat.get("reactor.frobnicate").expect("derived");
-    assert_eq!(a.impact, Impact::Unclassed);
+    assert_eq!(a.safety.impact, Impact::Unclassed);
     assert!(a.needs_confirmation());
     assert_eq!(
         cat.unclassed().map(|a| a.id.as_str()).collect::<Vec<_>>(),
@@ -287,8 +295,8 @@ fn an_operator_reclasses_and_it_is_said() {
         .unwrap();
     let start = cat.get("container.start").unwrap();
     let update = cat.get("container.update").unwrap();
-    assert!(start.needs_confirmation() && start.impact == Impact::GrantsAccess);
-    assert!(!update.needs_confirmation() && update.impact == Impact::Routine);
+    assert!(start.needs_confirmation() && start.safety.impact == Impact::GrantsAccess);
+    assert!(!update.needs_confirmation() && update.safety.impact == Impact::Routine);
     let said: Vec<String> = cat.reclassed.iter().map(ToString::to_string).collect();
     assert_eq!(said.len(), 2, "{said:?}");
     assert!(

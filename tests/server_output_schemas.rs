@@ -107,7 +107,7 @@ async fn sweep(extra: &[&str], version: ArcaneVersion) -> Vec<String> {
         let has_schema = tool.output_schema.is_some();
         assert_eq!(
             has_schema,
-            a.kind == ResultKind::Json,
+            a.output.kind == ResultKind::Json,
             "{}: output schema only for JSON actions",
             a.id
         );
@@ -127,7 +127,7 @@ async fn sweep(extra: &[&str], version: ArcaneVersion) -> Vec<String> {
             args.insert("confirm".into(), json!(true));
         }
         let r = call(&client, &tool.name, Value::Object(args)).await;
-        if a.mutating {
+        if a.safety.mutating {
             sim.reset().await;
         }
         if is_error(&r) {

@@ -16,7 +16,7 @@ async fn read_only_withdraws_mutating_actions() {
     let reads = catalog
         .actions
         .iter()
-        .filter(|a| !a.mutating && a.reveals_secret.is_none())
+        .filter(|a| !a.safety.mutating && a.safety.reveals_secret.is_none())
         .count();
 
     let ind = spawn(
@@ -244,6 +244,7 @@ async fn names_aliases_and_validation() {
     let op = catalog()
         .get("container.get")
         .unwrap()
+        .request
         .operation_id
         .clone()
         .unwrap();
@@ -405,7 +406,7 @@ async fn presets_from_the_overlays_withdraw_with_reasons() {
     let reads = cat
         .actions
         .iter()
-        .filter(|a| !a.mutating && a.reveals_secret.is_none())
+        .filter(|a| !a.safety.mutating && a.safety.reveals_secret.is_none())
         .count();
     let count = |args: Vec<&'static str>| {
         let base = sim.base();

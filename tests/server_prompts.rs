@@ -485,7 +485,7 @@ fn built_in_prompts_cover_the_jobs() {
         attention
             .actions()
             .iter()
-            .all(|id| !cat.get(id).unwrap().mutating),
+            .all(|id| !cat.get(id).unwrap().safety.mutating),
         "the host sweep only reads"
     );
 }

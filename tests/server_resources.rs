@@ -243,7 +243,7 @@ async fn read_only_lowers_counts_and_gives_reasons_on(version: ArcaneVersion) {
     let reads = cat
         .actions
         .iter()
-        .filter(|a| !a.mutating && a.reveals_secret.is_none())
+        .filter(|a| !a.safety.mutating && a.safety.reveals_secret.is_none())
         .count();
     let client = spawn(
         &sim.base(),
@@ -256,7 +256,7 @@ async fn read_only_lowers_counts_and_gives_reasons_on(version: ArcaneVersion) {
     let images = cat
         .actions
         .iter()
-        .filter(|a| !a.mutating && a.domain == "image")
+        .filter(|a| !a.safety.mutating && a.domain == "image")
         .count();
     assert_eq!(index["count"], reads - images);
     let detail: Value = serde_json::from_str(

@@ -33,7 +33,7 @@ fn next_steps(text: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closed_sets_of_values_are_in_the_schema_and_refused_locally() {
     let cat = catalog();
-    let schema = |id: &str| cat.get(id).unwrap().input_schema.clone();
+    let schema = |id: &str| cat.get(id).unwrap().request.input_schema.clone();
     assert_eq!(
         schema("image.prune")["properties"]["mode"]["enum"],
         json!(["dangling", "all", "olderThan"])

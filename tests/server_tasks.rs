@@ -680,7 +680,7 @@ async fn task_support_is_declared_to_2025_11_25_sessions_only() {
                 _ => cat
                     .actions
                     .iter()
-                    .any(|a| a.long_running && a.individual_tool_name() == name),
+                    .any(|a| a.request.long_running && a.individual_tool_name() == name),
             };
             let expected = if takes {
                 json!({"taskSupport": "optional"})

@@ -119,7 +119,10 @@ impl Story {
         args: &Value,
     ) -> rmcp::model::CallToolResult {
         use rmcp::model::{CallToolRequestParams, CallToolResponse, GetTaskParams, TaskPayload};
-        let long = self.catalog.resolve(id).is_some_and(|a| a.long_running);
+        let long = self
+            .catalog
+            .resolve(id)
+            .is_some_and(|a| a.request.long_running);
         let request = CallToolRequestParams::new(tool.to_string())
             .with_arguments(args.as_object().cloned().unwrap_or_default());
         let response = crate::fixtures::guarded(self.client.call_tool_once(request))
@@ -173,7 +176,10 @@ impl Story {
         let takes = match self.surface {
             "dynamic" => tool == "arcane_execute_action",
             "meta" => true,
-            _ => self.catalog.resolve(id).is_some_and(|a| a.long_running),
+            _ => self
+                .catalog
+                .resolve(id)
+                .is_some_and(|a| a.request.long_running),
         };
         if !takes {
             return call(&self.client, tool, args.clone()).await;

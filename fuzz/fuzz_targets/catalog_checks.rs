@@ -74,7 +74,7 @@ pub fn check(catalog: &Catalog, root: &Value, declarations: bool) {
             "{:?} not found by its ID",
             a.id
         );
-        let s = &a.input_schema;
+        let s = &a.request.input_schema;
         assert_eq!(s.get("type"), Some(&Value::from("object")), "{}: {s}", a.id);
         assert_eq!(
             s.get("additionalProperties"),
@@ -83,7 +83,7 @@ pub fn check(catalog: &Catalog, root: &Value, declarations: bool) {
             a.id
         );
         assert!(!has_ref(s), "{}: a $ref survives in {s}", a.id);
-        for r in &a.required {
+        for r in &a.request.required {
             assert!(
                 s.pointer(&format!(
                     "/properties/{}",
@@ -112,7 +112,7 @@ pub fn check(catalog: &Catalog, root: &Value, declarations: bool) {
             let served = catalog
                 .actions
                 .iter()
-                .any(|a| a.method == method && &a.path == path);
+                .any(|a| a.request.method == method && &a.request.path == path);
             let excluded = catalog
                 .excluded
                 .iter()

@@ -12,8 +12,8 @@
 
 use std::sync::LazyLock;
 
-use arcane_catalog::{Action, BuildInput, Catalog, ClientProfile, Layers, SpecDoc, build_catalog};
 use arcane_catalog::OutputFitter;
+use arcane_catalog::{Action, BuildInput, Catalog, ClientProfile, Layers, SpecDoc, build_catalog};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 
@@ -50,13 +50,18 @@ fn primitive(v: &Value) -> bool {
 
 /// The parameters the flat profile shows as JSON text: described with its hint there.
 fn json_text_params(a: &Action) -> Vec<String> {
-    let flat = arcane_catalog::flat_input_schema(&a.input_schema, &a.input_schema);
+    let flat = arcane_catalog::flat_input_schema(&a.request.input_schema, &a.request.input_schema);
     let hint = |s: &Value| {
         s.get("description")
             .and_then(Value::as_str)
             .is_some_and(|d| d.contains("JSON text of "))
     };
-    let Some(props) = a.input_schema.get("properties").and_then(Value::as_object) else {
+    let Some(props) = a
+        .request
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+    else {
         return Vec::new();
     };
     props

@@ -37,7 +37,13 @@ fuzz_target!(|data: &[u8]| {
     let ids = |c: &arcane_catalog::Catalog| -> Vec<(String, String, String)> {
         c.actions
             .iter()
-            .map(|a| (a.id.clone(), a.method.clone(), a.path.clone()))
+            .map(|a| {
+                (
+                    a.id.clone(),
+                    a.request.method.clone(),
+                    a.request.path.clone(),
+                )
+            })
             .collect()
     };
     assert_eq!(

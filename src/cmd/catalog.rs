@@ -35,30 +35,30 @@ pub fn action_json(a: &arcane_catalog::Action) -> Value {
         "title": a.title,
         "description": a.description,
         "usage": a.usage,
-        "example": a.example,
-        "method": a.method,
-        "path": a.path,
-        "operationId": a.operation_id,
+        "example": a.request.example,
+        "method": a.request.method,
+        "path": a.request.path,
+        "operationId": a.request.operation_id,
         "derivedId": a.derived_id,
-        "mutating": a.mutating,
-        "destructive": a.destructive,
-        "impact": a.impact,
-        "impactReason": a.impact_reason,
-        "idempotent": a.idempotent,
-        "kind": a.kind.as_str(),
-        "list": a.list,
-        "required": a.required,
+        "mutating": a.safety.mutating,
+        "destructive": a.safety.destructive,
+        "impact": a.safety.impact,
+        "impactReason": a.safety.impact_reason,
+        "idempotent": a.safety.idempotent,
+        "kind": a.output.kind.as_str(),
+        "list": a.output.list,
+        "required": a.request.required,
         "params": a.params,
-        "inputSchema": a.input_schema,
-        "related": a.related,
-        "followUps": a.follow_ups,
-        "columns": a.columns,
-        "emptyHint": a.empty_hint,
-        "fullItem": a.full_item,
-        "defaultSort": a.default_sort,
-        "encodedJson": a.encoded,
-        "revealsSecret": a.reveals_secret,
-        "longRunning": a.long_running,
+        "inputSchema": a.request.input_schema,
+        "related": a.output.related,
+        "followUps": a.output.follow_ups,
+        "columns": a.output.columns,
+        "emptyHint": a.output.empty_hint,
+        "fullItem": a.output.full_item,
+        "defaultSort": a.request.default_sort,
+        "encodedJson": a.request.encoded,
+        "revealsSecret": a.safety.reveals_secret,
+        "longRunning": a.request.long_running,
         "source": a.source,
     })
 }
@@ -75,20 +75,20 @@ pub fn summary(cat: &Catalog) -> String {
     );
     let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
     for a in &cat.actions {
-        *kinds.entry(a.kind.as_str()).or_default() += 1;
+        *kinds.entry(a.output.kind.as_str()).or_default() += 1;
     }
     let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
     let _ = writeln!(out, "by result: {}", kinds.join(", "));
-    let mutating = cat.actions.iter().filter(|a| a.mutating).count();
-    let destructive = cat.actions.iter().filter(|a| a.destructive).count();
+    let mutating = cat.actions.iter().filter(|a| a.safety.mutating).count();
+    let destructive = cat.actions.iter().filter(|a| a.safety.destructive).count();
     let _ = writeln!(
         out,
         "read-only {}, mutating {mutating} (destructive {destructive})",
         cat.actions.len() - mutating
     );
     let mut classes: BTreeMap<arcane_catalog::Impact, usize> = BTreeMap::new();
-    for a in cat.actions.iter().filter(|a| a.mutating) {
-        *classes.entry(a.impact).or_default() += 1;
+    for a in cat.actions.iter().filter(|a| a.safety.mutating) {
+        *classes.entry(a.safety.impact).or_default() += 1;
     }
     let classes: Vec<String> = classes.iter().map(|(k, n)| format!("{k} {n}")).collect();
     let _ = writeln!(

@@ -442,7 +442,10 @@ mod tests {
         assert!(!reads.iter().any(|a| a == "restart"), "{reads:?}");
         for name in &reads {
             let a = view.catalog.get(&format!("container.{name}")).unwrap();
-            assert!(!a.mutating && a.reveals_secret.is_none(), "{name}");
+            assert!(
+                !a.safety.mutating && a.safety.reveals_secret.is_none(),
+                "{name}"
+            );
         }
         assert!(
             view.tools

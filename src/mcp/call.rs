@@ -186,7 +186,7 @@ async fn prepare_action(
             }
         }
     }
-    let long_running = action.long_running;
+    let long_running = action.request.long_running;
     let call = Box::new(ready.detach());
     Prepared::Ready(Ready {
         snap,
@@ -354,7 +354,7 @@ fn record(
     };
     // Changes, and the reads whose purpose is to hand out a credential (a join token, an
     // mTLS bundle): who took one is as much the log's business as who changed something.
-    if !(action.mutating || action.reveals_secret.is_some()) {
+    if !(action.safety.mutating || action.safety.reveals_secret.is_some()) {
         return;
     }
     let failed = result.is_error.unwrap_or(false);

@@ -105,7 +105,7 @@ impl OAuthGrant {
         view: &arcane_catalog::Policy,
     ) -> Option<String> {
         let why = view.by_caller(action)?;
-        if !self.write && (action.mutating || action.reveals_secret.is_some()) {
+        if !self.write && (action.safety.mutating || action.safety.reveals_secret.is_some()) {
             // The scope, not the rule: what to do is to sign in again.
             return Some(why);
         }

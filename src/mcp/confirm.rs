@@ -61,13 +61,13 @@ pub fn declares_forms(capabilities: Option<&ClientCapabilities>) -> bool {
 /// The question: what the call will do (the action, the environment, every parameter it was
 /// given, as the safe-mode preview says it), and why it is asked.
 pub fn message(action: &Action, effect: &Effect) -> String {
-    let why = if action.destructive {
+    let why = if action.safety.destructive {
         "This is destructive and cannot be undone.".to_string()
-    } else if let Some(what) = &action.reveals_secret {
+    } else if let Some(what) = &action.safety.reveals_secret {
         format!("It hands {what} to the assistant.")
-    } else if action.impact.asks() {
+    } else if action.safety.impact.asks() {
         // The class says why in words a person knows (docs/security.md#impact-classes).
-        format!("It {}.", action.impact.why_asked())
+        format!("It {}.", action.safety.impact.why_asked())
     } else {
         "It can run or change anything this action reaches.".to_string()
     };
@@ -666,17 +666,29 @@ mod tests {
     use serde_json::json;
 
     fn kill() -> (Action, Effect) {
-        let a: Action = serde_json::from_value(json!({
-            "id": "container.kill", "domain": "container", "name": "kill",
-            "title": "Kill container", "description": "", "method": "POST",
-            "path": "/environments/{id}/containers/{containerId}/kill", "params": [
+        let a = Action {
+            id: "container.kill".into(),
+            domain: "container".into(),
+            name: "kill".into(),
+            title: "Kill container".into(),
+            params: serde_json::from_value(json!([
                 {"name": "containerId", "wireName": "containerId", "location": "path", "required": true, "schema": {}}
-            ],
-            "inputSchema": {}, "required": [], "mutating": true, "destructive": true,
-            "idempotent": false, "kind": "json", "body": "none", "list": false,
-            "sortable": false, "related": [], "followUps": [], "widenings": [], "source": "test"
-        }))
-        .unwrap();
+            ]))
+            .unwrap(),
+            source: "test".into(),
+            request: arcane_catalog::Request {
+                method: "POST".into(),
+                path: "/environments/{id}/containers/{containerId}/kill".into(),
+                input_schema: json!({}),
+                ..Default::default()
+            },
+            safety: arcane_catalog::Safety {
+                mutating: true,
+                destructive: true,
+                ..Default::default()
+            },
+            ..Action::default()
+        };
         let params = json!({"containerId": "web-1"});
         let effect =
             arcane_engine::describe(&a, params.as_object().unwrap(), &Default::default(), None);

@@ -120,13 +120,13 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
             // explain as much of the query (siblings), never for a mere alternative.
             let guided = i < GUIDED && (i == 0 || h.coverage >= best);
             // The class says why a call is asked (docs/security.md#impact-classes).
-            let flags = if a.destructive {
+            let flags = if a.safety.destructive {
                 " [destructive: confirm]".to_string()
-            } else if a.needs_confirmation() && a.impact.asks() {
-                format!(" [{}: confirm]", a.impact)
+            } else if a.needs_confirmation() && a.safety.impact.asks() {
+                format!(" [{}: confirm]", a.safety.impact)
             } else if a.needs_confirmation() {
                 " [confirm]".to_string()
-            } else if a.mutating {
+            } else if a.safety.mutating {
                 " [changes state]".to_string()
             } else {
                 String::new()
@@ -138,9 +138,9 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
                 flags
             ));
             // No required parameter, no `required:`.
-            if !a.required.is_empty() {
+            if !a.request.required.is_empty() {
                 text.push_str("; required: ");
-                text.push_str(&a.required.join(", "));
+                text.push_str(&a.request.required.join(", "));
             }
             // Why a guided result was found; the others are alternatives to it.
             if guided {
@@ -197,8 +197,8 @@ fn guidance(a: &Action) -> String {
         out.push_str(&arcane_markdown::excerpt(&usage, USAGE_CHARS));
         out.push('\n');
     }
-    let shown = a.example.as_ref().and_then(Value::as_object);
-    if let Some(example) = &a.example {
+    let shown = a.request.example.as_ref().and_then(Value::as_object);
+    if let Some(example) = &a.request.example {
         out.push_str("  Example: ");
         out.push_str(&code_span(&example.to_string()));
         out.push('\n');
@@ -352,6 +352,7 @@ fn domains_line(snap: &Snapshot) -> String {
 
 fn entry(snap: &Snapshot, a: &Action, full: bool) -> Value {
     let related: Vec<&str> = a
+        .output
         .related
         .iter()
         .filter(|id| snap.catalog.get(id).is_some_and(|r| snap.policy.serves(r)))
@@ -361,20 +362,20 @@ fn entry(snap: &Snapshot, a: &Action, full: bool) -> Value {
         "id": a.id,
         "title": a.title,
         "description": a.description,
-        "required": a.required,
-        "mutating": a.mutating,
-        "destructive": a.destructive,
+        "required": a.request.required,
+        "mutating": a.safety.mutating,
+        "destructive": a.safety.destructive,
         "related": related,
         "schemaUri": format!("arcane://tools/{}", a.id),
     });
     if !a.usage.is_empty() {
         e["usage"] = Value::String(a.usage.clone());
     }
-    if let Some(example) = &a.example {
+    if let Some(example) = &a.request.example {
         e["example"] = example.clone();
     }
     if full {
-        e["inputSchema"] = a.input_schema.clone();
+        e["inputSchema"] = a.request.input_schema.clone();
     } else {
         let lines: Vec<String> = a
             .params

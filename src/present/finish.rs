@@ -21,7 +21,12 @@ use arcane_markdown::sanitize;
 /// action has no conditions.
 pub fn condition_view(action: &Action, value: &Value) -> Option<Value> {
     let mut view = Map::new();
-    for c in action.follow_ups.iter().filter_map(|f| f.when.as_ref()) {
+    for c in action
+        .output
+        .follow_ups
+        .iter()
+        .filter_map(|f| f.when.as_ref())
+    {
         let mut at = Some(value);
         for key in c.field.split('.') {
             at = at.and_then(|v| v.get(key));

@@ -114,6 +114,7 @@ fn success(
     show_secrets: bool,
 ) -> CallToolResult {
     let full_item = action
+        .output
         .full_item
         .as_deref()
         .and_then(|id| snap.catalog.get(id))
@@ -122,22 +123,22 @@ fn success(
     let notice = nothing_done(action, params, &value);
     let ctx = RenderContext {
         title: &action.title,
-        columns: action.columns.as_deref(),
+        columns: action.output.columns.as_deref(),
         full_item_action: full_item.as_deref(),
-        empty_hint: action.empty_hint.as_deref(),
-        omit: &action.text_omits,
+        empty_hint: action.output.empty_hint.as_deref(),
+        omit: &action.output.text_omits,
         page_start: page_start(action, params),
         notice: notice.as_deref(),
         ..Default::default()
     };
-    let mut text = if show_secrets || action.reveals_secret.is_some() {
+    let mut text = if show_secrets || action.safety.reveals_secret.is_some() {
         // Arcane's secrets shown, never the server's own: masked before rendering, which
         // escapes characters of the value.
         render_value(&ctx, &arcane_redact::mask_known_view(&value))
     } else {
         render_value(&ctx, &arcane_redact::redacted_view(&value, &action.domain))
     };
-    if let Some(what) = &action.reveals_secret {
+    if let Some(what) = &action.safety.reveals_secret {
         text.push_str(&format!(
             "\n\nThis answer shows {what} in full: it is the purpose of this action, and Arcane \
              may not show it again. Hand it to the user to store; do not repeat it elsewhere."
@@ -150,7 +151,7 @@ fn success(
         && snap.policy.declares_output_schema(action)
     {
         let mut adjusted = fitter.fit(&action.id, &mut value);
-        if !show_secrets && action.reveals_secret.is_none() {
+        if !show_secrets && action.safety.reveals_secret.is_none() {
             // The note quotes Arcane's original values: the same redactor as the text, with
             // the part's own name deciding as a field name would.
             for a in &mut adjusted {
@@ -173,7 +174,7 @@ fn success(
 /// The `start` a list call used, when its action pages with `start` and `limit` (the paging
 /// hints of docs/output-format.md name them); `None` for an action that does not page.
 fn page_start(action: &Action, params: &Map<String, Value>) -> Option<u64> {
-    (action.list && action.param("start").is_some() && action.param("limit").is_some())
+    (action.output.list && action.param("start").is_some() && action.param("limit").is_some())
         .then(|| params.get("start").and_then(Value::as_u64).unwrap_or(0))
 }
 
@@ -184,7 +185,7 @@ fn page_start(action: &Action, params: &Map<String, Value>) -> Option<u64> {
 /// given — so that a model does not report a clean-up that did not happen. A result that
 /// reports errors or `success: false` says something else and gets no such sentence.
 fn nothing_done(action: &Action, params: &Map<String, Value>, value: &Value) -> Option<String> {
-    let rule = action.no_effect.as_ref()?;
+    let rule = action.safety.no_effect.as_ref()?;
     if value.get("success") == Some(&Value::Bool(false))
         || value
             .get("errors")
@@ -517,7 +518,7 @@ fn fit_result(snap: &Snapshot, action: &Action, result: CallToolResult) -> CallT
         arcane_markdown::human_bytes(MAX_RESULT_BYTES as u64)
     );
     let how = arcane_engine::how_to_ask_for_less(action);
-    let done = if action.mutating {
+    let done = if action.safety.mutating {
         format!(
             " {}",
             arcane_engine::unsure(&snap.scope(), action, ChangeState::Succeeded)

@@ -35,9 +35,10 @@ pub struct Naming<'a> {
 /// Whether a result of this action gets a next-steps section at all: not for downloads, log
 /// and exec output (they are shown as they are); previews are the caller's call.
 pub fn applies_to(action: &Action) -> bool {
-    match action.kind {
+    match action.output.kind {
         ResultKind::Download => false,
         ResultKind::Handler => !action
+            .request
             .handler
             .as_ref()
             .is_some_and(|h| h.kind == "ws_logs" || h.kind == "ws_exec"),
@@ -65,12 +66,14 @@ pub fn next_steps(
     };
     // An action offered only under conditions that all fail here is not offered at all.
     let unfit: Vec<&str> = action
+        .output
         .follow_ups
         .iter()
         .filter(|f| f.when.is_some())
         .map(|f| f.action.as_str())
         .filter(|id| {
             !action
+                .output
                 .follow_ups
                 .iter()
                 .any(|f| f.action == *id && holds(f))
@@ -78,11 +81,12 @@ pub fn next_steps(
         .collect();
     seen.extend(&unfit);
     let follow = action
+        .output
         .follow_ups
         .iter()
         .filter(|f| holds(f))
         .map(|f| (f.action.as_str(), Some(f.note.as_str())));
-    let related = action.related.iter().map(|r| (r.as_str(), None));
+    let related = action.output.related.iter().map(|r| (r.as_str(), None));
     for (id, note) in follow.chain(related) {
         if lines.len() == MAX_NEXT_STEPS {
             break;
@@ -107,7 +111,7 @@ pub fn next_steps(
             // only when it cannot: the line promises neither.
             // The class says why (docs/security.md#impact-classes); `destroys` reads as
             // "destructive", as the tools' annotations say.
-            let class = match target.impact {
+            let class = match target.safety.impact {
                 arcane_catalog::Impact::Destroys => "destructive: ".to_string(),
                 c if c.asks() => format!("{c}: "),
                 _ => String::new(),
@@ -119,7 +123,7 @@ pub fn next_steps(
             };
             line.push_str(&format!(" ({class}{how})"));
         }
-        if naming.safe_mode && target.mutating {
+        if naming.safe_mode && target.safety.mutating {
             line.push_str(" (safe mode: preview only)");
         }
         lines.push(line);
@@ -132,5 +136,5 @@ pub fn next_steps(
 
 /// A destructive action that names no target: it removes whatever matches (a prune).
 fn bulk_removal(action: &Action) -> bool {
-    action.destructive && action.targets().next().is_none()
+    action.safety.destructive && action.targets().next().is_none()
 }

@@ -32,8 +32,8 @@ pub fn tools_index(catalog: &Catalog, view: &SurfaceView<'_>) -> Value {
                 "title": a.title,
                 "tool": (view.tool)(a),
                 "call": (view.call)(a),
-                "mutating": a.mutating,
-                "destructive": a.destructive,
+                "mutating": a.safety.mutating,
+                "destructive": a.safety.destructive,
             })
         })
         .collect();
@@ -59,19 +59,19 @@ pub fn tool_detail(catalog: &Catalog, id: &str, view: &SurfaceView<'_>) -> Resul
             "title": a.title,
             "description": a.description,
             "usage": a.usage,
-            "example": a.example,
+            "example": a.request.example,
             "tool": (view.tool)(a),
             "call": (view.call)(a),
-            "method": a.method,
-            "path": a.path,
-            "operationId": a.operation_id,
-            "required": a.required,
-            "inputSchema": a.input_schema,
-            "mutating": a.mutating,
-            "destructive": a.destructive,
-            "idempotent": a.idempotent,
-            "result": a.kind.as_str(),
-            "related": a.related.iter().filter(|r| catalog.get(r).is_some_and(|t| (view.served)(t).is_ok())).collect::<Vec<_>>(),
+            "method": a.request.method,
+            "path": a.request.path,
+            "operationId": a.request.operation_id,
+            "required": a.request.required,
+            "inputSchema": a.request.input_schema,
+            "mutating": a.safety.mutating,
+            "destructive": a.safety.destructive,
+            "idempotent": a.safety.idempotent,
+            "result": a.output.kind.as_str(),
+            "related": a.output.related.iter().filter(|r| catalog.get(r).is_some_and(|t| (view.served)(t).is_ok())).collect::<Vec<_>>(),
         }));
     }
     if let Some(e) = catalog

@@ -183,7 +183,9 @@ pub fn takes_task(surface: Surface, catalog: &Catalog, tool: &str) -> bool {
         Surface::Meta => tool
             .strip_prefix("arcane_")
             .is_some_and(|d| catalog.domain(d).is_some()),
-        Surface::Individual => catalog.resolve(tool).is_some_and(|a| a.long_running),
+        Surface::Individual => catalog
+            .resolve(tool)
+            .is_some_and(|a| a.request.long_running),
     }
 }
 
@@ -284,8 +286,8 @@ fn meta_tool(domain: &str, title: &str, actions: &[&Action], confirmation: Confi
     desc.push_str(domain);
     desc.push_str(".<action>");
     desc.push_str(&usage_lines(actions));
-    let any_mutating = actions.iter().any(|a| a.mutating);
-    let any_destructive = actions.iter().any(|a| a.destructive);
+    let any_mutating = actions.iter().any(|a| a.safety.mutating);
+    let any_destructive = actions.iter().any(|a| a.safety.destructive);
     Tool::new(
         format!("arcane_{domain}"),
         desc,
@@ -305,15 +307,15 @@ fn meta_tool(domain: &str, title: &str, actions: &[&Action], confirmation: Confi
         ToolAnnotations::new()
             .read_only(!any_mutating)
             .destructive(any_destructive)
-            .idempotent(actions.iter().all(|a| a.idempotent))
+            .idempotent(actions.iter().all(|a| a.safety.idempotent))
             .open_world(true),
     )
 }
 
 fn individual_tool(a: &Action, flat: bool, confirmation: Confirmation) -> Tool {
-    let mut schema = tool_schema(&a.input_schema);
+    let mut schema = tool_schema(&a.request.input_schema);
     if flat {
-        schema = arcane_catalog::flat_input_schema(&schema, &a.input_schema);
+        schema = arcane_catalog::flat_input_schema(&schema, &a.request.input_schema);
     }
     if a.needs_confirmation()
         && a.param("confirm").is_none()
@@ -329,16 +331,16 @@ fn individual_tool(a: &Action, flat: bool, confirmation: Confirmation) -> Tool {
         desc = a.title.clone();
     }
     push_usage(&mut desc, a);
-    if schema_depth(&a.input_schema) > TOOL_SCHEMA_DEPTH {
+    if schema_depth(&a.request.input_schema) > TOOL_SCHEMA_DEPTH {
         desc.push_str(&format!(" Full schema: arcane://tools/{}", a.id));
     }
     Tool::new(a.individual_tool_name(), desc, object(schema))
         .with_title(a.title.clone())
         .with_annotations(
             ToolAnnotations::new()
-                .read_only(!a.mutating)
-                .destructive(a.destructive)
-                .idempotent(a.idempotent)
+                .read_only(!a.safety.mutating)
+                .destructive(a.safety.destructive)
+                .idempotent(a.safety.idempotent)
                 .open_world(true),
         )
 }

@@ -42,11 +42,11 @@ fn main() -> anyhow::Result<()> {
             "action": a.id,
             "domain": a.domain,
             "name": a.name,
-            "list": a.list,
-            "changes": a.mutating || a.destructive,
+            "list": a.output.list,
+            "changes": a.safety.mutating || a.safety.destructive,
             "words": action_words(&catalog, a),
-            "asks": read(&a.asks),
-            "keywords": read(&[a.keywords.clone(), implicit_asks(a)].concat()),
+            "asks": read(&a.search.asks),
+            "keywords": read(&[a.search.keywords.clone(), implicit_asks(a)].concat()),
         });
         writeln!(w, "{line}")?;
     }

@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 use crate::derive::{self, clean_input_schema, derive_flags, derive_name, schema_is_array};
 use crate::impact::{Impact, Reclass};
 use crate::model::{
-    Action, BodyEncoding, Catalog, EncodedJson, Excluded, Param, ParamLocation, ResultKind,
-    UnmatchedOverlay,
+    Action, BodyEncoding, Catalog, EncodedJson, Excluded, Output, Param, ParamLocation, Request,
+    ResultKind, Safety, UnmatchedOverlay,
 };
 use crate::overlay::{ActionOverlay, Layers, Loaded, OverlayFile, ParamOverlay};
 use crate::spec::{RefResolver, SpecDoc};
@@ -138,7 +138,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         for (key, ov) in &file.content.actions {
             let found = actions.iter().position(|a| {
                 a.id == *key
-                    || a.operation_id.as_deref() == Some(key.as_str())
+                    || a.request.operation_id.as_deref() == Some(key.as_str())
                     || a.derived_id == *key
             });
             let Some(i) = found else {
@@ -149,19 +149,19 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 let a = actions.remove(i);
                 excluded.push(Excluded {
                     id: Some(a.id.clone()),
-                    operation_id: a.operation_id.clone().unwrap_or_default(),
-                    method: a.method.clone(),
-                    path: a.path.clone(),
+                    operation_id: a.request.operation_id.clone().unwrap_or_default(),
+                    method: a.request.method.clone(),
+                    path: a.request.path.clone(),
                     reason: reason.clone(),
                 });
                 continue;
             }
-            let keywords_before = actions[i].keywords.len();
+            let keywords_before = actions[i].search.keywords.len();
             let problems = apply_overlay(&mut actions[i], ov);
             if !crate::model::is_built_in(&file.origin) {
                 let a = &mut actions[i];
-                let added = a.keywords[keywords_before..].to_vec();
-                a.operator_keywords.extend(added);
+                let added = a.search.keywords[keywords_before..].to_vec();
+                a.search.operator_keywords.extend(added);
             }
             for (name, problem) in problems {
                 param_misfits.push(UnmatchedOverlay {
@@ -234,18 +234,18 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
             bail!(
                 "action ID {:?} ({} {}) is not of the form domain.action in lower snake_case; fix the overlay that sets it",
                 a.id,
-                a.method,
-                a.path
+                a.request.method,
+                a.request.path
             );
         }
         if let Some(prev) = seen.insert(&a.id, a) {
             bail!(
                 "two actions have the ID {}: {} {} and {} {}; give one of them another `id` in an overlay",
                 a.id,
-                prev.method,
-                prev.path,
-                a.method,
-                a.path
+                prev.request.method,
+                prev.request.path,
+                a.request.method,
+                a.request.path
             );
         }
     }
@@ -254,10 +254,14 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     check_confirm_scopes(&mut actions)?;
     let known: HashSet<String> = actions.iter().map(|a| a.id.clone()).collect();
     for a in &mut actions {
-        a.related.retain(|r| known.contains(r) && r != &a.id);
-        a.follow_ups.retain(|f| known.contains(&f.action));
-        if a.full_item.as_ref().is_some_and(|f| !known.contains(f)) {
-            a.full_item = None;
+        a.output.related.retain(|r| known.contains(r) && r != &a.id);
+        a.output.follow_ups.retain(|f| known.contains(&f.action));
+        if a.output
+            .full_item
+            .as_ref()
+            .is_some_and(|f| !known.contains(f))
+        {
+            a.output.full_item = None;
         }
     }
 
@@ -387,14 +391,14 @@ impl Classes {
             };
             match declared {
                 Some((class, reason)) => {
-                    a.impact = class;
-                    a.impact_reason = reason;
-                    a.destructive = class == Impact::Destroys;
+                    a.safety.impact = class;
+                    a.safety.impact_reason = reason;
+                    a.safety.destructive = class == Impact::Destroys;
                     if class == Impact::Destroys {
-                        a.mutating = true;
+                        a.safety.mutating = true;
                     }
                 }
-                None => a.impact = base,
+                None => a.safety.impact = base,
             }
         }
         reclassed
@@ -445,62 +449,67 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) -> Vec<(String, String)> {
                 a.$field = v.clone();
             }
         };
+        ($group:ident . $field:ident) => {
+            if let Some(v) = &ov.$field {
+                a.$group.$field = v.clone();
+            }
+        };
     }
     set!(title);
     set!(description);
     set!(usage);
-    set!(related);
-    set!(follow_ups);
-    set!(mutating);
-    set!(destructive);
-    set!(idempotent);
+    set!(output.related);
+    set!(output.follow_ups);
+    set!(safety.mutating);
+    set!(safety.destructive);
+    set!(safety.idempotent);
     if ov.example.is_some() {
-        a.example = ov.example.clone();
+        a.request.example = ov.example.clone();
     }
     if ov.columns.is_some() {
-        a.columns = ov.columns.clone();
+        a.output.columns = ov.columns.clone();
     }
     if ov.empty_hint.is_some() {
-        a.empty_hint = ov.empty_hint.clone();
+        a.output.empty_hint = ov.empty_hint.clone();
     }
     if ov.full_item.is_some() {
-        a.full_item = ov.full_item.clone();
+        a.output.full_item = ov.full_item.clone();
     }
     if let Some(omits) = &ov.text_omits {
-        a.text_omits = omits.clone();
+        a.output.text_omits = omits.clone();
     }
     if ov.default_sort.is_some() {
-        a.default_sort = ov.default_sort.clone();
+        a.request.default_sort = ov.default_sort.clone();
     }
     if ov.reveals_secret.is_some() {
-        a.reveals_secret = ov.reveals_secret.clone();
+        a.safety.reveals_secret = ov.reveals_secret.clone();
     }
     if let Some(rule) = ov.confirm {
-        a.confirm_always = rule == crate::overlay::ConfirmRule::Always;
+        a.safety.confirm_always = rule == crate::overlay::ConfirmRule::Always;
     }
     if let Some(diff) = &ov.confirm_diff {
-        a.confirm_diff = diff.clone();
+        a.safety.confirm_diff = diff.clone();
     }
     if let Some(kind) = ov.result {
-        a.kind = kind;
+        a.output.kind = kind;
     }
     if let Some(long) = ov.long_running {
-        a.long_running = long;
+        a.request.long_running = long;
     }
     if let Some(w) = &ov.widen {
-        a.widenings.extend(w.iter().cloned());
+        a.output.widenings.extend(w.iter().cloned());
     }
     if let Some(k) = &ov.keywords {
-        a.keywords.extend(k.iter().cloned());
+        a.search.keywords.extend(k.iter().cloned());
     }
     if let Some(k) = &ov.asks {
-        a.asks.extend(k.iter().cloned());
+        a.search.asks.extend(k.iter().cloned());
     }
     if ov.no_effect.is_some() {
-        a.no_effect = ov.no_effect.clone();
+        a.safety.no_effect = ov.no_effect.clone();
     }
     if let Some(notes) = &ov.confirm_scope {
-        a.confirm_scope = notes.clone();
+        a.safety.confirm_scope = notes.clone();
     }
     let mut problems = Vec::new();
     if let Some(params) = &ov.params {
@@ -510,8 +519,8 @@ fn apply_overlay(a: &mut Action, ov: &ActionOverlay) -> Vec<(String, String)> {
             }
         }
     }
-    if a.destructive {
-        a.mutating = true;
+    if a.safety.destructive {
+        a.safety.mutating = true;
     }
     problems
 }
@@ -575,6 +584,7 @@ fn apply_param(a: &mut Action, name: &str, po: &ParamOverlay) -> Result<(), Stri
     }
     let in_param = below(&mut p.schema, &rest).map(&set).is_some();
     let in_input = a
+        .request
         .input_schema
         .get_mut("properties")
         .and_then(|ps| ps.get_mut(top))
@@ -605,11 +615,11 @@ fn settle_collisions(actions: &mut [Action]) {
         group.sort_by_key(|&i| {
             METHODS
                 .iter()
-                .position(|m| m.eq_ignore_ascii_case(&actions[i].method))
+                .position(|m| m.eq_ignore_ascii_case(&actions[i].request.method))
         });
         for &i in &group[1..] {
             let a = &actions[i];
-            let verb = match a.method.as_str() {
+            let verb = match a.request.method.as_str() {
                 "PUT" | "PATCH" => "update",
                 "DELETE" => "delete",
                 "POST" => "create",
@@ -623,7 +633,7 @@ fn settle_collisions(actions: &mut [Action]) {
             };
             let name = match candidate {
                 Some(c) if !taken.contains(&format!("{}.{}", a.domain, c)) => c,
-                _ => derive::snake(a.operation_id.as_deref().unwrap_or(&a.name)),
+                _ => derive::snake(a.request.operation_id.as_deref().unwrap_or(&a.name)),
             };
             let a = &mut actions[i];
             a.name = name;
@@ -732,24 +742,33 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
         name,
         title,
         description,
-        method: o.method.clone(),
-        path: o.path.clone(),
-        operation_id: op
-            .get("operationId")
-            .and_then(Value::as_str)
-            .map(str::to_string),
         params,
-        input_schema,
-        required,
-        mutating,
-        destructive,
-        idempotent,
-        kind,
-        body,
-        list: answers_array,
-        sortable,
-        response_schema,
         source: "openapi".into(),
+        request: Request {
+            method: o.method.clone(),
+            path: o.path.clone(),
+            operation_id: op
+                .get("operationId")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            body,
+            input_schema,
+            required,
+            sortable,
+            ..Request::default()
+        },
+        safety: Safety {
+            mutating,
+            destructive,
+            idempotent,
+            ..Safety::default()
+        },
+        output: Output {
+            kind,
+            list: answers_array,
+            response_schema,
+            ..Output::default()
+        },
         ..Action::default()
     }
 }
@@ -1041,6 +1060,11 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
     }
     let runs_commands = d.handler.kind == "ws_exec";
     let input_schema = input_schema_of(&params);
+    let required = params
+        .iter()
+        .filter(|p| p.required)
+        .map(|p| p.name.clone())
+        .collect();
     Ok(Action {
         id: d.id.clone(),
         domain: domain.to_string(),
@@ -1048,25 +1072,30 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
         title: d.title.clone(),
         description: d.description.clone(),
         usage: d.usage.clone(),
-        method: "GET".into(),
-        path: d.handler.path.clone(),
-        required: params
-            .iter()
-            .filter(|p| p.required)
-            .map(|p| p.name.clone())
-            .collect(),
         params,
-        input_schema,
+        request: Request {
+            method: "GET".into(),
+            path: d.handler.path.clone(),
+            handler: Some(d.handler.clone()),
+            input_schema,
+            required,
+            ..Request::default()
+        },
         // A handler that runs a command can do anything the container can: whatever its file
         // says, it changes state and the person confirms every call (docs/security.md).
-        mutating: d.mutating || d.destructive || runs_commands,
-        destructive: d.destructive,
-        idempotent: d.idempotent,
-        kind: ResultKind::Handler,
-        related: d.related.clone(),
-        follow_ups: d.follow_ups.clone(),
-        confirm_always: runs_commands,
-        handler: Some(d.handler.clone()),
+        safety: Safety {
+            mutating: d.mutating || d.destructive || runs_commands,
+            destructive: d.destructive,
+            idempotent: d.idempotent,
+            confirm_always: runs_commands,
+            ..Safety::default()
+        },
+        output: Output {
+            kind: ResultKind::Handler,
+            related: d.related.clone(),
+            follow_ups: d.follow_ups.clone(),
+            ..Output::default()
+        },
         source: origin.to_string(),
         derived_id: d.id.clone(),
         ..Action::default()
@@ -1083,7 +1112,7 @@ fn check_text_omits(actions: &[Action]) -> anyhow::Result<()> {
         .map(|p| p.name.as_str())
         .collect();
     for a in actions {
-        for path in &a.text_omits {
+        for path in &a.output.text_omits {
             if path.split('.').any(str::is_empty) {
                 bail!(
                     "action {}: textOmits entry {path:?} is not a field path (names joined by \
@@ -1110,10 +1139,15 @@ fn check_text_omits(actions: &[Action]) -> anyhow::Result<()> {
 fn check_confirm_scopes(actions: &mut [Action]) -> Result<()> {
     let reads: HashMap<String, bool> = actions
         .iter()
-        .map(|a| (a.id.clone(), !a.mutating && a.kind == ResultKind::Json))
+        .map(|a| {
+            (
+                a.id.clone(),
+                !a.safety.mutating && a.output.kind == ResultKind::Json,
+            )
+        })
         .collect();
     for a in actions.iter_mut() {
-        for note in &mut a.confirm_scope {
+        for note in &mut a.safety.confirm_scope {
             let Some(list) = &note.lists else { continue };
             match reads.get(&list.from) {
                 Some(true) => {}
@@ -1152,11 +1186,14 @@ fn check_confirm_diffs(
                 .iter()
                 .map(|p| (p.name.clone(), p.required, p.location))
                 .collect();
-            (a.id.clone(), (a.mutating, a.kind, params))
+            (a.id.clone(), (a.safety.mutating, a.output.kind, params))
         })
         .collect();
     let mut misfits = Vec::new();
-    for a in actions.iter_mut().filter(|a| !a.confirm_diff.is_empty()) {
+    for a in actions
+        .iter_mut()
+        .filter(|a| !a.safety.confirm_diff.is_empty())
+    {
         let (file, line, key) = origins
             .get(&a.derived_id)
             .cloned()
@@ -1172,7 +1209,7 @@ fn check_confirm_diffs(
             })
         };
         let mut kept = Vec::new();
-        for d in std::mem::take(&mut a.confirm_diff) {
+        for d in std::mem::take(&mut a.safety.confirm_diff) {
             if a.param(&d.param).is_none() {
                 misfit(format!(
                     "confirmDiff names the parameter {:?}, which {} does not have here ({})",
@@ -1213,7 +1250,7 @@ fn check_confirm_diffs(
             }
             kept.push(d);
         }
-        a.confirm_diff = kept;
+        a.safety.confirm_diff = kept;
     }
     Ok(misfits)
 }

@@ -106,13 +106,14 @@ const WORKLOAD_WORDS: &[&str] = &[
 /// The class the rules give an action (before overlays declare one): [`Impact::Reads`] for a
 /// read, [`Impact::Unclassed`] for a write no rule recognises.
 pub fn derive(a: &Action) -> Impact {
-    if !a.mutating {
+    if !a.safety.mutating {
         return Impact::Reads;
     }
-    if a.destructive {
+    if a.safety.destructive {
         return Impact::Destroys;
     }
     let path_words: Vec<&str> = a
+        .request
         .path
         .split('/')
         .filter(|s| !s.is_empty() && !s.starts_with('{'))
@@ -124,7 +125,11 @@ pub fn derive(a: &Action) -> Impact {
     }
     let top: Vec<String> = a.params.iter().map(|p| fold(&p.name)).collect();
     names.extend(top.iter().cloned());
-    let runs_command = a.handler.as_ref().is_some_and(|h| h.kind == "ws_exec");
+    let runs_command = a
+        .request
+        .handler
+        .as_ref()
+        .is_some_and(|h| h.kind == "ws_exec");
     if runs_command
         || on_path(HOST_PATHS)
         || names.iter().any(|n| {

@@ -29,9 +29,9 @@ impl ActionRef {
     fn of(a: &Action) -> ActionRef {
         ActionRef {
             id: a.id.clone(),
-            method: a.method.clone(),
-            path: a.path.clone(),
-            operation_id: a.operation_id.clone(),
+            method: a.request.method.clone(),
+            path: a.request.path.clone(),
+            operation_id: a.request.operation_id.clone(),
         }
     }
 }
@@ -110,18 +110,18 @@ pub fn diff(old: &Catalog, new: &Catalog) -> CatalogDiff {
             |a| {
                 Some(format!(
                     "{} {} {}",
-                    a.method,
-                    shape(&a.path),
-                    a.operation_id.as_deref().unwrap_or("")
+                    a.request.method,
+                    shape(&a.request.path),
+                    a.request.operation_id.as_deref().unwrap_or("")
                 ))
             },
             None,
         ),
         (
-            |a| Some(format!("{} {}", a.method, shape(&a.path))),
+            |a| Some(format!("{} {}", a.request.method, shape(&a.request.path))),
             Some("new operationId"),
         ),
-        (|a| a.operation_id.clone(), Some("new path")),
+        (|a| a.request.operation_id.clone(), Some("new path")),
     ];
     for (key, how) in passes {
         let mut index: HashMap<String, Vec<usize>> = HashMap::new();
@@ -209,29 +209,29 @@ pub fn diff(old: &Catalog, new: &Catalog) -> CatalogDiff {
 
 fn flag_changes_of(o: &Action, n: &Action) -> Vec<String> {
     let mut out = Vec::new();
-    if !o.mutating && n.mutating {
+    if !o.safety.mutating && n.safety.mutating {
         out.push("read → mutating".to_string());
     }
-    if o.mutating && !n.mutating {
+    if o.safety.mutating && !n.safety.mutating {
         out.push("mutating → read".to_string());
     }
-    if !o.destructive && n.destructive {
+    if !o.safety.destructive && n.safety.destructive {
         out.push("now destructive".to_string());
     }
-    if o.destructive && !n.destructive {
+    if o.safety.destructive && !n.safety.destructive {
         out.push("no longer destructive".to_string());
     }
-    if o.impact != n.impact {
+    if o.safety.impact != n.safety.impact {
         let asked = |i: crate::impact::Impact| if i.asks() { "asked" } else { "not asked" };
         out.push(format!(
             "impact {} → {} ({})",
-            o.impact,
-            n.impact,
-            asked(n.impact)
+            o.safety.impact,
+            n.safety.impact,
+            asked(n.safety.impact)
         ));
     }
-    for r in &n.required {
-        if !o.required.contains(r) {
+    for r in &n.request.required {
+        if !o.request.required.contains(r) {
             out.push(format!("new required parameter `{r}`"));
         }
     }

@@ -53,7 +53,7 @@ fn expose_one(action: &mut Action, decl: &EncodedJson) -> Result<(), String> {
             raw.name
         ));
     }
-    if action.encoded.iter().any(|e| e.param == raw.name) {
+    if action.request.encoded.iter().any(|e| e.param == raw.name) {
         return Err(format!("encodedJson lists {} twice", raw.name));
     }
     let Some(props) = decl.schema.get("properties").and_then(Value::as_object) else {
@@ -138,10 +138,10 @@ fn expose_one(action: &mut Action, decl: &EncodedJson) -> Result<(), String> {
             obj.insert("description".into(), Value::String(raw_description.clone()));
         }
     }
-    action.required.retain(|r| r != &raw.name);
+    action.request.required.retain(|r| r != &raw.name);
 
     // The input schema: the fields before the raw parameter, which is no longer required.
-    if let Some(schema) = action.input_schema.as_object_mut() {
+    if let Some(schema) = action.request.input_schema.as_object_mut() {
         if let Some(Value::Array(req)) = schema.get_mut("required") {
             req.retain(|r| r.as_str() != Some(raw.name.as_str()));
             if req.is_empty() {
@@ -164,7 +164,7 @@ fn expose_one(action: &mut Action, decl: &EncodedJson) -> Result<(), String> {
         }
     }
     action.params.splice(raw_at..raw_at, new_params);
-    action.encoded.push(EncodedParam {
+    action.request.encoded.push(EncodedParam {
         param: raw.name.clone(),
         fields,
         required,

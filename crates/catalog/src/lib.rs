@@ -30,8 +30,9 @@ pub use diff::{CatalogDiff, diff};
 pub use impact::{Impact, Reclass};
 pub use model::{
     Action, BodyEncoding, Catalog, Condition, DiffFrom, Domain, EncodedJson, EncodedParam,
-    ErrorHint, Excluded, FollowUp, HandlerSpec, NoEffect, Param, ParamLocation, ParamResolver,
-    Preset, ResultKind, ScopeList, ScopeNote, UnmatchedOverlay, Widening,
+    ErrorHint, Excluded, FollowUp, HandlerSpec, NoEffect, Output, Param, ParamLocation,
+    ParamResolver, Preset, Request, ResultKind, Safety, ScopeList, ScopeNote, SearchWords,
+    UnmatchedOverlay, Widening,
 };
 pub use output_fit::{Adjustment, OutputFitter};
 pub use output_schema::{declared_types, output_schema, served_output_schema, unwrap_envelope};

@@ -344,6 +344,11 @@ pub struct HandlerSpec {
 
 /// One capability: the unit of the catalog. `Default` is empty and unflagged (a JSON read with
 /// no body, impact `Reads`): a constructor names what it derives, and overlays fill the rest.
+///
+/// What it is stays flat (the fields read everywhere); the rest is grouped by what it
+/// describes: the request a call sends, what a call may change and what the person is asked,
+/// how the answer is shown, and the words search knows it by. Each group is `Default`, so a
+/// constructor names only the groups it sets.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Action {
@@ -356,27 +361,109 @@ pub struct Action {
     pub description: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub usage: String,
+    pub params: Vec<Param>,
+    /// Where this action came from: `openapi`, or a declaration file.
+    pub source: String,
+    /// The ID the derivation rules gave it, before overlays (overlays may be keyed by it).
+    #[serde(skip)]
+    pub derived_id: String,
+    pub request: Request,
+    pub safety: Safety,
+    pub output: Output,
+    /// Kept with [`Action::derived_id`] in the stored form's internals (see
+    /// [`Catalog::to_stored`]).
+    #[serde(skip)]
+    pub search: SearchWords,
+}
+
+/// The request a call sends (or the handler it runs), and the input it takes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Request {
     /// HTTP method, upper case (`GET`); for handlers, the method of the upgrade (`GET`).
     pub method: String,
     /// Arcane path relative to `/api`, with `{}` templates as in the spec.
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operation_id: Option<String>,
-    pub params: Vec<Param>,
+    pub body: BodyEncoding,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handler: Option<HandlerSpec>,
     /// Self-contained JSON Schema 2020-12 object schema of the input.
     pub input_schema: Value,
     pub required: Vec<String>,
+    /// Parameters carrying JSON text whose fields are exposed as parameters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub encoded: Vec<EncodedParam>,
+    /// A minimal example call (arguments as a client sends them), from an overlay.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_value"
+    )]
+    pub example: Option<Value>,
+    /// The operation accepts a `sort` query parameter.
+    pub sortable: bool,
+    /// The `sort` sent when a list call gives none (paging needs a stable order).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_sort: Option<String>,
+    /// The call can run for minutes (a stream, a scan, a backup, a WebSocket handler with a
+    /// duration; overlay `longRunning`): a client that speaks MCP tasks gets a task for it
+    /// instead of waiting for the answer (docs/tasks.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub long_running: bool,
+}
+
+/// What a call may change, and what the person is asked before it runs
+/// (docs/security.md#confirmation).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Safety {
     pub mutating: bool,
     pub destructive: bool,
     pub idempotent: bool,
+    /// What a call can change, and so whether the person is asked (every class but `routine`
+    /// is): derived by rule, declared in an overlay (`impact`), or `unclassed` — asked —
+    /// when neither says (docs/security.md#impact-classes).
+    #[serde(default)]
+    pub impact: Impact,
+    /// Why the action has its class, from the overlay that declared it (`impactReason`):
+    /// every built-in `routine` class carries one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impact_reason: Option<String>,
+    /// The person confirms every call, destructive or not (overlay `confirm: always`): actions
+    /// that can do anything (a command in a container, a compose or service rewrite) or that
+    /// reveal a credential (docs/security.md#confirmation).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirm_always: bool,
+    /// Parameters that replace a stored document, with the reading action that returns the
+    /// current one (overlay `confirmDiff`): the question shows a diff of current → new.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confirm_diff: Vec<DiffFrom>,
+    /// How far a call reaches, in words, for the person's question (overlay `confirmScope`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confirm_scope: Vec<ScopeNote>,
+    /// How a result of this destructive action shows that nothing was done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_effect: Option<NoEffect>,
+    /// What secret this action exists to show (a new API key, join tokens): its result text
+    /// is not masked and says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reveals_secret: Option<String>,
+}
+
+/// What the answer is and how it is shown: its kind and shape, the text's table and
+/// omissions, and the next steps it offers.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
     pub kind: ResultKind,
-    pub body: BodyEncoding,
     /// The answer is a list (the envelope's `data` is an array): paging and `sort` apply.
     pub list: bool,
-    /// The operation accepts a `sort` query parameter.
-    pub sortable: bool,
-    pub related: Vec<String>,
-    pub follow_ups: Vec<FollowUp>,
+    /// The 2xx response schema, `$ref`s inlined (JSON results only).
+    #[serde(skip)]
+    pub response_schema: Option<Value>,
+    pub widenings: Vec<Widening>,
     /// Table columns for list results.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub columns: Option<Vec<String>>,
@@ -392,73 +479,22 @@ pub struct Action {
     /// (docs/output-format.md#objects).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub text_omits: Vec<String>,
-    /// The `sort` sent when a list call gives none (paging needs a stable order).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub default_sort: Option<String>,
-    /// What secret this action exists to show (a new API key, join tokens): its result text
-    /// is not masked and says so.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reveals_secret: Option<String>,
-    /// The person confirms every call, destructive or not (overlay `confirm: always`): actions
-    /// that can do anything (a command in a container, a compose or service rewrite) or that
-    /// reveal a credential (docs/security.md#confirmation).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub confirm_always: bool,
-    /// What a call can change, and so whether the person is asked (every class but `routine`
-    /// is): derived by rule, declared in an overlay (`impact`), or `unclassed` — asked —
-    /// when neither says (docs/security.md#impact-classes).
-    #[serde(default)]
-    pub impact: Impact,
-    /// Why the action has its class, from the overlay that declared it (`impactReason`):
-    /// every built-in `routine` class carries one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub impact_reason: Option<String>,
-    /// The call can run for minutes (a stream, a scan, a backup, a WebSocket handler with a
-    /// duration; overlay `longRunning`): a client that speaks MCP tasks gets a task for it
-    /// instead of waiting for the answer (docs/tasks.md).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub long_running: bool,
-    /// Parameters that replace a stored document, with the reading action that returns the
-    /// current one (overlay `confirmDiff`): the question shows a diff of current → new.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub confirm_diff: Vec<DiffFrom>,
-    /// How a result of this destructive action shows that nothing was done.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub no_effect: Option<NoEffect>,
-    /// How far a call reaches, in words, for the person's question (overlay `confirmScope`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub confirm_scope: Vec<ScopeNote>,
-    /// The 2xx response schema, `$ref`s inlined (JSON results only).
-    #[serde(skip)]
-    pub response_schema: Option<Value>,
-    pub widenings: Vec<Widening>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub handler: Option<HandlerSpec>,
-    /// Parameters carrying JSON text whose fields are exposed as parameters.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub encoded: Vec<EncodedParam>,
-    /// A minimal example call (arguments as a client sends them), from an overlay.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "present_value"
-    )]
-    pub example: Option<Value>,
-    /// Where this action came from: `openapi`, or a declaration file.
-    pub source: String,
-    /// The ID the derivation rules gave it, before overlays (overlays may be keyed by it).
-    #[serde(skip)]
-    pub derived_id: String,
-    /// Search keywords from overlays: words and phrases people use for this action.
-    #[serde(skip)]
+    pub related: Vec<String>,
+    pub follow_ups: Vec<FollowUp>,
+}
+
+/// The words search knows an action by, from overlays.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SearchWords {
+    /// Words and phrases people use for this action.
     pub keywords: Vec<String>,
-    /// Search: whole requests people make for this action, from overlays (`asks`).
-    #[serde(skip)]
+    /// Whole requests people make for this action (`asks`).
+    #[serde(default)]
     pub asks: Vec<String>,
     /// The keywords of the operator's own overlay files (also in `keywords`): their words for
     /// their deployment, which the search holds to where the meaning of the rest leans
     /// elsewhere (docs/search.md, "Fusion").
-    #[serde(skip)]
+    #[serde(default)]
     pub operator_keywords: Vec<String>,
 }
 
@@ -476,7 +512,7 @@ impl Action {
     /// Whether a call must be confirmed before it runs: its impact class asks (every class
     /// but `routine`; an unclassed write too), or it is `confirm: always`.
     pub fn needs_confirmation(&self) -> bool {
-        self.impact.asks() || self.confirm_always
+        self.safety.impact.asks() || self.safety.confirm_always
     }
 
     pub fn param(&self, name: &str) -> Option<&Param> {
@@ -708,7 +744,7 @@ impl Catalog {
     pub fn unclassed(&self) -> impl Iterator<Item = &Action> {
         self.actions
             .iter()
-            .filter(|a| a.impact == Impact::Unclassed)
+            .filter(|a| a.safety.impact == Impact::Unclassed)
     }
 
     /// The parameters of `action` whose values are identifiers, shown and recorded as given
@@ -759,6 +795,7 @@ impl Catalog {
                 let underscored =
                     strsim::jaro_winkler(&needle, &format!("{}_{}", a.domain, a.name));
                 let op = a
+                    .request
                     .operation_id
                     .as_deref()
                     .map(|o| strsim::jaro_winkler(&needle, o))
@@ -784,7 +821,7 @@ fn index(actions: &[Action]) -> (HashMap<String, usize>, HashMap<String, usize>)
         by_id.insert(a.id.clone(), i);
         aliases.insert(a.individual_tool_name(), i);
         aliases.insert(format!("arcane_{}", a.id), i);
-        if let Some(op) = &a.operation_id {
+        if let Some(op) = &a.request.operation_id {
             aliases.entry(op.clone()).or_insert(i);
         }
         // The ID before an overlay renamed it: the old name keeps leading to the action
@@ -801,11 +838,7 @@ fn index(actions: &[Action]) -> (HashMap<String, usize>, HashMap<String, usize>)
 #[derive(Serialize, Deserialize)]
 struct ActionInternals {
     derived_id: String,
-    keywords: Vec<String>,
-    #[serde(default)]
-    asks: Vec<String>,
-    #[serde(default)]
-    operator_keywords: Vec<String>,
+    search: SearchWords,
 }
 
 /// An action's response schema in the stored form: about half its bytes, so it is a document
@@ -857,9 +890,7 @@ impl Catalog {
                         a.clone(),
                         ActionInternals {
                             derived_id: a.derived_id.clone(),
-                            keywords: a.keywords.clone(),
-                            asks: a.asks.clone(),
-                            operator_keywords: a.operator_keywords.clone(),
+                            search: a.search.clone(),
                         },
                     )
                 })
@@ -880,7 +911,7 @@ impl Catalog {
             .actions
             .iter()
             .map(|a| StoredResponse {
-                schema: a.response_schema.clone(),
+                schema: a.output.response_schema.clone(),
             })
             .collect();
         // Two JSON documents on two lines (JSON text holds no raw newline). Every key is a
@@ -931,11 +962,9 @@ impl Catalog {
             .into_iter()
             .zip(responses)
             .map(|((mut a, internals), response)| {
-                a.response_schema = response.schema;
+                a.output.response_schema = response.schema;
                 a.derived_id = internals.derived_id;
-                a.keywords = internals.keywords;
-                a.asks = internals.asks;
-                a.operator_keywords = internals.operator_keywords;
+                a.search = internals.search;
                 a
             })
             .collect();

@@ -107,11 +107,11 @@ fn lift(data: Value) -> Map<String, Value> {
 /// `title`/`description` are kept, so a constraint the document may add later cannot slip
 /// through. Each [`Widening`] of the action makes the named fields accept its types too.
 pub fn output_schema(action: &Action) -> Option<Value> {
-    if action.kind != ResultKind::Json {
+    if action.output.kind != ResultKind::Json {
         return None;
     }
-    let response = action.response_schema.as_ref()?;
-    Some(root_schema(response, &action.widenings))
+    let response = action.output.response_schema.as_ref()?;
+    Some(root_schema(response, &action.output.widenings))
 }
 
 /// The output schema a tool declares under a client profile: [`output_schema`], or in the flat

@@ -249,7 +249,7 @@ impl Policy {
     /// Whether an action's tool declares an output schema: on the individual surface, with
     /// output schemas on, and not for a mutating action in safe mode (it answers a preview).
     pub fn declares_output_schema(&self, a: &Action) -> bool {
-        self.output_schemas && !(self.safe_mode && a.mutating)
+        self.output_schemas && !(self.safe_mode && a.safety.mutating)
     }
 
     /// Why an action is withdrawn, or `None` when it is served: the server's rules, then (in
@@ -262,7 +262,7 @@ impl Policy {
     /// and for every action it allows).
     pub fn by_caller(&self, a: &Action) -> Option<String> {
         let c = self.caller.as_ref()?;
-        if c.read_only && (a.mutating || a.reveals_secret.is_some()) {
+        if c.read_only && (a.safety.mutating || a.safety.reveals_secret.is_some()) {
             return Some(format!(
                 "{} needs the scope arcane:write, and your access token grants only arcane:read: \
                  sign in again granting arcane:write (or ask for a reading action)",
@@ -284,21 +284,21 @@ impl Policy {
 
     /// Why the server's own rules withdraw an action.
     fn by_server(&self, a: &Action) -> Option<String> {
-        if self.read_only && a.mutating {
+        if self.read_only && a.safety.mutating {
             return Some(format!(
                 "{} changes state and the server runs in read-only mode (ARCANE_MCP_READ_ONLY); \
                  only reading actions are served",
                 a.id
             ));
         }
-        if self.read_only && a.reveals_secret.is_some() {
+        if self.read_only && a.safety.reveals_secret.is_some() {
             return Some(format!(
                 "{} hands out a credential and the server runs in read-only mode \
                  (ARCANE_MCP_READ_ONLY); actions that reveal credentials are not served",
                 a.id
             ));
         }
-        if self.confirmation == Confirmation::NeverDestructive && a.destructive {
+        if self.confirmation == Confirmation::NeverDestructive && a.safety.destructive {
             return Some(format!(
                 "{} is destructive and the server refuses destructive actions \
                  (ARCANE_MCP_CONFIRM=never-destructive)",
@@ -384,7 +384,7 @@ fn preset_withdraws(
 ) -> Option<String> {
     let (id, about) = (&a.id, &p.description);
     let server = whose == Whose::Server;
-    if p.read_only && a.mutating {
+    if p.read_only && a.safety.mutating {
         return Some(if server {
             format!(
                 "{id} changes state and the server's preset {name:?} ({about}) serves only \
@@ -398,7 +398,7 @@ fn preset_withdraws(
     }
     // A credential is handed out only by a preset that names the action itself (not its
     // domain, not "every read").
-    if a.reveals_secret.is_some() && !p.tools.iter().any(|e| names_action(e, a)) {
+    if a.safety.reveals_secret.is_some() && !p.tools.iter().any(|e| names_action(e, a)) {
         return Some(if server {
             format!(
                 "{id} hands out a credential and the server's preset {name:?} ({about}) does not \
@@ -411,7 +411,7 @@ fn preset_withdraws(
         });
     }
     let allowed = (!p.reads && p.tools.is_empty())
-        || (p.reads && !a.mutating)
+        || (p.reads && !a.safety.mutating)
         || p.tools.iter().any(|e| matches_entry(e, a));
     if !allowed {
         return Some(if server {
@@ -441,7 +441,7 @@ fn names_action(entry: &str, a: &Action) -> bool {
     entry == a.id
         || stripped == a.id
         || entry == a.individual_tool_name()
-        || a.operation_id.as_deref() == Some(entry)
+        || a.request.operation_id.as_deref() == Some(entry)
 }
 
 /// The reason an unresolvable name is not served when it names an operation the catalog

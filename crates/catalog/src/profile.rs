@@ -273,6 +273,7 @@ fn decode_params(
     mut params: Map<String, Value>,
 ) -> Result<Map<String, Value>, JsonTextError> {
     let Some(props) = action
+        .request
         .input_schema
         .get("properties")
         .and_then(Value::as_object)

@@ -53,7 +53,11 @@ fn every_operation_is_exactly_one_action_or_excluded() {
             let actions = cat
                 .actions
                 .iter()
-                .filter(|a| a.handler.is_none() && &a.method == method && &a.path == path)
+                .filter(|a| {
+                    a.request.handler.is_none()
+                        && &a.request.method == method
+                        && &a.request.path == path
+                })
                 .count();
             let excluded = cat
                 .excluded
@@ -71,7 +75,11 @@ fn every_operation_is_exactly_one_action_or_excluded() {
                 assert!(!e.reason.trim().is_empty());
             }
         }
-        let generic = cat.actions.iter().filter(|a| a.handler.is_none()).count();
+        let generic = cat
+            .actions
+            .iter()
+            .filter(|a| a.request.handler.is_none())
+            .count();
         assert_eq!(generic + cat.excluded.len(), ops.len());
     }
 }
@@ -93,7 +101,7 @@ fn ids_are_well_formed_unique_and_short_enough() {
                 cat.resolve(&format!("arcane_{}", a.id))
                     .is_some_and(|b| b.id == a.id)
             );
-            if let Some(op) = &a.operation_id {
+            if let Some(op) = &a.request.operation_id {
                 assert_eq!(cat.resolve(op).map(|b| b.id.as_str()), Some(a.id.as_str()));
             }
         }
@@ -156,24 +164,45 @@ fn the_main_actions_exist_with_their_obvious_meaning() {
     ];
     for (id, method, path) in expect {
         let a = cat.get(id).unwrap_or_else(|| panic!("{id} missing"));
-        assert_eq!((a.method.as_str(), a.path.as_str()), (method, path), "{id}");
+        assert_eq!(
+            (a.request.method.as_str(), a.request.path.as_str()),
+            (method, path),
+            "{id}"
+        );
     }
     // Flags, kinds and parameters of a few.
     let kill = cat.get("container.kill").unwrap();
-    assert!(kill.mutating && kill.destructive);
+    assert!(kill.safety.mutating && kill.safety.destructive);
     let list = cat.get("container.list").unwrap();
-    assert!(!list.mutating && list.list && list.sortable && list.idempotent);
-    assert_eq!(list.kind, ResultKind::Json);
+    assert!(
+        !list.safety.mutating
+            && list.output.list
+            && list.request.sortable
+            && list.safety.idempotent
+    );
+    assert_eq!(list.output.kind, ResultKind::Json);
     let env = list.param("environmentId").unwrap();
     assert!(!env.required && env.wire_name == "id");
-    assert_eq!(cat.get("image.pull").unwrap().kind, ResultKind::Stream);
-    assert_eq!(cat.get("project.up").unwrap().kind, ResultKind::Stream);
-    assert_eq!(cat.get("image.export").unwrap().kind, ResultKind::Download);
-    assert_eq!(cat.get("container.logs").unwrap().kind, ResultKind::Handler);
+    assert_eq!(
+        cat.get("image.pull").unwrap().output.kind,
+        ResultKind::Stream
+    );
+    assert_eq!(
+        cat.get("project.up").unwrap().output.kind,
+        ResultKind::Stream
+    );
+    assert_eq!(
+        cat.get("image.export").unwrap().output.kind,
+        ResultKind::Download
+    );
+    assert_eq!(
+        cat.get("container.logs").unwrap().output.kind,
+        ResultKind::Handler
+    );
     let restart = cat.get("container.restart").unwrap();
-    assert_eq!(restart.required, vec!["containerId".to_string()]);
-    assert!(restart.mutating && !restart.destructive);
-    assert!(!cat.get("environment.test").unwrap().destructive);
+    assert_eq!(restart.request.required, vec!["containerId".to_string()]);
+    assert!(restart.safety.mutating && !restart.safety.destructive);
+    assert!(!cat.get("environment.test").unwrap().safety.destructive);
     // Declared handlers.
     for id in [
         "container.logs",
@@ -184,9 +213,9 @@ fn the_main_actions_exist_with_their_obvious_meaning() {
         "system.stats",
     ] {
         let a = cat.get(id).unwrap_or_else(|| panic!("{id} missing"));
-        assert!(a.handler.is_some());
+        assert!(a.request.handler.is_some());
     }
-    assert!(cat.get("container.exec").unwrap().mutating);
+    assert!(cat.get("container.exec").unwrap().safety.mutating);
     // Overlays made the main lists read well.
     for id in [
         "container.list",
@@ -197,18 +226,29 @@ fn the_main_actions_exist_with_their_obvious_meaning() {
         "environment.list",
     ] {
         let a = cat.get(id).unwrap();
-        assert!(a.columns.is_some(), "{id} has columns");
-        assert!(a.empty_hint.is_some(), "{id} has an empty-list hint");
-        assert!(a.full_item.is_some(), "{id} names its full-item action");
+        assert!(a.output.columns.is_some(), "{id} has columns");
+        assert!(a.output.empty_hint.is_some(), "{id} has an empty-list hint");
+        assert!(
+            a.output.full_item.is_some(),
+            "{id} names its full-item action"
+        );
     }
     assert_eq!(
-        cat.get("container.list").unwrap().default_sort.as_deref(),
+        cat.get("container.list")
+            .unwrap()
+            .request
+            .default_sort
+            .as_deref(),
         Some("name")
     );
     // Every sortable list pages by one of Arcane's real keys (docs/arcane-wire.md): never `id`,
     // which no Docker list binds and no database list may sort by.
-    for a in cat.actions.iter().filter(|a| a.list && a.sortable) {
-        let key = a.default_sort.as_deref();
+    for a in cat
+        .actions
+        .iter()
+        .filter(|a| a.output.list && a.request.sortable)
+    {
+        let key = a.request.default_sort.as_deref();
         assert!(key.is_some_and(|k| k != "id"), "{} sorts by {key:?}", a.id);
     }
     for (id, key) in [
@@ -219,7 +259,10 @@ fn the_main_actions_exist_with_their_obvious_meaning() {
         ("vulnerability.image_list", "vulnerabilityId"),
         ("user.list", "username"),
     ] {
-        assert_eq!(cat.get(id).unwrap().default_sort.as_deref(), Some(key));
+        assert_eq!(
+            cat.get(id).unwrap().request.default_sort.as_deref(),
+            Some(key)
+        );
     }
     // Names and references resolve to IDs through lists, environment first.
     let params: Vec<&str> = cat
@@ -230,14 +273,15 @@ fn the_main_actions_exist_with_their_obvious_meaning() {
         .collect();
     assert_eq!(params, ["environmentId", "projectId", "imageId"]);
     let pull = cat.get("image.pull").unwrap();
-    assert_eq!(pull.follow_ups[0].action, "project.redeploy");
+    assert_eq!(pull.output.follow_ups[0].action, "project.redeploy");
     assert_eq!(
-        cat.get("project.up").unwrap().follow_ups[0].action,
+        cat.get("project.up").unwrap().output.follow_ups[0].action,
         "project.runtime"
     );
     let compose = cat.get("project.compose").unwrap();
     assert!(
         compose
+            .output
             .widenings
             .iter()
             .any(|w| w.fields.contains(&"mem_limit".to_string()))
@@ -251,8 +295,13 @@ fn the_same_operation_gets_the_same_id_in_both_versions() {
     let key = |c: &Catalog| -> HashMap<(String, String), String> {
         c.actions
             .iter()
-            .filter(|a| a.handler.is_none())
-            .map(|a| ((a.method.clone(), a.path.clone()), a.id.clone()))
+            .filter(|a| a.request.handler.is_none())
+            .map(|a| {
+                (
+                    (a.request.method.clone(), a.request.path.clone()),
+                    a.id.clone(),
+                )
+            })
             .collect()
     };
     let (n, o) = (key(&new), key(&old));
@@ -271,7 +320,7 @@ fn input_schemas_are_self_contained_2020_12_object_schemas() {
     for spec in [fixtures::spec_v2(), fixtures::spec_v1()] {
         let cat = build(&spec);
         for a in &cat.actions {
-            let s = &a.input_schema;
+            let s = &a.request.input_schema;
             assert_eq!(s["type"], "object", "{}", a.id);
             assert!(
                 jsonschema::draft202012::meta::is_valid(s),
@@ -281,7 +330,7 @@ fn input_schemas_are_self_contained_2020_12_object_schemas() {
             );
             assert!(!s.to_string().contains("\"$ref\""), "{} has a $ref", a.id);
             jsonschema::validator_for(s).unwrap_or_else(|e| panic!("{}: {e}", a.id));
-            for r in &a.required {
+            for r in &a.request.required {
                 assert!(
                     s["properties"].get(r).is_some(),
                     "{} requires unknown {r}",
@@ -364,19 +413,29 @@ fn derivation_works_on_a_spec_it_has_never_seen() {
     );
     let create = cat.get("widget.create").unwrap();
     // Body properties join the top level; read-only `$schema` is dropped; the cycle is cut.
-    let props = create.input_schema["properties"].as_object().unwrap();
+    let props = create.request.input_schema["properties"]
+        .as_object()
+        .unwrap();
     assert!(
         props.contains_key("name")
             && props.contains_key("parent")
             && !props.contains_key("$schema")
     );
-    assert_eq!(create.required, vec!["name".to_string()]);
-    assert!(!create.input_schema.to_string().contains("$ref"));
-    assert!(cat.get("widget.purge").unwrap().destructive);
-    assert_eq!(cat.get("widget.purge").unwrap().kind, ResultKind::Empty);
-    assert!(!cat.get("widget.polish").unwrap().destructive);
-    assert!(cat.get("widget.list").unwrap().list);
-    assert!(cat.get("gizmo_group_gizmo.delete").unwrap().destructive);
+    assert_eq!(create.request.required, vec!["name".to_string()]);
+    assert!(!create.request.input_schema.to_string().contains("$ref"));
+    assert!(cat.get("widget.purge").unwrap().safety.destructive);
+    assert_eq!(
+        cat.get("widget.purge").unwrap().output.kind,
+        ResultKind::Empty
+    );
+    assert!(!cat.get("widget.polish").unwrap().safety.destructive);
+    assert!(cat.get("widget.list").unwrap().output.list);
+    assert!(
+        cat.get("gizmo_group_gizmo.delete")
+            .unwrap()
+            .safety
+            .destructive
+    );
 }
 
 #[test]
@@ -407,9 +466,10 @@ fn every_action_has_an_executor() {
     let known_handlers = ["ws_logs", "ws_stats", "ws_exec", "ws_system_stats"];
     let cat = build(&fixtures::spec_v2());
     for a in &cat.actions {
-        match a.kind {
+        match a.output.kind {
             ResultKind::Handler => {
                 let kind = &a
+                    .request
                     .handler
                     .as_ref()
                     .expect("a handler action declares its handler")
@@ -421,7 +481,7 @@ fn every_action_has_an_executor() {
                 );
             }
             ResultKind::Json | ResultKind::Stream | ResultKind::Download | ResultKind::Empty => {
-                assert!(a.handler.is_none(), "{}", a.id);
+                assert!(a.request.handler.is_none(), "{}", a.id);
             }
         }
     }
@@ -471,16 +531,17 @@ fn every_json_text_parameter_of_2_8_0_is_callable_with_plain_fields() {
         let a = cat
             .actions
             .iter()
-            .find(|a| &a.method == method && &a.path == path)
+            .find(|a| &a.request.method == method && &a.request.path == path)
             .unwrap();
         let enc = a
+            .request
             .encoded
             .iter()
             .find(|e| &e.param == name)
             .unwrap_or_else(|| panic!("{} {name}: JSON text without encodedJson", a.id));
         assert!(!enc.fields.is_empty());
         // The raw form stays accepted but is no longer required.
-        assert!(a.param(name).is_some() && !a.required.contains(name));
+        assert!(a.param(name).is_some() && !a.request.required.contains(name));
         for (client, _) in &enc.fields {
             let p = a.param(client).unwrap();
             assert_eq!(
@@ -488,7 +549,10 @@ fn every_json_text_parameter_of_2_8_0_is_callable_with_plain_fields() {
                 arcane_catalog::ParamLocation::Encoded,
                 "{client}"
             );
-            assert!(a.input_schema["properties"][client].is_object(), "{client}");
+            assert!(
+                a.request.input_schema["properties"][client].is_object(),
+                "{client}"
+            );
         }
     }
 
@@ -502,7 +566,10 @@ fn every_json_text_parameter_of_2_8_0_is_callable_with_plain_fields() {
     ] {
         assert!(create.param(field).is_some(), "project.create {field}");
     }
-    assert_eq!(create.input_schema["properties"]["name"]["type"], "string");
+    assert_eq!(
+        create.request.input_schema["properties"]["name"]["type"],
+        "string"
+    );
     assert!(
         create
             .param("name")
@@ -513,14 +580,19 @@ fn every_json_text_parameter_of_2_8_0_is_callable_with_plain_fields() {
         create.param("name").unwrap().description
     );
     let manifest = create
+        .request
         .encoded
         .iter()
         .find(|e| e.param == "manifest")
         .unwrap();
     assert_eq!(manifest.default, Some(json!({"fileChanges": []})));
-    assert!(create.required.is_empty(), "{:?}", create.required);
+    assert!(
+        create.request.required.is_empty(),
+        "{:?}",
+        create.request.required
+    );
     // The fields come before the raw parameter in the schema, so clients read them first.
-    let keys: Vec<&String> = create.input_schema["properties"]
+    let keys: Vec<&String> = create.request.input_schema["properties"]
         .as_object()
         .unwrap()
         .keys()
@@ -543,10 +615,10 @@ fn mentioned_ids<'a>(cat: &Catalog, text: &'a str) -> Vec<&'a str> {
 #[test]
 fn usage_notes_with_an_example_cover_three_quarters_of_the_mutating_actions() {
     let cat = build(&fixtures::spec_v2());
-    let mutating: Vec<_> = cat.actions.iter().filter(|a| a.mutating).collect();
+    let mutating: Vec<_> = cat.actions.iter().filter(|a| a.safety.mutating).collect();
     let with_example: Vec<_> = mutating
         .iter()
-        .filter(|a| !a.usage.trim().is_empty() && a.example.is_some())
+        .filter(|a| !a.usage.trim().is_empty() && a.request.example.is_some())
         .collect();
     let share = with_example.len() as f64 / mutating.len() as f64;
     println!(
@@ -560,8 +632,8 @@ fn usage_notes_with_an_example_cover_three_quarters_of_the_mutating_actions() {
     // Every example is a valid call of its action, and every action a note names exists, so
     // neither can rot when parameters or IDs change.
     for a in &cat.actions {
-        if let Some(example) = &a.example {
-            let validator = jsonschema::validator_for(&a.input_schema).unwrap();
+        if let Some(example) = &a.request.example {
+            let validator = jsonschema::validator_for(&a.request.input_schema).unwrap();
             let errors: Vec<String> = validator
                 .iter_errors(example)
                 .map(|e| format!("{}: {e}", e.instance_path()))
@@ -585,7 +657,7 @@ fn secrets_an_action_exists_to_reveal_name_fields_of_its_answer() {
     let revealing: Vec<_> = cat
         .actions
         .iter()
-        .filter_map(|a| a.reveals_secret.as_deref().map(|what| (a, what)))
+        .filter_map(|a| a.safety.reveals_secret.as_deref().map(|what| (a, what)))
         .collect();
     for id in [
         "api_key.create",
@@ -605,11 +677,11 @@ fn secrets_an_action_exists_to_reveal_name_fields_of_its_answer() {
             .map(|(inside, _)| inside)
             .unwrap_or_else(|| panic!("{}: {what:?} names no field in parentheses", a.id));
         // A download's secret is the file itself: it has no fields to name.
-        if a.kind == arcane_catalog::ResultKind::Download {
+        if a.output.kind == arcane_catalog::ResultKind::Download {
             assert_eq!(fields, "the download", "{}", a.id);
             continue;
         }
-        let schema = a.response_schema.as_ref().unwrap();
+        let schema = a.output.response_schema.as_ref().unwrap();
         let data = schema
             .pointer("/properties/data/properties")
             .or_else(|| schema.get("properties"))
@@ -631,7 +703,7 @@ fn secrets_an_action_exists_to_reveal_name_fields_of_its_answer() {
 fn a_test_notification_is_a_change_not_a_read() {
     let cat = build(&fixtures::spec_v2());
     let a = cat.get("notification.test").expect("notification.test");
-    assert!(a.mutating, "notification.test is mutating");
+    assert!(a.safety.mutating, "notification.test is mutating");
     assert!(!arcane_catalog::Policy::new(true, false, &[]).serves(a));
 }
 
@@ -641,8 +713,8 @@ fn a_test_notification_is_a_change_not_a_read() {
 fn a_login_is_a_change_not_a_read() {
     let cat = build(&fixtures::spec_v2());
     let a = cat.get("auth.login").expect("auth.login");
-    assert!(a.mutating, "auth.login is mutating");
-    assert!(a.reveals_secret.is_some());
+    assert!(a.safety.mutating, "auth.login is mutating");
+    assert!(a.safety.reveals_secret.is_some());
 }
 
 /// `never-destructive` serves the `confirm: always` actions and asks the person about them
@@ -653,7 +725,7 @@ fn the_strictest_mode_asks_about_commands_and_rewrites() {
     let cat = build(&fixtures::spec_v2());
     let exec = cat.get("container.exec").expect("container.exec");
     let restart = cat.get("container.restart").expect("container.restart");
-    assert!(exec.confirm_always && !restart.confirm_always);
+    assert!(exec.safety.confirm_always && !restart.safety.confirm_always);
     let never = Policy::new(false, false, &[]).with_confirm(Confirmation::NeverDestructive);
     assert!(never.serves(exec));
     assert!(never.asks_for(exec), "a command is asked about");

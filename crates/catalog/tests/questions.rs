@@ -16,7 +16,7 @@ fn first(query: &str) -> &'static Action {
 }
 
 fn changes(a: &Action) -> bool {
-    a.mutating || a.destructive
+    a.safety.mutating || a.safety.destructive
 }
 
 fn top(query: &str) -> Vec<String> {

@@ -234,7 +234,7 @@ fn a_reload_re_embeds_only_what_changed() {
     let asks: usize = catalog()
         .actions
         .iter()
-        .map(|a| a.asks.len() + a.keywords.len())
+        .map(|a| a.search.asks.len() + a.search.keywords.len())
         .sum();
     // Every action's text once, every ask and action keyword once (two of the same words share
     // a vector).
@@ -257,6 +257,7 @@ fn a_reload_re_embeds_only_what_changed() {
     SearchIndex::build_cached(&changed, w, &cache).expect("the index builds");
     assert_eq!(cache.computed(), first + 1, "one action changed");
     changed.actions[1]
+        .search
         .asks
         .push("what about the container images".into());
     SearchIndex::build_cached(&changed, w, &cache).expect("the index builds");
@@ -289,7 +290,7 @@ fn operator_words_reach_the_semantic_side() {
         .iter_mut()
         .find(|a| a.id == "volume.sizes")
         .expect("volume.sizes exists");
-    a.keywords.push("treasure chest".into());
+    a.search.keywords.push("treasure chest".into());
     let ix = SearchIndex::build(&keyed).expect("the index builds");
     let n = catalog().actions.len();
     let before = rank(
@@ -364,7 +365,8 @@ fn an_operators_asks_reach_the_search() {
         .iter_mut()
         .find(|a| a.id == "volume.sizes")
         .expect("volume.sizes exists");
-    a.asks
+    a.search
+        .asks
         .push("how much room is the treasure chest hogging".into());
     let ix = SearchIndex::build(&taught).expect("the index builds");
     let after = ids_with(&ix, q, 10);

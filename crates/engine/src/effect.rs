@@ -182,6 +182,7 @@ pub fn describe_known(
         let shown_item = match (baseline.get(&p.name), params.get(&p.name)) {
             (Some(Ok(current)), Some(raw)) => {
                 let source = action
+                    .safety
                     .confirm_diff
                     .iter()
                     .find(|d| d.param == p.name)
@@ -211,6 +212,7 @@ pub fn describe_known(
         text.push_str(&items.join("\n"));
     }
     let scope: Vec<String> = action
+        .safety
         .confirm_scope
         .iter()
         .enumerate()
@@ -563,7 +565,7 @@ fn cut_at_line(text: &str, chars: usize, head: bool) -> usize {
 
 /// A test action, for this file's tests and `request.rs`'s: its method, ID, title, path and
 /// parameters (name, location; an `environment` parameter goes as `id`, a `path` one is
-/// required), mutating, destructive, with a JSON body; `extra`'s fields replace or add to these.
+/// required), mutating, destructive, with a JSON body; a test changes the rest on the result.
 #[cfg(test)]
 pub(crate) fn test_action(
     method: &str,
@@ -571,8 +573,8 @@ pub(crate) fn test_action(
     title: &str,
     path: &str,
     params: &[(&str, &str)],
-    extra: Value,
 ) -> Action {
+    use arcane_catalog::{Request, Safety};
     use serde_json::json;
     let (domain, name) = id.split_once('.').unwrap();
     let params: Vec<Value> = params
@@ -583,19 +585,28 @@ pub(crate) fn test_action(
                 "description": "", "schema": {}})
         })
         .collect();
-    let mut fields = json!({
-        "id": id, "domain": domain, "name": name, "title": title, "description": "",
-        "method": method, "path": path, "params": params,
-        "inputSchema": {}, "required": [], "mutating": true, "destructive": true,
-        "idempotent": false, "kind": "json", "body": "json", "list": false,
-        "sortable": false, "related": [], "followUps": [], "widenings": [], "source": "test"
-    });
-    for (k, v) in extra.as_object().unwrap() {
-        fields[k] = v.clone();
+    Action {
+        id: id.into(),
+        domain: domain.into(),
+        name: name.into(),
+        title: title.into(),
+        params: serde_json::from_value(Value::Array(params)).unwrap(),
+        source: "test".into(),
+        derived_id: id.into(),
+        request: Request {
+            method: method.into(),
+            path: path.into(),
+            input_schema: json!({}),
+            body: arcane_catalog::BodyEncoding::Json,
+            ..Request::default()
+        },
+        safety: Safety {
+            mutating: true,
+            destructive: true,
+            ..Safety::default()
+        },
+        ..Action::default()
     }
-    let mut a: Action = serde_json::from_value(fields).unwrap();
-    a.derived_id = a.id.clone();
-    a
 }
 
 #[cfg(test)]
@@ -605,7 +616,7 @@ mod tests {
 
     /// A destructive test action: its ID, title, path and parameters (name, location).
     fn destructive(id: &str, title: &str, path: &str, params: &[(&str, &str)]) -> Action {
-        test_action("DELETE", id, title, path, params, json!({}))
+        test_action("DELETE", id, title, path, params)
     }
 
     fn action() -> Action {
@@ -720,7 +731,7 @@ mod tests {
     }
 
     fn update() -> Action {
-        test_action(
+        let mut a = test_action(
             "PUT",
             "project.update",
             "Update project",
@@ -731,14 +742,16 @@ mod tests {
                 ("composeContent", "bodyProperty"),
                 ("envContent", "bodyProperty"),
             ],
-            json!({
-                "destructive": false, "idempotent": true, "confirmAlways": true,
-                "confirmDiff": [
-                    {"param": "composeContent", "from": "project.get", "field": "data.composeContent"},
-                    {"param": "envContent", "from": "project.get", "field": "data.envContent"}
-                ]
-            }),
-        )
+        );
+        a.safety.destructive = false;
+        a.safety.idempotent = true;
+        a.safety.confirm_always = true;
+        a.safety.confirm_diff = serde_json::from_value(json!([
+            {"param": "composeContent", "from": "project.get", "field": "data.composeContent"},
+            {"param": "envContent", "from": "project.get", "field": "data.envContent"}
+        ]))
+        .unwrap();
+        a
     }
 
     fn with_baseline(params: Value, current: &[(&str, Result<Value, String>)]) -> String {
@@ -763,7 +776,7 @@ mod tests {
     #[test]
     fn targets_are_named_and_scope_notes_say_what_would_go() {
         let mut a = volume_delete();
-        a.confirm_scope = serde_json::from_value(json!([
+        a.safety.confirm_scope = serde_json::from_value(json!([
             {"says": "No note given: every unused volume", "absent": ["note"],
              "lists": {"from": "volume.list", "show": "name", "size": "size", "noun": "volume"}},
             {"says": "note x: nothing", "when": {"field": "note", "is": ["x"]}},

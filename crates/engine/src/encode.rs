@@ -16,7 +16,7 @@ pub fn apply(
     action: &Action,
     mut params: Map<String, Value>,
 ) -> Result<Map<String, Value>, String> {
-    for enc in &action.encoded {
+    for enc in &action.request.encoded {
         encode_one(action, enc, &mut params)
             .map_err(|problem| validation_text(action, &[problem]))?;
     }
@@ -125,7 +125,7 @@ fn required_clients(enc: &EncodedParam) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arcane_catalog::{Action, BodyEncoding, Param, ParamLocation};
+    use arcane_catalog::{Action, BodyEncoding, Param, ParamLocation, Request, Safety};
     use serde_json::json;
 
     fn action() -> Action {
@@ -143,8 +143,6 @@ mod tests {
             domain: "project".into(),
             name: "create".into(),
             title: "Create project".into(),
-            method: "POST".into(),
-            path: "/environments/{id}/projects".into(),
             params: vec![
                 param("name", ParamLocation::Encoded),
                 param("composeContent", ParamLocation::Encoded),
@@ -152,28 +150,36 @@ mod tests {
                 param("fileChanges", ParamLocation::Encoded),
                 param("manifest", ParamLocation::FormField),
             ],
-            input_schema: json!({"type": "object"}),
-            mutating: true,
-            body: BodyEncoding::Multipart,
-            encoded: vec![
-                EncodedParam {
-                    param: "project".into(),
-                    fields: vec![
-                        ("name".into(), "name".into()),
-                        ("composeContent".into(), "composeContent".into()),
-                    ],
-                    required: vec!["name".into(), "composeContent".into()],
-                    raw_required: true,
-                    default: None,
-                },
-                EncodedParam {
-                    param: "manifest".into(),
-                    fields: vec![("fileChanges".into(), "fileChanges".into())],
-                    required: vec!["fileChanges".into()],
-                    raw_required: true,
-                    default: Some(json!({"fileChanges": []})),
-                },
-            ],
+            request: Request {
+                method: "POST".into(),
+                path: "/environments/{id}/projects".into(),
+                input_schema: json!({"type": "object"}),
+                body: BodyEncoding::Multipart,
+                encoded: vec![
+                    EncodedParam {
+                        param: "project".into(),
+                        fields: vec![
+                            ("name".into(), "name".into()),
+                            ("composeContent".into(), "composeContent".into()),
+                        ],
+                        required: vec!["name".into(), "composeContent".into()],
+                        raw_required: true,
+                        default: None,
+                    },
+                    EncodedParam {
+                        param: "manifest".into(),
+                        fields: vec![("fileChanges".into(), "fileChanges".into())],
+                        required: vec!["fileChanges".into()],
+                        raw_required: true,
+                        default: Some(json!({"fileChanges": []})),
+                    },
+                ],
+                ..Request::default()
+            },
+            safety: Safety {
+                mutating: true,
+                ..Safety::default()
+            },
             source: "openapi".into(),
             derived_id: "project.create".into(),
             ..Action::default()

@@ -229,7 +229,7 @@ pub fn http_error_text(
             "A proxy or login page answered instead of Arcane. Check ARCANE_URL: it must point \
              at Arcane itself (not at a login portal or a proxy page), and that Arcane is up.",
         ),
-        200..=299 if action.mutating => out.push_str(&format!(
+        200..=299 if action.safety.mutating => out.push_str(&format!(
             "Arcane reported that the change failed; it may have partly happened. Check the \
              current state{} before retrying.",
             check_hint(scope, action)
@@ -298,7 +298,7 @@ pub fn http_error_text(
                     .actions
                     .iter()
                     .filter_map(|id| scope.catalog.get(id))
-                    .find(|a| a.list && scope.policy.serves(a))
+                    .find(|a| a.output.list && scope.policy.serves(a))
                     .map(|a| scope.caller.action_name(a))
             });
             match list {
@@ -316,7 +316,7 @@ pub fn http_error_text(
             action.id
         )),
         429 => out.push_str("Arcane is rate-limiting; wait a minute before retrying."),
-        s if s >= 500 && action.mutating => out.push_str(&format!(
+        s if s >= 500 && action.safety.mutating => out.push_str(&format!(
             "Arcane failed while handling a change; it may have partly happened. Check the \
              current state{} before retrying.",
             check_hint(scope, action)
@@ -345,7 +345,7 @@ pub fn validation_text(action: &Action, problems: &[String]) -> String {
     }
     out.push_str("\n\n");
     out.push_str(&params_summary(action));
-    if let Some(example) = &action.example {
+    if let Some(example) = &action.request.example {
         // Ours, not the client's, but a code span keeps its `*` and `[` out of the Markdown.
         out.push_str(&format!("\nExample: {}", code_span(&example.to_string())));
     }
@@ -375,10 +375,10 @@ pub fn params_summary(action: &Action) -> String {
         }
     }
     out.push_str("\nRequired: ");
-    if action.required.is_empty() {
+    if action.request.required.is_empty() {
         out.push_str("none");
     } else {
-        out.push_str(&action.required.join(", "));
+        out.push_str(&action.request.required.join(", "));
     }
     out
 }

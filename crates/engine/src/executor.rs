@@ -272,7 +272,7 @@ impl Executor {
             );
         }
         // Fields of parameters that carry JSON text go back into that text.
-        let sent = if action.encoded.is_empty() {
+        let sent = if action.request.encoded.is_empty() {
             params.clone()
         } else {
             encode::apply(action, params.clone()).map_err(CallError::Invalid)?
@@ -293,8 +293,8 @@ impl Executor {
         // for one.
         let shown =
             (action.needs_confirmation() && scope.policy.asks_for(action) && !ctx.cannot_ask)
-                || (scope.policy.safe_mode && action.mutating);
-        let baseline = if shown && !action.confirm_diff.is_empty() {
+                || (scope.policy.safe_mode && action.safety.mutating);
+        let baseline = if shown && !action.safety.confirm_diff.is_empty() {
             tokio::select! {
                 b = self.read_baseline(scope, action, &params, ctx) => b,
                 _ = ctx.cancel.cancelled() => return Err(CallError::CancelledLookup {
@@ -348,7 +348,7 @@ impl Executor {
         let mut answers: std::collections::HashMap<&str, Result<Value, String>> =
             std::collections::HashMap::new();
         let mut baseline = crate::effect::Baseline::new();
-        for d in &action.confirm_diff {
+        for d in &action.safety.confirm_diff {
             if params.get(&d.param).is_none_or(Value::is_null) {
                 continue;
             }
@@ -441,11 +441,11 @@ impl Executor {
             return Err(CallError::NeedsConfirm {
                 action: action.id.clone(),
                 what: excerpt(&action.title, 200),
-                why: action.impact.why_asked(),
+                why: action.safety.impact.why_asked(),
             });
         }
         // 4. Safe mode: the exact request instead of sending it.
-        if scope.policy.safe_mode && action.mutating {
+        if scope.policy.safe_mode && action.safety.mutating {
             return Ok(Outcome {
                 action,
                 params,
@@ -461,8 +461,12 @@ impl Executor {
             let Ok(_slot) = self.arcane.slot().await else {
                 return Err(CallError::ShuttingDown);
             };
-            if action.kind == ResultKind::Handler {
-                let path = action.handler.as_ref().map_or("", |h| h.path.as_str());
+            if action.output.kind == ResultKind::Handler {
+                let path = action
+                    .request
+                    .handler
+                    .as_ref()
+                    .map_or("", |h| h.path.as_str());
                 let span = crate::trace::request(&prepared.method, path);
                 let done = handlers::run(
                     &self.config,
@@ -485,7 +489,7 @@ impl Executor {
             r = work => r,
             _ = ctx.cancel.cancelled() => Err(CallError::Cancelled {
                 action: action.id.clone(),
-                then: Then(action.mutating.then(|| unsure(scope, action, ChangeState::Started))),
+                then: Then(action.safety.mutating.then(|| unsure(scope, action, ChangeState::Started))),
             }),
         }?;
         Ok(Outcome {
@@ -504,7 +508,7 @@ impl Executor {
         prepared: request::Prepared,
         ctx: &CallContext,
     ) -> Result<Produced, CallError> {
-        let span = crate::trace::request(&prepared.method, &action.path);
+        let span = crate::trace::request(&prepared.method, &action.request.path);
         let done = self
             .send_traced(scope, action, prepared, ctx, &span)
             .instrument(span.clone())
@@ -523,13 +527,13 @@ impl Executor {
         ctx: &CallContext,
         span: &tracing::Span,
     ) -> Result<Produced, CallError> {
-        let timeout = match action.kind {
+        let timeout = match action.output.kind {
             ResultKind::Stream => self.config.timeout * STREAM_TIMEOUT_FACTOR,
             _ => self.config.timeout,
         };
         // A stream is stopped by its own time cap (which says so); the request's timeout is a
         // backstop just behind it.
-        let request_timeout = match action.kind {
+        let request_timeout = match action.output.kind {
             ResultKind::Stream => timeout + Duration::from_secs(5),
             _ => timeout,
         };
@@ -609,7 +613,10 @@ impl Executor {
             status: err.status,
         };
         if status.is_success()
-            && matches!(action.kind, ResultKind::Stream | ResultKind::Download)
+            && matches!(
+                action.output.kind,
+                ResultKind::Stream | ResultKind::Download
+            )
             && errors::is_html(&content_type, b"")
         {
             // A login page or proxy page in front of Arcane, not a stream or a file. A little
@@ -618,7 +625,7 @@ impl Executor {
             let err = errors::error_detail(status.as_u16(), &content_type, &page);
             return Err(arcane_error(&err, None));
         }
-        if status.is_success() && action.kind == ResultKind::Stream {
+        if status.is_success() && action.output.kind == ResultKind::Stream {
             // Read to the end, forwarding progress; a stream cut mid-way is reported from what
             // arrived, not as a transport failure.
             let progress = ctx.progress.clone();
@@ -646,7 +653,7 @@ impl Executor {
                     cause: e.to_string(),
                 });
         }
-        if status.is_success() && action.kind == ResultKind::Download {
+        if status.is_success() && action.output.kind == ResultKind::Download {
             let cap = transfer::DEFAULT_MAX_DOWNLOAD.min(self.config.max_response_bytes);
             return match transfer::read_download(resp, cap).await {
                 Ok(transfer::Download {
@@ -685,6 +692,7 @@ impl Executor {
                     how: how_to_ask_for_less(action),
                     then: Then(
                         action
+                            .safety
                             .mutating
                             .then(|| unsure(scope, action, ChangeState::Probably)),
                     ),
@@ -723,7 +731,7 @@ impl Executor {
                 action: action.id.clone(),
                 status: status.as_u16(),
                 cause: e.to_string(),
-                then: if action.mutating {
+                then: if action.safety.mutating {
                     unsure(scope, action, ChangeState::MayHaveHappened)
                 } else {
                     "Retry the call.".into()
@@ -765,7 +773,7 @@ impl Executor {
     }
 
     fn timeout_error(&self, scope: &Scope<'_>, action: &Action, timeout: Duration) -> CallError {
-        if action.mutating {
+        if action.safety.mutating {
             return CallError::WriteTimedOut {
                 action: action.id.clone(),
                 secs: timeout.as_secs(),
@@ -784,7 +792,7 @@ impl Executor {
             base: arcane_redact::mask_text(&self.config.base_url).into_owned(),
             action: action.id.clone(),
             cause: cause.to_string(),
-            then: Then(Some(if action.mutating {
+            then: Then(Some(if action.safety.mutating {
                 unsure(scope, action, ChangeState::MayHaveHappened)
             } else {
                 "Retry the call.".into()
@@ -801,7 +809,7 @@ pub fn unsure(scope: &Scope<'_>, action: &Action, state: ChangeState) -> String 
 
 /// How to get a smaller answer of `action`.
 pub fn how_to_ask_for_less(action: &Action) -> &'static str {
-    if action.list {
+    if action.output.list {
         "Ask for a smaller page with `limit` (and `start` for the next ones), or narrow the list \
          with `search` or its filters"
     } else {

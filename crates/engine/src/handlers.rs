@@ -28,7 +28,7 @@ fn api_path(
     params: &Map<String, Value>,
     default_env: &str,
 ) -> Result<String, String> {
-    let Some(handler) = &action.handler else {
+    let Some(handler) = &action.request.handler else {
         return Err(format!("{} has no handler", action.id));
     };
     let mut values: Vec<(&Param, String)> = Vec::new();
@@ -84,6 +84,7 @@ pub async fn run(
         max_message_bytes: config.max_response_bytes,
     };
     let kind = action
+        .request
         .handler
         .as_ref()
         .map(|h| h.kind.as_str())

@@ -86,7 +86,7 @@ pub(crate) async fn read(
         }
     }
     // What the call would remove, for each note that applies and can list it.
-    for (i, note) in action.confirm_scope.iter().enumerate() {
+    for (i, note) in action.safety.confirm_scope.iter().enumerate() {
         let Some(list) = note.lists.as_ref().filter(|_| note.applies(params)) else {
             continue;
         };

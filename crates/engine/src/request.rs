@@ -89,7 +89,7 @@ pub fn build(
     base_url: &str,
     default_env: &str,
 ) -> Result<Prepared, String> {
-    let mut path = action.path.clone();
+    let mut path = action.request.path.clone();
     let mut query: Vec<(String, String)> = Vec::new();
     let mut headers: Vec<(String, String)> = Vec::new();
     let mut json_body = Map::new();
@@ -200,12 +200,12 @@ pub fn build(
         }
     }
 
-    if action.list && action.sortable && !params.contains_key("sort") {
+    if action.output.list && action.request.sortable && !params.contains_key("sort") {
         // Paging is only stable with an explicit order.
         query.push(("sort".into(), default_sort(action)));
     }
 
-    let body = match action.body {
+    let body = match action.request.body {
         BodyEncoding::None => Body::None,
         BodyEncoding::Json => match whole_body {
             Some(v) => Body::Json(v.clone()),
@@ -238,7 +238,7 @@ pub fn build(
         url.push_str(&qs);
     }
     Ok(Prepared {
-        method: action.method.clone(),
+        method: action.request.method.clone(),
         url,
         headers,
         body,
@@ -278,7 +278,7 @@ fn scalar(v: &Value) -> String {
 /// The sort key of a list call when the caller gave none: the first of the `sort` parameter's
 /// enum (preferring `name`), else `name`, `id` or the first field of the listed items.
 pub fn default_sort(action: &Action) -> String {
-    if let Some(sort) = &action.default_sort {
+    if let Some(sort) = &action.request.default_sort {
         return sort.clone();
     }
     if let Some(Value::Array(options)) = action.param("sort").and_then(|p| p.schema.get("enum")) {
@@ -292,7 +292,7 @@ pub fn default_sort(action: &Action) -> String {
             return first.to_string();
         }
     }
-    let item_props = action.response_schema.as_ref().and_then(|s| {
+    let item_props = action.output.response_schema.as_ref().and_then(|s| {
         s.pointer("/properties/data/items/properties")
             .or_else(|| s.pointer("/items/properties"))
             .and_then(Value::as_object)
@@ -459,7 +459,7 @@ mod tests {
     /// the query's secrets stay masked.
     #[test]
     fn targets_in_the_path_are_shown_as_given_in_previews() {
-        let a = crate::effect::test_action(
+        let mut a = crate::effect::test_action(
             "DELETE",
             "volume.delete",
             "Delete volume",
@@ -469,8 +469,8 @@ mod tests {
                 ("volumeName", "path"),
                 ("note", "query"),
             ],
-            json!({"body": "none"}),
         );
+        a.request.body = arcane_catalog::BodyEncoding::None;
         let params = json!({"volumeName": "sk-proj-abcdefghijklmnopqrstuvwxyz01",
             "environmentId": "AKIAIOSFODNN7EXAMPLE", "note": "glpat-abcdefghijklmnopqrst"});
         let p = build(&a, params.as_object().unwrap(), "http://u:pw-base-1@a", "0").unwrap();

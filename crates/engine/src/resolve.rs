@@ -498,7 +498,7 @@ pub(crate) async fn fetch_all(
         let Ok(_slot) = via.arcane.slot().await else {
             return Err("The server is shutting down; nothing was sent.".into());
         };
-        let span = crate::trace::request("GET", &through.path);
+        let span = crate::trace::request("GET", &through.request.path);
         let mut req = via
             .arcane
             .reads

@@ -78,7 +78,7 @@ impl Validators {
                 action: action.id.clone(),
             })?
             .get_or_init(|| {
-                jsonschema::draft202012::new(&action.input_schema).map_err(|e| {
+                jsonschema::draft202012::new(&action.request.input_schema).map_err(|e| {
                     ValidatorError::DoesNotCompile {
                         action: action.id.clone(),
                         detail: e.to_string(),

@@ -83,7 +83,7 @@ impl SearchIndex {
                 domain_keywords.push(phrases);
                 domain_keywords.len() - 1
             });
-            let mut keyword_text = a.keywords.join(" ; ");
+            let mut keyword_text = a.search.keywords.join(" ; ");
             if let Some(ks) = catalog.vocabulary.domain_keywords.get(&a.domain) {
                 keyword_text.push_str(" ; ");
                 keyword_text.push_str(&ks.join(" ; "));
@@ -122,7 +122,7 @@ impl SearchIndex {
             let mut keywords = Vec::new();
             let mut keyword_states = Vec::new();
             let mut operator_keywords = Vec::new();
-            for k in &a.keywords {
+            for k in &a.search.keywords {
                 let Some(p) =
                     phrases_of(std::slice::from_ref(k), &mut analyzer, &lexicon.function).pop()
                 else {
@@ -130,7 +130,7 @@ impl SearchIndex {
                 };
                 if p.iter().any(|s| !domain_words.iter().any(|d| d.stem == *s)) {
                     keyword_states.push(plain_words(k).iter().any(|w| participle(w)));
-                    operator_keywords.push(a.operator_keywords.contains(k));
+                    operator_keywords.push(a.search.operator_keywords.contains(k));
                     keywords.push(p);
                 }
             }
@@ -145,8 +145,8 @@ impl SearchIndex {
                 title,
                 prose,
                 list_verb: a.name == "list",
-                returns_list: a.list,
-                changes: a.mutating || a.destructive,
+                returns_list: a.output.list,
+                changes: a.safety.mutating || a.safety.destructive,
             };
             for w in &entry.name_words {
                 verbs.insert(w.stem.clone());
@@ -282,7 +282,13 @@ impl SearchIndex {
             let before = out.len();
             let implicit = implicit_asks(a);
             // An action keyword (the operator's too) is a short request of its own.
-            for ask in a.asks.iter().chain(&a.keywords).chain(&implicit) {
+            for ask in a
+                .search
+                .asks
+                .iter()
+                .chain(&a.search.keywords)
+                .chain(&implicit)
+            {
                 let mut h = std::collections::hash_map::DefaultHasher::new();
                 ask.hash(&mut h);
                 let key = h.finish() ^ reading ^ ASK_KEY;
@@ -338,7 +344,7 @@ impl SearchIndex {
         format!("{:?}", catalog.vocabulary).hash(&mut h);
         format!("{:?}", Weights::default()).hash(&mut h);
         for a in &catalog.actions {
-            (&a.domain, &a.name, &a.title, &a.keywords).hash(&mut h);
+            (&a.domain, &a.name, &a.title, &a.search.keywords).hash(&mut h);
             (&a.description, &a.usage).hash(&mut h);
             for p in &a.params {
                 p.name.hash(&mut h);
@@ -410,7 +416,7 @@ pub fn action_words(catalog: &Catalog, a: &Action) -> Vec<(String, f32)> {
     let fields: [(&str, f32); 7] = [
         (&format!("{} {}", a.domain, a.name), 2.0),
         (&a.title, 2.0),
-        (&a.keywords.join(" "), 1.5),
+        (&a.search.keywords.join(" "), 1.5),
         (&domain_keywords, 0.5),
         (&a.description, 1.0),
         (&a.usage, 0.5),

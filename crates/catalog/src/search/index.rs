@@ -34,7 +34,7 @@ pub(super) struct Entry {
     /// Per keyword: written with a participle ("what is running"), so a participle in the
     /// query matches it fully; any other keyword ("docker run") a participle matches by half.
     pub(super) keyword_states: Vec<bool>,
-    /// Per keyword: from the operator's own overlay files ([`crate::model::Action::operator_keywords`]).
+    /// Per keyword: from the operator's own overlay files ([`crate::model::SearchWords::operator_keywords`]).
     pub(super) operator_keywords: Vec<bool>,
     /// Index into [`SearchIndex::domain_keywords`].
     pub(super) domain: usize,
