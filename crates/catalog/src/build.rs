@@ -728,11 +728,7 @@ fn action_from_operation(o: &Operation<'_>, resolver: &RefResolver<'_>) -> Actio
     };
     let (params, body) = build_params(o, resolver);
     let input_schema = input_schema_of(&params);
-    let required = params
-        .iter()
-        .filter(|p| p.required)
-        .map(|p| p.name.clone())
-        .collect();
+    let required = required_of(&params);
     let sortable = params
         .iter()
         .any(|p| p.name == "sort" && p.location == ParamLocation::Query);
@@ -996,6 +992,15 @@ fn add_description(schema: &mut Value, description: &str) {
     }
 }
 
+/// The names of the parameters a call must give.
+fn required_of(params: &[Param]) -> Vec<String> {
+    params
+        .iter()
+        .filter(|p| p.required)
+        .map(|p| p.name.clone())
+        .collect()
+}
+
 /// The self-contained input schema of a parameter list.
 pub fn input_schema_of(params: &[Param]) -> Value {
     let mut props = Map::new();
@@ -1060,11 +1065,7 @@ fn action_from_declaration(d: &crate::overlay::Declaration, origin: &str) -> Res
     }
     let runs_commands = d.handler.kind == "ws_exec";
     let input_schema = input_schema_of(&params);
-    let required = params
-        .iter()
-        .filter(|p| p.required)
-        .map(|p| p.name.clone())
-        .collect();
+    let required = required_of(&params);
     Ok(Action {
         id: d.id.clone(),
         domain: domain.to_string(),
