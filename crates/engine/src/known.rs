@@ -32,6 +32,13 @@ pub(crate) async fn read(
         .and_then(Value::as_str)
         .unwrap_or(&via.config.environment)
         .to_string();
+    // The lists a target's name is read from: this call's environment and credential.
+    let list = |through| resolve::List {
+        via,
+        auth,
+        through,
+        environment: &environment,
+    };
     let served = |id: &str| scope.catalog.get(id).filter(|a| scope.policy.serves(a));
     // Targets' names: a value given as a name shows that name already.
     for p in action.targets() {
@@ -50,13 +57,10 @@ pub(crate) async fn read(
         else {
             continue;
         };
-        let named = tokio::time::timeout(
-            limit,
-            resolve::name_of(via, auth, r, through, &environment, value),
-        )
-        .await
-        .ok()
-        .flatten();
+        let named = tokio::time::timeout(limit, resolve::name_of(list(through), r, value))
+            .await
+            .ok()
+            .flatten();
         if let Some(n) = named {
             known.names.insert(p.name.clone(), n);
         }
@@ -74,13 +78,10 @@ pub(crate) async fn read(
             .filter(|r| r.param == p.name)
             .find_map(|r| served(&r.through).map(|t| (r, t)))
     {
-        let named = tokio::time::timeout(
-            limit,
-            resolve::name_of(via, auth, r, through, &environment, &environment),
-        )
-        .await
-        .ok()
-        .flatten();
+        let named = tokio::time::timeout(limit, resolve::name_of(list(through), r, &environment))
+            .await
+            .ok()
+            .flatten();
         if let Some(n) = named {
             known.names.insert(p.name.clone(), n);
         }

@@ -141,9 +141,19 @@ pub async fn resolve_params(
             .and_then(Value::as_str)
             .unwrap_or(&via.config.environment)
             .to_string();
-        let id = lookup(via, auth, r, through, &environment, value, id_shaped)
-            .instrument(crate::trace::lookup(&through.id, &r.param))
-            .await?;
+        let id = lookup(
+            List {
+                via,
+                auth,
+                through,
+                environment: &environment,
+            },
+            r,
+            value,
+            id_shaped,
+        )
+        .instrument(crate::trace::lookup(&through.id, &r.param))
+        .await?;
         params.insert(r.param.clone(), Value::String(id));
     }
     Ok(())
@@ -185,14 +195,25 @@ fn compiled(pattern: &str) -> Option<Arc<regex::Regex>> {
     re
 }
 
+/// One list a resolver reads: through which action, in which environment, with whose
+/// credential, and where kept lists are.
+#[derive(Clone, Copy)]
+pub(crate) struct List<'a> {
+    pub via: &'a Lookup<'a>,
+    pub auth: &'a Auth,
+    pub through: &'a Action,
+    pub environment: &'a str,
+}
+
 /// The list `through` in `environment`: the kept copy when there is one, else read (and
 /// kept); whether it was read now.
-async fn kept_or_read(
-    via: &Lookup<'_>,
-    auth: &Auth,
-    through: &Action,
-    environment: &str,
-) -> (Result<std::sync::Arc<Vec<Value>>, String>, bool) {
+async fn kept_or_read(list: List<'_>) -> (Result<std::sync::Arc<Vec<Value>>, String>, bool) {
+    let List {
+        via,
+        auth,
+        through,
+        environment,
+    } = list;
     let (key, _) = list_key(auth, through, environment);
     let cached = via.cache.get(&key);
     tracing::Span::current().record("arcane.resolve.cached", cached.is_some());
@@ -208,15 +229,13 @@ async fn kept_or_read(
 /// be read means the call itself would fail with the more telling error. One that another
 /// object carries as its name is refused as ambiguous, like any value naming two objects.
 async fn lookup(
-    via: &Lookup<'_>,
-    auth: &Auth,
+    list: List<'_>,
     r: &ParamResolver,
-    through: &Action,
-    environment: &str,
     value: &str,
     id_shaped: bool,
 ) -> Result<String, Unresolved> {
-    let (items, fresh) = match kept_or_read(via, auth, through, environment).await {
+    let (via, auth, through, environment) = (list.via, list.auth, list.through, list.environment);
+    let (items, fresh) = match kept_or_read(list).await {
         (Ok(items), fresh) => (items, fresh),
         (Err(e), _) if id_shaped => {
             tracing::debug!(list = %through.id, error = %e, "the ambiguity check of an ID-shaped value could not read its list; the value goes as given");
@@ -244,14 +263,12 @@ async fn lookup(
 /// the list cannot be read or the value names no single object: the question then shows the
 /// value alone.
 pub(crate) async fn name_of(
-    via: &Lookup<'_>,
-    auth: &Auth,
+    list: List<'_>,
     r: &ParamResolver,
-    through: &Action,
-    environment: &str,
     value: &str,
 ) -> Option<crate::effect::Named> {
-    let items = kept_or_read(via, auth, through, environment)
+    let through = list.through;
+    let items = kept_or_read(list)
         .await
         .0
         .inspect_err(|e| {
