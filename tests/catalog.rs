@@ -159,7 +159,7 @@ fn guides_name_only_actions_of_the_catalog() {
     }
 }
 
-/// Issue 47: the clean-up guide said `image.prune` removes dangling images by default and
+/// docs/security.md, "What the confirmation shows": the clean-up guide said `image.prune` removes dangling images by default and
 /// "needs `confirm: true`" — both wrong: without a mode Arcane 2.8.0 removes every unused image,
 /// and in the default `elicit` mode the person is asked whatever the model passes. No guide
 /// tells the model to confirm for the person, and what the guide says each prune removes with

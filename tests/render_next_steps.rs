@@ -148,7 +148,7 @@ fn conditional_follow_ups_fit_the_state_the_answer_shows() {
     assert!(!t.contains("container.start"), "{t}");
 }
 
-/// Issue 47: after `image.prune` the next steps offered `system.prune`, a wider removal the
+/// docs/output-format.md, "Links and next steps": after `image.prune` the next steps offered `system.prune`, a wider removal the
 /// person never asked for. After any prune (a destructive action naming no target) no prune is
 /// suggested; after a targeted removal, and after a read, one still may be.
 #[test]

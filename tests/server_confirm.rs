@@ -983,7 +983,7 @@ async fn no_current_document_is_read_for_a_question_nobody_sees() {
     client.cancel().await.ok();
 }
 
-/// Issue 47: the question named its target by ID alone (`1b51628232…`), which the person
+/// docs/security.md, "What the confirmation shows": the question named its target by ID alone (`1b51628232…`), which the person
 /// cannot check. A target is now shown with the name of the object its ID names, read through
 /// the list the name resolver uses (`container web-1 (1b5162823263…)`), a name from Arcane
 /// escaped as any value; when the list cannot be read the question shows the ID alone and the
@@ -1082,7 +1082,7 @@ async fn the_question_names_the_targets_given_by_id() {
     client.cancel().await.ok();
 }
 
-/// Issue 47: `image.prune` with no mode removes every unused image on Arcane 2.8.0, tagged ones
+/// docs/security.md, "What the confirmation shows": `image.prune` with no mode removes every unused image on Arcane 2.8.0, tagged ones
 /// too, and the question said only "Prune unused images". It now states the scope and the
 /// default in words (overlay `confirmScope`) and what would go, listed through `image.list`:
 /// names, count and size; the safe-mode preview says the same; a list that cannot be read is

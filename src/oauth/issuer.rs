@@ -1,6 +1,6 @@
 //! The server as its own authorization server (`--oauth-issuer self`, docs/oauth.md): RFC 8414
 //! metadata, registration (`clients.rs`), the sign-in page (`page.rs`) where a person signs in
-//! with their Arcane account or pastes an Arcane API key, the code flow with PKCE S256, the
+//! with their Arcane account or pastes an Arcane API key (`sign_in.rs`), the code flow with PKCE S256, the
 //! token endpoint with rotating refresh tokens, and revocation (RFC 7009). Codes and tokens are
 //! sealed (`seal.rs`) and carry the person's Arcane key; what is kept in memory is only what
 //! cannot be sealed — spent codes, revoked grants, the refresh generation of each grant.
@@ -20,10 +20,6 @@ use super::clients::{Client, Clients};
 use super::page;
 use super::scopes::{SCOPE_READ, SCOPE_WRITE};
 use super::seal::{Kind, Sealer};
-
-/// Largest answer of Arcane's sign-in endpoints read (a login, a new key, `/auth/me`): each is a
-/// small JSON object; a bigger one is read as no answer.
-const MAX_ARCANE_ANSWER: usize = 64 * 1024;
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
@@ -436,26 +432,8 @@ fn digest_hex(s: &str) -> String {
         .collect()
 }
 
-fn now() -> i64 {
+pub(super) fn now() -> i64 {
     chrono::Utc::now().timestamp()
-}
-
-/// When a key made at `now` expires in Arcane (RFC 3339).
-fn key_expiry(now: i64) -> String {
-    chrono::DateTime::from_timestamp(now + REFRESH_TTL, 0)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
-/// Sends one of the sign-in's requests to Arcane: the status and the JSON answer (read
-/// capped; `null` when it is none); `Err` when Arcane could not be reached.
-async fn answer_of(req: reqwest::RequestBuilder) -> Result<(StatusCode, Value), reqwest::Error> {
-    let r = req.send().await?;
-    let status = r.status();
-    let v = arcane_engine::read_json(r, MAX_ARCANE_ANSWER)
-        .await
-        .unwrap_or(Value::Null);
-    Ok((status, v))
 }
 
 /// The parameters of a query or a form body; a parameter given twice is refused (RFC 6749
@@ -540,14 +518,14 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 
 /// A member of an Arcane answer: inside its `data` envelope, or (as some of Arcane's sign-in
 /// answers are) beside it.
-fn pick<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+pub(super) fn pick<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     v.get("data")
         .and_then(|d| d.get(key))
         .or_else(|| v.get(key))
 }
 
 /// How a sign-in went wrong, for the page.
-enum SignIn {
+pub(super) enum SignIn {
     Again(String),
     /// Arcane refused the username and password (counted against the username).
     Wrong(String),
@@ -595,13 +573,13 @@ impl Issuer {
             .set((base_url.trim_end_matches('/').to_string(), client));
     }
 
-    fn arcane(&self, path: &str) -> String {
+    pub(super) fn arcane(&self, path: &str) -> String {
         let base = self.arcane.get().map_or("", |(b, _)| b.as_str());
         format!("{base}/api{path}")
     }
 
     /// The client to Arcane (the identity provider's until the app has set its own).
-    fn to_arcane(&self) -> &reqwest::Client {
+    pub(super) fn to_arcane(&self) -> &reqwest::Client {
         self.arcane.get().map_or(&self.http, |(_, c)| c)
     }
 
@@ -1018,130 +996,6 @@ impl Issuer {
                 true,
             ),
         }
-    }
-
-    /// Signs in to Arcane with a username and password and makes a personal API key named
-    /// after the client; the user's name and the key.
-    async fn sign_in(
-        &self,
-        user: &str,
-        password: &str,
-        client: &Client,
-    ) -> Result<(String, String), SignIn> {
-        if user.is_empty() || password.is_empty() {
-            return Err(SignIn::Again(
-                "Enter your Arcane username and password, or paste an API key below.".into(),
-            ));
-        }
-        let unreachable = |_| {
-            SignIn::Failed("Arcane could not be reached to sign you in; try again later.".into())
-        };
-        let r = self
-            .to_arcane()
-            .post(self.arcane("/auth/login"))
-            .json(&json!({"username": user, "password": password}))
-            .timeout(Duration::from_secs(15));
-        let (status, v) = answer_of(r).await.map_err(unreachable)?;
-        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
-            return Err(SignIn::Wrong(
-                "Arcane did not accept this username and password.".into(),
-            ));
-        }
-        if status == StatusCode::TOO_MANY_REQUESTS {
-            return Err(SignIn::Again(
-                "Arcane refuses more sign-in attempts for now; wait a minute and try again.".into(),
-            ));
-        }
-        let token = pick(&v, "token")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty());
-        let authenticated = pick(&v, "status")
-            .and_then(Value::as_str)
-            .is_none_or(|s| s == "authenticated");
-        let Some(token) = token.filter(|_| status.is_success() && authenticated) else {
-            if status.is_success() {
-                return Err(SignIn::Again(
-                    "Arcane asks this account for a further step (a passkey or a one-time code) that this page cannot do. Create an API key in Arcane (Settings → API Keys) and paste it in the API key field below.".into(),
-                ));
-            }
-            return Err(SignIn::Failed(format!(
-                "Arcane answered the sign-in with HTTP {status}; try again later."
-            )));
-        };
-        let name = pick(&v, "user")
-            .and_then(|u| u.get("username"))
-            .and_then(Value::as_str)
-            .unwrap_or(user)
-            .to_string();
-        let label: String = format!("arcane-mcp: {}", client.name)
-            .chars()
-            .take(100)
-            .collect();
-        let r = self
-            .to_arcane()
-            .post(self.arcane("/auth/me/api-keys"))
-            .bearer_auth(token)
-            // The key ends when the longest refresh token of this sign-in would: a grant left
-            // behind does not leave a key that works for ever.
-            .json(&json!({
-                "name": label,
-                "description": format!("Made by arcane-mcp when you let {} use Arcane as you; delete it to end that access.", client.name),
-                "expiresAt": key_expiry(now()),
-            }))
-            .timeout(Duration::from_secs(15));
-        let (status, v) = answer_of(r).await.map_err(unreachable)?;
-        match pick(&v, "key").and_then(Value::as_str) {
-            Some(k) if status.is_success() && !k.is_empty() => {
-                tracing::info!(user = %name, key_name = %label, "OAuth sign-in: Arcane API key created");
-                Ok((name, k.to_string()))
-            }
-            _ => Err(SignIn::Failed(format!(
-                "You are signed in, but Arcane refused to make an API key for this client (HTTP {status}). Paste an API key of yours instead, or ask Arcane's administrator."
-            ))),
-        }
-    }
-
-    /// Checks a pasted key with Arcane (`GET /auth/me`); its owner's name and the key.
-    /// Arcane lets only a signed-in session make personal keys, so the pasted key itself is
-    /// the one calls run with.
-    async fn with_key(&self, key: &str) -> Result<(String, String), SignIn> {
-        if key.is_empty() {
-            return Err(SignIn::Again(
-                "Paste an Arcane API key, or sign in with your username and password.".into(),
-            ));
-        }
-        match self.whoami(key).await {
-            Ok(Some(name)) => Ok((name, key.to_string())),
-            Ok(None) => Err(SignIn::Again(
-                "Arcane did not accept this API key (it may be deleted or expired).".into(),
-            )),
-            Err(()) => Err(SignIn::Failed(
-                "Arcane could not be reached to check the key; try again later.".into(),
-            )),
-        }
-    }
-
-    /// Whose `key` is: `Some(name)`, `None` when Arcane refuses it, `Err` when Arcane did not
-    /// answer.
-    async fn whoami(&self, key: &str) -> Result<Option<String>, ()> {
-        let r = self
-            .to_arcane()
-            .get(self.arcane("/auth/me"))
-            .header("x-api-key", key)
-            .timeout(Duration::from_secs(10));
-        let (status, v) = answer_of(r).await.map_err(|_| ())?;
-        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
-            return Ok(None);
-        }
-        if !status.is_success() {
-            return Err(());
-        }
-        Ok(Some(
-            pick(&v, "username")
-                .and_then(Value::as_str)
-                .unwrap_or("an Arcane user")
-                .to_string(),
-        ))
     }
 
     /// Whether Arcane still takes `key`. For an access token a positive answer is trusted for

@@ -12,6 +12,7 @@ pub mod provider;
 pub mod routes;
 pub mod scopes;
 pub mod seal;
+mod sign_in;
 pub mod users;
 
 use std::sync::Arc;

@@ -770,7 +770,7 @@ mod tests {
         .to_string()
     }
 
-    /// Issue 47: a target is shown with the name Arcane gives it, escaped as a value; a value
+    /// docs/security.md, "What the confirmation shows": a target is shown with the name Arcane gives it, escaped as a value; a value
     /// given as a name shows that name instead; a scope note says its list's names, count and
     /// size, or why they could not be listed, and a note whose condition fails is not said.
     #[test]

@@ -118,6 +118,8 @@ impl HooksClient {
         }
         let resp = req.send().await?;
         let status = resp.status().as_u16();
+        // Read whole: the answer is the test's own simulator's (its hooks' small JSON), never
+        // Arcane's or another untrusted server's, whose bodies only the engine reads, capped.
         let text = resp.text().await?;
         let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
         if (200..300).contains(&status) {
