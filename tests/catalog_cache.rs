@@ -488,7 +488,7 @@ fn the_embeddings_are_kept_for_the_next_start() {
     let files = embedding_files(&cache);
     assert_eq!(files.len(), 1, "{first}");
     let (name, bytes) = files.into_iter().next().unwrap();
-    assert!(bytes.starts_with(b"ARCEMBC1"));
+    assert!(bytes.starts_with(b"ARCEMBC2"));
     let (header, count) = embeddings_header(&bytes);
     assert!(count > 10_000, "every action and ask of one index: {count}");
     let stored = cache.join(&name);
@@ -546,7 +546,7 @@ fn the_embeddings_are_kept_for_the_next_start() {
     let planted: Vec<PathBuf> = (1..=3)
         .map(|hours| {
             let path = cache.join(format!("embeddings-{hours:016x}.bin"));
-            std::fs::write(&path, b"ARCEMBC1").unwrap();
+            std::fs::write(&path, b"ARCEMBC2").unwrap();
             std::fs::File::options()
                 .write(true)
                 .open(&path)

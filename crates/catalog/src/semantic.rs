@@ -221,7 +221,74 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
-/// How many vectors an [`EmbeddingCache`] holds at most (about 1 KB each).
+/// A normalised vector kept as a signed byte per dimension and one scale: a quarter of the
+/// memory of `f32`, and a quarter of the bytes a query streams through, as every query is
+/// compared with every ask (docs/search.md, "Speed"). A value moves by at most half a step
+/// (`scale / 2`), a cosine by about a thousandth.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Packed {
+    scale: f32,
+    values: Box<[i8]>,
+}
+
+impl Packed {
+    /// Packs `v` (each value rounded to the nearest of 255 steps of its largest one).
+    pub fn pack(v: &[f32]) -> Packed {
+        let max = v.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
+        let scale = if max > 0.0 && max.is_finite() {
+            max / 127.0
+        } else {
+            0.0
+        };
+        let values = v
+            .iter()
+            .map(|x| {
+                if scale > 0.0 {
+                    (x / scale).round().clamp(-127.0, 127.0) as i8
+                } else {
+                    0
+                }
+            })
+            .collect();
+        Packed { scale, values }
+    }
+
+    /// The zero vector (a text of no known word).
+    pub fn is_zero(&self) -> bool {
+        self.scale == 0.0 || self.values.iter().all(|&x| x == 0)
+    }
+
+    /// The vector's values.
+    pub fn unpack(&self) -> Vec<f32> {
+        self.values
+            .iter()
+            .map(|&x| self.scale * f32::from(x))
+            .collect()
+    }
+
+    /// Dot product with an unpacked vector (cosine when both are normalised). Eight running
+    /// sums, as [`dot`].
+    pub fn dot(&self, q: &[f32]) -> f32 {
+        let n = q.len().min(self.values.len());
+        let (q, v) = (&q[..n], &self.values[..n]);
+        let mut acc = [0.0_f32; 8];
+        let (cq, cv) = (q.chunks_exact(8), v.chunks_exact(8));
+        let tail: f32 = cq
+            .remainder()
+            .iter()
+            .zip(cv.remainder())
+            .map(|(x, &y)| x * f32::from(y))
+            .sum();
+        for (x, y) in cq.zip(cv) {
+            for i in 0..8 {
+                acc[i] += x[i] * f32::from(y[i]);
+            }
+        }
+        (acc.iter().sum::<f32>() + tail) * self.scale
+    }
+}
+
+/// How many vectors an [`EmbeddingCache`] holds at most (about 300 bytes each).
 const CACHE_CAPACITY: usize = 32768;
 
 /// Action and ask vectors already computed, by a hash of the text they were computed from: a
@@ -229,7 +296,7 @@ const CACHE_CAPACITY: usize = 32768;
 /// and only the asks that are new.
 #[derive(Debug, Default)]
 pub struct EmbeddingCache {
-    map: Mutex<HashMap<u64, Arc<[f32]>>>,
+    map: Mutex<HashMap<u64, Arc<Packed>>>,
     computed: std::sync::atomic::AtomicUsize,
 }
 
@@ -241,11 +308,11 @@ impl EmbeddingCache {
     }
 
     /// The vector for `key`, computed by `make` only when no earlier build computed it.
-    pub fn get_or(&self, key: u64, make: impl FnOnce() -> Vec<f32>) -> Arc<[f32]> {
+    pub fn get_or(&self, key: u64, make: impl FnOnce() -> Vec<f32>) -> Arc<Packed> {
         if let Some(v) = self.map.lock().expect("cache lock").get(&key) {
             return v.clone();
         }
-        let v: Arc<[f32]> = make().into();
+        let v = Arc::new(Packed::pack(&make()));
         self.computed
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut m = self.map.lock().expect("cache lock");
@@ -263,14 +330,14 @@ impl EmbeddingCache {
 /// Empties the cache's map when `n` more vectors would take it over [`CACHE_CAPACITY`].
 /// Bounded: a long-running server reloading many times keeps at most a few catalogs (each: an
 /// action vector per action and one per ask or keyword, ~11,900 for the 2.8 catalog).
-fn make_room(m: &mut HashMap<u64, Arc<[f32]>>, n: usize) {
+fn make_room(m: &mut HashMap<u64, Arc<Packed>>, n: usize) {
     if m.len() + n > CACHE_CAPACITY {
         m.clear();
     }
 }
 
 /// What begins a stored [`EmbeddingCache`] ([`EmbeddingCache::write_to`]).
-const STORED_MAGIC: &[u8; 8] = b"ARCEMBC1";
+const STORED_MAGIC: &[u8; 8] = b"ARCEMBC2";
 
 impl EmbeddingCache {
     /// Writes the vectors of `keys` the cache holds (an index's: [`crate::SearchIndex::embedding_keys`]),
@@ -279,9 +346,9 @@ impl EmbeddingCache {
     /// index's own vectors are written: the cache also holds those of catalogs a reload left
     /// behind. `stamp` names what else the vectors depend on (the server's build, the catalog's
     /// reading); the table's checksum is added here. Format: the magic, the stamp's length and
-    /// bytes, dimensions, count, then per vector its key (u64) and its floats (f32),
-    /// little-endian, in key order (the same vectors give the same bytes). Streamed: no copy of
-    /// the vectors is made. Returns how many were written.
+    /// bytes, dimensions, count, then per vector its key (u64), its scale (f32) and its values
+    /// (a byte each, [`Packed`]), little-endian, in key order (the same vectors give the same
+    /// bytes). Streamed: no copy of the vectors is made. Returns how many were written.
     pub fn write_to(
         &self,
         out: &mut dyn std::io::Write,
@@ -290,11 +357,11 @@ impl EmbeddingCache {
     ) -> std::io::Result<usize> {
         let stamp = format!("{stamp} {}", TABLE_SHA256.trim());
         let dims = embedder().dims();
-        let mut kept: Vec<(u64, Arc<[f32]>)> = {
+        let mut kept: Vec<(u64, Arc<Packed>)> = {
             let m = self.map.lock().expect("cache lock");
             keys.iter()
                 .filter_map(|k| Some((*k, m.get(k)?.clone())))
-                .filter(|(_, v)| v.len() == dims)
+                .filter(|(_, v)| v.values.len() == dims)
                 .collect()
         };
         kept.sort_by_key(|(k, _)| *k);
@@ -304,14 +371,13 @@ impl EmbeddingCache {
         out.write_all(stamp.as_bytes())?;
         out.write_all(&(dims as u32).to_le_bytes())?;
         out.write_all(&(kept.len() as u32).to_le_bytes())?;
-        let mut row = Vec::with_capacity(8 + 4 * dims);
+        let mut row = Vec::with_capacity(ROW_HEAD + dims);
         let n = kept.len();
         for (key, v) in kept {
             row.clear();
             row.extend_from_slice(&key.to_le_bytes());
-            for x in v.iter() {
-                row.extend_from_slice(&x.to_le_bytes());
-            }
+            row.extend_from_slice(&v.scale.to_le_bytes());
+            row.extend(v.values.iter().map(|&x| x as u8));
             out.write_all(&row)?;
         }
         out.flush()?;
@@ -321,8 +387,8 @@ impl EmbeddingCache {
     /// Adds the vectors [`EmbeddingCache::write_to`] wrote, `len` bytes, when they were written
     /// with the same `stamp` and table; returns how many. Refuses, adding nothing, anything
     /// else: another stamp or table, other dimensions, a length that is not exactly the
-    /// count's, more vectors than the cache holds, a float that is not finite, a vector that is
-    /// neither normalised nor zero.
+    /// count's, more vectors than the cache holds, a scale that is not a finite positive number
+    /// or zero, a vector that is neither normalised nor zero.
     pub fn read_from(
         &self,
         input: &mut dyn std::io::Read,
@@ -351,7 +417,7 @@ impl EmbeddingCache {
         if count > CACHE_CAPACITY {
             return Err("more vectors than the cache holds");
         }
-        let each = 8 + 4 * dims;
+        let each = ROW_HEAD + dims;
         let head = (STORED_MAGIC.len() + 12 + stamp_len) as u64;
         if len != head + (count * each) as u64 {
             return Err("its length is not its count's");
@@ -361,19 +427,21 @@ impl EmbeddingCache {
         for _ in 0..count {
             input.read_exact(&mut row).map_err(|_| "cut short")?;
             let key = u64::from_le_bytes(row[..8].try_into().expect("eight bytes"));
-            let v: Vec<f32> = row[8..]
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes(b.try_into().expect("four bytes")))
-                .collect();
-            if v.iter().any(|x| !x.is_finite()) {
-                return Err("a value that is not a number");
+            let scale = f32::from_le_bytes(row[8..12].try_into().expect("four bytes"));
+            if !scale.is_finite() || scale < 0.0 {
+                return Err("a scale that is not a number");
             }
-            // Every vector is normalised or zero (an ask of no known word).
-            let norm = dot(&v, &v);
-            if norm != 0.0 && (norm - 1.0).abs() > 1e-3 {
+            let v = Packed {
+                scale,
+                values: row[ROW_HEAD..].iter().map(|&b| b as i8).collect(),
+            };
+            // Every vector is normalised or zero (an ask of no known word), give or take its
+            // rounding.
+            let norm = v.dot(&v.unpack());
+            if norm != 0.0 && (norm - 1.0).abs() > NORM_SLACK {
                 return Err("a vector that is not of length one");
             }
-            read.push((key, Arc::<[f32]>::from(v)));
+            read.push((key, Arc::new(v)));
         }
         let mut m = self.map.lock().expect("cache lock");
         make_room(&mut m, read.len());
@@ -382,6 +450,13 @@ impl EmbeddingCache {
         Ok(n)
     }
 }
+
+/// A stored vector's key and scale, before its values.
+const ROW_HEAD: usize = 8 + 4;
+
+/// How far a packed normalised vector's squared length may be from one: rounding each of 256
+/// values by at most half a step of its largest one moves it by well under this.
+const NORM_SLACK: f32 = 0.05;
 
 /// A hash of weighted words: the whole input of one action vector (the table is fixed at
 /// build time, and a token's weight depends on the token alone).
@@ -466,13 +541,14 @@ mod tests {
         let mut longer = stored.clone();
         longer.push(0);
         assert!(load(&other, &longer, "build 1").is_err());
-        assert!(load(&other, b"ARCEMBC1", "build 1").is_err());
+        assert!(load(&other, b"ARCEMBC2", "build 1").is_err());
         assert!(load(&other, b"", "build 1").is_err());
         // The count field follows the magic, the stamp and the dimensions.
         let count_at = 8 + 4 + u32_at(&stored, 8).unwrap() as usize + 4;
         let mut many = stored.clone();
         many[count_at..count_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(load(&other, &many, "build 1").is_err());
+        // The first vector's scale follows its key.
         let mut nan = stored.clone();
         let first_value = count_at + 4 + 8;
         nan[first_value..first_value + 4].copy_from_slice(&f32::NAN.to_le_bytes());

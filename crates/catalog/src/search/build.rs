@@ -296,7 +296,7 @@ impl SearchIndex {
                 let v = cache.get_or(key, || {
                     e.embed(&self.semantic_words(ask), &|id| e.rarity(id))
                 });
-                if v.iter().all(|x| *x == 0.0) {
+                if v.is_zero() {
                     continue;
                 }
                 for w in semantic::words(ask) {
@@ -384,7 +384,7 @@ fn phrases_of(
 fn embed_actions(
     catalog: &Catalog,
     cache: &semantic::EmbeddingCache,
-) -> (Vec<std::sync::Arc<[f32]>>, Vec<u64>) {
+) -> (Vec<std::sync::Arc<semantic::Packed>>, Vec<u64>) {
     let e = semantic::embedder();
     catalog
         .actions
@@ -446,8 +446,9 @@ pub fn implicit_asks(a: &Action) -> Vec<String> {
 fn centres(asks: &AskVectors, entries: usize) -> Vec<Option<Vec<f32>>> {
     let mut sums: Vec<Option<Vec<f32>>> = vec![None; entries];
     for (entry, v) in asks {
+        let v = v.unpack();
         let sum = sums[*entry].get_or_insert_with(|| vec![0.0; v.len()]);
-        for (s, x) in sum.iter_mut().zip(v.iter()) {
+        for (s, x) in sum.iter_mut().zip(v) {
             *s += x;
         }
     }

@@ -223,7 +223,7 @@ impl SearchIndex {
         if q.iter().all(|x| *x == 0.0) {
             return None;
         }
-        let text: Vec<f32> = self.vectors.iter().map(|v| semantic::dot(&q, v)).collect();
+        let text: Vec<f32> = self.vectors.iter().map(|v| v.dot(&q)).collect();
         let mut asks: Vec<Option<f32>> = vec![None; text.len()];
         if !self.ask_vectors.is_empty() {
             // Against the asks, a word that many actions' asks hold ("container", or "web"
@@ -238,7 +238,7 @@ impl SearchIndex {
             };
             let mut best: Vec<Option<f32>> = vec![None; text.len()];
             for (entry, v) in &self.ask_vectors {
-                let c = semantic::dot(&q, v);
+                let c = v.dot(&q);
                 let b = &mut best[*entry];
                 *b = Some(b.map_or(c, |b| b.max(c)));
             }

@@ -9,9 +9,10 @@ use tantivy::{Index, IndexReader};
 
 use super::lexicon::Lexicon;
 use super::weights::Weights;
+use crate::semantic::Packed;
 
 /// The vectors of the entries' asks: `(entry, vector)`.
-pub(super) type AskVectors = Vec<(usize, std::sync::Arc<[f32]>)>;
+pub(super) type AskVectors = Vec<(usize, std::sync::Arc<Packed>)>;
 
 /// A word of an action's ID: its stem and the form in the ID.
 #[derive(Debug, Clone)]
@@ -104,7 +105,7 @@ pub struct SearchIndex {
     /// Stem → how many actions it names (ID words, keywords, domain keywords).
     pub(super) spread: HashMap<String, u32>,
     /// Each entry's semantic vector (normalised), in entry order.
-    pub(super) vectors: Vec<std::sync::Arc<[f32]>>,
+    pub(super) vectors: Vec<std::sync::Arc<Packed>>,
     /// The vectors of the entries' asks, embedded as a query is: `(entry, vector)`.
     pub(super) ask_vectors: AskVectors,
     /// The [`crate::semantic::EmbeddingCache`] keys of every vector above (what a later start may
