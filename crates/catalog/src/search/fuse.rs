@@ -223,7 +223,8 @@ impl SearchIndex {
         if q.iter().all(|x| *x == 0.0) {
             return None;
         }
-        let text: Vec<f32> = self.vectors.iter().map(|v| v.dot(&q)).collect();
+        let packed = semantic::Packed::pack(&q);
+        let text: Vec<f32> = self.vectors.iter().map(|v| v.dot(&packed)).collect();
         let mut asks: Vec<Option<f32>> = vec![None; text.len()];
         if !self.ask_vectors.is_empty() {
             // Against the asks, a word that many actions' asks hold ("container", or "web"
@@ -237,8 +238,9 @@ impl SearchIndex {
                 q
             };
             let mut best: Vec<Option<f32>> = vec![None; text.len()];
+            let packed = semantic::Packed::pack(&q);
             for (entry, v) in &self.ask_vectors {
-                let c = v.dot(&q);
+                let c = v.dot(&packed);
                 let b = &mut best[*entry];
                 *b = Some(b.map_or(c, |b| b.max(c)));
             }
