@@ -263,12 +263,21 @@ impl Packed {
         self.scale == 0.0 || self.values.iter().all(|&x| x == 0)
     }
 
-    /// The vector's values.
-    pub fn unpack(&self) -> Vec<f32> {
-        self.values
-            .iter()
-            .map(|&x| self.scale * f32::from(x))
-            .collect()
+    /// How many values the vector has.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether it has none.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Adds the vector's values to `sum` (as far as both go).
+    pub fn add_to(&self, sum: &mut [f32]) {
+        for (s, &x) in sum.iter_mut().zip(self.values.iter()) {
+            *s += self.scale * f32::from(x);
+        }
     }
 
     /// Dot product (cosine when both are normalised); 0 when the lengths differ.

@@ -278,6 +278,7 @@ impl SearchIndex {
         // Token → the last entry counted, and how many entries' asks hold it.
         let mut df: HashMap<u32, (usize, u32)> = HashMap::new();
         let mut with_asks = 0_u32;
+        let mut pieces: HashMap<String, Vec<u32>> = HashMap::new();
         for (entry, a) in catalog.actions.iter().enumerate() {
             let before = out.len();
             let implicit = implicit_asks(a);
@@ -300,7 +301,9 @@ impl SearchIndex {
                     continue;
                 }
                 for w in semantic::words(ask) {
-                    for id in e.pieces(&w) {
+                    // The same words recur across the asks: each is split once.
+                    let ids = pieces.entry(w).or_insert_with_key(|w| e.pieces(w));
+                    for &id in ids.iter() {
                         let d = df.entry(id).or_insert((usize::MAX, 0));
                         if d.0 != entry {
                             *d = (entry, d.1 + 1);
@@ -446,11 +449,7 @@ pub fn implicit_asks(a: &Action) -> Vec<String> {
 fn centres(asks: &AskVectors, entries: usize) -> Vec<Option<Vec<f32>>> {
     let mut sums: Vec<Option<Vec<f32>>> = vec![None; entries];
     for (entry, v) in asks {
-        let v = v.unpack();
-        let sum = sums[*entry].get_or_insert_with(|| vec![0.0; v.len()]);
-        for (s, x) in sum.iter_mut().zip(v) {
-            *s += x;
-        }
+        v.add_to(sums[*entry].get_or_insert_with(|| vec![0.0; v.len()]));
     }
     for sum in sums.iter_mut().flatten() {
         semantic::normalise(sum);
