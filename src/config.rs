@@ -145,7 +145,7 @@ pub fn takes(path: &[&str], id: &str) -> bool {
     let demo_source = source && id != "spec_cache";
     match path {
         [] | ["serve"] => true,
-        ["catalog" | "check" | "audit-tokens"] => source || logs || id == "arcane_url",
+        ["catalog" | "check"] => source || logs || id == "arcane_url",
         ["find"] => source || logs || cache || id == "arcane_url" || is(FIND),
         ["call"] => !http && !is(SESSION),
         ["demo"] => !is(CONNECTION) && id != "spec_cache",
@@ -230,7 +230,6 @@ fn refuse_settings_not_taken(matches: &clap::ArgMatches) -> Result<(), clap::Err
             &["demo", "find"],
             &["catalog"],
             &["check"],
-            &["audit-tokens"],
         ]
         .iter()
         .filter(|p| takes(p, id))
@@ -254,8 +253,6 @@ pub enum Command {
     Serve,
     /// Print a summary of the catalog built from the spec and overlays (or all of it as JSON).
     Catalog(CatalogArgs),
-    /// Measure the tool definitions of each surface in bytes and o200k tokens.
-    AuditTokens(AuditArgs),
     /// Validate the spec, declarations and overlays as the server would load them (for CI);
     /// exits non-zero on any error or overlay entry that matches nothing.
     Check(CheckArgs),
@@ -948,24 +945,6 @@ pub struct CheckArgs {
     /// Report overlay entries that match nothing as warnings instead of failing.
     #[arg(long)]
     pub allow_unmatched: bool,
-}
-
-/// `arcane-mcp audit-tokens`.
-#[derive(Debug, Clone, Args)]
-pub struct AuditArgs {
-    /// Baseline file to compare with; exit non-zero when a figure drifts more than 15%.
-    #[arg(long, value_name = "PATH")]
-    pub baseline: Option<PathBuf>,
-    /// Write the measured figures to the baseline file instead of comparing.
-    #[arg(long)]
-    pub write_baseline: bool,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-    /// Measure results instead of tool definitions: the text and structuredContent tokens of
-    /// the main read actions on the demo world (an in-process simulator of the spec).
-    #[arg(long)]
-    pub results: bool,
 }
 
 /// Longest token name.

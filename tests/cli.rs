@@ -535,7 +535,7 @@ fn every_setting_takes_effect_before_or_after_every_subcommand_or_is_refused() {
     );
     let mut paths = Vec::new();
     command_paths(&tree, &[], &mut paths);
-    assert!(paths.len() >= 10, "{paths:?}");
+    assert!(paths.len() >= 9, "{paths:?}");
     let (mut taken, mut refused) = (0, 0);
     for path in &paths {
         let leaf = command_at(&mut tree, path);
@@ -673,7 +673,6 @@ fn every_printing_command_ends_quietly_on_a_closed_pipe() {
         &["catalog", "--spec", spec, "--show", "container.list"],
         &["catalog", "--spec", spec, "--json"],
         &["check", "--spec", spec],
-        &["audit-tokens", "--spec", spec],
         &["find", "restart", "container", "--spec", spec],
         &[
             "demo",
@@ -830,7 +829,7 @@ fn each_subcommand_help_lists_what_applies_to_it() {
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         stdout(&out)
     };
-    for sub in ["check", "catalog", "audit-tokens"] {
+    for sub in ["check", "catalog"] {
         let text = help(&[sub, "--help"]);
         for absent in [
             "--transport",

@@ -743,7 +743,6 @@ async fn the_snapshot_index_is_built_on_its_own_thread() {
 #[test]
 fn find_text_stays_within_its_budget() {
     let snap = snapshot(catalog().clone(), Policy::default());
-    let bpe = tiktoken_rs::o200k_base().expect("the o200k tokenizer loads");
     let (mut bytes, mut tokens) = (0usize, 0usize);
     let set = eval_set();
     for e in &set {
@@ -753,7 +752,7 @@ fn find_text_stays_within_its_budget() {
             arcane_mcp::surface::DEFAULT_LIMIT,
         ));
         bytes += text.len();
-        tokens += bpe.encode_ordinary(&text).len();
+        tokens += arcane_token_audit::tokens(&text);
     }
     println!(
         "find text over {} queries: {bytes} bytes, {tokens} o200k tokens (mean {} / {})",

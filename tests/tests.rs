@@ -86,6 +86,7 @@ fn every_test_file_is_a_module() {
         "crates/engine/tests",
         "crates/markdown/tests",
         "crates/redact/tests",
+        "crates/token-audit/tests",
     ] {
         let dir = root.join(dir);
         let declared = std::fs::read_to_string(dir.join("tests.rs")).expect("tests.rs is readable");
@@ -149,6 +150,7 @@ fn only_the_end_to_end_group_runs_outside_programs() {
         "crates/engine/tests",
         "crates/markdown/tests",
         "crates/redact/tests",
+        "crates/token-audit/tests",
         "crates/test-support",
     ] {
         files(&root.join(dir), &mut all);

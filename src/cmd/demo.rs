@@ -85,9 +85,10 @@ pub fn run(settings: &ServeArgs, args: &DemoArgs) -> Result<ExitCode> {
     }
 }
 
-/// The simulator side of `demo` (only in builds with the `demo` feature).
+/// The simulator side of `demo` (only in builds with the `demo` feature); public for the
+/// token audit's `--results` (docs/measurements.md), which measures the demo world.
 #[cfg(feature = "demo")]
-pub(crate) mod simulator {
+pub mod simulator {
     use super::*;
 
     /// How the banner and logs name the built-in document.

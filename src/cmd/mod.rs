@@ -1,10 +1,9 @@
 //! The operator's commands besides `serve`, one file each: `call`, `find`, `demo`, `check`,
-//! `catalog`, `audit-tokens`. `call` and `find` go through the code an MCP client reaches (a
-//! call is handed to [`ArcaneServer::call`](crate::mcp::handler::ArcaneServer::call) as the
-//! active surface's `tools/call`; a search is parsed as an `arcane_find_action` call), so what
-//! is printed is the text a model gets. What they print goes through `print.rs`.
+//! `catalog`. `call` and `find` go through the code an MCP client reaches (a call is handed to
+//! [`ArcaneServer::call`](crate::mcp::handler::ArcaneServer::call) as the active surface's
+//! `tools/call`; a search is parsed as an `arcane_find_action` call), so what is printed is the
+//! text a model gets. What they print goes through `print.rs`.
 
-pub mod audit_tokens;
 pub mod call;
 pub mod catalog;
 pub mod check;
@@ -24,7 +23,6 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
     let settings = &cli.serve;
     match &cli.command {
         Some(Command::Catalog(args)) => catalog::run(settings, args),
-        Some(Command::AuditTokens(args)) => audit_tokens::run(settings, args),
         Some(Command::Check(args)) => check::run(settings, args),
         Some(Command::Demo(args)) => demo::run(settings, args),
         Some(Command::Call(args)) => call::run(settings, args),

@@ -4,7 +4,7 @@
 //! secrets masked (JSON text read as JSON first, by the redactor previews use) but the
 //! identifiers of what the call addresses kept as given, and the
 //! outcome (sent and answered, failed, refused, previewed; confirmed how). Not to be confused
-//! with `audit-tokens` (`src/cmd/audit_tokens.rs`), which measures tool definitions.
+//! with the token audit (`crates/token-audit`), which measures tool definitions.
 //!
 //! Each line is written with one `write` under a lock, so lines from concurrent calls never
 //! interleave and a process killed mid-write loses at most the line being written. When the
