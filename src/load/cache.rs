@@ -51,9 +51,9 @@ const KEEP: usize = 8;
 /// An entry larger than this is not read (a catalog of Arcane's 2.8 document is about 2 MB).
 const MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
 /// The stored embedding vectors' files (beside the catalogs, one per catalog reading:
-/// `embeddings-{reading}.bin`), how many are kept (the newest; about 12 MB each for Arcane
+/// `embeddings-{reading}.bin`), how many are kept (the newest; about 6 MB each for Arcane
 /// 2.8's catalog), and the most of one that is read (the cache holds at most 32,768 vectors of
-/// 1 KB).
+/// 512 bytes).
 const EMBEDDINGS: &str = "embeddings-";
 const KEEP_EMBEDDINGS: usize = 4;
 const MAX_EMBEDDINGS_BYTES: u64 = 40 * 1024 * 1024;

@@ -221,7 +221,7 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
-/// How many vectors an [`EmbeddingCache`] holds at most (about 1 KB each).
+/// How many vectors an [`EmbeddingCache`] holds at most (512 bytes each: 128 dimensions).
 const CACHE_CAPACITY: usize = 32768;
 
 /// Action and ask vectors already computed, by a hash of the text they were computed from: a
@@ -409,7 +409,7 @@ mod tests {
         assert_eq!(
             got,
             TABLE_SHA256.trim(),
-            "minilm-static.bin changed: run scripts/distill_embeddings.py and record its SHA-256"
+            "minilm-static.bin changed: make it as crates/catalog/data/README.md says and record its SHA-256"
         );
     }
 
