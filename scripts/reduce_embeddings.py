@@ -16,10 +16,13 @@ The axes are the eigenvectors of the table's uncentred second-moment matrix (the
 compares weighted means of token vectors by cosine, so the vectors are projected as they are;
 the table's mean is near zero anyway), each signed so that its largest entry is positive. The
 first 128 keep 95.5% of the table's energy. Chosen on the sets H and I (docs/search.md,
-"Independent sets") as the smallest variant within a query of the full table's figures per set
-and style: 96 dimensions lost two of I's queries; 4 bits a value at 128 (a scale per token,
-after a random rotation) lost two in three rotations of five; 4 bits at 256, the same size as
-this, stayed within a query but keeps the search's vectors twice as long. Deterministic: the
+"Independent sets") as the smallest variant within a query of the full table's top-1/3/10 per
+set and style, also when the table is turned by a random rotation before quantizing (as a test
+of luck: a few of their queries are near ties that any change of the table flips), in four of
+five rotations. 112 and 96 dimensions failed; 4 bits a value (a scale per token, after a
+rotation) at 128, 160 or 192 dimensions passed in two rotations of five or fewer; 4 bits at
+256, the same size as this, in five, but keeps the search's vectors twice as long.
+Deterministic: the
 same input gives the same bytes (with the pinned numpy).
 """
 
