@@ -34,8 +34,8 @@ Two stages, model2vec's methods:
    sets are never read.
 Then the table is centred again, reduced by PCA to DIMS dimensions and stored as int8 with one
 scale per token: the base table of the third stage, `scripts/train_embeddings.py`, which trains it
-for retrieval and writes the table the search uses (`crates/catalog/data/minilm-static.bin`).
-A new round of asks needs only the third stage run again.
+for retrieval (`scripts/reduce_embeddings.py` then reduces it to the table the search uses).
+A new round of asks needs only the third and fourth stages run again.
 The search mean-pools a text's token vectors (weighted by how rare each token is in the
 catalog) and compares texts by cosine. The script checks the input's SHA-256 and prints the
 output's; `crates/catalog/data/README.md` records both, and a test checks the committed file's.

@@ -15,8 +15,8 @@ side are left out).
         target/search/inputs.jsonl
 
 (from the repository's root; about a minute on the 2-core machine). It writes
-`crates/catalog/data/minilm-static.bin` and prints its SHA-256 for
-`crates/catalog/data/minilm-static.sha256`.
+`target/search/minilm-trained.bin` and prints its SHA-256; `scripts/reduce_embeddings.py`
+(the fourth stage, which pins it) makes the table the search ships from it.
 
 What it reads: the base table (its SHA-256 is checked against BASE_SHA256); the export of the
 `search_inputs` example — for every action the weighted words of its text, its asks and its
@@ -74,7 +74,7 @@ from embedding_table import read_table, write_table  # noqa: E402
 ROUNDS_COMMIT = "91f96e102059bf342a864b0f8c9bf63427f7ea62"
 ROUND_FILES = ("asks-round2.yaml", "asks-round3.yaml", "asks-round4.yaml", "asks-round5.yaml", "asks.yaml")
 BASE_SHA256 = "3b0b59e29a7f08abc762a89df3c9b41705c8078c44f6e1c4ae5dd8adeb0dd9c0"
-OUT = "crates/catalog/data/minilm-static.bin"
+OUT = "target/search/minilm-trained.bin"
 
 # The search's scoring (crates/catalog/src/search/weights.rs, `Weights::default`): text, closest ask,
 # centre of the asks.

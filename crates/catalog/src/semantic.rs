@@ -317,7 +317,7 @@ fn dot_block(a: &[i16], b: &[i16]) -> i32 {
     acc.iter().sum::<i32>() + tail
 }
 
-/// How many vectors an [`EmbeddingCache`] holds at most (about 550 bytes each).
+/// How many vectors an [`EmbeddingCache`] holds at most (about 300 bytes each: 128 dimensions).
 const CACHE_CAPACITY: usize = 32768;
 
 /// Action and ask vectors already computed, by a hash of the text they were computed from: a
@@ -521,7 +521,7 @@ mod tests {
         assert_eq!(
             got,
             TABLE_SHA256.trim(),
-            "minilm-static.bin changed: run scripts/distill_embeddings.py and record its SHA-256"
+            "minilm-static.bin changed: make it as crates/catalog/data/README.md says and record its SHA-256"
         );
     }
 
