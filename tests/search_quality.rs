@@ -785,6 +785,9 @@ struct IndependentQuery {
     #[serde(default)]
     also: Vec<String>,
     style: String,
+    /// Where the words come from (a public thread), for sets taken from real text.
+    #[serde(default)]
+    source: Option<String>,
 }
 
 /// The tuning set written by an independent author (see its header), relative to the
@@ -903,7 +906,7 @@ fn independent_set_quality() {
         let mut want = vec![e.expect.clone()];
         want.extend(e.also.iter().cloned());
         dump.push_str(
-            &serde_json::json!({"query": e.query, "style": e.style, "want": want, "got": got,
+            &serde_json::json!({"query": e.query, "style": e.style, "source": e.source, "want": want, "got": got,
                 "hits": hits.iter().map(|h| (h.id.as_str(), h.score, h.coverage)).collect::<Vec<_>>()})
                 .to_string(),
         );
