@@ -55,6 +55,11 @@ pub struct Vocabulary {
     /// between the actions of one resource (docs/search.md, "The verb decides").
     #[serde(default)]
     pub verbs: BTreeMap<String, Vec<String>>,
+    /// A word that tells a symptom (`broken`, `stuck`, `crashing`) → the kinds of action that
+    /// look into or mend it (`status`, `logs`, `test`): a request with no verb of its own ("the
+    /// agent shows offline", "registries broken") asks for those (docs/search.md, "Long requests and symptoms").
+    #[serde(default)]
+    pub symptoms: BTreeMap<String, Vec<String>>,
     /// Keywords of each domain (filled from `domains.<name>.keywords`, after renames).
     #[serde(skip)]
     pub domain_keywords: BTreeMap<String, Vec<String>>,
@@ -79,11 +84,16 @@ impl Vocabulary {
                 }
             }
         }
-        for (word, kinds) in &later.verbs {
-            let e = self.verbs.entry(word.to_lowercase()).or_default();
-            for k in kinds {
-                if !e.contains(k) {
-                    e.push(k.clone());
+        for (mine, theirs) in [
+            (&mut self.verbs, &later.verbs),
+            (&mut self.symptoms, &later.symptoms),
+        ] {
+            for (word, kinds) in theirs {
+                let e = mine.entry(word.to_lowercase()).or_default();
+                for k in kinds {
+                    if !e.contains(k) {
+                        e.push(k.clone());
+                    }
                 }
             }
         }

@@ -61,7 +61,9 @@ impl SearchIndex {
         if limit == 0 {
             return Vec::new();
         }
-        let groups = self.parse(query);
+        let focus = super::focus::focus(&self.lexicon, query);
+        let query = focus.text.as_str();
+        let groups = self.parse_focused(&focus);
         if groups.is_empty() {
             return Vec::new();
         }
@@ -272,7 +274,9 @@ impl SearchIndex {
     /// benchmarks and measuring the fusion. Empty when the semantic side knows none of the
     /// query's words or is off.
     pub fn semantic_ranking(&self, query: &str, limit: usize) -> Vec<String> {
-        let groups = self.parse(query);
+        let focus = super::focus::focus(&self.lexicon, query);
+        let query = focus.text.as_str();
+        let groups = self.parse_focused(&focus);
         let Some(meaning) = self.meaning(query, &groups) else {
             return Vec::new();
         };

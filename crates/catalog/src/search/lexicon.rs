@@ -50,6 +50,8 @@ pub(super) struct Lexicon {
     pub(super) negations: Vec<Vec<String>>,
     /// Stem of a request verb → (stem, form) of the action-name words it asks for.
     pub(super) verbs: HashMap<String, Vec<(String, String)>>,
+    /// Stem of a symptom word → (stem, form) of the action-name words that look into it.
+    pub(super) symptoms: HashMap<String, Vec<(String, String)>>,
 }
 
 impl Lexicon {
@@ -168,17 +170,19 @@ impl Lexicon {
                 .collect(),
             ..Lexicon::default()
         };
-        for (verb, kinds) in &v.verbs {
-            let Some(key) = stem(analyzer, &verb.to_lowercase()) else {
-                continue;
-            };
-            let list = lex.verbs.entry(key).or_default();
-            for k in kinds {
-                let raw = k.to_lowercase();
-                if let Some(s) = stem(analyzer, &raw)
-                    && !list.iter().any(|(e, _)| *e == s)
-                {
-                    list.push((s, raw));
+        for (map, words) in [(&mut lex.verbs, &v.verbs), (&mut lex.symptoms, &v.symptoms)] {
+            for (word, kinds) in words {
+                let Some(key) = stem(analyzer, &word.to_lowercase()) else {
+                    continue;
+                };
+                let list = map.entry(key).or_default();
+                for k in kinds {
+                    let raw = k.to_lowercase();
+                    if let Some(s) = stem(analyzer, &raw)
+                        && !list.iter().any(|(e, _)| *e == s)
+                    {
+                        list.push((s, raw));
+                    }
                 }
             }
         }

@@ -22,12 +22,14 @@
 //!
 //! The files, lowest first (each imports only those above it): `weights.rs` (the ranking's
 //! weights), `words.rs` (words, stems, typo shapes), `lexicon.rs` (the vocabulary compiled, and
-//! what it says of a query), `index.rs` (what an index holds), `query.rs` (a query read into
+//! what it says of a query), `focus.rs` (a long request: evidence aside, the asking sentence
+//! first), `index.rs` (what an index holds), `query.rs` (a query read into
 //! groups of alternatives), `build.rs` (building an index, its vectors and cache keys),
 //! `rank.rs` (the structure stage and the weak-match rule), `fuse.rs` (one search: both sides
 //! fused).
 
 mod build;
+mod focus;
 mod fuse;
 mod index;
 mod lexicon;

@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 
+use super::focus::Focus;
 use super::index::SearchIndex;
 use super::lexicon::Token;
 use super::words::{MAX_WORDS, is_vowel, one_edit, participle, plain_words, skeleton, stem};
@@ -182,6 +183,13 @@ impl SearchIndex {
 
     /// The query as groups of alternatives: plain words only, so no query syntax exists.
     pub(super) fn parse(&self, query: &str) -> Vec<Group> {
+        self.parse_focused(&Focus::whole(query))
+    }
+
+    /// [`SearchIndex::parse`] of a focused query: the words of its situation (the sentences
+    /// that do not ask, unless the asking ones say them too) count as told before the request.
+    pub(super) fn parse_focused(&self, focus: &Focus) -> Vec<Group> {
+        let query = focus.text.as_str();
         let mut analyzer = self.analyzer.clone();
         let w = &self.weights;
         let words = plain_words(query);
@@ -191,6 +199,22 @@ impl SearchIndex {
             .and_then(|w| Some((w.clone(), self.lexicon.questions.get(w)?)))
             .filter(|_| words.len() > 1);
         let context = self.lexicon.context(&words);
+        let story: HashSet<String> = match words.get(focus.situation_from..) {
+            Some(story) => {
+                let goal: HashSet<&String> = words[..focus.situation_from].iter().collect();
+                story
+                    .iter()
+                    .filter(|w| !goal.contains(w))
+                    .cloned()
+                    .collect()
+            }
+            None => HashSet::new(),
+        };
+        // Groups whose weight the story lowered (they are restored if the asking sentences
+        // name no resource: "any idea why?" asks about what the story tells).
+        let mut told: Vec<usize> = Vec::new();
+        // Groups of symptom words.
+        let mut symptoms: Vec<usize> = Vec::new();
         let negated = self.lexicon.negated(query);
         let mut tokens: Vec<Token> = words
             .into_iter()
@@ -262,6 +286,16 @@ impl SearchIndex {
                     }
                 }
             }
+            // A symptom ("broken", "stuck") names the kinds that look into it, kept below
+            // unless the request has no verb (below).
+            let symptom = !function
+                && self.lexicon.symptoms.contains_key(&s)
+                && !alts.iter().any(|a| self.verbs.contains(&a.stem));
+            if symptom {
+                for (stem, raw) in self.lexicon.symptoms[&s].clone() {
+                    push_alt(&mut alts, stem, raw, w.synonym);
+                }
+            }
             // A word the index does not know (a container's name, a version) says nothing
             // about which action is meant.
             if !alts.iter().any(|a| self.vocabulary.contains(&a.stem)) {
@@ -277,9 +311,12 @@ impl SearchIndex {
             };
             // "…, can you show me what it printed": the situation told first counts less.
             let first = typed_first(phrase.as_deref().unwrap_or(&word));
-            let situation = !function && context.contains(first);
+            let situation = !function && (context.contains(first) || story.contains(first));
             if situation {
                 weight *= w.qualifier;
+                if !context.contains(first) {
+                    told.push(groups.len());
+                }
             }
             // "a normal stop does not work": what is negated or aside is not what is wanted.
             let aside = !function && negated.contains(first);
@@ -292,6 +329,9 @@ impl SearchIndex {
                 weight *= w.qualifier;
                 let noun = alts.iter().any(|a| self.resources.contains(&a.stem));
                 qualifying = if noun { 0 } else { qualifying - 1 };
+            }
+            if symptom {
+                symptoms.push(groups.len());
             }
             groups.push(Group {
                 alts,
@@ -333,15 +373,21 @@ impl SearchIndex {
             }
         }
         // The verb of the request decides between the actions of one resource: its kinds
-        // (`verbs`) join its alternatives.
-        if let Some(g) = groups.iter_mut().find(|g| {
+        // (`verbs`) join its alternatives. A symptom's kinds count only in a request with no
+        // verb ("registries broken"); otherwise the symptom is just its word.
+        let is_lead = |g: &Group| {
             !g.function
                 && !g.context
                 && !g.qualifier
                 && g.alts.iter().any(|a| {
                     self.verbs.contains(&a.stem) || self.lexicon.verbs.contains_key(&a.stem)
                 })
-        }) {
+        };
+        let has_verb = groups
+            .iter()
+            .enumerate()
+            .any(|(i, g)| !symptoms.contains(&i) && is_lead(g));
+        if let Some(g) = groups.iter_mut().find(|g| is_lead(g)) {
             g.lead = true;
             let kinds: Vec<(String, String)> = g
                 .alts
@@ -354,9 +400,20 @@ impl SearchIndex {
                 push_alt(&mut g.alts, stem, raw, w.synonym);
             }
         }
+        let names_resource = |g: &Group| g.alts.iter().any(|a| self.resources.contains(&a.stem));
+        if !told.is_empty()
+            && !groups
+                .iter()
+                .any(|g| !g.context && !g.function && names_resource(g))
+        {
+            for i in told {
+                let g = &mut groups[i];
+                g.weight /= w.qualifier.max(f32::EPSILON);
+                g.context = negated.contains(typed_first(&g.typed));
+            }
+        }
         // A qualifier says where only when something else says what: with no other resource
         // named ("what is running on this host"), it is the resource.
-        let names_resource = |g: &Group| g.alts.iter().any(|a| self.resources.contains(&a.stem));
         if !groups.iter().any(|g| !g.qualifier && names_resource(g)) {
             for g in groups.iter_mut().filter(|g| g.qualifier) {
                 g.weight /= w.qualifier.max(f32::EPSILON);
@@ -369,6 +426,18 @@ impl SearchIndex {
         if groups.iter().filter(|g| is_listed(g)).count() >= ENUMERATION {
             for g in groups.iter_mut() {
                 g.listed = is_listed(g);
+            }
+        }
+        if has_verb {
+            for &i in symptoms.iter().rev() {
+                let g = &mut groups[i];
+                let s = g.alts[0].stem.clone();
+                let kinds = &self.lexicon.symptoms[&s];
+                g.alts
+                    .retain(|a| a.stem == s || !kinds.iter().any(|(k, _)| *k == a.stem));
+                if !g.alts.iter().any(|a| self.vocabulary.contains(&a.stem)) {
+                    groups.remove(i);
+                }
             }
         }
         // A query of function words only ("get", "show me"): they are all there is. With
