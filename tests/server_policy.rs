@@ -624,22 +624,33 @@ async fn a_2026_07_28_client_confirms_by_a_round_trip() {
 
 /// A search for an action the policy withdrew names it, with the setting that withdrew it,
 /// instead of ranking a sibling first as if it were the one or calling the rest a weak
-/// match; the served results follow, the withdrawn one never among them.
+/// match; the served results follow, the withdrawn one never among them. When it leads the
+/// next action only narrowly ("redeploy": a project's or a container's), it is named as the
+/// closest action, still never replaced in silence.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_search_for_a_withdrawn_action_says_it_is_withdrawn() {
     let sim = Sim::start().await;
-    for (args, query, id, setting) in [
+    for (args, query, id, setting, clearly) in [
         (
             vec!["--exclude-tools", "container.delete"],
             "delete container",
             "container.delete",
             "ARCANE_MCP_EXCLUDE_TOOLS",
+            true,
         ),
         (
             vec!["--read-only"],
             "restart container",
             "container.restart",
             "ARCANE_MCP_READ_ONLY",
+            true,
+        ),
+        (
+            vec!["--exclude-tools", "project.redeploy"],
+            "redeploy",
+            "project.redeploy",
+            "ARCANE_MCP_EXCLUDE_TOOLS",
+            false,
         ),
     ] {
         let client = spawn(&sim.base(), sim.sim.api_key(), &args).await;
@@ -651,12 +662,20 @@ async fn a_search_for_a_withdrawn_action_says_it_is_withdrawn() {
         .await;
         let t = text(&r);
         let v = ok(&r);
+        let opening = if clearly {
+            format!("This asks for `{id}`")
+        } else {
+            format!("The closest action, `{id}`")
+        };
         assert!(
-            t.starts_with(&format!("This asks for `{id}`")) && t.contains(setting),
+            t.starts_with(&opening) && t.contains(setting),
             "{args:?}: {t}"
         );
         assert_eq!(v["withdrawn"]["id"], id, "{v}");
-        assert_eq!(v["weak"], false, "{v}");
+        assert_eq!(v["withdrawn"]["clearly"], clearly, "{v}");
+        if clearly {
+            assert_eq!(v["weak"], false, "{v}");
+        }
         let ids: Vec<&str> = v["results"]
             .as_array()
             .unwrap()

@@ -36,23 +36,21 @@ const CLOSEST_DOMAINS: usize = 3;
 const REPHRASE: &str = "Use plain words: a resource and a verb (list containers, pull image, \
                         restart project).";
 
-/// The best match of `query` among every action, when the policy withdrew it and it clearly
-/// leads (a close second means the query was not about it): the action and why it is
-/// withdrawn. Searched again only when the policy withdraws anything.
+/// The best match of `query` among every action, when the policy withdrew it: the action,
+/// why it is withdrawn, and whether it clearly leads (with a close second the query may mean
+/// another action). Searched again only when the policy withdraws anything.
 fn withdrawn_match<'s>(
     snap: &'s Snapshot,
     index: &arcane_catalog::SearchIndex,
     query: &str,
-) -> Option<(&'s Action, String)> {
+) -> Option<(&'s Action, String, bool)> {
     if !snap.policy.withdraws_any() {
         return None;
     }
     let all = index.search(&snap.catalog, query, 2, &|_: &Action| true);
-    if arcane_catalog::is_weak(&all) {
-        return None;
-    }
+    let clear = !arcane_catalog::is_weak(&all);
     let a = snap.catalog.get(&all.first()?.id)?;
-    snap.policy.withdrawn(a).map(|why| (a, why))
+    snap.policy.withdrawn(a).map(|why| (a, why, clear))
 }
 
 /// Runs a search on a snapshot (withdrawn actions are never found; the one meant, when
@@ -76,9 +74,10 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
         .cloned()
         .collect();
     // The action the query means may be one the policy withdrew: say so, and why, rather than
-    // rank a sibling first as if it were the one (or call the served ones a weak match).
+    // rank a sibling first as if it were the one (or, when it clearly leads, call the served
+    // ones a weak match).
     let withdrawn = withdrawn_match(snap, index, query);
-    let weak = withdrawn.is_none() && arcane_catalog::is_weak(&served_hits);
+    let weak = !withdrawn.as_ref().is_some_and(|w| w.2) && arcane_catalog::is_weak(&served_hits);
     let served: Vec<(&Action, &arcane_catalog::Hit)> = served_hits
         .iter()
         .take(limit)
@@ -96,11 +95,14 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
     // The query is the client's text: written as a code span, it cannot add structure.
     let echo = code_span(query);
     let mut text = String::new();
-    if let Some((a, why)) = &withdrawn {
+    if let Some((a, why, clear)) = &withdrawn {
+        let opening = if *clear {
+            format!("This asks for {} ({}), which is", code_span(&a.id), a.title)
+        } else {
+            format!("The closest action, {} ({}), is", code_span(&a.id), a.title)
+        };
         text.push_str(&format!(
-            "This asks for {} ({}), which is withdrawn here: {}. It cannot be run; {}\n\n",
-            code_span(&a.id),
-            a.title,
+            "{opening} withdrawn here: {}. It cannot be run; {}\n\n",
             why,
             if results.is_empty() {
                 "nothing near it is served either."
@@ -179,8 +181,9 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
         "weak": weak,
         "results": results,
     });
-    if let Some((a, why)) = &withdrawn {
-        structured["withdrawn"] = json!({"id": a.id, "title": a.title, "reason": why});
+    if let Some((a, why, clear)) = &withdrawn {
+        structured["withdrawn"] =
+            json!({"id": a.id, "title": a.title, "reason": why, "clearly": clear});
     }
     r.structured_content = Some(structured);
     r

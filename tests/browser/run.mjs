@@ -170,6 +170,14 @@ const viewRequests = { count: 0 };
 async function newPage(client, width = 900) {
   const page = await browser.newPage();
   await page.setViewport({ width, height: 800 });
+  // The flows run side by side and Chromium shows one tab at a time: a tab left behind is
+  // "hidden", where a live view rightly pauses, so which views refresh would depend on which
+  // page opened last. Every page, its view's frame too, is the one a person looks at; the
+  // stats flow hides its own on purpose.
+  await page.evaluateOnNewDocument(() => {
+    Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "visible" });
+    Object.defineProperty(document, "hidden", { configurable: true, get: () => false });
+  });
   page.on("request", (req) => {
     const u = req.url();
     const path = u.startsWith(origin) ? u.slice(origin.length) : null;

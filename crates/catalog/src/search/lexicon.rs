@@ -330,7 +330,9 @@ impl Lexicon {
                         .collect();
                     let len = new.len();
                     tokens.splice(i..end, new);
-                    i += len.max(1);
+                    // A phrase that stands for nothing (a feature request's opening) leaves
+                    // the next word at `i`, to be read in turn.
+                    i += len;
                 }
                 None => i += 1,
             }
