@@ -294,6 +294,66 @@ async fn closed_by_server(stream: &mut tokio::net::TcpStream) -> Result<(), Stri
 /// Slowloris: a client that opens connections and sends a request head slowly (a header line
 /// now and then) or not at all is disconnected, instead of holding a connection, a task and a
 /// file descriptor for as long as it likes; the server keeps answering others.
+/// The head of the next answer on `sock`, lower-cased.
+async fn answer_head(sock: &mut tokio::net::TcpStream) -> String {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    tokio::time::timeout(GUARD, async {
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            match sock.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .expect("an answer's head");
+    String::from_utf8_lossy(&got).to_lowercase()
+}
+
+/// A refusal answered before the request's body arrived (a 401 to an MCP client's first POST,
+/// its body sent after its head, as clients do) says `Connection: close`: the server drops such
+/// a connection after the answer, and a client that reused it got no answer at all ("Server
+/// disconnected without sending a response", the Python SDK's OAuth discovery under load). A
+/// refusal of a request without a body keeps the connection for the next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_before_the_body_says_the_connection_closes() {
+    let sim = Sim::start().await;
+    let server = HttpServer::for_sim(&sim, &[], "tok").await;
+    let addr = server.base.trim_start_matches("http://").to_string();
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#;
+    let mut sock = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    sock.write_all(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let head = answer_head(&mut sock).await;
+    assert!(head.starts_with("http/1.1 401"), "{head}");
+    assert!(head.contains("connection: close"), "{head}");
+    let _ = sock.write_all(body).await;
+    assert_eq!(closed_by_server(&mut sock).await, Ok(()));
+    // Without a body the connection stays for the next request.
+    let mut sock = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let get = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    sock.write_all(get.as_bytes()).await.unwrap();
+    let head = answer_head(&mut sock).await;
+    assert!(
+        head.starts_with("http/1.1 401") && !head.contains("connection: close"),
+        "{head}"
+    );
+    sock.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let head = answer_head(&mut sock).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_trickles_its_headers_is_disconnected() {
     let sim = Sim::start().await;

@@ -612,7 +612,8 @@ fn spawn_connection(
             let serving = serving.clone();
             async move {
                 serving.busy(true);
-                let r = match full {
+                let with_body = sends_body(req.headers());
+                let mut r = match full {
                     Some(full) if req.uri().path() != "/healthz" => {
                         let r = beyond_cap(full, peer);
                         metrics.record_http(r.status().as_u16());
@@ -621,6 +622,19 @@ fn spawn_connection(
                     _ => router.oneshot(req.map(axum::body::Body::new)).await,
                 };
                 serving.busy(false);
+                // A refusal may be answered before the request's body has arrived (a 401
+                // to an MCP client's first POST); hyper then closes the connection after the
+                // answer without saying so, and a client that sent its next request on it
+                // gets no answer at all. Saying so makes it open a new one.
+                if let Ok(r) = &mut r
+                    && with_body
+                    && (r.status().is_client_error() || r.status().is_server_error())
+                {
+                    r.headers_mut().insert(
+                        header::CONNECTION,
+                        header::HeaderValue::from_static("close"),
+                    );
+                }
                 r
             }
         });
@@ -644,6 +658,15 @@ fn spawn_connection(
         }
         pending.ended();
     });
+}
+
+/// Whether a request has a body to send (a length above zero, or chunks).
+fn sends_body(headers: &http::HeaderMap) -> bool {
+    headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim() != "0")
 }
 
 /// The answer to a request on a connection beyond a cap.
