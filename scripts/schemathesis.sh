@@ -94,7 +94,7 @@ PYTHONPATH="$PWD/scripts/schemathesis${PYTHONPATH:+:$PYTHONPATH}" \
     --header 'X-API-Key: arcane-sim-key' \
     --checks response_schema_conformance,status_code_conformance,content_type_conformance \
     --mode "$mode" --phases "$phases" --max-examples "$examples" --seed "$seed" \
-    --workers 1 --no-shrink --continue-on-failure \
+    --workers "${SCHEMATHESIS_WORKERS:-2}" --no-shrink --continue-on-failure \
     --exclude-path /stream --request-timeout 30 \
     --report ndjson --report-ndjson-path "$work/report.ndjson" \
     >"$work/schemathesis.log" 2>&1 || status=$?
