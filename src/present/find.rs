@@ -77,7 +77,8 @@ pub fn find(snap: &Snapshot, query: &str, limit: usize) -> CallToolResult {
     // rank a sibling first as if it were the one (or, when it clearly leads, call the served
     // ones a weak match).
     let withdrawn = withdrawn_match(snap, index, query);
-    let weak = !withdrawn.as_ref().is_some_and(|w| w.2) && arcane_catalog::is_weak(&served_hits);
+    let weak = !withdrawn.as_ref().is_some_and(|(_, _, clear)| *clear)
+        && arcane_catalog::is_weak(&served_hits);
     let served: Vec<(&Action, &arcane_catalog::Hit)> = served_hits
         .iter()
         .take(limit)

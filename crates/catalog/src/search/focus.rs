@@ -2,21 +2,23 @@
 //! — links, paths, versions, code and quoted error messages — is set aside, and the sentence
 //! that asks comes first, the others read as its situation (docs/search.md, "Long requests and symptoms").
 
+use std::borrow::Cow;
+
 use super::lexicon::Lexicon;
 use super::words::plain_words;
 
 /// A query made ready to read: its text (the asking sentences first) and the index of its
 /// first plain word that belongs to the situation (`usize::MAX`: none does).
-pub(super) struct Focus {
-    pub(super) text: String,
+pub(super) struct Focus<'a> {
+    pub(super) text: Cow<'a, str>,
     pub(super) situation_from: usize,
 }
 
-impl Focus {
-    /// A text read whole, as it is.
-    pub(super) fn whole(text: &str) -> Focus {
+impl<'a> Focus<'a> {
+    /// A text read whole, as it is (an ask, or a query with nothing to set apart).
+    pub(super) fn whole(text: impl Into<Cow<'a, str>>) -> Focus<'a> {
         Focus {
-            text: text.to_string(),
+            text: text.into(),
             situation_from: usize::MAX,
         }
     }
@@ -33,15 +35,15 @@ const NAME_WORDS: usize = 4;
 /// Reads `query` as a person wrote it: evidence aside ([`set_evidence_aside`]); then, in a text
 /// of several sentences of which some ask (a question mark, a request or procedure phrase of
 /// the vocabulary) and some do not, the asking ones first and the rest the situation.
-pub(super) fn focus(lexicon: &Lexicon, query: &str) -> Focus {
+pub(super) fn focus(lexicon: &Lexicon, query: &str) -> Focus<'static> {
     let text = set_evidence_aside(query);
     let parts = sentences(&text);
     if parts.len() < 2 || plain_words(&text).len() < STORY_WORDS {
-        return Focus::whole(&text);
+        return Focus::whole(text);
     }
     let asks: Vec<bool> = parts.iter().map(|s| asks(lexicon, s)).collect();
     if asks.iter().all(|a| *a) || !asks.iter().any(|a| *a) {
-        return Focus::whole(&text);
+        return Focus::whole(text);
     }
     let (mut goal, mut story) = (String::new(), String::new());
     for (s, a) in parts.iter().zip(&asks) {
@@ -51,7 +53,7 @@ pub(super) fn focus(lexicon: &Lexicon, query: &str) -> Focus {
     }
     let situation_from = plain_words(&goal).len();
     Focus {
-        text: format!("{goal}{story}"),
+        text: Cow::Owned(format!("{goal}{story}")),
         situation_from,
     }
 }
@@ -98,7 +100,7 @@ fn sentences(text: &str) -> Vec<&str> {
 /// asides (in parentheses, which the search counts less), and so do file paths (what they
 /// name is a clue, not the request); a short quoted name or command stays as words; links and
 /// version numbers are dropped (a sentence's closing mark kept).
-pub(super) fn set_evidence_aside(query: &str) -> String {
+fn set_evidence_aside(query: &str) -> String {
     let mut spans = String::with_capacity(query.len() + 8);
     let mut rest = query;
     while let Some(open) = rest.find(['`', '"', '\u{201c}']) {

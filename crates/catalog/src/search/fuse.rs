@@ -62,7 +62,7 @@ impl SearchIndex {
             return Vec::new();
         }
         let focus = super::focus::focus(&self.lexicon, query);
-        let query = focus.text.as_str();
+        let query = &*focus.text;
         let groups = self.parse_focused(&focus);
         if groups.is_empty() {
             return Vec::new();
@@ -275,7 +275,7 @@ impl SearchIndex {
     /// query's words or is off.
     pub fn semantic_ranking(&self, query: &str, limit: usize) -> Vec<String> {
         let focus = super::focus::focus(&self.lexicon, query);
-        let query = focus.text.as_str();
+        let query = &*focus.text;
         let groups = self.parse_focused(&focus);
         let Some(meaning) = self.meaning(query, &groups) else {
             return Vec::new();

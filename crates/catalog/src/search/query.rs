@@ -189,7 +189,7 @@ impl SearchIndex {
     /// [`SearchIndex::parse`] of a focused query: the words of its situation (the sentences
     /// that do not ask, unless the asking ones say them too) count as told before the request.
     pub(super) fn parse_focused(&self, focus: &Focus) -> Vec<Group> {
-        let query = focus.text.as_str();
+        let query = &*focus.text;
         let mut analyzer = self.analyzer.clone();
         let w = &self.weights;
         let words = plain_words(query);
