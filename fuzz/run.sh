@@ -13,6 +13,7 @@
 #   FUZZ_PROFILE    release (default; optimized, with debug assertions) or dev (unoptimized:
 #                   builds faster, runs slower; what CI uses for its short smoke run).
 #   FUZZ_JOBS       cargo build jobs (default 1: the machine is shared).
+#   FUZZ_BUILD_ONLY 1: install, seed and build, run nothing (CI builds while other steps run).
 #   FUZZ_MAX_SEEDS  run each target on at most this many of its seeds (the smallest), in a
 #                   scratch corpus under target/: libFuzzer replays a whole corpus before its
 #                   time limit counts, which for the unoptimized openapi and overlay targets is
@@ -48,6 +49,7 @@ echo "== ${build[*]}"
 start=$(date +%s)
 "${build[@]}"
 echo "== built in $(($(date +%s) - start)) s"
+[ "${FUZZ_BUILD_ONLY:-}" = 1 ] && exit 0
 
 triple=$(rustc +nightly -vV | sed -n 's/^host: //p')
 dir=release

@@ -6,8 +6,9 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use anyhow::{Context, Result, ensure};
+use tantivy::directory::RamDirectory;
 use tantivy::schema::{FAST, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
-use tantivy::tokenizer::TextAnalyzer;
+use tantivy::tokenizer::{TextAnalyzer, TokenizerManager};
 use tantivy::{Index, ReloadPolicy, TantivyDocument};
 
 use super::index::{AskVectors, Entry, Fields, SearchIndex, Word};
@@ -20,6 +21,10 @@ use crate::semantic;
 /// Mixed into an ask's cache key: an ask and an action text of the same words are embedded
 /// with different weights and must not share a vector.
 const ASK_KEY: u64 = 0x6173_6b73_2d76_3031;
+
+/// The index writer's memory budget: it sizes the term table (a third of it, rounded down to a
+/// power of two buckets), which grows when a larger catalog needs it.
+const WRITER_BUDGET: usize = 1 << 20;
 
 impl SearchIndex {
     /// Builds an in-memory index over every action of the catalog, with the measured weights.
@@ -55,17 +60,21 @@ impl SearchIndex {
             params: sb.add_text_field("params", text),
             ord: sb.add_u64_field("ord", FAST),
         };
-        let index = Index::create_in_ram(sb.build());
-        let mut analyzer = index
-            .tokenizers()
+        // The index's own tokenizers are tantivy's defaults: the analyzer a query is read with
+        // is the one its documents were written with.
+        let mut analyzer = TokenizerManager::default()
             .get("en_stem")
             .context("tantivy has no en_stem tokenizer")?;
         let lexicon = Lexicon::compile(&catalog.vocabulary, &mut analyzer);
 
         let mut domain_names: HashMap<&str, usize> = HashMap::new();
         let mut domain_keywords: Vec<Vec<Vec<String>>> = Vec::new();
-        let mut writer = index
-            .writer_with_num_threads::<TantivyDocument>(1, 15_000_000)
+        // One segment written on this thread: tantivy's IndexWriter starts threads, allocates a
+        // 10,000-document channel and a term table sized by its 15 MB minimum budget, most of a
+        // start's heap peak for a few hundred short documents (docs/measurements.md).
+        let mut writer = Index::builder()
+            .schema(sb.build())
+            .single_segment_index_writer::<TantivyDocument>(RamDirectory::create(), WRITER_BUDGET)
             .context("creating the search index writer")?;
         let mut entries = Vec::with_capacity(catalog.actions.len());
         let mut verbs: HashSet<String> = HashSet::new();
@@ -177,8 +186,7 @@ impl SearchIndex {
             }
             entries.push(entry);
         }
-        writer.commit().context("committing the search index")?;
-        drop(writer);
+        let index = writer.finalize().context("writing the search index")?;
 
         let reader = index
             .reader_builder()
