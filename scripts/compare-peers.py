@@ -45,6 +45,11 @@ by two runs, ours "without" a fresh empty cache dir each run. In each run:
   one write; HTTP: 200 POSTs on 200 connections released together), time until all 200 are
   answered.
 
+The simulator listens with a backlog of 128: a server that opens ~200 connections to it at
+once in the burst (the node peers' fetch does) now and then meets a dropped SYN and TCP's 1 s
+retransmit, and that run's burst takes ~1.1 s; medians stand a few such runs, and --json keeps
+every run to look at.
+
 With --idle S every server waits S seconds after initialize (and the pings) before the
 calls, and the CPU it spent by itself in that wait is a row of its own: without it, work a
 server starts on its own at startup (ours loads its search index in the background) falls
