@@ -69,6 +69,7 @@ mod server_results;
 mod server_subscriptions;
 mod server_surfaces;
 mod server_tasks;
+mod server_undo;
 mod spec_fetch;
 mod toolsnaps;
 mod workflows;

@@ -45,6 +45,7 @@ pub fn action_json(a: &arcane_catalog::Action) -> Value {
         "impact": a.safety.impact,
         "impactReason": a.safety.impact_reason,
         "idempotent": a.safety.idempotent,
+        "undo": a.safety.undo,
         "kind": a.output.kind.as_str(),
         "list": a.output.list,
         "required": a.request.required,
@@ -96,6 +97,30 @@ pub fn summary(cat: &Catalog) -> String {
         "impact of the mutating ones (every class but routine is asked): {}",
         classes.join(", ")
     );
+    let mut undo: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut unsaid = Vec::new();
+    for a in cat.actions.iter().filter(|a| a.safety.mutating) {
+        match &a.safety.undo {
+            Some(arcane_catalog::Undo::By(_)) => *undo.entry("by an inverse").or_default() += 1,
+            Some(arcane_catalog::Undo::Nothing(_)) => {
+                *undo.entry("nothing to undo").or_default() += 1
+            }
+            Some(arcane_catalog::Undo::Never(_)) => {
+                *undo.entry("cannot be undone").or_default() += 1
+            }
+            None => unsaid.push(a.id.as_str()),
+        }
+    }
+    let undo: Vec<String> = undo.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let _ = writeln!(out, "undo of the mutating ones: {}", undo.join(", "));
+    if !unsaid.is_empty() {
+        let _ = writeln!(
+            out,
+            "no `undo` said ({}; the question does not say whether they can be undone): {}",
+            unsaid.len(),
+            unsaid.join(", ")
+        );
+    }
     let unclassed: Vec<&str> = cat.unclassed().map(|a| a.id.as_str()).collect();
     if !unclassed.is_empty() {
         let _ = writeln!(

@@ -45,7 +45,7 @@ use crate::load::dirs;
 use crate::load::sources::Sources;
 
 /// Changes whenever the stored form of a catalog changes, so that older entries are ignored.
-const FORMAT: u32 = 8;
+const FORMAT: u32 = 9;
 /// Entries kept in the directory (the newest ones); older entries are deleted after a write.
 const KEEP: usize = 8;
 /// An entry larger than this is not read (a catalog of Arcane's 2.8 document is about 2 MB).

@@ -25,7 +25,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use arcane_catalog::Action;
+use arcane_catalog::{Action, Undo};
 use arcane_engine::CallContext;
 use arcane_engine::Effect;
 
@@ -62,7 +62,7 @@ pub fn declares_forms(capabilities: Option<&ClientCapabilities>) -> bool {
 /// given, as the safe-mode preview says it), and why it is asked.
 pub fn message(action: &Action, effect: &Effect) -> String {
     let why = if action.safety.destructive {
-        "This is destructive and cannot be undone.".to_string()
+        "This is destructive.".to_string()
     } else if let Some(what) = &action.safety.reveals_secret {
         format!("It hands {what} to the assistant.")
     } else if action.safety.impact.asks() {
@@ -71,8 +71,14 @@ pub fn message(action: &Action, effect: &Effect) -> String {
     } else {
         "It can run or change anything this action reaches.".to_string()
     };
+    // Said only where the catalog knows the change is lost (docs/undo.md): a person weighs a
+    // question that says it of everything less than one that says it when it is true.
+    let lost = match &action.safety.undo {
+        Some(Undo::Never(what)) => format!(" It cannot be undone: {what}."),
+        _ => String::new(),
+    };
     format!(
-        "An assistant wants to run {}\n\n{why} Run it?",
+        "An assistant wants to run {}\n\n{why}{lost} Run it?",
         effect.text()
     )
 }

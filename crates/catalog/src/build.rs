@@ -132,6 +132,8 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     let mut param_misfits = Vec::new();
     // Where each action's `confirmDiff` was last set, for the errors of `check_confirm_diffs`.
     let mut diff_origins: HashMap<String, (String, usize, String)> = HashMap::new();
+    // Where each action's `undo` was last set, for the errors of `check_undos`.
+    let mut undo_origins: HashMap<String, (String, usize, String)> = HashMap::new();
     // Impact classes declared by the built-in files and by the operator's, by derived ID.
     let mut classes = Classes::default();
     for file in &input.layers.overlays {
@@ -193,6 +195,17 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
                 };
                 layer.insert(actions[i].derived_id.clone(), declared);
             }
+            if let Some(u) = &ov.undo {
+                let at = file.lines.line_of(&["actions", key.as_str(), "undo"]);
+                let undo = u
+                    .read()
+                    .map_err(|e| anyhow::anyhow!("{}:{at}: {key}: undo {e}", file.origin))?;
+                actions[i].safety.undo = Some(undo);
+                undo_origins.insert(
+                    actions[i].derived_id.clone(),
+                    (file.origin.clone(), at, key.clone()),
+                );
+            }
             if ov.confirm_diff.is_some() {
                 let at = file
                     .lines
@@ -251,6 +264,8 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     }
     check_text_omits(&actions)?;
     let diff_misfits = check_confirm_diffs(&mut actions, &diff_origins)?;
+    let withdrawn: HashSet<&str> = excluded.iter().filter_map(|e| e.id.as_deref()).collect();
+    let undo_misfits = crate::undo_check::check_all(&mut actions, &undo_origins, &withdrawn)?;
     check_confirm_scopes(&mut actions)?;
     let known: HashSet<String> = actions.iter().map(|a| a.id.clone()).collect();
     for a in &mut actions {
@@ -346,6 +361,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
         })
         .chain(misfits)
         .chain(diff_misfits)
+        .chain(undo_misfits)
         .collect();
     catalog.vocabulary = vocabulary;
     catalog.presets = presets;

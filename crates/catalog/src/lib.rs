@@ -22,6 +22,8 @@ mod prompt_layers;
 mod search;
 pub mod semantic;
 mod spec;
+mod undo;
+mod undo_check;
 mod vocabulary;
 mod yaml;
 
@@ -51,6 +53,7 @@ pub use search::{
     CLEAR_LEAD, Hit, SearchIndex, Weights, action_words, implicit_asks, is_weak, is_weak_with,
 };
 pub use spec::{MAX_INLINED_DEPTH, MAX_INLINED_NODES, RefResolver, SpecDoc, SpecFormat};
+pub use undo::{Filled, Inverse, Source, Undo};
 pub use vocabulary::Vocabulary;
 pub use yaml::{
     DATA_FILE as YAML_DATA_FILE, Limits as YamlLimits, MAX_NODES, MAX_SPEC_BYTES, MAX_SPEC_NODES,

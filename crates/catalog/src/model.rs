@@ -450,6 +450,10 @@ pub struct Safety {
     /// is not masked and says so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reveals_secret: Option<String>,
+    /// How the change is taken back, or why it cannot be (overlay `undo`, docs/undo.md);
+    /// `None` for a read, and for a write no overlay describes (it says nothing of undoing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo: Option<crate::undo::Undo>,
 }
 
 /// What the answer is and how it is shown: its kind and shape, the text's table and

@@ -89,6 +89,9 @@ pub struct ActionOverlay {
     pub encoded_json: Option<Vec<EncodedJson>>,
     /// A minimal example call (the arguments, as a client sends them).
     pub example: Option<Value>,
+    /// How the change is taken back, or why it cannot be (docs/undo.md); a later file's
+    /// entry replaces an earlier one.
+    pub undo: Option<crate::undo::UndoOverlay>,
 }
 
 /// When an action's calls are confirmed (overlay `confirm`).

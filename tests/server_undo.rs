@@ -1,0 +1,227 @@
+//! Undo as data (docs/undo.md): every change of Arcane 2.8.0 says how it is taken back or why
+//! it cannot be; an inverse names real actions and parameters; the person's question says
+//! "cannot be undone" where, and only where, that is so.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::fixtures;
+use crate::server_confirm::Asker;
+use crate::server_support::{Sim, call, catalog, is_error, spawn_with, writes};
+use arcane_catalog::{Impact, Undo};
+
+/// The table: no mutating action of 2.8.0 without an inverse or a reason, a reason one line a
+/// person can read, an inverse an action that changes something. Most asked changes (what can
+/// take the host, hand out access or destroy) are covered by a sentence, not left to guess.
+#[test]
+fn every_change_of_2_8_0_says_how_it_is_undone_or_why_not() {
+    let cat = catalog();
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for a in cat.actions.iter().filter(|a| a.safety.mutating) {
+        let undo = a.safety.undo.as_ref().unwrap_or_else(|| {
+            panic!(
+                "{} says nothing of undoing: add it to overrides/undo.yaml",
+                a.id
+            )
+        });
+        match undo {
+            Undo::By(inv) => {
+                let by = cat.get(&inv.action).expect("checked at load");
+                assert!(by.safety.mutating, "{} is undone by a read", a.id);
+                *kinds.entry("by").or_default() += 1;
+            }
+            Undo::Nothing(why) | Undo::Never(why) => {
+                assert!(
+                    why.len() >= 12 && !why.contains('\n') && !why.ends_with('.'),
+                    "{}: {why:?} is not one short line (the question adds its own full stop)",
+                    a.id
+                );
+                *kinds
+                    .entry(if matches!(undo, Undo::Never(_)) {
+                        "never"
+                    } else {
+                        "nothing"
+                    })
+                    .or_default() += 1;
+            }
+        }
+    }
+    assert_eq!(kinds.values().sum::<usize>(), 182, "{kinds:?}");
+    // Reads say nothing of undoing: there is nothing to take back.
+    assert!(
+        cat.actions
+            .iter()
+            .filter(|a| !a.safety.mutating)
+            .all(|a| a.safety.undo.is_none())
+    );
+    // A prune or a volume deleted is lost for good; a stopped container is started again.
+    for (id, never) in [
+        ("volume.delete", true),
+        ("image.prune", true),
+        ("system.prune", true),
+        ("container.stop", false),
+        ("project.down", false),
+        ("swarm_service.update", false),
+    ] {
+        let undo = cat.get(id).and_then(|a| a.safety.undo.as_ref());
+        assert_eq!(
+            matches!(undo, Some(Undo::Never(_))),
+            never,
+            "{id}: {undo:?}"
+        );
+    }
+}
+
+/// Every action that asks: its question says "cannot be undone" exactly when the catalog says
+/// the change is lost, with what is lost; a destructive action with an inverse is not said to
+/// be lost.
+#[test]
+fn the_question_says_cannot_be_undone_only_when_it_cannot() {
+    let cat = catalog();
+    let (mut lost, mut kept_destructive) = (0, 0);
+    for a in cat.actions.iter().filter(|a| a.needs_confirmation()) {
+        let effect =
+            arcane_engine::describe(a, &Default::default(), &Default::default(), Some("0"));
+        let q = arcane_mcp::mcp::confirm::message(a, &effect);
+        match &a.safety.undo {
+            Some(Undo::Never(what)) => {
+                assert!(
+                    q.contains(&format!("It cannot be undone: {what}.")),
+                    "{}: {q}",
+                    a.id
+                );
+                lost += 1;
+            }
+            _ => {
+                assert!(!q.contains("cannot be undone"), "{}: {q}", a.id);
+                if a.safety.impact == Impact::Destroys {
+                    kept_destructive += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        lost >= 60 && kept_destructive >= 10,
+        "{lost} lost, {kept_destructive} destructive with an inverse"
+    );
+}
+
+/// Through a real client: deleting a volume is asked with what is lost; deleting a network,
+/// which a capture can recreate, is asked without "cannot be undone". Declined, nothing is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_reads_what_is_lost_in_the_question() {
+    use rmcp::model::ElicitationAction::Decline;
+    let sim = Sim::start().await;
+    let handler = Asker::new(Some((Decline, false)));
+    let client = spawn_with(handler.clone(), &sim.base(), sim.sim.api_key(), &[]).await;
+    for (params, lost) in [
+        (
+            json!({"action": "volume.delete", "params": {"volumeName": "pgdata"}}),
+            true,
+        ),
+        (
+            json!({"action": "network.delete", "params": {"networkId": "backend"}}),
+            false,
+        ),
+    ] {
+        let r = call(&client, "arcane_execute_action", params.clone()).await;
+        assert!(is_error(&r), "{params}");
+        let q = handler.questions().pop().expect("asked");
+        assert_eq!(q.contains("It cannot be undone: "), lost, "{q}");
+        assert!(q.contains("This is destructive."), "{q}");
+    }
+    assert!(writes(&sim.requests().await).is_empty());
+    client.cancel().await.ok();
+}
+
+/// An overlay's inverse that names a field the read does not answer, or a parameter the
+/// inverse lacks, is reported with its file and line, and the action says nothing of undoing
+/// rather than promise what cannot be filled; a `capture` that changes state fails the load.
+#[test]
+fn a_wrong_inverse_is_reported_where_it_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let load = |yaml: &str| {
+        std::fs::write(dir.path().join("undo.yaml"), yaml).unwrap();
+        arcane_mcp::load::sources::Sources::of_spec(fixtures::spec_v2())
+            .with_overrides(dir.path().to_path_buf())
+            .build()
+    };
+    let cat = load(
+        "actions:\n  api_key.update:\n    undo: {capture: api_key.get, by: api_key.update, params: {name: capture.nmae}}\n",
+    )
+    .expect("a misfit is reported, not fatal");
+    let misfit = cat
+        .unmatched_overlays
+        .iter()
+        .find(|u| u.key == "api_key.update")
+        .expect("reported");
+    assert_eq!(misfit.line, 3, "{misfit:?}");
+    assert!(
+        misfit
+            .reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("nmae"),
+        "{misfit:?}"
+    );
+    assert!(cat.get("api_key.update").unwrap().safety.undo.is_none());
+
+    let err = load(
+        "actions:\n  container.stop:\n    undo: {capture: container.start, by: container.start}\n",
+    )
+    .expect_err("a capture that changes state");
+    assert!(format!("{err:#}").contains("not a plain read"), "{err:#}");
+    let err = load("actions:\n  container.stop:\n    undo: {never: gone, by: container.start}\n")
+        .expect_err("two answers");
+    assert!(format!("{err:#}").contains("undo"), "{err:#}");
+}
+
+/// The inverse's arguments for one call, filled as the entries say: the call's own
+/// parameters by name, a field of the captured state picked out of a list, the ID a create
+/// answered.
+#[test]
+fn an_inverse_is_filled_from_the_call_the_capture_and_the_answer() {
+    let cat = catalog();
+    let fill = |id: &str, call: Value, capture: Option<Value>, result: Option<Value>| {
+        let Some(Undo::By(inv)) = cat.get(id).and_then(|a| a.safety.undo.clone()) else {
+            panic!("{id} has an inverse");
+        };
+        let by = cat.get(&inv.action).unwrap();
+        let takes: Vec<&str> = by.params.iter().map(|p| p.name.as_str()).collect();
+        let args = inv
+            .arguments(
+                arcane_catalog::Filled {
+                    call: call.as_object().unwrap(),
+                    capture: capture.as_ref(),
+                    result: result.as_ref(),
+                },
+                &takes,
+            )
+            .unwrap();
+        (inv.action.clone(), Value::Object(args))
+    };
+    assert_eq!(
+        fill("container.stop", json!({"containerId": "web"}), None, None),
+        ("container.start".into(), json!({"containerId": "web"}))
+    );
+    let (by, args) = fill(
+        "api_key.create",
+        json!({"name": "ci"}),
+        None,
+        Some(json!({"id": "k-9", "key": "secret"})),
+    );
+    assert_eq!(
+        (by.as_str(), args["id"].clone()),
+        ("api_key.delete", json!("k-9"))
+    );
+    let (_, args) = fill(
+        "settings.update",
+        json!({"pollingInterval": "30"}),
+        Some(
+            json!({"items": [{"key": "pollingInterval", "value": "60"}, {"key": "other", "value": "x"}]}),
+        ),
+        None,
+    );
+    assert_eq!(args, json!({"pollingInterval": "60"}));
+}
