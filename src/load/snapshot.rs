@@ -79,7 +79,13 @@ impl Snapshot {
                 each.join("; ")
             );
         }
-        let search = Search::spawn(&catalog, cache.cloned());
+        // Only the dynamic surface searches: on the others an index built at every start and
+        // reload would cost CPU and memory for nothing (built on first use if ever needed).
+        let search = if surface == Surface::Dynamic {
+            Search::spawn(&catalog, cache.cloned())
+        } else {
+            Search::unbuilt(cache.cloned())
+        };
         for entry in policy.unknown_entries(&catalog) {
             tracing::warn!(
                 entry,
