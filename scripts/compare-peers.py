@@ -507,12 +507,15 @@ def one_run(subject, sim_url, calls, burst, settle=0.0, idle=0.0):
 
 
 def start_sim(sim):
-    p = subprocess.Popen([sim, "--spec", SPEC], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = p.stdout.readline()
-    if not line.startswith("listening on "):
-        p.kill()
-        raise SystemExit(f"{sim} did not start: {line!r}")
-    return p, line.split()[-1]
+    """The simulator as compare-builds.py starts it (one way to start it for both scripts)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "compare_builds", os.path.join(ROOT, "scripts", "compare-builds.py")
+    )
+    builds = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builds)
+    return builds.start_sim(sim)
 
 
 # figure, key, format, the lead the issue asks of us (None: just reported)

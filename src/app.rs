@@ -30,6 +30,8 @@ pub struct App {
     started: std::time::Instant,
     /// The audit log of mutating calls, when `--audit-log` is set.
     audit: Option<Arc<crate::mcp::audit_log::AuditLog>>,
+    /// The history of changes, when `--history` is set.
+    history: Option<Arc<crate::mcp::history::History>>,
     /// Built catalogs by the hash of their files (`--catalog-cache-dir`), for startup and
     /// reload; `None` with `--no-catalog-cache`.
     cache: Option<CatalogCache>,
@@ -104,6 +106,11 @@ impl App {
                 crate::mcp::audit_log::AuditLog::open(p, args.audit_log_max_bytes).map(Arc::new)
             })
             .transpose()?;
+        let history = args
+            .history
+            .as_deref()
+            .map(|p| crate::mcp::history::History::open(p).map(Arc::new))
+            .transpose()?;
         let snapshot =
             Snapshot::build_cached(catalog, args.tool_surface, policy.clone(), cache.as_ref())?;
         if args.insecure_skip_verify {
@@ -135,6 +142,7 @@ impl App {
             policy,
             started,
             audit,
+            history,
             cache,
             provenance,
             max_calls_in_flight: args.max_calls_in_flight,
@@ -180,6 +188,7 @@ impl App {
     pub fn server(&self) -> ArcaneServer {
         ArcaneServer::new(self.live.clone(), self.executor.clone())
             .with_audit(self.audit.clone())
+            .with_history(self.history.clone())
             .with_tasks(self.tasks.clone())
             .with_subscriptions(self.subscriptions)
             .with_apps(self.apps)

@@ -147,7 +147,8 @@ pub fn takes(path: &[&str], id: &str) -> bool {
         [] | ["serve"] => true,
         ["catalog" | "check"] => source || logs || id == "arcane_url",
         ["find"] => source || logs || cache || id == "arcane_url" || is(FIND),
-        ["call"] => !http && !is(SESSION),
+        ["call" | "undo"] => !http && !is(SESSION),
+        ["history"] => logs || id == "history",
         ["demo"] => !is(CONNECTION) && id != "spec_cache",
         ["demo", "call"] => !http && !is(CONNECTION) && !is(SESSION) && id != "spec_cache",
         ["demo", "find"] => demo_source || logs || cache || is(FIND),
@@ -226,6 +227,8 @@ fn refuse_settings_not_taken(matches: &clap::ArgMatches) -> Result<(), clap::Err
             &["demo"],
             &["call"],
             &["find"],
+            &["history"],
+            &["undo"],
             &["demo", "call"],
             &["demo", "find"],
             &["catalog"],
@@ -263,6 +266,37 @@ pub enum Command {
     Call(CallArgs),
     /// Search the catalog as arcane_find_action does and print the result.
     Find(FindArgs),
+    /// List the changes the server made (with --history FILE), newest first, and how each is
+    /// taken back.
+    History(HistoryArgs),
+    /// Take back a change of the history: run the call it recorded (--confirm where the
+    /// change asks).
+    Undo(UndoArgs),
+}
+
+/// `arcane-mcp history`.
+#[derive(Debug, Clone, Args)]
+pub struct HistoryArgs {
+    /// How many changes, newest first.
+    #[arg(long, default_value_t = 20)]
+    pub last: usize,
+    /// Print the changes as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `arcane-mcp undo ID`.
+#[derive(Debug, Clone, Args)]
+pub struct UndoArgs {
+    /// The change's ID, as `arcane-mcp history` lists it.
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Confirm the call that takes it back, where it asks (without it nothing is sent).
+    #[arg(long)]
+    pub confirm: bool,
+    /// Print the result's structuredContent as JSON instead of its text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `arcane-mcp demo`.
@@ -678,6 +712,11 @@ pub struct ServeArgs {
         value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(4096..)
     )]
     pub audit_log_max_bytes: u64,
+    /// Keep a JSON line per change made through the server in this file, with the call that
+    /// takes it back (docs/undo.md): `arcane-mcp history` lists them, `arcane-mcp undo ID`
+    /// runs one. Secrets are never written; the newest 1,000 are kept.
+    #[arg(long, env = "ARCANE_MCP_HISTORY", value_name = "PATH")]
+    pub history: Option<PathBuf>,
     /// Where built catalogs are cached, keyed by a hash of the spec, the overlay and
     /// declaration files and this binary's version (docs/measurements.md): a start with
     /// unchanged files skips the build. Default: $XDG_CACHE_HOME/arcane-mcp/catalogs.

@@ -225,3 +225,197 @@ fn an_inverse_is_filled_from_the_call_the_capture_and_the_answer() {
     );
     assert_eq!(args, json!({"pollingInterval": "60"}));
 }
+
+/// As an operator does it: a server started with `--history FILE`; the assistant stops a
+/// container, creates an API key and renames it. `arcane-mcp history` lists the changes with
+/// how each is taken back; `arcane-mcp undo ID` starts the container again (the call's own
+/// parameters), renames the key back (the state read before the rename) and, with `--confirm`
+/// where the undo asks, deletes the key (the ID its creation answered). Each undo is a change
+/// of its own: undoing it again is a redo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_is_listed_and_taken_back_from_the_command_line() {
+    use crate::process_support::{stderr, stdout};
+    use crate::server_support::{command, spawn, text};
+    let sim = Sim::start().await;
+    let key = sim.sim.api_key().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.jsonl");
+    let history = ["--history", file.to_str().unwrap()];
+    let running = |c: &Option<Value>| c.as_ref().unwrap()["state"] == "running";
+
+    let client = spawn(&sim.base(), &key, &history).await;
+    let run_tool = async |action: &str, params: Value| {
+        let r = call(
+            &client,
+            "arcane_execute_action",
+            json!({"action": action, "params": params, "confirm": true}),
+        )
+        .await;
+        assert!(!is_error(&r), "{action}: {}", text(&r));
+        r.structured_content.unwrap_or_default()
+    };
+    run_tool("container.stop", json!({"containerId": "web-1"})).await;
+    assert!(!running(&sim.container("web-1").await));
+    let created = run_tool(
+        "api_key.create",
+        json!({"name": "deploy", "permissions": [{"permission": "projects:read"}]}),
+    )
+    .await;
+    let id = created["id"]
+        .as_str()
+        .expect("the new key's ID")
+        .to_string();
+    run_tool("api_key.update", json!({"id": id, "name": "deploy-old"})).await;
+    let name = async || {
+        let client = spawn(&sim.base(), &key, &[]).await;
+        let r = call(
+            &client,
+            "arcane_execute_action",
+            json!({"action": "api_key.get", "params": {"id": id}}),
+        )
+        .await;
+        client.cancel().await.ok();
+        (!is_error(&r)).then(|| r.structured_content.unwrap()["name"].clone())
+    };
+    assert_eq!(name().await, Some(json!("deploy-old")));
+    client.cancel().await.ok();
+
+    // `history` reads the file alone; `undo` calls Arcane as `call` does.
+    let run = |args: Vec<&str>| {
+        let mut c = if args[0] == "history" {
+            let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_arcane-mcp"));
+            c.env_clear().args(history);
+            c
+        } else {
+            command(&sim.base(), &key, &history)
+        };
+        c.args(args);
+        async move { c.output().await.unwrap() }
+    };
+    let listed = |out: &std::process::Output| -> Vec<Value> {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // Newest first.
+    let changes = listed(&run(vec!["history", "--json"]).await);
+    let actions: Vec<&str> = changes
+        .iter()
+        .map(|c| c["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        ["api_key.update", "api_key.create", "container.stop"]
+    );
+    let ids: Vec<String> = changes
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        changes[0]["undo"]["params"]["name"], "deploy",
+        "{changes:?}"
+    );
+    assert_eq!(changes[1]["undo"]["action"], "api_key.delete");
+    assert_eq!(changes[1]["undo"]["params"]["id"], json!(id));
+    assert_eq!(changes[2]["undo"]["action"], "container.start");
+    let text_list = stdout(&run(vec!["history"]).await);
+    assert!(
+        text_list.contains("undo runs container.start") && text_list.contains(&ids[2]),
+        "{text_list}"
+    );
+
+    // The stop, taken back: no question (starting a container is routine).
+    let out = run(vec!["undo", &ids[2]]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(running(&sim.container("web-1").await));
+    // The rename asks (it changes who may do what): nothing is sent without --confirm.
+    let out = run(vec!["undo", &ids[0]]).await;
+    assert_ne!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("--confirm"), "{}", stdout(&out));
+    assert_eq!(name().await, Some(json!("deploy-old")));
+    let out = run(vec!["undo", &ids[0], "--confirm"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_eq!(name().await, Some(json!("deploy")));
+    // The creation, taken back: the key is gone.
+    let out = run(vec!["undo", &ids[1], "--confirm"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_eq!(name().await, None);
+
+    // Each undo is a change of its own: the start's undo stops web-1 again (a redo).
+    let changes = listed(&run(vec!["history", "--json"]).await);
+    assert_eq!(changes.len(), 6, "{changes:?}");
+    let redo = changes
+        .iter()
+        .find(|c| c["action"] == "container.start")
+        .expect("the undo is recorded");
+    assert_eq!(redo["undo"]["action"], "container.stop");
+    let out = run(vec!["undo", redo["id"].as_str().unwrap()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!running(&sim.container("web-1").await));
+
+    // A line that is not a change is skipped and said; an unknown ID sends nothing.
+    let before = writes(&sim.requests().await).len();
+    let mut lines = std::fs::read_to_string(&file).unwrap();
+    lines.push_str("not a change\n");
+    std::fs::write(&file, lines).unwrap();
+    let out = run(vec!["history"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("1 line(s)"), "{}", stderr(&out));
+    let out = run(vec!["undo", "no-such-change"]).await;
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("arcane-mcp history"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(writes(&sim.requests().await).len(), before);
+}
+
+/// No secret is written to the history: a change whose restore would need one (an env file
+/// with a password) is recorded as not undoable from it, and the file holds neither value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_history_keeps_no_secret() {
+    let sim = Sim::start().await;
+    let key = sim.sim.api_key().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.jsonl");
+    let client =
+        crate::server_support::spawn(&sim.base(), &key, &["--history", file.to_str().unwrap()])
+            .await;
+    let r = call(
+        &client,
+        "arcane_execute_action",
+        json!({"action": "project.update", "confirm": true,
+               "params": {"projectId": "webshop", "envContent": "POSTGRES_PASSWORD=n3w-pa55\n"}}),
+    )
+    .await;
+    assert!(!is_error(&r));
+    client.cancel().await.ok();
+    let text = std::fs::read_to_string(&file).unwrap();
+    for secret in ["s3cr3t-demo", "n3w-pa55"] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    let change: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(change["undo"]["kind"], "unknown", "{change}");
+    assert!(
+        change["undo"]["why"].as_str().unwrap().contains("secret"),
+        "{change}"
+    );
+}

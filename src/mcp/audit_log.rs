@@ -167,7 +167,28 @@ impl AuditLog {
     }
 }
 
-fn open_append(path: &Path) -> std::io::Result<File> {
+/// The Arcane key a call was made with: the caller's own (`key:` its fingerprint) or the
+/// server's.
+fn key_of(caller: &Actor) -> String {
+    caller
+        .user
+        .as_deref()
+        .map_or_else(|| "server-key".to_string(), |f| format!("key:{f}"))
+}
+
+/// Who made a call, in one word of the log's: the OAuth subject, the bearer token's name, or
+/// the Arcane key.
+pub(crate) fn who(caller: &Actor) -> String {
+    if let Some(g) = &caller.grant {
+        return plain(&g.subject, 100);
+    }
+    if let Some(t) = &caller.token {
+        return t.clone();
+    }
+    key_of(caller)
+}
+
+pub(crate) fn open_append(path: &Path) -> std::io::Result<File> {
     // A link is followed for what containers log to (`/dev/stdout`, a pipe), never to a
     // regular file: in a directory others can write, a planted link would have the server
     // append to any file it may write (a classic of shared /tmp).
@@ -236,7 +257,7 @@ fn line_of(e: &Entry<'_>) -> Value {
         "protocol": e.caller.protocol,
         "token": e.caller.token,
         "tokenFingerprint": e.caller.token_fingerprint,
-        "user": e.caller.user.as_deref().map_or_else(|| "server-key".to_string(), |f| format!("key:{f}")),
+        "user": key_of(e.caller),
         "action": e.action,
         "environment": e.environment,
         "targets": targets,

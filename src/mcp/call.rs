@@ -18,7 +18,7 @@ use crate::present::{
     error_result, mask_known_message, mask_known_result, result_text, tool_result,
 };
 use crate::surface::{self, Call};
-use arcane_catalog::Action;
+use arcane_catalog::{Action, Undo};
 use arcane_engine::{CallContext, CallError, Detached, Executor, Outcome, Produced};
 
 /// What every call runs on: the live snapshot, the executor, the audit log, the open
@@ -29,6 +29,8 @@ pub struct CallEnv {
     pub exec: Arc<Executor>,
     /// The audit log of mutating calls (`--audit-log`).
     pub audit: Option<Arc<AuditLog>>,
+    /// The history of changes (`--history`).
+    pub history: Option<Arc<crate::mcp::history::History>>,
     pub round_trips: Arc<RoundTrips>,
     /// The MCP tasks of every session and caller (docs/tasks.md).
     pub tasks: Arc<crate::mcp::tasks::Tasks>,
@@ -225,8 +227,115 @@ pub(crate) async fn run(
     };
     let action = call.action;
     let scope = snap.scope();
+    // The history: the call's parameters, and the state its `undo` entry reads before it.
+    let kept = env
+        .history
+        .as_ref()
+        .filter(|_| action.safety.mutating)
+        .map(|h| (h, call.params.clone()));
+    let before = match (&kept, &action.safety.undo) {
+        (Some((_, params)), Some(Undo::By(inv))) => match &inv.capture {
+            Some(read) => capture(env, &scope, read, params, ctx).await,
+            None => None,
+        },
+        _ => None,
+    };
     let answer = env.exec.run(&scope, call, confirmed.is_some(), ctx).await;
+    if let (Some((history, params)), Ok(outcome)) = (&kept, &answer) {
+        let result = match &outcome.produced {
+            Produced::Preview(..) => None,
+            Produced::Json(body) => Some(Some(arcane_catalog::unwrap_envelope(body.clone()))),
+            _ => Some(None),
+        };
+        if let Some(result) = result {
+            remember(env, &snap, history, action, params, before, result, caller);
+        }
+    }
     conclude(env, &snap, Some(action), answer, ending, ctx, caller)
+}
+
+/// The state a change's `undo` entry puts back, read just before the change with the call's
+/// parameters (as a structured result); `None` when the read fails (the change still runs, and
+/// its history says it cannot be taken back).
+async fn capture(
+    env: &CallEnv,
+    scope: &arcane_engine::Scope<'_>,
+    read: &str,
+    params: &Map<String, Value>,
+    ctx: &CallContext,
+) -> Option<Value> {
+    let action = scope.catalog.get(read)?;
+    let args: Map<String, Value> = params
+        .iter()
+        .filter(|(k, _)| action.param(k).is_some())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    match env.exec.execute(scope, read, args, false, ctx).await {
+        Ok(Outcome {
+            produced: Produced::Json(body),
+            ..
+        }) => Some(arcane_catalog::unwrap_envelope(body)),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::debug!(read, error = %e, "the state before a change could not be read; the history says it cannot be taken back");
+            None
+        }
+    }
+}
+
+/// Appends a change that ran to the history, with the call that takes it back.
+#[allow(clippy::too_many_arguments)]
+fn remember(
+    env: &CallEnv,
+    snap: &Snapshot,
+    history: &crate::mcp::history::History,
+    action: &Action,
+    params: &Map<String, Value>,
+    before: Option<Value>,
+    result: Option<Value>,
+    caller: &Actor,
+) {
+    use crate::mcp::history::{Change, TakeBack};
+    let environment = params
+        .get("environmentId")
+        .and_then(Value::as_str)
+        .unwrap_or(&env.exec.config().environment)
+        .to_string();
+    // The inverse's own parameters; the environment is set below, where the change ran.
+    let takes = |id: &str| {
+        snap.catalog.get(id).map(|a| {
+            a.params
+                .iter()
+                .filter(|p| p.location != arcane_catalog::ParamLocation::Environment)
+                .map(|p| p.name.clone())
+                .collect()
+        })
+    };
+    let mut undo = TakeBack::of(action, params, before.as_ref(), result.as_ref(), takes);
+    // The inverse runs where the change ran (an action of an environment).
+    if let TakeBack::Call { action, params } = &mut undo
+        && snap
+            .catalog
+            .get(action)
+            .is_some_and(|a| a.param("environmentId").is_some())
+    {
+        params
+            .entry("environmentId")
+            .or_insert_with(|| Value::String(environment.clone()));
+    }
+    history.record(&Change {
+        id: crate::mcp::history::new_id(),
+        time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        by: crate::mcp::audit_log::who(caller),
+        action: action.id.clone(),
+        environment,
+        params: arcane_redact::redacted_params(
+            params,
+            &action.domain,
+            &snap.catalog.identifiers(action),
+        ),
+        undo,
+    });
 }
 
 /// The audit line of a call that starts as MCP task `caller.task` (its end has its own).

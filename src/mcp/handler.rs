@@ -145,6 +145,7 @@ impl ArcaneServer {
                 live,
                 exec,
                 audit: None,
+                history: None,
                 round_trips: Arc::default(),
                 tasks: Arc::new(crate::mcp::tasks::Tasks::new(
                     8,
@@ -226,6 +227,15 @@ impl ArcaneServer {
     /// The same server writing mutating calls to an audit log.
     pub fn with_audit(mut self, audit: Option<Arc<audit_log::AuditLog>>) -> ArcaneServer {
         self.calls.audit = audit;
+        self
+    }
+
+    /// The same server keeping a history of changes in `history` (`--history`).
+    pub fn with_history(
+        mut self,
+        history: Option<Arc<crate::mcp::history::History>>,
+    ) -> ArcaneServer {
+        self.calls.history = history;
         self
     }
 

@@ -8,6 +8,7 @@ pub mod caller;
 pub mod confirm;
 pub mod core_tasks;
 pub mod handler;
+pub mod history;
 pub mod pacing;
 pub mod prompts;
 pub mod tasks;

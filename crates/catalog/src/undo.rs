@@ -153,7 +153,8 @@ impl Ref {
         while !rest.is_empty() {
             let end = rest.find(['.', '[']).unwrap_or(rest.len());
             let field = &rest[..end];
-            if !valid_name(field) {
+            // `*`: the name of the parameter the `*` key stands for (`capture.*`).
+            if field != "*" && !valid_name(field) {
                 return Err(format!("{path:?}: {field:?} is not a field name"));
             }
             rest = &rest[end..];
@@ -435,12 +436,12 @@ impl Ref {
                 let Some(v) = with.call.get(&self.steps[0].field) else {
                     return Ok(None);
                 };
-                return self.walk(v, &self.steps[1..], with, star).map(Some);
+                return self.walk(v, &self.steps[1..], with, star);
             }
             Origin::Capture => with.capture.ok_or("nothing was captured before the call")?,
             Origin::Result => with.result.ok_or("the call's answer was not kept")?,
         };
-        self.walk(root, &self.steps, with, star).map(Some)
+        self.walk(root, &self.steps, with, star)
     }
 
     fn walk(
@@ -449,11 +450,21 @@ impl Ref {
         steps: &[Step],
         with: Filled<'_>,
         star: Option<&str>,
-    ) -> Result<Value, String> {
-        for s in steps {
-            at = at
-                .get(&s.field)
-                .ok_or_else(|| format!("{} has no {:?}", self.written(), s.field))?;
+    ) -> Result<Option<Value>, String> {
+        for (i, s) in steps.iter().enumerate() {
+            let field = match (s.field.as_str(), star) {
+                ("*", Some(name)) => name,
+                (f, _) => f,
+            };
+            let Some(next) = at.get(field) else {
+                // A field the answer leaves out was unset: the inverse leaves it out too. A
+                // path that stops before its end is not the state the entry expects.
+                if i + 1 == steps.len() && s.select.is_none() {
+                    return Ok(None);
+                }
+                return Err(format!("{} has no {field:?}", self.written()));
+            };
+            at = next;
             if let Some((key, pick)) = &s.select {
                 let wanted = match pick {
                     Pick::Call(n) => with
@@ -476,7 +487,7 @@ impl Ref {
                     })?;
             }
         }
-        Ok(at.clone())
+        Ok(Some(at.clone()))
     }
 }
 
@@ -506,6 +517,7 @@ mod tests {
             json!("call.id"),
             json!("capture.items[id=call.id].name"),
             json!("capture.items[key=*].value"),
+            json!("capture.*"),
             json!("!call.attached"),
             json!("{call.repository}:{call.tag}"),
             json!({"driver": "capture.driver", "ipam": {"subnet": "capture.ipam.subnet"}}),

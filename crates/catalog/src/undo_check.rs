@@ -76,6 +76,9 @@ pub fn check_all(
 fn path_fits(schema: &Value, steps: &[Step]) -> Result<(), String> {
     let mut nodes = vec![schema];
     for s in steps {
+        if s.field == "*" {
+            return Ok(()); // a parameter's name, known only for a call
+        }
         let here: Vec<&Value> = nodes.iter().flat_map(|n| branches(n)).collect();
         let listed: Vec<&str> = here
             .iter()
@@ -213,12 +216,12 @@ fn check<'a>(
             {
                 return Ok(Some(format!("{name}: {}: {e}", r.written())));
             }
-            if r.steps
+            let starred = r
+                .steps
                 .iter()
-                .any(|s| matches!(s.select, Some((_, Pick::Star))))
-                && name != "*"
-            {
-                return Err(format!("{name}: `[KEY=*]` is for the `*` key only"));
+                .any(|s| s.field == "*" || matches!(s.select, Some((_, Pick::Star))));
+            if starred && name != "*" {
+                return Err(format!("{name}: `*` in a path is for the `*` key only"));
             }
         }
     }

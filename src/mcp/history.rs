@@ -1,0 +1,216 @@
+//! The history of changes (`--history FILE`, docs/undo.md): a JSON line per change made
+//! through the server, with who made it and the call that takes it back, filled when it ran
+//! from the catalog's `undo` entry (the state a capture read before it, the answer after). Kept
+//! bounded, read back by `arcane-mcp history` and `arcane-mcp undo`. A file that cannot be
+//! written or read costs the history, never a call.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use arcane_catalog::{Action, Filled, Undo};
+
+/// How many changes the file keeps (the oldest go first).
+pub const KEPT: usize = 1000;
+
+/// The longest line read back: a longer one is not a change this server wrote.
+const MAX_LINE: usize = 1 << 20;
+
+/// One change, as a line of the file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    /// Unique in the file: what `arcane-mcp undo` takes.
+    pub id: String,
+    /// RFC 3339, UTC.
+    pub time: String,
+    /// Who made it, as the audit log names them (`server-key`, `key:…`, a token's name).
+    pub by: String,
+    pub action: String,
+    pub environment: String,
+    /// The call's parameters, secrets masked.
+    pub params: Value,
+    pub undo: TakeBack,
+}
+
+/// What taking a change back is.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum TakeBack {
+    /// This call takes it back.
+    Call {
+        action: String,
+        params: Map<String, Value>,
+    },
+    /// Nothing lasting changed.
+    Nothing { why: String },
+    /// It cannot be undone.
+    Never { why: String },
+    /// The catalog says nothing of undoing this action, or the call could not be filled (the
+    /// state read before, or the answer, was not what the entry expects): why.
+    Unknown { why: String },
+}
+
+impl TakeBack {
+    /// The call that takes back a change of `action`, made with `call` (the parameters as
+    /// sent), the state `capture` read before it and its answer `result` (both as structured
+    /// results). `takes` looks up the inverse's parameters.
+    pub fn of(
+        action: &Action,
+        call: &Map<String, Value>,
+        capture: Option<&Value>,
+        result: Option<&Value>,
+        takes: impl Fn(&str) -> Option<Vec<String>>,
+    ) -> TakeBack {
+        match &action.safety.undo {
+            None => TakeBack::Unknown {
+                why: format!("the catalog does not say how {} is undone", action.id),
+            },
+            Some(Undo::Nothing(why)) => TakeBack::Nothing { why: why.clone() },
+            Some(Undo::Never(why)) => TakeBack::Never { why: why.clone() },
+            Some(Undo::By(inv)) => {
+                let Some(names) = takes(&inv.action) else {
+                    return TakeBack::Unknown {
+                        why: format!("{} is not in the catalog", inv.action),
+                    };
+                };
+                if inv.capture.is_some() && capture.is_none() {
+                    return TakeBack::Unknown {
+                        why: "the state before the call could not be read".into(),
+                    };
+                }
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                let filled = Filled {
+                    call,
+                    capture,
+                    result,
+                };
+                match inv.arguments(filled, &names) {
+                    Ok(params) => {
+                        // The file keeps no secret in clear: a restore that needs one is not
+                        // kept (masked, it would write the mask back).
+                        let mut masked = Value::Object(params.clone());
+                        if !arcane_redact::redact_for(&mut masked, &action.domain).is_empty() {
+                            return TakeBack::Unknown {
+                                why: "putting it back needs a secret, which the history does not keep".into(),
+                            };
+                        }
+                        TakeBack::Call {
+                            action: inv.action.clone(),
+                            params,
+                        }
+                    }
+                    Err(why) => TakeBack::Unknown { why },
+                }
+            }
+        }
+    }
+}
+
+/// The history file.
+#[derive(Debug)]
+pub struct History {
+    path: PathBuf,
+    /// Lines written since the file was last cut to [`KEPT`].
+    file: Mutex<usize>,
+}
+
+impl History {
+    /// Opens (creates) the file; an unwritable path fails the start, as the audit log's does.
+    pub fn open(path: &Path) -> Result<History> {
+        crate::mcp::audit_log::open_append(path)
+            .with_context(|| format!("opening the history {}", path.display()))?;
+        let history = History {
+            path: path.to_path_buf(),
+            file: Mutex::new(0),
+        };
+        history.cut();
+        Ok(history)
+    }
+
+    /// Appends a change. A failure is logged and costs only the history.
+    pub fn record(&self, change: &Change) {
+        let mut line = serde_json::to_string(change).unwrap_or_default();
+        line.push('\n');
+        let mut written = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let appended = crate::mcp::audit_log::open_append(&self.path)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        match appended {
+            Ok(()) => *written += 1,
+            Err(err) => {
+                tracing::warn!(path = %self.path.display(), error = %err, "could not write to the history; the change cannot be undone from it");
+                return;
+            }
+        }
+        if *written >= KEPT / 10 {
+            *written = 0;
+            drop(written);
+            self.cut();
+        }
+    }
+
+    /// Every change the file holds, oldest first, and how many lines were not changes (a
+    /// corrupt or foreign line is skipped, never fatal).
+    pub fn read(path: &Path) -> Result<(Vec<Change>, usize)> {
+        let text = std::fs::read(path)
+            .with_context(|| format!("reading the history {}", path.display()))?;
+        let mut changes = Vec::new();
+        let mut skipped = 0;
+        for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            match (line.len() <= MAX_LINE)
+                .then(|| serde_json::from_slice::<Change>(line).ok())
+                .flatten()
+            {
+                Some(c) => changes.push(c),
+                None => skipped += 1,
+            }
+        }
+        Ok((changes, skipped))
+    }
+
+    /// Keeps the newest [`KEPT`] changes (a new file, renamed over the old one).
+    fn cut(&self) {
+        let Ok((changes, skipped)) = Self::read(&self.path) else {
+            return;
+        };
+        if skipped > 0 {
+            tracing::warn!(path = %self.path.display(), skipped, "lines of the history that are not changes were skipped");
+        }
+        if changes.len() <= KEPT && skipped == 0 {
+            return;
+        }
+        let keep = &changes[changes.len().saturating_sub(KEPT)..];
+        let tmp = self.path.with_extension("cut.tmp");
+        let written = (|| -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            for c in keep {
+                let mut line = serde_json::to_string(c).unwrap_or_default();
+                line.push('\n');
+                f.write_all(line.as_bytes())?;
+            }
+            f.sync_all()?;
+            std::fs::rename(&tmp, &self.path)
+        })();
+        if let Err(err) = written {
+            let _ = std::fs::remove_file(&tmp);
+            tracing::warn!(path = %self.path.display(), error = %err, "could not cut the history to its bound; it keeps growing");
+        }
+    }
+}
+
+/// A new change's ID: the time and a random part, short enough to type.
+pub fn new_id() -> String {
+    let mut b = [0u8; 4];
+    // Without randomness the time alone still tells changes of different seconds apart.
+    let _ = getrandom::fill(&mut b);
+    let n = u32::from_le_bytes(b);
+    format!(
+        "{}-{:06x}",
+        chrono::Utc::now().format("%Y%m%d%H%M%S"),
+        n & 0xff_ffff
+    )
+}
