@@ -294,6 +294,9 @@ pub struct UndoArgs {
     /// Confirm the call that takes it back, where it asks (without it nothing is sent).
     #[arg(long)]
     pub confirm: bool,
+    /// Take it back even when what the change set was changed again since (drift).
+    #[arg(long)]
+    pub force: bool,
     /// Print the result's structuredContent as JSON instead of its text.
     #[arg(long)]
     pub json: bool,

@@ -226,6 +226,15 @@ fn an_inverse_is_filled_from_the_call_the_capture_and_the_answer() {
     assert_eq!(args, json!({"pollingInterval": "60"}));
 }
 
+/// A simulator, its key, and where a history file goes (in a directory removed on drop).
+async fn with_history() -> (Sim, String, tempfile::TempDir, std::path::PathBuf) {
+    let sim = Sim::start().await;
+    let key = sim.sim.api_key().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.jsonl");
+    (sim, key, dir, file)
+}
+
 /// As an operator does it: a server started with `--history FILE`; the assistant stops a
 /// container, creates an API key and renames it. `arcane-mcp history` lists the changes with
 /// how each is taken back; `arcane-mcp undo ID` starts the container again (the call's own
@@ -236,10 +245,7 @@ fn an_inverse_is_filled_from_the_call_the_capture_and_the_answer() {
 async fn a_change_is_listed_and_taken_back_from_the_command_line() {
     use crate::process_support::{stderr, stdout};
     use crate::server_support::{command, spawn, text};
-    let sim = Sim::start().await;
-    let key = sim.sim.api_key().to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("history.jsonl");
+    let (sim, key, _dir, file) = with_history().await;
     let history = ["--history", file.to_str().unwrap()];
     let running = |c: &Option<Value>| c.as_ref().unwrap()["state"] == "running";
 
@@ -292,6 +298,15 @@ async fn a_change_is_listed_and_taken_back_from_the_command_line() {
         c.args(args);
         async move { c.output().await.unwrap() }
     };
+    let succeeded = |out: &std::process::Output| {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}\n{}",
+            stdout(out),
+            stderr(out)
+        );
+    };
     let listed = |out: &std::process::Output| -> Vec<Value> {
         assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
         serde_json::from_slice(&out.stdout).unwrap()
@@ -325,37 +340,41 @@ async fn a_change_is_listed_and_taken_back_from_the_command_line() {
 
     // The stop, taken back: no question (starting a container is routine).
     let out = run(vec!["undo", &ids[2]]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    succeeded(&out);
     assert!(running(&sim.container("web-1").await));
     // The rename asks (it changes who may do what): nothing is sent without --confirm.
     let out = run(vec!["undo", &ids[0]]).await;
     assert_ne!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).contains("--confirm"), "{}", stdout(&out));
     assert_eq!(name().await, Some(json!("deploy-old")));
+    // Someone renames the key again: the undo would overwrite that, so it is refused, saying
+    // what changed, until --force.
+    let other = spawn(&sim.base(), &key, &[]).await;
+    let r = call(
+        &other,
+        "arcane_execute_action",
+        json!({"action": "api_key.update", "confirm": true,
+               "params": {"id": id, "name": "deploy-ops"}}),
+    )
+    .await;
+    assert!(!is_error(&r), "{}", text(&r));
+    other.cancel().await.ok();
     let out = run(vec!["undo", &ids[0], "--confirm"]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        stdout(&out),
-        stderr(&out)
+    assert_ne!(out.status.code(), Some(0), "{}", stdout(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("changed again since")
+            && said.contains("deploy-ops")
+            && said.contains("--force"),
+        "{said}"
     );
+    assert_eq!(name().await, Some(json!("deploy-ops")));
+    let out = run(vec!["undo", &ids[0], "--confirm", "--force"]).await;
+    succeeded(&out);
     assert_eq!(name().await, Some(json!("deploy")));
     // The creation, taken back: the key is gone.
     let out = run(vec!["undo", &ids[1], "--confirm"]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    succeeded(&out);
     assert_eq!(name().await, None);
 
     // Each undo is a change of its own: the start's undo stops web-1 again (a redo).
@@ -392,10 +411,7 @@ async fn a_change_is_listed_and_taken_back_from_the_command_line() {
 /// with a password) is recorded as not undoable from it, and the file holds neither value.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_history_keeps_no_secret() {
-    let sim = Sim::start().await;
-    let key = sim.sim.api_key().to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("history.jsonl");
+    let (sim, key, _dir, file) = with_history().await;
     let client =
         crate::server_support::spawn(&sim.base(), &key, &["--history", file.to_str().unwrap()])
             .await;

@@ -1,16 +1,20 @@
 //! `arcane-mcp history` and `arcane-mcp undo ID`: the changes the server made (`--history`,
 //! docs/undo.md), and taking one back — the call the history recorded, run as `arcane-mcp
 //! call` runs one (so a change that asks needs `--confirm`, and the undo is itself recorded:
-//! undoing it again is a redo).
+//! undoing it again is a redo), after checking that nothing changed the state since.
 
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+use crate::app::{self, App};
 use crate::cmd::call;
+use crate::cmd::print::print;
 use crate::config::{CallArgs, HistoryArgs, ServeArgs, UndoArgs};
-use crate::mcp::history::{Change, History, TakeBack};
+use crate::load::sources::Sources;
+use crate::mcp::history::{self, Change, History, TakeBack};
+use arcane_catalog::Undo;
 
 fn changes(settings: &ServeArgs) -> Result<Vec<Change>> {
     let Some(path) = &settings.history else {
@@ -70,7 +74,8 @@ pub fn list(settings: &ServeArgs, args: &HistoryArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `arcane-mcp undo ID`: runs the call that takes change ID back.
+/// `arcane-mcp undo ID`: runs the call that takes change ID back, unless what the change set
+/// was changed again since (then only with `--force`).
 pub fn undo(settings: &ServeArgs, args: &UndoArgs) -> Result<ExitCode> {
     let changes = changes(settings)?;
     let change = changes.iter().find(|c| c.id == args.id).with_context(|| {
@@ -87,6 +92,33 @@ pub fn undo(settings: &ServeArgs, args: &UndoArgs) -> Result<ExitCode> {
             take_back(&change.undo)
         );
     };
+    let (base_url, auth) = crate::app::connection(settings)?;
+    let sources = Sources::from_args(&settings.source, Some(&base_url));
+    let app = App::build(settings, sources, base_url, auth)?;
+    let runtime = app::runtime()?;
+    if !args.force {
+        let drifted = runtime.block_on(drift(&app, change))?;
+        if !drifted.is_empty() {
+            let what: Vec<String> = drifted
+                .iter()
+                .map(|(name, now)| {
+                    let now = now.as_ref().map_or("unset".to_string(), Value::to_string);
+                    format!(
+                        "`{name}` is now {now}, not {} as the change left it",
+                        change.expect[name]
+                    )
+                })
+                .collect();
+            bail!(
+                "{} was changed again since {}: {}. Undoing it would overwrite that; add --force \
+                 to put back the state before {} anyway",
+                change.action,
+                change.id,
+                what.join("; "),
+                change.id
+            );
+        }
+    }
     eprintln!(
         "Taking back {} ({} by {} at {}): {action}",
         change.id, change.action, change.by, change.time
@@ -98,5 +130,48 @@ pub fn undo(settings: &ServeArgs, args: &UndoArgs) -> Result<ExitCode> {
         confirm: args.confirm,
         json: args.json,
     };
-    call::run(settings, &call_args)
+    let result = runtime.block_on(call::call(&app, &call_args))?;
+    print(&result, args.json)
+}
+
+/// What the change set that is no longer so: the state its undo entry captures, read now.
+async fn drift(app: &App, change: &Change) -> Result<Vec<(String, Option<Value>)>> {
+    let snap = app.live.load();
+    let Some(action) = snap.catalog.get(&change.action) else {
+        return Ok(Vec::new());
+    };
+    let (Some(Undo::By(inv)), false) = (&action.safety.undo, change.expect.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let Some(read) = inv.capture.as_deref().and_then(|r| snap.catalog.get(r)) else {
+        return Ok(Vec::new());
+    };
+    let params: serde_json::Map<String, Value> = change
+        .params
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| read.param(k).is_some())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let read_args = CallArgs {
+        action: read.id.clone(),
+        param: Vec::new(),
+        params: Some(Value::Object(params).to_string()),
+        confirm: false,
+        json: true,
+    };
+    let result = call::call(app, &read_args).await?;
+    let Some(now) = result
+        .structured_content
+        .filter(|_| result.is_error != Some(true))
+    else {
+        bail!(
+            "the state {} changed could not be read to check that nothing changed it since ({}); \
+             add --force to take it back without the check",
+            change.id,
+            read.id
+        );
+    };
+    Ok(history::drift(action, change, &now))
 }

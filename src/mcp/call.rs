@@ -323,6 +323,7 @@ fn remember(
             .entry("environmentId")
             .or_insert_with(|| Value::String(environment.clone()));
     }
+    let expect = crate::mcp::history::expected(action, params, &undo);
     history.record(&Change {
         id: crate::mcp::history::new_id(),
         time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
@@ -335,6 +336,7 @@ fn remember(
             &snap.catalog.identifiers(action),
         ),
         undo,
+        expect,
     });
 }
 

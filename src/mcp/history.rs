@@ -35,6 +35,50 @@ pub struct Change {
     /// The call's parameters, secrets masked.
     pub params: Value,
     pub undo: TakeBack,
+    /// What the change set, of what its undo puts back from the state read before it: a later
+    /// read must still show these for the undo to replace nothing but the change (drift).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub expect: Map<String, Value>,
+}
+
+/// What the change set that its undo would put back, secrets left out (they are not kept).
+pub fn expected(action: &Action, call: &Map<String, Value>, undo: &TakeBack) -> Map<String, Value> {
+    let (TakeBack::Call { .. }, Some(Undo::By(inv))) = (undo, &action.safety.undo) else {
+        return Map::new();
+    };
+    inv.restored_from_capture(call)
+        .into_iter()
+        .filter_map(|name| {
+            let v = call.get(name)?.clone();
+            let mut probe = Value::Object(Map::from_iter([(name.to_string(), v.clone())]));
+            arcane_redact::redact_for(&mut probe, &action.domain)
+                .is_empty()
+                .then(|| (name.to_string(), v))
+        })
+        .collect()
+}
+
+/// The parameters whose current value (in `now`, a fresh read of the state the undo entry
+/// captures) is no longer what the change set: each with what it is now.
+pub fn drift(action: &Action, change: &Change, now: &Value) -> Vec<(String, Option<Value>)> {
+    let Some(Undo::By(inv)) = &action.safety.undo else {
+        return Vec::new();
+    };
+    let empty = Map::new();
+    let call = change.params.as_object().unwrap_or(&empty);
+    let with = Filled {
+        call,
+        capture: Some(now),
+        result: None,
+    };
+    change
+        .expect
+        .iter()
+        .filter_map(|(name, set)| {
+            let current = inv.value_of(name, with).ok().flatten();
+            (current.as_ref() != Some(set)).then(|| (name.clone(), current))
+        })
+        .collect()
 }
 
 /// What taking a change back is.

@@ -348,6 +348,32 @@ pub struct Filled<'a> {
 }
 
 impl Inverse {
+    /// The parameters the inverse puts back from the captured state, of those `call` gave
+    /// (named, or through `*`): what a later read of the same state must still show for the
+    /// inverse to restore what the change replaced, and nothing else since.
+    pub fn restored_from_capture<'a>(&self, call: &'a Map<String, Value>) -> Vec<&'a str> {
+        call.keys()
+            .map(String::as_str)
+            .filter(|name| {
+                self.source_of(name)
+                    .is_some_and(|s| s.refs().iter().any(|r| r.origin == Origin::Capture))
+            })
+            .collect()
+    }
+
+    /// The value the inverse gives `name`, read from `with` (for a drift check: with a
+    /// capture read now).
+    pub fn value_of(&self, name: &str, with: Filled<'_>) -> Result<Option<Value>, String> {
+        match self.source_of(name) {
+            Some(source) => source.value(with, Some(name)),
+            None => Ok(None),
+        }
+    }
+
+    fn source_of(&self, name: &str) -> Option<&Source> {
+        self.params.get(name).or_else(|| self.params.get("*"))
+    }
+
     /// The inverse's arguments for one call (`takes`: the inverse action's parameters), or
     /// the first value that could not be read (a path the answer did not have: the state is
     /// not what the entry expects).
