@@ -230,7 +230,13 @@ impl History {
         let keep = &changes[changes.len().saturating_sub(KEPT)..];
         let tmp = self.path.with_extension("cut.tmp");
         let written = (|| -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&tmp)?;
+            // A new file, never one planted at that name, private as the history it replaces.
+            let _ = std::fs::remove_file(&tmp);
+            let mut o = std::fs::OpenOptions::new();
+            o.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+            let mut f = o.open(&tmp)?;
             for c in keep {
                 let mut line = serde_json::to_string(c).unwrap_or_default();
                 line.push('\n');
@@ -257,4 +263,48 @@ pub fn new_id() -> String {
         chrono::Utc::now().format("%Y%m%d%H%M%S"),
         n & 0xff_ffff
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(n: usize) -> Change {
+        Change {
+            id: format!("c{n}"),
+            time: "2026-12-07T00:00:00Z".into(),
+            by: "server-key".into(),
+            action: "container.stop".into(),
+            environment: "0".into(),
+            params: serde_json::json!({"containerId": "web-1"}),
+            undo: TakeBack::Nothing { why: "test".into() },
+            expect: Map::new(),
+        }
+    }
+
+    /// The file keeps the newest [`KEPT`] changes, stays private when cut, and a line that is
+    /// not a change is skipped, counted and dropped by the next cut.
+    #[test]
+    fn the_history_is_bounded_private_and_survives_a_bad_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.jsonl");
+        std::fs::write(&path, "not a change\n").unwrap();
+        assert_eq!(History::read(&path).unwrap().1, 1);
+        let h = History::open(&path).unwrap();
+        for n in 0..KEPT + 150 {
+            h.record(&change(n));
+        }
+        drop(h);
+        let h = History::open(&path).unwrap();
+        drop(h);
+        let (changes, skipped) = History::read(&path).unwrap();
+        assert_eq!((changes.len(), skipped), (KEPT, 0));
+        assert_eq!(changes.last().unwrap().id, format!("c{}", KEPT + 149));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
 }
