@@ -28,11 +28,18 @@ pub fn run(settings: &ServeArgs, args: &CallArgs) -> Result<ExitCode> {
 /// Runs one call through the MCP server's own entry point, shaped as the active surface's
 /// `tools/call`.
 pub async fn call(app: &App, args: &CallArgs) -> Result<CallToolResult> {
-    let (tool, arguments) = {
-        let snap = app.live.load();
-        let params = params(&snap.catalog, &args.action, args)?;
-        tool_call(&snap, &args.action, params, args.confirm)
-    };
+    let params = params(&app.live.load().catalog, &args.action, args)?;
+    Ok(call_with(app, &args.action, params, args.confirm).await)
+}
+
+/// [`call`] of `action` with parameters already made (`arcane-mcp undo` runs a recorded call).
+pub async fn call_with(
+    app: &App,
+    action: &str,
+    params: Map<String, Value>,
+    confirm: bool,
+) -> CallToolResult {
+    let (tool, arguments) = tool_call(&app.live.load(), action, params, confirm);
     // Progress of long calls (pull, build, up) goes to stderr as it comes, as a client with a
     // progress token would get it.
     let (tx, mut rx) =
@@ -51,10 +58,10 @@ pub async fn call(app: &App, args: &CallArgs) -> Result<CallToolResult> {
     let mut result = app.server().call(&tool, Some(&arguments), &ctx).await;
     drop(ctx);
     let _ = printer.await;
-    if !args.confirm {
+    if !confirm {
         for_the_shell(&mut result);
     }
-    Ok(result)
+    result
 }
 
 /// A person at a shell confirms with a flag, not with the model's `"confirm": true`: the

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::app::{self, App};
 use crate::cmd::call;
 use crate::cmd::print::print;
-use crate::config::{CallArgs, HistoryArgs, ServeArgs, UndoArgs};
+use crate::config::{HistoryArgs, ServeArgs, UndoArgs};
 use crate::load::sources::Sources;
 use crate::mcp::history::{self, Change, History, TakeBack};
 use arcane_catalog::Undo;
@@ -123,14 +123,7 @@ pub fn undo(settings: &ServeArgs, args: &UndoArgs) -> Result<ExitCode> {
         "Taking back {} ({} by {} at {}): {action}",
         change.id, change.action, change.by, change.time
     );
-    let call_args = CallArgs {
-        action: action.clone(),
-        param: Vec::new(),
-        params: Some(Value::Object(params.clone()).to_string()),
-        confirm: args.confirm,
-        json: args.json,
-    };
-    let result = runtime.block_on(call::call(&app, &call_args))?;
+    let result = runtime.block_on(call::call_with(&app, action, params.clone(), args.confirm));
     print(&result, args.json)
 }
 
@@ -146,22 +139,9 @@ async fn drift(app: &App, change: &Change) -> Result<Vec<(String, Option<Value>)
     let Some(read) = inv.capture.as_deref().and_then(|r| snap.catalog.get(r)) else {
         return Ok(Vec::new());
     };
-    let params: serde_json::Map<String, Value> = change
-        .params
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter(|(k, _)| read.param(k).is_some())
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let read_args = CallArgs {
-        action: read.id.clone(),
-        param: Vec::new(),
-        params: Some(Value::Object(params).to_string()),
-        confirm: false,
-        json: true,
-    };
-    let result = call::call(app, &read_args).await?;
+    let empty = serde_json::Map::new();
+    let params = history::read_args(read, change.params.as_object().unwrap_or(&empty));
+    let result = call::call_with(app, &read.id, params, false).await;
     let Some(now) = result
         .structured_content
         .filter(|_| result.is_error != Some(true))

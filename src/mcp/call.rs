@@ -241,15 +241,27 @@ pub(crate) async fn run(
         _ => None,
     };
     let answer = env.exec.run(&scope, call, confirmed.is_some(), ctx).await;
-    if let (Some((history, params)), Ok(outcome)) = (&kept, &answer) {
+    // A preview changed nothing.
+    if let (Some((history, params)), Ok(outcome)) = (&kept, &answer)
+        && !matches!(outcome.produced, Produced::Preview(..))
+    {
         let result = match &outcome.produced {
-            Produced::Preview(..) => None,
-            Produced::Json(body) => Some(Some(arcane_catalog::unwrap_envelope(body.clone()))),
-            _ => Some(None),
+            Produced::Json(body) => Some(arcane_catalog::unwrap_envelope(body.clone())),
+            _ => None,
         };
-        if let Some(result) = result {
-            remember(env, &snap, history, action, params, before, result, caller);
-        }
+        let environment = params
+            .get("environmentId")
+            .and_then(Value::as_str)
+            .unwrap_or(&env.exec.config().environment);
+        history.remember(
+            &snap.catalog,
+            action,
+            environment,
+            params,
+            before.as_ref(),
+            result.as_ref(),
+            crate::mcp::audit_log::who(caller),
+        );
     }
     conclude(env, &snap, Some(action), answer, ending, ctx, caller)
 }
@@ -265,11 +277,7 @@ async fn capture(
     ctx: &CallContext,
 ) -> Option<Value> {
     let action = scope.catalog.get(read)?;
-    let args: Map<String, Value> = params
-        .iter()
-        .filter(|(k, _)| action.param(k).is_some())
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let args = crate::mcp::history::read_args(action, params);
     match env.exec.execute(scope, read, args, false, ctx).await {
         Ok(Outcome {
             produced: Produced::Json(body),
@@ -281,63 +289,6 @@ async fn capture(
             None
         }
     }
-}
-
-/// Appends a change that ran to the history, with the call that takes it back.
-#[allow(clippy::too_many_arguments)]
-fn remember(
-    env: &CallEnv,
-    snap: &Snapshot,
-    history: &crate::mcp::history::History,
-    action: &Action,
-    params: &Map<String, Value>,
-    before: Option<Value>,
-    result: Option<Value>,
-    caller: &Actor,
-) {
-    use crate::mcp::history::{Change, TakeBack};
-    let environment = params
-        .get("environmentId")
-        .and_then(Value::as_str)
-        .unwrap_or(&env.exec.config().environment)
-        .to_string();
-    // The inverse's own parameters; the environment is set below, where the change ran.
-    let takes = |id: &str| {
-        snap.catalog.get(id).map(|a| {
-            a.params
-                .iter()
-                .filter(|p| p.location != arcane_catalog::ParamLocation::Environment)
-                .map(|p| p.name.clone())
-                .collect()
-        })
-    };
-    let mut undo = TakeBack::of(action, params, before.as_ref(), result.as_ref(), takes);
-    // The inverse runs where the change ran (an action of an environment).
-    if let TakeBack::Call { action, params } = &mut undo
-        && snap
-            .catalog
-            .get(action)
-            .is_some_and(|a| a.param("environmentId").is_some())
-    {
-        params
-            .entry("environmentId")
-            .or_insert_with(|| Value::String(environment.clone()));
-    }
-    let expect = crate::mcp::history::expected(action, params, &undo);
-    history.record(&Change {
-        id: crate::mcp::history::new_id(),
-        time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        by: crate::mcp::audit_log::who(caller),
-        action: action.id.clone(),
-        environment,
-        params: arcane_redact::redacted_params(
-            params,
-            &action.domain,
-            &snap.catalog.identifiers(action),
-        ),
-        undo,
-        expect,
-    });
 }
 
 /// The audit line of a call that starts as MCP task `caller.task` (its end has its own).

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use arcane_catalog::{Action, Filled, Undo};
+use arcane_catalog::{Action, Catalog, Filled, ParamLocation, Undo};
 
 /// How many changes the file keeps (the oldest go first).
 pub const KEPT: usize = 1000;
@@ -41,8 +41,18 @@ pub struct Change {
     pub expect: Map<String, Value>,
 }
 
+/// The arguments of `read` (an undo entry's capture) taken from a change's parameters: the
+/// same state read before the change and, for the drift check, again before its undo.
+pub fn read_args(read: &Action, params: &Map<String, Value>) -> Map<String, Value> {
+    params
+        .iter()
+        .filter(|(k, _)| read.param(k).is_some())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
 /// What the change set that its undo would put back, secrets left out (they are not kept).
-pub fn expected(action: &Action, call: &Map<String, Value>, undo: &TakeBack) -> Map<String, Value> {
+fn expected(action: &Action, call: &Map<String, Value>, undo: &TakeBack) -> Map<String, Value> {
     let (TakeBack::Call { .. }, Some(Undo::By(inv))) = (undo, &action.safety.undo) else {
         return Map::new();
     };
@@ -100,15 +110,16 @@ pub enum TakeBack {
 }
 
 impl TakeBack {
-    /// The call that takes back a change of `action`, made with `call` (the parameters as
-    /// sent), the state `capture` read before it and its answer `result` (both as structured
-    /// results). `takes` looks up the inverse's parameters.
+    /// The call that takes back a change of `action` made in `environment`, with `call` (the
+    /// parameters as sent), the state `capture` read before it and its answer `result` (both
+    /// as structured results); the inverse runs where the change ran.
     pub fn of(
+        catalog: &Catalog,
         action: &Action,
+        environment: &str,
         call: &Map<String, Value>,
         capture: Option<&Value>,
         result: Option<&Value>,
-        takes: impl Fn(&str) -> Option<Vec<String>>,
     ) -> TakeBack {
         match &action.safety.undo {
             None => TakeBack::Unknown {
@@ -117,7 +128,7 @@ impl TakeBack {
             Some(Undo::Nothing(why)) => TakeBack::Nothing { why: why.clone() },
             Some(Undo::Never(why)) => TakeBack::Never { why: why.clone() },
             Some(Undo::By(inv)) => {
-                let Some(names) = takes(&inv.action) else {
+                let Some(by) = catalog.get(&inv.action) else {
                     return TakeBack::Unknown {
                         why: format!("{} is not in the catalog", inv.action),
                     };
@@ -127,14 +138,20 @@ impl TakeBack {
                         why: "the state before the call could not be read".into(),
                     };
                 }
-                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                // The inverse's own parameters; the environment is the change's.
+                let names: Vec<&str> = by
+                    .params
+                    .iter()
+                    .filter(|p| p.location != ParamLocation::Environment)
+                    .map(|p| p.name.as_str())
+                    .collect();
                 let filled = Filled {
                     call,
                     capture,
                     result,
                 };
                 match inv.arguments(filled, &names) {
-                    Ok(params) => {
+                    Ok(mut params) => {
                         // The file keeps no secret in clear: a restore that needs one is not
                         // kept (masked, it would write the mask back).
                         let mut masked = Value::Object(params.clone());
@@ -142,6 +159,11 @@ impl TakeBack {
                             return TakeBack::Unknown {
                                 why: "putting it back needs a secret, which the history does not keep".into(),
                             };
+                        }
+                        if by.param("environmentId").is_some() {
+                            params
+                                .entry("environmentId")
+                                .or_insert_with(|| Value::String(environment.to_string()));
                         }
                         TakeBack::Call {
                             action: inv.action.clone(),
@@ -174,6 +196,37 @@ impl History {
         };
         history.cut();
         Ok(history)
+    }
+
+    /// Records a change that ran: `params` as sent in `environment` by `by`, the state
+    /// `before` its undo entry captured, its answer `result` (structured).
+    #[allow(clippy::too_many_arguments)]
+    pub fn remember(
+        &self,
+        catalog: &Catalog,
+        action: &Action,
+        environment: &str,
+        params: &Map<String, Value>,
+        before: Option<&Value>,
+        result: Option<&Value>,
+        by: String,
+    ) {
+        let undo = TakeBack::of(catalog, action, environment, params, before, result);
+        let expect = expected(action, params, &undo);
+        self.record(&Change {
+            id: new_id(),
+            time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            by,
+            action: action.id.clone(),
+            environment: environment.to_string(),
+            params: arcane_redact::redacted_params(
+                params,
+                &action.domain,
+                &catalog.identifiers(action),
+            ),
+            undo,
+            expect,
+        });
     }
 
     /// Appends a change. A failure is logged and costs only the history.
@@ -253,7 +306,7 @@ impl History {
 }
 
 /// A new change's ID: the time and a random part, short enough to type.
-pub fn new_id() -> String {
+fn new_id() -> String {
     let mut b = [0u8; 4];
     // Without randomness the time alone still tells changes of different seconds apart.
     let _ = getrandom::fill(&mut b);

@@ -132,7 +132,7 @@ pub fn build_catalog(input: BuildInput<'_>) -> Result<Catalog> {
     let mut param_misfits = Vec::new();
     // Where each action's `confirmDiff` was last set, for the errors of `check_confirm_diffs`.
     let mut diff_origins: HashMap<String, (String, usize, String)> = HashMap::new();
-    // Where each action's `undo` was last set, for the errors of `check_undos`.
+    // Where each action's `undo` was last set, for the errors of `undo_check::check_all`.
     let mut undo_origins: HashMap<String, (String, usize, String)> = HashMap::new();
     // Impact classes declared by the built-in files and by the operator's, by derived ID.
     let mut classes = Classes::default();
