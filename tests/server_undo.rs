@@ -231,7 +231,8 @@ async fn with_history() -> (Sim, String, tempfile::TempDir, std::path::PathBuf) 
     let sim = Sim::start().await;
     let key = sim.sim.api_key().to_string();
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("history.jsonl");
+    // As docs/undo.md writes it: in a state directory that does not exist yet.
+    let file = dir.path().join(".local/state/arcane-mcp/history.jsonl");
     (sim, key, dir, file)
 }
 

@@ -188,6 +188,11 @@ pub struct History {
 impl History {
     /// Opens (creates) the file; an unwritable path fails the start, as the audit log's does.
     pub fn open(path: &Path) -> Result<History> {
+        // docs/undo.md keeps it under ~/.local/state/arcane-mcp/, which a fresh machine lacks.
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating the history's directory {}", dir.display()))?;
+        }
         crate::mcp::audit_log::open_append(path)
             .with_context(|| format!("opening the history {}", path.display()))?;
         let history = History {
