@@ -1680,6 +1680,32 @@ async fn registries_are_a_stateful_collection() {
     assert_eq!(list["data"], json!([]));
 }
 
+/// A volume backup is made in its volume's collection and deleted by its ID alone
+/// (`…/volumes/backups/{backupId}`): the volume's list no longer shows it, its archive is gone,
+/// and a second delete is a 404.
+#[tokio::test]
+async fn a_volume_backup_is_deleted_by_its_id() {
+    let s = start().await;
+    let list = "/environments/0/volumes/webshop_db-data/backups";
+    let created = s.post(list).await.json();
+    let id = created["data"]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        s.get(list).await.json()["data"].as_array().unwrap().len(),
+        1
+    );
+    let r = s
+        .delete(&format!("/environments/0/volumes/backups/{id}"))
+        .await;
+    assert!((200..300).contains(&r.status()), "{}", r.text());
+    assert_eq!(s.get(list).await.json()["data"], json!([]));
+    s.get(&format!("/environments/0/volumes/backups/{id}/download"))
+        .await
+        .expect(500);
+    s.delete(&format!("/environments/0/volumes/backups/{id}"))
+        .await
+        .expect(404);
+}
+
 /// A project created from compose text gets its services' containers on `up`, labelled with
 /// the compose project; the counts follow.
 #[tokio::test]

@@ -8,7 +8,8 @@
 //! `key` is shown once, in the answer that creates it (as Arcane does).
 //!
 //! Also here: the two writes that act on a collection's item and on the Docker world at once
-//! (a volume backup restore, a GitOps sync that deploys a project).
+//! (a volume backup restore, a GitOps sync that deploys a project), and a backup's delete, which
+//! names the backup by its ID alone, outside its volume's collection.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -285,8 +286,32 @@ fn docker_writes(ctx: &Ctx, method: &str, shape: &str) -> Option<Response> {
     Some(match (method, shape) {
         ("POST", "/environments/{}/volumes/{}/backups/{}/restore") => restore_backup(ctx),
         ("POST", "/environments/{}/gitops-syncs/{}/sync") => gitops_sync(ctx),
+        ("DELETE", "/environments/{}/volumes/backups/{}") => delete_backup(ctx),
         _ => return None,
     })
+}
+
+/// `DELETE …/volumes/backups/{backupId}`: the backup is removed from the collection of the
+/// volume it was made from (Arcane keeps backups by ID; a later list no longer shows it).
+fn delete_backup(ctx: &Ctx) -> Response {
+    let prefix = format!("/environments/{}/volumes/", ctx.env_id());
+    let id = ctx.param("backupId");
+    let key = ctx
+        .sh
+        .state()
+        .collections
+        .items
+        .iter()
+        .find(|(key, items)| {
+            key.starts_with(&prefix)
+                && key.ends_with("/backups")
+                && items.iter().any(|b| b["id"] == id)
+        })
+        .map(|(key, _)| key.clone());
+    match key {
+        Some(key) => delete(ctx, &key, id),
+        None => not_found(ctx, &format!("{prefix}backups")),
+    }
 }
 
 fn restore_backup(ctx: &Ctx) -> Response {

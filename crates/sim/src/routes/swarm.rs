@@ -96,10 +96,10 @@ fn update_not_found(key: &str) -> String {
     format!("service {key} not found")
 }
 
-/// A swarm service's spec as kept for rollback: image, replicas and env.
+/// A swarm service's spec as kept for rollback: image, replicas and env (`null` when it has
+/// none, so that a rollback leaves it without).
 fn service_spec(s: &state::SwarmService) -> Value {
-    json!({"image": s.image, "replicas": s.replicas,
-           "env": s.extra.get("env").cloned().unwrap_or(json!([]))})
+    json!({"image": s.image, "replicas": s.replicas, "env": s.extra.get("env")})
 }
 
 fn bump_version(s: &mut state::SwarmService) {
@@ -167,8 +167,10 @@ pub(super) fn rollback(ctx: &Ctx) -> Response {
             s.replicas = r;
             s.running_replicas = r;
         }
-        s.extra
-            .insert("env".into(), prev.get("env").cloned().unwrap_or(json!([])));
+        match prev.get("env") {
+            Some(env) if !env.is_null() => s.extra.insert("env".into(), env.clone()),
+            _ => s.extra.remove("env"),
+        };
         // Docker keeps the spec rolled back from as the previous one.
         s.extra.insert("previousSpec".into(), current);
         bump_version(s);
