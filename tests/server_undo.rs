@@ -227,7 +227,7 @@ fn an_inverse_is_filled_from_the_call_the_capture_and_the_answer() {
 }
 
 /// A simulator, its key, and where a history file goes (in a directory removed on drop).
-async fn with_history() -> (Sim, String, tempfile::TempDir, std::path::PathBuf) {
+pub(crate) async fn with_history() -> (Sim, String, tempfile::TempDir, std::path::PathBuf) {
     let sim = Sim::start().await;
     let key = sim.sim.api_key().to_string();
     let dir = tempfile::tempdir().unwrap();

@@ -72,6 +72,7 @@ mod server_tasks;
 mod server_undo;
 mod spec_fetch;
 mod toolsnaps;
+mod undo_jobs;
 mod workflows;
 
 /// With auto-discovery off, a test file nobody declares would silently never run: checked for
