@@ -159,10 +159,14 @@ impl CatalogCache {
 
     fn try_store(&self, key: &str, catalog: &Catalog) -> std::io::Result<()> {
         use std::io::Write as _;
-        let mut text = serde_json::to_vec(&header(key)).map_err(std::io::Error::other)?;
-        text.push(b'\n');
-        text.extend_from_slice(&catalog.to_stored());
-        self.write_whole(&self.path(key), |mut f| f.write_all(&text))?;
+        let header = serde_json::to_vec(&header(key)).map_err(std::io::Error::other)?;
+        self.write_whole(&self.path(key), |f| {
+            let mut out = std::io::BufWriter::new(f);
+            out.write_all(&header)?;
+            out.write_all(b"\n")?;
+            catalog.write_stored(&mut out)?;
+            out.flush()
+        })?;
         self.prune();
         Ok(())
     }

@@ -4,6 +4,7 @@
 //! (`catalog/*.yaml`) and overlays (`overrides/*.yaml`). Everything else in the server (tool
 //! surfaces, search, resources, next steps) is a projection of this one value.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
@@ -330,6 +331,13 @@ pub struct EncodedParam {
 /// reading of an `Option` would turn a stored `null` into `None`).
 fn present_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
+}
+
+/// [`present_value`] for the stored form's borrowed schemas.
+fn present_cow<'de, 'a, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Cow<'a, Value>>, D::Error> {
+    Value::deserialize(d).map(|v| Some(Cow::Owned(v)))
 }
 
 /// A hand-written handler an action is executed by.
@@ -840,89 +848,99 @@ fn index(actions: &[Action]) -> (HashMap<String, usize>, HashMap<String, usize>)
 /// What an action keeps out of its public JSON (`catalog --json`, `arcane://tools`) but a
 /// stored catalog must carry.
 #[derive(Serialize, Deserialize)]
-struct ActionInternals {
-    derived_id: String,
-    search: SearchWords,
+struct ActionInternals<'a> {
+    derived_id: Cow<'a, str>,
+    search: Cow<'a, SearchWords>,
 }
 
 /// An action's response schema in the stored form: about half its bytes, so it is a document
 /// of its own, read on a second thread beside the rest.
 #[derive(Serialize, Deserialize)]
-struct StoredResponse {
+struct StoredResponse<'a> {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "present_value"
+        deserialize_with = "present_cow"
     )]
-    schema: Option<Value>,
+    schema: Option<Cow<'a, Value>>,
 }
 
-/// The stored form of a catalog (see [`Catalog::to_stored`]): every field but the lookup
-/// tables (rebuilt), the build time and the generation (the loader's).
+/// The stored form of a catalog (see [`Catalog::write_stored`]): every field but the lookup
+/// tables (rebuilt), the build time and the generation (the loader's). Borrowed when written,
+/// owned when read: a copy of every action's schemas only to encode them was the largest
+/// allocation of a first start (docs/measurements.md).
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct StoredCatalog {
-    arcane_version: String,
-    spec_origin: String,
-    actions: Vec<(Action, ActionInternals)>,
-    domains: Vec<Domain>,
-    excluded: Vec<Excluded>,
-    unmatched_overlays: Vec<UnmatchedOverlay>,
+struct StoredCatalog<'a> {
+    arcane_version: Cow<'a, str>,
+    spec_origin: Cow<'a, str>,
+    actions: Vec<(Cow<'a, Action>, ActionInternals<'a>)>,
+    domains: Cow<'a, [Domain]>,
+    excluded: Cow<'a, [Excluded]>,
+    unmatched_overlays: Cow<'a, [UnmatchedOverlay]>,
     applied_overlays: usize,
-    vocabulary: crate::vocabulary::Vocabulary,
-    domain_keywords: BTreeMap<String, Vec<String>>,
-    presets: BTreeMap<String, Preset>,
-    resolvers: Vec<ParamResolver>,
-    error_hints: Vec<ErrorHint>,
-    prompts: Vec<crate::prompt::Prompt>,
+    vocabulary: Cow<'a, crate::vocabulary::Vocabulary>,
+    domain_keywords: Cow<'a, BTreeMap<String, Vec<String>>>,
+    presets: Cow<'a, BTreeMap<String, Preset>>,
+    resolvers: Cow<'a, [ParamResolver]>,
+    error_hints: Cow<'a, [ErrorHint]>,
+    prompts: Cow<'a, [crate::prompt::Prompt]>,
     #[serde(default)]
-    reclassed: Vec<crate::impact::Reclass>,
+    reclassed: Cow<'a, [crate::impact::Reclass]>,
 }
 
 impl Catalog {
-    /// The catalog as self-contained JSON text, read back by [`Catalog::from_stored`]: what a
-    /// cache of built catalogs keeps, so that a start with unchanged files skips the build.
-    pub fn to_stored(&self) -> Vec<u8> {
+    /// Writes the catalog as self-contained JSON text, read back by [`Catalog::from_stored`]:
+    /// what a cache of built catalogs keeps, so that a start with unchanged files skips the
+    /// build. Streamed from the catalog itself, nothing copied.
+    pub fn write_stored(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
         let stored = StoredCatalog {
-            arcane_version: self.arcane_version.clone(),
-            spec_origin: self.spec_origin.clone(),
+            arcane_version: Cow::Borrowed(&self.arcane_version),
+            spec_origin: Cow::Borrowed(&self.spec_origin),
             actions: self
                 .actions
                 .iter()
                 .map(|a| {
                     (
-                        a.clone(),
+                        Cow::Borrowed(a),
                         ActionInternals {
-                            derived_id: a.derived_id.clone(),
-                            search: a.search.clone(),
+                            derived_id: Cow::Borrowed(&a.derived_id),
+                            search: Cow::Borrowed(&a.search),
                         },
                     )
                 })
                 .collect(),
-            domains: self.domains.clone(),
-            excluded: self.excluded.clone(),
-            unmatched_overlays: self.unmatched_overlays.clone(),
+            domains: Cow::Borrowed(&self.domains),
+            excluded: Cow::Borrowed(&self.excluded),
+            unmatched_overlays: Cow::Borrowed(&self.unmatched_overlays),
             applied_overlays: self.applied_overlays,
-            vocabulary: self.vocabulary.clone(),
-            domain_keywords: self.vocabulary.domain_keywords.clone(),
-            presets: self.presets.clone(),
-            resolvers: self.resolvers.clone(),
-            error_hints: self.error_hints.clone(),
-            prompts: self.prompts.clone(),
-            reclassed: self.reclassed.clone(),
+            vocabulary: Cow::Borrowed(&self.vocabulary),
+            domain_keywords: Cow::Borrowed(&self.vocabulary.domain_keywords),
+            presets: Cow::Borrowed(&self.presets),
+            resolvers: Cow::Borrowed(&self.resolvers),
+            error_hints: Cow::Borrowed(&self.error_hints),
+            prompts: Cow::Borrowed(&self.prompts),
+            reclassed: Cow::Borrowed(&self.reclassed),
         };
         let responses: Vec<StoredResponse> = self
             .actions
             .iter()
             .map(|a| StoredResponse {
-                schema: a.output.response_schema.clone(),
+                schema: a.output.response_schema.as_ref().map(Cow::Borrowed),
             })
             .collect();
-        // Two JSON documents on two lines (JSON text holds no raw newline). Every key is a
-        // string and every value plain data: the encoding cannot fail.
-        let mut text = serde_json::to_vec(&stored).unwrap_or_default();
-        text.push(b'\n');
-        text.extend(serde_json::to_vec(&responses).unwrap_or_default());
+        // Two JSON documents on two lines (JSON text holds no raw newline).
+        serde_json::to_writer(&mut *out, &stored)?;
+        out.write_all(b"\n")?;
+        serde_json::to_writer(&mut *out, &responses)?;
+        Ok(())
+    }
+
+    /// [`Catalog::write_stored`] into memory.
+    pub fn to_stored(&self) -> Vec<u8> {
+        let mut text = Vec::new();
+        // Every key is a string and every value plain data: writing to memory cannot fail.
+        let _ = self.write_stored(&mut text);
         text
     }
 
@@ -965,32 +983,33 @@ impl Catalog {
             .actions
             .into_iter()
             .zip(responses)
-            .map(|((mut a, internals), response)| {
-                a.output.response_schema = response.schema;
-                a.derived_id = internals.derived_id;
-                a.search = internals.search;
+            .map(|((a, internals), response)| {
+                let mut a = a.into_owned();
+                a.output.response_schema = response.schema.map(Cow::into_owned);
+                a.derived_id = internals.derived_id.into_owned();
+                a.search = internals.search.into_owned();
                 a
             })
             .collect();
         let (by_id, aliases) = index(&actions);
-        let mut vocabulary = stored.vocabulary;
-        vocabulary.domain_keywords = stored.domain_keywords;
+        let mut vocabulary = stored.vocabulary.into_owned();
+        vocabulary.domain_keywords = stored.domain_keywords.into_owned();
         Ok(Catalog {
-            arcane_version: stored.arcane_version,
-            spec_origin: stored.spec_origin,
+            arcane_version: stored.arcane_version.into_owned(),
+            spec_origin: stored.spec_origin.into_owned(),
             actions,
-            domains: stored.domains,
-            excluded: stored.excluded,
-            unmatched_overlays: stored.unmatched_overlays,
+            domains: stored.domains.into_owned(),
+            excluded: stored.excluded.into_owned(),
+            unmatched_overlays: stored.unmatched_overlays.into_owned(),
             applied_overlays: stored.applied_overlays,
             loaded_at: chrono::Utc::now(),
             generation: 0,
             vocabulary,
-            presets: stored.presets,
-            resolvers: stored.resolvers,
-            error_hints: stored.error_hints,
-            prompts: stored.prompts,
-            reclassed: stored.reclassed,
+            presets: stored.presets.into_owned(),
+            resolvers: stored.resolvers.into_owned(),
+            error_hints: stored.error_hints.into_owned(),
+            prompts: stored.prompts.into_owned(),
+            reclassed: stored.reclassed.into_owned(),
             by_id,
             aliases,
         })

@@ -89,6 +89,11 @@ impl Embedder {
         (rank.ln() / n.ln()).clamp(0.05, 1.0)
     }
 
+    /// How many tokens the table holds (every token ID is below it).
+    pub fn tokens(&self) -> usize {
+        self.ids.len()
+    }
+
     /// Vector dimensions.
     pub fn dims(&self) -> usize {
         self.dims
@@ -201,24 +206,32 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// a camelCase word is split at its humps first (parameter names: `containerId`).
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    for_each_word(text, |w| out.push(w.to_string()));
+    out
+}
+
+/// [`words`] one at a time, in one buffer: an index build reads every ask's words at each
+/// start, and a string per word was most of that.
+pub fn for_each_word(text: &str, mut each: impl FnMut(&str)) {
+    let mut cur = String::new();
     for run in text.split(|c: char| !c.is_alphanumeric()) {
         if run.is_empty() {
             continue;
         }
-        let mut cur = String::new();
+        cur.clear();
         let mut prev_lower = false;
         for c in run.chars() {
             if c.is_uppercase() && prev_lower && !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
+                each(&cur);
+                cur.clear();
             }
             prev_lower = c.is_lowercase() || c.is_ascii_digit();
             cur.extend(c.to_lowercase());
         }
         if !cur.is_empty() {
-            out.push(cur);
+            each(&cur);
         }
     }
-    out
 }
 
 /// A vector kept as whole numbers of one step each (`scale`): half the memory of `f32`, and

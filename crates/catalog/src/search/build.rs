@@ -283,8 +283,10 @@ impl SearchIndex {
         let e = semantic::embedder();
         let reading = self.reading_key(catalog);
         let mut out = Vec::new();
-        // Token → the last entry counted, and how many entries' asks hold it.
-        let mut df: HashMap<u32, (usize, u32)> = HashMap::new();
+        // By token: the last entry counted, and how many entries' asks hold it. Counted only
+        // when the weights use it: reading every ask's words was half a warm start's build.
+        let count = self.weights.ask_idf > 0.0;
+        let mut df: Vec<(usize, u32)> = vec![(usize::MAX, 0); if count { e.tokens() } else { 0 }];
         let mut with_asks = 0_u32;
         let mut pieces: HashMap<String, Vec<u32>> = HashMap::new();
         for (entry, a) in catalog.actions.iter().enumerate() {
@@ -308,17 +310,23 @@ impl SearchIndex {
                 if v.is_zero() {
                     continue;
                 }
-                for w in semantic::words(ask) {
+                out.push((entry, v));
+                if !count {
+                    continue;
+                }
+                semantic::for_each_word(ask, |w| {
                     // The same words recur across the asks: each is split once.
-                    let ids = pieces.entry(w).or_insert_with_key(|w| e.pieces(w));
-                    for &id in ids.iter() {
-                        let d = df.entry(id).or_insert((usize::MAX, 0));
-                        if d.0 != entry {
+                    if !pieces.contains_key(w) {
+                        pieces.insert(w.to_string(), e.pieces(w));
+                    }
+                    for &id in &pieces[w] {
+                        if let Some(d) = df.get_mut(id as usize)
+                            && d.0 != entry
+                        {
                             *d = (entry, d.1 + 1);
                         }
                     }
-                }
-                out.push((entry, v));
+                });
             }
             if out.len() > before {
                 with_asks += 1;
@@ -327,7 +335,9 @@ impl SearchIndex {
         let n = (with_asks as f32).max(2.0);
         let idf = df
             .into_iter()
-            .map(|(id, (_, d))| (id, ((n / d.max(1) as f32).ln() / n.ln()).clamp(0.0, 1.0)))
+            .enumerate()
+            .filter(|(_, (_, d))| *d > 0)
+            .map(|(id, (_, d))| (id as u32, ((n / d as f32).ln() / n.ln()).clamp(0.0, 1.0)))
             .collect();
         (out, idf)
     }
