@@ -25,6 +25,13 @@ async fn http_error_hints() {
     // 404 on a read: the list action that finds valid IDs.
     let e = err(&run("container.get", json!({"containerId": "nope"})).await);
     assert!(e.contains("404") && e.contains("container.list"), "{e}");
+    assert!(e.contains("does not exist in environment `0`."), "{e}");
+    // What lives outside any environment names none.
+    let e = err(&run("api_key.get", json!({"id": "nope"})).await);
+    assert!(
+        e.contains("does not exist. Find valid ones with `api_key.list`."),
+        "{e}"
+    );
     // Arcane's 500 for an action on a missing container is a not-found too.
     let e = err(&run("container.restart", json!({"containerId": "nope"})).await);
     assert!(

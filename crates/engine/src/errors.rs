@@ -203,6 +203,10 @@ pub fn http_error_text(
     let env = environment
         .map(|e| quoted_name(e, 80))
         .unwrap_or_else(|| "the configured environment".into());
+    // An action outside any environment (an API key, a user) names none.
+    let in_env = environment
+        .map(|_| format!(" in environment {env}"))
+        .unwrap_or_default();
     let env_checks = || {
         let test = scope.served("environment", &["test"]);
         let get = scope.served("environment", &["get"]);
@@ -303,11 +307,9 @@ pub fn http_error_text(
             });
             match list {
                 Some(l) => out.push_str(&format!(
-                    "The ID or name does not exist in environment {env}. Find valid ones with {l}."
+                    "The ID or name does not exist{in_env}. Find valid ones with {l}."
                 )),
-                None => out.push_str(&format!(
-                    "The ID or name does not exist in environment {env}; check it."
-                )),
+                None => out.push_str(&format!("The ID or name does not exist{in_env}; check it.")),
             }
         }
         400 | 422 => out.push_str(&format!(
