@@ -1196,7 +1196,7 @@ async fn metadata_documents_are_not_fetched_through_a_proxy() {
 }
 
 /// An access token of a sign-in for `client` that granted `access` ("read" or "write").
-async fn signed_in(base: &str, client: &str, access: &str) -> String {
+pub(crate) async fn signed_in(base: &str, client: &str, access: &str) -> String {
     let fields = [
         ("method", "password"),
         ("username", "alice"),

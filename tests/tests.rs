@@ -56,6 +56,7 @@ mod server_audit;
 mod server_confirm;
 mod server_errors;
 mod server_handlers;
+mod server_history;
 mod server_impact;
 mod server_output_schemas;
 mod server_pacing;

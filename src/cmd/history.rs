@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use serde_json::Value;
 
 use crate::app::{self, App};
@@ -13,8 +13,7 @@ use crate::cmd::call;
 use crate::cmd::print::print;
 use crate::config::{HistoryArgs, ServeArgs, UndoArgs};
 use crate::load::sources::Sources;
-use crate::mcp::history::{self, Change, History, TakeBack};
-use arcane_catalog::Undo;
+use crate::mcp::history::{self, Change, History};
 
 fn changes(settings: &ServeArgs) -> Result<Vec<Change>> {
     let Some(path) = &settings.history else {
@@ -31,16 +30,6 @@ fn changes(settings: &ServeArgs) -> Result<Vec<Change>> {
         );
     }
     Ok(changes)
-}
-
-/// What taking a change back is, in a line.
-fn take_back(undo: &TakeBack) -> String {
-    match undo {
-        TakeBack::Call { action, .. } => format!("undo runs {action}"),
-        TakeBack::Nothing { why } => format!("nothing to undo: {why}"),
-        TakeBack::Never { why } => format!("cannot be undone: {why}"),
-        TakeBack::Unknown { why } => format!("cannot be undone from here: {why}"),
-    }
 }
 
 /// `arcane-mcp history`: the newest changes first.
@@ -68,30 +57,19 @@ pub fn list(settings: &ServeArgs, args: &HistoryArgs) -> Result<ExitCode> {
             c.action,
             params,
             c.environment,
-            take_back(&c.undo)
+            c.undo.line()
         );
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// `arcane-mcp undo ID`: runs the call that takes change ID back, unless what the change set
-/// was changed again since (then only with `--force`).
+/// was changed again since (then only with `--force`). The `history.undo` action takes the same
+/// steps (`crate::mcp::call`), from the same helpers of `crate::mcp::history`.
 pub fn undo(settings: &ServeArgs, args: &UndoArgs) -> Result<ExitCode> {
     let changes = changes(settings)?;
-    let change = changes.iter().find(|c| c.id == args.id).with_context(|| {
-        format!(
-            "no change {} in the history (`arcane-mcp history` lists them)",
-            args.id
-        )
-    })?;
-    let TakeBack::Call { action, params } = &change.undo else {
-        bail!(
-            "{} ({}) {}",
-            change.id,
-            change.action,
-            take_back(&change.undo)
-        );
-    };
+    let change = history::find(&changes, &args.id, "`arcane-mcp history`").map_err(anyhow::Error::msg)?;
+    let (action, params) = history::inverse(change).map_err(anyhow::Error::msg)?;
     let (base_url, auth) = crate::app::connection(settings)?;
     let sources = Sources::from_args(&settings.source, Some(&base_url));
     let app = App::build(settings, sources, base_url, auth)?;
@@ -99,22 +77,12 @@ pub fn undo(settings: &ServeArgs, args: &UndoArgs) -> Result<ExitCode> {
     if !args.force {
         let drifted = runtime.block_on(drift(&app, change))?;
         if !drifted.is_empty() {
-            let what: Vec<String> = drifted
-                .iter()
-                .map(|(name, now)| {
-                    let now = now.as_ref().map_or("unset".to_string(), Value::to_string);
-                    format!(
-                        "`{name}` is now {now}, not {} as the change left it",
-                        change.expect[name]
-                    )
-                })
-                .collect();
             bail!(
                 "{} was changed again since {}: {}. Undoing it would overwrite that; add --force \
                  to put back the state before {} anyway",
                 change.action,
                 change.id,
-                what.join("; "),
+                history::drift_text(change, &drifted),
                 change.id
             );
         }
@@ -130,17 +98,9 @@ pub fn undo(settings: &ServeArgs, args: &UndoArgs) -> Result<ExitCode> {
 /// What the change set that is no longer so: the state its undo entry captures, read now.
 async fn drift(app: &App, change: &Change) -> Result<Vec<(String, Option<Value>)>> {
     let snap = app.live.load();
-    let Some(action) = snap.catalog.get(&change.action) else {
+    let Some((action, read, params)) = history::recheck(&snap.catalog, change) else {
         return Ok(Vec::new());
     };
-    let (Some(Undo::By(inv)), false) = (&action.safety.undo, change.expect.is_empty()) else {
-        return Ok(Vec::new());
-    };
-    let Some(read) = inv.capture.as_deref().and_then(|r| snap.catalog.get(r)) else {
-        return Ok(Vec::new());
-    };
-    let empty = serde_json::Map::new();
-    let params = history::read_args(read, change.params.as_object().unwrap_or(&empty));
     let result = call::call_with(app, &read.id, params, false).await;
     let Some(now) = result
         .structured_content

@@ -19,6 +19,7 @@ use crate::present::{
 };
 use crate::surface::{self, Call};
 use arcane_catalog::{Action, Undo};
+use arcane_markdown::code_span;
 use arcane_engine::{CallContext, CallError, Detached, Executor, Outcome, Produced};
 
 /// What every call runs on: the live snapshot, the executor, the audit log, the open
@@ -109,7 +110,9 @@ pub(crate) async fn prepare(
 }
 
 /// [`prepare`] for an action: the caller's grant, the engine's checks and lookups, the
-/// person's confirmation.
+/// person's confirmation. The history's actions are answered here (`history.list`), or
+/// rewritten into the call the history recorded (`history.undo`), which then goes on as any
+/// call: the same checks, a question naming the change, the audit log, the history.
 #[allow(clippy::too_many_arguments)]
 async fn prepare_action(
     env: &CallEnv,
@@ -123,16 +126,24 @@ async fn prepare_action(
 ) -> Prepared {
     let started = Instant::now();
     // Kept as the model sent them: the log redacts them itself.
-    let audited = env.audit.is_some().then(|| params.clone());
+    let mut audited = env.audit.is_some().then(|| params.clone());
     let scope = snap.scope();
-    let ending = |confirmed| Ending {
+    let ending = |confirmed, audited: &Option<Map<String, Value>>| Ending {
         confirmed,
         audited: audited.clone(),
         started,
     };
     let Some(action) = snap.catalog.resolve(name) else {
         let unknown = CallError::UnknownAction(arcane_engine::unknown_action_text(&scope, name));
-        let result = conclude(env, &snap, None, Err(unknown), ending(None), ctx, caller);
+        let result = conclude(
+            env,
+            &snap,
+            None,
+            Err(unknown),
+            ending(None, &audited),
+            ctx,
+            caller,
+        );
         return Prepared::Answer(result.into());
     };
     // The request's span (`crate::mcp::trace`) names the action when the catalog has it: an
@@ -146,7 +157,8 @@ async fn prepare_action(
         .as_ref()
         .and_then(|g| g.refuses(action, &snap.policy))
     {
-        return Prepared::Answer(refuse(env, &snap, action, why, ending(None), caller).into());
+        let result = refuse(env, &snap, action, why, ending(None, &audited), caller);
+        return Prepared::Answer(result.into());
     }
     // Checked, names looked up and the request built before anyone is asked: the question
     // shows what will be sent, and an invalid call asks nobody. A client that cannot ask reads
@@ -154,6 +166,27 @@ async fn prepare_action(
     let ctx = &CallContext {
         cannot_ask: !askable(&env.round_trips, &asking),
         ..ctx.clone()
+    };
+    let (action, params, undoing) = match crate::mcp::history::Tool::of(action) {
+        None => (action, params, None),
+        Some(tool) => {
+            let done = ending(None, &audited);
+            match history_call(env, &snap, action, tool, params, done, ctx, caller).await {
+                HistoryCall::Answer(result) => return Prepared::Answer(result.into()),
+                HistoryCall::Undo {
+                    by,
+                    params,
+                    undoing,
+                } => {
+                    // From here on the call is the recorded one, and its audit line says so.
+                    if audited.is_some() {
+                        audited = Some(params.clone());
+                    }
+                    span.record("arcane.action.id", by.id.as_str());
+                    (by, params, Some(undoing))
+                }
+            }
+        }
     };
     let mut confirmed = confirm.then_some("param");
     let ready = match env.exec.prepare_action(&scope, action, params, ctx).await {
@@ -164,15 +197,25 @@ async fn prepare_action(
                 &snap,
                 Some(action),
                 Err(e),
-                ending(confirmed),
+                ending(confirmed, &audited),
                 ctx,
                 caller,
             );
             return Prepared::Answer(result.into());
         }
     };
-    if action.needs_confirmation() {
-        match settle(&env.round_trips, &snap, &ready, confirm, asking, ctx).await {
+    if action.needs_confirmation() || undoing.is_some() {
+        match settle(
+            &env.round_trips,
+            &snap,
+            &ready,
+            confirm,
+            asking,
+            ctx,
+            undoing.as_ref(),
+        )
+        .await
+        {
             Confirmed::Ask(question) => {
                 span.record("arcane.outcome", "input_required");
                 return Prepared::Answer(CallToolResponse::InputRequired(mask_known_message(
@@ -183,10 +226,29 @@ async fn prepare_action(
             // The person said no (or could not be asked): whatever the model's `confirm`
             // said, the call was not confirmed, and its audit line must not read as if it was.
             Confirmed::Refused(text) => {
-                let result = refuse(env, &snap, action, text, ending(None), caller);
+                let result = refuse(env, &snap, action, text, ending(None, &audited), caller);
                 return Prepared::Answer(result.into());
             }
         }
+    }
+    // An undo is confirmed whatever the class of the call it became (the engine checks only
+    // that class): without a yes nothing is sent.
+    if let (Some(u), None) = (&undoing, confirmed) {
+        let unconfirmed = CallError::NeedsConfirm {
+            action: u.action.id.clone(),
+            what: format!("it undoes {}", u.change),
+            why: arcane_catalog::Impact::Routine.why_asked(),
+        };
+        let result = conclude(
+            env,
+            &snap,
+            Some(u.action),
+            Err(unconfirmed),
+            ending(None, &audited),
+            ctx,
+            caller,
+        );
+        return Prepared::Answer(result.into());
     }
     let long_running = action.request.long_running;
     let call = Box::new(ready.detach());
@@ -198,6 +260,161 @@ async fn prepare_action(
         audited,
         started,
     })
+}
+
+/// What a call of a history action comes to in [`prepare`].
+enum HistoryCall<'s> {
+    /// The answer: the list, or why nothing is undone.
+    Answer(CallToolResult),
+    /// Undo by running this call, recorded for the change, asked as `undoing` says.
+    Undo {
+        by: &'s Action,
+        params: Map<String, Value>,
+        undoing: crate::mcp::confirm::Undoing<'s>,
+    },
+}
+
+/// `history.list` and `history.undo` (catalog/history.yaml, docs/undo.md), after the checks of
+/// any call (the policy: read-only withdraws the undo; the schema). A caller with a grant sees
+/// and undoes only changes of actions it may run, by undoing calls it may run.
+#[allow(clippy::too_many_arguments)]
+async fn history_call<'s>(
+    env: &CallEnv,
+    snap: &'s Snapshot,
+    action: &'s Action,
+    tool: crate::mcp::history::Tool,
+    params: Map<String, Value>,
+    ending: Ending,
+    ctx: &CallContext,
+    caller: &Actor,
+) -> HistoryCall<'s> {
+    use crate::mcp::history::{self, Tool};
+    let scope = snap.scope();
+    let params = match env.exec.prepare_action(&scope, action, params, ctx).await {
+        Ok(ready) => ready.params,
+        Err(e) => {
+            let result = conclude(env, snap, Some(action), Err(e), ending, ctx, caller);
+            return HistoryCall::Answer(result);
+        }
+    };
+    // Answered rather than withdrawn: the policy withdraws what the operator chose not to
+    // serve, and a withdrawn action is left out of the lists and the search. Served, the
+    // actions are found for "undo that" and answer how to turn the history on.
+    let Some(file) = &env.history else {
+        let result = refuse(env, snap, action, history::OFF.to_string(), ending, caller);
+        return HistoryCall::Answer(result);
+    };
+    let changes = match file.changes() {
+        Ok(all) => all,
+        Err(e) => {
+            let why = format!("The history could not be read: {e:#}. Nothing was sent.");
+            return HistoryCall::Answer(refuse(env, snap, action, why, ending, caller));
+        }
+    };
+    // The per-caller view withdraws what a grant may not run: its changes are not there for
+    // it, neither listed nor undone.
+    let changes: Vec<history::Change> = changes
+        .into_iter()
+        .filter(|c| match caller.grant.as_deref() {
+            None => true,
+            Some(g) => snap
+                .catalog
+                .get(&c.action)
+                .is_some_and(|a| g.refuses(a, &snap.policy).is_none()),
+        })
+        .collect();
+    if tool == Tool::List {
+        let limit = params.get("limit").and_then(Value::as_u64).unwrap_or(20) as usize;
+        let body = history::listing(&changes, limit);
+        let listed = Outcome {
+            action,
+            params,
+            produced: Produced::Json(body),
+        };
+        let result = conclude(env, snap, Some(action), Ok(listed), ending, ctx, caller);
+        return HistoryCall::Answer(result);
+    }
+    let id = params.get("id").and_then(Value::as_str).unwrap_or_default();
+    let force = params.get("force").and_then(Value::as_bool) == Some(true);
+    let found = history::find(&changes, id, "history.list")
+        .and_then(|c| history::inverse(c).map(|inv| (c, inv)));
+    let (change, (by, by_params)) = match found {
+        Ok(found) => found,
+        Err(why) => {
+            let why = format!("{why}. Nothing was sent.");
+            return HistoryCall::Answer(refuse(env, snap, action, why, ending, caller));
+        }
+    };
+    let Some(by) = snap.catalog.get(by) else {
+        let why = format!(
+            "{} is undone by {by}, which this server's catalog does not have. Nothing was sent.",
+            change.id
+        );
+        return HistoryCall::Answer(refuse(env, snap, action, why, ending, caller));
+    };
+    if let Some(why) = caller.grant.as_ref().and_then(|g| g.refuses(by, &snap.policy)) {
+        let why = format!("{} is undone by {}, which you may not run: {why}", change.id, by.id);
+        return HistoryCall::Answer(refuse(env, snap, action, why, ending, caller));
+    }
+    // What the change set, read again: the same check as `arcane-mcp undo`.
+    let drifted = match history::recheck(&snap.catalog, change) {
+        None => Ok(Vec::new()),
+        Some((changed, read, args)) => {
+            match env.exec.execute(&scope, &read.id, args, false, ctx).await {
+                Ok(Outcome {
+                    produced: Produced::Json(body),
+                    ..
+                }) => Ok(history::drift(
+                    changed,
+                    change,
+                    &arcane_catalog::unwrap_envelope(body),
+                )),
+                _ => Err(read.id.clone()),
+            }
+        }
+    };
+    let drift = match drifted {
+        Ok(d) if d.is_empty() => None,
+        Ok(d) => Some(history::drift_text(change, &d)),
+        Err(read) if force => Some(format!(
+            "nothing could be checked ({read} could not be read), so a later change may be \
+             overwritten"
+        )),
+        Err(read) => {
+            let why = format!(
+                "The state {} changed could not be read to check that nothing changed it since \
+                 ({read}). Nothing was sent. Call history.undo again with force: true to take it \
+                 back without the check; the user is asked.",
+                change.id
+            );
+            return HistoryCall::Answer(refuse(env, snap, action, why, ending, caller));
+        }
+    };
+    if let (Some(what), false) = (&drift, force) {
+        let why = format!(
+            "{} was changed again since {}: {what}. Undoing it would overwrite that, so nothing \
+             was sent. Tell the user; only if they want the state before {} back anyway, call \
+             history.undo again with force: true (they are asked to confirm).",
+            change.action, change.id, change.id
+        );
+        return HistoryCall::Answer(refuse(env, snap, action, why, ending, caller));
+    }
+    let undoing = crate::mcp::confirm::Undoing {
+        action,
+        change: format!(
+            "change {} ({} at {}, by {})",
+            code_span(&change.id),
+            code_span(&change.action),
+            code_span(&change.time),
+            code_span(&change.by)
+        ),
+        drift,
+    };
+    HistoryCall::Undo {
+        by,
+        params: by_params.clone(),
+        undoing,
+    }
 }
 
 /// The second step: sends a [`Ready`] call on behalf of `caller` (whose `task` names the MCP

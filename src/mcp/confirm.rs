@@ -61,7 +61,47 @@ pub fn declares_forms(capabilities: Option<&ClientCapabilities>) -> bool {
 /// The question: what the call will do (the action, the environment, every parameter it was
 /// given, as the safe-mode preview says it), and why it is asked.
 pub fn message(action: &Action, effect: &Effect) -> String {
-    let why = if action.safety.destructive {
+    format!(
+        "An assistant wants to run {}\n\n{}{} Run it?",
+        effect.text(),
+        why_asked(action),
+        lost(action)
+    )
+}
+
+/// A call that takes back a change of the history (`history.undo`, docs/undo.md): asked as
+/// `history.undo` is, whatever the class of the call it became, its question naming the change.
+pub(crate) struct Undoing<'a> {
+    /// `history.undo`, whose rules decide whether and how the person is asked.
+    pub(crate) action: &'a Action,
+    /// The change taken back, in words: its ID, action, time and who made it.
+    pub(crate) change: String,
+    /// What changed since and is overwritten (`force`), when anything did.
+    pub(crate) drift: Option<String>,
+}
+
+/// The question of an undo: the change it takes back, what changed since, the call that puts
+/// back what the change changed (`effect`, of `action`), why it is asked.
+pub fn undo_message(action: &Action, effect: &Effect, change: &str, drift: Option<&str>) -> String {
+    let since = drift
+        .map(|d| format!("\n\nSince then {d}; undoing it overwrites that."))
+        .unwrap_or_default();
+    // A call that would run unasked is asked as an undo: the person decides to go back.
+    let why = if action.needs_confirmation() {
+        why_asked(action)
+    } else {
+        "It takes back a change.".to_string()
+    };
+    format!(
+        "An assistant wants to undo {change}. To put back what it changed, it would run {}{since}\n\n{why}{} Run it?",
+        effect.text(),
+        lost(action)
+    )
+}
+
+/// Why the person is asked about `action`, as a sentence.
+fn why_asked(action: &Action) -> String {
+    if action.safety.destructive {
         "This is destructive.".to_string()
     } else if let Some(what) = &action.safety.reveals_secret {
         format!("It hands {what} to the assistant.")
@@ -70,21 +110,21 @@ pub fn message(action: &Action, effect: &Effect) -> String {
         format!("It {}.", action.safety.impact.why_asked())
     } else {
         "It can run or change anything this action reaches.".to_string()
-    };
-    // Said only where the catalog knows the change is lost (docs/undo.md): a person weighs a
-    // question that says it of everything less than one that says it when it is true.
-    let lost = match &action.safety.undo {
-        Some(Undo::Never(what)) => format!(" It cannot be undone: {what}."),
-        _ => String::new(),
-    };
-    format!(
-        "An assistant wants to run {}\n\n{why}{lost} Run it?",
-        effect.text()
-    )
+    }
 }
 
-/// The form of the question: what will happen, on what, and one box to tick.
-fn form(action: &Action, effect: &Effect) -> Option<ElicitRequestParams> {
+/// What is lost, as the question's sentence: said only where the catalog knows the change is
+/// lost (docs/undo.md), since a person weighs a question that says it of everything less than
+/// one that says it when it is true.
+fn lost(action: &Action) -> String {
+    match &action.safety.undo {
+        Some(Undo::Never(what)) => format!(" It cannot be undone: {what}."),
+        _ => String::new(),
+    }
+}
+
+/// The form of the question `text`: what will happen, on what, and one box to tick.
+fn form(text: &str) -> Option<ElicitRequestParams> {
     let schema = ElicitationSchema::builder()
         .required_bool_with("confirm", |b| {
             b.title("Run it").description("Tick to run this action")
@@ -94,7 +134,7 @@ fn form(action: &Action, effect: &Effect) -> Option<ElicitRequestParams> {
     Some(ElicitRequestParams::FormElicitationParams {
         meta: None,
         // The question quotes names Arcane gave: never the server's own credentials.
-        message: arcane_redact::mask_known(&message(action, effect)).into_owned(),
+        message: arcane_redact::mask_known(text).into_owned(),
         requested_schema: schema,
     })
 }
@@ -156,19 +196,19 @@ async fn elicit(
     }
 }
 
-/// Asks the user to confirm a call, through the session that `origin` (the call's request)
-/// came in on.
+/// Asks the user to confirm a call of `action` with the question `text`, through the session
+/// that `origin` (the call's request) came in on.
 pub async fn ask(
     peer: &Peer<RoleServer>,
     origin: Option<&RequestId>,
     action: &Action,
-    effect: &Effect,
+    text: &str,
     cancel: &CancellationToken,
 ) -> Answer {
     if !can_ask(peer) {
         return Answer::CannotAsk;
     }
-    let Some(request) = form(action, effect) else {
+    let Some(request) = form(text) else {
         return Answer::CannotAsk;
     };
     let asked = tokio::select! {
@@ -379,7 +419,7 @@ impl RoundTrips {
     pub fn step(
         &self,
         action: &Action,
-        effect: &Effect,
+        text: &str,
         caller: &[u8],
         binding: &[u8],
         state: Option<&str>,
@@ -389,7 +429,7 @@ impl RoundTrips {
             return Step::Answered(Answer::CannotAsk);
         };
         let Some(state) = state else {
-            return match self.question(codec, action, effect, caller, binding) {
+            return match self.question(codec, text, caller, binding) {
                 Ok(q) => Step::Ask(q),
                 Err(full) => Step::Answered(Answer::No(full.text(action))),
             };
@@ -425,12 +465,11 @@ impl RoundTrips {
     fn question(
         &self,
         codec: &RequestStateCodec,
-        action: &Action,
-        effect: &Effect,
+        text: &str,
         caller: &[u8],
         binding: &[u8],
     ) -> Result<InputRequiredResult, Full> {
-        let request = form(action, effect).ok_or(Full::Unsealable)?;
+        let request = form(text).ok_or(Full::Unsealable)?;
         let mut nonce = [0u8; 16];
         getrandom::fill(&mut nonce).map_err(|_| Full::Unsealable)?;
         let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
@@ -614,24 +653,32 @@ pub(crate) async fn settle(
     confirm: bool,
     asking: Asking,
     ctx: &CallContext,
+    undoing: Option<&Undoing<'_>>,
 ) -> Confirmed {
     let by_param = Confirmed::By(confirm.then_some("param"));
-    if !snap.policy.asks_for(ready.action) {
+    // An undo is asked by `history.undo`'s rules, with its own question.
+    let (action, text) = match undoing {
+        Some(u) => (
+            u.action,
+            undo_message(ready.action, ready.effect(), &u.change, u.drift.as_deref()),
+        ),
+        None => (ready.action, message(ready.action, ready.effect())),
+    };
+    if !snap.policy.asks_for(action) {
         return by_param;
     }
     if !askable(round_trips, &asking)
-        || (confirm && snap.policy.takes_confirm_param_for(ready.action, true))
+        || (confirm && snap.policy.takes_confirm_param_for(action, true))
     {
         return by_param;
     }
-    let action = ready.action;
     let answer = match asking {
         Asking::No => Answer::CannotAsk,
         Asking::Session { peer, origin, who } => {
             // Counted while the call waits for the answer, as a round trip's question is: one
             // caller cannot hold more, over stdio or in HTTP sessions.
             match round_trips.hold(&who, action) {
-                Ok(_held) => ask(&peer, Some(&origin), action, ready.effect(), &ctx.cancel).await,
+                Ok(_held) => ask(&peer, Some(&origin), action, &text, &ctx.cancel).await,
                 Err(text) => Answer::No(text),
             }
         }
@@ -645,10 +692,19 @@ pub(crate) async fn settle(
             // The question holds for this call only: its action and parameters as they
             // will be sent (names already looked up), from this caller.
             let sent = serde_json::to_vec(ready.sent()).unwrap_or_default();
-            let bound = binding([caller.as_slice(), action.id.as_bytes(), sent.as_slice()]);
+            let mut fields = vec![
+                caller.as_slice(),
+                ready.action.id.as_bytes(),
+                sent.as_slice(),
+            ];
+            // An undo's yes holds for the question read: the change it names, what drifted.
+            if undoing.is_some() {
+                fields.push(text.as_bytes());
+            }
+            let bound = binding(fields);
             match round_trips.step(
                 action,
-                ready.effect(),
+                &text,
                 &who,
                 &bound,
                 state.as_deref(),
@@ -703,7 +759,7 @@ mod tests {
 
     fn asks(trips: &RoundTrips, caller: &[u8]) -> Result<(), String> {
         let (a, effect) = kill();
-        match trips.step(&a, &effect, caller, b"call", None, None) {
+        match trips.step(&a, &message(&a, &effect), caller, b"call", None, None) {
             Step::Ask(_) => Ok(()),
             Step::Answered(Answer::No(text)) => Err(text),
             Step::Answered(other) => panic!("{other:?}"),
@@ -729,7 +785,7 @@ mod tests {
     /// The state of a question asked, and the answer of a yes with it, at `trips`, by `caller`.
     fn ask_as(trips: &RoundTrips, caller: &[u8]) -> String {
         let (a, effect) = kill();
-        match trips.step(&a, &effect, caller, b"call", None, None) {
+        match trips.step(&a, &message(&a, &effect), caller, b"call", None, None) {
             Step::Ask(q) => q.request_state.expect("a state"),
             _ => panic!("not asked"),
         }
@@ -745,7 +801,7 @@ mod tests {
             QUESTION: {"action": "accept", "content": {"confirm": true}}
         }))
         .unwrap();
-        match trips.step(&a, &effect, caller, binding, Some(state), Some(&responses)) {
+        match trips.step(&a, &message(&a, &effect), caller, binding, Some(state), Some(&responses)) {
             Step::Answered(answer) => answer,
             Step::Ask(_) => panic!("asked again"),
         }

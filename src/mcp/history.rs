@@ -1,8 +1,10 @@
 //! The history of changes (`--history FILE`, docs/undo.md): a JSON line per change made
 //! through the server, with who made it and the call that takes it back, filled when it ran
 //! from the catalog's `undo` entry (the state a capture read before it, the answer after). Kept
-//! bounded, read back by `arcane-mcp history` and `arcane-mcp undo`. A file that cannot be
-//! written or read costs the history, never a call.
+//! bounded, read back by `arcane-mcp history` and `arcane-mcp undo` and by the actions
+//! `history.list` and `history.undo` (catalog/history.yaml), which share what is here: finding
+//! a change, the call that takes it back, the drift check. A file that cannot be written or
+//! read costs the history, never a call.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -13,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use arcane_catalog::{Action, Catalog, Filled, ParamLocation, Undo};
+use arcane_markdown::{clip, code_span};
 
 /// How many changes the file keeps (the oldest go first).
 pub const KEPT: usize = 1000;
@@ -91,6 +94,122 @@ pub fn drift(action: &Action, change: &Change, now: &Value) -> Vec<(String, Opti
         .collect()
 }
 
+/// The read whose fresh answer tells whether a change's state changed since (its undo entry's
+/// capture), with its arguments: `None` when the change records nothing to compare.
+pub fn recheck<'c>(catalog: &'c Catalog, change: &Change) -> Option<(&'c Action, &'c Action, Map<String, Value>)> {
+    let action = catalog.get(&change.action)?;
+    let (Some(Undo::By(inv)), false) = (&action.safety.undo, change.expect.is_empty()) else {
+        return None;
+    };
+    let read = inv.capture.as_deref().and_then(|r| catalog.get(r))?;
+    let empty = Map::new();
+    let args = read_args(read, change.params.as_object().unwrap_or(&empty));
+    Some((action, read, args))
+}
+
+/// What [`drift`] found, as a person reads it: each parameter, what it is now and what the
+/// change left it at.
+pub fn drift_text(change: &Change, drifted: &[(String, Option<Value>)]) -> String {
+    drifted
+        .iter()
+        .map(|(name, now)| {
+            // Arcane's values, quoted as any value from outside is (docs/escaping.md).
+            let quote = |v: Option<&Value>| {
+                v.map_or("unset".to_string(), |v| code_span(&clip(&v.to_string(), 120)))
+            };
+            format!(
+                "{} is now {}, not {} as the change left it",
+                code_span(name),
+                quote(now.as_ref()),
+                quote(change.expect.get(name))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The change `id` among `changes`, or what to say: `listing` names how to list them.
+pub fn find<'a>(changes: &'a [Change], id: &str, listing: &str) -> Result<&'a Change, String> {
+    changes
+        .iter()
+        .find(|c| c.id == id)
+        .ok_or_else(|| {
+            format!(
+                "no change {} in the history ({listing} lists them)",
+                code_span(&clip(id, 64))
+            )
+        })
+}
+
+/// The call the history recorded to take `change` back (action, parameters), or why there is
+/// none: then nothing is sent.
+pub fn inverse(change: &Change) -> Result<(&str, &Map<String, Value>), String> {
+    match &change.undo {
+        TakeBack::Call { action, params } => Ok((action, params)),
+        other => Err(format!("{} ({}) {}", change.id, change.action, other.line())),
+    }
+}
+
+/// The actions of catalog/history.yaml, by their handler kind: the server answers them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    List,
+    Undo,
+}
+
+impl Tool {
+    /// Which of them `action` is, if any.
+    pub fn of(action: &Action) -> Option<Tool> {
+        match action.request.handler.as_ref()?.kind.as_str() {
+            "history_list" => Some(Tool::List),
+            "history_undo" => Some(Tool::Undo),
+            _ => None,
+        }
+    }
+}
+
+/// The answer of either action on a server without a history: how to turn it on.
+pub const OFF: &str = "This server keeps no history of its changes, so there is nothing to list \
+     or undo. Ask the operator to start it with --history FILE (ARCANE_MCP_HISTORY), as \
+     docs/undo.md does: `arcane-mcp --history ~/.local/state/arcane-mcp/history.jsonl`. Changes \
+     made before that are not recorded.";
+
+/// The longest a value stays in a change's summary.
+const SUMMARY_VALUE: usize = 60;
+
+/// A change's parameters in a line (as the file keeps them: secrets masked), long values cut.
+pub fn summary(params: &Value) -> String {
+    let Some(m) = params.as_object() else {
+        return String::new();
+    };
+    m.iter()
+        .map(|(k, v)| format!("{k}: {}", clip(&v.to_string(), SUMMARY_VALUE)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What `history.list` answers: the newest `limit` of the `changes` (oldest first, as read),
+/// each in the words of the command line's list.
+pub fn listing(changes: &[Change], limit: usize) -> Value {
+    let items: Vec<Value> = changes
+        .iter()
+        .rev()
+        .take(limit)
+        .map(|c| {
+            serde_json::json!({
+                "id": c.id,
+                "time": c.time,
+                "by": c.by,
+                "action": c.action,
+                "environment": c.environment,
+                "params": summary(&c.params),
+                "undo": c.undo.line(),
+            })
+        })
+        .collect();
+    serde_json::json!({ "items": items })
+}
+
 /// What taking a change back is.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", tag = "kind")]
@@ -110,6 +229,16 @@ pub enum TakeBack {
 }
 
 impl TakeBack {
+    /// What taking it back is, in a line (`arcane-mcp history`, `history.list`, a refusal).
+    pub fn line(&self) -> String {
+        match self {
+            TakeBack::Call { action, .. } => format!("undo runs {action}"),
+            TakeBack::Nothing { why } => format!("nothing to undo: {why}"),
+            TakeBack::Never { why } => format!("cannot be undone: {why}"),
+            TakeBack::Unknown { why } => format!("cannot be undone from here: {why}"),
+        }
+    }
+
     /// The call that takes back a change of `action` made in `environment`, with `call` (the
     /// parameters as sent), the state `capture` read before it and its answer `result` (both
     /// as structured results); the inverse runs where the change ran.
@@ -253,6 +382,15 @@ impl History {
             drop(written);
             self.cut();
         }
+    }
+
+    /// Every change the file holds, oldest first (the lines that are not changes logged).
+    pub fn changes(&self) -> Result<Vec<Change>> {
+        let (changes, skipped) = Self::read(&self.path)?;
+        if skipped > 0 {
+            tracing::warn!(path = %self.path.display(), skipped, "lines of the history that are not changes were skipped");
+        }
+        Ok(changes)
     }
 
     /// Every change the file holds, oldest first, and how many lines were not changes (a

@@ -344,9 +344,12 @@ fn present_cow<'de, 'a, D: serde::Deserializer<'de>>(
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HandlerSpec {
-    /// Handler kind: `ws_logs`, `ws_stats`, `ws_exec`, `ws_system_stats`.
+    /// Handler kind: `ws_logs`, `ws_stats`, `ws_exec`, `ws_system_stats` (over Arcane's
+    /// WebSocket); `history_list`, `history_undo` (the server's history, docs/undo.md).
     pub kind: String,
-    /// Arcane path of the WebSocket endpoint, relative to `/api`.
+    /// Arcane path of the WebSocket endpoint, relative to `/api`; empty for a kind the server
+    /// answers itself (the schema requires it of every `ws_` kind).
+    #[serde(default)]
     pub path: String,
 }
 

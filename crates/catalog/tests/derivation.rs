@@ -462,8 +462,16 @@ fn body_properties_colliding_with_parameters_are_renamed() {
 #[test]
 fn every_action_has_an_executor() {
     // The executor runs json, stream, download and empty results over HTTP and these handler
-    // kinds over WebSocket (crates/engine/src/handlers.rs); nothing in the catalog may fall outside.
-    let known_handlers = ["ws_logs", "ws_stats", "ws_exec", "ws_system_stats"];
+    // kinds over WebSocket (crates/engine/src/handlers.rs), and the server answers its history's
+    // (src/mcp/call.rs); nothing in the catalog may fall outside.
+    let known_handlers = [
+        "ws_logs",
+        "ws_stats",
+        "ws_exec",
+        "ws_system_stats",
+        "history_list",
+        "history_undo",
+    ];
     let cat = build(&fixtures::spec_v2());
     for a in &cat.actions {
         match a.output.kind {

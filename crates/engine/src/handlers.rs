@@ -70,6 +70,15 @@ pub async fn run(
     action: &Action,
     params: &Map<String, Value>,
 ) -> Result<HandlerOutput, CallError> {
+    // The server's history (catalog/history.yaml) is answered before anything is sent.
+    if let Some(h) = &action.request.handler
+        && h.kind.starts_with("history_")
+    {
+        return Err(CallError::Handler(format!(
+            "{} is answered by the server from its history (docs/undo.md), never sent to Arcane",
+            action.id
+        )));
+    }
     let path = api_path(action, params, &config.environment).map_err(CallError::Handler)?;
     let url = websocket::ws_url(&config.base_url, &path)
         .map_err(|e| CallError::Handler(e.to_string()))?;
