@@ -191,7 +191,9 @@ async fn a_drift_is_refused_until_forced_and_confirmed() {
 async fn what_cannot_be_undone_is_refused_with_its_reason() {
     let (sim, key, _dir, file) = with_history().await;
     let client = spawn(&sim.base(), &key, &["--history", file.to_str().unwrap()]).await;
-    let r = run(&client, "dynamic", "volume.delete", json!({"volumeName": "pgdata"}), true).await;
+    let r = run(&client, "dynamic", "volume.create", json!({"name": "scratch"}), true).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    let r = run(&client, "dynamic", "volume.delete", json!({"volumeName": "scratch"}), true).await;
     assert!(!is_error(&r), "{}", text(&r));
     let change = listed(&client, "dynamic").await[0].clone();
     assert_eq!(change["action"], "volume.delete", "{change}");
