@@ -50,10 +50,22 @@ async fn a_change_is_listed_asked_and_undone_on_every_surface() {
     for surface in ["dynamic", "meta", "individual"] {
         let (sim, key, _dir, file) = with_history().await;
         let asker = Asker::new(Some((Accept, true)));
-        let args = ["--history", file.to_str().unwrap(), "--tool-surface", surface];
+        let args = [
+            "--history",
+            file.to_str().unwrap(),
+            "--tool-surface",
+            surface,
+        ];
         let client = spawn_with(asker.clone(), &sim.base(), &key, &args).await;
 
-        let r = run(&client, surface, "container.stop", json!({"containerId": "web-1"}), false).await;
+        let r = run(
+            &client,
+            surface,
+            "container.stop",
+            json!({"containerId": "web-1"}),
+            false,
+        )
+        .await;
         assert!(!is_error(&r), "{surface}: {}", text(&r));
         assert!(!running(&sim.container("web-1").await), "{surface}");
         assert!(asker.questions().is_empty(), "{surface}: a stop is routine");
@@ -99,7 +111,14 @@ async fn an_undo_is_never_run_unconfirmed() {
     let (sim, key, _dir, file) = with_history().await;
     let args = ["--history", file.to_str().unwrap()];
     let client = spawn(&sim.base(), &key, &args).await;
-    let r = run(&client, "dynamic", "container.stop", json!({"containerId": "web-1"}), false).await;
+    let r = run(
+        &client,
+        "dynamic",
+        "container.stop",
+        json!({"containerId": "web-1"}),
+        false,
+    )
+    .await;
     assert!(!is_error(&r), "{}", text(&r));
     let id = listed(&client, "dynamic").await[0]["id"]
         .as_str()
@@ -112,7 +131,14 @@ async fn an_undo_is_never_run_unconfirmed() {
     assert!(text(&r).contains("\"confirm\": true"), "{}", text(&r));
     let decliner = Asker::new(Some((Decline, false)));
     let declining = spawn_with(decliner.clone(), &sim.base(), &key, &args).await;
-    let r = run(&declining, "dynamic", "history.undo", json!({"id": id}), true).await;
+    let r = run(
+        &declining,
+        "dynamic",
+        "history.undo",
+        json!({"id": id}),
+        true,
+    )
+    .await;
     assert!(is_error(&r), "{}", text(&r));
     assert_eq!(decliner.questions().len(), 1);
     assert_eq!(writes(&sim.requests().await).len(), before, "nothing sent");
@@ -133,7 +159,13 @@ async fn a_drift_is_refused_until_forced_and_confirmed() {
     use rmcp::model::ElicitationAction::Accept;
     let (sim, key, _dir, file) = with_history().await;
     let asker = Asker::new(Some((Accept, true)));
-    let client = spawn_with(asker.clone(), &sim.base(), &key, &["--history", file.to_str().unwrap()]).await;
+    let client = spawn_with(
+        asker.clone(),
+        &sim.base(),
+        &key,
+        &["--history", file.to_str().unwrap()],
+    )
+    .await;
     let created = run(
         &client,
         "dynamic",
@@ -147,14 +179,35 @@ async fn a_drift_is_refused_until_forced_and_confirmed() {
         .as_str()
         .unwrap()
         .to_string();
-    let r = run(&client, "dynamic", "api_key.update", json!({"id": key_id, "name": "deploy-old"}), true).await;
+    let r = run(
+        &client,
+        "dynamic",
+        "api_key.update",
+        json!({"id": key_id, "name": "deploy-old"}),
+        true,
+    )
+    .await;
     assert!(!is_error(&r), "{}", text(&r));
     let name = async || {
-        let r = run(&client, "dynamic", "api_key.get", json!({"id": key_id}), false).await;
+        let r = run(
+            &client,
+            "dynamic",
+            "api_key.get",
+            json!({"id": key_id}),
+            false,
+        )
+        .await;
         r.structured_content.unwrap()["name"].clone()
     };
     let other = spawn(&sim.base(), &key, &[]).await;
-    let r = run(&other, "dynamic", "api_key.update", json!({"id": key_id, "name": "deploy-ops"}), true).await;
+    let r = run(
+        &other,
+        "dynamic",
+        "api_key.update",
+        json!({"id": key_id, "name": "deploy-ops"}),
+        true,
+    )
+    .await;
     assert!(!is_error(&r), "{}", text(&r));
     other.cancel().await.ok();
     let rename = listed(&client, "dynamic").await[0].clone();
@@ -167,14 +220,27 @@ async fn a_drift_is_refused_until_forced_and_confirmed() {
     let said = text(&r);
     assert!(is_error(&r), "{said}");
     assert!(
-        said.contains("changed again since") && said.contains("deploy-ops") && said.contains("force: true"),
+        said.contains("changed again since")
+            && said.contains("deploy-ops")
+            && said.contains("force: true"),
         "{said}"
     );
-    assert_eq!(asker.questions().len(), asked, "refused before anyone is asked");
+    assert_eq!(
+        asker.questions().len(),
+        asked,
+        "refused before anyone is asked"
+    );
     assert_eq!(writes(&sim.requests().await).len(), before, "nothing sent");
     assert_eq!(name().await, json!("deploy-ops"));
 
-    let r = run(&client, "dynamic", "history.undo", json!({"id": id, "force": true}), true).await;
+    let r = run(
+        &client,
+        "dynamic",
+        "history.undo",
+        json!({"id": id, "force": true}),
+        true,
+    )
+    .await;
     assert!(!is_error(&r), "{}", text(&r));
     let q = asker.questions().pop().unwrap();
     assert!(
@@ -191,9 +257,23 @@ async fn a_drift_is_refused_until_forced_and_confirmed() {
 async fn what_cannot_be_undone_is_refused_with_its_reason() {
     let (sim, key, _dir, file) = with_history().await;
     let client = spawn(&sim.base(), &key, &["--history", file.to_str().unwrap()]).await;
-    let r = run(&client, "dynamic", "volume.create", json!({"name": "scratch"}), true).await;
+    let r = run(
+        &client,
+        "dynamic",
+        "volume.create",
+        json!({"name": "scratch"}),
+        true,
+    )
+    .await;
     assert!(!is_error(&r), "{}", text(&r));
-    let r = run(&client, "dynamic", "volume.delete", json!({"volumeName": "scratch"}), true).await;
+    let r = run(
+        &client,
+        "dynamic",
+        "volume.delete",
+        json!({"volumeName": "scratch"}),
+        true,
+    )
+    .await;
     assert!(!is_error(&r), "{}", text(&r));
     let change = listed(&client, "dynamic").await[0].clone();
     assert_eq!(change["action"], "volume.delete", "{change}");
@@ -201,12 +281,33 @@ async fn what_cannot_be_undone_is_refused_with_its_reason() {
     assert!(undo.starts_with("cannot be undone: "), "{undo}");
     let sent = sim.requests().await.len();
 
-    let r = run(&client, "dynamic", "history.undo", json!({"id": change["id"]}), true).await;
+    let r = run(
+        &client,
+        "dynamic",
+        "history.undo",
+        json!({"id": change["id"]}),
+        true,
+    )
+    .await;
     let said = text(&r);
     assert!(is_error(&r), "{said}");
-    assert!(said.contains(undo) && said.contains("Nothing was sent"), "{said}");
-    let r = run(&client, "dynamic", "history.undo", json!({"id": "no-such-change"}), true).await;
-    assert!(is_error(&r) && text(&r).contains("no change"), "{}", text(&r));
+    assert!(
+        said.contains(undo) && said.contains("Nothing was sent"),
+        "{said}"
+    );
+    let r = run(
+        &client,
+        "dynamic",
+        "history.undo",
+        json!({"id": "no-such-change"}),
+        true,
+    )
+    .await;
+    assert!(
+        is_error(&r) && text(&r).contains("no change"),
+        "{}",
+        text(&r)
+    );
     assert_eq!(sim.requests().await.len(), sent, "nothing reached Arcane");
     client.cancel().await.ok();
 }
@@ -217,19 +318,32 @@ async fn a_previewed_undo_records_nothing() {
     let (sim, key, _dir, file) = with_history().await;
     let history = ["--history", file.to_str().unwrap()];
     let client = spawn(&sim.base(), &key, &history).await;
-    let r = run(&client, "dynamic", "container.stop", json!({"containerId": "web-1"}), false).await;
+    let r = run(
+        &client,
+        "dynamic",
+        "container.stop",
+        json!({"containerId": "web-1"}),
+        false,
+    )
+    .await;
     assert!(!is_error(&r), "{}", text(&r));
     client.cancel().await.ok();
     let lines = std::fs::read_to_string(&file).unwrap().lines().count();
     let safe = spawn(&sim.base(), &key, &[history[0], history[1], "--safe-mode"]).await;
-    let id = listed(&safe, "dynamic").await[0]["id"].as_str().unwrap().to_string();
+    let id = listed(&safe, "dynamic").await[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let before = writes(&sim.requests().await).len();
     let r = run(&safe, "dynamic", "history.undo", json!({"id": id}), true).await;
     assert!(!is_error(&r), "{}", text(&r));
     assert!(text(&r).contains("Safe mode"), "{}", text(&r));
     assert_eq!(writes(&sim.requests().await).len(), before);
     assert!(!running(&sim.container("web-1").await));
-    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), lines);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap().lines().count(),
+        lines
+    );
     safe.cancel().await.ok();
 }
 
@@ -266,14 +380,23 @@ async fn the_search_finds_them_in_a_persons_words() {
         ("undo the last change", "history.undo"),
         ("take that back", "history.undo"),
     ] {
-        let r = call(&client, "arcane_find_action", json!({"query": query, "limit": 3})).await;
+        let r = call(
+            &client,
+            "arcane_find_action",
+            json!({"query": query, "limit": 3}),
+        )
+        .await;
         let found: Vec<String> = r.structured_content.as_ref().unwrap()["results"]
             .as_array()
             .unwrap()
             .iter()
             .filter_map(|e| e["id"].as_str().map(String::from))
             .collect();
-        assert_eq!(found.first().map(String::as_str), Some(id), "{query}: {found:?}");
+        assert_eq!(
+            found.first().map(String::as_str),
+            Some(id),
+            "{query}: {found:?}"
+        );
     }
     client.cancel().await.ok();
 }
@@ -292,7 +415,12 @@ async fn a_caller_sees_only_the_changes_its_grant_may_run() {
     let server = server_at(
         &sim,
         port,
-        &["--auth-token", "static-token", "--history", file.to_str().unwrap()],
+        &[
+            "--auth-token",
+            "static-token",
+            "--history",
+            file.to_str().unwrap(),
+        ],
     )
     .await;
     let base = server.base.clone();
@@ -303,15 +431,33 @@ async fn a_caller_sees_only_the_changes_its_grant_may_run() {
     let reader = http_client(&base, &read, &[]).await;
     let everyone = http_client(&base, "static-token", &[]).await;
 
-    let r = run(&writer, "dynamic", "container.stop", json!({"containerId": "web-1"}), false).await;
+    let r = run(
+        &writer,
+        "dynamic",
+        "container.stop",
+        json!({"containerId": "web-1"}),
+        false,
+    )
+    .await;
     assert!(!is_error(&r), "{}", text(&r));
     let seen = listed(&writer, "dynamic").await;
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(listed(&everyone, "dynamic").await, seen);
     assert_eq!(listed(&reader, "dynamic").await, Vec::<Value>::new());
     let before = writes(&sim.requests().await).len();
-    let r = run(&reader, "dynamic", "history.undo", json!({"id": seen[0]["id"]}), true).await;
-    assert!(is_error(&r) && text(&r).contains("arcane:write"), "{}", text(&r));
+    let r = run(
+        &reader,
+        "dynamic",
+        "history.undo",
+        json!({"id": seen[0]["id"]}),
+        true,
+    )
+    .await;
+    assert!(
+        is_error(&r) && text(&r).contains("arcane:write"),
+        "{}",
+        text(&r)
+    );
     assert_eq!(writes(&sim.requests().await).len(), before);
     for c in [writer, reader, everyone] {
         c.cancel().await.ok();

@@ -68,7 +68,8 @@ pub fn list(settings: &ServeArgs, args: &HistoryArgs) -> Result<ExitCode> {
 /// steps (`crate::mcp::call`), from the same helpers of `crate::mcp::history`.
 pub fn undo(settings: &ServeArgs, args: &UndoArgs) -> Result<ExitCode> {
     let changes = changes(settings)?;
-    let change = history::find(&changes, &args.id, "`arcane-mcp history`").map_err(anyhow::Error::msg)?;
+    let change =
+        history::find(&changes, &args.id, "`arcane-mcp history`").map_err(anyhow::Error::msg)?;
     let (action, params) = history::inverse(change).map_err(anyhow::Error::msg)?;
     let (base_url, auth) = crate::app::connection(settings)?;
     let sources = Sources::from_args(&settings.source, Some(&base_url));

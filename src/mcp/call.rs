@@ -19,8 +19,8 @@ use crate::present::{
 };
 use crate::surface::{self, Call};
 use arcane_catalog::{Action, Undo};
-use arcane_markdown::code_span;
 use arcane_engine::{CallContext, CallError, Detached, Executor, Outcome, Produced};
+use arcane_markdown::code_span;
 
 /// What every call runs on: the live snapshot, the executor, the audit log, the open
 /// confirmations of 2026-07-28 clients and the MCP tasks (shared by every session).
@@ -352,8 +352,15 @@ async fn history_call<'s>(
         );
         return HistoryCall::Answer(refuse(env, snap, action, why, ending, caller));
     };
-    if let Some(why) = caller.grant.as_ref().and_then(|g| g.refuses(by, &snap.policy)) {
-        let why = format!("{} is undone by {}, which you may not run: {why}", change.id, by.id);
+    if let Some(why) = caller
+        .grant
+        .as_ref()
+        .and_then(|g| g.refuses(by, &snap.policy))
+    {
+        let why = format!(
+            "{} is undone by {}, which you may not run: {why}",
+            change.id, by.id
+        );
         return HistoryCall::Answer(refuse(env, snap, action, why, ending, caller));
     }
     // What the change set, read again: the same check as `arcane-mcp undo`.

@@ -801,7 +801,14 @@ mod tests {
             QUESTION: {"action": "accept", "content": {"confirm": true}}
         }))
         .unwrap();
-        match trips.step(&a, &message(&a, &effect), caller, binding, Some(state), Some(&responses)) {
+        match trips.step(
+            &a,
+            &message(&a, &effect),
+            caller,
+            binding,
+            Some(state),
+            Some(&responses),
+        ) {
             Step::Answered(answer) => answer,
             Step::Ask(_) => panic!("asked again"),
         }

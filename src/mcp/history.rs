@@ -96,7 +96,10 @@ pub fn drift(action: &Action, change: &Change, now: &Value) -> Vec<(String, Opti
 
 /// The read whose fresh answer tells whether a change's state changed since (its undo entry's
 /// capture), with its arguments: `None` when the change records nothing to compare.
-pub fn recheck<'c>(catalog: &'c Catalog, change: &Change) -> Option<(&'c Action, &'c Action, Map<String, Value>)> {
+pub fn recheck<'c>(
+    catalog: &'c Catalog,
+    change: &Change,
+) -> Option<(&'c Action, &'c Action, Map<String, Value>)> {
     let action = catalog.get(&change.action)?;
     let (Some(Undo::By(inv)), false) = (&action.safety.undo, change.expect.is_empty()) else {
         return None;
@@ -115,7 +118,9 @@ pub fn drift_text(change: &Change, drifted: &[(String, Option<Value>)]) -> Strin
         .map(|(name, now)| {
             // Arcane's values, quoted as any value from outside is (docs/escaping.md).
             let quote = |v: Option<&Value>| {
-                v.map_or("unset".to_string(), |v| code_span(&clip(&v.to_string(), 120)))
+                v.map_or("unset".to_string(), |v| {
+                    code_span(&clip(&v.to_string(), 120))
+                })
             };
             format!(
                 "{} is now {}, not {} as the change left it",
@@ -130,15 +135,12 @@ pub fn drift_text(change: &Change, drifted: &[(String, Option<Value>)]) -> Strin
 
 /// The change `id` among `changes`, or what to say: `listing` names how to list them.
 pub fn find<'a>(changes: &'a [Change], id: &str, listing: &str) -> Result<&'a Change, String> {
-    changes
-        .iter()
-        .find(|c| c.id == id)
-        .ok_or_else(|| {
-            format!(
-                "no change {} in the history ({listing} lists them)",
-                code_span(&clip(id, 64))
-            )
-        })
+    changes.iter().find(|c| c.id == id).ok_or_else(|| {
+        format!(
+            "no change {} in the history ({listing} lists them)",
+            code_span(&clip(id, 64))
+        )
+    })
 }
 
 /// The call the history recorded to take `change` back (action, parameters), or why there is
@@ -146,7 +148,12 @@ pub fn find<'a>(changes: &'a [Change], id: &str, listing: &str) -> Result<&'a Ch
 pub fn inverse(change: &Change) -> Result<(&str, &Map<String, Value>), String> {
     match &change.undo {
         TakeBack::Call { action, params } => Ok((action, params)),
-        other => Err(format!("{} ({}) {}", change.id, change.action, other.line())),
+        other => Err(format!(
+            "{} ({}) {}",
+            change.id,
+            change.action,
+            other.line()
+        )),
     }
 }
 
