@@ -343,7 +343,7 @@ fn the_binary_reads_its_cache_on_the_second_start() {
     assert!(first.contains("catalog_cached=false"), "{first}");
     let second = start_once(&["--catalog-cache-dir", cache_arg]);
     assert!(second.contains("catalog_cached=true"), "{second}");
-    assert!(second.contains("actions=352"), "{second}");
+    assert!(second.contains("actions=354"), "{second}");
     // Turned off: neither read nor written.
     let off = dir.path().join("off");
     let log = start_once(&[

@@ -262,7 +262,7 @@ async fn hostile_overlays_and_empty_specs_keep_the_last_good_catalog() {
     assert!(err.contains("deep.yaml:1: nested deeper than"), "{err}");
     std::fs::remove_file(overrides.join("deep.yaml")).unwrap();
 
-    // A spec that parses but has no operations: refused, the 352 actions stay.
+    // A spec that parses but has no operations: refused, the 354 actions stay.
     let mut gen_rx = live.subscribe();
     wait_for(&mut gen_rx, "reload after removing the deep overlay").await;
     let spec = dir.path().join("catalog/openapi.json");
