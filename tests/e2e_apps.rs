@@ -123,10 +123,15 @@ async fn the_view_renders_acts_and_stays_inert_in_a_real_browser() {
         "arcane_container_get",
         "arcane_environment_dashboard",
         "arcane_swarm_service_list",
+        "arcane_history_list",
     ] {
         assert!(linked.contains(&t), "{t} carries the view: {linked:?}");
     }
-    for t in ["arcane_container_delete", "arcane_container_restart"] {
+    for t in [
+        "arcane_container_delete",
+        "arcane_container_restart",
+        "arcane_history_undo",
+    ] {
         assert!(!linked.contains(&t), "{t} has no view");
     }
     assert_eq!(report["linkedDynamic"], json!(["arcane_execute_action"]));
@@ -140,7 +145,7 @@ async fn the_view_renders_acts_and_stays_inert_in_a_real_browser() {
     assert!(report["views"]["statsRefreshes"].as_u64().unwrap() >= 2);
 
     // What reached Arcane: the paused row's unpause, the row's restart, the accepted removal,
-    // never the declined one.
+    // never the declined one, and the start that the accepted Undo of a stop sent.
     let log = sim.requests().await;
     let seen = |method: &str, id: &str, tail: &str| {
         log.iter().any(|r| {
@@ -167,6 +172,10 @@ async fn the_view_renders_acts_and_stays_inert_in_a_real_browser() {
     );
     assert!(
         !seen("DELETE", ids["declined"].as_str().unwrap(), ""),
+        "{report:#}"
+    );
+    assert!(
+        seen("POST", ids["undone"].as_str().unwrap(), "/start"),
         "{report:#}"
     );
     sim.sim.shutdown().await;

@@ -74,6 +74,7 @@ async fn a_change_is_listed_asked_and_undone_on_every_surface() {
         assert_eq!(changes.len(), 1, "{surface}: {changes:?}");
         assert_eq!(changes[0]["action"], "container.stop", "{surface}");
         assert_eq!(changes[0]["undo"], "undo runs container.start", "{surface}");
+        assert_eq!(changes[0]["undoable"], true, "{surface}");
         assert!(
             changes[0]["params"].as_str().unwrap().contains("web-1"),
             "{surface}: {changes:?}"
@@ -279,6 +280,7 @@ async fn what_cannot_be_undone_is_refused_with_its_reason() {
     assert_eq!(change["action"], "volume.delete", "{change}");
     let undo = change["undo"].as_str().unwrap();
     assert!(undo.starts_with("cannot be undone: "), "{undo}");
+    assert_eq!(change["undoable"], false, "{change}");
     let sent = sim.requests().await.len();
 
     let r = run(

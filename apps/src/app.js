@@ -295,7 +295,7 @@
   const TITLES = {
     "container.list": "Containers", "project.list": "Projects", "image.list": "Images",
     "volume.list": "Volumes", "network.list": "Networks", "swarm_service.list": "Swarm services",
-    "environment.list": "Environments", "environment.dashboard": "Dashboard",
+    "environment.list": "Environments", "history.list": "Changes", "environment.dashboard": "Dashboard",
     "container.stats": "Container stats", "system.stats": "Host stats",
     "container.logs": "Container logs", "project.logs": "Project logs", "swarm_service.logs": "Service logs",
     "container.get": "Container", "project.get": "Project", "image.get": "Image", "volume.get": "Volume",
@@ -323,6 +323,7 @@
     "network.list": [["Name", ["name"]], ["Driver", ["driver"]], ["Scope", ["scope"]], ["ID", ["id"], "short"]],
     "swarm_service.list": [["Name", ["name"]], ["Image", ["image"]], ["Replicas", ["runningReplicas"], "replicas"], ["Stack", ["stackName"]]],
     "environment.list": [["Name", ["name"]], ["Status", ["status"], "badge"], ["ID", ["id"]], ["Enabled", ["enabled"]]],
+    "history.list": [["ID", ["id"]], ["When", ["time"], "when"], ["By", ["by"]], ["Action", ["action"]], ["Undo", ["undo"]]],
   };
   // Per-row actions: label, action, its parameters from the row, destructive (asked by the server).
   const ROW_ACTIONS = {
@@ -356,6 +357,9 @@
       ["Details", "environment.get", (r) => ({ environmentId: r.id })],
       ["Dashboard", "environment.dashboard", (r) => ({ environmentId: r.id })],
     ],
+    // Only where the history recorded a call that takes the change back (its `undoable`); the
+    // server always asks the person before it runs.
+    "history.list": [["Undo", "history.undo", (r) => ({ id: r.id }), true, (r) => r.undoable === true]],
   };
 
   function generic(items) {

@@ -196,7 +196,8 @@ pub fn summary(params: &Value) -> String {
 }
 
 /// What `history.list` answers: the newest `limit` of the `changes` (oldest first, as read),
-/// each in the words of the command line's list.
+/// each in the words of the command line's list, and `undoable`: whether `history.undo` has a
+/// call to send for it (the Apps view offers Undo only then, without reading the words).
 pub fn listing(changes: &[Change], limit: usize) -> Value {
     let items: Vec<Value> = changes
         .iter()
@@ -211,6 +212,7 @@ pub fn listing(changes: &[Change], limit: usize) -> Value {
                 "environment": c.environment,
                 "params": summary(&c.params),
                 "undo": c.undo.line(),
+                "undoable": matches!(c.undo, TakeBack::Call { .. }),
             })
         })
         .collect();

@@ -20,8 +20,9 @@ pub const URI: &str = "ui://arcane/app";
 /// `tests/e2e_apps.rs` fails when it is not what `apps/build.mjs` makes of `apps/src/`.
 pub const HTML: &str = include_str!("../../apps/dist/arcane-app.html");
 
-/// The actions that have a view: lists, the dashboard, stats, logs and objects. The app picks
-/// the view from the action named in the call and the shape of its result.
+/// The actions that have a view: lists (the server's history of changes too), the dashboard,
+/// stats, logs and objects. The app picks the view from the action named in the call and the
+/// shape of its result.
 pub const VIEW_ACTIONS: &[&str] = &[
     "container.list",
     "project.list",
@@ -30,6 +31,7 @@ pub const VIEW_ACTIONS: &[&str] = &[
     "network.list",
     "swarm_service.list",
     "environment.list",
+    "history.list",
     "environment.dashboard",
     "container.stats",
     "system.stats",

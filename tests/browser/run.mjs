@@ -8,8 +8,9 @@
 // Environment: ARCANE_SIM_URL, ARCANE_SIM_KEY (the simulator), ARCANE_SPEC (its document),
 // ARCANE_HOSTILE (JSON array of the names planted in it), ARCANE_CACHE_DIR (optional catalog
 // cache), CHROMIUM (default /usr/bin/chromium).
-import { readFileSync, mkdirSync } from "node:fs";
+import { readFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
+import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -42,11 +43,12 @@ watchdog.unref();
 
 // ---- the server, through the TypeScript SDK -------------------------------------------------
 const clients = [];
-async function connect(surface, { ui = true, apps = "on", answers = [] } = {}) {
+// `args` are more of the server's flags; the questions it asks are kept in `asked`.
+async function connect(surface, { ui = true, apps = "on", answers = [], args = [], asked = report.elicitations } = {}) {
   const transport = new StdioClientTransport({
     command: binary,
     args: ["--arcane-url", SIM, "--api-key", KEY, "--spec", SPEC, "--tool-surface", surface, "--apps", apps,
-      ...(process.env.ARCANE_CACHE_DIR ? ["--catalog-cache-dir", process.env.ARCANE_CACHE_DIR] : [])],
+      ...(process.env.ARCANE_CACHE_DIR ? ["--catalog-cache-dir", process.env.ARCANE_CACHE_DIR] : []), ...args],
     env: { PATH: process.env.PATH ?? "", ARCANE_MCP_LOG: "error" },
     // The repository's root: the catalog directory (catalog/) is found from it.
     cwd: join(here, "..", ".."),
@@ -57,7 +59,7 @@ async function connect(surface, { ui = true, apps = "on", answers = [] } = {}) {
   const client = new Client({ name: "arcane-mcp-apps-test", version: "1.0.0" }, { capabilities });
   // The person's answers to the server's confirmation questions, in order; none left: decline.
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
-    report.elicitations.push(String(req.params.message ?? "").split("\n")[0]);
+    asked.push(asked === report.elicitations ? String(req.params.message ?? "").split("\n")[0] : String(req.params.message ?? ""));
     return answers.shift() ?? { action: "decline" };
   });
   await client.connect(transport);
@@ -342,6 +344,70 @@ async function destructive(tools) {
   await page.close();
 }
 
+// The server's history (docs/undo.md): a server started with --history stops web-1, creates a
+// volume and deletes it; the Changes view offers Undo on the stop only (the deletion cannot be undone); the
+// Undo goes through the host as history.undo with the row's id, the server asks, the first
+// answer declines (web-1 stays stopped), the second accepts (web-1 runs again).
+async function history() {
+  const dir = mkdtempSync(join(tmpdir(), "arcane-apps-history-"));
+  const asked = [];
+  const accept = { action: "accept", content: { confirm: true } };
+  try {
+    const client = await connect("individual", {
+      args: ["--history", join(dir, "history.jsonl")], asked,
+      answers: [accept, { action: "decline" }, accept],
+    });
+    const tools = (await client.listTools()).tools;
+    // What Arcane (the simulator) holds, not what a call answers.
+    const web1 = async () => (await (await fetch(`${SIM}/__sim/state`)).json()).containers.find((c) => c.name === "web-1");
+    const state = async () => (await web1())?.state;
+    const stop = await client.callTool({ name: "arcane_container_stop", arguments: { containerId: "web-1" } });
+    check(!stop.isError && (await state()) !== "running", `history: web-1 stopped: ${JSON.stringify(stop.content).slice(0, 300)}`);
+    const made = await client.callTool({ name: "arcane_volume_create", arguments: { name: "scratch" } });
+    check(!made.isError, `history: scratch created: ${JSON.stringify(made.content).slice(0, 300)}`);
+    const del = await client.callTool({ name: "arcane_volume_delete", arguments: { volumeName: "scratch" } });
+    check(!del.isError, `history: scratch deleted: ${JSON.stringify(del.content).slice(0, 300)}`);
+    const page = await newPage(client);
+    const args = {};
+    const result = await client.callTool({ name: "arcane_history_list", arguments: args });
+    const items = result.structuredContent?.items ?? [];
+    const stopped = items.find((c) => c.action === "container.stop");
+    const deleted = items.find((c) => c.action === "volume.delete");
+    check(stopped?.undoable === true && deleted?.undoable === false, `history.list: ${JSON.stringify(items).slice(0, 500)}`);
+    const frame = await open(page, tools, "arcane_history_list", args, result);
+    await viewIs(frame, "list");
+    const got = await frame.evaluate(() => ({
+      title: document.getElementById("title").textContent,
+      heads: [...document.querySelectorAll("thead th")].map((th) => th.textContent),
+      rows: document.querySelectorAll("tbody tr").length,
+    }));
+    check(got.title === "Changes" && JSON.stringify(got.heads) === JSON.stringify(["ID", "When", "By", "Action", "Undo", ""]) && got.rows === items.length, `the Changes view: ${JSON.stringify(got)}`);
+    check(!(await rowAction(frame, deleted?.id, "history.undo", false)), "the volume's deletion offers no Undo");
+    const danger = await frame.evaluate((id) => [...document.querySelectorAll("tbody tr")].find((tr) => tr.querySelector("td").textContent === id)?.querySelector("button[data-action='history.undo']")?.className, stopped?.id);
+    check(danger === "danger", `Undo is marked destructive: ${danger}`);
+    const undos = `c.name === 'arcane_history_undo' && c.arguments?.id === ${JSON.stringify(stopped?.id)} && Object.keys(c.arguments).length === 1`;
+    // Declined: the refusal is shown, nothing changes.
+    check(await rowAction(frame, stopped?.id, "history.undo"), "the stop has an Undo button");
+    await viewIs(frame, "error");
+    const refusal = await frame.evaluate(() => document.getElementById("view").textContent);
+    check(/declined/.test(refusal), `history: the refusal is shown: ${refusal.slice(0, 200)}`);
+    check((await state()) !== "running", "history: a declined undo leaves web-1 stopped");
+    await frame.click("#back");
+    await viewIs(frame, "list");
+    // Accepted: web-1 runs again.
+    check(await rowAction(frame, stopped?.id, "history.undo"), "the stop has an Undo button");
+    await viewChanges(frame, "list");
+    check((await hostCalls(page, undos)) === 2, `Undo went through the host as history.undo with the row's id: ${JSON.stringify(await page.evaluate(() => window.seen.calls))}`);
+    check((await state()) === "running", "history: the accepted undo started web-1");
+    check(asked.length === 3 && asked.slice(1).every((m) => m.includes(stopped?.id) && m.includes("container.start")), `history: each undo asked, naming the change: ${JSON.stringify(asked)}`);
+    // The undo repeats the stop's own parameter: Arcane sees a start of "web-1".
+    report.ids.undone = "web-1";
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function stats(client, tools) {
   const page = await newPage(client);
   const args = { containerId: "web-1" };
@@ -501,6 +567,8 @@ try {
       dynamicSurface(dyn, dynTools),
       destructive(tools),
     ]);
+    // After the others: it stops web-1, which they read, restart and keep running.
+    await history();
     check(viewRequests.count > 0, "the view was loaded");
     report.viewLoads = viewRequests.count;
     report.simRequests = (await simRequests()).map((r) => `${r.method} ${r.path}`);
