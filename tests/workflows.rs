@@ -76,10 +76,17 @@ struct Story {
     client: rmcp::service::RunningService<rmcp::RoleClient, Speaker>,
     catalog: arcane_catalog::Catalog,
     transcript: String,
+    /// Values of this run written otherwise in the transcript (real, shown): see [`Story::stand_in`].
+    stand_ins: Vec<(String, String)>,
 }
 
 impl Story {
     async fn begin(surface: &'static str) -> Story {
+        Story::begin_with(surface, &[]).await
+    }
+
+    /// [`Story::begin`], the server started with `extra` arguments too.
+    async fn begin_with(surface: &'static str, extra: &[&str]) -> Story {
         let (surface, tasks, core) = match (
             surface.strip_suffix(AS_TASKS),
             surface.strip_suffix(AS_CORE_TASKS),
@@ -89,15 +96,16 @@ impl Story {
             _ => (surface, false, false),
         };
         let sim = Sim::start().await;
-        let args: &[&str] = if surface == FLAT {
-            &["--tool-surface", "individual", "--client-profile", "flat"]
+        let mut args: Vec<&str> = if surface == FLAT {
+            vec!["--tool-surface", "individual", "--client-profile", "flat"]
         } else {
-            &["--tool-surface", surface]
+            vec!["--tool-surface", surface]
         };
+        args.extend_from_slice(extra);
         let speaker = Speaker {
             tasks: tasks && !core,
         };
-        let client = spawn_with(speaker, &sim.base(), sim.sim.api_key(), args).await;
+        let client = spawn_with(speaker, &sim.base(), sim.sim.api_key(), &args).await;
         Story {
             surface,
             tasks,
@@ -106,7 +114,14 @@ impl Story {
             client,
             catalog: server_support::catalog(),
             transcript: String::new(),
+            stand_ins: Vec::new(),
         }
+    }
+
+    /// Writes `real` as `shown` in the kept transcript: a value the server takes from the wall
+    /// clock (a history entry's ID and time) differs on each run, and the transcript must not.
+    fn stand_in(&mut self, real: &str, shown: &str) {
+        self.stand_ins.push((real.to_string(), shown.to_string()));
     }
 
     /// A call as a client that speaks tasks makes it: a long-running action is answered with a
@@ -317,7 +332,10 @@ impl Story {
             .push_str(&format!("**Answer**\n\n> {text}\n\n"));
     }
 
-    async fn end(self, job: &str) {
+    async fn end(mut self, job: &str) {
+        for (real, shown) in &self.stand_ins {
+            self.transcript = self.transcript.replace(real, shown);
+        }
         if self.surface == "dynamic" {
             if self.tasks {
                 // As tasks, the model reads the very texts of the plain calls.
@@ -838,6 +856,49 @@ async fn api_key_for_ci(surface: &'static str) {
     s.end("10-api-key-for-ci").await;
 }
 
+/// 11. Take a change back: the person asks to stop the web container, then says it was the
+/// wrong one. The server keeps its changes (`--history FILE`, in a state directory that does
+/// not exist yet, as docs/undo.md's recipe writes it); the model lists them and undoes the
+/// stop with the call the history recorded, confirmed as an undo always is.
+async fn take_a_change_back(surface: &'static str) {
+    let state = tempfile::tempdir().unwrap();
+    let file = state.path().join(".local/state/arcane-mcp/history.jsonl");
+    let mut s = Story::begin_with(surface, &["--history", file.to_str().unwrap()]).await;
+    s.find("stop container", "container.stop").await;
+    let (v, _) = s.run("container.list", json!({"search": "web"})).await;
+    let web: Vec<Value> = items(&v);
+    assert_eq!(web.len(), 1, "{v}");
+    let name = name_of(&web[0]);
+    assert_eq!(name, "web-1");
+    assert_eq!(web[0]["state"], "running", "{v}");
+    s.run("container.stop", json!({"containerId": name})).await;
+    assert_ne!(s.sim.container(&name).await.unwrap()["state"], "running");
+    s.find("undo the last change", "history.undo").await;
+    let (v, _) = s.run("history.list", json!({})).await;
+    let changes = items(&v);
+    assert_eq!(changes.len(), 1, "{v}");
+    assert_eq!(changes[0]["action"], "container.stop", "{v}");
+    assert_eq!(changes[0]["undo"], "undo runs container.start", "{v}");
+    let id = changes[0]["id"].as_str().unwrap().to_string();
+    // The ID and time of docs/undo.md's example.
+    s.stand_in(&id, "20261207203430-1e835e");
+    s.stand_in(changes[0]["time"].as_str().unwrap(), "2026-12-07T20:34:30Z");
+    s.run_confirmed("history.undo", json!({"id": id})).await;
+    assert_eq!(s.sim.container(&name).await.unwrap()["state"], "running");
+    s.answer(
+        "web-1 is running again. The server's history had my stop as its only change, \
+         undone by starting the container, and the start answered \"Container started \
+         successfully\". Which container did you mean to stop?",
+        &[
+            "| web-1 |",
+            "container.stop | containerId: \"web-1\" | undo runs container.start |",
+            "1 item(s)\n",
+            "Container started successfully",
+        ],
+    );
+    s.end("11-take-a-change-back").await;
+}
+
 /// 2, started as a person starts it: picking "Troubleshoot a failing container" from the
 /// client's prompt menu, completing its argument from Arcane's names, and handing the
 /// message to the model, which runs the actions the message names, in its order.
@@ -1008,6 +1069,7 @@ mod jobs {
         gitops,
         second_environment,
         api_key_for_ci,
+        take_a_change_back,
         failing_container_from_its_prompt,
     );
 }
