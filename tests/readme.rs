@@ -246,9 +246,9 @@ fn every_figure_in_the_readme_is_what_the_tool_prints() {
     );
 }
 
-/// The example conversation is the demo's own: each call is one that `docs/jobs.md` lists (the
-/// calls of the golden transcripts), each answer line is in its answer in a transcript, and the
-/// model's own answer is the one a transcript gives.
+/// The example conversation (each block of it) is the demo's own: each call is one that
+/// `docs/jobs.md` lists (the calls of the golden transcripts), each answer line is in its answer
+/// in a transcript, and the model's own answer is the one a transcript gives.
 #[test]
 fn the_readme_conversation_is_what_the_demo_answers() {
     let readme = read("README.md");
@@ -262,10 +262,13 @@ fn the_readme_conversation_is_what_the_demo_answers() {
         .iter()
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect();
-    let block = fenced_blocks(&readme)
+    // The conversation, and its follow-up (the undo) in a block of its own.
+    let blocks: Vec<String> = fenced_blocks(&readme)
         .into_iter()
-        .find(|b| b.contains("arcane_execute_action {"))
-        .expect("the README's example conversation");
+        .filter(|b| b.contains("arcane_execute_action {"))
+        .collect();
+    assert!(!blocks.is_empty(), "the README's example conversation");
+    let block = blocks.concat();
     let calls: Vec<(String, Value)> = jobs
         .lines()
         .filter_map(|l| {

@@ -856,10 +856,11 @@ async fn api_key_for_ci(surface: &'static str) {
     s.end("10-api-key-for-ci").await;
 }
 
-/// 11. Take a change back: the person asks to stop the web container, then says it was the
-/// wrong one. The server keeps its changes (`--history FILE`, in a state directory that does
-/// not exist yet, as docs/undo.md's recipe writes it); the model lists them and undoes the
-/// stop with the call the history recorded, confirmed as an undo always is.
+/// 11. Stop the web container, then take the stop back: it was the wrong one.
+///
+/// The server keeps its changes (`--history FILE`, in a state directory that does not exist
+/// yet, as docs/undo.md's recipe writes it); the model lists them and undoes the stop with the
+/// call the history recorded, confirmed as an undo always is.
 async fn take_a_change_back(surface: &'static str) {
     let state = tempfile::tempdir().unwrap();
     let file = state.path().join(".local/state/arcane-mcp/history.jsonl");
@@ -1085,12 +1086,10 @@ fn assemble_docs() -> (String, usize) {
     let mut doc = String::from(
         "# Operator jobs, as a model does them\n\n\
          Generated from `tests/golden/jobs/` by `tests/workflows.rs` \
-         (`UPDATE_GOLDEN=1 cargo test --test integration workflows::` rewrites it): each job as the calls a \
-         model makes on the dynamic surface, and its answer to the person where the job ends with one. \
-         Each job's transcript has the text the model reads at each step (long answers cut after 30 lines). \
-         Every job also runs on the meta and individual surfaces, and on the individual surface in the flat client profile; \
-         the jobs that deploy and update (1, 3, 5, 8) run again on every surface with a client of each form of MCP tasks (2025-11-25 and the \
-         2026-07-28 extension, [tasks.md](tasks.md)), reading the same texts.\n\n",
+         (`UPDATE_GOLDEN=1 cargo test --test integration workflows::`): each job's calls on the dynamic \
+         surface, and its answer where it ends with one; its transcript has what the model reads. Every job also runs on the meta and individual surfaces, \
+         the latter in the flat client profile too; jobs 1, 3, 5 and 8 again with each form of MCP tasks \
+         ([tasks.md](tasks.md)), reading the same texts.\n\n",
     );
     for p in &names {
         let stem = p.file_stem().unwrap().to_string_lossy().to_string();
