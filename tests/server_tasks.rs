@@ -800,3 +800,38 @@ async fn each_protocol_answers_only_its_own_tasks_methods() {
     let line = new.request("g", "tasks/get", params).await;
     assert_eq!(code(line.clone()), -32602, "2026-07-28: tasks/get: {line}");
 }
+
+/// A long change run as a task is kept in the history (`--history`, docs/undo.md) when it
+/// completes, with the call that takes it back filled from its answer: the backup the task
+/// made, deleted by its ID.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_run_as_a_task_is_kept_in_the_history_when_it_completes() {
+    let sim = Sim::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.jsonl");
+    let args = ["--history", file.to_str().unwrap()];
+    let client = spawn_tasker(&sim, TaskClient::default(), &args).await;
+    let backup =
+        json!({"action": "volume_backup.create", "params": {"volumeName": "webshop_db-data"}});
+    let id = start(&client, "arcane_execute_action", backup).await;
+    let done = settle(&client, &id).await;
+    assert_eq!(done.status(), TaskStatus::Completed, "{done:?}");
+    let text = std::fs::read_to_string(&file).expect("the history file");
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert_eq!(lines[0]["action"], "volume_backup.create", "{text}");
+    let undo = &lines[0]["undo"];
+    assert_eq!(undo["kind"], "call", "{text}");
+    assert_eq!(undo["action"], "volume_backup.delete", "{text}");
+    let made = undo["params"]["backupId"]
+        .as_str()
+        .expect("the backup's ID");
+    assert!(
+        sim.state().await.to_string().contains(made),
+        "the backup {made} is in the simulator"
+    );
+    client.cancel().await.ok();
+}
