@@ -40,6 +40,22 @@ fn running(c: &Option<Value>) -> bool {
     c.as_ref().unwrap()["state"] == "running"
 }
 
+/// Stops web-1 through `client`, the change every test here takes back.
+async fn stop_web<H: rmcp::ClientHandler>(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
+    surface: &str,
+) {
+    let r = run(
+        client,
+        surface,
+        "container.stop",
+        json!({"containerId": "web-1"}),
+        false,
+    )
+    .await;
+    assert!(!is_error(&r), "{surface}: {}", text(&r));
+}
+
 /// On each surface: a container stopped is listed with how it is undone; `history.undo` asks
 /// (starting a container is routine, yet an undo is asked), the question naming the change
 /// and the call that puts it back; after the yes the container runs again, the undo is a
@@ -58,15 +74,7 @@ async fn a_change_is_listed_asked_and_undone_on_every_surface() {
         ];
         let client = spawn_with(asker.clone(), &sim.base(), &key, &args).await;
 
-        let r = run(
-            &client,
-            surface,
-            "container.stop",
-            json!({"containerId": "web-1"}),
-            false,
-        )
-        .await;
-        assert!(!is_error(&r), "{surface}: {}", text(&r));
+        stop_web(&client, surface).await;
         assert!(!running(&sim.container("web-1").await), "{surface}");
         assert!(asker.questions().is_empty(), "{surface}: a stop is routine");
 
@@ -112,15 +120,7 @@ async fn an_undo_is_never_run_unconfirmed() {
     let (sim, key, _dir, file) = with_history().await;
     let args = ["--history", file.to_str().unwrap()];
     let client = spawn(&sim.base(), &key, &args).await;
-    let r = run(
-        &client,
-        "dynamic",
-        "container.stop",
-        json!({"containerId": "web-1"}),
-        false,
-    )
-    .await;
-    assert!(!is_error(&r), "{}", text(&r));
+    stop_web(&client, "dynamic").await;
     let id = listed(&client, "dynamic").await[0]["id"]
         .as_str()
         .unwrap()
@@ -320,15 +320,7 @@ async fn a_previewed_undo_records_nothing() {
     let (sim, key, _dir, file) = with_history().await;
     let history = ["--history", file.to_str().unwrap()];
     let client = spawn(&sim.base(), &key, &history).await;
-    let r = run(
-        &client,
-        "dynamic",
-        "container.stop",
-        json!({"containerId": "web-1"}),
-        false,
-    )
-    .await;
-    assert!(!is_error(&r), "{}", text(&r));
+    stop_web(&client, "dynamic").await;
     client.cancel().await.ok();
     let lines = std::fs::read_to_string(&file).unwrap().lines().count();
     let safe = spawn(&sim.base(), &key, &[history[0], history[1], "--safe-mode"]).await;
@@ -433,15 +425,7 @@ async fn a_caller_sees_only_the_changes_its_grant_may_run() {
     let reader = http_client(&base, &read, &[]).await;
     let everyone = http_client(&base, "static-token", &[]).await;
 
-    let r = run(
-        &writer,
-        "dynamic",
-        "container.stop",
-        json!({"containerId": "web-1"}),
-        false,
-    )
-    .await;
-    assert!(!is_error(&r), "{}", text(&r));
+    stop_web(&writer, "dynamic").await;
     let seen = listed(&writer, "dynamic").await;
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(listed(&everyone, "dynamic").await, seen);
